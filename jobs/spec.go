@@ -1,0 +1,68 @@
+package jobs
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"time"
+)
+
+// Spec is a fully resolved job: what the worker runs and what the scheduler
+// needs to place it. It is stored in the job record and never changes.
+type Spec struct {
+	Template       string            `json:"template,omitempty"`
+	Params         map[string]any    `json:"params,omitempty"`
+	Command        []string          `json:"command,omitempty"`
+	Handler        string            `json:"handler,omitempty"`
+	Class          Class             `json:"class"`
+	Rhythm         Rhythm            `json:"rhythm"`
+	Checkpointable bool              `json:"checkpointable,omitempty"`
+	Retryable      bool              `json:"retryable,omitempty"`
+	MaxRetries     int               `json:"max_retries,omitempty"`
+	Timeout        Duration          `json:"timeout"`
+	Grace          Duration          `json:"grace"`
+	Team           string            `json:"team,omitempty"`
+	Labels         map[string]string `json:"labels,omitempty"`
+	IdempotencyKey string            `json:"idempotency_key,omitempty"`
+}
+
+// Job is the record of one job: its spec and where it is now. The record in
+// Redis is the truth; an asynq task is only one delivery of one attempt.
+type Job struct {
+	ID    string `json:"id"`
+	Spec  Spec   `json:"spec"`
+	State State  `json:"state"`
+	// Attempt numbers deliveries; it is the fencing token that makes stale
+	// deliveries harmless. The first attempt is 1.
+	Attempt int    `json:"attempt"`
+	Queue   string `json:"queue"`
+	Worker  string `json:"worker,omitempty"`
+	// Retries counts attempts started again after a failure.
+	Retries int `json:"retries"`
+	// Requeues counts attempts moved for any other reason (worker lost,
+	// drain, preemption).
+	Requeues int `json:"requeues"`
+	// Checkpoint is the last checkpoint the job reported (opaque to Ballast:
+	// a path, a URI or a JSON object). The next attempt resumes from it.
+	Checkpoint      string    `json:"checkpoint,omitempty"`
+	CancelRequested bool      `json:"cancel_requested,omitempty"`
+	ExitCode        *int      `json:"exit_code,omitempty"`
+	LastError       string    `json:"last_error,omitempty"`
+	CreatedAt       time.Time `json:"created_at"`
+	// QueuedAt is when the current attempt was queued; NotBefore is the
+	// earliest time it may start (retry back-off).
+	QueuedAt   time.Time `json:"queued_at"`
+	NotBefore  time.Time `json:"not_before,omitempty"`
+	StartedAt  time.Time `json:"started_at,omitempty"`
+	FinishedAt time.Time `json:"finished_at,omitempty"`
+}
+
+// NewID returns a job ID that sorts by creation time: 12 hex digits of
+// milliseconds then 16 of randomness.
+func NewID(now time.Time) string {
+	var r [8]byte
+	if _, err := rand.Read(r[:]); err != nil {
+		panic(fmt.Sprintf("jobs.NewID: no randomness: %v", err)) // crypto/rand never fails on Linux
+	}
+	return fmt.Sprintf("%012x%s", now.UnixMilli(), hex.EncodeToString(r[:]))
+}

@@ -1,0 +1,147 @@
+package jobs
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+	"unicode/utf8"
+)
+
+// Limits on one submission. A message over MaxSubmissionBytes is refused before
+// it is parsed, over NATS and HTTP alike.
+const (
+	MaxSubmissionBytes  = 64 << 10
+	MaxParams           = 64
+	MaxLabels           = 32
+	MaxLabelValueBytes  = 256
+	MaxIdempotencyBytes = 200
+	MaxRawArgs          = 256
+)
+
+var labelKeyRE = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_./-]{0,62}$`)
+
+// Submission is what a user sends to run a job: a template and its parameters,
+// with optional overrides. It is the JSON body of NATS ballast.jobs.submit and
+// HTTP POST /api/v1/jobs.
+type Submission struct {
+	Template string                     `json:"template,omitempty"`
+	Params   map[string]json.RawMessage `json:"params,omitempty"`
+	// IdempotencyKey makes resubmission safe: the same key returns the same job.
+	IdempotencyKey string            `json:"idempotency_key,omitempty"`
+	Team           string            `json:"team,omitempty"`
+	Labels         map[string]string `json:"labels,omitempty"`
+	// Class overrides the template's class (core or burst).
+	Class string `json:"class,omitempty"`
+	// Timeout overrides the template's timeout, e.g. "2h".
+	Timeout *Duration `json:"timeout,omitempty"`
+	// Command is a raw argv, accepted only when the server allows raw commands.
+	Command []string `json:"command,omitempty"`
+}
+
+// DecodeSubmission parses a submission strictly: size-limited, unknown fields
+// refused, exactly one JSON object. Errors are *ValidationError.
+func DecodeSubmission(data []byte) (Submission, error) {
+	var s Submission
+	if len(data) > MaxSubmissionBytes {
+		return s, &ValidationError{Problems: []*FieldError{{Field: "body",
+			Message: fmt.Sprintf("the message is %d bytes; the limit is %d (send large inputs by reference, e.g. a path or URL parameter)", len(data), MaxSubmissionBytes)}}}
+	}
+	if !utf8.Valid(data) {
+		return s, &ValidationError{Problems: []*FieldError{{Field: "body", Message: "the message is not valid UTF-8"}}}
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&s); err != nil {
+		return Submission{}, &ValidationError{Problems: []*FieldError{jsonFieldError(err)}}
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return Submission{}, &ValidationError{Problems: []*FieldError{{Field: "body", Message: "extra data after the JSON object; send exactly one object"}}}
+	}
+	return s, nil
+}
+
+// jsonFieldError turns an encoding/json error into a field error.
+func jsonFieldError(err error) *FieldError {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn):
+		return &FieldError{Field: "body", Message: fmt.Sprintf("not valid JSON at byte %d: %v", syn.Offset, syn)}
+	case errors.As(err, &typ):
+		field := typ.Field
+		if field == "" {
+			field = "body"
+		}
+		return &FieldError{Field: field, Message: fmt.Sprintf("must be %s, got a JSON %s", jsonKind(typ.Type.Kind().String()), typ.Value)}
+	case errors.Is(err, io.EOF):
+		return &FieldError{Field: "body", Message: "empty message; send a JSON object such as {\"template\":\"NAME\",\"params\":{}}"}
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
+		return &FieldError{Field: name, Message: "unknown field (known: template, params, idempotency_key, team, labels, class, timeout, command)"}
+	}
+	return &FieldError{Field: "body", Message: err.Error()}
+}
+
+func jsonKind(k string) string {
+	switch k {
+	case "map", "struct":
+		return "an object"
+	case "slice":
+		return "an array"
+	case "ptr":
+		return "a string"
+	}
+	return "a " + k
+}
+
+// checkEnvelope validates the fields that do not depend on the template.
+func (s Submission) checkEnvelope(ps *problems) {
+	if len(s.Params) > MaxParams {
+		ps.add("params", fmt.Sprintf("%d parameters; the limit is %d", len(s.Params), MaxParams))
+	}
+	if len(s.IdempotencyKey) > MaxIdempotencyBytes {
+		ps.add("idempotency_key", fmt.Sprintf("is %d bytes; the limit is %d", len(s.IdempotencyKey), MaxIdempotencyBytes))
+	}
+	for _, r := range s.IdempotencyKey {
+		if r < 0x21 || r == 0x7f {
+			ps.add("idempotency_key", "must not contain spaces or control characters")
+			break
+		}
+	}
+	if s.Team != "" && !nameRE.MatchString(s.Team) {
+		ps.add("team", "use lower-case letters, digits, '.', '_' or '-' (at most 63)")
+	}
+	if len(s.Labels) > MaxLabels {
+		ps.add("labels", fmt.Sprintf("%d labels; the limit is %d", len(s.Labels), MaxLabels))
+	}
+	for _, k := range sortedKeys(s.Labels) {
+		if !labelKeyRE.MatchString(k) {
+			ps.add("labels."+k, "a label key uses letters, digits, '_', '.', '/' or '-' (at most 63)")
+		}
+		if len(s.Labels[k]) > MaxLabelValueBytes {
+			ps.add("labels."+k, fmt.Sprintf("value is %d bytes; the limit is %d", len(s.Labels[k]), MaxLabelValueBytes))
+		}
+	}
+	if s.Class != "" {
+		if _, err := ParseClass(s.Class); err != nil {
+			ps.add("class", err.Error())
+		}
+	}
+	if s.Timeout != nil {
+		if *s.Timeout <= 0 {
+			ps.add("timeout", fmt.Sprintf("must be positive, got %s", s.Timeout))
+		} else if s.Timeout.Std() > MaxTimeout {
+			ps.add("timeout", fmt.Sprintf("%s is above the limit %s", s.Timeout, MaxTimeout))
+		}
+	}
+	if len(s.Command) > MaxRawArgs {
+		ps.add("command", fmt.Sprintf("%d arguments; the limit is %d", len(s.Command), MaxRawArgs))
+	}
+	if len(s.Command) > 0 && strings.TrimSpace(s.Command[0]) == "" {
+		ps.add("command[0]", "the program name is empty")
+	}
+}
