@@ -9,6 +9,18 @@ import (
 // names a template the config does not declare.
 var ErrUnknownTemplate = errors.New("unknown template")
 
+// ErrUnavailable marks errors where the job store (Redis) could not be reached
+// or did not answer. The submission may or may not have been recorded: retry
+// with the same idempotency key, which never creates a second job.
+var ErrUnavailable = errors.New("job store unavailable")
+
+// ErrIdempotencyConflict is returned when an idempotency key is reused with a
+// different request.
+var ErrIdempotencyConflict = errors.New("idempotency key reused with a different request")
+
+// ErrNotFound is returned for an unknown job ID.
+var ErrNotFound = errors.New("no such job")
+
 // FieldError says which input field is wrong and how to fix it.
 type FieldError struct {
 	// Field is a dotted path such as "params.epochs" or "templates.train.timeout".
