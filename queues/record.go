@@ -1,0 +1,69 @@
+package queues
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/ballastdev/ballast/jobs"
+)
+
+// decodeRecord turns a job hash into a Job.
+func decodeRecord(id string, h map[string]string) (jobs.Job, error) {
+	j := jobs.Job{
+		ID:              id,
+		State:           jobs.State(h["state"]),
+		Queue:           h["queue"],
+		Worker:          h["worker"],
+		Checkpoint:      h["checkpoint"],
+		CancelRequested: h["cancel"] == "1",
+		LastError:       h["error"],
+		Attempt:         atoi(h["attempt"]),
+		Retries:         atoi(h["retries"]),
+		Requeues:        atoi(h["requeues"]),
+		CreatedAt:       msTime(h["created"]),
+		QueuedAt:        msTime(h["queued"]),
+		NotBefore:       msTime(h["not_before"]),
+		StartedAt:       msTime(h["started"]),
+		FinishedAt:      msTime(h["finished"]),
+	}
+	if code, err := strconv.Atoi(h["exit_code"]); err == nil {
+		j.ExitCode = &code
+	}
+	if err := json.Unmarshal([]byte(h["spec"]), &j.Spec); err != nil {
+		return j, fmt.Errorf("queues: job %s has an unreadable spec: %w", id, err)
+	}
+	return j, nil
+}
+
+// pairsToMap turns a flat HGETALL reply from a script into a map.
+func pairsToMap(v []any) map[string]string {
+	m := make(map[string]string, len(v)/2)
+	for i := 0; i+1 < len(v); i += 2 {
+		k, _ := v[i].(string)
+		val, _ := v[i+1].(string)
+		m[k] = val
+	}
+	return m
+}
+
+func atoi(s string) int {
+	n, _ := strconv.Atoi(s)
+	return n
+}
+
+func msTime(s string) time.Time {
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(n).UTC()
+}
+
+func ms(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
+}

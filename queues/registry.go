@@ -1,0 +1,152 @@
+package queues
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// WorkerInfo is what a worker tells the registry about itself.
+type WorkerInfo struct {
+	ID        string    `json:"id"`
+	Pool      string    `json:"pool"`
+	Slots     int       `json:"slots"`
+	Busy      int       `json:"busy"`
+	Queues    []Queue   `json:"queues"`
+	Host      string    `json:"host"`
+	PID       int       `json:"pid"`
+	Draining  bool      `json:"draining,omitempty"`
+	StartedAt time.Time `json:"started_at"`
+	// LastBeat is filled in when reading the registry.
+	LastBeat time.Time `json:"last_beat"`
+}
+
+// Beat is the registry's answer to a heartbeat.
+type Beat struct {
+	// Fenced is true when the controller declared this worker dead: its jobs
+	// were requeued and it must stop them without recording anything.
+	Fenced bool
+	// Cancel lists running jobs whose cancellation was requested.
+	Cancel []string
+	// Lost lists running jobs whose attempt is no longer this worker's.
+	Lost []string
+}
+
+// Heartbeat refreshes w in the registry and checks its running deliveries.
+func (s *Store) Heartbeat(ctx context.Context, w WorkerInfo, running []Delivery) (Beat, error) {
+	info, _ := json.Marshal(w)
+	keys := []string{s.ns.Workers(), s.ns.Worker(w.ID), s.ns.WorkerTombstone(w.ID)}
+	args := []any{w.ID, s.opts.Now().UnixMilli(), info}
+	for _, d := range running {
+		keys = append(keys, s.ns.Job(d.JobID))
+		args = append(args, d.JobID+":"+strconv.Itoa(d.Attempt))
+	}
+	v, err := heartbeatScript.Run(ctx, s.rdb, keys, args...).Result()
+	if err != nil {
+		return Beat{}, wrap("queues.Heartbeat", err)
+	}
+	if v == "fenced" {
+		return Beat{Fenced: true}, nil
+	}
+	var b Beat
+	list, _ := v.([]any)
+	for i := 0; i+1 < len(list); i += 2 {
+		id, _ := list[i].(string)
+		if list[i+1] == "cancel" {
+			b.Cancel = append(b.Cancel, id)
+		} else {
+			b.Lost = append(b.Lost, id)
+		}
+	}
+	return b, nil
+}
+
+// Deregister removes a worker that stops cleanly.
+func (s *Store) Deregister(ctx context.Context, id string) error {
+	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.ZRem(ctx, s.ns.Workers(), id)
+		p.Del(ctx, s.ns.Worker(id))
+		return nil
+	})
+	return wrap("queues.Deregister", err)
+}
+
+// Workers lists the registered workers.
+func (s *Store) Workers(ctx context.Context) ([]WorkerInfo, error) {
+	ids, err := s.rdb.ZRangeWithScores(ctx, s.ns.Workers(), 0, -1).Result()
+	if err != nil {
+		return nil, wrap("queues.Workers", err)
+	}
+	cmds := make([]*redis.StringCmd, len(ids))
+	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, z := range ids {
+			cmds[i] = p.HGet(ctx, s.ns.Worker(z.Member.(string)), "info")
+		}
+		return nil
+	})
+	if err != nil && err != redis.Nil {
+		return nil, wrap("queues.Workers", err)
+	}
+	out := make([]WorkerInfo, 0, len(ids))
+	for i, c := range cmds {
+		var w WorkerInfo
+		if json.Unmarshal([]byte(c.Val()), &w) != nil {
+			w.ID = ids[i].Member.(string)
+		}
+		w.LastBeat = time.UnixMilli(int64(ids[i].Score)).UTC()
+		out = append(out, w)
+	}
+	return out, nil
+}
+
+// Recovered is one job requeued because its worker died.
+type Recovered struct {
+	JobID   string
+	Worker  string
+	Attempt int
+	Queue   string
+	// Silence is how long the worker had been silent when it was declared dead.
+	Silence time.Duration
+}
+
+// RecoverDeadWorkers declares dead every worker silent for longer than ttl,
+// requeues its running jobs as new attempts (they resume from their last
+// checkpoint) and enqueues them. The dead worker is fenced: if it was only
+// slow, its next heartbeat tells it to stop those jobs.
+func (s *Store) RecoverDeadWorkers(ctx context.Context, ttl time.Duration) ([]Recovered, error) {
+	now := s.opts.Now()
+	cutoff := now.Add(-ttl).UnixMilli()
+	dead, err := s.rdb.ZRangeByScoreWithScores(ctx, s.ns.Workers(), &redis.ZRangeBy{
+		Min: "-inf", Max: "(" + itoa64(cutoff)}).Result()
+	if err != nil {
+		return nil, wrap("queues.RecoverDeadWorkers", err)
+	}
+	var out []Recovered
+	for _, z := range dead {
+		id := z.Member.(string)
+		v, err := recoverWorkerScript.Run(ctx, s.rdb,
+			[]string{s.ns.Workers(), s.ns.Worker(id), s.ns.WorkerJobs(id), s.ns.WorkerTombstone(id), s.ns.Outbox()},
+			id, now.UnixMilli(), cutoff, s.ns.Job(""), time.Hour.Milliseconds()).Slice()
+		if err != nil {
+			return out, wrap("queues.RecoverDeadWorkers", err)
+		}
+		silence := now.Sub(time.UnixMilli(int64(z.Score)))
+		for i := 0; i+2 < len(v); i += 3 {
+			r := Recovered{JobID: fmt.Sprint(v[i]), Worker: id, Attempt: int(v[i+1].(int64)), Queue: fmt.Sprint(v[i+2]), Silence: silence}
+			j, err := s.Get(ctx, r.JobID)
+			if err == nil {
+				// Left in the outbox on failure; the reconciler retries.
+				err = s.enqueue(ctx, j)
+			}
+			if err != nil {
+				return out, err
+			}
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,175 @@
+package queues
+
+import "github.com/redis/go-redis/v9"
+
+// Each script checks the attempt (the fencing token) before it writes, so
+// whichever of two racing actors comes second changes nothing.
+
+// submitScript creates a job record, honouring an idempotency key.
+// KEYS: job, idem, index, outbox. ARGV: id, spec, queue, now, idemTTLms,
+// hasIdem, fingerprint, notBefore.
+// Returns {"new", id} | {"dup", id} | {"conflict", id}.
+var submitScript = redis.NewScript(`
+if ARGV[6] == "1" then
+  local ex = redis.call("GET", KEYS[2])
+  if ex then
+    local sep = string.find(ex, "|", 1, true)
+    local eid = string.sub(ex, 1, sep - 1)
+    if string.sub(ex, sep + 1) ~= ARGV[7] then return {"conflict", eid} end
+    return {"dup", eid}
+  end
+  redis.call("SET", KEYS[2], ARGV[1] .. "|" .. ARGV[7], "PX", ARGV[5])
+end
+redis.call("HSET", KEYS[1], "spec", ARGV[2], "state", "queued", "attempt", 1, "queue", ARGV[3],
+  "created", ARGV[4], "queued", ARGV[4], "not_before", ARGV[8], "retries", 0, "requeues", 0)
+redis.call("ZADD", KEYS[3], ARGV[4], ARGV[1])
+redis.call("ZADD", KEYS[4], ARGV[4], ARGV[1])
+return {"new", ARGV[1]}
+`)
+
+// claimScript gives the current attempt to a worker.
+// KEYS: job, outbox, workerJobs. ARGV: id, attempt, worker, now.
+// Returns the record as a flat HGETALL list when claimed, else a reason string.
+var claimScript = redis.NewScript(`
+local st = redis.call("HMGET", KEYS[1], "state", "attempt")
+if not st[1] then return "gone" end
+if tonumber(st[2]) ~= tonumber(ARGV[2]) then return "stale" end
+if st[1] ~= "queued" then return "stale" end
+redis.call("HSET", KEYS[1], "state", "running", "worker", ARGV[3], "started", ARGV[4])
+redis.call("ZREM", KEYS[2], ARGV[1])
+redis.call("SADD", KEYS[3], ARGV[1])
+return redis.call("HGETALL", KEYS[1])
+`)
+
+// finishScript ends a job. KEYS: job, workerJobs, log.
+// ARGV: id, attempt, worker, state, now, exitCode, error, retentionMs.
+var finishScript = redis.NewScript(`
+local st = redis.call("HMGET", KEYS[1], "state", "attempt", "worker")
+if st[1] ~= "running" or tonumber(st[2]) ~= tonumber(ARGV[2]) or st[3] ~= ARGV[3] then return 0 end
+redis.call("HSET", KEYS[1], "state", ARGV[4], "finished", ARGV[5], "exit_code", ARGV[6], "error", ARGV[7])
+redis.call("SREM", KEYS[2], ARGV[1])
+if tonumber(ARGV[8]) > 0 then
+  redis.call("PEXPIRE", KEYS[1], ARGV[8])
+  redis.call("PEXPIRE", KEYS[3], ARGV[8])
+end
+return 1
+`)
+
+// requeueScript ends a running attempt and queues the next one.
+// KEYS: job, outbox, workerJobs. ARGV: id, attempt, worker ("" = any), queue
+// ("" = same), now, notBefore, counter ("retries"|"requeues"), reason.
+// Returns the new attempt, 0 when the attempt had moved on, or -1 when a
+// cancel was pending, in which case the job is cancelled instead.
+var requeueScript = redis.NewScript(`
+local st = redis.call("HMGET", KEYS[1], "state", "attempt", "worker", "cancel")
+if st[1] ~= "running" or tonumber(st[2]) ~= tonumber(ARGV[2]) then return 0 end
+if ARGV[3] ~= "" and st[3] ~= ARGV[3] then return 0 end
+if st[3] and st[3] ~= "" then redis.call("SREM", KEYS[3], ARGV[1]) end
+if st[4] == "1" then
+  redis.call("HSET", KEYS[1], "state", "cancelled", "finished", ARGV[5], "worker", "", "error", "cancelled while " .. ARGV[8])
+  return -1
+end
+local nxt = tonumber(st[2]) + 1
+redis.call("HSET", KEYS[1], "state", "queued", "attempt", nxt, "worker", "", "queued", ARGV[5],
+  "not_before", ARGV[6], "error", ARGV[8])
+if ARGV[4] ~= "" then redis.call("HSET", KEYS[1], "queue", ARGV[4]) end
+redis.call("HINCRBY", KEYS[1], ARGV[7], 1)
+redis.call("ZADD", KEYS[2], ARGV[5], ARGV[1])
+return nxt
+`)
+
+// checkpointScript records a checkpoint of the running attempt.
+// KEYS: job. ARGV: attempt, worker, checkpoint, now.
+var checkpointScript = redis.NewScript(`
+local st = redis.call("HMGET", KEYS[1], "state", "attempt", "worker")
+if st[1] ~= "running" or tonumber(st[2]) ~= tonumber(ARGV[1]) or st[3] ~= ARGV[2] then return 0 end
+redis.call("HSET", KEYS[1], "checkpoint", ARGV[3], "checkpoint_at", ARGV[4])
+return 1
+`)
+
+// cancelScript cancels a queued job at once, or asks the worker of a running
+// one to stop it. KEYS: job, outbox. ARGV: id, now, retentionMs.
+// Returns {"cancelled", attempt, queue} | {"requested"} | {"finished", state} | {"gone"}.
+var cancelScript = redis.NewScript(`
+local st = redis.call("HMGET", KEYS[1], "state", "attempt", "queue")
+if not st[1] then return {"gone"} end
+if st[1] == "queued" then
+  redis.call("HSET", KEYS[1], "state", "cancelled", "finished", ARGV[2], "error", "cancelled before it started")
+  redis.call("ZREM", KEYS[2], ARGV[1])
+  if tonumber(ARGV[3]) > 0 then redis.call("PEXPIRE", KEYS[1], ARGV[3]) end
+  return {"cancelled", st[2], st[3]}
+end
+if st[1] == "running" then
+  redis.call("HSET", KEYS[1], "cancel", "1")
+  return {"requested"}
+end
+return {"finished", st[1]}
+`)
+
+// heartbeatScript refreshes a worker and reports which of its jobs it must
+// stop. KEYS: workers, worker, tombstone, then one job key per running job.
+// ARGV: workerID, now, info (JSON), then "id:attempt" per running job.
+// Returns "fenced" if the controller declared the worker dead, else a list of
+// {id, "cancel"|"lost"}.
+var heartbeatScript = redis.NewScript(`
+if redis.call("EXISTS", KEYS[3]) == 1 then return "fenced" end
+redis.call("ZADD", KEYS[1], ARGV[2], ARGV[1])
+redis.call("HSET", KEYS[2], "info", ARGV[3], "beat", ARGV[2])
+local out = {}
+for i = 4, #KEYS do
+  local ref = ARGV[i]
+  local sep = string.find(ref, ":", 1, true)
+  local id = string.sub(ref, 1, sep - 1)
+  local attempt = tonumber(string.sub(ref, sep + 1))
+  local st = redis.call("HMGET", KEYS[i], "state", "attempt", "worker", "cancel")
+  if st[1] ~= "running" or tonumber(st[2]) ~= attempt or st[3] ~= ARGV[1] then
+    table.insert(out, id); table.insert(out, "lost")
+  elseif st[4] == "1" then
+    table.insert(out, id); table.insert(out, "cancel")
+  end
+end
+return out
+`)
+
+// recoverWorkerScript declares a silent worker dead and requeues its jobs as
+// new attempts. KEYS: workers, worker, workerJobs, tombstone, outbox.
+// ARGV: workerID, now, cutoff (ms: a heartbeat after it means alive),
+// jobKeyPrefix, tombstoneTTLms.
+// Returns a flat list {id, newAttempt, queue, ...}.
+var recoverWorkerScript = redis.NewScript(`
+local beat = redis.call("ZSCORE", KEYS[1], ARGV[1])
+if beat and tonumber(beat) > tonumber(ARGV[3]) then return {} end
+redis.call("ZREM", KEYS[1], ARGV[1])
+redis.call("DEL", KEYS[2])
+redis.call("SET", KEYS[4], ARGV[2], "PX", ARGV[5])
+local out = {}
+for _, id in ipairs(redis.call("SMEMBERS", KEYS[3])) do
+  local k = ARGV[4] .. id
+  local st = redis.call("HMGET", k, "state", "attempt", "worker", "queue", "cancel")
+  if st[1] == "running" and st[3] == ARGV[1] and st[5] == "1" then
+    redis.call("HSET", k, "state", "cancelled", "finished", ARGV[2], "worker", "", "error", "cancelled; its worker " .. ARGV[1] .. " was lost")
+  elseif st[1] == "running" and st[3] == ARGV[1] then
+    local nxt = tonumber(st[2]) + 1
+    redis.call("HSET", k, "state", "queued", "attempt", nxt, "worker", "", "queued", ARGV[2],
+      "not_before", ARGV[2], "error", "worker " .. ARGV[1] .. " lost")
+    redis.call("HINCRBY", k, "requeues", 1)
+    redis.call("ZADD", KEYS[5], ARGV[2], id)
+    table.insert(out, id); table.insert(out, nxt); table.insert(out, st[4])
+  end
+end
+redis.call("DEL", KEYS[3])
+return out
+`)
+
+// leaderScript takes or renews the controller lease. KEYS: leader.
+// ARGV: candidate, ttlMs. Returns 1 when the candidate holds the lease.
+var leaderScript = redis.NewScript(`
+local cur = redis.call("GET", KEYS[1])
+if cur == ARGV[1] then
+  redis.call("PEXPIRE", KEYS[1], ARGV[2])
+  return 1
+end
+if cur then return 0 end
+redis.call("SET", KEYS[1], ARGV[1], "PX", ARGV[2])
+return 1
+`)

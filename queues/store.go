@@ -1,0 +1,307 @@
+package queues
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/ballastdev/ballast/jobs"
+)
+
+// Defaults of StoreOptions.
+const (
+	DefaultRetention      = 7 * 24 * time.Hour
+	DefaultIdempotencyTTL = 24 * time.Hour
+	// infraRetries is how often asynq redelivers the same attempt when the
+	// handler fails for an infrastructure reason (Redis gone mid-claim). Job
+	// failures never use asynq retries: Ballast retries with a new attempt.
+	infraRetries = 25
+	// timeoutSlack is added to a job's own timeout for asynq's task deadline:
+	// the worker enforces the job's timeout itself (SIGTERM, grace, SIGKILL),
+	// and asynq must never cut the handler short before that finishes.
+	timeoutSlack = 5 * time.Minute
+)
+
+// StoreOptions configures a Store.
+type StoreOptions struct {
+	// Namespace separates installs sharing one Redis ("" = "ballast").
+	Namespace string
+	// Retention is how long finished job records and logs are kept.
+	Retention time.Duration
+	// IdempotencyTTL is how long an idempotency key maps to its job.
+	IdempotencyTTL time.Duration
+	// Now is the clock (tests inject one); nil means time.Now.
+	Now func() time.Time
+}
+
+// Store is the job store: job records, their asynq deliveries and the
+// fencing that ties the two together.
+type Store struct {
+	rdb    redis.UniversalClient
+	ns     Namespace
+	client *asynq.Client
+	insp   *asynq.Inspector
+	opts   StoreOptions
+}
+
+// NewStore returns a store on rdb. Close releases nothing of rdb's: the
+// caller owns the Redis client.
+func NewStore(rdb redis.UniversalClient, opts StoreOptions) *Store {
+	if opts.Retention <= 0 {
+		opts.Retention = DefaultRetention
+	}
+	if opts.IdempotencyTTL <= 0 {
+		opts.IdempotencyTTL = DefaultIdempotencyTTL
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	return &Store{
+		rdb:    rdb,
+		ns:     NewNamespace(opts.Namespace),
+		client: asynq.NewClientFromRedisClient(rdb),
+		insp:   asynq.NewInspectorFromRedisClient(rdb),
+		opts:   opts,
+	}
+}
+
+// Namespace returns the store's namespace.
+func (s *Store) Namespace() Namespace { return s.ns }
+
+// Redis returns the underlying client (for the worker registry and tests).
+func (s *Store) Redis() redis.UniversalClient { return s.rdb }
+
+// Submitted is the outcome of Submit.
+type Submitted struct {
+	Job jobs.Job
+	// Duplicate is true when the idempotency key matched an existing job.
+	Duplicate bool
+}
+
+// Submit records a new job in queue and enqueues its first attempt. It
+// returns only after the asynq task exists, so a success means the job will
+// run. On an error the record may exist without its task: the outbox
+// reconciler enqueues it, and a retry with the same idempotency key returns it.
+func (s *Store) Submit(ctx context.Context, spec jobs.Spec, q Queue) (Submitted, error) {
+	now := s.opts.Now()
+	body, err := json.Marshal(spec)
+	if err != nil {
+		return Submitted{}, fmt.Errorf("queues.Submit: encode spec: %w", err)
+	}
+	id := jobs.NewID(now)
+	sum := sha256.Sum256(body)
+	hasIdem := "0"
+	if spec.IdempotencyKey != "" {
+		hasIdem = "1"
+	}
+	res, err := submitScript.Run(ctx, s.rdb,
+		[]string{s.ns.Job(id), s.ns.Idempotency(spec.IdempotencyKey), s.ns.JobIndex(), s.ns.Outbox()},
+		id, body, string(q), now.UnixMilli(), s.opts.IdempotencyTTL.Milliseconds(), hasIdem,
+		hex.EncodeToString(sum[:16]), now.UnixMilli()).StringSlice()
+	if err != nil {
+		return Submitted{}, wrap("queues.Submit", err)
+	}
+	switch res[0] {
+	case "conflict":
+		return Submitted{}, fmt.Errorf("queues.Submit: %w: key %q belongs to job %s; use a new key for a different request",
+			jobs.ErrIdempotencyConflict, spec.IdempotencyKey, res[1])
+	case "dup":
+		j, err := s.Get(ctx, res[1])
+		if err != nil {
+			return Submitted{}, err
+		}
+		// The first submission may have failed between record and task:
+		// finish its enqueue now, so this reply too means "will run".
+		if j.State == jobs.StateQueued {
+			if err := s.enqueue(ctx, j); err != nil {
+				return Submitted{}, err
+			}
+		}
+		return Submitted{Job: j, Duplicate: true}, nil
+	}
+	j := jobs.Job{ID: id, Spec: spec, State: jobs.StateQueued, Attempt: 1, Queue: string(q),
+		CreatedAt: now.UTC().Truncate(time.Millisecond), QueuedAt: now.UTC().Truncate(time.Millisecond)}
+	if err := s.enqueue(ctx, j); err != nil {
+		return Submitted{}, err
+	}
+	return Submitted{Job: j}, nil
+}
+
+// enqueue creates the asynq task of j's current attempt. An existing task with
+// the same ID is success: enqueue is repeatable.
+func (s *Store) enqueue(ctx context.Context, j jobs.Job) error {
+	opts := []asynq.Option{
+		asynq.TaskID(TaskID(j.ID, j.Attempt)),
+		asynq.Queue(s.ns.AsynqQueue(Queue(j.Queue))),
+		asynq.Timeout(j.Spec.Timeout.Std() + j.Spec.Grace.Std() + timeoutSlack),
+		asynq.MaxRetry(infraRetries),
+		asynq.Retention(0),
+	}
+	if j.NotBefore.After(s.opts.Now()) {
+		opts = append(opts, asynq.ProcessAt(j.NotBefore))
+	}
+	task := asynq.NewTask(TaskType, Delivery{JobID: j.ID, Attempt: j.Attempt}.Encode())
+	_, err := s.client.EnqueueContext(ctx, task, opts...)
+	if err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
+		return fmt.Errorf("queues.enqueue %s: %w (the job is recorded and will be enqueued when Redis answers: %v)",
+			TaskID(j.ID, j.Attempt), jobs.ErrUnavailable, err)
+	}
+	return nil
+}
+
+// Get returns a job record.
+func (s *Store) Get(ctx context.Context, id string) (jobs.Job, error) {
+	h, err := s.rdb.HGetAll(ctx, s.ns.Job(id)).Result()
+	if err != nil {
+		return jobs.Job{}, wrap("queues.Get", err)
+	}
+	if len(h) == 0 {
+		return jobs.Job{}, fmt.Errorf("queues.Get %q: %w", id, jobs.ErrNotFound)
+	}
+	return decodeRecord(id, h)
+}
+
+// Claim gives delivery d to worker. It returns ok=false for a stale delivery
+// (the attempt moved on, or the job was cancelled), which the caller drops.
+func (s *Store) Claim(ctx context.Context, d Delivery, worker string) (jobs.Job, bool, error) {
+	v, err := claimScript.Run(ctx, s.rdb,
+		[]string{s.ns.Job(d.JobID), s.ns.Outbox(), s.ns.WorkerJobs(worker)},
+		d.JobID, d.Attempt, worker, s.opts.Now().UnixMilli()).Result()
+	if err != nil {
+		return jobs.Job{}, false, wrap("queues.Claim", err)
+	}
+	list, ok := v.([]any)
+	if !ok {
+		return jobs.Job{}, false, nil
+	}
+	j, err := decodeRecord(d.JobID, pairsToMap(list))
+	return j, err == nil, err
+}
+
+// Finish records the end of j's attempt on worker. It returns false when the
+// attempt was no longer the worker's (moved or recovered meanwhile), in which
+// case nothing changes.
+func (s *Store) Finish(ctx context.Context, j jobs.Job, worker string, state jobs.State, exitCode *int, errMsg string) (bool, error) {
+	if !state.Terminal() {
+		return false, fmt.Errorf("queues.Finish: %q is not a terminal state", state)
+	}
+	code := ""
+	if exitCode != nil {
+		code = strconv.Itoa(*exitCode)
+	}
+	n, err := finishScript.Run(ctx, s.rdb,
+		[]string{s.ns.Job(j.ID), s.ns.WorkerJobs(worker), s.ns.JobLog(j.ID)},
+		j.ID, j.Attempt, worker, string(state), s.opts.Now().UnixMilli(), code, errMsg,
+		s.opts.Retention.Milliseconds()).Int()
+	if err != nil {
+		return false, wrap("queues.Finish", err)
+	}
+	return n == 1, nil
+}
+
+// Requeue describes why and where a running attempt is sent back.
+type Requeue struct {
+	// Queue is the target queue; "" keeps the job's queue.
+	Queue Queue
+	// NotBefore delays the next attempt (retry back-off).
+	NotBefore time.Time
+	// Retry counts the move as a retry after failure rather than a requeue.
+	Retry bool
+	// Reason is recorded as the job's last error.
+	Reason string
+}
+
+// Requeued is the outcome of Requeue.
+type Requeued struct {
+	// Attempt is the new attempt, 0 when nothing moved.
+	Attempt int
+	// Cancelled is true when a pending cancel ended the job instead.
+	Cancelled bool
+}
+
+// Requeue ends j's running attempt (fenced on worker, "" for any) and queues
+// the next one, which resumes from the last checkpoint.
+func (s *Store) Requeue(ctx context.Context, j jobs.Job, worker string, r Requeue) (Requeued, error) {
+	now := s.opts.Now()
+	counter := "requeues"
+	if r.Retry {
+		counter = "retries"
+	}
+	notBefore := r.NotBefore
+	if notBefore.Before(now) {
+		notBefore = now
+	}
+	n, err := requeueScript.Run(ctx, s.rdb,
+		[]string{s.ns.Job(j.ID), s.ns.Outbox(), s.ns.WorkerJobs(j.Worker)},
+		j.ID, j.Attempt, worker, string(r.Queue), now.UnixMilli(), notBefore.UnixMilli(), counter, r.Reason).Int()
+	if err != nil {
+		return Requeued{}, wrap("queues.Requeue", err)
+	}
+	switch {
+	case n == -1:
+		return Requeued{Cancelled: true}, nil
+	case n == 0:
+		return Requeued{}, nil
+	}
+	next := j
+	next.Attempt = n
+	next.NotBefore = notBefore
+	if r.Queue != "" {
+		next.Queue = string(r.Queue)
+	}
+	// A failed enqueue here is not lost: the attempt sits in the outbox.
+	return Requeued{Attempt: n}, s.enqueue(ctx, next)
+}
+
+// Checkpoint records the last checkpoint of j's running attempt.
+func (s *Store) Checkpoint(ctx context.Context, j jobs.Job, worker, checkpoint string) (bool, error) {
+	n, err := checkpointScript.Run(ctx, s.rdb, []string{s.ns.Job(j.ID)},
+		j.Attempt, worker, checkpoint, s.opts.Now().UnixMilli()).Int()
+	if err != nil {
+		return false, wrap("queues.Checkpoint", err)
+	}
+	return n == 1, nil
+}
+
+// CancelResult says what Cancel did.
+type CancelResult string
+
+// Outcomes of Cancel.
+const (
+	// Cancelled: the job was queued and is now cancelled.
+	Cancelled CancelResult = "cancelled"
+	// CancelRequested: the job is running; its worker stops it within a
+	// heartbeat and records it as cancelled.
+	CancelRequested CancelResult = "requested"
+	// AlreadyFinished: the job had ended; nothing changed.
+	AlreadyFinished CancelResult = "finished"
+)
+
+// Cancel cancels a job.
+func (s *Store) Cancel(ctx context.Context, id string) (CancelResult, error) {
+	res, err := cancelScript.Run(ctx, s.rdb, []string{s.ns.Job(id), s.ns.Outbox()},
+		id, s.opts.Now().UnixMilli(), s.opts.Retention.Milliseconds()).StringSlice()
+	if err != nil {
+		return "", wrap("queues.Cancel", err)
+	}
+	switch res[0] {
+	case "gone":
+		return "", fmt.Errorf("queues.Cancel %q: %w", id, jobs.ErrNotFound)
+	case "cancelled":
+		// The task would be dropped by the claim anyway; deleting it keeps
+		// queue depths honest. Best effort: it may already be running.
+		_ = s.insp.DeleteTask(s.ns.AsynqQueue(Queue(res[2])), TaskID(id, atoi(res[1])))
+		return Cancelled, nil
+	case "requested":
+		return CancelRequested, nil
+	}
+	return AlreadyFinished, nil
+}

@@ -1,0 +1,342 @@
+package queues_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ballastdev/ballast/internal/testenv"
+	"github.com/ballastdev/ballast/jobs"
+	"github.com/ballastdev/ballast/queues"
+)
+
+// clock is a settable test clock.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+func (c *clock) Add(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+func newStore(t *testing.T) (*queues.Store, *clock) {
+	t.Helper()
+	rdb, ns := testenv.Redis(t)
+	c := &clock{now: time.Now()}
+	return queues.NewStore(rdb, queues.StoreOptions{Namespace: ns, Now: c.Now}), c
+}
+
+func spec(key string) jobs.Spec {
+	return jobs.Spec{Template: "t", Command: []string{"true"}, Class: jobs.ClassCore, Rhythm: jobs.RhythmPeriodic,
+		Timeout: jobs.Duration(time.Minute), Grace: jobs.Duration(time.Second), IdempotencyKey: key}
+}
+
+func pending(t *testing.T, s *queues.Store, q queues.Queue) int {
+	t.Helper()
+	st, err := s.QueueStats(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range st {
+		if x.Queue == q {
+			return x.Pending + x.Scheduled
+		}
+	}
+	return -1
+}
+
+func TestSubmitClaimFinish(t *testing.T) {
+	t.Parallel()
+	s, _ := newStore(t)
+	ctx := context.Background()
+	sub, err := s.Submit(ctx, spec(""), queues.QueueCore)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sub.Duplicate || sub.Job.Attempt != 1 || sub.Job.State != jobs.StateQueued {
+		t.Fatalf("unexpected submit result %+v", sub)
+	}
+	if n := pending(t, s, queues.QueueCore); n != 1 {
+		t.Fatalf("core pending = %d, want 1", n)
+	}
+	d := queues.Delivery{JobID: sub.Job.ID, Attempt: 1}
+	j, ok, err := s.Claim(ctx, d, "w1")
+	if err != nil || !ok {
+		t.Fatalf("claim: ok=%v err=%v", ok, err)
+	}
+	if j.State != jobs.StateRunning || j.Worker != "w1" || j.Spec.Command[0] != "true" {
+		t.Fatalf("claimed record %+v", j)
+	}
+	// A second delivery of the same attempt (asynq redelivery) is stale.
+	if _, ok, err := s.Claim(ctx, d, "w2"); ok || err != nil {
+		t.Fatalf("second claim: ok=%v err=%v, want stale", ok, err)
+	}
+	code := 0
+	if ok, err := s.Finish(ctx, j, "w2", jobs.StateSucceeded, &code, ""); ok || err != nil {
+		t.Fatalf("finish by the wrong worker: ok=%v err=%v", ok, err)
+	}
+	if ok, err := s.Finish(ctx, j, "w1", jobs.StateSucceeded, &code, ""); !ok || err != nil {
+		t.Fatalf("finish: ok=%v err=%v", ok, err)
+	}
+	got, err := s.Get(ctx, j.ID)
+	if err != nil || got.State != jobs.StateSucceeded || got.ExitCode == nil || *got.ExitCode != 0 || got.FinishedAt.IsZero() {
+		t.Fatalf("after finish: %+v %v", got, err)
+	}
+	if _, err := s.Get(ctx, "nope"); !errors.Is(err, jobs.ErrNotFound) {
+		t.Fatalf("Get unknown: %v", err)
+	}
+}
+
+func TestIdempotency(t *testing.T) {
+	t.Parallel()
+	s, _ := newStore(t)
+	ctx := context.Background()
+	a, err := s.Submit(ctx, spec("k1"), queues.QueueCore)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := s.Submit(ctx, spec("k1"), queues.QueueCore)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !b.Duplicate || b.Job.ID != a.Job.ID {
+		t.Fatalf("same key gave %+v, want duplicate of %s", b, a.Job.ID)
+	}
+	other := spec("k1")
+	other.Command = []string{"false"}
+	if _, err := s.Submit(ctx, other, queues.QueueCore); !errors.Is(err, jobs.ErrIdempotencyConflict) {
+		t.Fatalf("reused key with another request: %v", err)
+	}
+	if n := pending(t, s, queues.QueueCore); n != 1 {
+		t.Fatalf("core pending = %d, want 1", n)
+	}
+	list, err := s.List(ctx, queues.ListOptions{})
+	if err != nil || len(list) != 1 {
+		t.Fatalf("list: %d jobs, err %v", len(list), err)
+	}
+}
+
+func TestRequeueFencesTheOldAttempt(t *testing.T) {
+	t.Parallel()
+	s, c := newStore(t)
+	ctx := context.Background()
+	sub, _ := s.Submit(ctx, spec(""), queues.QueueLoan)
+	j, ok, _ := s.Claim(ctx, queues.Delivery{JobID: sub.Job.ID, Attempt: 1}, "w1")
+	if !ok {
+		t.Fatal("claim failed")
+	}
+	if ok, _ := s.Checkpoint(ctx, j, "w1", "step-7"); !ok {
+		t.Fatal("checkpoint not recorded")
+	}
+	r, err := s.Requeue(ctx, j, "w1", queues.Requeue{Queue: queues.QueueBurst, Reason: "reclaimed", NotBefore: c.Now().Add(time.Minute)})
+	if err != nil || r.Attempt != 2 {
+		t.Fatalf("requeue: %+v %v", r, err)
+	}
+	// The old attempt can neither finish nor checkpoint nor requeue again.
+	code := 0
+	if ok, _ := s.Finish(ctx, j, "w1", jobs.StateSucceeded, &code, ""); ok {
+		t.Fatal("stale attempt finished")
+	}
+	if ok, _ := s.Checkpoint(ctx, j, "w1", "step-9"); ok {
+		t.Fatal("stale attempt checkpointed")
+	}
+	if r2, _ := s.Requeue(ctx, j, "w1", queues.Requeue{}); r2.Attempt != 0 {
+		t.Fatal("stale attempt requeued twice")
+	}
+	if _, ok, _ := s.Claim(ctx, queues.Delivery{JobID: j.ID, Attempt: 1}, "w2"); ok {
+		t.Fatal("old delivery claimed")
+	}
+	got, _ := s.Get(ctx, j.ID)
+	if got.Attempt != 2 || got.Queue != "burst" || got.Checkpoint != "step-7" || got.Requeues != 1 || got.State != jobs.StateQueued {
+		t.Fatalf("after requeue: %+v", got)
+	}
+	if n := pending(t, s, queues.QueueBurst); n != 1 {
+		t.Fatalf("burst pending+scheduled = %d, want 1", n)
+	}
+	if _, ok, _ := s.Claim(ctx, queues.Delivery{JobID: j.ID, Attempt: 2}, "w2"); !ok {
+		t.Fatal("new attempt not claimable")
+	}
+}
+
+func TestCancel(t *testing.T) {
+	t.Parallel()
+	s, _ := newStore(t)
+	ctx := context.Background()
+	q, _ := s.Submit(ctx, spec(""), queues.QueueCore)
+	if res, err := s.Cancel(ctx, q.Job.ID); res != queues.Cancelled || err != nil {
+		t.Fatalf("cancel queued: %v %v", res, err)
+	}
+	if n := pending(t, s, queues.QueueCore); n != 0 {
+		t.Fatalf("cancelled task still pending (%d)", n)
+	}
+	if _, ok, _ := s.Claim(ctx, queues.Delivery{JobID: q.Job.ID, Attempt: 1}, "w"); ok {
+		t.Fatal("cancelled job claimed")
+	}
+	r, _ := s.Submit(ctx, spec(""), queues.QueueCore)
+	j, _, _ := s.Claim(ctx, queues.Delivery{JobID: r.Job.ID, Attempt: 1}, "w")
+	if res, _ := s.Cancel(ctx, j.ID); res != queues.CancelRequested {
+		t.Fatalf("cancel running: %v", res)
+	}
+	beat, err := s.Heartbeat(ctx, queues.WorkerInfo{ID: "w"}, []queues.Delivery{{JobID: j.ID, Attempt: 1}})
+	if err != nil || len(beat.Cancel) != 1 || beat.Cancel[0] != j.ID {
+		t.Fatalf("heartbeat did not report the cancel: %+v %v", beat, err)
+	}
+	// A drain racing the cancel ends the job as cancelled, not requeued.
+	if res, _ := s.Requeue(ctx, j, "w", queues.Requeue{Reason: "draining"}); !res.Cancelled {
+		t.Fatalf("requeue of a cancel-requested job: %+v", res)
+	}
+	if res, _ := s.Cancel(ctx, j.ID); res != queues.AlreadyFinished {
+		t.Fatalf("cancel finished: %v", res)
+	}
+	if _, err := s.Cancel(ctx, "missing"); !errors.Is(err, jobs.ErrNotFound) {
+		t.Fatalf("cancel missing: %v", err)
+	}
+}
+
+func TestDeadWorkerRecovery(t *testing.T) {
+	t.Parallel()
+	s, c := newStore(t)
+	ctx := context.Background()
+	var running []queues.Delivery
+	for i := 0; i < 3; i++ {
+		sub, _ := s.Submit(ctx, spec(""), queues.QueueCore)
+		if _, ok, _ := s.Claim(ctx, queues.Delivery{JobID: sub.Job.ID, Attempt: 1}, "dead"); !ok {
+			t.Fatal("claim")
+		}
+		running = append(running, queues.Delivery{JobID: sub.Job.ID, Attempt: 1})
+	}
+	if _, err := s.Heartbeat(ctx, queues.WorkerInfo{ID: "dead", Slots: 3}, running); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Heartbeat(ctx, queues.WorkerInfo{ID: "alive", Slots: 1}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if rec, _ := s.RecoverDeadWorkers(ctx, 5*time.Second); len(rec) != 0 {
+		t.Fatalf("recovered %d jobs of live workers", len(rec))
+	}
+	c.Add(4 * time.Second)
+	s.Heartbeat(ctx, queues.WorkerInfo{ID: "alive", Slots: 1}, nil)
+	c.Add(2 * time.Second)
+	rec, err := s.RecoverDeadWorkers(ctx, 5*time.Second)
+	if err != nil || len(rec) != 3 {
+		t.Fatalf("recovered %d (%v), want 3", len(rec), err)
+	}
+	for _, r := range rec {
+		if r.Attempt != 2 || r.Worker != "dead" {
+			t.Fatalf("recovered %+v", r)
+		}
+	}
+	ws, _ := s.Workers(ctx)
+	if len(ws) != 1 || ws[0].ID != "alive" {
+		t.Fatalf("registry after recovery: %+v", ws)
+	}
+	// The dead worker, if it was only slow, learns it is fenced.
+	beat, _ := s.Heartbeat(ctx, queues.WorkerInfo{ID: "dead"}, running)
+	if !beat.Fenced {
+		t.Fatal("a recovered worker was not fenced")
+	}
+	if n := pending(t, s, queues.QueueCore); n != 6 {
+		// 3 first-attempt tasks still pending (never dequeued in this test) + 3 new attempts.
+		t.Fatalf("core pending = %d, want 6", n)
+	}
+	if rec, _ := s.RecoverDeadWorkers(ctx, 5*time.Second); len(rec) != 0 {
+		t.Fatal("recovered twice")
+	}
+}
+
+func TestHeartbeatReportsLostAttempts(t *testing.T) {
+	t.Parallel()
+	s, _ := newStore(t)
+	ctx := context.Background()
+	sub, _ := s.Submit(ctx, spec(""), queues.QueueCore)
+	j, _, _ := s.Claim(ctx, queues.Delivery{JobID: sub.Job.ID, Attempt: 1}, "w")
+	if _, err := s.Requeue(ctx, j, "", queues.Requeue{Reason: "moved by controller"}); err != nil {
+		t.Fatal(err)
+	}
+	beat, err := s.Heartbeat(ctx, queues.WorkerInfo{ID: "w"}, []queues.Delivery{{JobID: j.ID, Attempt: 1}})
+	if err != nil || len(beat.Lost) != 1 {
+		t.Fatalf("beat %+v %v, want one lost job", beat, err)
+	}
+}
+
+func TestOutboxReconcilesUnconfirmedAttempts(t *testing.T) {
+	t.Parallel()
+	s, c := newStore(t)
+	ctx := context.Background()
+	sub, _ := s.Submit(ctx, spec(""), queues.QueueCore)
+	// Simulate a submitter that died after the record and before the task.
+	if err := testenvDeleteTasks(s, queues.QueueCore); err != nil {
+		t.Fatal(err)
+	}
+	if n := pending(t, s, queues.QueueCore); n != 0 {
+		t.Fatalf("pending %d after delete", n)
+	}
+	if n, _ := s.ReconcileOutbox(ctx, 5*time.Second, 0); n != 0 {
+		t.Fatalf("reconciled %d entries younger than the grace", n)
+	}
+	c.Add(6 * time.Second)
+	if n, err := s.ReconcileOutbox(ctx, 5*time.Second, 0); n != 1 || err != nil {
+		t.Fatalf("reconciled %d (%v), want 1", n, err)
+	}
+	if n := pending(t, s, queues.QueueCore); n != 1 {
+		t.Fatalf("pending %d after reconcile, want 1", n)
+	}
+	// Confirmed: a second pass does nothing.
+	if n, _ := s.ReconcileOutbox(ctx, 5*time.Second, 0); n != 0 {
+		t.Fatalf("second reconcile did %d", n)
+	}
+	if _, ok, _ := s.Claim(ctx, queues.Delivery{JobID: sub.Job.ID, Attempt: 1}, "w"); !ok {
+		t.Fatal("reconciled job not claimable")
+	}
+}
+
+func TestLeadership(t *testing.T) {
+	t.Parallel()
+	s, _ := newStore(t)
+	ctx := context.Background()
+	if ok, _ := s.AcquireLeadership(ctx, "a", time.Second); !ok {
+		t.Fatal("a could not lead an empty lease")
+	}
+	if ok, _ := s.AcquireLeadership(ctx, "b", time.Second); ok {
+		t.Fatal("b took a held lease")
+	}
+	if ok, _ := s.AcquireLeadership(ctx, "a", time.Second); !ok {
+		t.Fatal("a could not renew")
+	}
+	if err := s.ResignLeadership(ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	if ok, _ := s.AcquireLeadership(ctx, "b", time.Second); !ok {
+		t.Fatal("b could not lead after a resigned")
+	}
+	if l, _ := s.Leader(ctx); l != "b" {
+		t.Fatalf("leader %q", l)
+	}
+}
+
+func TestLogs(t *testing.T) {
+	t.Parallel()
+	s, _ := newStore(t)
+	ctx := context.Background()
+	var lines []queues.LogLine
+	for i := 0; i < 5; i++ {
+		lines = append(lines, queues.LogLine{Attempt: 1, Stream: "stdout", Text: string(rune('a' + i))})
+	}
+	if err := s.AppendLogs(ctx, "j", lines, 100); err != nil {
+		t.Fatal(err)
+	}
+	first, _ := s.Logs(ctx, "j", "", 2)
+	if len(first) != 2 || first[0].Text != "a" || first[1].Text != "b" {
+		t.Fatalf("first page %+v", first)
+	}
+	rest, _ := s.Logs(ctx, "j", first[1].ID, 100)
+	if len(rest) != 3 || rest[2].Text != "e" || rest[0].Stream != "stdout" {
+		t.Fatalf("rest %+v", rest)
+	}
+}

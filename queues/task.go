@@ -1,0 +1,33 @@
+package queues
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// TaskType is the asynq task type of every Ballast delivery.
+const TaskType = "ballast:job"
+
+// Delivery is the payload of an asynq task: which attempt of which job.
+type Delivery struct {
+	JobID   string `json:"j"`
+	Attempt int    `json:"a"`
+}
+
+// Encode returns the task payload.
+func (d Delivery) Encode() []byte {
+	b, _ := json.Marshal(d) // two plain fields cannot fail to marshal
+	return b
+}
+
+// DecodeDelivery parses a task payload.
+func DecodeDelivery(b []byte) (Delivery, error) {
+	var d Delivery
+	if err := json.Unmarshal(b, &d); err != nil {
+		return d, fmt.Errorf("queues.DecodeDelivery: %w", err)
+	}
+	if d.JobID == "" || d.Attempt < 1 {
+		return d, fmt.Errorf("queues.DecodeDelivery: payload %q lacks a job ID or attempt", b)
+	}
+	return d, nil
+}
