@@ -62,7 +62,9 @@ func (e *ValidationError) Unwrap() []error {
 // problems accumulates field errors; err returns nil when there are none.
 type problems struct{ list []*FieldError }
 
-func (p *problems) add(field, msg string) { p.list = append(p.list, &FieldError{Field: field, Message: msg}) }
+func (p *problems) add(field, msg string) {
+	p.list = append(p.list, &FieldError{Field: field, Message: msg})
+}
 
 func (p *problems) addErr(field string, msg string, sentinel error) {
 	p.list = append(p.list, &FieldError{Field: field, Message: msg, Err: sentinel})

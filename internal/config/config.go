@@ -1,0 +1,95 @@
+package config
+
+import "github.com/ballastdev/ballast/jobs"
+
+// Config is the whole configuration of a Ballast installation. The zero value
+// is not usable: call WithDefaults, then Validate (Load and Parse do both).
+type Config struct {
+	// Namespace prefixes every Redis key and asynq queue name, so several
+	// installations can share one Redis. It also seeds the NATS subject prefix
+	// and stream name when those are left empty.
+	Namespace string `yaml:"namespace,omitempty"`
+	// AllowRawCommands lets submissions carry their own argv instead of naming
+	// a template. Off by default: a bus that runs arbitrary commands is a
+	// remote shell for anyone who can publish on it.
+	AllowRawCommands bool `yaml:"allow_raw_commands,omitempty"`
+
+	// Redis holds job records, the worker registry and the asynq queues.
+	Redis RedisConfig `yaml:"redis,omitempty"`
+	// NATS carries submissions and events.
+	NATS NATSConfig `yaml:"nats,omitempty"`
+	// HTTP is the API and dashboard.
+	HTTP HTTPConfig `yaml:"http,omitempty"`
+	// Controller paces the scheduling loop.
+	Controller ControllerConfig `yaml:"controller,omitempty"`
+	// Worker sets how workers poll, heartbeat, drain and keep output.
+	Worker WorkerConfig `yaml:"worker,omitempty"`
+	// Watermarks decide when fixed capacity is lent and elastic grown.
+	Watermarks Watermarks `yaml:"watermarks,omitempty"`
+
+	// Pools are the kinds of capacity jobs run on, by name. The name is what
+	// `ballast worker --pool NAME` refers to.
+	Pools map[string]PoolConfig `yaml:"pools,omitempty"`
+	// Templates are the recipes jobs may name, by template name.
+	Templates map[string]jobs.Template `yaml:"templates,omitempty"`
+}
+
+// HTTPConfig is the API and dashboard listener.
+type HTTPConfig struct {
+	// Listen is host:port. Without a token the API refuses to listen beyond
+	// the loopback interface, because anyone who reaches it can run jobs.
+	Listen string `yaml:"listen,omitempty"`
+	// APIToken is the bearer token clients must send; prefer APITokenEnv so
+	// the secret stays out of the file.
+	APIToken string `yaml:"api_token,omitempty"`
+	// APITokenEnv names an environment variable holding the token.
+	APITokenEnv string `yaml:"api_token_env,omitempty"`
+}
+
+// Token resolves the API token from the file or the environment; empty means
+// none is configured.
+func (h HTTPConfig) Token() (string, error) {
+	return resolveSecret("http.api_token", h.APIToken, h.APITokenEnv, "")
+}
+
+// ControllerConfig sets the pace of the controller loop.
+type ControllerConfig struct {
+	// Tick is how often the leader takes a snapshot and applies a plan.
+	Tick jobs.Duration `yaml:"tick,omitempty"`
+	// WorkerTTL: a worker whose last heartbeat is older is dead and its jobs
+	// are requeued from their last checkpoint.
+	WorkerTTL jobs.Duration `yaml:"worker_ttl,omitempty"`
+	// LeaderTTL is how long a leader's lease lasts without renewal; another
+	// controller takes over after it lapses.
+	LeaderTTL jobs.Duration `yaml:"leader_ttl,omitempty"`
+}
+
+// WorkerConfig sets how a worker polls, heartbeats, drains and keeps output.
+type WorkerConfig struct {
+	// PollInterval is asynq's TaskCheckInterval. asynq's own default (1s)
+	// makes an idle worker pick up a new job about 500ms late on average.
+	PollInterval jobs.Duration `yaml:"poll_interval,omitempty"`
+	// Heartbeat is how often the worker refreshes its registry entry.
+	Heartbeat jobs.Duration `yaml:"heartbeat,omitempty"`
+	// DrainTimeout bounds how long a draining worker waits for its jobs.
+	DrainTimeout jobs.Duration `yaml:"drain_timeout,omitempty"`
+	// LogDir holds each job's full output.
+	LogDir string `yaml:"log_dir,omitempty"`
+	// CheckpointDir holds checkpoints. Jobs move between workers, so in a
+	// multi-machine setup this must be storage every worker can read.
+	CheckpointDir string `yaml:"checkpoint_dir,omitempty"`
+	// JobLogLines is how many lines of each job's output are kept in Redis for
+	// the CLI and the dashboard.
+	JobLogLines int `yaml:"job_log_lines,omitempty"`
+}
+
+// Watermarks are fixed-pool utilization thresholds. Above High the controller
+// stops lending fixed slots and grows elastic pools; below Low it moves
+// elastic work back to fixed and drains elastic workers. In between it holds,
+// so the pools do not flap.
+type Watermarks struct {
+	// High is the utilization (0 to 1] above which lending stops.
+	High float64 `yaml:"high,omitempty"`
+	// Low is the utilization below which elastic work moves back; below High.
+	Low float64 `yaml:"low,omitempty"`
+}

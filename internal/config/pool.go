@@ -1,0 +1,75 @@
+package config
+
+import (
+	"time"
+
+	"github.com/ballastdev/ballast/jobs"
+)
+
+// PoolKind is the price model of a pool.
+type PoolKind string
+
+// The pool kinds. Fixed capacity is prepaid and always on; on-demand and spot
+// capacity is started and released by the controller and paid per use.
+const (
+	PoolFixed    PoolKind = "fixed"
+	PoolOnDemand PoolKind = "ondemand"
+	PoolSpot     PoolKind = "spot"
+)
+
+// Elastic reports whether the controller starts and releases this kind's
+// workers (as opposed to the operator running them).
+func (k PoolKind) Elastic() bool { return k == PoolOnDemand || k == PoolSpot }
+
+// Billing is the granularity an elastic provider bills at.
+type Billing string
+
+// The billing granularities.
+const (
+	BillingPerSecond Billing = "per_second"
+	BillingPerMinute Billing = "per_minute"
+	BillingPerHour   Billing = "per_hour"
+)
+
+// Unit is the length of one billed unit, or 0 for an unknown granularity.
+// The policy uses it to keep an idle hourly worker until its paid hour ends.
+func (b Billing) Unit() time.Duration {
+	switch b {
+	case BillingPerSecond:
+		return time.Second
+	case BillingPerMinute:
+		return time.Minute
+	case BillingPerHour:
+		return time.Hour
+	}
+	return 0
+}
+
+// PoolConfig describes one pool of workers with one price model.
+type PoolConfig struct {
+	// Kind is fixed, ondemand or spot.
+	Kind PoolKind `yaml:"kind,omitempty"`
+	// Region is where the capacity is; reported with costs.
+	Region string `yaml:"region,omitempty"`
+	// PricePerSlotHour is the cost of one slot for one hour, in the
+	// installation's currency. For fixed quota it is the amortized price.
+	PricePerSlotHour float64 `yaml:"price_per_slot_hour,omitempty"`
+
+	// Slots is the fixed pool's total capacity (fixed pools only).
+	Slots int `yaml:"slots,omitempty"`
+
+	// Billing is the granularity the provider bills at (elastic pools only).
+	Billing Billing `yaml:"billing,omitempty"`
+	// MinBilling is the least a started worker is billed for (elastic only).
+	MinBilling jobs.Duration `yaml:"min_billing,omitempty"`
+	// StartupDelay is how long a new worker takes to take work (elastic only);
+	// the policy weighs it against waiting for fixed slots.
+	StartupDelay jobs.Duration `yaml:"startup_delay,omitempty"`
+	// IdleTTL is how long an idle elastic worker is kept before release; under
+	// hourly billing the policy keeps it until the paid hour ends instead.
+	IdleTTL jobs.Duration `yaml:"idle_ttl,omitempty"`
+	// MaxWorkers caps the pool's workers (elastic only); 0 disables the pool.
+	MaxWorkers int `yaml:"max_workers,omitempty"`
+	// SlotsPerWorker is how many jobs one elastic worker runs at once.
+	SlotsPerWorker int `yaml:"slots_per_worker,omitempty"`
+}

@@ -1,0 +1,77 @@
+package config
+
+import (
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+
+	"github.com/ballastdev/ballast/jobs"
+)
+
+var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// resolveSecret returns a credential written inline, named by an environment
+// variable or kept in a file. Config fields follow one naming scheme: the
+// value at field, the variable at field_env, the file at field_file. It runs
+// at connect time so a rotated secret is picked up on restart without editing
+// the config. Empty means no credential.
+func resolveSecret(field, value, env, file string) (string, error) {
+	switch {
+	case value != "":
+		return value, nil
+	case env != "":
+		v, ok := os.LookupEnv(env)
+		if !ok || v == "" {
+			return "", &jobs.FieldError{Field: field + "_env", Message: fmt.Sprintf("environment variable %s is not set (export it, or drop %s_env)", env, lastSegment(field))}
+		}
+		return v, nil
+	case file != "":
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return "", &jobs.FieldError{Field: field + "_file", Message: err.Error(), Err: err}
+		}
+		// Secret files usually end with a newline the secret does not contain.
+		v := strings.TrimRight(string(b), "\r\n")
+		if v == "" {
+			return "", &jobs.FieldError{Field: field + "_file", Message: file + " is empty"}
+		}
+		return v, nil
+	}
+	return "", nil
+}
+
+// checkSecret reports a credential given more than one way, and an
+// environment variable that is named but unset, so `ballast validate-config`
+// catches it before a service fails to connect. Files are read only at
+// connect time: the config is often checked on another machine than the one
+// that holds them.
+func checkSecret(ps *problems, field, value, env, file string) {
+	name := lastSegment(field)
+	var given []string
+	for _, g := range [][2]string{{value, name}, {env, name + "_env"}, {file, name + "_file"}} {
+		if g[0] != "" {
+			given = append(given, g[1])
+		}
+	}
+	if len(given) > 1 {
+		ps.add(field, "%s are set; keep only one", strings.Join(given, " and "))
+	}
+	if env == "" {
+		return
+	}
+	if !envNameRE.MatchString(env) {
+		ps.add(field+"_env", "%q is not an environment variable name (letters, digits and '_', not starting with a digit)", env)
+		return
+	}
+	if v, ok := os.LookupEnv(env); !ok || v == "" {
+		ps.add(field+"_env", "environment variable %s is not set; export it before starting Ballast", env)
+	}
+}
+
+func lastSegment(field string) string {
+	if i := strings.LastIndexByte(field, '.'); i >= 0 {
+		return field[i+1:]
+	}
+	return field
+}

@@ -1,0 +1,110 @@
+package config
+
+import (
+	"math"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+var poolNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,31}$`)
+
+// validatePools checks each pool and the set as a whole.
+func validatePools(ps *problems, pools map[string]PoolConfig) {
+	if len(pools) == 0 {
+		ps.add("pools", "missing: declare at least one pool, for example pools: {fixed: {kind: fixed, slots: 4}}")
+		return
+	}
+	names := make([]string, 0, len(pools))
+	for name := range pools {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	firstFixed := ""
+	for _, name := range names {
+		field := "pools." + name
+		if !poolNameRE.MatchString(name) {
+			// The name ends up in systemd instance names and worker flags.
+			ps.add(field, "%q is not a pool name: use up to 32 lower-case letters, digits, '_' or '-'", name)
+		}
+		p := pools[name]
+		p.validate(ps, field)
+		if p.Kind == PoolFixed {
+			if firstFixed != "" {
+				ps.add(field+".kind", "a second fixed pool; only one is supported, so add these slots to pools.%s", firstFixed)
+			} else {
+				firstFixed = name
+			}
+		}
+	}
+}
+
+func (p PoolConfig) validate(ps *problems, field string) {
+	switch p.Kind {
+	case PoolFixed, PoolOnDemand, PoolSpot:
+	case "":
+		ps.add(field+".kind", "missing: use fixed, ondemand or spot")
+		return
+	default:
+		ps.add(field+".kind", "unknown pool kind %q (use fixed, ondemand or spot)", p.Kind)
+		return
+	}
+	if p.PricePerSlotHour < 0 || math.IsNaN(p.PricePerSlotHour) || math.IsInf(p.PricePerSlotHour, 0) {
+		ps.add(field+".price_per_slot_hour", "%v is not a price: use a number of 0 or more", p.PricePerSlotHour)
+	}
+	if strings.TrimSpace(p.Region) == "" {
+		ps.add(field+".region", "must not be blank")
+	}
+	if p.Kind == PoolFixed {
+		p.validateFixed(ps, field)
+	} else {
+		p.validateElastic(ps, field)
+	}
+}
+
+func (p PoolConfig) validateFixed(ps *problems, field string) {
+	if p.Slots <= 0 {
+		ps.add(field+".slots", "a fixed pool needs slots > 0: the number of jobs its workers run at once")
+	}
+	// Elastic settings on a fixed pool mean the operator expects behaviour
+	// Ballast will not give; say so instead of ignoring them.
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{
+		{"billing", p.Billing != ""},
+		{"min_billing", p.MinBilling != 0},
+		{"startup_delay", p.StartupDelay != 0},
+		{"idle_ttl", p.IdleTTL != 0},
+		{"max_workers", p.MaxWorkers != 0},
+		{"slots_per_worker", p.SlotsPerWorker != 0},
+	} {
+		if f.set {
+			ps.add(field+"."+f.name, "is for elastic pools (ondemand, spot); a fixed pool is prepaid and always on: drop it")
+		}
+	}
+}
+
+func (p PoolConfig) validateElastic(ps *problems, field string) {
+	if p.Slots != 0 {
+		ps.add(field+".slots", "is for fixed pools; an elastic pool's size is max_workers × slots_per_worker")
+	}
+	if p.Billing.Unit() == 0 {
+		ps.add(field+".billing", "unknown billing %q (use per_second, per_minute or per_hour)", p.Billing)
+	}
+	if p.MinBilling < 0 {
+		ps.add(field+".min_billing", "must not be negative")
+	}
+	if p.StartupDelay < 0 {
+		ps.add(field+".startup_delay", "must not be negative")
+	}
+	if p.IdleTTL < 0 {
+		ps.add(field+".idle_ttl", "must not be negative")
+	}
+	if p.MaxWorkers < 0 {
+		ps.add(field+".max_workers", "must be 0 or more (0 disables the pool)")
+	}
+	if p.SlotsPerWorker < 1 {
+		ps.add(field+".slots_per_worker", "must be at least 1")
+	}
+}
