@@ -27,10 +27,12 @@ redis.call("ZADD", KEYS[4], ARGV[4], ARGV[1])
 return {"new", ARGV[1]}
 `)
 
-// claimScript gives the current attempt to a worker.
-// KEYS: job, outbox, workerJobs. ARGV: id, attempt, worker, now.
+// claimScript gives the current attempt to a worker. A worker identity the
+// controller fenced cannot claim: its jobs would be invisible to recovery.
+// KEYS: job, outbox, workerJobs, tombstone. ARGV: id, attempt, worker, now.
 // Returns the record as a flat HGETALL list when claimed, else a reason string.
 var claimScript = redis.NewScript(`
+if redis.call("EXISTS", KEYS[4]) == 1 then return "fenced" end
 local st = redis.call("HMGET", KEYS[1], "state", "attempt")
 if not st[1] then return "gone" end
 if tonumber(st[2]) ~= tonumber(ARGV[2]) then return "stale" end

@@ -169,14 +169,22 @@ func (s *Store) Get(ctx context.Context, id string) (jobs.Job, error) {
 	return decodeRecord(id, h)
 }
 
+// ErrFenced is returned by Claim when the controller has declared the
+// claiming worker identity dead. The delivery is still valid: the worker must
+// take a new identity and let the delivery be retried.
+var ErrFenced = errors.New("worker identity fenced by the controller")
+
 // Claim gives delivery d to worker. It returns ok=false for a stale delivery
 // (the attempt moved on, or the job was cancelled), which the caller drops.
 func (s *Store) Claim(ctx context.Context, d Delivery, worker string) (jobs.Job, bool, error) {
 	v, err := claimScript.Run(ctx, s.rdb,
-		[]string{s.ns.Job(d.JobID), s.ns.Outbox(), s.ns.WorkerJobs(worker)},
+		[]string{s.ns.Job(d.JobID), s.ns.Outbox(), s.ns.WorkerJobs(worker), s.ns.WorkerTombstone(worker)},
 		d.JobID, d.Attempt, worker, s.opts.Now().UnixMilli()).Result()
 	if err != nil {
 		return jobs.Job{}, false, wrap("queues.Claim", err)
+	}
+	if v == "fenced" {
+		return jobs.Job{}, false, fmt.Errorf("queues.Claim %s by %s: %w", TaskID(d.JobID, d.Attempt), worker, ErrFenced)
 	}
 	list, ok := v.([]any)
 	if !ok {

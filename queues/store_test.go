@@ -241,6 +241,10 @@ func TestDeadWorkerRecovery(t *testing.T) {
 	if !beat.Fenced {
 		t.Fatal("a recovered worker was not fenced")
 	}
+	// Nor can it claim anything under the fenced identity.
+	if _, ok, err := s.Claim(ctx, queues.Delivery{JobID: rec[0].JobID, Attempt: 2}, "dead"); ok || !errors.Is(err, queues.ErrFenced) {
+		t.Fatalf("fenced worker claimed: ok=%v err=%v", ok, err)
+	}
 	if n := pending(t, s, queues.QueueCore); n != 6 {
 		// 3 first-attempt tasks still pending (never dequeued in this test) + 3 new attempts.
 		t.Fatalf("core pending = %d, want 6", n)

@@ -1,0 +1,8 @@
+// Package workers is Ballast's worker runtime. A Worker consumes asynq queues
+// in strict priority, claims each delivery against the job record (dropping
+// stale ones), runs the job as a subprocess or an in-process Go handler with
+// the checkpoint contract, keeps its output, records its end, retries
+// retryable failures as new attempts, heartbeats into the worker registry and
+// drains on stop: running jobs get the drain timeout to finish, then are
+// checkpointed and requeued.
+package workers

@@ -1,0 +1,155 @@
+package workers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/hibiken/asynq"
+
+	"github.com/ballastdev/ballast/jobs"
+	"github.com/ballastdev/ballast/orchestrator/events"
+	"github.com/ballastdev/ballast/queues"
+)
+
+// process is the asynq handler: one delivery of one attempt.
+func (w *Worker) process(ctx context.Context, t *asynq.Task) error {
+	d, err := queues.DecodeDelivery(t.Payload())
+	if err != nil {
+		w.log.Error("malformed task archived", "err", err)
+		return fmt.Errorf("%w: %v", asynq.SkipRetry, err)
+	}
+	w.mu.Lock()
+	draining := w.draining
+	w.mu.Unlock()
+	if draining {
+		// Fetched just before the drain began: leave it to asynq to requeue
+		// the same attempt for another worker.
+		return fmt.Errorf("worker draining")
+	}
+	wid := w.ID()
+	j, ok, err := w.store.Claim(ctx, d, wid)
+	if errors.Is(err, queues.ErrFenced) {
+		// The delivery is valid, this identity is not: take a new one and
+		// let asynq redeliver the attempt.
+		w.refence("claim")
+		return err
+	}
+	if err != nil {
+		// Redis trouble: asynq redelivers this attempt after a back-off.
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("%w: %s: %w", asynq.RevokeTask, queues.TaskID(d.JobID, d.Attempt), errStale)
+	}
+	r := newRunning(j, wid)
+	key := queues.TaskID(j.ID, j.Attempt)
+	w.mu.Lock()
+	w.jobs[key] = r
+	w.mu.Unlock()
+	defer func() {
+		w.mu.Lock()
+		delete(w.jobs, key)
+		w.mu.Unlock()
+	}()
+	w.publish(events.Event{ID: eventID(j, events.TypeJobRunning), Type: events.TypeJobRunning, JobID: j.ID,
+		Attempt: j.Attempt, State: jobs.StateRunning, Queue: j.Queue, Worker: wid, Time: j.StartedAt,
+		Data: map[string]any{"pool": w.opts.Pool, "resume_from": j.Checkpoint}})
+
+	res := w.run(r)
+	w.settle(r, res)
+	return nil
+}
+
+// run executes the attempt and returns how it ended.
+func (w *Worker) run(r *running) outcome {
+	ckDir := filepath.Join(w.opts.CheckpointDir, r.job.ID)
+	if err := os.MkdirAll(ckDir, 0o755); err != nil {
+		return outcome{err: fmt.Errorf("checkpoint dir: %w", err)}
+	}
+	out := newOutput(w.store, w.opts.LogDir, r.job.ID, r.job.Attempt, w.opts.LogLines,
+		func(c string) { w.recordCheckpoint(r, c) })
+	defer out.close()
+	if r.job.Spec.Handler != "" {
+		return w.runHandler(r, out, ckDir)
+	}
+	if len(r.job.Spec.Command) == 0 {
+		return outcome{err: errors.New("the job has neither command nor handler")}
+	}
+	return w.runProcess(r, out, ckDir)
+}
+
+// runHandler runs an in-process Go handler.
+func (w *Worker) runHandler(r *running, out *output, ckDir string) outcome {
+	h, ok := w.opts.Handlers[r.job.Spec.Handler]
+	if !ok {
+		return outcome{err: fmt.Errorf("no handler %q is registered on this worker", r.job.Spec.Handler)}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), r.job.Spec.Timeout.Std())
+	defer cancel()
+	stdout := out.writer("stdout")
+	run := &Run{JobID: r.job.ID, Attempt: r.job.Attempt, Params: r.job.Spec.Params, ResumeFrom: r.job.Checkpoint,
+		CheckpointDir: ckDir, Output: stdout, checkpoint: func(c string) error { w.recordCheckpoint(r, c); return nil }}
+	done := make(chan error, 1)
+	go func() {
+		defer func() {
+			if p := recover(); p != nil {
+				done <- fmt.Errorf("handler panicked: %v", p)
+			}
+		}()
+		done <- h(ctx, run)
+	}()
+	var res outcome
+	select {
+	case err := <-done:
+		res = handlerOutcome(err)
+	case <-r.stopped:
+		cancel()
+		res = waitHandler(done, r.job.Spec.Grace.Std())
+		res.stop = r.reason()
+	case <-ctx.Done():
+		res = waitHandler(done, r.job.Spec.Grace.Std())
+		res.stop = stopTimeout
+	}
+	stdout.Flush()
+	return res
+}
+
+func waitHandler(done chan error, grace time.Duration) outcome {
+	select {
+	case err := <-done:
+		return handlerOutcome(err)
+	case <-time.After(grace):
+		// A Go function cannot be killed; the slot is freed and the
+		// goroutine is left to notice its cancelled context.
+		return outcome{killed: true, err: errors.New("handler ignored cancellation past its grace period")}
+	}
+}
+
+func handlerOutcome(err error) outcome {
+	code := 0
+	if err != nil {
+		code = 1
+		return outcome{exitCode: &code, err: err}
+	}
+	return outcome{exitCode: &code}
+}
+
+// recordCheckpoint stores a checkpoint of a running attempt.
+func (w *Worker) recordCheckpoint(r *running, c string) {
+	r.setCheckpoint(c)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	ok, err := w.store.Checkpoint(ctx, r.job, r.worker, c)
+	if err != nil || !ok {
+		w.log.Warn("checkpoint not recorded", "job", r.job.ID, "attempt", r.job.Attempt, "fenced", !ok, "err", err)
+		return
+	}
+	w.publish(events.Event{ID: events.NewID(), Type: events.TypeJobCheckpoint, JobID: r.job.ID, Attempt: r.job.Attempt,
+		State: jobs.StateRunning, Worker: r.worker, Time: w.opts.Now(), Data: map[string]any{"checkpoint": c}})
+}
+
+func eventID(j jobs.Job, t events.Type) string { return fmt.Sprintf("%s.%d.%s", j.ID, j.Attempt, t) }

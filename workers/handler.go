@@ -1,0 +1,36 @@
+package workers
+
+import (
+	"context"
+	"fmt"
+	"io"
+)
+
+// Handler runs a job in-process. It should return when ctx is cancelled
+// (cancel, timeout or drain); after the grace period the worker stops
+// waiting for it.
+type Handler func(ctx context.Context, r *Run) error
+
+// Run is what an in-process handler sees of its job.
+type Run struct {
+	JobID   string
+	Attempt int
+	// Params are the job's normalised parameters.
+	Params map[string]any
+	// ResumeFrom is the last checkpoint ("" on a fresh start).
+	ResumeFrom string
+	// CheckpointDir is a directory kept for this job across attempts on
+	// this machine.
+	CheckpointDir string
+	// Output receives the handler's log lines (kept like a process's stdout).
+	Output     io.Writer
+	checkpoint func(string) error
+}
+
+// Checkpoint records a checkpoint the next attempt resumes from.
+func (r *Run) Checkpoint(c string) error {
+	if r.checkpoint == nil {
+		return fmt.Errorf("workers.Run.Checkpoint: not running under a worker")
+	}
+	return r.checkpoint(c)
+}

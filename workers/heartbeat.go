@@ -1,0 +1,84 @@
+package workers
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/ballastdev/ballast/queues"
+)
+
+// heartbeatLoop keeps the worker in the registry and acts on what the
+// registry says: cancel requests, attempts that moved on, and fencing.
+func (w *Worker) heartbeatLoop(ctx context.Context) {
+	defer close(w.hbDone)
+	t := time.NewTicker(w.opts.Heartbeat)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			w.beat(ctx)
+		}
+	}
+}
+
+func (w *Worker) beat(ctx context.Context) {
+	w.mu.Lock()
+	live := make([]queues.Delivery, 0, len(w.jobs))
+	byID := make(map[string]*running, len(w.jobs))
+	for _, r := range w.jobs {
+		// Attempts claimed under an identity fenced earlier are already
+		// stopping; only the current identity's attempts are reported.
+		if r.worker == w.ID() {
+			live = append(live, queues.Delivery{JobID: r.job.ID, Attempt: r.job.Attempt})
+			byID[r.job.ID] = r
+		}
+	}
+	w.mu.Unlock()
+	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	b, err := w.store.Heartbeat(cctx, w.info(), live)
+	if err != nil {
+		w.log.Warn("heartbeat failed", "err", err)
+		return
+	}
+	if b.Fenced {
+		w.refence("heartbeat")
+		return
+	}
+	for _, id := range b.Cancel {
+		if r := byID[id]; r != nil {
+			r.stop(stopCancel)
+		}
+	}
+	for _, id := range b.Lost {
+		if r := byID[id]; r != nil {
+			r.stop(stopLost)
+		}
+	}
+}
+
+// refence handles the controller declaring this worker identity dead: its
+// attempts were requeued elsewhere, so they are stopped unrecorded, and the
+// worker continues under a new identity. The new identity is taken first so
+// that a slot freed by these stops cannot claim under the fenced one.
+func (w *Worker) refence(seenBy string) {
+	w.mu.Lock()
+	old := w.ID()
+	if w.fenced[old] {
+		w.mu.Unlock()
+		return // another goroutine already moved on from this identity
+	}
+	w.fenced[old] = true
+	w.id.Store(fmt.Sprintf("%s-r%s", w.opts.ID, randomHex(2)))
+	for _, r := range w.jobs {
+		if r.worker == old {
+			r.stop(stopLost)
+		}
+	}
+	w.mu.Unlock()
+	w.log.Warn("fenced by the controller; its jobs were requeued elsewhere: stopped them, re-registering",
+		"old", old, "new", w.ID(), "seen_by", seenBy)
+}

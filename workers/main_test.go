@@ -1,0 +1,16 @@
+package workers_test
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// TestMain fails the package if any test leaves a goroutine behind: every
+// worker is stopped in its test's cleanup, which must end its asynq server,
+// heartbeat loop and output flushers. No goroutine needs ignoring: asynq's
+// server goroutines end in Shutdown, and the go-redis clients (with their
+// pools) are closed by testenv when each test ends.
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}

@@ -1,0 +1,140 @@
+package workers
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/ballastdev/ballast/orchestrator/events"
+	"github.com/ballastdev/ballast/queues"
+)
+
+// Options configures a Worker.
+type Options struct {
+	// Pool is the pool this worker belongs to ("fixed", "spot", ...).
+	Pool string
+	// Slots is how many jobs run at once.
+	Slots int
+	// Queues are consumed in strict priority order: a later queue is served
+	// only while every earlier one is empty. Fixed workers use core, loan.
+	Queues []queues.Queue
+	// ID names the worker in the registry ("" = host-pid-random).
+	ID string
+	// PollInterval is how often an idle worker looks for work (asynq's
+	// TaskCheckInterval, whose 1s default makes idle start-up slow).
+	PollInterval time.Duration
+	// Heartbeat is the registry heartbeat period.
+	Heartbeat time.Duration
+	// DrainTimeout is how long a stopping worker lets running jobs finish
+	// before it checkpoints and requeues them.
+	DrainTimeout time.Duration
+	// LogDir keeps each attempt's full output; CheckpointDir holds a
+	// directory per job (BALLAST_CHECKPOINT_DIR).
+	LogDir        string
+	CheckpointDir string
+	// LogLines is how many lines of each job's output are kept in Redis.
+	LogLines int64
+	// RetryBackoff is the delay before the first retry; it doubles per retry
+	// up to MaxRetryBackoff.
+	RetryBackoff    time.Duration
+	MaxRetryBackoff time.Duration
+	// Handlers are in-process Go handlers, by the name templates use.
+	Handlers map[string]Handler
+	// Events receives every state change (default events.Discard).
+	Events events.Publisher
+	// Logger (default slog.Default()).
+	Logger *slog.Logger
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+}
+
+// WithDefaults returns a copy with every unset field filled in.
+func (o Options) WithDefaults() Options {
+	if o.Pool == "" {
+		o.Pool = "fixed"
+	}
+	if o.Slots == 0 {
+		o.Slots = 1
+	}
+	if len(o.Queues) == 0 {
+		o.Queues = []queues.Queue{queues.QueueCore, queues.QueueLoan}
+	}
+	if o.ID == "" {
+		host, _ := os.Hostname()
+		o.ID = fmt.Sprintf("%s-%d-%s", host, os.Getpid(), randomHex(3))
+	}
+	if o.PollInterval == 0 {
+		o.PollInterval = 25 * time.Millisecond
+	}
+	if o.Heartbeat == 0 {
+		o.Heartbeat = time.Second
+	}
+	if o.DrainTimeout == 0 {
+		o.DrainTimeout = 5 * time.Minute
+	}
+	if o.LogDir == "" {
+		o.LogDir = filepath.Join(os.TempDir(), "ballast", "logs")
+	}
+	if o.CheckpointDir == "" {
+		o.CheckpointDir = filepath.Join(os.TempDir(), "ballast", "checkpoints")
+	}
+	if o.LogLines == 0 {
+		o.LogLines = 10000
+	}
+	if o.RetryBackoff == 0 {
+		o.RetryBackoff = 5 * time.Second
+	}
+	if o.MaxRetryBackoff == 0 {
+		o.MaxRetryBackoff = 10 * time.Minute
+	}
+	if o.Events == nil {
+		o.Events = events.Discard
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return o
+}
+
+// Validate names every bad option.
+func (o Options) Validate() error {
+	var errs []error
+	if o.Slots < 1 || o.Slots > 4096 {
+		errs = append(errs, fmt.Errorf("slots: %d is out of range (1..4096)", o.Slots))
+	}
+	seen := map[queues.Queue]bool{}
+	for _, q := range o.Queues {
+		if q != queues.QueueCore && q != queues.QueueLoan && q != queues.QueueBurst {
+			errs = append(errs, fmt.Errorf("queues: unknown queue %q (use core, loan or burst)", q))
+		}
+		if seen[q] {
+			errs = append(errs, fmt.Errorf("queues: %q is listed twice", q))
+		}
+		seen[q] = true
+	}
+	if o.PollInterval < time.Millisecond {
+		errs = append(errs, fmt.Errorf("poll_interval: %s is below 1ms", o.PollInterval))
+	}
+	if o.Heartbeat <= 0 {
+		errs = append(errs, errors.New("heartbeat: must be positive"))
+	}
+	if o.DrainTimeout < 0 {
+		errs = append(errs, errors.New("drain_timeout: must not be negative"))
+	}
+	return errors.Join(errs...)
+}
+
+// backoff is the delay before retry number n (0-based).
+func (o Options) backoff(n int) time.Duration {
+	d := o.RetryBackoff
+	for i := 0; i < n && d < o.MaxRetryBackoff; i++ {
+		d *= 2
+	}
+	return min(d, o.MaxRetryBackoff)
+}

@@ -1,0 +1,112 @@
+package workers_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/workers"
+)
+
+func TestOptionsValidate(t *testing.T) {
+	t.Parallel()
+	valid := workers.Options{Slots: 2, Queues: []queues.Queue{queues.QueueCore, queues.QueueLoan},
+		PollInterval: 5 * time.Millisecond, Heartbeat: time.Second, DrainTimeout: time.Minute}
+	if err := valid.Validate(); err != nil {
+		t.Fatalf("valid options rejected: %v", err)
+	}
+	if err := (workers.Options{}).WithDefaults().Validate(); err != nil {
+		t.Fatalf("defaults rejected: %v", err)
+	}
+	cases := []struct {
+		name string
+		mod  func(*workers.Options)
+		want []string
+	}{
+		{"zero slots", func(o *workers.Options) { o.Slots = 0 }, []string{"slots"}},
+		{"negative slots", func(o *workers.Options) { o.Slots = -1 }, []string{"slots"}},
+		{"too many slots", func(o *workers.Options) { o.Slots = 5000 }, []string{"slots"}},
+		{"unknown queue", func(o *workers.Options) { o.Queues = []queues.Queue{queues.QueueCore, "fast"} },
+			[]string{`unknown queue "fast"`}},
+		{"duplicated queue", func(o *workers.Options) {
+			o.Queues = []queues.Queue{queues.QueueCore, queues.QueueLoan, queues.QueueCore}
+		},
+			[]string{`"core" is listed twice`}},
+		{"every problem at once", func(o *workers.Options) {
+			o.Slots = 0
+			o.Queues = []queues.Queue{"x", "x"}
+			o.Heartbeat = 0
+		}, []string{"slots", `unknown queue "x"`, `"x" is listed twice`, "heartbeat"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			o := valid
+			c.mod(&o)
+			err := o.Validate()
+			if err == nil {
+				t.Fatalf("%+v accepted", o)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not mention %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestNewRejectsBadOptions(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	o := e.options()
+	o.Queues = []queues.Queue{queues.QueueBurst, queues.QueueBurst}
+	if w, err := workers.New(e.store, o); err == nil || w != nil || !strings.Contains(err.Error(), "listed twice") {
+		t.Fatalf("New = %v, %v; want an error about the duplicated queue", w, err)
+	}
+}
+
+func TestStopIsSafeBeforeStartAndTwice(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	w, err := workers.New(e.store, e.options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Stop() // never started
+	w.Stop()
+
+	w2 := e.start(e.options())
+	ws, err := e.store.Workers(context.Background())
+	if err != nil || len(ws) != 1 || ws[0].ID != w2.ID() || ws[0].Slots != 2 || ws[0].Pool != "fixed" {
+		t.Fatalf("registry %+v, %v; want the started worker", ws, err)
+	}
+	w2.Stop()
+	w2.Stop()
+	if ws, err := e.store.Workers(context.Background()); err != nil || len(ws) != 0 {
+		t.Fatalf("registry %+v, %v; want it empty after Stop", ws, err)
+	}
+}
+
+func TestStopAfterFailedStart(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	w, err := workers.New(e.store, e.options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // registration cannot reach Redis
+	if err := w.Start(ctx); err == nil {
+		t.Fatal("Start with a dead context succeeded")
+	}
+	done := make(chan any)
+	go func() {
+		defer func() { done <- recover() }()
+		w.Stop()
+	}()
+	if p := <-done; p != nil {
+		t.Fatalf("Stop after a failed Start panicked: %v", p)
+	}
+}

@@ -1,0 +1,73 @@
+package workers
+
+import (
+	"sync"
+
+	"github.com/ballastdev/ballast/jobs"
+)
+
+// stopReason says why a worker stopped a job before it exited by itself.
+type stopReason string
+
+const (
+	stopCancel  stopReason = "cancelled"
+	stopLost    stopReason = "lost"     // the attempt is no longer this worker's
+	stopDrain   stopReason = "draining" // the worker is stopping
+	stopTimeout stopReason = "timeout"
+)
+
+// running is one job in a slot.
+type running struct {
+	job    jobs.Job
+	worker string // the worker ID it was claimed under (the fence)
+
+	once    sync.Once
+	stopped chan struct{}
+	mu      sync.Mutex
+	why     stopReason
+	ckpt    string
+}
+
+func newRunning(j jobs.Job, worker string) *running {
+	return &running{job: j, worker: worker, stopped: make(chan struct{}), ckpt: j.Checkpoint}
+}
+
+// stop asks the job to stop; the first reason wins.
+func (r *running) stop(why stopReason) {
+	r.once.Do(func() {
+		r.mu.Lock()
+		r.why = why
+		r.mu.Unlock()
+		close(r.stopped)
+	})
+}
+
+func (r *running) reason() stopReason {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.why
+}
+
+func (r *running) lastCheckpoint() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.ckpt
+}
+
+func (r *running) setCheckpoint(c string) {
+	r.mu.Lock()
+	r.ckpt = c
+	r.mu.Unlock()
+}
+
+// outcome is how an attempt ended.
+type outcome struct {
+	exitCode *int
+	err      error      // could not start, or the handler returned an error
+	stop     stopReason // set when the worker stopped it
+	killed   bool       // the grace period ran out
+}
+
+func (o outcome) succeeded() bool {
+	return o.stop == "" && o.err == nil && o.exitCode != nil && *o.exitCode == 0
+}

@@ -1,0 +1,127 @@
+package workers
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/ballastdev/ballast/jobs"
+	"github.com/ballastdev/ballast/orchestrator/events"
+	"github.com/ballastdev/ballast/queues"
+)
+
+// settle records how an attempt ended: finished, retried as a new attempt, or
+// requeued (drain). Redis errors are retried: the result of work that ran
+// must not be dropped because Redis blinked.
+func (w *Worker) settle(r *running, res outcome) {
+	j := r.job
+	now := w.opts.Now()
+	switch {
+	case res.stop == stopLost:
+		w.log.Info("stopped a job whose attempt moved on", "job", j.ID, "attempt", j.Attempt)
+		return
+	case res.stop == stopCancel:
+		w.finish(r, jobs.StateCancelled, res.exitCode, "cancelled by user")
+		return
+	case res.stop == stopDrain:
+		var moved queues.Requeued
+		w.retryRedis("requeue", func(ctx context.Context) (err error) {
+			moved, err = w.store.Requeue(ctx, j, r.worker, queues.Requeue{Reason: "worker " + r.worker + " draining"})
+			return err
+		})
+		w.announceRequeue(r, moved, "worker draining", now)
+		return
+	case res.succeeded():
+		w.finish(r, jobs.StateSucceeded, res.exitCode, "")
+		return
+	}
+	reason := failureReason(res)
+	if j.Spec.Retryable && j.Retries < j.Spec.MaxRetries {
+		var moved queues.Requeued
+		w.retryRedis("retry", func(ctx context.Context) (err error) {
+			moved, err = w.store.Requeue(ctx, j, r.worker, queues.Requeue{Retry: true, Reason: reason,
+				NotBefore: now.Add(w.opts.backoff(j.Retries))})
+			return err
+		})
+		w.announceRequeue(r, moved, reason, now)
+		return
+	}
+	w.finish(r, jobs.StateFailed, res.exitCode, reason)
+}
+
+func failureReason(res outcome) string {
+	switch {
+	case res.stop == stopTimeout:
+		return "timed out"
+	case res.err != nil:
+		return res.err.Error()
+	case res.exitCode != nil && *res.exitCode < 0:
+		return "killed by a signal"
+	case res.exitCode != nil:
+		return fmt.Sprintf("exited with code %d", *res.exitCode)
+	}
+	return "failed"
+}
+
+func (w *Worker) finish(r *running, state jobs.State, code *int, msg string) {
+	var ok bool
+	w.retryRedis("finish", func(ctx context.Context) (err error) {
+		ok, err = w.store.Finish(ctx, r.job, r.worker, state, code, msg)
+		return err
+	})
+	if !ok {
+		w.log.Warn("result not recorded: the attempt had moved on", "job", r.job.ID, "attempt", r.job.Attempt)
+		return
+	}
+	data := map[string]any{}
+	if code != nil {
+		data["exit_code"] = *code
+	}
+	w.publish(events.Event{ID: eventID(r.job, eventType(state)), Type: eventType(state), JobID: r.job.ID,
+		Attempt: r.job.Attempt, State: state, Queue: r.job.Queue, Worker: r.worker, Reason: msg, Time: w.opts.Now(), Data: data})
+}
+
+func (w *Worker) announceRequeue(r *running, moved queues.Requeued, reason string, now time.Time) {
+	switch {
+	case moved.Cancelled:
+		w.publish(events.Event{ID: eventID(r.job, events.TypeJobCancelled), Type: events.TypeJobCancelled, JobID: r.job.ID,
+			Attempt: r.job.Attempt, State: jobs.StateCancelled, Worker: r.worker, Reason: reason, Time: now})
+	case moved.Attempt > 0:
+		w.publish(events.Event{ID: eventID(r.job, events.TypeJobRequeued), Type: events.TypeJobRequeued, JobID: r.job.ID,
+			Attempt: moved.Attempt, State: jobs.StateQueued, Queue: r.job.Queue, Worker: r.worker, Reason: reason, Time: now,
+			Data: map[string]any{"resume_from": r.lastCheckpoint()}})
+	}
+}
+
+func eventType(s jobs.State) events.Type {
+	switch s {
+	case jobs.StateSucceeded:
+		return events.TypeJobSucceeded
+	case jobs.StateCancelled:
+		return events.TypeJobCancelled
+	}
+	return events.TypeJobFailed
+}
+
+// retryRedis runs f until it succeeds, backing off up to 5s between tries,
+// for at most 10 minutes: long enough to ride out a Redis restart. After that
+// the controller's recovery owns the job.
+func (w *Worker) retryRedis(what string, f func(context.Context) error) {
+	delay := 100 * time.Millisecond
+	deadline := time.Now().Add(10 * time.Minute)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		err := f(ctx)
+		cancel()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			w.log.Error("giving up recording a result", "what", what, "err", err)
+			return
+		}
+		w.log.Warn("recording a result failed; retrying", "what", what, "err", err, "in", delay)
+		time.Sleep(delay)
+		delay = min(delay*2, 5*time.Second)
+	}
+}

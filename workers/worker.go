@@ -1,0 +1,184 @@
+package workers
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hibiken/asynq"
+
+	"github.com/ballastdev/ballast/orchestrator/events"
+	"github.com/ballastdev/ballast/queues"
+)
+
+// Worker serves one pool's queues with a fixed number of slots.
+type Worker struct {
+	store *queues.Store
+	opts  Options
+	log   *slog.Logger
+	srv   *asynq.Server
+
+	id atomic.Value // string; replaced when the controller fences this worker
+
+	mu sync.Mutex
+	// jobs holds the running attempts by task ID (job:attempt): after a
+	// fence the same job can briefly have two attempts here.
+	jobs     map[string]*running
+	fenced   map[string]bool // identities the controller fenced
+	draining bool
+	started  time.Time
+
+	hbCancel context.CancelFunc
+	hbDone   chan struct{}
+
+	startOnce sync.Once
+	stopOnce  sync.Once
+	startErr  error
+}
+
+// New returns a worker; call Start to run it.
+func New(store *queues.Store, opts Options) (*Worker, error) {
+	opts = opts.WithDefaults()
+	if err := opts.Validate(); err != nil {
+		return nil, fmt.Errorf("workers.New: %w", err)
+	}
+	w := &Worker{store: store, opts: opts, log: opts.Logger.With("worker", opts.ID, "pool", opts.Pool),
+		jobs: map[string]*running{}, fenced: map[string]bool{}}
+	w.id.Store(opts.ID)
+	return w, nil
+}
+
+// ID returns the worker's current registry ID.
+func (w *Worker) ID() string { return w.id.Load().(string) }
+
+// Start registers the worker and starts consuming. Calling it twice is a no-op.
+func (w *Worker) Start(ctx context.Context) error {
+	w.startOnce.Do(func() { w.startErr = w.start(ctx) })
+	return w.startErr
+}
+
+func (w *Worker) start(ctx context.Context) error {
+	ns := w.store.Namespace()
+	prio := map[string]int{}
+	for i, q := range w.opts.Queues {
+		prio[ns.AsynqQueue(q)] = len(w.opts.Queues) - i
+	}
+	var grace time.Duration = 15 * time.Minute // the largest grace a template may have
+	w.srv = asynq.NewServerFromRedisClient(w.store.Redis(), asynq.Config{
+		Concurrency:       w.opts.Slots,
+		Queues:            prio,
+		StrictPriority:    true,
+		TaskCheckInterval: w.opts.PollInterval,
+		// Retries are scheduled tasks; asynq looks for due ones every 5s by
+		// default, which would stretch a short back-off to seconds.
+		DelayedTaskCheckInterval: min(max(w.opts.RetryBackoff/2, 100*time.Millisecond), 5*time.Second),
+		// Our own drain runs first; asynq's shutdown only has to outlast it.
+		ShutdownTimeout: w.opts.DrainTimeout + grace + 30*time.Second,
+		Logger:          asynqLogger{w.log},
+		LogLevel:        asynq.WarnLevel,
+		// Infrastructure redeliveries (Redis down mid-claim) back off quickly.
+		RetryDelayFunc: func(n int, _ error, _ *asynq.Task) time.Duration {
+			return min(time.Duration(n+1)*time.Second, 30*time.Second)
+		},
+	})
+	w.started = w.opts.Now()
+	if _, err := w.store.Heartbeat(ctx, w.info(), nil); err != nil {
+		return fmt.Errorf("workers.Start: register: %w", err)
+	}
+	if err := w.srv.Start(asynq.HandlerFunc(w.process)); err != nil {
+		return fmt.Errorf("workers.Start: %w", err)
+	}
+	hbCtx, cancel := context.WithCancel(context.Background())
+	w.hbCancel, w.hbDone = cancel, make(chan struct{})
+	go w.heartbeatLoop(hbCtx)
+	w.publish(events.Event{ID: events.NewID(), Type: events.TypeWorkerUp, Worker: w.ID(), Time: w.opts.Now(),
+		Data: map[string]any{"pool": w.opts.Pool, "slots": w.opts.Slots}})
+	w.log.Info("worker started", "slots", w.opts.Slots, "queues", w.opts.Queues)
+	return nil
+}
+
+// Stop drains the worker: it stops taking work, lets running jobs finish for
+// up to the drain timeout, then checkpoints and requeues the rest, and leaves
+// the registry. Safe to call twice, or before Start.
+func (w *Worker) Stop() {
+	w.stopOnce.Do(func() {
+		if w.srv == nil {
+			return
+		}
+		w.srv.Stop()
+		w.mu.Lock()
+		w.draining = true
+		w.mu.Unlock()
+		w.log.Info("draining", "running", w.Running(), "timeout", w.opts.DrainTimeout)
+		if !w.waitIdle(w.opts.DrainTimeout) {
+			w.mu.Lock()
+			for _, r := range w.jobs {
+				r.stop(stopDrain)
+			}
+			w.mu.Unlock()
+			w.waitIdle(0)
+		}
+		w.srv.Shutdown()
+		if w.hbCancel != nil { // nil when Start failed before the loop began
+			w.hbCancel()
+			<-w.hbDone
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := w.store.Deregister(ctx, w.ID()); err != nil {
+			w.log.Warn("deregister failed; the controller will notice the silence", "err", err)
+		}
+		w.log.Info("worker stopped")
+	})
+}
+
+// waitIdle waits until no job runs, for at most d (0 = no limit).
+func (w *Worker) waitIdle(d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	for w.Running() > 0 {
+		if d > 0 && time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return true
+}
+
+// Running returns how many jobs run now.
+func (w *Worker) Running() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.jobs)
+}
+
+func (w *Worker) info() queues.WorkerInfo {
+	host, _ := os.Hostname()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return queues.WorkerInfo{ID: w.ID(), Pool: w.opts.Pool, Slots: w.opts.Slots, Busy: len(w.jobs),
+		Queues: w.opts.Queues, Host: host, PID: os.Getpid(), Draining: w.draining, StartedAt: w.started}
+}
+
+func (w *Worker) publish(e events.Event) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if err := w.opts.Events.Publish(ctx, e); err != nil {
+		w.log.Warn("event not published", "type", e.Type, "job", e.JobID, "err", err)
+	}
+}
+
+// errStale marks deliveries whose attempt has moved on.
+var errStale = errors.New("stale delivery")
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
