@@ -1,0 +1,75 @@
+package policy
+
+import (
+	"fmt"
+	"strings"
+)
+
+// ActionKind names what an action does.
+type ActionKind string
+
+// The actions a plan may hold.
+const (
+	// Lend moves a queued burst job from burst to loan (rules 2 and 4).
+	Lend ActionKind = "lend"
+	// Unlend moves a queued burst job from loan back to burst (rule 2).
+	Unlend ActionKind = "unlend"
+	// Reclaim checkpoints a burst job borrowing a fixed slot and sends it
+	// back to burst, so a core job can have the slot (rule 1).
+	Reclaim ActionKind = "reclaim"
+	// Migrate checkpoints a job running on elastic capacity and requeues it
+	// for fixed quota: loan for burst jobs, core for core jobs (rule 4).
+	Migrate ActionKind = "migrate"
+	// ScaleUp asks a pool's provider for Count more workers (rule 3).
+	ScaleUp ActionKind = "scale_up"
+	// Drain tells an elastic worker to take no more work (rule 4).
+	Drain ActionKind = "drain"
+	// Release hands an empty elastic worker back to its provider (rule 5).
+	Release ActionKind = "release"
+	// Overflow sends a queued core job to an on-demand pool (rule 7).
+	Overflow ActionKind = "overflow"
+)
+
+// Action is one step of a plan. Which fields are set depends on Kind:
+// Job for the moves (Lend, Unlend, Reclaim, Migrate, Overflow), Worker for
+// Reclaim, Migrate, Drain and Release, Pool for ScaleUp and Overflow (the
+// target) and for Migrate (the pool left), Queue for every move (the target
+// queue), Count for ScaleUp.
+type Action struct {
+	Kind   ActionKind
+	Job    string
+	Worker string
+	Pool   string
+	Queue  Queue
+	Count  int
+	// Rule is the design rule (1-7) that produced the action.
+	Rule int
+	// Reason says why, with the numbers, for logs and "ballast plan".
+	Reason string
+}
+
+// String renders the action on one line.
+func (a Action) String() string {
+	var b strings.Builder
+	b.WriteString(string(a.Kind))
+	if a.Job != "" {
+		fmt.Fprintf(&b, " job=%s", a.Job)
+	}
+	if a.Worker != "" {
+		fmt.Fprintf(&b, " worker=%s", a.Worker)
+	}
+	if a.Pool != "" {
+		fmt.Fprintf(&b, " pool=%s", a.Pool)
+	}
+	if a.Count != 0 {
+		fmt.Fprintf(&b, " n=%d", a.Count)
+	}
+	if a.Queue != "" {
+		fmt.Fprintf(&b, " -> %s", a.Queue)
+	}
+	fmt.Fprintf(&b, " (rule %d: %s)", a.Rule, a.Reason)
+	return b.String()
+}
+
+// moves reports whether the action moves a job.
+func (a Action) moves() bool { return a.Job != "" }

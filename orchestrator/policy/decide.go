@@ -1,0 +1,126 @@
+package policy
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"time"
+)
+
+// Decide returns what to do this tick, given the state in s and the time
+// now. It is pure and deterministic; see the package documentation.
+//
+// Decide never fails. A snapshot that does not pass Validate still gets a
+// plan that refers only to known jobs, workers and pools and never commits
+// more fixed slots than are free, but it may not be the plan you meant:
+// validate the config when it is loaded and the snapshot in tests.
+func Decide(s Snapshot, now time.Time) Plan {
+	p := newPlanner(newView(s, now))
+	p.reclaim()  // rule 1
+	p.overflow() // rule 7
+	p.unlend()   // rule 2
+	p.lend()     // rules 2 and 4
+	p.migrate()  // rule 4
+	p.place()    // rule 3: where the queued burst work will run
+	p.scaleUp()  // rule 3
+	p.drain()    // rule 4, before release so release sees what drained workers no longer need
+	p.release()  // rule 5
+	return Plan{Actions: p.actions}
+}
+
+// regime is where committed fixed utilization stands against the watermarks.
+type regime int
+
+const (
+	cool regime = iota // below Low: move work back, drain (rule 4)
+	hold               // between the watermarks: no migration, no drain (rule 6)
+	hot                // at or above High: nothing more fits under High
+)
+
+// planner accumulates one tick's actions and keeps the counts the later
+// rules depend on up to date as earlier rules move jobs.
+type planner struct {
+	*view
+	actions []Action
+	// moved maps each job moved this tick to the queue it is going to.
+	moved map[string]Queue
+	// coreQueued and loans are FixedLoad's counts after this tick's moves.
+	coreQueued, loans int
+	// lent counts lends and migrations this tick: slots they will take.
+	lent int
+	// short is how many queued core jobs still cannot start after rule 1.
+	short  int
+	regime regime
+}
+
+func newPlanner(v *view) *planner {
+	p := &planner{view: v, moved: map[string]Queue{}, coreQueued: v.fixed.QueuedCore, loans: v.fixed.Loans}
+	switch u := v.fixed.Committed(); {
+	case u < v.cfg.Low:
+		p.regime = cool
+	case u < v.cfg.High:
+		p.regime = hold
+	default:
+		p.regime = hot
+	}
+	return p
+}
+
+// add appends an action and, for a move, records where the job goes.
+func (p *planner) add(a Action) {
+	if a.moves() {
+		p.moved[a.Job] = a.Queue
+	}
+	p.actions = append(p.actions, a)
+}
+
+// destination is where a job is going, counting this tick's moves.
+func (p *planner) destination(j *Job) Queue {
+	if q, ok := p.moved[j.ID]; ok {
+		return q
+	}
+	return j.destination()
+}
+
+// movable reports whether a move may be planned for j this tick.
+func (p *planner) movable(j *Job) bool {
+	_, done := p.moved[j.ID]
+	return j.free() && !done
+}
+
+// coreWaits reports whether queued core work exceeds the free fixed slots.
+// Fixed workers take core before loan, so a queued core job that fits is
+// not waiting; one that does not fit is, and nothing may be lent meanwhile.
+func (p *planner) coreWaits() bool { return p.coreQueued > p.fixed.Free() }
+
+// ceiling is how many fixed slots may be committed under the high
+// watermark, never more than exist. Integer arithmetic keeps 0.7*10 from
+// landing on 6.999 and losing a slot.
+func (p *planner) ceiling() int {
+	c := int(math.Floor(p.cfg.High*float64(p.fixed.Slots) + 1e-9))
+	return min(max(c, 0), p.fixed.Slots)
+}
+
+// committed is how many fixed slots are running or spoken for.
+func (p *planner) committed() int { return p.fixed.Busy + p.coreQueued + p.loans + p.lent }
+
+// ratio formats n fixed slots as a utilization.
+func (p *planner) ratio(n int) string {
+	if p.fixed.Slots <= 0 {
+		return "n/a (no fixed slots)"
+	}
+	return fmt.Sprintf("%.2f", float64(n)/float64(p.fixed.Slots))
+}
+
+// byQueueOrder orders queued jobs the way their queue serves them. It is
+// the hot comparison of a large snapshot, so it stops at the first
+// difference instead of using cmp.Or, which evaluates every key.
+func byQueueOrder(a, b *Job) int {
+	if c := a.QueuedAt.Compare(b.QueuedAt); c != 0 {
+		return c
+	}
+	if c := a.SubmittedAt.Compare(b.SubmittedAt); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.ID, b.ID)
+}

@@ -1,0 +1,162 @@
+package policy
+
+import (
+	"cmp"
+	"slices"
+	"time"
+)
+
+// poolDemand is the bookkeeping of one elastic pool: the work that needs
+// its slots and the workers it has or is getting.
+type poolDemand struct {
+	pool *Pool
+	// running counts jobs staying on workers that take work. Jobs leaving
+	// (migrating or reclaimed) and jobs finishing on draining workers need
+	// no new worker, so they are not counted.
+	running int
+	// queued counts queued jobs placed on this pool this tick.
+	queued int
+	// active counts workers up or starting; draining ones are apart.
+	active, draining int
+	// launching counts workers asked for that have not registered.
+	launching int
+	// oldestLaunch is the age of the oldest unfilled launch.
+	oldestLaunch time.Duration
+	// fellBack counts spot-eligible jobs placed here because a spot pool
+	// was unavailable: the ScaleUp reason says so.
+	fellBack int
+}
+
+// slots is the pool's slots per worker, at least 1 so sums stay defined for
+// a misconfigured pool (Validate reports it).
+func (d *poolDemand) slots() int { return max(d.pool.SlotsPerWorker, 1) }
+
+// limit is how many workers the pool may still have that take work:
+// draining workers still count against the provider's maximum.
+func (d *poolDemand) limit() int { return max(d.pool.MaxWorkers-d.draining, 0) }
+
+// headroom is how many more queued jobs the pool could run at its maximum
+// size; negative when it is over its maximum.
+func (d *poolDemand) headroom() int { return d.limit()*d.slots() - d.running - d.queued }
+
+// room is headroom for placing jobs: none for a pool without slots.
+func (d *poolDemand) room() int {
+	if d.pool.SlotsPerWorker <= 0 {
+		return 0
+	}
+	return max(d.headroom(), 0)
+}
+
+// want is how many workers taking work the pool needs (rule 3).
+func (d *poolDemand) want() int {
+	return min(ceilDiv(d.running+d.queued, d.slots()), d.limit())
+}
+
+// spare is how many free slots the registered workers that take work have
+// left after the work counted so far (negative when over-committed).
+// Launches are left out on purpose: a worker that does not exist yet is not
+// where a queued job starts, and counting them would make this tick's
+// scale-up change next tick's placement. Drain and release only take a
+// worker away while spare and headroom cover its free slots, so the next
+// tick places every job where this one did.
+func (d *poolDemand) spare() int { return d.active*d.slots() - d.running - d.queued }
+
+// supply is how many workers take, or will take, work.
+func (d *poolDemand) supply() int { return d.active + d.launching }
+
+// unavailable reports whether a spot pool has left a launch unfilled for
+// longer than the config allows: its capacity is not coming, so work that
+// would go there falls back to on-demand.
+func (d *poolDemand) unavailable(c Config) bool {
+	return d.pool.Kind == PoolSpot && c.SpotFallbackAfter > 0 && d.launching > 0 &&
+		d.oldestLaunch >= c.SpotFallbackAfter
+}
+
+func ceilDiv(a, b int) int { return (a + b - 1) / b }
+
+func (v *view) measureElastic(launches []Launch) {
+	for _, p := range v.pools {
+		if p.Kind.Elastic() {
+			d := &poolDemand{pool: p}
+			v.demand[p.Name] = d
+			v.elastic = append(v.elastic, d)
+		}
+	}
+	slices.SortFunc(v.elastic, func(a, b *poolDemand) int { return cmp.Compare(a.pool.Name, b.pool.Name) })
+	v.byPrice = slices.Clone(v.elastic)
+	slices.SortStableFunc(v.byPrice, func(a, b *poolDemand) int {
+		return cmp.Or(cmp.Compare(a.pool.PricePerSlotHour, b.pool.PricePerSlotHour), cmp.Compare(a.pool.Name, b.pool.Name))
+	})
+	for _, w := range v.workers {
+		d := v.demand[w.Pool]
+		if d == nil {
+			continue
+		}
+		if w.State == WorkerDraining && !v.empty(w) {
+			// A draining worker counts against the maximum until it empties;
+			// an empty one is released this tick (rule 5).
+			d.draining++
+		} else if w.active() {
+			d.active++
+		}
+		if !w.active() {
+			continue
+		}
+		for _, j := range v.on[w.ID] {
+			if j.PendingAction != Migrate && j.PendingAction != Reclaim {
+				d.running++
+			}
+		}
+	}
+	for _, j := range v.jobs {
+		if d := v.demand[j.Pool]; d != nil && j.destination() == QueueOverflow && !j.running() {
+			d.queued++
+		}
+	}
+	for _, l := range launches {
+		if d := v.demand[l.Pool]; d != nil && l.Count > 0 {
+			d.launching += l.Count
+			d.oldestLaunch = max(d.oldestLaunch, v.now.Sub(l.RequestedAt))
+		}
+	}
+}
+
+// pickPool returns the pool that will run queued job j, or nil if none
+// can. Free slots on workers already registered come first, cheapest pool
+// first: every elastic worker takes from the burst queue, so that is where
+// the job will in fact start, and sizing as if it went elsewhere would
+// launch one worker and release another. Otherwise it is the cheapest pool
+// with room to grow. Spot pools are only for spot-eligible jobs, and grow
+// only while their launches arrive; a spot-eligible job may still take
+// on-demand capacity when it is cheaper or the only capacity left.
+func (v *view) pickPool(j *Job, spotOK bool) *poolDemand {
+	for _, d := range v.byPrice {
+		// Room too: workers beyond the pool's maximum are surplus, not spare.
+		if v.mayRun(d, j, spotOK) && d.spare() > 0 && d.room() > 0 {
+			return d
+		}
+	}
+	fallback := false
+	for _, d := range v.byPrice {
+		if !v.mayRun(d, j, spotOK) {
+			continue
+		}
+		if d.unavailable(v.cfg) {
+			fallback = true
+			continue
+		}
+		if d.room() <= 0 {
+			continue
+		}
+		if fallback && d.pool.Kind == PoolOnDemand {
+			d.fellBack++
+		}
+		return d
+	}
+	return nil
+}
+
+// mayRun reports whether pool d may run j at all.
+func (v *view) mayRun(d *poolDemand, j *Job, spotOK bool) bool {
+	return d.pool.SlotsPerWorker > 0 && j.fitsRegion(d.pool.Region) && (spotOK || d.pool.Kind != PoolSpot)
+}

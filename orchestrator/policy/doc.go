@@ -1,0 +1,29 @@
+// Package policy decides, once per controller tick, how Ballast moves work
+// between fixed quota and elastic capacity. It owns the seven rules of the
+// design (reclaim, lend, scale up, move back below the low watermark,
+// release, hold between the watermarks, core overflow) and nothing else:
+// [Decide] reads a [Snapshot] and returns a [Plan] of actions; carrying the
+// actions out (Redis moves, control messages, provider calls) belongs to the
+// controller.
+//
+// The package is pure: no I/O, no goroutines, no clock reads and no global
+// randomness; time comes in as an argument. That is what lets the live
+// controller and the discrete-event simulator share one decision function,
+// lets tests replay any situation exactly, and lets a plan be printed and
+// compared ("ballast plan") before anything is applied.
+//
+// Decisions are deterministic down to the order of the actions, whatever the
+// order of the snapshot's slices. Plans are idempotent across ticks: moves
+// already in flight are recorded in the snapshot (Job.PendingAction, Launch,
+// draining workers) and are counted instead of being planned again. [Apply]
+// writes that in-flight state into a snapshot, which is both the contract for
+// the controller and the step the simulator uses between ticks.
+//
+// How the watermarks work together. Rule 2 admits pending burst jobs to the
+// loan queue while fixed utilization, counting everything already queued for
+// fixed slots, stays at or under the high watermark; nothing ever undoes a
+// loan except core work that cannot start. Rule 4 adds the expensive moves
+// (checkpoint-and-migrate, draining elastic workers) only below the low
+// watermark. Between the two nothing is migrated or drained, so utilization
+// that wobbles around either watermark cannot make work flap back and forth.
+package policy

@@ -1,0 +1,63 @@
+package policy
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+)
+
+// drain is the last part of rule 4: below the low watermark, elastic
+// workers that still hold work stop taking more, so they empty (their
+// checkpointable jobs are migrating, the rest finish where they are) and
+// rule 5 releases them at once. A pool keeps enough free slots on the
+// workers that stay for the queued work placed on it. The workers
+// with least left to finish go first. Idle workers are not drained: rule 5
+// releases them when their paid time runs out, and until then they cost
+// nothing extra to keep. Nothing is drained between the watermarks (rule 6).
+func (p *planner) drain() {
+	if p.regime != cool {
+		return
+	}
+	type cand struct {
+		w    *Worker
+		left int
+	}
+	for _, d := range p.elastic {
+		var cands []cand
+		for _, w := range p.workers {
+			if w.Pool == d.pool.Name && w.State == WorkerUp && !p.empty(w) {
+				left := p.staying(w)
+				cands = append(cands, cand{w, left})
+			}
+		}
+		slices.SortFunc(cands, func(a, b cand) int { return cmp.Or(cmp.Compare(a.left, b.left), cmp.Compare(a.w.ID, b.w.ID)) })
+		for _, c := range cands {
+			// Draining takes the worker's free slots out of the pool and
+			// counts it against the maximum until it empties.
+			free := d.slots() - c.left
+			if d.spare() < free || d.headroom() < free {
+				continue
+			}
+			d.active--
+			d.draining++
+			d.running -= c.left
+			p.add(Action{
+				Kind: Drain, Worker: c.w.ID, Pool: d.pool.Name, Rule: 4,
+				Reason: fmt.Sprintf("fixed utilization with queued work %s < low %.2f; %d jobs left to finish here; %d spare slots stay for %d queued",
+					p.ratio(p.fixed.Busy+p.fixed.QueuedCore+p.fixed.Loans), p.cfg.Low, c.left, d.spare(), d.queued),
+			})
+		}
+	}
+}
+
+// staying counts the jobs on w that stay there: not migrating or
+// reclaimed, in flight or this tick.
+func (p *planner) staying(w *Worker) int {
+	n := 0
+	for _, j := range p.on[w.ID] {
+		if _, moved := p.moved[j.ID]; !moved && j.PendingAction != Migrate && j.PendingAction != Reclaim {
+			n++
+		}
+	}
+	return n
+}

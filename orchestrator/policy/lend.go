@@ -1,0 +1,64 @@
+package policy
+
+import (
+	"fmt"
+
+	"github.com/ballastdev/ballast/jobs"
+)
+
+// unlend is the second half of rule 2. Loans wait behind core work (fixed
+// workers take core first), so once queued core work appears, the loans
+// that the free fixed slots cannot also absorb go back to burst, where
+// elastic capacity can run them instead of leaving them stuck. The most
+// recently queued loans go first; the oldest keep their place.
+func (p *planner) unlend() {
+	if p.coreQueued <= 0 {
+		return
+	}
+	free := p.fixed.Free()
+	excess := p.loans - max(free-p.coreQueued, 0)
+	if excess <= 0 {
+		return
+	}
+	reason := fmt.Sprintf("%d core queued ahead of %d loans leave no free fixed slot for %d of them (%d free)",
+		p.coreQueued, p.loans, excess, free)
+	for i := len(p.queue) - 1; i >= 0 && excess > 0; i-- {
+		j := p.queue[i]
+		if j.Queue != QueueLoan || !p.movable(j) {
+			continue
+		}
+		excess--
+		p.loans--
+		p.add(Action{Kind: Unlend, Job: j.ID, Queue: QueueBurst, Rule: 2, Reason: reason})
+	}
+}
+
+// lend is rule 2 (and the first move of rule 4): a queued burst job is lent
+// to fixed quota while no core work waits and committed utilization,
+// counting this loan, stays at or under the high watermark. Lending is the
+// cheap move (nothing is running yet), so it comes before migration, and it
+// is never undone by utilization alone: only core work unlends, which is
+// what keeps lending from flapping around the watermark.
+//
+// Jobs are lent in queue order. A pinned job is lent only if every fixed
+// worker is in its region, since any of them may take it.
+func (p *planner) lend() {
+	if p.coreWaits() {
+		return
+	}
+	ceiling := p.ceiling()
+	for _, j := range p.queue {
+		if p.committed() >= ceiling {
+			return
+		}
+		if j.Class != jobs.ClassBurst || j.Queue != QueueBurst || !p.movable(j) || !p.fitsFixed(j) {
+			continue
+		}
+		p.lent++
+		p.add(Action{
+			Kind: Lend, Job: j.ID, Queue: QueueLoan, Rule: 2,
+			Reason: fmt.Sprintf("fixed utilization with queued work %s <= high %.2f, no core waiting",
+				p.ratio(p.committed()), p.cfg.High),
+		})
+	}
+}

@@ -1,0 +1,79 @@
+package policy
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	"github.com/ballastdev/ballast/jobs"
+)
+
+// migrate is rule 4: below the low watermark the prepaid quota sits idle
+// while elastic capacity is paid by the hour, so checkpointable jobs running
+// on elastic workers are checkpointed and requeued for fixed quota (burst to
+// loan, overflowed core back to core), up to the high watermark counting
+// this tick's lends and moves. Jobs that cannot checkpoint finish where they
+// are: stopping them would throw their work away. Pinned jobs only move if
+// every fixed worker is in their region. Nothing migrates between the
+// watermarks (rule 6).
+func (p *planner) migrate() {
+	if p.regime != cool || p.coreWaits() {
+		return
+	}
+	ceiling := p.ceiling()
+	var cands []*Job
+	for _, w := range p.workers {
+		if !p.kind(w).Elastic() || !(w.State == WorkerUp || w.State == WorkerDraining) {
+			continue
+		}
+		for _, j := range p.on[w.ID] {
+			if j.Checkpointable && p.movable(j) && p.fitsFixed(j) {
+				cands = append(cands, j)
+			}
+		}
+	}
+	slices.SortFunc(cands, p.moveOrder)
+	for _, j := range cands {
+		if p.committed() >= ceiling {
+			return
+		}
+		w := p.worker[j.Worker]
+		if w.active() {
+			p.demand[w.Pool].running--
+		}
+		to := QueueLoan
+		if j.Class == jobs.ClassCore {
+			to = QueueCore
+		}
+		p.lent++
+		p.add(Action{
+			Kind: Migrate, Job: j.ID, Worker: w.ID, Pool: w.Pool, Queue: to, Rule: 4,
+			Reason: fmt.Sprintf("fixed utilization with queued work %s < low %.2f; after the move %s <= high %.2f; leaves %s at %.2f/slot-hour",
+				p.ratio(p.fixed.Busy+p.fixed.QueuedCore+p.fixed.Loans), p.cfg.Low, p.ratio(p.committed()), p.cfg.High,
+				w.Pool, p.pools[w.Pool].PricePerSlotHour),
+		})
+	}
+}
+
+// moveOrder ranks running elastic jobs for migration: core work home
+// first, then the dearest capacity, then the job that loses least.
+func (p *planner) moveOrder(a, b *Job) int {
+	pa, pb := p.pools[p.worker[a.Worker].Pool], p.pools[p.worker[b.Worker].Pool]
+	return cmp.Or(
+		boolRank(a.Class == jobs.ClassCore, b.Class == jobs.ClassCore),
+		cmp.Compare(pb.PricePerSlotHour, pa.PricePerSlotHour),
+		cmp.Compare(p.lostWork(a), p.lostWork(b)),
+		cmp.Compare(a.ID, b.ID),
+	)
+}
+
+// boolRank sorts true before false.
+func boolRank(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return -1
+	}
+	return 1
+}

@@ -1,0 +1,105 @@
+package policy
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ballastdev/ballast/jobs"
+)
+
+func TestScaleUp(t *testing.T) {
+	burst := jobs.ClassBurst
+	fxp, fxw := fixedWith(10, 10) // fixed is full: nothing is lent
+	sp := elasticPool("sp", PoolSpot, "eu", 0.3)
+	od := elasticPool("od", PoolOnDemand, "eu", 1.0)
+	pools := append(fxp, sp, od)
+
+	n := func(prefix string, k int, edit func(*Job)) []Job {
+		var out []Job
+		for i := range k {
+			j := queued(fmt.Sprintf("%s%02d", prefix, i), burst, QueueBurst, ago(time.Minute))
+			if edit != nil {
+				edit(&j)
+			}
+			out = append(out, j)
+		}
+		return out
+	}
+	plain := func(j *Job) { j.Checkpointable = false }
+	preempted := func(j *Job) { j.SpotPreemptions = 3 }
+	with := func(ws []Worker, js ...[]Job) Snapshot {
+		var all []Job
+		for _, g := range js {
+			all = append(all, g...)
+		}
+		return snap(pools, append(append([]Worker(nil), fxw...), ws...), all...)
+	}
+
+	s1 := worker("s1", "sp", 4, 0)
+	s2 := worker("s2", "sp", 4, 0)
+	s2.State = WorkerStarting
+	busyOnS1 := []Job{running("r1", burst, s1, ago(time.Minute)), running("r2", burst, s1, ago(time.Minute)), running("r3", burst, s1, ago(time.Minute))}
+	launched := func(s Snapshot, at time.Time) Snapshot {
+		s.Launches = []Launch{{Pool: "sp", Count: 1, RequestedAt: at}}
+		return s
+	}
+	small := func(s Snapshot, max int) Snapshot {
+		s.Pools = append([]Pool(nil), s.Pools...)
+		for i := range s.Pools {
+			if s.Pools[i].Name == "sp" {
+				s.Pools[i].MaxWorkers = max
+			}
+		}
+		return s
+	}
+	sd := worker("sd", "sp", 4, 0)
+	sd.State = WorkerDraining
+	onDraining := []Job{running("d1", burst, sd, ago(time.Minute)), running("d2", burst, sd, ago(time.Minute))}
+
+	noFallback := launched(with(nil, n("q", 4, nil)), ago(time.Hour))
+	noFallback.Config.SpotFallbackAfter = 0
+
+	runCases(t, []planCase{
+		{"spot for checkpointable retryable work", with(nil, n("q", 6, nil)), t0, "scale_up(sp,2)"},
+		{"on-demand for work that cannot resume", with(nil, n("q", 5, plain)), t0, "scale_up(od,2)"},
+		{"on-demand after too many spot reclaims", with(nil, n("q", 3, preempted)), t0, "scale_up(od,1)"},
+		{"mixed work splits", with(nil, n("q", 4, nil), n("p", 1, plain)), t0, "scale_up(od,1) scale_up(sp,1)"},
+		{"running, starting and launching count as supply", launched(with([]Worker{s1, s2}, busyOnS1, n("q", 8, nil)), t0), t0, ""},
+		{"only the shortfall is launched", launched(with([]Worker{s1, s2}, busyOnS1, n("q", 10, nil)), t0), t0, "scale_up(sp,1)"},
+		{"clamped to max, the rest spills to the next pool", small(with(nil, n("q", 12, nil)), 2), t0, "scale_up(od,1) scale_up(sp,2)"},
+		{"draining workers count against max", small(with([]Worker{sd}, onDraining, n("q", 8, nil)), 2), t0, "scale_up(od,1) scale_up(sp,1)"},
+		{"work finishing on a draining worker is not replaced", with([]Worker{sd}, onDraining), t0, ""},
+		{"no elastic pool: work waits", snap(fxp, fxw, n("q", 3, nil)...), t0, ""},
+		{"a spot launch inside its fallback time covers the work", launched(with(nil, n("q", 4, nil)), ago(10*time.Minute-time.Second)), t0, ""},
+		{"an unfilled spot launch falls back to on-demand", launched(with(nil, n("q", 4, nil)), ago(10*time.Minute)), t0, "scale_up(od,1)"},
+		{"fallback disabled", noFallback, t0, ""},
+	})
+}
+
+func TestScaleUpRegions(t *testing.T) {
+	burst := jobs.ClassBurst
+	fxp, fxw := fixedWith(4, 4)
+	pools := append(fxp, elasticPool("od-eu", PoolOnDemand, "eu", 1.0), elasticPool("od-us", PoolOnDemand, "us", 0.8))
+	job := func(id, region string) Job {
+		j := queued(id, burst, QueueBurst, ago(time.Minute))
+		j.Region = region
+		return j
+	}
+	runCases(t, []planCase{
+		{"cheapest unless pinned", snap(pools, fxw, job("a", "eu"), job("b", "")), t0, "scale_up(od-eu,1) scale_up(od-us,1)"},
+		{"pinned where no pool is", snap(pools, fxw, job("a", "ap")), t0, ""},
+	})
+}
+
+func TestScaleUpReasonNamesFallback(t *testing.T) {
+	fxp, fxw := fixedWith(1, 1)
+	s := snap(append(fxp, elasticPool("sp", PoolSpot, "eu", 0.3), elasticPool("od", PoolOnDemand, "eu", 1.0)), fxw,
+		queued("q", jobs.ClassBurst, QueueBurst, ago(time.Minute)))
+	s.Launches = []Launch{{Pool: "sp", Count: 1, RequestedAt: ago(11 * time.Minute)}}
+	p := Decide(s, t0)
+	if len(p.Actions) != 1 || !strings.Contains(p.Actions[0].Reason, "1 spot-eligible jobs fell back") {
+		t.Fatalf("want one on-demand scale-up naming the fallback, got\n%s", p)
+	}
+}

@@ -1,0 +1,176 @@
+package policy
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/ballastdev/ballast/jobs"
+)
+
+// Validate reports every inconsistency in s, each naming its field: unknown
+// or duplicate names, impossible counts, and jobs whose queue, worker or
+// pending action contradicts their class or state. Decide copes with all of
+// them (see Decide), but a snapshot builder that produces them has a bug.
+func (s Snapshot) Validate() error {
+	var p problems
+	s.Config.validate(&p, "config")
+	pools := s.validatePools(&p)
+	for _, pl := range s.Pools {
+		if pl.Kind.Elastic() && pl.Billing.Unit() > time.Second && s.Config.ReleaseMargin <= 0 {
+			p.add("config.release_margin", fmt.Sprintf("is %v, so %s workers of pool %q are never released: "+
+				"a billed minute or hour is always partly ahead; write at least the controller tick, such as 2m",
+				s.Config.ReleaseMargin, pl.Billing, pl.Name))
+			break
+		}
+	}
+	workers := s.validateWorkers(&p, pools)
+	s.validateJobs(&p, pools, workers)
+	for i, l := range s.Launches {
+		at := fmt.Sprintf("launches[%d]", i)
+		if pl, ok := pools[l.Pool]; !ok || !pl.Kind.Elastic() {
+			p.add(at+".pool", fmt.Sprintf("%q is not an elastic pool of the snapshot", l.Pool))
+		}
+		if l.Count <= 0 {
+			p.add(at+".count", fmt.Sprintf("is %d; a launch asks for at least one worker", l.Count))
+		}
+	}
+	return p.err()
+}
+
+func (s Snapshot) validatePools(p *problems) map[string]Pool {
+	pools := make(map[string]Pool, len(s.Pools))
+	for i, pl := range s.Pools {
+		at := fmt.Sprintf("pools[%d]", i)
+		if pl.Name == "" {
+			p.add(at+".name", "is empty; every pool needs a name")
+		} else if _, dup := pools[pl.Name]; dup {
+			p.add(at+".name", fmt.Sprintf("%q is used twice", pl.Name))
+		} else {
+			pools[pl.Name] = pl
+		}
+		switch pl.Kind {
+		case PoolFixed, PoolOnDemand, PoolSpot:
+		default:
+			p.add(at+".kind", fmt.Sprintf("%q is unknown (use fixed, ondemand or spot)", pl.Kind))
+		}
+		if pl.PricePerSlotHour < 0 {
+			p.add(at+".price_per_slot_hour", "is negative")
+		}
+		if pl.MinBilling < 0 || pl.StartupDelay < 0 || pl.IdleTTL < 0 {
+			p.add(at, "min_billing, startup_delay and idle_ttl cannot be negative")
+		}
+		if !pl.Kind.Elastic() {
+			continue
+		}
+		switch pl.Billing {
+		case BillingPerSecond, BillingPerMinute, BillingPerHour:
+		default:
+			p.add(at+".billing", fmt.Sprintf("%q is unknown (use per_second, per_minute or per_hour)", pl.Billing))
+		}
+		if pl.SlotsPerWorker <= 0 {
+			p.add(at+".slots_per_worker", fmt.Sprintf("is %d; an elastic worker runs at least one job", pl.SlotsPerWorker))
+		}
+		if pl.MaxWorkers < 0 {
+			p.add(at+".max_workers", fmt.Sprintf("is %d; write 0 to disable the pool", pl.MaxWorkers))
+		}
+	}
+	return pools
+}
+
+func (s Snapshot) validateWorkers(p *problems, pools map[string]Pool) map[string]Worker {
+	workers := make(map[string]Worker, len(s.Workers))
+	for _, w := range s.Workers {
+		at := fmt.Sprintf("workers[%s]", w.ID)
+		if w.ID == "" {
+			p.add(at+".id", "is empty")
+		} else if _, dup := workers[w.ID]; dup {
+			p.add(at+".id", "is used twice")
+		} else {
+			workers[w.ID] = w
+		}
+		if _, ok := pools[w.Pool]; !ok {
+			p.add(at+".pool", fmt.Sprintf("%q is not a pool of the snapshot", w.Pool))
+		}
+		if w.Slots < 0 || w.Busy < 0 || w.Busy > w.Slots {
+			p.add(at+".busy", fmt.Sprintf("%d busy of %d slots is impossible", w.Busy, w.Slots))
+		}
+		switch w.State {
+		case WorkerStarting, WorkerUp, WorkerDraining:
+		default:
+			p.add(at+".state", fmt.Sprintf("%q is unknown (use starting, up or draining)", w.State))
+		}
+	}
+	return workers
+}
+
+func (s Snapshot) validateJobs(p *problems, pools map[string]Pool, workers map[string]Worker) {
+	seen := make(map[string]bool, len(s.Jobs))
+	for _, j := range s.Jobs {
+		at := fmt.Sprintf("jobs[%s]", j.ID)
+		if j.ID == "" || seen[j.ID] {
+			p.add(at+".id", "is empty or used twice")
+		}
+		seen[j.ID] = true
+		if j.Class != jobs.ClassCore && j.Class != jobs.ClassBurst {
+			p.add(at+".class", fmt.Sprintf("%q is unknown (use core or burst)", j.Class))
+		}
+		switch j.State {
+		case jobs.StateQueued:
+			if !slices.Contains(queuesFor[j.Class], j.Queue) {
+				p.add(at+".queue", fmt.Sprintf("%q is not a queue for a queued %s job", j.Queue, j.Class))
+			}
+			if j.Queue == QueueOverflow || j.PendingAction == Overflow {
+				if pools[j.Pool].Kind != PoolOnDemand {
+					p.add(at+".pool", fmt.Sprintf("%q is not an on-demand pool; an overflowed core job needs one", j.Pool))
+				}
+			}
+		case jobs.StateRunning:
+			w, ok := workers[j.Worker]
+			if !ok {
+				p.add(at+".worker", fmt.Sprintf("%q is not a worker of the snapshot", j.Worker))
+			} else if j.Class == jobs.ClassCore && pools[w.Pool].Kind == PoolSpot {
+				p.add(at+".worker", "a core job runs on spot capacity")
+			}
+		default:
+			p.add(at+".state", fmt.Sprintf("%q is not queued or running; leave terminal jobs out", j.State))
+		}
+		if msg := j.pendingProblem(pools, workers); msg != "" {
+			p.add(at+".pending_action", msg)
+		}
+	}
+}
+
+// queuesFor lists the queues a queued job of each class may wait in.
+var queuesFor = map[jobs.Class][]Queue{
+	jobs.ClassCore:  {QueueCore, QueueOverflow},
+	jobs.ClassBurst: {QueueBurst, QueueLoan},
+}
+
+// pendingProblem says why j's in-flight move cannot be, or "" if it can.
+func (j Job) pendingProblem(pools map[string]Pool, workers map[string]Worker) string {
+	kind := pools[workers[j.Worker].Pool].Kind
+	ok := true
+	switch j.PendingAction {
+	case "":
+	case Lend:
+		ok = j.queued() && j.Class == jobs.ClassBurst && j.Queue == QueueBurst
+	case Unlend:
+		ok = j.queued() && j.Queue == QueueLoan
+	case Overflow:
+		ok = j.queued() && j.Class == jobs.ClassCore && j.Queue == QueueCore
+	case Reclaim:
+		ok = j.running() && j.Class == jobs.ClassBurst && kind == PoolFixed
+	case Migrate:
+		ok = j.running() && j.Checkpointable && kind.Elastic()
+	default:
+		return fmt.Sprintf("%q is not a move of a job", j.PendingAction)
+	}
+	if ok {
+		return ""
+	}
+	if j.running() {
+		return fmt.Sprintf("%s does not apply to a running %s job on a %q worker", j.PendingAction, j.Class, kind)
+	}
+	return fmt.Sprintf("%s does not apply to a %s %s job in %q", j.PendingAction, j.State, j.Class, j.Queue)
+}

@@ -1,0 +1,48 @@
+package policy
+
+import "time"
+
+// WorkerState is where a worker is in its life, as the registry sees it.
+type WorkerState string
+
+// The worker states.
+const (
+	// WorkerStarting: registered but not yet taking work. Counted as supply,
+	// so a booting worker is not launched twice.
+	WorkerStarting WorkerState = "starting"
+	// WorkerUp: taking work from its queues.
+	WorkerUp WorkerState = "up"
+	// WorkerDraining: finishing what it runs and taking nothing new.
+	WorkerDraining WorkerState = "draining"
+)
+
+// Worker is one registered worker.
+type Worker struct {
+	ID   string
+	Pool string
+	// Slots is how many jobs the worker runs at once.
+	Slots int
+	// Busy is how many slots are in use.
+	Busy  int
+	State WorkerState
+	// StartedAt is when billing started; rule 5 releases relative to it.
+	StartedAt time.Time
+	// LaunchRequestedAt is when the controller asked for the worker; it
+	// stands in for StartedAt when that is unknown.
+	LaunchRequestedAt time.Time
+	// IdleSince is when the worker last became empty; zero while busy. A
+	// worker that is empty but has a zero IdleSince is not released, because
+	// how long it has been idle is unknown.
+	IdleSince time.Time
+}
+
+// billingStart is the best known start of billing.
+func (w *Worker) billingStart() time.Time {
+	if !w.StartedAt.IsZero() {
+		return w.StartedAt
+	}
+	return w.LaunchRequestedAt
+}
+
+// active reports whether the worker is, or will be, taking work.
+func (w *Worker) active() bool { return w.State == WorkerUp || w.State == WorkerStarting }
