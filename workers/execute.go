@@ -67,9 +67,6 @@ func (w *Worker) process(ctx context.Context, t *asynq.Task) error {
 // run executes the attempt and returns how it ended.
 func (w *Worker) run(r *running) outcome {
 	ckDir := filepath.Join(w.opts.CheckpointDir, r.job.ID)
-	if err := os.MkdirAll(ckDir, 0o755); err != nil {
-		return outcome{err: fmt.Errorf("checkpoint dir: %w", err)}
-	}
 	out := newOutput(w.store, w.opts.LogDir, r.job.ID, r.job.Attempt, w.opts.LogLines,
 		func(c string) { w.recordCheckpoint(r, c) })
 	defer out.close()
@@ -78,6 +75,9 @@ func (w *Worker) run(r *running) outcome {
 	}
 	if len(r.job.Spec.Command) == 0 {
 		return outcome{err: errors.New("the job has neither command nor handler")}
+	}
+	if err := os.MkdirAll(ckDir, 0o755); err != nil {
+		return outcome{err: fmt.Errorf("checkpoint dir: %w", err)}
 	}
 	return w.runProcess(r, out, ckDir)
 }

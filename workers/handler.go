@@ -19,8 +19,9 @@ type Run struct {
 	Params map[string]any
 	// ResumeFrom is the last checkpoint ("" on a fresh start).
 	ResumeFrom string
-	// CheckpointDir is a directory kept for this job across attempts on
-	// this machine.
+	// CheckpointDir is a directory for this job's checkpoints on this
+	// machine. It is not created for handlers (most never use it): create it
+	// before writing. It is removed when the job ends on this worker.
 	CheckpointDir string
 	// Output receives the handler's log lines (kept like a process's stdout).
 	Output     io.Writer

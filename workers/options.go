@@ -37,6 +37,8 @@ type Options struct {
 	CheckpointDir string
 	// LogLines is how many lines of each job's output are kept in Redis.
 	LogLines int64
+	// LogRetention is how long local log files are kept (default 7 days).
+	LogRetention time.Duration
 	// RetryBackoff is the delay before the first retry; it doubles per retry
 	// up to MaxRetryBackoff.
 	RetryBackoff    time.Duration
@@ -83,6 +85,9 @@ func (o Options) WithDefaults() Options {
 	}
 	if o.LogLines == 0 {
 		o.LogLines = 10000
+	}
+	if o.LogRetention == 0 {
+		o.LogRetention = 7 * 24 * time.Hour
 	}
 	if o.RetryBackoff == 0 {
 		o.RetryBackoff = 5 * time.Second

@@ -29,19 +29,15 @@ type output struct {
 
 	mu      sync.Mutex
 	pending []queues.LogLine
-	file    *os.File
+	dir     string
+	file    *os.File // opened at the first line: most no-op jobs print nothing
 	done    chan struct{}
 	flushed chan struct{}
 }
 
 func newOutput(store *queues.Store, dir, jobID string, attempt int, keep int64, onCheckpoint func(string)) *output {
 	o := &output{store: store, jobID: jobID, attempt: attempt, keep: keep, onCheckpoint: onCheckpoint,
-		done: make(chan struct{}), flushed: make(chan struct{})}
-	if err := os.MkdirAll(dir, 0o755); err == nil {
-		// The local file keeps everything; Redis keeps the last lines.
-		o.file, _ = os.OpenFile(filepath.Join(dir, jobID+"."+strconv.Itoa(attempt)+".log"),
-			os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	}
+		dir: dir, done: make(chan struct{}), flushed: make(chan struct{})}
 	go o.flushLoop()
 	return o
 }
@@ -54,6 +50,14 @@ func (o *output) writer(stream string) *lineWriter {
 func (o *output) line(stream, text string) {
 	o.mu.Lock()
 	o.pending = append(o.pending, queues.LogLine{Attempt: o.attempt, Stream: stream, Text: text})
+	if o.file == nil && o.dir != "" {
+		// The local file keeps everything; Redis keeps the last lines.
+		if err := os.MkdirAll(o.dir, 0o755); err == nil {
+			o.file, _ = os.OpenFile(filepath.Join(o.dir, o.jobID+"."+strconv.Itoa(o.attempt)+".log"),
+				os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		}
+		o.dir = "" // one try: a full disk must not cost a syscall per line
+	}
 	if o.file != nil {
 		o.file.WriteString(text + "\n")
 	}

@@ -28,7 +28,7 @@ echo "epochs=$BALLAST_PARAM_EPOCHS"
 echo "lr=$BALLAST_PARAM_LR"
 echo "mode=$BALLAST_PARAM_MODE"
 echo "something on stderr" >&2
-echo visited > "$BALLAST_CHECKPOINT_DIR/visited"
+echo visited > "$BALLAST_CHECKPOINT_DIR/visited" && echo "ckdir-writable"
 exit 0`)
 	// Parameters pass through JSON in the record: a whole number must reach
 	// the job as "10", not "1e+01".
@@ -68,8 +68,12 @@ exit 0`)
 			t.Errorf("log line %+v is not tagged attempt 1", l)
 		}
 	}
-	if b, err := os.ReadFile(filepath.Join(ckDir, "visited")); err != nil || string(b) != "visited\n" {
-		t.Errorf("the job could not write in BALLAST_CHECKPOINT_DIR: %q, %v", b, err)
+	if !hasLine(lines, "stdout", "ckdir-writable") {
+		t.Errorf("the job could not write in BALLAST_CHECKPOINT_DIR: %+v", lines)
+	}
+	// The job is over: nothing will resume from its checkpoint directory.
+	if _, err := os.Stat(ckDir); !os.IsNotExist(err) {
+		t.Errorf("checkpoint dir of a finished job still exists: %v", err)
 	}
 	// The worker keeps the full output of each attempt in a local file too.
 	b, err := os.ReadFile(filepath.Join(o.LogDir, j.ID+".1.log"))

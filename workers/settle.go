@@ -3,6 +3,8 @@ package workers
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/ballastdev/ballast/jobs"
@@ -73,6 +75,8 @@ func (w *Worker) finish(r *running, state jobs.State, code *int, msg string) {
 		w.log.Warn("result not recorded: the attempt had moved on", "job", r.job.ID, "attempt", r.job.Attempt)
 		return
 	}
+	// The job is over: no attempt will resume from its checkpoints.
+	_ = os.RemoveAll(filepath.Join(w.opts.CheckpointDir, r.job.ID))
 	data := map[string]any{}
 	if code != nil {
 		data["exit_code"] = *code

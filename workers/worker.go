@@ -35,8 +35,9 @@ type Worker struct {
 	draining bool
 	started  time.Time
 
-	hbCancel context.CancelFunc
-	hbDone   chan struct{}
+	hbCancel    context.CancelFunc
+	hbDone      chan struct{}
+	janitorDone chan struct{}
 
 	startOnce sync.Once
 	stopOnce  sync.Once
@@ -98,6 +99,8 @@ func (w *Worker) start(ctx context.Context) error {
 	hbCtx, cancel := context.WithCancel(context.Background())
 	w.hbCancel, w.hbDone = cancel, make(chan struct{})
 	go w.heartbeatLoop(hbCtx)
+	w.janitorDone = make(chan struct{})
+	go func() { defer close(w.janitorDone); w.janitorLoop(hbCtx) }()
 	w.publish(events.Event{ID: events.NewID(), Type: events.TypeWorkerUp, Worker: w.ID(), Time: w.opts.Now(),
 		Data: map[string]any{"pool": w.opts.Pool, "slots": w.opts.Slots}})
 	w.log.Info("worker started", "slots", w.opts.Slots, "queues", w.opts.Queues)
@@ -129,6 +132,7 @@ func (w *Worker) Stop() {
 		if w.hbCancel != nil { // nil when Start failed before the loop began
 			w.hbCancel()
 			<-w.hbDone
+			<-w.janitorDone
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()

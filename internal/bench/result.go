@@ -1,0 +1,222 @@
+package bench
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"math"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// ErrExactlyOnce is wrapped by Run's error when a Ballast job did not run
+// exactly once or its record did not end succeeded at its first attempt.
+var ErrExactlyOnce = errors.New("exactly-once violated")
+
+// Result holds every figure of one Run.
+type Result struct {
+	RedisAddr      string
+	Namespace      string
+	Jobs           int
+	Producers      int
+	Slots          int
+	PollInterval   time.Duration
+	LatencySamples int
+
+	// Raw is plain asynq: enqueue, no-op handler.
+	Raw Throughput
+	// Ballast is Store.Submit through the worker's claim, handler and finish.
+	Ballast Throughput
+	// Ratio is Ballast.PerSecond / Raw.PerSecond (1 means no overhead).
+	Ratio float64
+
+	// RawLatency and BallastLatency are enqueue-to-start times on an idle
+	// consumer.
+	RawLatency     Latency
+	BallastLatency Latency
+
+	ExactlyOnce ExactlyOnce
+}
+
+// Throughput is one submit-to-complete run.
+type Throughput struct {
+	// Count is how many tasks or jobs completed.
+	Count int
+	// Elapsed runs from the first submit call to the last completion.
+	Elapsed   time.Duration
+	PerSecond float64
+	// Calls counts the Redis round trips of the timed run by kind (a
+	// pipeline is one), everything in the process included: producers,
+	// polling, claims, results, heartbeats.
+	Calls map[string]int
+}
+
+// RoundTrips is the number of Redis round trips per task or job.
+func (t Throughput) RoundTrips() float64 {
+	if t.Count == 0 {
+		return 0
+	}
+	total := 0
+	for _, n := range t.Calls {
+		total += n
+	}
+	return float64(total) / float64(t.Count)
+}
+
+func throughput(n int, d time.Duration) Throughput {
+	t := Throughput{Count: n, Elapsed: d}
+	if d > 0 {
+		t.PerSecond = float64(n) / d.Seconds()
+	}
+	return t
+}
+
+// Latency summarises enqueue-to-start samples (nearest-rank percentiles).
+type Latency struct {
+	Samples int
+	P50     time.Duration
+	P90     time.Duration
+	P99     time.Duration
+	Max     time.Duration
+}
+
+func summarize(samples []time.Duration) Latency {
+	if len(samples) == 0 {
+		return Latency{}
+	}
+	s := slices.Clone(samples)
+	slices.Sort(s)
+	rank := func(p float64) time.Duration {
+		i := int(math.Ceil(p*float64(len(s)))) - 1
+		return s[max(0, min(i, len(s)-1))]
+	}
+	return Latency{Samples: len(s), P50: rank(0.50), P90: rank(0.90), P99: rank(0.99), Max: s[len(s)-1]}
+}
+
+// ExactlyOnce is the verdict on every Ballast job the bench submitted.
+type ExactlyOnce struct {
+	// Checked is how many jobs were verified.
+	Checked int
+	// Violations lists every job that broke the rule (empty when it held).
+	Violations []Violation
+}
+
+// Violation is one job that did not run exactly once to success.
+type Violation struct {
+	JobID string
+	// Runs is how often its handler was called.
+	Runs int
+	// State and Attempt are what its record says after the run.
+	State   string
+	Attempt int
+	Problem string
+}
+
+// OK reports whether every job ran exactly once and succeeded.
+func (e ExactlyOnce) OK() bool { return len(e.Violations) == 0 }
+
+// Err returns nil when the rule held, else an error wrapping ErrExactlyOnce.
+func (e ExactlyOnce) Err() error {
+	if e.OK() {
+		return nil
+	}
+	return fmt.Errorf("bench: %w: %d of %d jobs (first: %s: %s)", ErrExactlyOnce,
+		len(e.Violations), e.Checked, e.Violations[0].JobID, e.Violations[0].Problem)
+}
+
+// maxListed bounds how many violations Print spells out: one broken run can
+// produce thousands, and the first few say what went wrong.
+const maxListed = 20
+
+// Print writes the result as aligned tables.
+func (r Result) Print(w io.Writer) {
+	fmt.Fprintf(w, "ballast bench: redis %s, namespace %s\n", r.RedisAddr, r.Namespace)
+	fmt.Fprintf(w, "jobs %d, producers %d, slots %d, poll interval %s, latency samples %d\n\n",
+		r.Jobs, r.Producers, r.Slots, r.PollInterval, r.LatencySamples)
+
+	tw := tabwriter.NewWriter(w, 0, 0, 3, ' ', 0)
+	fmt.Fprintln(tw, "throughput (submit to complete)\tcount\telapsed\tper second")
+	for _, row := range []struct {
+		name string
+		t    Throughput
+	}{{"raw asynq", r.Raw}, {"ballast", r.Ballast}} {
+		fmt.Fprintf(tw, "  %s\t%d\t%s\t%.0f\n", row.name, row.t.Count, row.t.Elapsed.Round(time.Millisecond), row.t.PerSecond)
+	}
+	fmt.Fprintf(tw, "  ratio ballast / raw\t\t\t%.2f\n", r.Ratio)
+	tw.Flush()
+	fmt.Fprintln(w)
+
+	tw = tabwriter.NewWriter(w, 0, 0, 3, ' ', 0)
+	fmt.Fprintln(tw, "enqueue-to-start latency (idle)\tp50\tp90\tp99\tmax")
+	for _, row := range []struct {
+		name string
+		l    Latency
+	}{{"raw asynq", r.RawLatency}, {"ballast", r.BallastLatency}} {
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", row.name, millis(row.l.P50), millis(row.l.P90), millis(row.l.P99), millis(row.l.Max))
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+
+	r.printCalls(w)
+
+	e := r.ExactlyOnce
+	if e.OK() {
+		fmt.Fprintf(w, "exactly-once: ok (%d jobs, each ran once and succeeded at attempt 1)\n", e.Checked)
+		return
+	}
+	fmt.Fprintf(w, "!!! EXACTLY-ONCE VIOLATED: %d of %d jobs !!!\n", len(e.Violations), e.Checked)
+	for i, v := range e.Violations {
+		if i == maxListed {
+			fmt.Fprintf(w, "!!!   ... and %d more\n", len(e.Violations)-maxListed)
+			break
+		}
+		fmt.Fprintf(w, "!!!   job %s: %s (handler runs %d, record %s at attempt %d)\n", v.JobID, v.Problem, v.Runs, v.State, v.Attempt)
+	}
+}
+
+func millis(d time.Duration) string {
+	return fmt.Sprintf("%.1f ms", float64(d)/float64(time.Millisecond))
+}
+
+// printCalls shows where the round trips of the two timed runs went, per
+// task or job, busiest kind first.
+func (r Result) printCalls(w io.Writer) {
+	kinds := map[string]bool{}
+	for k := range r.Raw.Calls {
+		kinds[k] = true
+	}
+	for k := range r.Ballast.Calls {
+		kinds[k] = true
+	}
+	if len(kinds) == 0 {
+		return
+	}
+	per := func(t Throughput, k string) float64 {
+		if t.Count == 0 {
+			return 0
+		}
+		return float64(t.Calls[k]) / float64(t.Count)
+	}
+	sorted := slices.SortedFunc(maps.Keys(kinds), func(a, b string) int {
+		if c := cmp.Compare(per(r.Ballast, b)+per(r.Raw, b), per(r.Ballast, a)+per(r.Raw, a)); c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
+	})
+	tw := tabwriter.NewWriter(w, 0, 0, 3, ' ', 0)
+	fmt.Fprintln(tw, "redis round trips per task / job\traw\tballast")
+	fmt.Fprintf(tw, "  total\t%.2f\t%.2f\n", r.Raw.RoundTrips(), r.Ballast.RoundTrips())
+	for _, k := range sorted {
+		a, b := per(r.Raw, k), per(r.Ballast, k)
+		if a < 0.005 && b < 0.005 {
+			continue // background chatter, not per-job cost
+		}
+		fmt.Fprintf(tw, "  %s\t%.2f\t%.2f\n", k, a, b)
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+}
