@@ -60,10 +60,3 @@ func msTime(s string) time.Time {
 	}
 	return time.UnixMilli(n).UTC()
 }
-
-func ms(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixMilli()
-}
