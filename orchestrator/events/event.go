@@ -1,0 +1,81 @@
+package events
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/ballastdev/ballast/jobs"
+)
+
+// Type names what happened. Job types start with "job.", worker types with
+// "worker."; the prefix picks the subject an event is published on.
+type Type string
+
+// The event types Ballast publishes.
+const (
+	TypeJobQueued     Type = "job.queued"
+	TypeJobRunning    Type = "job.running"
+	TypeJobCheckpoint Type = "job.checkpoint"
+	TypeJobRequeued   Type = "job.requeued"
+	TypeJobSucceeded  Type = "job.succeeded"
+	TypeJobFailed     Type = "job.failed"
+	TypeJobCancelled  Type = "job.cancelled"
+	TypeWorkerUp      Type = "worker.up"
+	TypeWorkerLost    Type = "worker.lost"
+)
+
+// IsWorker reports whether the type describes a worker rather than a job.
+func (t Type) IsWorker() bool { return strings.HasPrefix(string(t), "worker.") }
+
+// Event is one state change. Its JSON form is what travels on NATS and what
+// the stream stores.
+type Event struct {
+	// ID is unique per event and sent as the Nats-Msg-Id header, so that
+	// publishing the same event again (a retry after a crash) is stored once.
+	// Build it with NewID, or derive it from the change itself (job, attempt,
+	// type) when a retry must produce the same ID.
+	ID      string     `json:"id"`
+	Type    Type       `json:"type"`
+	JobID   string     `json:"job_id,omitempty"`
+	Attempt int        `json:"attempt,omitempty"`
+	State   jobs.State `json:"state,omitempty"`
+	Queue   string     `json:"queue,omitempty"`
+	Worker  string     `json:"worker,omitempty"`
+	Reason  string     `json:"reason,omitempty"`
+	// Time is when the change happened, set by whoever observed it, so that
+	// history reads the same however late the event was delivered.
+	Time time.Time `json:"time"`
+	// Data carries optional extras (checkpoint, exit code, cost).
+	Data map[string]any `json:"data,omitempty"`
+}
+
+// NewID returns a random event ID.
+func NewID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never returns an error
+	return hex.EncodeToString(b[:])
+}
+
+// Validate reports what is missing before an event can be published: an
+// event without an ID cannot be deduplicated, and one without a time cannot
+// be ordered by readers.
+func (e Event) Validate() error {
+	var errs []error
+	if e.ID == "" {
+		errs = append(errs, errors.New("id is empty (use events.NewID)"))
+	}
+	if e.Type == "" {
+		errs = append(errs, errors.New("type is empty"))
+	}
+	if e.Time.IsZero() {
+		errs = append(errs, errors.New("time is zero (set it to when the change happened)"))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("invalid event: %w", err)
+	}
+	return nil
+}

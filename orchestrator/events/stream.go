@@ -1,0 +1,48 @@
+package events
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// DuplicateWindow is how long the stream remembers event IDs to drop
+// republished events. It covers a publisher's retries, not a replay of old
+// history.
+const DuplicateWindow = 2 * time.Minute
+
+// EnsureStream creates the event stream, or updates it to this
+// configuration: file storage, subjects subj.All(), the duplicate window, and
+// events kept for maxAge (0 keeps them until removed by hand). It is
+// idempotent, so every controller calls it at start-up. The server refuses a
+// duplicate window longer than maxAge, so a shorter maxAge shortens the
+// window too.
+func EnsureStream(ctx context.Context, js jetstream.JetStream, name string, subj Subjects, maxAge time.Duration) error {
+	if js == nil {
+		return fmt.Errorf("events.EnsureStream: no JetStream context")
+	}
+	if err := subj.Validate(); err != nil {
+		return fmt.Errorf("events.EnsureStream: %w", err)
+	}
+	if maxAge < 0 {
+		return fmt.Errorf("events.EnsureStream: maxAge %s is negative (use 0 to keep events until removed)", maxAge)
+	}
+	dup := DuplicateWindow
+	if maxAge > 0 && maxAge < dup {
+		dup = maxAge
+	}
+	cfg := jetstream.StreamConfig{
+		Name:        name,
+		Description: "Ballast job and worker events",
+		Subjects:    []string{subj.All()},
+		Storage:     jetstream.FileStorage,
+		Duplicates:  dup,
+		MaxAge:      maxAge,
+	}
+	if _, err := js.CreateOrUpdateStream(ctx, cfg); err != nil {
+		return fmt.Errorf("events.EnsureStream: stream %q on %s: %w", name, subj.All(), err)
+	}
+	return nil
+}

@@ -1,0 +1,76 @@
+package events
+
+import (
+	"fmt"
+	"strings"
+)
+
+// DefaultPrefix is the first subject token when Subjects.Prefix is empty.
+const DefaultPrefix = "ballast"
+
+// Subjects builds every NATS subject Ballast uses, so that the names live in
+// one place. The zero value uses DefaultPrefix; set Prefix to run several
+// installations on one NATS account.
+type Subjects struct {
+	Prefix string
+}
+
+func (s Subjects) prefix() string {
+	if s.Prefix == "" {
+		return DefaultPrefix
+	}
+	return s.Prefix
+}
+
+// Submit is the request-reply subject of the intake: PREFIX.jobs.submit.
+func (s Subjects) Submit() string { return s.prefix() + ".jobs.submit" }
+
+// Job is the subject of one job's events: PREFIX.events.job.ID.
+func (s Subjects) Job(id string) string { return s.prefix() + ".events.job." + id }
+
+// Worker is the subject of one worker's events: PREFIX.events.worker.ID.
+func (s Subjects) Worker(id string) string { return s.prefix() + ".events.worker." + id }
+
+// All matches every event subject; the stream captures it: PREFIX.events.>.
+func (s Subjects) All() string { return s.prefix() + ".events.>" }
+
+// Control is the subject on which the controller tells one worker to
+// checkpoint, drain or cancel: PREFIX.control.WORKER.
+func (s Subjects) Control(workerID string) string { return s.prefix() + ".control." + workerID }
+
+// Validate checks the prefix: dot-separated tokens without wildcards or spaces.
+func (s Subjects) Validate() error {
+	for _, tok := range strings.Split(s.prefix(), ".") {
+		if err := checkToken(tok); err != nil {
+			return fmt.Errorf("subject prefix %q: %w", s.Prefix, err)
+		}
+	}
+	return nil
+}
+
+// For returns the subject an event is published on: the worker's for worker
+// events, the job's for all others.
+func (s Subjects) For(e Event) (string, error) {
+	if e.Type.IsWorker() {
+		if err := checkToken(e.Worker); err != nil {
+			return "", fmt.Errorf("%s event: worker %q: %w", e.Type, e.Worker, err)
+		}
+		return s.Worker(e.Worker), nil
+	}
+	if err := checkToken(e.JobID); err != nil {
+		return "", fmt.Errorf("%s event: job id %q: %w", e.Type, e.JobID, err)
+	}
+	return s.Job(e.JobID), nil
+}
+
+// checkToken refuses what would change a subject's meaning: an ID holding a
+// dot, a wildcard or a space would publish on, or listen to, other subjects.
+func checkToken(tok string) error {
+	if tok == "" {
+		return fmt.Errorf("is empty")
+	}
+	if i := strings.IndexAny(tok, ".*> \t\r\n"); i >= 0 {
+		return fmt.Errorf("must not contain %q (a NATS subject token has no dots, wildcards or spaces)", tok[i])
+	}
+	return nil
+}
