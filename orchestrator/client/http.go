@@ -1,0 +1,100 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"syscall"
+
+	"github.com/ballastdev/ballast/jobs"
+	"github.com/ballastdev/ballast/orchestrator/intake"
+)
+
+// maxReplyBytes bounds what is read of a reply: a receipt is small, and an
+// unexpected page from a proxy need not be read whole.
+const maxReplyBytes = 1 << 20
+
+// HTTP submits jobs with POST BASEURL/api/v1/jobs.
+type HTTP struct {
+	base  string
+	token string
+	hc    *http.Client
+	// Options tunes retries; set it before the first Submit.
+	Options Options
+}
+
+// NewHTTP returns a client for the Ballast API at baseURL (scheme, host and
+// any path prefix, e.g. "http://controller:8080"). token is sent as a bearer
+// token unless empty. A nil hc means http.DefaultClient; each try is bounded
+// by Options.Timeout, not by hc.Timeout.
+func NewHTTP(baseURL, token string, hc *http.Client) *HTTP {
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	return &HTTP{base: strings.TrimRight(baseURL, "/"), token: token, hc: hc}
+}
+
+// Submit sends s and returns the receipt, retrying as Options say.
+func (c *HTTP) Submit(ctx context.Context, s jobs.Submission) (intake.Receipt, error) {
+	if c == nil || c.base == "" {
+		return intake.Receipt{}, errors.New("client.Submit: no base URL")
+	}
+	return submit(ctx, c.Options.WithDefaults(), s, c.try)
+}
+
+func (c *HTTP) try(ctx context.Context, body []byte) (intake.Receipt, error) {
+	url := c.base + intake.SubmitPath
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return intake.Receipt{}, fmt.Errorf("POST %s: %w", url, err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	resp, err := c.hc.Do(req)
+	if errors.Is(err, syscall.ECONNREFUSED) {
+		return intake.Receipt{}, fmt.Errorf("%w at %s: start `ballast controller` or `ballast dev`, or check the address (%w)", ErrNoIntake, c.base, err)
+	}
+	if err != nil {
+		return intake.Receipt{}, fmt.Errorf("POST %s: %w", url, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxReplyBytes))
+	if err != nil {
+		return intake.Receipt{}, fmt.Errorf("POST %s: reading the reply: %w", url, err)
+	}
+	r, err := decodeReply(data, resp.StatusCode)
+	var ce *Error
+	switch {
+	case errors.As(err, &ce):
+		return intake.Receipt{}, err
+	case err != nil:
+		// Not the intake speaking: a proxy, a load balancer or the wrong
+		// address. The status still says whether to try again.
+		return intake.Receipt{}, statusError(resp.StatusCode, url, data)
+	case resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusCreated:
+		return intake.Receipt{}, statusError(resp.StatusCode, url, data)
+	}
+	return r, nil
+}
+
+// statusError classifies a reply that is not in the intake's wire format.
+func statusError(status int, url string, data []byte) *Error {
+	code := intake.CodeInternal
+	switch status {
+	case http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		code = intake.CodeUnavailable
+	case http.StatusUnauthorized, http.StatusForbidden:
+		code = intake.CodeUnauthorized
+	case http.StatusRequestEntityTooLarge:
+		code = intake.CodeTooLarge
+	}
+	return &Error{Code: code, Status: status,
+		Message: fmt.Sprintf("HTTP %d from %s, not a Ballast reply (is the URL right?): %.200q", status, url, data)}
+}
