@@ -1,0 +1,142 @@
+package api
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/ballastdev/ballast/jobs"
+	"github.com/ballastdev/ballast/orchestrator/intake"
+	"github.com/ballastdev/ballast/queues"
+)
+
+// Status is the body of GET /api/v1/status.
+type Status struct {
+	Leader  string              `json:"leader"`
+	Workers []queues.WorkerInfo `json:"workers"`
+	Queues  []queues.QueueStats `json:"queues"`
+	Counts  map[jobs.State]int  `json:"recent_jobs_by_state"`
+	Recent  int                 `json:"recent_jobs_examined"`
+}
+
+// Handler serves the API. An empty token turns authentication off (dev mode
+// on localhost only; the config refuses it elsewhere).
+func Handler(store *queues.Store, sub intake.Submitter, token string) http.Handler {
+	h := &handler{store: store, auth: token != "", token: sha256.Sum256([]byte(token))}
+	mux := http.NewServeMux()
+	mux.Handle("POST "+intake.SubmitPath, intake.HTTPHandler(sub, token))
+	mux.HandleFunc("GET /api/v1/jobs", h.guard(h.list))
+	mux.HandleFunc("GET /api/v1/jobs/{id}", h.guard(h.get))
+	mux.HandleFunc("GET /api/v1/jobs/{id}/logs", h.guard(h.logs))
+	mux.HandleFunc("POST /api/v1/jobs/{id}/cancel", h.guard(h.cancel))
+	mux.HandleFunc("GET /api/v1/status", h.guard(h.status))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		if err := store.Redis().Ping(r.Context()).Err(); err != nil {
+			writeErr(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	return mux
+}
+
+type handler struct {
+	store *queues.Store
+	auth  bool
+	token [32]byte
+}
+
+func (h *handler) guard(f http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if h.auth {
+			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+			sum := sha256.Sum256([]byte(got))
+			if !ok || subtle.ConstantTimeCompare(sum[:], h.token[:]) != 1 {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="ballast"`)
+				writeJSON(w, http.StatusUnauthorized, intake.ErrorBody{Error: intake.Error{Code: intake.CodeUnauthorized,
+					Message: "missing or wrong bearer token: send the header Authorization: Bearer TOKEN"}})
+				return
+			}
+		}
+		f(w, r)
+	}
+}
+
+func (h *handler) list(w http.ResponseWriter, r *http.Request) {
+	limit, _ := strconv.Atoi(r.URL.Query().Get("limit"))
+	state := jobs.State(r.URL.Query().Get("state"))
+	if state != "" && !state.Valid() {
+		writeJSON(w, http.StatusBadRequest, intake.ErrorBody{Error: intake.Error{Code: intake.CodeInvalid,
+			Message: "state: use queued, running, succeeded, failed or cancelled"}})
+		return
+	}
+	list, err := h.store.List(r.Context(), queues.ListOptions{Limit: limit, State: state})
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"jobs": list})
+}
+
+func (h *handler) get(w http.ResponseWriter, r *http.Request) {
+	j, err := h.store.Get(r.Context(), r.PathValue("id"))
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, j)
+}
+
+func (h *handler) logs(w http.ResponseWriter, r *http.Request) {
+	n, _ := strconv.ParseInt(r.URL.Query().Get("limit"), 10, 64)
+	if n <= 0 || n > 10000 {
+		n = 1000
+	}
+	lines, err := h.store.Logs(r.Context(), r.PathValue("id"), r.URL.Query().Get("after"), n)
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"lines": lines})
+}
+
+func (h *handler) cancel(w http.ResponseWriter, r *http.Request) {
+	res, err := h.store.Cancel(r.Context(), r.PathValue("id"))
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"result": string(res)})
+}
+
+func (h *handler) status(w http.ResponseWriter, r *http.Request) {
+	st, err := CollectStatus(r.Context(), h.store)
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, st)
+}
+
+func writeErr(w http.ResponseWriter, err error) {
+	switch {
+	case errors.Is(err, jobs.ErrNotFound):
+		writeJSON(w, http.StatusNotFound, intake.ErrorBody{Error: intake.Error{Code: "not_found", Message: err.Error()}})
+	case errors.Is(err, jobs.ErrUnavailable):
+		writeJSON(w, http.StatusServiceUnavailable, intake.ErrorBody{Error: intake.Error{Code: intake.CodeUnavailable, Message: err.Error()}})
+	default:
+		writeJSON(w, http.StatusInternalServerError, intake.ErrorBody{Error: intake.Error{Code: intake.CodeInternal, Message: err.Error()}})
+	}
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+}

@@ -1,0 +1,4 @@
+// Package api is the controller's HTTP API: submission (from the intake
+// package) plus reading jobs, their logs, cancelling them, and the status of
+// workers and queues. JSON throughout, bearer-token auth.
+package api

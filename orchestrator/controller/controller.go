@@ -1,0 +1,214 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/ballastdev/ballast/jobs"
+	"github.com/ballastdev/ballast/orchestrator/events"
+	"github.com/ballastdev/ballast/queues"
+)
+
+// Options configures the Controller loop.
+type Options struct {
+	// ID names this controller in the leader lease ("" = host-pid).
+	ID string
+	// Tick is the loop period.
+	Tick time.Duration
+	// WorkerTTL: a worker silent for longer is declared dead.
+	WorkerTTL time.Duration
+	// LeaderTTL is the leader lease; a dead leader is replaced after it.
+	LeaderTTL time.Duration
+	// OutboxGrace: an attempt queued in a record but without a confirmed
+	// task for longer is enqueued by the controller.
+	OutboxGrace time.Duration
+	Events      events.Publisher
+	Logger      *slog.Logger
+	// OnRecover, when set, is told of each job requeued from a dead worker
+	// (tests and the dev console use it).
+	OnRecover func(queues.Recovered)
+}
+
+// WithDefaults fills unset options.
+func (o Options) WithDefaults() Options {
+	if o.ID == "" {
+		host, _ := os.Hostname()
+		o.ID = fmt.Sprintf("%s-%d", host, os.Getpid())
+	}
+	if o.Tick == 0 {
+		o.Tick = time.Second
+	}
+	if o.WorkerTTL == 0 {
+		o.WorkerTTL = 5 * time.Second
+	}
+	if o.LeaderTTL == 0 {
+		o.LeaderTTL = 5 * time.Second
+	}
+	if o.OutboxGrace == 0 {
+		o.OutboxGrace = 5 * time.Second
+	}
+	if o.Events == nil {
+		o.Events = events.Discard
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return o
+}
+
+// Validate names bad options.
+func (o Options) Validate() error {
+	var errs []error
+	if o.Tick <= 0 {
+		errs = append(errs, errors.New("tick: must be positive"))
+	}
+	if o.WorkerTTL < 2*o.Tick {
+		errs = append(errs, fmt.Errorf("worker_ttl: %s should be at least two ticks (%s) so one slow tick does not declare workers dead", o.WorkerTTL, 2*o.Tick))
+	}
+	if o.LeaderTTL < 2*o.Tick {
+		errs = append(errs, fmt.Errorf("leader_ttl: %s should be at least two ticks (%s)", o.LeaderTTL, 2*o.Tick))
+	}
+	return errors.Join(errs...)
+}
+
+// Controller runs the control loop. Several may run; only the leader acts.
+type Controller struct {
+	store *queues.Store
+	opts  Options
+	log   *slog.Logger
+
+	mu        sync.Mutex
+	leader    bool
+	healthy   time.Time // when Redis last came back; zero while down
+	cancel    context.CancelFunc
+	done      chan struct{}
+	startOnce sync.Once
+	stopOnce  sync.Once
+}
+
+// New returns a controller.
+func New(store *queues.Store, opts Options) (*Controller, error) {
+	opts = opts.WithDefaults()
+	if err := opts.Validate(); err != nil {
+		return nil, fmt.Errorf("controller.New: %w", err)
+	}
+	return &Controller{store: store, opts: opts, log: opts.Logger.With("controller", opts.ID)}, nil
+}
+
+// Start runs the loop in the background. Calling it twice is a no-op.
+func (c *Controller) Start(ctx context.Context) error {
+	c.startOnce.Do(func() {
+		ctx, c.cancel = context.WithCancel(context.WithoutCancel(ctx))
+		c.done = make(chan struct{})
+		go c.loop(ctx)
+	})
+	return nil
+}
+
+// Stop ends the loop and gives up leadership so a standby takes over at once.
+// Safe to call twice or before Start.
+func (c *Controller) Stop() {
+	c.stopOnce.Do(func() {
+		if c.cancel == nil {
+			return
+		}
+		c.cancel()
+		<-c.done
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = c.store.ResignLeadership(ctx, c.opts.ID)
+	})
+}
+
+// Leader reports whether this controller led at its last tick.
+func (c *Controller) Leader() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.leader
+}
+
+func (c *Controller) loop(ctx context.Context) {
+	defer close(c.done)
+	t := time.NewTicker(c.opts.Tick)
+	defer t.Stop()
+	for {
+		c.Tick(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// Tick runs one round: take or renew the lease; if leading, recover dead
+// workers and reconcile the outbox.
+func (c *Controller) Tick(ctx context.Context) {
+	tctx, cancel := context.WithTimeout(ctx, c.opts.Tick*4)
+	defer cancel()
+	lead, err := c.store.AcquireLeadership(tctx, c.opts.ID, c.opts.LeaderTTL)
+	now := time.Now()
+	c.mu.Lock()
+	if err != nil {
+		c.healthy = time.Time{}
+	} else if c.healthy.IsZero() {
+		c.healthy = now
+	}
+	healthySince := c.healthy
+	was := c.leader
+	c.leader = lead && err == nil
+	c.mu.Unlock()
+	if err != nil {
+		c.log.Warn("cannot reach Redis", "err", err)
+		return
+	}
+	if lead != was {
+		c.log.Info("leadership changed", "leader", lead)
+	}
+	if !lead {
+		return
+	}
+	// After an outage every worker's heartbeat looks old; give them one TTL
+	// to beat again before declaring anyone dead.
+	if now.Sub(healthySince) >= c.opts.WorkerTTL {
+		c.recover(tctx)
+	}
+	if _, err := c.store.ReconcileOutbox(tctx, c.opts.OutboxGrace, 500); err != nil {
+		c.log.Warn("outbox reconcile failed", "err", err)
+	}
+}
+
+func (c *Controller) recover(ctx context.Context) {
+	recovered, err := c.store.RecoverDeadWorkers(ctx, c.opts.WorkerTTL)
+	if err != nil {
+		c.log.Warn("dead worker recovery failed", "err", err)
+	}
+	lost := map[string]bool{}
+	for _, r := range recovered {
+		c.log.Info("requeued a job of a dead worker", "job", r.JobID, "worker", r.Worker, "attempt", r.Attempt, "silence", r.Silence)
+		c.publish(events.Event{ID: fmt.Sprintf("%s.%d.%s", r.JobID, r.Attempt, events.TypeJobRequeued), Type: events.TypeJobRequeued,
+			JobID: r.JobID, Attempt: r.Attempt, State: jobs.StateQueued, Queue: r.Queue, Worker: r.Worker,
+			Reason: "worker lost", Time: time.Now()})
+		if !lost[r.Worker] {
+			lost[r.Worker] = true
+			c.publish(events.Event{ID: events.NewID(), Type: events.TypeWorkerLost, Worker: r.Worker, Time: time.Now(),
+				Data: map[string]any{"silence_seconds": r.Silence.Seconds()}})
+		}
+		if c.opts.OnRecover != nil {
+			c.opts.OnRecover(r)
+		}
+	}
+}
+
+func (c *Controller) publish(e events.Event) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if err := c.opts.Events.Publish(ctx, e); err != nil {
+		c.log.Warn("event not published", "type", e.Type, "err", err)
+	}
+}

@@ -1,0 +1,48 @@
+package controller
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/ballastdev/ballast/jobs"
+	"github.com/ballastdev/ballast/orchestrator/events"
+	"github.com/ballastdev/ballast/orchestrator/intake"
+	"github.com/ballastdev/ballast/queues"
+)
+
+// Submitter is the intake's business logic: validate against the catalog,
+// route, record and enqueue, then announce.
+type Submitter struct {
+	Catalog *jobs.Catalog
+	Store   *queues.Store
+	Router  Router
+	Events  events.Publisher
+	Logger  *slog.Logger
+}
+
+// Submit validates s and durably enqueues it. The error is a
+// *jobs.ValidationError for bad input (nothing is written), or wraps
+// jobs.ErrUnavailable / jobs.ErrIdempotencyConflict.
+func (s *Submitter) Submit(ctx context.Context, sub jobs.Submission) (intake.Receipt, error) {
+	spec, err := s.Catalog.Resolve(sub)
+	if err != nil {
+		return intake.Receipt{}, err
+	}
+	res, err := s.Store.Submit(ctx, spec, s.Router.Route(spec))
+	if err != nil {
+		return intake.Receipt{}, err
+	}
+	j := res.Job
+	if !res.Duplicate && s.Events != nil {
+		e := events.Event{ID: j.ID + ".1.queued", Type: events.TypeJobQueued, JobID: j.ID, Attempt: j.Attempt,
+			State: jobs.StateQueued, Queue: j.Queue, Time: j.CreatedAt,
+			Data: map[string]any{"template": spec.Template, "class": string(spec.Class), "team": spec.Team}}
+		pctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		if err := s.Events.Publish(pctx, e); err != nil && s.Logger != nil {
+			s.Logger.Warn("event not published", "job", j.ID, "err", err)
+		}
+		cancel()
+	}
+	return intake.Receipt{JobID: j.ID, Attempt: j.Attempt, State: j.State, Queue: j.Queue, Duplicate: res.Duplicate}, nil
+}
