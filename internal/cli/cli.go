@@ -1,0 +1,107 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+)
+
+// command is one subcommand.
+type command struct {
+	summary string
+	run     func(ctx context.Context, env *env, args []string) error
+}
+
+// env carries the writers of one invocation.
+type env struct {
+	out, errOut io.Writer
+}
+
+// usageError marks errors in how a command was called (exit code 2).
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func commands() map[string]command {
+	return map[string]command{
+		"dev":             {"run everything in one process on embedded defaults", runDev},
+		"controller":      {"run the control loop, the NATS intake and the HTTP API", runController},
+		"worker":          {"run a worker for one pool", runWorker},
+		"submit":          {"submit a job: ballast submit TEMPLATE [name=value ...]", runSubmit},
+		"jobs":            {"list jobs, or: jobs show ID | jobs logs ID", runJobs},
+		"cancel":          {"cancel a job: ballast cancel ID", runCancel},
+		"status":          {"show workers, queues and recent jobs", runStatus},
+		"validate-config": {"check a config file and report every problem with its line", runValidateConfig},
+		"example-job":     {"a checkpointing demo job that counts steps (used by the steps template)", runExampleJob},
+		"bench":           {"measure throughput and start latency against raw asynq", runBench},
+	}
+}
+
+// Run executes one ballast invocation and returns the process exit code.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	e := &env{out: stdout, errOut: stderr}
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		usage(stdout)
+		return 0
+	}
+	cmd, ok := commands()[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "ballast: unknown command %q\n\n", args[0])
+		usage(stderr)
+		return 2
+	}
+	err := cmd.run(ctx, e, args[1:])
+	var ue usageError
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "ballast %s: %s\n", args[0], ue.msg)
+		return 2
+	}
+	fmt.Fprintf(stderr, "ballast %s: %v\n", args[0], err)
+	return 1
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "ballast: one scheduling pool over fixed quota and elastic capacity.")
+	fmt.Fprintln(w, "\nUsage: ballast COMMAND [flags]\n\nCommands:")
+	cmds := commands()
+	names := make([]string, 0, len(cmds))
+	for n := range cmds {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-16s %s\n", n, cmds[n].summary)
+	}
+	fmt.Fprintln(w, "\nRun 'ballast COMMAND -h' for a command's flags.")
+}
+
+// newFlags returns a flag set that reports errors instead of exiting.
+func newFlags(e *env, name, synopsis string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(e.errOut)
+	fs.Usage = func() {
+		fmt.Fprintf(e.errOut, "Usage: ballast %s\n", synopsis)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parse parses flags, turning a parse failure into a usage error.
+func parse(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError{strings.TrimSpace(err.Error())}
+	}
+	return nil
+}

@@ -1,0 +1,193 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"gopkg.in/yaml.v3"
+
+	"github.com/ballastdev/ballast/internal/config"
+	"github.com/ballastdev/ballast/jobs"
+	"github.com/ballastdev/ballast/orchestrator/client"
+	"github.com/ballastdev/ballast/orchestrator/events"
+)
+
+// runDev runs the whole of Ballast in one process on embedded defaults: an
+// embedded NATS server (the real nats-server), Redis from --redis or an
+// in-memory one, the controller, the intake, the HTTP API and a fixed worker,
+// then submits a few example jobs and prints every event.
+func runDev(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "dev", "dev [--redis ADDR] [--nats-port N] [--http ADDR] [--no-demo]")
+	redisAddr := fs.String("redis", "", "use this Redis (host:port); default: an embedded in-memory Redis that keeps nothing")
+	natsPort := fs.Int("nats-port", 4223, "port of the embedded NATS server (-1 = any free port)")
+	httpAddr := fs.String("http", "127.0.0.1:8480", "HTTP API address")
+	noDemo := fs.Bool("no-demo", false, "do not submit the example jobs at start")
+	quiet := fs.Bool("quiet", false, "do not print events")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("", "ballast-dev-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	log := slog.New(slog.NewTextHandler(e.errOut, &slog.HandlerOptions{Level: slog.LevelWarn}))
+
+	cfg := config.Dev()
+	cfg.HTTP.Listen = *httpAddr
+	cfg.Worker.LogDir = filepath.Join(dir, "logs")
+	cfg.Worker.CheckpointDir = filepath.Join(dir, "checkpoints")
+	cfg.Redis.Addr = *redisAddr
+	if *redisAddr == "" {
+		mr := miniredis.NewMiniRedis()
+		if err := mr.StartAddr("127.0.0.1:0"); err != nil {
+			return fmt.Errorf("embedded Redis: %w", err)
+		}
+		defer mr.Close()
+		cfg.Redis.Addr = mr.Addr()
+		fmt.Fprintf(e.out, "NOTICE: using an embedded in-memory Redis at %s: nothing persists when ballast dev stops.\n"+
+			"        Pass --redis 127.0.0.1:6379 to use a real Redis.\n", mr.Addr())
+	}
+	ns, err := startEmbeddedNATS(*natsPort, filepath.Join(dir, "nats"))
+	if err != nil {
+		return err
+	}
+	defer func() { ns.Shutdown(); ns.WaitForShutdown() }()
+	cfg.NATS.URL = ns.ClientURL()
+
+	rdb, err := connectRedis(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer rdb.Close()
+	nc, err := connectNATS(cfg, "ballast-dev")
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+
+	var st stack
+	defer func() { st.stop() }() // a closure: st grows after this line
+	cp, err := startControlPlane(ctx, cfg, rdb, nc, log, &st)
+	if err != nil {
+		return err
+	}
+	w, err := startWorker(ctx, cfg, cp.store, cp.pub, "fixed", 0, log, &st)
+	if err != nil {
+		return err
+	}
+	cfgFile := filepath.Join(dir, "ballast-dev.yaml")
+	if err := writeConfig(cfgFile, cfg); err != nil {
+		return err
+	}
+	if !*quiet {
+		if err := printEvents(nc, subjects(cfg), e); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(e.out, `ballast dev is running.
+  NATS (embedded):  %s
+  HTTP API:         http://%s/api/v1/jobs
+  fixed worker:     %s (%d slots)
+  templates:        %v
+
+In another terminal:
+  export BALLAST_CONFIG=%s
+  go run ./cmd/ballast submit hello name=you --wait
+  go run ./cmd/ballast submit steps steps=10 step_time=300ms
+  go run ./cmd/ballast jobs
+  go run ./cmd/ballast status
+Press Ctrl-C to stop.
+`, cfg.NATS.URL, cp.addr, w.ID(), cfg.Pools["fixed"].Slots, sortedTemplateNames(cfg), cfgFile)
+	if !*noDemo {
+		if err := submitDemo(ctx, nc, cfg); err != nil {
+			return err
+		}
+	}
+	<-ctx.Done()
+	fmt.Fprintln(e.out, "stopping: draining the worker")
+	return nil
+}
+
+func startEmbeddedNATS(port int, dir string) (*server.Server, error) {
+	ns, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: port, JetStream: true, StoreDir: dir,
+		NoLog: true, NoSigs: true})
+	if err != nil {
+		return nil, fmt.Errorf("embedded NATS: %w", err)
+	}
+	go ns.Start()
+	if !ns.ReadyForConnections(10 * time.Second) {
+		ns.Shutdown()
+		return nil, fmt.Errorf("embedded NATS did not start on port %d (is it taken? use --nats-port)", port)
+	}
+	return ns, nil
+}
+
+// writeConfig saves the effective config so the other commands can reach
+// this dev instance through BALLAST_CONFIG.
+func writeConfig(path string, cfg config.Config) error {
+	b, err := yaml.Marshal(cfg)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, b, 0o600)
+}
+
+func printEvents(nc *nats.Conn, subj events.Subjects, e *env) error {
+	_, err := nc.Subscribe(subj.All(), func(m *nats.Msg) {
+		var ev events.Event
+		if json.Unmarshal(m.Data, &ev) != nil {
+			return
+		}
+		who := ev.JobID
+		if who == "" {
+			who = ev.Worker
+		}
+		fmt.Fprintf(e.out, "%s  %-15s %s attempt=%d queue=%s worker=%s %s\n", ev.Time.Format("15:04:05.000"), ev.Type, who,
+			ev.Attempt, dash(ev.Queue), dash(ev.Worker), ev.Reason)
+	})
+	return err
+}
+
+// submitDemo sends one job of each example template over NATS, as a user would.
+func submitDemo(ctx context.Context, nc *nats.Conn, cfg config.Config) error {
+	c := client.NewNATS(nc, subjects(cfg))
+	demo := []jobs.Submission{
+		{Template: "hello", Params: raw(map[string]any{"name": "ballast"})},
+		{Template: "nightly-features", Params: raw(map[string]any{"date": time.Now().Format("2006-01-02")})},
+		{Template: "steps", Params: raw(map[string]any{"steps": 5, "step_time": "200ms"})},
+	}
+	for _, s := range demo {
+		if _, ok := cfg.Templates[s.Template]; !ok {
+			continue
+		}
+		if _, err := c.Submit(ctx, s); err != nil {
+			return fmt.Errorf("demo job %s: %w", s.Template, err)
+		}
+	}
+	return nil
+}
+
+func raw(m map[string]any) map[string]json.RawMessage {
+	out := make(map[string]json.RawMessage, len(m))
+	for k, v := range m {
+		out[k], _ = json.Marshal(v)
+	}
+	return out
+}
+
+func sortedTemplateNames(cfg config.Config) []string {
+	m := make(map[string]any, len(cfg.Templates))
+	for k := range cfg.Templates {
+		m[k] = nil
+	}
+	return sortedParamNames(m)
+}

@@ -1,0 +1,61 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/ballastdev/ballast/jobs"
+	"github.com/ballastdev/ballast/orchestrator/api"
+)
+
+func runStatus(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "status", "status [--config FILE] [-o json]")
+	cfgPath := configFlag(fs)
+	out := outputFlag(fs)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if err := checkOutput(*out); err != nil {
+		return err
+	}
+	store, closeFn, err := openStore(ctx, *cfgPath)
+	if err != nil {
+		return err
+	}
+	defer closeFn()
+	st, err := api.CollectStatus(ctx, store)
+	if err != nil {
+		return err
+	}
+	if *out == "json" {
+		return writeJSON(e.out, st)
+	}
+	now := time.Now()
+	fmt.Fprintf(e.out, "leader: %s\n\n", dash(st.Leader))
+	rows := make([][]any, len(st.Workers))
+	for i, w := range st.Workers {
+		state := "up"
+		if w.Draining {
+			state = "draining"
+		}
+		rows[i] = []any{w.ID, w.Pool, fmt.Sprintf("%d/%d", w.Busy, w.Slots), state, ago(w.LastBeat, now), ago(w.StartedAt, now)}
+	}
+	if err := table(e.out, "WORKER\tPOOL\tBUSY\tSTATE\tHEARTBEAT\tSTARTED", rows); err != nil {
+		return err
+	}
+	fmt.Fprintln(e.out)
+	rows = make([][]any, len(st.Queues))
+	for i, q := range st.Queues {
+		rows[i] = []any{q.Queue, q.Pending, q.Scheduled, q.Active, fmt.Sprintf("%.1fs", q.OldestPendingSeconds)}
+	}
+	if err := table(e.out, "QUEUE\tPENDING\tSCHEDULED\tACTIVE\tOLDEST", rows); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.out, "\nlast %d jobs:", st.Recent)
+	for _, s := range []jobs.State{jobs.StateQueued, jobs.StateRunning, jobs.StateSucceeded, jobs.StateFailed, jobs.StateCancelled} {
+		fmt.Fprintf(e.out, " %s %d", s, st.Counts[s])
+	}
+	fmt.Fprintln(e.out)
+	return nil
+}

@@ -1,0 +1,170 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/ballastdev/ballast/jobs"
+	"github.com/ballastdev/ballast/orchestrator/client"
+	"github.com/ballastdev/ballast/orchestrator/events"
+	"github.com/ballastdev/ballast/orchestrator/intake"
+)
+
+func runSubmit(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "submit", "submit [flags] TEMPLATE [name=value ...]")
+	cfgPath := configFlag(fs)
+	natsURL := fs.String("nats", "", "NATS URL (default: the config's nats.url)")
+	httpURL := fs.String("http", "", "submit over the HTTP API at this base URL instead of NATS")
+	token := fs.String("token", "", "API token for --http (default $BALLAST_API_TOKEN)")
+	key := fs.String("key", "", "idempotency key: resubmitting with the same key returns the same job")
+	team := fs.String("team", "", "team charged for the job (default: the template's)")
+	class := fs.String("class", "", "override the class: core or burst")
+	timeout := fs.String("timeout", "", "override the timeout, e.g. 2h")
+	wait := fs.Bool("wait", false, "follow the job's events until it ends (NATS only)")
+	out := outputFlag(fs)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if err := checkOutput(*out); err != nil {
+		return err
+	}
+	if fs.NArg() < 1 {
+		return usageError{"name a template: ballast submit TEMPLATE [name=value ...]"}
+	}
+	sub := jobs.Submission{Template: fs.Arg(0), IdempotencyKey: *key, Team: *team, Class: *class}
+	params, err := parseParams(fs.Args()[1:])
+	if err != nil {
+		return err
+	}
+	sub.Params = params
+	if *timeout != "" {
+		var d jobs.Duration
+		if err := d.UnmarshalText([]byte(*timeout)); err != nil {
+			return usageError{"--timeout: " + err.Error()}
+		}
+		sub.Timeout = &d
+	}
+	cfg, err := loadConfig(*cfgPath)
+	if err != nil {
+		return err
+	}
+	if *natsURL != "" {
+		cfg.NATS.URL = *natsURL
+	}
+
+	var receipt intake.Receipt
+	if *httpURL != "" {
+		if *wait {
+			return usageError{"--wait needs NATS; drop --http"}
+		}
+		tok := *token
+		if tok == "" {
+			tok, _ = cfg.HTTP.Token()
+		}
+		receipt, err = client.NewHTTP(*httpURL, tok, &http.Client{Timeout: 30 * time.Second}).Submit(ctx, sub)
+		if err != nil {
+			return explain(err)
+		}
+		return printReceipt(e, *out, receipt)
+	}
+	nc, err := connectNATS(cfg, "ballast-submit")
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	subj := subjects(cfg)
+	receipt, err = client.NewNATS(nc, subj).Submit(ctx, sub)
+	if err != nil {
+		return explain(err)
+	}
+	if err := printReceipt(e, *out, receipt); err != nil || !*wait {
+		return err
+	}
+	return follow(ctx, e, nc, cfg.NATS.Stream, subj, receipt.JobID, *out)
+}
+
+// parseParams turns name=value pairs into JSON values: a value that parses as
+// JSON (10, 0.5, true, "x", [1]) is sent as is, anything else as a string, so
+// `epochs=10` is a number and `name=world` a string.
+func parseParams(pairs []string) (map[string]json.RawMessage, error) {
+	params := map[string]json.RawMessage{}
+	for _, p := range pairs {
+		name, value, ok := strings.Cut(p, "=")
+		if !ok || name == "" {
+			return nil, usageError{fmt.Sprintf("parameter %q: write name=value", p)}
+		}
+		if _, dup := params[name]; dup {
+			return nil, usageError{fmt.Sprintf("parameter %q is given twice", name)}
+		}
+		if json.Valid([]byte(value)) && value != "" {
+			params[name] = json.RawMessage(value)
+			continue
+		}
+		b, _ := json.Marshal(value)
+		params[name] = b
+	}
+	return params, nil
+}
+
+// explain formats a submission error with every field problem on its own line.
+func explain(err error) error {
+	var ce *client.Error
+	if !errors.As(err, &ce) || len(ce.Problems) == 0 {
+		return err
+	}
+	var b strings.Builder
+	b.WriteString(ce.Message)
+	for _, p := range ce.Problems {
+		fmt.Fprintf(&b, "\n  %s: %s", p.Field, p.Message)
+	}
+	return fmt.Errorf("%s", b.String())
+}
+
+func printReceipt(e *env, out string, r intake.Receipt) error {
+	if out == "json" {
+		return writeJSON(e.out, r)
+	}
+	note := ""
+	if r.Duplicate {
+		note = " (existing job for this idempotency key)"
+	}
+	_, err := fmt.Fprintf(e.out, "job %s %s in queue %s%s\n", r.JobID, r.State, r.Queue, note)
+	return err
+}
+
+// follow prints a job's events, past and live, until it reaches a terminal
+// state.
+func follow(ctx context.Context, e *env, nc *nats.Conn, stream string, subj events.Subjects, id, out string) error {
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ch, err := events.Follow(ctx, nc, js, stream, subj, id)
+	if err != nil {
+		return err
+	}
+	for ev := range ch {
+		if out == "json" {
+			writeJSON(e.out, ev)
+		} else {
+			fmt.Fprintf(e.out, "%s  %-15s attempt %d %s %s\n", ev.Time.Format("15:04:05.000"), ev.Type, ev.Attempt, ev.Worker, ev.Reason)
+		}
+		if ev.State.Terminal() {
+			if ev.State != jobs.StateSucceeded {
+				return fmt.Errorf("job %s %s", id, ev.State)
+			}
+			return nil
+		}
+	}
+	return ctx.Err()
+}

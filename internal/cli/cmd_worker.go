@@ -1,0 +1,50 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/ballastdev/ballast/orchestrator/events"
+)
+
+func runWorker(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "worker", "worker [--config FILE] --pool NAME [--slots N]")
+	cfgPath := configFlag(fs)
+	pool := fs.String("pool", "fixed", "pool this worker serves")
+	slots := fs.Int("slots", 0, "jobs run at once (default: the pool's slots, or slots_per_worker for elastic pools)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if *slots < 0 {
+		return usageError{"--slots must not be negative"}
+	}
+	cfg, err := loadConfig(*cfgPath)
+	if err != nil {
+		return err
+	}
+	log := slog.New(slog.NewTextHandler(e.errOut, nil))
+	rdb, err := connectRedis(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer rdb.Close()
+	// Events are worth having but not worth refusing to work for.
+	var pub events.Publisher = events.Discard
+	if nc, err := connectNATS(cfg, "ballast-worker"); err != nil {
+		log.Warn("running without events", "err", err)
+	} else {
+		defer nc.Close()
+		pub = events.NewNATSPublisher(nc, subjects(cfg))
+	}
+	var st stack
+	defer func() { st.stop() }() // a closure: st grows after this line
+	w, err := startWorker(ctx, cfg, newStore(rdb, cfg), pub, *pool, *slots, log, &st)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(e.out, "worker %s serving pool %s\n", w.ID(), *pool)
+	<-ctx.Done()
+	fmt.Fprintf(e.out, "worker %s draining (running jobs: %d)\n", w.ID(), w.Running())
+	return nil
+}

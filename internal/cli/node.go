@@ -1,0 +1,145 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/ballastdev/ballast/internal/config"
+	"github.com/ballastdev/ballast/orchestrator/api"
+	"github.com/ballastdev/ballast/orchestrator/controller"
+	"github.com/ballastdev/ballast/orchestrator/events"
+	"github.com/ballastdev/ballast/orchestrator/intake"
+	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/workers"
+)
+
+// stack stops what was started, in reverse order. If a start fails midway,
+// the caller stops the stack, rolling back what had started.
+type stack []func()
+
+func (s *stack) push(f func()) { *s = append(*s, f) }
+
+func (s stack) stop() {
+	for i := len(s) - 1; i >= 0; i-- {
+		s[i]()
+	}
+}
+
+// controlPlane is the controller loop, the NATS intake and the HTTP API.
+type controlPlane struct {
+	store *queues.Store
+	pub   events.Publisher
+	addr  string // the HTTP API's bound address
+}
+
+// startControlPlane starts the controller's services onto st.
+func startControlPlane(ctx context.Context, cfg config.Config, rdb redis.UniversalClient, nc *nats.Conn, log *slog.Logger, st *stack) (*controlPlane, error) {
+	subj := subjects(cfg)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, fmt.Errorf("jetstream: %w", err)
+	}
+	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := events.EnsureStream(sctx, js, cfg.NATS.Stream, subj, cfg.NATS.StreamMaxAge.Std()); err != nil {
+		return nil, fmt.Errorf("event stream %s: %w (is JetStream enabled? start nats-server with -js)", cfg.NATS.Stream, err)
+	}
+	cat, err := catalog(cfg)
+	if err != nil {
+		return nil, err
+	}
+	store := newStore(rdb, cfg)
+	pub := events.NewNATSPublisher(nc, subj)
+	// Until elastic providers run, burst work is lent to fixed workers.
+	sub := &controller.Submitter{Catalog: cat, Store: store, Router: controller.Router{}, Events: pub, Logger: log}
+
+	ctl, err := controller.New(store, controller.Options{Tick: cfg.Controller.Tick.Std(), WorkerTTL: cfg.Controller.WorkerTTL.Std(),
+		LeaderTTL: cfg.Controller.LeaderTTL.Std(), Events: pub, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	if err := ctl.Start(ctx); err != nil {
+		return nil, err
+	}
+	st.push(ctl.Stop)
+
+	in, err := intake.NewNATSServer(nc, sub, intake.NATSOptions{Subjects: subj, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	if err := in.Start(ctx); err != nil {
+		return nil, err
+	}
+	st.push(in.Stop)
+
+	token, err := cfg.HTTP.Token()
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", cfg.HTTP.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("http.listen %s: %w (choose a free port)", cfg.HTTP.Listen, err)
+	}
+	srv := &http.Server{Handler: api.Handler(store, sub, token), ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("http server stopped", "err", err)
+		}
+	}()
+	st.push(func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+	})
+	return &controlPlane{store: store, pub: pub, addr: ln.Addr().String()}, nil
+}
+
+// startWorker starts a worker of pool with slots onto st.
+func startWorker(ctx context.Context, cfg config.Config, store *queues.Store, pub events.Publisher, pool string, slots int, log *slog.Logger, st *stack) (*workers.Worker, error) {
+	p, ok := cfg.Pools[pool]
+	if !ok {
+		return nil, usageError{fmt.Sprintf("--pool %q is not a configured pool (known: %s)", pool, poolNames(cfg))}
+	}
+	qs := []queues.Queue{queues.QueueCore, queues.QueueLoan}
+	if p.Kind.Elastic() {
+		qs = []queues.Queue{queues.QueueBurst}
+	}
+	if slots == 0 {
+		slots = p.Slots
+		if p.Kind.Elastic() {
+			slots = p.SlotsPerWorker
+		}
+	}
+	w, err := workers.New(store, workers.Options{Pool: pool, Slots: slots, Queues: qs,
+		PollInterval: cfg.Worker.PollInterval.Std(), Heartbeat: cfg.Worker.Heartbeat.Std(), DrainTimeout: cfg.Worker.DrainTimeout.Std(),
+		LogDir: cfg.Worker.LogDir, CheckpointDir: cfg.Worker.CheckpointDir, LogLines: int64(cfg.Worker.JobLogLines),
+		Events: pub, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	if err := w.Start(ctx); err != nil {
+		return nil, err
+	}
+	st.push(w.Stop)
+	return w, nil
+}
+
+func poolNames(cfg config.Config) string {
+	s := ""
+	for name := range cfg.Pools {
+		if s != "" {
+			s += ", "
+		}
+		s += name
+	}
+	return s
+}

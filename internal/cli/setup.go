@@ -1,0 +1,74 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/ballastdev/ballast/internal/config"
+	"github.com/ballastdev/ballast/jobs"
+	"github.com/ballastdev/ballast/orchestrator/events"
+	"github.com/ballastdev/ballast/queues"
+)
+
+// configFlag registers --config (default $BALLAST_CONFIG).
+func configFlag(fs *flag.FlagSet) *string {
+	return fs.String("config", os.Getenv("BALLAST_CONFIG"), "config file (default $BALLAST_CONFIG; none = built-in defaults on local Redis and NATS)")
+}
+
+// loadConfig reads the config file, or the built-in defaults without one.
+func loadConfig(path string) (config.Config, error) {
+	if path == "" {
+		return config.Dev(), nil
+	}
+	return config.Load(path)
+}
+
+// connectRedis opens and pings Redis.
+func connectRedis(ctx context.Context, cfg config.Config) (*redis.Client, error) {
+	opts, err := cfg.Redis.Options()
+	if err != nil {
+		return nil, err
+	}
+	opts.PoolSize = max(opts.PoolSize, 64)
+
+	c := redis.NewClient(opts)
+	pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	if err := c.Ping(pctx).Err(); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("cannot reach Redis at %s: %w (start it, or pass --config with the right redis.addr)", opts.Addr, err)
+	}
+	return c, nil
+}
+
+// connectNATS connects to NATS with the config's auth.
+func connectNATS(cfg config.Config, name string) (*nats.Conn, error) {
+	opts, err := cfg.NATS.Options()
+	if err != nil {
+		return nil, err
+	}
+	opts = append(opts, nats.Name(name), nats.Timeout(3*time.Second))
+	nc, err := nats.Connect(cfg.NATS.URL, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("cannot reach NATS at %s: %w (start nats-server -js, or fix nats.url)", cfg.NATS.URL, err)
+	}
+	return nc, nil
+}
+
+func newStore(rdb redis.UniversalClient, cfg config.Config) *queues.Store {
+	return queues.NewStore(rdb, queues.StoreOptions{Namespace: cfg.Namespace})
+}
+
+func subjects(cfg config.Config) events.Subjects {
+	return events.Subjects{Prefix: cfg.NATS.SubjectPrefix}
+}
+
+func catalog(cfg config.Config) (*jobs.Catalog, error) {
+	return cfg.Catalog()
+}

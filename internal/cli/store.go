@@ -1,0 +1,31 @@
+package cli
+
+import (
+	"context"
+	"sort"
+
+	"github.com/ballastdev/ballast/queues"
+)
+
+// openStore connects to the configured Redis for the read-side commands,
+// which go straight to the job store.
+func openStore(ctx context.Context, cfgPath string) (*queues.Store, func(), error) {
+	cfg, err := loadConfig(cfgPath)
+	if err != nil {
+		return nil, nil, err
+	}
+	rdb, err := connectRedis(ctx, cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	return newStore(rdb, cfg), func() { rdb.Close() }, nil
+}
+
+func sortedParamNames(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
