@@ -95,13 +95,54 @@ func newFlags(e *env, name, synopsis string) *flag.FlagSet {
 	return fs
 }
 
-// parse parses flags, turning a parse failure into a usage error.
+// parse parses flags wherever they stand among the positional arguments
+// (`submit hello name=you --wait` as well as `submit --wait hello name=you`),
+// turning a parse failure into a usage error. Everything after "--" is
+// positional.
 func parse(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
+	var pos []string
+	for {
+		dash := indexOf(args, "--")
+		head := args
+		if dash >= 0 {
+			head = args[:dash]
 		}
-		return usageError{strings.TrimSpace(err.Error())}
+		if err := fs.Parse(head); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return err
+			}
+			return usageError{strings.TrimSpace(err.Error())}
+		}
+		rest := fs.Args()
+		if len(rest) > 0 {
+			pos = append(pos, rest[0])
+			next := append([]string(nil), rest[1:]...)
+			if dash >= 0 {
+				next = append(next, args[dash:]...) // keep the "--" for the next round
+			}
+			args = next
+			continue
+		}
+		pos = append(pos, tail(args, dash)...)
+		break
 	}
-	return nil
+	// Leave the positional arguments where fs.Args finds them.
+	return fs.Parse(append([]string{"--"}, pos...))
+}
+
+func indexOf(args []string, s string) int {
+	for i, a := range args {
+		if a == s {
+			return i
+		}
+	}
+	return -1
+}
+
+// tail returns what follows the "--" at index dash (none if dash < 0).
+func tail(args []string, dash int) []string {
+	if dash < 0 {
+		return nil
+	}
+	return args[dash+1:]
 }

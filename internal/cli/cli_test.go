@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -100,5 +101,33 @@ func TestExampleJobCheckpointsAndResumes(t *testing.T) {
 	t.Setenv("BALLAST_RESUME_FROM", "garbage")
 	if code, _, errOut := run(t, "example-job", "--steps", "1", "--step-time", "1ms"); code != 1 || !strings.Contains(errOut, "not a checkpoint") {
 		t.Fatalf("bad resume point: code %d %q", code, errOut)
+	}
+}
+
+func TestFlagsMayFollowPositionalArguments(t *testing.T) {
+	for _, args := range [][]string{
+		{"--wait", "hello", "name=you"},
+		{"hello", "name=you", "--wait"},
+		{"hello", "--wait", "name=you"},
+	} {
+		fs := newFlags(&env{out: io.Discard, errOut: io.Discard}, "t", "t")
+		wait := fs.Bool("wait", false, "")
+		if err := parse(fs, args); err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+		if !*wait || strings.Join(fs.Args(), " ") != "hello name=you" {
+			t.Errorf("%v: wait=%v args=%q", args, *wait, fs.Args())
+		}
+	}
+	fs := newFlags(&env{out: io.Discard, errOut: io.Discard}, "t", "t")
+	wait := fs.Bool("wait", false, "")
+	if err := parse(fs, []string{"hello", "--", "--wait", "x"}); err != nil {
+		t.Fatal(err)
+	}
+	if *wait || strings.Join(fs.Args(), " ") != "hello --wait x" {
+		t.Errorf("after --: wait=%v args=%q", *wait, fs.Args())
+	}
+	if err := parse(newFlags(&env{out: io.Discard, errOut: io.Discard}, "t", "t"), []string{"x", "--nope"}); err == nil {
+		t.Error("an unknown flag after a positional was accepted")
 	}
 }
