@@ -79,7 +79,11 @@ func (c *Catalog) Resolve(s Submission) (Spec, error) {
 	values := make(map[string]any, len(t.Params))
 	for _, name := range sortedKeys(s.Params) {
 		decl, ok := t.Params[name]
-		if !ok {
+		switch {
+		case !ok && len(s.Command) > 0:
+			ps.add("params."+name, "a raw command takes no parameters: put the value in the command")
+			continue
+		case !ok:
 			ps.add("params."+name, fmt.Sprintf("unknown parameter (template %q takes: %s)", s.Template, paramList(t)))
 			continue
 		}
@@ -118,7 +122,7 @@ func (c *Catalog) Resolve(s Submission) (Spec, error) {
 		Timeout:        t.Timeout,
 		Grace:          t.Grace,
 		Team:           t.Team,
-		Labels:         s.Labels,
+		Labels:         copyLabels(s.Labels),
 		IdempotencyKey: s.IdempotencyKey,
 	}
 	if len(s.Command) > 0 {
@@ -161,4 +165,16 @@ func paramList(t Template) string {
 		return "no parameters"
 	}
 	return strings.Join(names, ", ")
+}
+
+// copyLabels keeps the stored spec independent of the caller's map.
+func copyLabels(m map[string]string) map[string]string {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
 }

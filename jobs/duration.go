@@ -23,7 +23,7 @@ func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil
 func (d *Duration) UnmarshalText(b []byte) error {
 	v, err := time.ParseDuration(string(b))
 	if err != nil {
-		return fmt.Errorf("%q is not a duration (write it like 90s, 30m or 6h)", string(b))
+		return &durationError{fmt.Sprintf("%q is not a duration (write it like 90s, 30m or 6h)", string(b))}
 	}
 	*d = Duration(v)
 	return nil
@@ -34,7 +34,14 @@ func (d *Duration) UnmarshalText(b []byte) error {
 func (d *Duration) UnmarshalJSON(b []byte) error {
 	var s string
 	if err := json.Unmarshal(b, &s); err != nil {
-		return fmt.Errorf("a duration must be a string like \"30m\", not %s", string(b))
+		return &durationError{fmt.Sprintf("a duration must be a string like \"30m\", not %s", string(b))}
 	}
 	return d.UnmarshalText([]byte(s))
 }
+
+// durationError is a malformed duration. Its own type lets DecodeSubmission
+// name the field ("timeout") instead of "body": encoding/json adds the field
+// path only to its own type errors, not to errors from UnmarshalJSON.
+type durationError struct{ msg string }
+
+func (e *durationError) Error() string { return e.msg }

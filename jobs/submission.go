@@ -68,6 +68,7 @@ func DecodeSubmission(data []byte) (Submission, error) {
 func jsonFieldError(err error) *FieldError {
 	var syn *json.SyntaxError
 	var typ *json.UnmarshalTypeError
+	var dur *durationError
 	switch {
 	case errors.As(err, &syn):
 		return &FieldError{Field: "body", Message: fmt.Sprintf("not valid JSON at byte %d: %v", syn.Offset, syn)}
@@ -77,6 +78,9 @@ func jsonFieldError(err error) *FieldError {
 			field = "body"
 		}
 		return &FieldError{Field: field, Message: fmt.Sprintf("must be %s, got a JSON %s", jsonKind(typ.Type.Kind().String()), typ.Value)}
+	case errors.As(err, &dur):
+		// Timeout is the only Duration in a Submission.
+		return &FieldError{Field: "timeout", Message: dur.Error()}
 	case errors.Is(err, io.EOF):
 		return &FieldError{Field: "body", Message: "empty message; send a JSON object such as {\"template\":\"NAME\",\"params\":{}}"}
 	case strings.HasPrefix(err.Error(), "json: unknown field "):

@@ -1,0 +1,86 @@
+package jobs
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"testing"
+	"time"
+)
+
+var idRE = regexp.MustCompile(`^[0-9a-f]{28}$`)
+
+func TestNewIDFormat(t *testing.T) {
+	now := time.Date(2025, 3, 14, 15, 9, 26, 535_000_000, time.UTC)
+	id := NewID(now)
+	if !idRE.MatchString(id) {
+		t.Fatalf("NewID = %q, want 28 lower-case hex digits", id)
+	}
+	if prefix := fmt.Sprintf("%012x", now.UnixMilli()); id[:12] != prefix {
+		t.Errorf("NewID prefix = %q, want the milliseconds %q", id[:12], prefix)
+	}
+	if epoch := NewID(time.UnixMilli(0)); epoch[:12] != "000000000000" || !idRE.MatchString(epoch) {
+		t.Errorf("NewID(epoch) = %q", epoch)
+	}
+}
+
+func TestNewIDSortsByTime(t *testing.T) {
+	base := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	times := []time.Time{
+		time.UnixMilli(0),
+		time.UnixMilli(15), // 0x00f
+		time.UnixMilli(16), // 0x010: a hex digit rolls over
+		base,
+		base.Add(time.Millisecond),
+		base.Add(time.Second),
+		base.Add(time.Hour),
+		base.AddDate(1, 0, 0),
+		time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(3000, 1, 1, 0, 0, 0, 0, time.UTC),
+	}
+	ids := make([]string, len(times))
+	for i, ti := range times {
+		ids[i] = NewID(ti)
+		if len(ids[i]) != 28 {
+			t.Fatalf("NewID(%s) = %q: %d characters", ti, ids[i], len(ids[i]))
+		}
+	}
+	for i := 1; i < len(ids); i++ {
+		if ids[i-1] >= ids[i] {
+			t.Errorf("NewID(%s) = %s does not sort before NewID(%s) = %s", times[i-1], ids[i-1], times[i], ids[i])
+		}
+	}
+}
+
+func TestNewIDUnique(t *testing.T) {
+	const n = 10000
+	now := time.Now() // the same millisecond: only the random part differs
+	seen := make(map[string]bool, n)
+	ids := make([]string, 0, n)
+	for range n {
+		id := NewID(now)
+		if !idRE.MatchString(id) {
+			t.Fatalf("NewID = %q, want 28 lower-case hex digits", id)
+		}
+		if seen[id] {
+			t.Fatalf("NewID repeated %s after %d calls", id, len(ids))
+		}
+		seen[id] = true
+		ids = append(ids, id)
+	}
+	// With real, increasing time the IDs come out sorted at millisecond resolution.
+	prev := NewID(time.Now())
+	for range 100 {
+		next := NewID(time.Now())
+		if next[:12] < prev[:12] {
+			t.Fatalf("time prefix went backwards: %s then %s", prev, next)
+		}
+		prev = next
+	}
+	sort.Strings(ids)
+	for i := 1; i < len(ids); i++ {
+		if ids[i][:12] != ids[0][:12] {
+			t.Fatalf("IDs made at one instant have different time prefixes: %s, %s", ids[0], ids[i])
+		}
+	}
+}
