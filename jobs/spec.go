@@ -39,9 +39,12 @@ type Job struct {
 	Worker  string `json:"worker,omitempty"`
 	// Retries counts attempts started again after a failure.
 	Retries int `json:"retries"`
-	// Requeues counts attempts moved for any other reason (worker lost,
-	// drain, preemption).
+	// Requeues counts attempts moved for any other reason than a failure or
+	// a preemption (worker lost, drain).
 	Requeues int `json:"requeues"`
+	// Preemptions counts attempts the controller stopped to run the job
+	// elsewhere (reclaim, migrate, spot notice); they are not in Requeues.
+	Preemptions int `json:"preemptions"`
 	// Checkpoint is the last checkpoint the job reported (opaque to Ballast:
 	// a path, a URI or a JSON object). The next attempt resumes from it.
 	Checkpoint      string    `json:"checkpoint,omitempty"`

@@ -32,6 +32,9 @@ type Beat struct {
 	Fenced bool
 	// Cancel lists running jobs whose cancellation was requested.
 	Cancel []string
+	// Preempt lists running jobs the controller asked to checkpoint and
+	// move (RequestPreempt). A job with a cancel pending is only in Cancel.
+	Preempt []string
 	// Lost lists running jobs whose attempt is no longer this worker's.
 	Lost []string
 }
@@ -56,9 +59,12 @@ func (s *Store) Heartbeat(ctx context.Context, w WorkerInfo, running []Delivery)
 	list, _ := v.([]any)
 	for i := 0; i+1 < len(list); i += 2 {
 		id, _ := list[i].(string)
-		if list[i+1] == "cancel" {
+		switch list[i+1] {
+		case "cancel":
 			b.Cancel = append(b.Cancel, id)
-		} else {
+		case "preempt":
+			b.Preempt = append(b.Preempt, id)
+		default:
 			b.Lost = append(b.Lost, id)
 		}
 	}

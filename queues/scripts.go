@@ -43,12 +43,15 @@ redis.call("SADD", KEYS[3], ARGV[1])
 return redis.call("HGETALL", KEYS[1])
 `)
 
-// finishScript ends a job. KEYS: job, workerJobs, log.
+// finishScript ends a job. A preemption requested meanwhile is dropped: the
+// job ended by itself first, and its own outcome is the truth.
+// KEYS: job, workerJobs, log.
 // ARGV: id, attempt, worker, state, now, exitCode, error, retentionMs.
 var finishScript = redis.NewScript(`
 local st = redis.call("HMGET", KEYS[1], "state", "attempt", "worker")
 if st[1] ~= "running" or tonumber(st[2]) ~= tonumber(ARGV[2]) or st[3] ~= ARGV[3] then return 0 end
 redis.call("HSET", KEYS[1], "state", ARGV[4], "finished", ARGV[5], "exit_code", ARGV[6], "error", ARGV[7])
+redis.call("HDEL", KEYS[1], "preempt", "preempt_reason")
 redis.call("SREM", KEYS[2], ARGV[1])
 if tonumber(ARGV[8]) > 0 then
   redis.call("PEXPIRE", KEYS[1], ARGV[8])
@@ -57,27 +60,74 @@ end
 return 1
 `)
 
-// requeueScript ends a running attempt and queues the next one.
+// requeueScript ends a running attempt and queues the next one. Any preempt
+// request belonged to the attempt that ends here, so it is cleared; when the
+// caller names no queue, the queue it asked for is where the next attempt
+// goes (a drain racing a reclaim still sends the job where the plan wanted).
 // KEYS: job, outbox, workerJobs. ARGV: id, attempt, worker ("" = any), queue
-// ("" = same), now, notBefore, counter ("retries"|"requeues"), reason.
-// Returns the new attempt, 0 when the attempt had moved on, or -1 when a
-// cancel was pending, in which case the job is cancelled instead.
+// ("" = the preempt target, else the same), now, notBefore, counter
+// ("retries"|"requeues"|"preemptions"), reason ("" for a preemption = built
+// from the request's reason).
+// Returns {newAttempt, queue, reason}: newAttempt is 0 when the attempt had
+// moved on, or -1 when a cancel was pending, in which case the job is
+// cancelled instead. A preemption's reason goes to last_move, not error: it
+// is no failure, and the last real error stays readable.
 var requeueScript = redis.NewScript(`
-local st = redis.call("HMGET", KEYS[1], "state", "attempt", "worker", "cancel")
-if st[1] ~= "running" or tonumber(st[2]) ~= tonumber(ARGV[2]) then return 0 end
-if ARGV[3] ~= "" and st[3] ~= ARGV[3] then return 0 end
+local st = redis.call("HMGET", KEYS[1], "state", "attempt", "worker", "cancel", "preempt", "preempt_reason", "queue")
+if st[1] ~= "running" or tonumber(st[2]) ~= tonumber(ARGV[2]) then return {0, "", ""} end
+if ARGV[3] ~= "" and st[3] ~= ARGV[3] then return {0, "", ""} end
 if st[3] and st[3] ~= "" then redis.call("SREM", KEYS[3], ARGV[1]) end
-if st[4] == "1" then
-  redis.call("HSET", KEYS[1], "state", "cancelled", "finished", ARGV[5], "worker", "", "error", "cancelled while " .. ARGV[8])
-  return -1
+local reason = ARGV[8]
+if ARGV[7] == "preemptions" and reason == "" then
+  reason = "preempted"
+  if st[6] and st[6] ~= "" then reason = "preempted: " .. st[6] end
 end
+redis.call("HDEL", KEYS[1], "preempt", "preempt_reason")
+if st[4] == "1" then
+  redis.call("HSET", KEYS[1], "state", "cancelled", "finished", ARGV[5], "worker", "", "error", "cancelled while " .. reason)
+  return {-1, "", reason}
+end
+local q = ARGV[4]
+if q == "" and st[5] then q = st[5] end
+if q == "" then q = st[7] end
 local nxt = tonumber(st[2]) + 1
 redis.call("HSET", KEYS[1], "state", "queued", "attempt", nxt, "worker", "", "queued", ARGV[5],
-  "not_before", ARGV[6], "error", ARGV[8])
-if ARGV[4] ~= "" then redis.call("HSET", KEYS[1], "queue", ARGV[4]) end
+  "not_before", ARGV[6], "queue", q)
+if ARGV[7] == "preemptions" then
+  redis.call("HSET", KEYS[1], "last_move", reason)
+else
+  redis.call("HSET", KEYS[1], "error", reason)
+end
 redis.call("HINCRBY", KEYS[1], ARGV[7], 1)
 redis.call("ZADD", KEYS[2], ARGV[5], ARGV[1])
-return nxt
+return {nxt, q, reason}
+`)
+
+// moveScript moves a queued job to another queue as a new attempt, so that
+// the delivery already in the old queue is stale and dropped by its claim.
+// KEYS: job, outbox. ARGV: id, attempt, queue, now, reason.
+// Returns {} when the job is not queued at that attempt, else {fromQueue,
+// record as a flat HGETALL list}. "queued" (when the job began waiting) is
+// kept: a move is not a new wait, and wait-time rules must not be reset by
+// the controller shuffling a job between queues.
+var moveScript = redis.NewScript(`
+local st = redis.call("HMGET", KEYS[1], "state", "attempt", "queue")
+if st[1] ~= "queued" or tonumber(st[2]) ~= tonumber(ARGV[2]) then return {} end
+redis.call("HSET", KEYS[1], "attempt", tonumber(st[2]) + 1, "queue", ARGV[3], "last_move", ARGV[5])
+redis.call("ZADD", KEYS[2], ARGV[4], ARGV[1])
+return {st[3], redis.call("HGETALL", KEYS[1])}
+`)
+
+// requestPreemptScript asks the worker of a running attempt to checkpoint it
+// and send the next attempt to another queue. A pending cancel wins, so the
+// request is refused then. KEYS: job. ARGV: attempt, queue, reason.
+// Returns 1 when recorded, 0 when the attempt is not running (or moved on)
+// or is being cancelled.
+var requestPreemptScript = redis.NewScript(`
+local st = redis.call("HMGET", KEYS[1], "state", "attempt", "cancel")
+if st[1] ~= "running" or tonumber(st[2]) ~= tonumber(ARGV[1]) or st[3] == "1" then return 0 end
+redis.call("HSET", KEYS[1], "preempt", ARGV[2], "preempt_reason", ARGV[3])
+return 1
 `)
 
 // checkpointScript records a checkpoint of the running attempt.
@@ -112,7 +162,8 @@ return {"finished", st[1]}
 // stop. KEYS: workers, worker, tombstone, then one job key per running job.
 // ARGV: workerID, now, info (JSON), then "id:attempt" per running job.
 // Returns "fenced" if the controller declared the worker dead, else a list of
-// {id, "cancel"|"lost"}.
+// {id, "cancel"|"preempt"|"lost"}. A cancel outranks a preemption: the user
+// wants the job gone, not moved.
 var heartbeatScript = redis.NewScript(`
 if redis.call("EXISTS", KEYS[3]) == 1 then return "fenced" end
 redis.call("ZADD", KEYS[1], ARGV[2], ARGV[1])
@@ -123,18 +174,22 @@ for i = 4, #KEYS do
   local sep = string.find(ref, ":", 1, true)
   local id = string.sub(ref, 1, sep - 1)
   local attempt = tonumber(string.sub(ref, sep + 1))
-  local st = redis.call("HMGET", KEYS[i], "state", "attempt", "worker", "cancel")
+  local st = redis.call("HMGET", KEYS[i], "state", "attempt", "worker", "cancel", "preempt")
   if st[1] ~= "running" or tonumber(st[2]) ~= attempt or st[3] ~= ARGV[1] then
     table.insert(out, id); table.insert(out, "lost")
   elseif st[4] == "1" then
     table.insert(out, id); table.insert(out, "cancel")
+  elseif st[5] and st[5] ~= "" then
+    table.insert(out, id); table.insert(out, "preempt")
   end
 end
 return out
 `)
 
 // recoverWorkerScript declares a silent worker dead and requeues its jobs as
-// new attempts. KEYS: workers, worker, workerJobs, tombstone, outbox.
+// new attempts. A job the controller was preempting goes to the queue it
+// asked for (it was leaving its slot anyway); the request itself dies with
+// the attempt it was made for. KEYS: workers, worker, workerJobs, tombstone, outbox.
 // ARGV: workerID, now, cutoff (ms: a heartbeat after it means alive),
 // jobKeyPrefix, tombstoneTTLms.
 // Returns a flat list {id, newAttempt, queue, ...}.
@@ -147,13 +202,16 @@ redis.call("SET", KEYS[4], ARGV[2], "PX", ARGV[5])
 local out = {}
 for _, id in ipairs(redis.call("SMEMBERS", KEYS[3])) do
   local k = ARGV[4] .. id
-  local st = redis.call("HMGET", k, "state", "attempt", "worker", "queue", "cancel")
+  local st = redis.call("HMGET", k, "state", "attempt", "worker", "queue", "cancel", "preempt")
   if st[1] == "running" and st[3] == ARGV[1] and st[5] == "1" then
     redis.call("HSET", k, "state", "cancelled", "finished", ARGV[2], "worker", "", "error", "cancelled; its worker " .. ARGV[1] .. " was lost")
+    redis.call("HDEL", k, "preempt", "preempt_reason")
   elseif st[1] == "running" and st[3] == ARGV[1] then
     local nxt = tonumber(st[2]) + 1
+    if st[6] and st[6] ~= "" then st[4] = st[6] end
+    redis.call("HDEL", k, "preempt", "preempt_reason")
     redis.call("HSET", k, "state", "queued", "attempt", nxt, "worker", "", "queued", ARGV[2],
-      "not_before", ARGV[2], "error", "worker " .. ARGV[1] .. " lost")
+      "not_before", ARGV[2], "queue", st[4], "error", "worker " .. ARGV[1] .. " lost")
     redis.call("HINCRBY", k, "requeues", 1)
     redis.call("ZADD", KEYS[5], ARGV[2], id)
     table.insert(out, id); table.insert(out, nxt); table.insert(out, st[4])

@@ -217,13 +217,20 @@ func (s *Store) Finish(ctx context.Context, j jobs.Job, worker string, state job
 
 // Requeue describes why and where a running attempt is sent back.
 type Requeue struct {
-	// Queue is the target queue; "" keeps the job's queue.
+	// Queue is the target queue; "" sends the next attempt where a pending
+	// preempt request asked, else keeps the job's queue.
 	Queue Queue
 	// NotBefore delays the next attempt (retry back-off).
 	NotBefore time.Time
 	// Retry counts the move as a retry after failure rather than a requeue.
 	Retry bool
-	// Reason is recorded as the job's last error.
+	// Preempt counts the move as a preemption the controller asked for
+	// (RequestPreempt) rather than a requeue. Its reason is recorded as the
+	// job's last move, not its last error: being moved is not a failure.
+	Preempt bool
+	// Reason is recorded as the job's last error (last move for a
+	// preemption). "" for a preemption means "preempted: " and the reason
+	// given to RequestPreempt.
 	Reason string
 }
 
@@ -231,42 +238,134 @@ type Requeue struct {
 type Requeued struct {
 	// Attempt is the new attempt, 0 when nothing moved.
 	Attempt int
+	// Queue is where the new attempt waits.
+	Queue Queue
+	// Reason is the reason recorded (for a preemption, built from the
+	// controller's request).
+	Reason string
 	// Cancelled is true when a pending cancel ended the job instead.
 	Cancelled bool
 }
 
 // Requeue ends j's running attempt (fenced on worker, "" for any) and queues
-// the next one, which resumes from the last checkpoint.
+// the next one, which resumes from the last checkpoint. A pending preempt
+// request is cleared whatever the counter: it was made for this attempt.
 func (s *Store) Requeue(ctx context.Context, j jobs.Job, worker string, r Requeue) (Requeued, error) {
+	if r.Retry && r.Preempt {
+		return Requeued{}, errors.New("queues.Requeue: a move is a retry or a preemption, not both")
+	}
+	if err := checkQueue("queues.Requeue", r.Queue, true); err != nil {
+		return Requeued{}, err
+	}
 	now := s.opts.Now()
 	counter := "requeues"
-	if r.Retry {
+	switch {
+	case r.Retry:
 		counter = "retries"
+	case r.Preempt:
+		counter = "preemptions"
 	}
 	notBefore := r.NotBefore
 	if notBefore.Before(now) {
 		notBefore = now
 	}
-	n, err := requeueScript.Run(ctx, s.rdb,
+	v, err := requeueScript.Run(ctx, s.rdb,
 		[]string{s.ns.Job(j.ID), s.ns.Outbox(), s.ns.WorkerJobs(j.Worker)},
-		j.ID, j.Attempt, worker, string(r.Queue), now.UnixMilli(), notBefore.UnixMilli(), counter, r.Reason).Int()
+		j.ID, j.Attempt, worker, string(r.Queue), now.UnixMilli(), notBefore.UnixMilli(), counter, r.Reason).Slice()
 	if err != nil {
 		return Requeued{}, wrap("queues.Requeue", err)
 	}
+	if len(v) != 3 {
+		return Requeued{}, fmt.Errorf("queues.Requeue: unexpected script reply %v", v)
+	}
+	n, _ := v[0].(int64)
+	q, _ := v[1].(string)
+	reason, _ := v[2].(string)
 	switch {
 	case n == -1:
-		return Requeued{Cancelled: true}, nil
+		return Requeued{Cancelled: true, Reason: reason}, nil
 	case n == 0:
 		return Requeued{}, nil
 	}
 	next := j
-	next.Attempt = n
+	next.Attempt = int(n)
 	next.NotBefore = notBefore
-	if r.Queue != "" {
-		next.Queue = string(r.Queue)
-	}
+	next.Queue = q
 	// A failed enqueue here is not lost: the attempt sits in the outbox.
-	return Requeued{Attempt: n}, s.enqueue(ctx, next)
+	return Requeued{Attempt: int(n), Queue: Queue(q), Reason: reason}, s.enqueue(ctx, next)
+}
+
+// Move sends a queued job to queue to as a new attempt (lend: burst to loan;
+// unlend: loan to burst), and records reason as its last move. It is fenced
+// on attempt: when the job is no longer queued at that attempt (claimed,
+// moved or cancelled meanwhile) nothing changes and it returns 0, nil.
+//
+// Order matters: the record moves first, then the new attempt's task is
+// enqueued, then the old task is deleted. A delivery of the old attempt that
+// a worker already fetched cannot be deleted, but its claim fails on the
+// attempt; a crash before the enqueue leaves the job in the outbox, and the
+// reconciler enqueues it. So nothing is lost and nothing runs twice. An
+// error after the record moved comes with the new attempt, which the outbox
+// will enqueue.
+func (s *Store) Move(ctx context.Context, jobID string, attempt int, to Queue, reason string) (int, error) {
+	if err := checkQueue("queues.Move", to, false); err != nil {
+		return 0, err
+	}
+	v, err := moveScript.Run(ctx, s.rdb, []string{s.ns.Job(jobID), s.ns.Outbox()},
+		jobID, attempt, string(to), s.opts.Now().UnixMilli(), reason).Slice()
+	if err != nil {
+		return 0, wrap("queues.Move", err)
+	}
+	if len(v) != 2 {
+		return 0, nil
+	}
+	from, _ := v[0].(string)
+	rec, _ := v[1].([]any)
+	j, err := decodeRecord(jobID, pairsToMap(rec))
+	if err != nil {
+		return 0, err
+	}
+	if err := s.enqueue(ctx, j); err != nil {
+		// The move is recorded; the outbox makes the enqueue happen later.
+		return j.Attempt, err
+	}
+	// Best effort, like Cancel: the old task may be active already (the
+	// claim drops it) or gone; it only keeps queue depths honest.
+	_ = s.insp.DeleteTask(s.ns.AsynqQueue(Queue(from)), TaskID(jobID, attempt))
+	return j.Attempt, nil
+}
+
+// RequestPreempt asks the worker running attempt of jobID to stop it (SIGTERM,
+// the grace period to checkpoint) and requeue the next attempt in queue to,
+// counted as a preemption. It returns false when that attempt is not running
+// (it ended or moved on) or a cancel is pending, which wins.
+//
+// The request is only recorded here; the worker acts on it at its next
+// heartbeat, or at once when woken with NotifyControl from package workers.
+// If the job ends by itself first, Finish drops the request.
+func (s *Store) RequestPreempt(ctx context.Context, jobID string, attempt int, to Queue, reason string) (bool, error) {
+	if err := checkQueue("queues.RequestPreempt", to, false); err != nil {
+		return false, err
+	}
+	n, err := requestPreemptScript.Run(ctx, s.rdb, []string{s.ns.Job(jobID)}, attempt, string(to), reason).Int()
+	if err != nil {
+		return false, wrap("queues.RequestPreempt", err)
+	}
+	return n == 1, nil
+}
+
+// checkQueue refuses a queue name no worker consumes: a job sent there would
+// wait forever. "" passes only when it means "unchanged".
+func checkQueue(op string, q Queue, emptyOK bool) error {
+	if q == "" && emptyOK {
+		return nil
+	}
+	for _, known := range Queues {
+		if q == known {
+			return nil
+		}
+	}
+	return fmt.Errorf("%s: unknown queue %q (use core, loan or burst)", op, q)
 }
 
 // Checkpoint records the last checkpoint of j's running attempt.

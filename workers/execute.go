@@ -107,14 +107,29 @@ func (w *Worker) runHandler(r *running, out *output, ckDir string) outcome {
 	case err := <-done:
 		res = handlerOutcome(err)
 	case <-r.stopped:
-		cancel()
-		res = waitHandler(done, r.job.Spec.Grace.Std())
-		res.stop = r.reason()
+		res = stopHandler(r, done, cancel)
 	case <-ctx.Done():
 		res = waitHandler(done, r.job.Spec.Grace.Std())
 		res.stop = stopTimeout
 	}
 	stdout.Flush()
+	return res
+}
+
+// stopHandler ends a handler the worker was asked to stop; like stopProcess,
+// a preemption yields to a handler that has already returned.
+func stopHandler(r *running, done chan error, cancel context.CancelFunc) outcome {
+	why := r.reason()
+	if why == stopPreempt {
+		select {
+		case err := <-done:
+			return handlerOutcome(err)
+		default:
+		}
+	}
+	cancel()
+	res := waitHandler(done, r.job.Spec.Grace.Std())
+	res.stop = why
 	return res
 }
 

@@ -9,7 +9,8 @@ import (
 )
 
 // heartbeatLoop keeps the worker in the registry and acts on what the
-// registry says: cancel requests, attempts that moved on, and fencing.
+// registry says: cancel and preempt requests, attempts that moved on, and
+// fencing. A control message makes it beat at once.
 func (w *Worker) heartbeatLoop(ctx context.Context) {
 	defer close(w.hbDone)
 	t := time.NewTicker(w.opts.Heartbeat)
@@ -19,6 +20,8 @@ func (w *Worker) heartbeatLoop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+			w.beat(ctx)
+		case <-w.wake:
 			w.beat(ctx)
 		}
 	}
@@ -53,6 +56,11 @@ func (w *Worker) beat(ctx context.Context) {
 			r.stop(stopCancel)
 		}
 	}
+	for _, id := range b.Preempt {
+		if r := byID[id]; r != nil {
+			r.stop(stopPreempt)
+		}
+	}
 	for _, id := range b.Lost {
 		if r := byID[id]; r != nil {
 			r.stop(stopLost)
@@ -81,4 +89,7 @@ func (w *Worker) refence(seenBy string) {
 	w.mu.Unlock()
 	w.log.Warn("fenced by the controller; its jobs were requeued elsewhere: stopped them, re-registering",
 		"old", old, "new", w.ID(), "seen_by", seenBy)
+	if err := w.syncControl(); err != nil {
+		w.log.Warn("control messages lost with the old identity; requests arrive by heartbeat", "err", err)
+	}
 }

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/nats-io/nats.go"
+
 	"github.com/ballastdev/ballast/orchestrator/events"
 	"github.com/ballastdev/ballast/queues"
 )
@@ -47,6 +49,14 @@ type Options struct {
 	Handlers map[string]Handler
 	// Events receives every state change (default events.Discard).
 	Events events.Publisher
+	// Control, when set, is a NATS connection on which the worker listens to
+	// Subjects.Control(its ID) for wake-ups (NotifyControl): a preempt or
+	// cancel request recorded in Redis is then acted on at once instead of
+	// at the next heartbeat. The caller owns the connection.
+	Control *nats.Conn
+	// Subjects names the control subject (the zero value uses the default
+	// prefix); it must match the controller's.
+	Subjects events.Subjects
 	// Logger (default slog.Default()).
 	Logger *slog.Logger
 	// Now is the clock (default time.Now).
@@ -131,6 +141,18 @@ func (o Options) Validate() error {
 	}
 	if o.DrainTimeout < 0 {
 		errs = append(errs, errors.New("drain_timeout: must not be negative"))
+	}
+	if o.Control != nil {
+		if err := o.Subjects.Validate(); err != nil {
+			errs = append(errs, fmt.Errorf("subjects: %w", err))
+		}
+		// An unset ID is generated later from the host name; a set one
+		// becomes part of the control subject.
+		if o.ID != "" {
+			if err := checkControlID(o.ID); err != nil {
+				errs = append(errs, fmt.Errorf("id: %w", err))
+			}
+		}
 	}
 	return errors.Join(errs...)
 }

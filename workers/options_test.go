@@ -6,6 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+
+	"github.com/ballastdev/ballast/orchestrator/events"
 	"github.com/ballastdev/ballast/queues"
 	"github.com/ballastdev/ballast/workers"
 )
@@ -34,6 +37,13 @@ func TestOptionsValidate(t *testing.T) {
 			o.Queues = []queues.Queue{queues.QueueCore, queues.QueueLoan, queues.QueueCore}
 		},
 			[]string{`"core" is listed twice`}},
+		// Validate only looks at whether Control is set; no connection needed.
+		{"wildcard id with control", func(o *workers.Options) { o.Control = &nats.Conn{}; o.ID = "w>" },
+			[]string{"id:", "wildcard"}},
+		{"bad subject prefix with control", func(o *workers.Options) {
+			o.Control = &nats.Conn{}
+			o.Subjects = events.Subjects{Prefix: "a b"}
+		}, []string{"subjects:"}},
 		{"every problem at once", func(o *workers.Options) {
 			o.Slots = 0
 			o.Queues = []queues.Queue{"x", "x"}

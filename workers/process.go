@@ -75,8 +75,7 @@ func (w *Worker) runProcess(r *running, out *output, ckDir string) outcome {
 	case err := <-waited:
 		res = exitOutcome(cmd, err)
 	case <-r.stopped:
-		res = w.terminate(cmd, waited, r.job.Spec.Grace.Std())
-		res.stop = r.reason()
+		res = w.stopProcess(r, cmd, waited)
 	case <-timeout.C:
 		res = w.terminate(cmd, waited, r.job.Spec.Grace.Std())
 		res.stop = stopTimeout
@@ -88,6 +87,24 @@ func (w *Worker) runProcess(r *running, out *output, ckDir string) outcome {
 			w.recordCheckpoint(r, c)
 		}
 	}
+	return res
+}
+
+// stopProcess ends a process the worker was asked to stop. A preemption yields
+// to a process that has already exited by itself: its own outcome is the
+// truth, and finishing it drops the request; requeueing a finished job would
+// run it again.
+func (w *Worker) stopProcess(r *running, cmd *exec.Cmd, waited chan error) outcome {
+	why := r.reason()
+	if why == stopPreempt {
+		select {
+		case err := <-waited:
+			return exitOutcome(cmd, err)
+		default:
+		}
+	}
+	res := w.terminate(cmd, waited, r.job.Spec.Grace.Std())
+	res.stop = why
 	return res
 }
 

@@ -14,6 +14,9 @@ const (
 	stopLost    stopReason = "lost"     // the attempt is no longer this worker's
 	stopDrain   stopReason = "draining" // the worker is stopping
 	stopTimeout stopReason = "timeout"
+	// stopPreempt: the controller asked to checkpoint the job and run its
+	// next attempt elsewhere (queues.Store.RequestPreempt).
+	stopPreempt stopReason = "preempted"
 )
 
 // running is one job in a slot.

@@ -13,8 +13,8 @@ import (
 )
 
 // settle records how an attempt ended: finished, retried as a new attempt, or
-// requeued (drain). Redis errors are retried: the result of work that ran
-// must not be dropped because Redis blinked.
+// requeued (drain, preemption). Redis errors are retried: the result of work
+// that ran must not be dropped because Redis blinked.
 func (w *Worker) settle(r *running, res outcome) {
 	j := r.job
 	now := w.opts.Now()
@@ -31,7 +31,22 @@ func (w *Worker) settle(r *running, res outcome) {
 			moved, err = w.store.Requeue(ctx, j, r.worker, queues.Requeue{Reason: "worker " + r.worker + " draining"})
 			return err
 		})
-		w.announceRequeue(r, moved, "worker draining", now)
+		w.announceRequeue(r, moved, "worker draining", now, map[string]any{"resume_from": r.lastCheckpoint()})
+		return
+	case res.stop == stopPreempt:
+		// The queue and reason come from the request in the record, read
+		// in the same script that moves the job: the NATS message that may
+		// have woken us carries neither, so a stale one cannot misroute.
+		var moved queues.Requeued
+		w.retryRedis("preempt", func(ctx context.Context) (err error) {
+			moved, err = w.store.Requeue(ctx, j, r.worker, queues.Requeue{Preempt: true})
+			return err
+		})
+		if moved.Attempt == 0 && !moved.Cancelled {
+			w.log.Warn("preemption not recorded: the attempt had moved on", "job", j.ID, "attempt", j.Attempt)
+		}
+		w.announceRequeue(r, moved, moved.Reason, now,
+			map[string]any{"to": string(moved.Queue), "checkpoint": r.lastCheckpoint(), "killed": res.killed})
 		return
 	case res.succeeded():
 		w.finish(r, jobs.StateSucceeded, res.exitCode, "")
@@ -45,7 +60,7 @@ func (w *Worker) settle(r *running, res outcome) {
 				NotBefore: now.Add(w.opts.backoff(j.Retries))})
 			return err
 		})
-		w.announceRequeue(r, moved, reason, now)
+		w.announceRequeue(r, moved, reason, now, map[string]any{"resume_from": r.lastCheckpoint()})
 		return
 	}
 	w.finish(r, jobs.StateFailed, res.exitCode, reason)
@@ -85,15 +100,22 @@ func (w *Worker) finish(r *running, state jobs.State, code *int, msg string) {
 		Attempt: r.job.Attempt, State: state, Queue: r.job.Queue, Worker: r.worker, Reason: msg, Time: w.opts.Now(), Data: data})
 }
 
-func (w *Worker) announceRequeue(r *running, moved queues.Requeued, reason string, now time.Time) {
+// announceRequeue publishes what Requeue did; data goes with a requeued event.
+func (w *Worker) announceRequeue(r *running, moved queues.Requeued, reason string, now time.Time, data map[string]any) {
 	switch {
 	case moved.Cancelled:
 		w.publish(events.Event{ID: eventID(r.job, events.TypeJobCancelled), Type: events.TypeJobCancelled, JobID: r.job.ID,
 			Attempt: r.job.Attempt, State: jobs.StateCancelled, Worker: r.worker, Reason: reason, Time: now})
 	case moved.Attempt > 0:
+		// The queue of the new attempt, which a pending preempt request may
+		// have changed even for a drain or a retry.
+		q := r.job.Queue
+		if moved.Queue != "" {
+			q = string(moved.Queue)
+		}
 		w.publish(events.Event{ID: eventID(r.job, events.TypeJobRequeued), Type: events.TypeJobRequeued, JobID: r.job.ID,
-			Attempt: moved.Attempt, State: jobs.StateQueued, Queue: r.job.Queue, Worker: r.worker, Reason: reason, Time: now,
-			Data: map[string]any{"resume_from": r.lastCheckpoint()}})
+			Attempt: moved.Attempt, State: jobs.StateQueued, Queue: q, Worker: r.worker, Reason: reason, Time: now,
+			Data: data})
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hibiken/asynq"
+	"github.com/nats-io/nats.go"
 
 	"github.com/ballastdev/ballast/orchestrator/events"
 	"github.com/ballastdev/ballast/queues"
@@ -38,6 +39,16 @@ type Worker struct {
 	hbCancel    context.CancelFunc
 	hbDone      chan struct{}
 	janitorDone chan struct{}
+	// wake asks the heartbeat loop for a beat now (a control message came);
+	// one slot, so a burst of messages costs one beat.
+	wake chan struct{}
+
+	// The control subscription follows the identity; ctlMu orders its
+	// changes (start, refence, stop).
+	ctlMu     sync.Mutex
+	ctlSub    *nats.Subscription
+	ctlID     string
+	ctlClosed bool
 
 	startOnce sync.Once
 	stopOnce  sync.Once
@@ -51,7 +62,7 @@ func New(store *queues.Store, opts Options) (*Worker, error) {
 		return nil, fmt.Errorf("workers.New: %w", err)
 	}
 	w := &Worker{store: store, opts: opts, log: opts.Logger.With("worker", opts.ID, "pool", opts.Pool),
-		jobs: map[string]*running{}, fenced: map[string]bool{}}
+		jobs: map[string]*running{}, fenced: map[string]bool{}, wake: make(chan struct{}, 1)}
 	w.id.Store(opts.ID)
 	return w, nil
 }
@@ -93,6 +104,10 @@ func (w *Worker) start(ctx context.Context) error {
 	if _, err := w.store.Heartbeat(ctx, w.info(), nil); err != nil {
 		return fmt.Errorf("workers.Start: register: %w", err)
 	}
+	// Listen before taking work, so no job runs unreachable.
+	if err := w.syncControl(); err != nil {
+		return fmt.Errorf("workers.Start: %w", err)
+	}
 	if err := w.srv.Start(asynq.HandlerFunc(w.process)); err != nil {
 		return fmt.Errorf("workers.Start: %w", err)
 	}
@@ -129,6 +144,8 @@ func (w *Worker) Stop() {
 			w.waitIdle(0)
 		}
 		w.srv.Shutdown()
+		// No job runs any more: nothing is left to wake for.
+		w.stopControl()
 		if w.hbCancel != nil { // nil when Start failed before the loop began
 			w.hbCancel()
 			<-w.hbDone
