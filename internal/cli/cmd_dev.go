@@ -80,7 +80,7 @@ func runDev(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	w, err := startWorker(ctx, cfg, cp.store, cp.pub, "fixed", 0, log, &st)
+	w, err := startWorker(ctx, cfg, cp.store, cp.pub, workerSpec{pool: "fixed"}, log, &st)
 	if err != nil {
 		return err
 	}

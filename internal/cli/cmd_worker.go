@@ -13,6 +13,7 @@ func runWorker(ctx context.Context, e *env, args []string) error {
 	cfgPath := configFlag(fs)
 	pool := fs.String("pool", "fixed", "pool this worker serves")
 	slots := fs.Int("slots", 0, "jobs run at once (default: the pool's slots, or slots_per_worker for elastic pools)")
+	id := fs.String("id", "", "registry ID (default host-pid-random; elastic providers pass their instance ID)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -39,7 +40,7 @@ func runWorker(ctx context.Context, e *env, args []string) error {
 	}
 	var st stack
 	defer func() { st.stop() }() // a closure: st grows after this line
-	w, err := startWorker(ctx, cfg, newStore(rdb, cfg), pub, *pool, *slots, log, &st)
+	w, err := startWorker(ctx, cfg, newStore(rdb, cfg), pub, workerSpec{pool: *pool, slots: *slots, id: *id}, log, &st)
 	if err != nil {
 		return err
 	}

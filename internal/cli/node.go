@@ -103,8 +103,17 @@ func startControlPlane(ctx context.Context, cfg config.Config, rdb redis.Univers
 	return &controlPlane{store: store, pub: pub, addr: ln.Addr().String()}, nil
 }
 
-// startWorker starts a worker of pool with slots onto st.
-func startWorker(ctx context.Context, cfg config.Config, store *queues.Store, pub events.Publisher, pool string, slots int, log *slog.Logger, st *stack) (*workers.Worker, error) {
+// workerSpec says which worker to start: its pool, slots (0 = the pool's)
+// and registry ID ("" = generated).
+type workerSpec struct {
+	pool  string
+	slots int
+	id    string
+}
+
+// startWorker starts a worker onto st.
+func startWorker(ctx context.Context, cfg config.Config, store *queues.Store, pub events.Publisher, ws workerSpec, log *slog.Logger, st *stack) (*workers.Worker, error) {
+	pool, slots := ws.pool, ws.slots
 	p, ok := cfg.Pools[pool]
 	if !ok {
 		return nil, usageError{fmt.Sprintf("--pool %q is not a configured pool (known: %s)", pool, poolNames(cfg))}
@@ -119,7 +128,7 @@ func startWorker(ctx context.Context, cfg config.Config, store *queues.Store, pu
 			slots = p.SlotsPerWorker
 		}
 	}
-	w, err := workers.New(store, workers.Options{Pool: pool, Slots: slots, Queues: qs,
+	w, err := workers.New(store, workers.Options{ID: ws.id, Pool: pool, Slots: slots, Queues: qs,
 		PollInterval: cfg.Worker.PollInterval.Std(), Heartbeat: cfg.Worker.Heartbeat.Std(), DrainTimeout: cfg.Worker.DrainTimeout.Std(),
 		LogDir: cfg.Worker.LogDir, CheckpointDir: cfg.Worker.CheckpointDir, LogLines: int64(cfg.Worker.JobLogLines),
 		Events: pub, Logger: log})
