@@ -47,7 +47,10 @@ type Job struct {
 	Preemptions int `json:"preemptions"`
 	// Checkpoint is the last checkpoint the job reported (opaque to Ballast:
 	// a path, a URI or a JSON object). The next attempt resumes from it.
-	Checkpoint      string    `json:"checkpoint,omitempty"`
+	Checkpoint string `json:"checkpoint,omitempty"`
+	// CheckpointAt is when the last checkpoint was recorded: the work done
+	// since is what a preemption would throw away.
+	CheckpointAt    time.Time `json:"checkpoint_at,omitempty"`
 	CancelRequested bool      `json:"cancel_requested,omitempty"`
 	ExitCode        *int      `json:"exit_code,omitempty"`
 	LastError       string    `json:"last_error,omitempty"`

@@ -64,6 +64,10 @@ func (n Namespace) JobLog(id string) string { return n.prefix() + "job:" + id + 
 // JobIndex is the sorted set of job IDs by creation time (ms).
 func (n Namespace) JobIndex() string { return n.prefix() + "jobs" }
 
+// ActiveJobs is the sorted set of jobs not yet ended (score: ms created):
+// the controller's snapshot reads it instead of the whole history.
+func (n Namespace) ActiveJobs() string { return n.prefix() + "active" }
+
 // Idempotency maps an idempotency key to "jobID|fingerprint".
 func (n Namespace) Idempotency(key string) string { return n.prefix() + "idem:" + key }
 

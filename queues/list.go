@@ -44,6 +44,16 @@ func (s *Store) List(ctx context.Context, o ListOptions) ([]jobs.Job, error) {
 	}, o.Limit)
 }
 
+// ActiveJobs returns every job that has not ended (queued or running), oldest
+// first: the controller's view of the work in the system.
+func (s *Store) ActiveJobs(ctx context.Context) ([]jobs.Job, error) {
+	ids, err := s.rdb.ZRange(ctx, s.ns.ActiveJobs(), 0, -1).Result()
+	if err != nil {
+		return nil, wrap("queues.ActiveJobs", err)
+	}
+	return s.getMany(ctx, ids, func(j jobs.Job) bool { return !j.State.Terminal() }, len(ids))
+}
+
 // getMany reads records in one round trip, skipping expired ones.
 func (s *Store) getMany(ctx context.Context, ids []string, keep func(jobs.Job) bool, limit int) ([]jobs.Job, error) {
 	cmds := make([]*redis.MapStringStringCmd, len(ids))

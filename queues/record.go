@@ -28,6 +28,7 @@ func decodeRecord(id string, h map[string]string) (jobs.Job, error) {
 		NotBefore:       msTime(h["not_before"]),
 		StartedAt:       msTime(h["started"]),
 		FinishedAt:      msTime(h["finished"]),
+		CheckpointAt:    msTime(h["checkpoint_at"]),
 	}
 	if code, err := strconv.Atoi(h["exit_code"]); err == nil {
 		j.ExitCode = &code

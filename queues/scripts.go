@@ -6,7 +6,7 @@ import "github.com/redis/go-redis/v9"
 // whichever of two racing actors comes second changes nothing.
 
 // submitScript creates a job record, honouring an idempotency key.
-// KEYS: job, idem, index, outbox. ARGV: id, spec, queue, now, idemTTLms,
+// KEYS: job, idem, index, outbox, active. ARGV: id, spec, queue, now, idemTTLms,
 // hasIdem, fingerprint, notBefore.
 // Returns {"new", id} | {"dup", id} | {"conflict", id}.
 var submitScript = redis.NewScript(`
@@ -24,6 +24,7 @@ redis.call("HSET", KEYS[1], "spec", ARGV[2], "state", "queued", "attempt", 1, "q
   "created", ARGV[4], "queued", ARGV[4], "not_before", ARGV[8], "retries", 0, "requeues", 0)
 redis.call("ZADD", KEYS[3], ARGV[4], ARGV[1])
 redis.call("ZADD", KEYS[4], ARGV[4], ARGV[1])
+redis.call("ZADD", KEYS[5], ARGV[4], ARGV[1])
 return {"new", ARGV[1]}
 `)
 
@@ -45,7 +46,7 @@ return redis.call("HGETALL", KEYS[1])
 
 // finishScript ends a job. A preemption requested meanwhile is dropped: the
 // job ended by itself first, and its own outcome is the truth.
-// KEYS: job, workerJobs, log.
+// KEYS: job, workerJobs, log, active.
 // ARGV: id, attempt, worker, state, now, exitCode, error, retentionMs.
 var finishScript = redis.NewScript(`
 local st = redis.call("HMGET", KEYS[1], "state", "attempt", "worker")
@@ -53,6 +54,7 @@ if st[1] ~= "running" or tonumber(st[2]) ~= tonumber(ARGV[2]) or st[3] ~= ARGV[3
 redis.call("HSET", KEYS[1], "state", ARGV[4], "finished", ARGV[5], "exit_code", ARGV[6], "error", ARGV[7])
 redis.call("HDEL", KEYS[1], "preempt", "preempt_reason")
 redis.call("SREM", KEYS[2], ARGV[1])
+redis.call("ZREM", KEYS[4], ARGV[1])
 if tonumber(ARGV[8]) > 0 then
   redis.call("PEXPIRE", KEYS[1], ARGV[8])
   redis.call("PEXPIRE", KEYS[3], ARGV[8])
@@ -64,7 +66,7 @@ return 1
 // request belonged to the attempt that ends here, so it is cleared; when the
 // caller names no queue, the queue it asked for is where the next attempt
 // goes (a drain racing a reclaim still sends the job where the plan wanted).
-// KEYS: job, outbox, workerJobs. ARGV: id, attempt, worker ("" = any), queue
+// KEYS: job, outbox, workerJobs, active. ARGV: id, attempt, worker ("" = any), queue
 // ("" = the preempt target, else the same), now, notBefore, counter
 // ("retries"|"requeues"|"preemptions"), reason ("" for a preemption = built
 // from the request's reason).
@@ -85,6 +87,7 @@ end
 redis.call("HDEL", KEYS[1], "preempt", "preempt_reason")
 if st[4] == "1" then
   redis.call("HSET", KEYS[1], "state", "cancelled", "finished", ARGV[5], "worker", "", "error", "cancelled while " .. reason)
+  redis.call("ZREM", KEYS[4], ARGV[1])
   return {-1, "", reason}
 end
 local q = ARGV[4]
@@ -140,7 +143,7 @@ return 1
 `)
 
 // cancelScript cancels a queued job at once, or asks the worker of a running
-// one to stop it. KEYS: job, outbox. ARGV: id, now, retentionMs.
+// one to stop it. KEYS: job, outbox, active. ARGV: id, now, retentionMs.
 // Returns {"cancelled", attempt, queue} | {"requested"} | {"finished", state} | {"gone"}.
 var cancelScript = redis.NewScript(`
 local st = redis.call("HMGET", KEYS[1], "state", "attempt", "queue")
@@ -148,6 +151,7 @@ if not st[1] then return {"gone"} end
 if st[1] == "queued" then
   redis.call("HSET", KEYS[1], "state", "cancelled", "finished", ARGV[2], "error", "cancelled before it started")
   redis.call("ZREM", KEYS[2], ARGV[1])
+  redis.call("ZREM", KEYS[3], ARGV[1])
   if tonumber(ARGV[3]) > 0 then redis.call("PEXPIRE", KEYS[1], ARGV[3]) end
   return {"cancelled", st[2], st[3]}
 end
@@ -189,7 +193,7 @@ return out
 // recoverWorkerScript declares a silent worker dead and requeues its jobs as
 // new attempts. A job the controller was preempting goes to the queue it
 // asked for (it was leaving its slot anyway); the request itself dies with
-// the attempt it was made for. KEYS: workers, worker, workerJobs, tombstone, outbox.
+// the attempt it was made for. KEYS: workers, worker, workerJobs, tombstone, outbox, active.
 // ARGV: workerID, now, cutoff (ms: a heartbeat after it means alive),
 // jobKeyPrefix, tombstoneTTLms.
 // Returns a flat list {id, newAttempt, queue, ...}.
@@ -205,6 +209,7 @@ for _, id in ipairs(redis.call("SMEMBERS", KEYS[3])) do
   local st = redis.call("HMGET", k, "state", "attempt", "worker", "queue", "cancel", "preempt")
   if st[1] == "running" and st[3] == ARGV[1] and st[5] == "1" then
     redis.call("HSET", k, "state", "cancelled", "finished", ARGV[2], "worker", "", "error", "cancelled; its worker " .. ARGV[1] .. " was lost")
+    redis.call("ZREM", KEYS[6], id)
     redis.call("HDEL", k, "preempt", "preempt_reason")
   elseif st[1] == "running" and st[3] == ARGV[1] then
     local nxt = tonumber(st[2]) + 1

@@ -103,7 +103,7 @@ func (s *Store) Submit(ctx context.Context, spec jobs.Spec, q Queue) (Submitted,
 		hasIdem = "1"
 	}
 	res, err := submitScript.Run(ctx, s.rdb,
-		[]string{s.ns.Job(id), s.ns.Idempotency(spec.IdempotencyKey), s.ns.JobIndex(), s.ns.Outbox()},
+		[]string{s.ns.Job(id), s.ns.Idempotency(spec.IdempotencyKey), s.ns.JobIndex(), s.ns.Outbox(), s.ns.ActiveJobs()},
 		id, body, string(q), now.UnixMilli(), s.opts.IdempotencyTTL.Milliseconds(), hasIdem,
 		hex.EncodeToString(sum[:16]), now.UnixMilli()).StringSlice()
 	if err != nil {
@@ -206,7 +206,7 @@ func (s *Store) Finish(ctx context.Context, j jobs.Job, worker string, state job
 		code = strconv.Itoa(*exitCode)
 	}
 	n, err := finishScript.Run(ctx, s.rdb,
-		[]string{s.ns.Job(j.ID), s.ns.WorkerJobs(worker), s.ns.JobLog(j.ID)},
+		[]string{s.ns.Job(j.ID), s.ns.WorkerJobs(worker), s.ns.JobLog(j.ID), s.ns.ActiveJobs()},
 		j.ID, j.Attempt, worker, string(state), s.opts.Now().UnixMilli(), code, errMsg,
 		s.opts.Retention.Milliseconds()).Int()
 	if err != nil {
@@ -270,7 +270,7 @@ func (s *Store) Requeue(ctx context.Context, j jobs.Job, worker string, r Requeu
 		notBefore = now
 	}
 	v, err := requeueScript.Run(ctx, s.rdb,
-		[]string{s.ns.Job(j.ID), s.ns.Outbox(), s.ns.WorkerJobs(j.Worker)},
+		[]string{s.ns.Job(j.ID), s.ns.Outbox(), s.ns.WorkerJobs(j.Worker), s.ns.ActiveJobs()},
 		j.ID, j.Attempt, worker, string(r.Queue), now.UnixMilli(), notBefore.UnixMilli(), counter, r.Reason).Slice()
 	if err != nil {
 		return Requeued{}, wrap("queues.Requeue", err)
@@ -394,7 +394,7 @@ const (
 
 // Cancel cancels a job.
 func (s *Store) Cancel(ctx context.Context, id string) (CancelResult, error) {
-	res, err := cancelScript.Run(ctx, s.rdb, []string{s.ns.Job(id), s.ns.Outbox()},
+	res, err := cancelScript.Run(ctx, s.rdb, []string{s.ns.Job(id), s.ns.Outbox(), s.ns.ActiveJobs()},
 		id, s.opts.Now().UnixMilli(), s.opts.Retention.Milliseconds()).StringSlice()
 	if err != nil {
 		return "", wrap("queues.Cancel", err)

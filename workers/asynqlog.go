@@ -2,11 +2,16 @@ package workers
 
 import (
 	"fmt"
+
+	"github.com/hibiken/asynq"
 	"log/slog"
 	"os"
 )
 
-// asynqLogger routes asynq's own logging into slog.
+// AsynqLogger routes asynq's own logging into slog, so asynq's messages carry
+// the same attributes as Ballast's.
+func AsynqLogger(l *slog.Logger) asynq.Logger { return asynqLogger{l} }
+
 type asynqLogger struct{ l *slog.Logger }
 
 func (a asynqLogger) Debug(args ...any) { a.l.Debug(fmt.Sprint(args...), "src", "asynq") }

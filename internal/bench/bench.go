@@ -73,7 +73,11 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	rdb.AddHook(b.m)
 	// Each phase stops its consumer before it returns, so nothing writes
 	// into the namespace any more when this runs.
-	defer deleteNamespace(rdb, b.ns)
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = queues.PurgeNamespace(ctx, rdb, b.ns)
+	}()
 
 	res := Result{RedisAddr: o.RedisAddr, Namespace: b.ns, Jobs: o.Jobs, Producers: o.Producers, Slots: o.Slots,
 		PollInterval: o.PollInterval, LatencySamples: o.LatencySamples}
@@ -99,7 +103,7 @@ func (b *bench) raw(ctx context.Context) (Throughput, Latency, error) {
 		Queues:            map[string]int{qname: 1},
 		TaskCheckInterval: b.opts.PollInterval,
 		ShutdownTimeout:   10 * time.Second,
-		Logger:            asynqLogger{b.log},
+		Logger:            workers.AsynqLogger(b.log),
 		LogLevel:          asynq.WarnLevel,
 	})
 	err := srv.Start(asynq.HandlerFunc(func(ctx context.Context, _ *asynq.Task) error {
@@ -470,48 +474,6 @@ func (p *probe) snapshot() map[string]int {
 	}
 	return m
 }
-
-// deleteNamespace removes every key the bench created: Ballast's own keys
-// ("NS:...") and asynq's keys for the namespace's queues ("asynq:{NS.*}..."),
-// and the queues' entries in asynq's global queue set. It does what the test
-// environment's cleanup does, without pulling the testing package into the
-// binary.
-func deleteNamespace(c *redis.Client, ns string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	for _, pattern := range []string{ns + ":*", "asynq:{" + ns + ".*"} {
-		iter := c.Scan(ctx, 0, pattern, 500).Iterator()
-		var batch []string
-		for iter.Next(ctx) {
-			batch = append(batch, iter.Val())
-			if len(batch) == 500 {
-				c.Unlink(ctx, batch...)
-				batch = batch[:0]
-			}
-		}
-		if len(batch) > 0 {
-			c.Unlink(ctx, batch...)
-		}
-	}
-	members, _ := c.SMembers(ctx, "asynq:queues").Result()
-	for _, m := range members {
-		if len(m) > len(ns) && m[:len(ns)+1] == ns+"." {
-			c.SRem(ctx, "asynq:queues", m)
-		}
-	}
-}
-
-// asynqLogger routes the raw server's logging into slog.
-type asynqLogger struct{ l *slog.Logger }
-
-func (a asynqLogger) Debug(args ...any) { a.l.Debug(fmt.Sprint(args...), "src", "asynq") }
-func (a asynqLogger) Info(args ...any)  { a.l.Info(fmt.Sprint(args...), "src", "asynq") }
-func (a asynqLogger) Warn(args ...any)  { a.l.Warn(fmt.Sprint(args...), "src", "asynq") }
-func (a asynqLogger) Error(args ...any) { a.l.Error(fmt.Sprint(args...), "src", "asynq") }
-
-// Fatal only logs: asynq's server never calls it on its own, and a
-// benchmark inside the ballast binary should report a failure, not exit.
-func (a asynqLogger) Fatal(args ...any) { a.l.Error(fmt.Sprint(args...), "src", "asynq") }
 
 // lockedWriter serialises progress lines and worker warnings onto Out.
 type lockedWriter struct {

@@ -5,11 +5,12 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"os"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/ballastdev/ballast/queues"
 )
 
 // RedisAddr is the Redis server tests use: $BALLAST_TEST_REDIS or the local one.
@@ -41,32 +42,11 @@ func Redis(t testing.TB) (*redis.Client, string) {
 	return c, ns
 }
 
-// DeleteNamespace removes every key a namespace created: Ballast's own keys
-// ("NS:...") and asynq's keys for the namespace's queues ("asynq:{NS.*}...").
+// DeleteNamespace removes every key a test namespace created.
 func DeleteNamespace(c *redis.Client, ns string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	for _, pattern := range []string{ns + ":*", "asynq:{" + ns + ".*"} {
-		iter := c.Scan(ctx, 0, pattern, 500).Iterator()
-		var batch []string
-		for iter.Next(ctx) {
-			batch = append(batch, iter.Val())
-			if len(batch) == 500 {
-				c.Unlink(ctx, batch...)
-				batch = batch[:0]
-			}
-		}
-		if len(batch) > 0 {
-			c.Unlink(ctx, batch...)
-		}
-	}
-	// asynq lists every queue it has seen in one global set.
-	members, _ := c.SMembers(ctx, "asynq:queues").Result()
-	for _, m := range members {
-		if strings.HasPrefix(m, ns+".") {
-			c.SRem(ctx, "asynq:queues", m)
-		}
-	}
+	_ = queues.PurgeNamespace(ctx, c, ns)
 }
 
 // RandomHex returns 2n random hex digits.

@@ -1,0 +1,72 @@
+package queues_test
+
+import (
+	"context"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/ballastdev/ballast/jobs"
+	"github.com/ballastdev/ballast/queues"
+)
+
+// Every way a job can end must take it out of the active index, or the
+// controller would plan for work that no longer exists.
+func TestActiveJobsTracksEveryEnd(t *testing.T) {
+	t.Parallel()
+	s, c := newStore(t)
+	ctx := context.Background()
+	submit := func() jobs.Job {
+		sub, err := s.Submit(ctx, spec(""), queues.QueueCore)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sub.Job
+	}
+	claim := func(j jobs.Job, w string) jobs.Job {
+		got, ok, err := s.Claim(ctx, queues.Delivery{JobID: j.ID, Attempt: j.Attempt}, w)
+		if !ok || err != nil {
+			t.Fatalf("claim %s: %v %v", j.ID, ok, err)
+		}
+		return got
+	}
+	finished, cancelledQueued, cancelledWhileRequeued, lostCancelled := submit(), submit(), submit(), submit()
+	stillQueued, stillRunning, requeued := submit(), submit(), submit()
+
+	code := 0
+	s.Finish(ctx, claim(finished, "w"), "w", jobs.StateSucceeded, &code, "")
+	s.Cancel(ctx, cancelledQueued.ID)
+	r := claim(cancelledWhileRequeued, "w")
+	s.Cancel(ctx, r.ID)
+	s.Requeue(ctx, r, "w", queues.Requeue{Reason: "draining"})
+	claim(lostCancelled, "dead")
+	s.Cancel(ctx, lostCancelled.ID)
+	s.Heartbeat(ctx, queues.WorkerInfo{ID: "dead"}, nil)
+	claim(stillRunning, "w")
+	rq := claim(requeued, "w")
+	s.Requeue(ctx, rq, "w", queues.Requeue{Reason: "draining"})
+	c.Add(time.Minute)
+	if _, err := s.RecoverDeadWorkers(ctx, time.Second); err != nil {
+		t.Fatal(err)
+	}
+
+	active, err := s.ActiveJobs(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, j := range active {
+		got = append(got, j.ID)
+	}
+	want := []string{stillQueued.ID, stillRunning.ID, requeued.ID}
+	sort.Strings(got)
+	sort.Strings(want)
+	if len(got) != len(want) {
+		t.Fatalf("active %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("active %v, want %v", got, want)
+		}
+	}
+}
