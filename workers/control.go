@@ -23,6 +23,9 @@ const (
 	// ControlCancel: stop the attempt and record it cancelled
 	// (queues.Store.Cancel).
 	ControlCancel ControlAction = "cancel"
+	// ControlSpotNotice: the provider reclaims this (spot) worker soon:
+	// checkpoint and requeue every job, then exit.
+	ControlSpotNotice ControlAction = "spot_notice"
 )
 
 // ControlMessage is the JSON a controller publishes on a worker's control
@@ -34,13 +37,21 @@ const (
 // it stops anything. So a lost message only costs a heartbeat of delay, a
 // duplicate costs one Redis round trip, and a forged one changes nothing.
 type ControlMessage struct {
-	JobID   string        `json:"job_id"`
-	Attempt int           `json:"attempt"`
+	JobID   string        `json:"job_id,omitempty"`
+	Attempt int           `json:"attempt,omitempty"`
 	Action  ControlAction `json:"action"`
+	// NoticeSeconds is how long a spot notice leaves before the machine goes.
+	NoticeSeconds int `json:"notice_seconds,omitempty"`
 }
 
 // Validate names what is wrong with a message.
 func (m ControlMessage) Validate() error {
+	if m.Action == ControlSpotNotice {
+		if m.NoticeSeconds < 0 {
+			return fmt.Errorf("notice_seconds: %d is negative", m.NoticeSeconds)
+		}
+		return nil // it concerns the whole worker, not one job
+	}
 	var errs []error
 	if m.JobID == "" {
 		errs = append(errs, errors.New("job_id is empty"))
@@ -49,7 +60,7 @@ func (m ControlMessage) Validate() error {
 		errs = append(errs, fmt.Errorf("attempt: %d is not a valid attempt (the first is 1)", m.Attempt))
 	}
 	if m.Action != ControlPreempt && m.Action != ControlCancel {
-		errs = append(errs, fmt.Errorf("action: %q is unknown (use %q or %q)", m.Action, ControlPreempt, ControlCancel))
+		errs = append(errs, fmt.Errorf("action: %q is unknown (use %q, %q or %q)", m.Action, ControlPreempt, ControlCancel, ControlSpotNotice))
 	}
 	return errors.Join(errs...)
 }
@@ -151,6 +162,10 @@ func (w *Worker) onControl(m *nats.Msg) {
 	}
 	if err := msg.Validate(); err != nil {
 		w.log.Warn("invalid control message ignored", "subject", m.Subject, "err", err)
+		return
+	}
+	if msg.Action == ControlSpotNotice {
+		go w.spotNotice(time.Duration(msg.NoticeSeconds) * time.Second)
 		return
 	}
 	w.log.Debug("control message: checking the registry now", "job", msg.JobID, "attempt", msg.Attempt, "action", msg.Action)

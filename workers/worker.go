@@ -43,6 +43,9 @@ type Worker struct {
 	// one slot, so a burst of messages costs one beat.
 	wake chan struct{}
 
+	noticeOnce sync.Once
+	reclaimed  chan struct{} // closed once a spot notice was handled
+
 	// The control subscription follows the identity; ctlMu orders its
 	// changes (start, refence, stop).
 	ctlMu     sync.Mutex
@@ -62,7 +65,7 @@ func New(store *queues.Store, opts Options) (*Worker, error) {
 		return nil, fmt.Errorf("workers.New: %w", err)
 	}
 	w := &Worker{store: store, opts: opts, log: opts.Logger.With("worker", opts.ID, "pool", opts.Pool),
-		jobs: map[string]*running{}, fenced: map[string]bool{}, wake: make(chan struct{}, 1)}
+		jobs: map[string]*running{}, fenced: map[string]bool{}, wake: make(chan struct{}, 1), reclaimed: make(chan struct{})}
 	w.id.Store(opts.ID)
 	return w, nil
 }

@@ -9,6 +9,11 @@ import (
 func runController(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "controller", "controller [--config FILE]")
 	cfgPath := configFlag(fs)
+	capacity := fs.Bool("capacity", true, "run the hybrid capacity policy (lend, reclaim, migrate, scale elastic pools)")
+	provName := fs.String("provider", "none", "elastic capacity provider: none, local (child worker processes) or exec (operator scripts)")
+	launch := fs.String("exec-launch", "", "exec provider: launch script")
+	release := fs.String("exec-release", "", "exec provider: release script")
+	list := fs.String("exec-list", "", "exec provider: list script")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -29,7 +34,11 @@ func runController(ctx context.Context, e *env, args []string) error {
 	defer nc.Close()
 	var st stack
 	defer func() { st.stop() }() // a closure: st grows after this line
-	cp, err := startControlPlane(ctx, cfg, rdb, nc, log, &st)
+	prov, err := newProvider(*provName, cfg, *cfgPath, execScripts{*launch, *release, *list}, log, &st)
+	if err != nil {
+		return err
+	}
+	cp, err := startControlPlane(ctx, cfg, rdb, nc, *capacity, prov, log, &st)
 	if err != nil {
 		return err
 	}

@@ -76,16 +76,21 @@ func runDev(ctx context.Context, e *env, args []string) error {
 
 	var st stack
 	defer func() { st.stop() }() // a closure: st grows after this line
-	cp, err := startControlPlane(ctx, cfg, rdb, nc, log, &st)
-	if err != nil {
-		return err
-	}
-	w, err := startWorker(ctx, cfg, cp.store, cp.pub, workerSpec{pool: "fixed"}, log, &st)
-	if err != nil {
-		return err
-	}
+	// Elastic workers are child processes that read the same config.
 	cfgFile := filepath.Join(dir, "ballast-dev.yaml")
 	if err := writeConfig(cfgFile, cfg); err != nil {
+		return err
+	}
+	prov, err := newProvider("local", cfg, cfgFile, execScripts{}, log, &st)
+	if err != nil {
+		return err
+	}
+	cp, err := startControlPlane(ctx, cfg, rdb, nc, true, prov, log, &st)
+	if err != nil {
+		return err
+	}
+	w, err := startWorker(ctx, cfg, cp.store, cp.pub, workerSpec{pool: "fixed", nc: nc}, log, &st)
+	if err != nil {
 		return err
 	}
 	if !*quiet {

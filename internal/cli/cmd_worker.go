@@ -32,20 +32,27 @@ func runWorker(ctx context.Context, e *env, args []string) error {
 	defer rdb.Close()
 	// Events are worth having but not worth refusing to work for.
 	var pub events.Publisher = events.Discard
-	if nc, err := connectNATS(cfg, "ballast-worker"); err != nil {
-		log.Warn("running without events", "err", err)
+	nc, err := connectNATS(cfg, "ballast-worker")
+	if err != nil {
+		log.Warn("running without events and control wake-ups (preemption waits for the heartbeat)", "err", err)
+		nc = nil
 	} else {
 		defer nc.Close()
 		pub = events.NewNATSPublisher(nc, subjects(cfg))
 	}
 	var st stack
 	defer func() { st.stop() }() // a closure: st grows after this line
-	w, err := startWorker(ctx, cfg, newStore(rdb, cfg), pub, workerSpec{pool: *pool, slots: *slots, id: *id}, log, &st)
+	w, err := startWorker(ctx, cfg, newStore(rdb, cfg), pub, workerSpec{pool: *pool, slots: *slots, id: *id, nc: nc}, log, &st)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(e.out, "worker %s serving pool %s\n", w.ID(), *pool)
-	<-ctx.Done()
+	select {
+	case <-ctx.Done():
+	case <-w.Reclaimed():
+		fmt.Fprintf(e.out, "worker %s reclaimed by its provider (spot notice): jobs requeued, exiting\n", w.ID())
+		return nil
+	}
 	fmt.Fprintf(e.out, "worker %s draining (running jobs: %d)\n", w.ID(), w.Running())
 	return nil
 }

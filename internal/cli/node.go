@@ -18,6 +18,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/controller"
 	"github.com/ballastdev/ballast/orchestrator/events"
 	"github.com/ballastdev/ballast/orchestrator/intake"
+	"github.com/ballastdev/ballast/orchestrator/provider"
 	"github.com/ballastdev/ballast/queues"
 	"github.com/ballastdev/ballast/workers"
 )
@@ -41,8 +42,9 @@ type controlPlane struct {
 	addr  string // the HTTP API's bound address
 }
 
-// startControlPlane starts the controller's services onto st.
-func startControlPlane(ctx context.Context, cfg config.Config, rdb redis.UniversalClient, nc *nats.Conn, log *slog.Logger, st *stack) (*controlPlane, error) {
+// startControlPlane starts the controller's services onto st. prov is the
+// elastic capacity provider (nil: none). capacity turns the hybrid policy on.
+func startControlPlane(ctx context.Context, cfg config.Config, rdb redis.UniversalClient, nc *nats.Conn, capacity bool, prov provider.Provider, log *slog.Logger, st *stack) (*controlPlane, error) {
 	subj := subjects(cfg)
 	js, err := jetstream.New(nc)
 	if err != nil {
@@ -59,11 +61,16 @@ func startControlPlane(ctx context.Context, cfg config.Config, rdb redis.Univers
 	}
 	store := newStore(rdb, cfg)
 	pub := events.NewNATSPublisher(nc, subj)
-	// Until elastic providers run, burst work is lent to fixed workers.
-	sub := &controller.Submitter{Catalog: cat, Store: store, Router: controller.Router{}, Events: pub, Logger: log}
-
-	ctl, err := controller.New(store, controller.Options{Tick: cfg.Controller.Tick.Std(), WorkerTTL: cfg.Controller.WorkerTTL.Std(),
-		LeaderTTL: cfg.Controller.LeaderTTL.Std(), Events: pub, Logger: log})
+	// With the capacity policy on, burst work waits in burst and the policy
+	// lends it to fixed slots; without it, burst work goes straight to loan
+	// so that fixed workers run it at all.
+	sub := &controller.Submitter{Catalog: cat, Store: store, Router: controller.Router{ElasticManaged: capacity}, Events: pub, Logger: log}
+	opts := controller.Options{Tick: cfg.Controller.Tick.Std(), WorkerTTL: cfg.Controller.WorkerTTL.Std(),
+		LeaderTTL: cfg.Controller.LeaderTTL.Std(), Events: pub, Logger: log}
+	if capacity {
+		opts.Capacity = newCapacity(cfg, store, nc, prov, pub, log)
+	}
+	ctl, err := controller.New(store, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -109,6 +116,7 @@ type workerSpec struct {
 	pool  string
 	slots int
 	id    string
+	nc    *nats.Conn // control wake-ups (preempt, cancel); nil: heartbeat only
 }
 
 // startWorker starts a worker onto st.
@@ -131,7 +139,7 @@ func startWorker(ctx context.Context, cfg config.Config, store *queues.Store, pu
 	w, err := workers.New(store, workers.Options{ID: ws.id, Pool: pool, Slots: slots, Queues: qs,
 		PollInterval: cfg.Worker.PollInterval.Std(), Heartbeat: cfg.Worker.Heartbeat.Std(), DrainTimeout: cfg.Worker.DrainTimeout.Std(),
 		LogDir: cfg.Worker.LogDir, CheckpointDir: cfg.Worker.CheckpointDir, LogLines: int64(cfg.Worker.JobLogLines),
-		Events: pub, Logger: log})
+		Events: pub, Logger: log, Control: ws.nc, Subjects: subjects(cfg)})
 	if err != nil {
 		return nil, err
 	}

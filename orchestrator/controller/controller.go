@@ -32,6 +32,9 @@ type Options struct {
 	// OnRecover, when set, is told of each job requeued from a dead worker
 	// (tests and the dev console use it).
 	OnRecover func(queues.Recovered)
+	// Capacity, when set, runs the hybrid capacity policy each leader tick:
+	// lending, reclaim, migration, elastic scale-up, drain and release.
+	Capacity *Hybrid
 }
 
 // WithDefaults fills unset options.
@@ -180,6 +183,11 @@ func (c *Controller) Tick(ctx context.Context) {
 	}
 	if _, err := c.store.ReconcileOutbox(tctx, c.opts.OutboxGrace, 500); err != nil {
 		c.log.Warn("outbox reconcile failed", "err", err)
+	}
+	if c.opts.Capacity != nil {
+		if _, err := c.opts.Capacity.Tick(tctx, now); err != nil {
+			c.log.Warn("capacity plan not fully applied", "err", err)
+		}
 	}
 }
 

@@ -1,0 +1,253 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/ballastdev/ballast/jobs"
+	"github.com/ballastdev/ballast/orchestrator/events"
+	"github.com/ballastdev/ballast/orchestrator/policy"
+	"github.com/ballastdev/ballast/orchestrator/provider"
+	"github.com/ballastdev/ballast/queues"
+)
+
+// Notifier wakes a worker up about a control change (preempt, cancel) that is
+// already recorded in Redis; a worker that misses it acts at its next
+// heartbeat.
+type Notifier func(ctx context.Context, workerID, jobID string, attempt int, action string)
+
+// Hybrid is the adapter around the pure capacity policy: each leader tick it
+// builds a snapshot from the job records, the worker registry and the
+// provider, calls policy.Decide, and applies the plan. Every action is fenced
+// (moves carry the attempt they were planned for), so applying a plan twice
+// or racing a worker changes nothing twice.
+type Hybrid struct {
+	Store    *queues.Store
+	Provider provider.Provider // nil: elastic capacity is not managed (no launches)
+	Pools    []policy.Pool
+	Config   policy.Config
+	Events   events.Publisher
+	Notify   Notifier
+	Logger   *slog.Logger
+
+	mu        sync.Mutex
+	idleSince map[string]time.Time          // worker → when it was first seen idle
+	inflight  map[string]inflight           // job → a preemption asked for and not yet done
+	attempts  map[string]int                // job → attempt seen in the last snapshot
+	launched  map[string]provider.Instance  // instance ID → launch, until it registers
+	lastPlan  policy.Plan
+}
+
+type inflight struct {
+	kind    policy.ActionKind
+	attempt int
+}
+
+// LastPlan returns the plan of the last tick (for status and tests).
+func (h *Hybrid) LastPlan() policy.Plan {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.lastPlan
+}
+
+// Tick runs one round: snapshot, decide, apply.
+func (h *Hybrid) Tick(ctx context.Context, now time.Time) (policy.Plan, error) {
+	s, err := h.Snapshot(ctx, now)
+	if err != nil {
+		return policy.Plan{}, err
+	}
+	plan := policy.Decide(s, now)
+	h.mu.Lock()
+	h.lastPlan = plan
+	h.mu.Unlock()
+	return plan, h.Apply(ctx, plan, now)
+}
+
+// Snapshot builds the policy's view of the world.
+func (h *Hybrid) Snapshot(ctx context.Context, now time.Time) (policy.Snapshot, error) {
+	h.init()
+	ws, err := h.Store.Workers(ctx)
+	if err != nil {
+		return policy.Snapshot{}, err
+	}
+	active, err := h.Store.ActiveJobs(ctx)
+	if err != nil {
+		return policy.Snapshot{}, err
+	}
+	var instances []provider.Instance
+	if h.Provider != nil {
+		if instances, err = h.Provider.List(ctx); err != nil {
+			return policy.Snapshot{}, err
+		}
+	}
+
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s := policy.Snapshot{Config: h.Config, Pools: h.Pools}
+	poolOf := map[string]string{}
+	registered := map[string]bool{}
+	for _, w := range ws {
+		registered[w.ID] = true
+		poolOf[w.ID] = w.Pool
+		pw := policy.Worker{ID: w.ID, Pool: w.Pool, Slots: w.Slots, Busy: w.Busy, State: policy.WorkerUp, StartedAt: w.StartedAt}
+		if w.Draining {
+			pw.State = policy.WorkerDraining
+		}
+		if w.Busy == 0 {
+			if _, ok := h.idleSince[w.ID]; !ok {
+				h.idleSince[w.ID] = now
+			}
+			pw.IdleSince = h.idleSince[w.ID]
+		} else {
+			delete(h.idleSince, w.ID)
+		}
+		if inst, ok := h.launched[w.ID]; ok {
+			pw.LaunchRequestedAt = inst.LaunchedAt
+		}
+		s.Workers = append(s.Workers, pw)
+	}
+	// Launches not yet registered count as capacity on its way, so the same
+	// backlog is not launched for twice.
+	for _, inst := range instances {
+		if registered[inst.ID] || inst.State == provider.Gone || inst.State == provider.Failed {
+			delete(h.launched, inst.ID)
+			continue
+		}
+		s.Launches = append(s.Launches, policy.Launch{Pool: inst.Pool, Count: 1, RequestedAt: inst.LaunchedAt})
+	}
+	attempts := make(map[string]int, len(active))
+	for _, j := range active {
+		attempts[j.ID] = j.Attempt
+		pj := policy.Job{ID: j.ID, Class: j.Spec.Class, State: j.State, Queue: policy.Queue(j.Queue), Worker: j.Worker,
+			Pool: poolOf[j.Worker], Checkpointable: j.Spec.Checkpointable, Retryable: j.Spec.Retryable,
+			SpotPreemptions: j.Preemptions, Region: j.Spec.Labels[RegionLabel], SubmittedAt: j.CreatedAt,
+			QueuedAt: j.QueuedAt, StartedAt: j.StartedAt, LastCheckpointAt: j.CheckpointAt}
+		if f, ok := h.inflight[j.ID]; ok {
+			if f.attempt == j.Attempt && j.State == jobs.StateRunning {
+				pj.PendingAction = f.kind
+			} else {
+				delete(h.inflight, j.ID) // done: the attempt moved on
+			}
+		}
+		s.Jobs = append(s.Jobs, pj)
+	}
+	for id := range h.inflight {
+		if _, ok := attempts[id]; !ok {
+			delete(h.inflight, id)
+		}
+	}
+	h.attempts = attempts
+	sort.Slice(s.Workers, func(i, k int) bool { return s.Workers[i].ID < s.Workers[k].ID })
+	for id := range h.idleSince {
+		if !registered[id] {
+			delete(h.idleSince, id)
+		}
+	}
+	return s, nil
+}
+
+// RegionLabel is the job label that pins a job to a region.
+const RegionLabel = "region"
+
+// Apply carries out a plan. Errors of single actions are logged and the rest
+// of the plan still runs: the next tick plans again from the new state.
+func (h *Hybrid) Apply(ctx context.Context, plan policy.Plan, now time.Time) error {
+	h.init()
+	var firstErr error
+	note := func(a policy.Action, err error) {
+		if err == nil {
+			return
+		}
+		h.Logger.Warn("plan action failed", "action", a.String(), "err", err)
+		if firstErr == nil {
+			firstErr = err
+		}
+	}
+	for _, a := range plan.Actions {
+		h.Logger.Info("plan", "action", a.String())
+		switch a.Kind {
+		case policy.Lend, policy.Unlend:
+			to := queues.QueueLoan
+			if a.Kind == policy.Unlend {
+				to = queues.QueueBurst
+			}
+			_, err := h.Store.Move(ctx, a.Job, h.attempt(a.Job), to, a.Reason)
+			note(a, err)
+		case policy.Reclaim, policy.Migrate:
+			note(a, h.preempt(ctx, a))
+		case policy.ScaleUp:
+			note(a, h.launch(ctx, a))
+		case policy.Drain, policy.Release:
+			if h.Provider == nil {
+				continue
+			}
+			note(a, h.Provider.Release(ctx, a.Worker))
+		case policy.Overflow:
+			// Needs per-pool routing of core work, which the queues do not
+			// have yet; the policy only plans it when enabled.
+			h.Logger.Warn("overflow planned but not supported by the queues yet", "job", a.Job)
+		}
+	}
+	return firstErr
+}
+
+func (h *Hybrid) attempt(job string) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.attempts[job]
+}
+
+// preempt asks the worker running a job to checkpoint it and send it to the
+// action's queue.
+func (h *Hybrid) preempt(ctx context.Context, a policy.Action) error {
+	to := queues.Queue(a.Queue)
+	if to == "" {
+		to = queues.QueueBurst
+		if a.Kind == policy.Migrate {
+			to = queues.QueueLoan
+		}
+	}
+	attempt := h.attempt(a.Job)
+	ok, err := h.Store.RequestPreempt(ctx, a.Job, attempt, to, fmt.Sprintf("%s (rule %d: %s)", a.Kind, a.Rule, a.Reason))
+	if err != nil || !ok {
+		return err
+	}
+	h.mu.Lock()
+	h.inflight[a.Job] = inflight{kind: a.Kind, attempt: attempt}
+	h.mu.Unlock()
+	if h.Notify != nil {
+		h.Notify(ctx, a.Worker, a.Job, attempt, "preempt")
+	}
+	return nil
+}
+
+func (h *Hybrid) launch(ctx context.Context, a policy.Action) error {
+	if h.Provider == nil {
+		return nil
+	}
+	insts, err := h.Provider.Launch(ctx, a.Pool, a.Count)
+	h.mu.Lock()
+	for _, inst := range insts {
+		h.launched[inst.ID] = inst
+	}
+	h.mu.Unlock()
+	return err
+}
+
+func (h *Hybrid) init() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.idleSince == nil {
+		h.idleSince = map[string]time.Time{}
+		h.inflight = map[string]inflight{}
+		h.attempts = map[string]int{}
+		h.launched = map[string]provider.Instance{}
+	}
+	if h.Logger == nil {
+		h.Logger = slog.Default()
+	}
+}

@@ -1,0 +1,47 @@
+package workers
+
+import (
+	"context"
+	"time"
+
+	"github.com/ballastdev/ballast/queues"
+)
+
+// spotNotice handles the provider's warning that this worker's machine will
+// be taken within the notice: stop taking work, ask every running job to
+// checkpoint and go back to the burst queue (a preemption, so it counts
+// against the job's spot budget), wait for them, then signal Reclaimed so
+// the process can exit as the machine would.
+func (w *Worker) spotNotice(within time.Duration) {
+	w.noticeOnce.Do(func() {
+		w.log.Warn("spot notice: the provider reclaims this worker; checkpointing and requeueing its jobs", "within", within)
+		if w.srv != nil {
+			w.srv.Stop()
+		}
+		w.mu.Lock()
+		w.draining = true
+		var live []*running
+		for _, r := range w.jobs {
+			if r.worker == w.ID() {
+				live = append(live, r)
+			}
+		}
+		w.mu.Unlock()
+		for _, r := range live {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			// The record is the truth: if this fails the job still stops
+			// and is requeued to its own queue by the drain path.
+			if _, err := w.store.RequestPreempt(ctx, r.job.ID, r.job.Attempt, queues.QueueBurst, "spot notice"); err != nil {
+				w.log.Warn("spot notice: preempt request not recorded", "job", r.job.ID, "err", err)
+			}
+			cancel()
+			r.stop(stopPreempt)
+		}
+		w.waitIdle(within)
+		close(w.reclaimed)
+	})
+}
+
+// Reclaimed is closed after a spot notice has been handled: the worker took
+// no more work and its jobs were requeued. The process should exit.
+func (w *Worker) Reclaimed() <-chan struct{} { return w.reclaimed }
