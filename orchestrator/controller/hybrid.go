@@ -35,10 +35,10 @@ type Hybrid struct {
 	Logger   *slog.Logger
 
 	mu        sync.Mutex
-	idleSince map[string]time.Time          // worker → when it was first seen idle
-	inflight  map[string]inflight           // job → a preemption asked for and not yet done
-	attempts  map[string]int                // job → attempt seen in the last snapshot
-	launched  map[string]provider.Instance  // instance ID → launch, until it registers
+	idleSince map[string]time.Time         // worker → when it was first seen idle
+	inflight  map[string]inflight          // job → a preemption asked for and not yet done
+	attempts  map[string]int               // job → attempt seen in the last snapshot
+	launched  map[string]provider.Instance // instance ID → launch, until it registers
 	lastPlan  policy.Plan
 }
 
