@@ -3,7 +3,8 @@ package queues
 import "fmt"
 
 // Queue is a logical queue name. Fixed workers consume core then loan (strict
-// priority); elastic workers consume burst.
+// priority); on-demand workers consume ondemand then burst; spot workers
+// consume burst only.
 type Queue string
 
 // The three logical queues.
@@ -11,10 +12,24 @@ const (
 	QueueCore  Queue = "core"
 	QueueLoan  Queue = "loan"
 	QueueBurst Queue = "burst"
+	// QueueOnDemand holds burst work that must not run on spot capacity:
+	// jobs that cannot checkpoint or retry, or that spot has taken from too
+	// often. Only on-demand workers serve it.
+	QueueOnDemand Queue = "ondemand"
 )
 
 // Queues lists every logical queue.
-var Queues = []Queue{QueueCore, QueueLoan, QueueBurst}
+var Queues = []Queue{QueueCore, QueueLoan, QueueBurst, QueueOnDemand}
+
+// Valid reports whether q is one of the logical queues.
+func (q Queue) Valid() bool {
+	for _, k := range Queues {
+		if q == k {
+			return true
+		}
+	}
+	return false
+}
 
 // DefaultNamespace is the namespace of a production install.
 const DefaultNamespace = "ballast"

@@ -360,12 +360,10 @@ func checkQueue(op string, q Queue, emptyOK bool) error {
 	if q == "" && emptyOK {
 		return nil
 	}
-	for _, known := range Queues {
-		if q == known {
-			return nil
-		}
+	if q.Valid() {
+		return nil
 	}
-	return fmt.Errorf("%s: unknown queue %q (use core, loan or burst)", op, q)
+	return fmt.Errorf("%s: unknown queue %q (use core, loan, burst or ondemand)", op, q)
 }
 
 // Checkpoint records the last checkpoint of j's running attempt.

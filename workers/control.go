@@ -26,6 +26,9 @@ const (
 	// ControlSpotNotice: the provider reclaims this (spot) worker soon:
 	// checkpoint and requeue every job, then exit.
 	ControlSpotNotice ControlAction = "spot_notice"
+	// ControlDrain: stop taking work; running jobs finish where they are.
+	// The controller releases the worker once it is empty.
+	ControlDrain ControlAction = "drain"
 )
 
 // ControlMessage is the JSON a controller publishes on a worker's control
@@ -46,6 +49,9 @@ type ControlMessage struct {
 
 // Validate names what is wrong with a message.
 func (m ControlMessage) Validate() error {
+	if m.Action == ControlDrain {
+		return nil
+	}
 	if m.Action == ControlSpotNotice {
 		if m.NoticeSeconds < 0 {
 			return fmt.Errorf("notice_seconds: %d is negative", m.NoticeSeconds)
@@ -164,8 +170,12 @@ func (w *Worker) onControl(m *nats.Msg) {
 		w.log.Warn("invalid control message ignored", "subject", m.Subject, "err", err)
 		return
 	}
-	if msg.Action == ControlSpotNotice {
+	switch msg.Action {
+	case ControlSpotNotice:
 		go w.spotNotice(time.Duration(msg.NoticeSeconds) * time.Second)
+		return
+	case ControlDrain:
+		go w.StopTakingWork()
 		return
 	}
 	w.log.Debug("control message: checking the registry now", "job", msg.JobID, "attempt", msg.Attempt, "action", msg.Action)

@@ -125,8 +125,8 @@ func (o Options) Validate() error {
 	}
 	seen := map[queues.Queue]bool{}
 	for _, q := range o.Queues {
-		if q != queues.QueueCore && q != queues.QueueLoan && q != queues.QueueBurst {
-			errs = append(errs, fmt.Errorf("queues: unknown queue %q (use core, loan or burst)", q))
+		if !q.Valid() {
+			errs = append(errs, fmt.Errorf("queues: unknown queue %q (use core, loan, burst or ondemand)", q))
 		}
 		if seen[q] {
 			errs = append(errs, fmt.Errorf("queues: %q is listed twice", q))

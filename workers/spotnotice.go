@@ -45,3 +45,24 @@ func (w *Worker) spotNotice(within time.Duration) {
 // Reclaimed is closed after a spot notice has been handled: the worker took
 // no more work and its jobs were requeued. The process should exit.
 func (w *Worker) Reclaimed() <-chan struct{} { return w.reclaimed }
+
+// StopTakingWork puts the worker in draining state without stopping it: no
+// new deliveries are fetched, running jobs finish where they are, and the
+// registry shows the worker draining so the controller releases it once it
+// is empty. Used when elastic capacity is no longer needed.
+func (w *Worker) StopTakingWork() {
+	w.mu.Lock()
+	already := w.draining
+	w.draining = true
+	w.mu.Unlock()
+	if already || w.srv == nil {
+		return
+	}
+	w.srv.Stop()
+	w.log.Info("draining on the controller's request: no new work; running jobs finish here", "running", w.Running())
+	// Tell the registry now rather than at the next beat.
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}

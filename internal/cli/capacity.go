@@ -42,7 +42,7 @@ func newCapacity(cfg config.Config, store *queues.Store, nc *nats.Conn, prov pro
 	pc := policy.DefaultConfig()
 	pc.High, pc.Low = cfg.Watermarks.High, cfg.Watermarks.Low
 	subj := subjects(cfg)
-	return &controller.Hybrid{Store: store, Provider: prov, Pools: policyPools(cfg), Config: pc, Events: pub, Logger: log,
+	h := &controller.Hybrid{Store: store, Provider: prov, Pools: policyPools(cfg), Config: pc, Events: pub, Logger: log,
 		Notify: func(_ context.Context, workerID, jobID string, attempt int, action string) {
 			if nc == nil {
 				return
@@ -51,4 +51,10 @@ func newCapacity(cfg config.Config, store *queues.Store, nc *nats.Conn, prov pro
 			_ = workers.NotifyControl(nc, subj, workerID, workers.ControlMessage{JobID: jobID, Attempt: attempt,
 				Action: workers.ControlAction(action)})
 		}}
+	if nc != nil {
+		h.Drain = func(_ context.Context, workerID string) {
+			_ = workers.NotifyControl(nc, subj, workerID, workers.ControlMessage{Action: workers.ControlDrain})
+		}
+	}
+	return h
 }

@@ -126,8 +126,13 @@ func startWorker(ctx context.Context, cfg config.Config, store *queues.Store, pu
 	if !ok {
 		return nil, usageError{fmt.Sprintf("--pool %q is not a configured pool (known: %s)", pool, poolNames(cfg))}
 	}
+	// Strict priority, first queue first. Spot serves only burst: work that
+	// must not be reclaimed waits in ondemand for on-demand workers.
 	qs := []queues.Queue{queues.QueueCore, queues.QueueLoan}
-	if p.Kind.Elastic() {
+	switch p.Kind {
+	case config.PoolOnDemand:
+		qs = []queues.Queue{queues.QueueOnDemand, queues.QueueBurst}
+	case config.PoolSpot:
 		qs = []queues.Queue{queues.QueueBurst}
 	}
 	if slots == 0 {

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sort"
@@ -32,14 +33,23 @@ type Hybrid struct {
 	Config   policy.Config
 	Events   events.Publisher
 	Notify   Notifier
-	Logger   *slog.Logger
+	// Drain tells a worker to stop taking work (nil: drain by release).
+	Drain  func(ctx context.Context, workerID string)
+	Logger *slog.Logger
 
 	mu        sync.Mutex
 	idleSince map[string]time.Time         // worker → when it was first seen idle
 	inflight  map[string]inflight          // job → a preemption asked for and not yet done
 	attempts  map[string]int               // job → attempt seen in the last snapshot
+	seen      map[string]jobs.Job          // job → record seen in the last snapshot
 	launched  map[string]provider.Instance // instance ID → launch, until it registers
 	lastPlan  policy.Plan
+
+	// stockOut holds, per spot pool, the workers a launch asked for that the
+	// provider refused with ErrStockOut. A refused launch returns no
+	// instance, so without this book nothing would age into the policy's
+	// spot fallback and the spot launch would simply be retried every tick.
+	stockOut map[string]policy.Launch
 }
 
 type inflight struct {
@@ -61,6 +71,7 @@ func (h *Hybrid) Tick(ctx context.Context, now time.Time) (policy.Plan, error) {
 		return policy.Plan{}, err
 	}
 	plan := policy.Decide(s, now)
+	h.rehome(ctx)
 	h.mu.Lock()
 	h.lastPlan = plan
 	h.mu.Unlock()
@@ -119,10 +130,27 @@ func (h *Hybrid) Snapshot(ctx context.Context, now time.Time) (policy.Snapshot, 
 		}
 		s.Launches = append(s.Launches, policy.Launch{Pool: inst.Pool, Count: 1, RequestedAt: inst.LaunchedAt})
 	}
+	// Stocked-out spot launches count as unfilled launches dated from the
+	// first refusal: once SpotFallbackAfter old, the policy sends the work
+	// on-demand (rule 3). After twice that the controller gives up on them,
+	// so spot is asked again for work still waiting.
+	for pool, l := range h.stockOut {
+		if now.Sub(l.RequestedAt) >= 2*h.Config.SpotFallbackAfter {
+			delete(h.stockOut, pool)
+			continue
+		}
+		s.Launches = append(s.Launches, l)
+	}
 	attempts := make(map[string]int, len(active))
+	seen := make(map[string]jobs.Job, len(active))
 	for _, j := range active {
 		attempts[j.ID] = j.Attempt
-		pj := policy.Job{ID: j.ID, Class: j.Spec.Class, State: j.State, Queue: policy.Queue(j.Queue), Worker: j.Worker,
+		seen[j.ID] = j
+		q := policy.Queue(j.Queue)
+		if j.Queue == string(queues.QueueOnDemand) {
+			q = policy.QueueBurst // the policy sees one elastic backlog
+		}
+		pj := policy.Job{ID: j.ID, Class: j.Spec.Class, State: j.State, Queue: q, Worker: j.Worker,
 			Pool: poolOf[j.Worker], Checkpointable: j.Spec.Checkpointable, Retryable: j.Spec.Retryable,
 			SpotPreemptions: j.Preemptions, Region: j.Spec.Labels[RegionLabel], SubmittedAt: j.CreatedAt,
 			QueuedAt: j.QueuedAt, StartedAt: j.StartedAt, LastCheckpointAt: j.CheckpointAt}
@@ -141,6 +169,7 @@ func (h *Hybrid) Snapshot(ctx context.Context, now time.Time) (policy.Snapshot, 
 		}
 	}
 	h.attempts = attempts
+	h.seen = seen
 	sort.Slice(s.Workers, func(i, k int) bool { return s.Workers[i].ID < s.Workers[k].ID })
 	for id := range h.idleSince {
 		if !registered[id] {
@@ -173,19 +202,27 @@ func (h *Hybrid) Apply(ctx context.Context, plan policy.Plan, now time.Time) err
 		case policy.Lend, policy.Unlend:
 			to := queues.QueueLoan
 			if a.Kind == policy.Unlend {
-				to = queues.QueueBurst
+				to = h.elasticQueue(a.Job)
 			}
 			_, err := h.Store.Move(ctx, a.Job, h.attempt(a.Job), to, a.Reason)
 			note(a, err)
 		case policy.Reclaim, policy.Migrate:
 			note(a, h.preempt(ctx, a))
 		case policy.ScaleUp:
-			note(a, h.launch(ctx, a))
-		case policy.Drain, policy.Release:
-			if h.Provider == nil {
-				continue
+			note(a, h.launch(ctx, a, now))
+		case policy.Drain:
+			// Stop taking work and let running jobs finish where they are;
+			// Release follows once the worker is empty. Without a wake-up
+			// channel the provider's release drains it instead.
+			if h.Drain != nil {
+				h.Drain(ctx, a.Worker)
+			} else if h.Provider != nil {
+				note(a, h.Provider.Release(ctx, a.Worker))
 			}
-			note(a, h.Provider.Release(ctx, a.Worker))
+		case policy.Release:
+			if h.Provider != nil {
+				note(a, h.Provider.Release(ctx, a.Worker))
+			}
 		case policy.Overflow:
 			// Needs per-pool routing of core work, which the queues do not
 			// have yet; the policy only plans it when enabled.
@@ -193,6 +230,35 @@ func (h *Hybrid) Apply(ctx context.Context, plan policy.Plan, now time.Time) err
 		}
 	}
 	return firstErr
+}
+
+// elasticQueue is where a job goes back to elastic capacity: burst while spot
+// may take it, else ondemand.
+func (h *Hybrid) elasticQueue(job string) queues.Queue {
+	h.mu.Lock()
+	j := h.seen[job]
+	h.mu.Unlock()
+	return ElasticQueue(j.Spec, j.Preemptions, h.Config.MaxSpotPreemptions)
+}
+
+// rehome moves queued burst jobs that spot may no longer take (their spot
+// budget is spent, typically after a spot notice sent them back to burst)
+// to ondemand, where spot workers do not look.
+func (h *Hybrid) rehome(ctx context.Context) {
+	h.mu.Lock()
+	var moves []jobs.Job
+	for _, j := range h.seen {
+		if j.State == jobs.StateQueued && j.Queue == string(queues.QueueBurst) &&
+			ElasticQueue(j.Spec, j.Preemptions, h.Config.MaxSpotPreemptions) == queues.QueueOnDemand {
+			moves = append(moves, j)
+		}
+	}
+	h.mu.Unlock()
+	for _, j := range moves {
+		if _, err := h.Store.Move(ctx, j.ID, j.Attempt, queues.QueueOnDemand, "spot budget spent: on-demand only"); err != nil {
+			h.Logger.Warn("rehoming a job to ondemand failed", "job", j.ID, "err", err)
+		}
+	}
 }
 
 func (h *Hybrid) attempt(job string) int {
@@ -205,11 +271,11 @@ func (h *Hybrid) attempt(job string) int {
 // action's queue.
 func (h *Hybrid) preempt(ctx context.Context, a policy.Action) error {
 	to := queues.Queue(a.Queue)
-	if to == "" {
-		to = queues.QueueBurst
-		if a.Kind == policy.Migrate {
-			to = queues.QueueLoan
-		}
+	switch {
+	case a.Kind == policy.Reclaim || to == queues.QueueBurst:
+		to = h.elasticQueue(a.Job)
+	case to == "":
+		to = queues.QueueLoan
 	}
 	attempt := h.attempt(a.Job)
 	ok, err := h.Store.RequestPreempt(ctx, a.Job, attempt, to, fmt.Sprintf("%s (rule %d: %s)", a.Kind, a.Rule, a.Reason))
@@ -225,7 +291,7 @@ func (h *Hybrid) preempt(ctx context.Context, a policy.Action) error {
 	return nil
 }
 
-func (h *Hybrid) launch(ctx context.Context, a policy.Action) error {
+func (h *Hybrid) launch(ctx context.Context, a policy.Action, now time.Time) error {
 	if h.Provider == nil {
 		return nil
 	}
@@ -234,8 +300,28 @@ func (h *Hybrid) launch(ctx context.Context, a policy.Action) error {
 	for _, inst := range insts {
 		h.launched[inst.ID] = inst
 	}
+	// A spot stock-out is booked as an unfilled launch (see stockOut); with
+	// SpotFallbackAfter 0 the policy never falls back, so nothing is booked.
+	if unfilled := a.Count - len(insts); unfilled > 0 && errors.Is(err, provider.ErrStockOut) &&
+		h.Config.SpotFallbackAfter > 0 && h.poolKind(a.Pool) == policy.PoolSpot {
+		l, ok := h.stockOut[a.Pool]
+		if !ok {
+			l = policy.Launch{Pool: a.Pool, RequestedAt: now}
+		}
+		l.Count += unfilled
+		h.stockOut[a.Pool] = l
+	}
 	h.mu.Unlock()
 	return err
+}
+
+func (h *Hybrid) poolKind(name string) policy.PoolKind {
+	for _, p := range h.Pools {
+		if p.Name == name {
+			return p.Kind
+		}
+	}
+	return ""
 }
 
 func (h *Hybrid) init() {
@@ -245,7 +331,9 @@ func (h *Hybrid) init() {
 		h.idleSince = map[string]time.Time{}
 		h.inflight = map[string]inflight{}
 		h.attempts = map[string]int{}
+		h.seen = map[string]jobs.Job{}
 		h.launched = map[string]provider.Instance{}
+		h.stockOut = map[string]policy.Launch{}
 	}
 	if h.Logger == nil {
 		h.Logger = slog.Default()

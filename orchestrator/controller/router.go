@@ -14,13 +14,25 @@ type Router struct {
 }
 
 // Route returns the queue for spec: core jobs to core; burst jobs to burst
-// when elastic capacity is managed, else to loan.
+// (any elastic worker, spot included) when they can survive a spot reclaim,
+// to ondemand when they cannot, and to loan when no elastic capacity is
+// managed at all.
 func (r Router) Route(spec jobs.Spec) queues.Queue {
 	if spec.Class == jobs.ClassCore {
 		return queues.QueueCore
 	}
-	if r.ElasticManaged {
+	if !r.ElasticManaged {
+		return queues.QueueLoan
+	}
+	return ElasticQueue(spec, 0, 1)
+}
+
+// ElasticQueue is where burst work waits for elastic capacity: burst when
+// spot may take it (it checkpoints, it may be retried, and spot has taken it
+// fewer than maxSpotPreemptions times), else ondemand.
+func ElasticQueue(spec jobs.Spec, preemptions, maxSpotPreemptions int) queues.Queue {
+	if spec.Checkpointable && spec.Retryable && preemptions < maxSpotPreemptions {
 		return queues.QueueBurst
 	}
-	return queues.QueueLoan
+	return queues.QueueOnDemand
 }
