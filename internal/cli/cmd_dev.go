@@ -31,6 +31,7 @@ func runDev(ctx context.Context, e *env, args []string) error {
 	httpAddr := fs.String("http", "127.0.0.1:8480", "HTTP API address")
 	noDemo := fs.Bool("no-demo", false, "do not submit the example jobs at start")
 	quiet := fs.Bool("quiet", false, "do not print events")
+	scenario := fs.Bool("scenario", false, "play the hybrid demo: a burst spike, a core wave that reclaims borrowed slots, then drain to zero (implies --quiet)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -93,7 +94,7 @@ func runDev(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if !*quiet {
+	if !*quiet && !*scenario {
 		if err := printEvents(nc, subjects(cfg), e); err != nil {
 			return err
 		}
@@ -112,7 +113,10 @@ In another terminal:
   go run ./cmd/ballast status
 Press Ctrl-C to stop.
 `, cfg.NATS.URL, cp.addr, w.ID(), cfg.Pools["fixed"].Slots, sortedTemplateNames(cfg), cfgFile)
-	if !*noDemo {
+	switch {
+	case *scenario:
+		runScenario(ctx, e, nc, cfg, cp.store)
+	case !*noDemo:
 		if err := submitDemo(ctx, nc, cfg); err != nil {
 			return err
 		}

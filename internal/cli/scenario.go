@@ -1,0 +1,108 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/ballastdev/ballast/internal/config"
+	"github.com/ballastdev/ballast/jobs"
+	"github.com/ballastdev/ballast/orchestrator/api"
+	"github.com/ballastdev/ballast/orchestrator/client"
+	"github.com/ballastdev/ballast/queues"
+)
+
+// runScenario plays the hybrid demo load: a burst spike (the policy lends
+// what fits under the high watermark and starts spot and on-demand workers
+// for the rest), then a wave of core work larger than the free fixed slots
+// (borrowed burst work is reclaimed), then quiet (elastic workers go idle and
+// are released). A one-line summary of capacity is printed every 2 seconds
+// until the elastic workers are gone again.
+func runScenario(ctx context.Context, e *env, nc *nats.Conn, cfg config.Config, store *queues.Store) {
+	c := client.NewNATS(nc, subjects(cfg))
+	say := func(format string, args ...any) {
+		fmt.Fprintf(e.out, "%s  scenario: %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
+	}
+	submit := func(s jobs.Submission) {
+		if _, err := c.Submit(ctx, s); err != nil {
+			say("submit failed: %v", err)
+		}
+	}
+	go func() {
+		say("burst spike: 8 checkpointing jobs (40 steps of 250ms)")
+		for i := 0; i < 8; i++ {
+			submit(jobs.Submission{Template: "steps", Params: raw(map[string]any{"steps": 40, "step_time": "250ms"})})
+		}
+		if !sleepCtx(ctx, 6*time.Second) {
+			return
+		}
+		say("core wave: 3 core jobs of 8s, more than the free fixed slots: borrowed burst work is reclaimed")
+		for i := 0; i < 3; i++ {
+			submit(jobs.Submission{Template: "sleep", Class: string(jobs.ClassCore), Params: raw(map[string]any{"seconds": 8})})
+		}
+		seenElastic := false
+		for sleepCtx(ctx, 2*time.Second) {
+			st, err := api.CollectStatus(ctx, store)
+			if err != nil {
+				say("status: %v", err)
+				continue
+			}
+			line, elastic := summary(st, cfg)
+			fmt.Fprintf(e.out, "%s  %s\n", time.Now().Format("15:04:05"), line)
+			seenElastic = seenElastic || elastic > 0
+			if seenElastic && elastic == 0 && st.Counts[jobs.StateRunning] == 0 && st.Counts[jobs.StateQueued] == 0 {
+				say("done: the spike is served, borrowed work went back, elastic capacity drained to zero")
+				return
+			}
+		}
+	}()
+}
+
+// summary renders fixed utilization, elastic workers per pool, and queue depths.
+func summary(st api.Status, cfg config.Config) (string, int) {
+	busy, slots, elastic := 0, 0, 0
+	perPool := map[string]int{}
+	for _, w := range st.Workers {
+		p := cfg.Pools[w.Pool]
+		if p.Kind.Elastic() {
+			elastic++
+			perPool[w.Pool]++
+			continue
+		}
+		busy += w.Busy
+		slots += w.Slots
+	}
+	util := 0.0
+	if slots > 0 {
+		util = float64(busy) / float64(slots)
+	}
+	var pools []string
+	for name, n := range perPool {
+		pools = append(pools, fmt.Sprintf("%s %d", name, n))
+	}
+	sort.Strings(pools)
+	var qs []string
+	for _, q := range st.Queues {
+		qs = append(qs, fmt.Sprintf("%s %d", q.Queue, q.Pending+q.Scheduled))
+	}
+	el := "none"
+	if len(pools) > 0 {
+		el = strings.Join(pools, ", ")
+	}
+	return fmt.Sprintf("fixed %d/%d busy (%.2f) | elastic workers: %s | waiting: %s | running %d",
+		busy, slots, util, el, strings.Join(qs, ", "), st.Counts[jobs.StateRunning]), elastic
+}
+
+// sleepCtx sleeps for d unless ctx ends first; it reports whether it slept.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	select {
+	case <-ctx.Done():
+		return false
+	case <-time.After(d):
+		return true
+	}
+}
