@@ -38,6 +38,7 @@ func commands() map[string]command {
 		"validate-config": {"check a config file and report every problem with its line", runValidateConfig},
 		"example-job":     {"a checkpointing demo job that counts steps (used by the steps template)", runExampleJob},
 		"bench":           {"measure throughput and start latency against raw asynq", runBench},
+		"bench-hybrid":    {"measure the hybrid controller's reclaim, scale-up and release reactions", runBenchHybrid},
 		"chaos":           {"inject failures: chaos spot-notice WORKER", runChaos},
 	}
 }
