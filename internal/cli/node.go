@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ballastdev/ballast/internal/config"
+	"github.com/ballastdev/ballast/jobs"
 	"github.com/ballastdev/ballast/orchestrator/api"
 	"github.com/ballastdev/ballast/orchestrator/controller"
 	"github.com/ballastdev/ballast/orchestrator/events"
@@ -73,6 +74,13 @@ func startControlPlane(ctx context.Context, cfg config.Config, rdb redis.Univers
 	ctl, err := controller.New(store, opts)
 	if err != nil {
 		return nil, err
+	}
+	// A core job may need a slot reclaimed: decide now, not at the next tick.
+	// (Only this process's leader reacts; a standby's poke is a no-op tick.)
+	sub.OnQueued = func(j jobs.Job) {
+		if j.Spec.Class == jobs.ClassCore {
+			ctl.Poke()
+		}
 	}
 	if err := ctl.Start(ctx); err != nil {
 		return nil, err

@@ -90,6 +90,7 @@ type Controller struct {
 	healthy   time.Time // when Redis last came back; zero while down
 	cancel    context.CancelFunc
 	done      chan struct{}
+	poke      chan struct{}
 	startOnce sync.Once
 	stopOnce  sync.Once
 }
@@ -100,7 +101,7 @@ func New(store *queues.Store, opts Options) (*Controller, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, fmt.Errorf("controller.New: %w", err)
 	}
-	return &Controller{store: store, opts: opts, log: opts.Logger.With("controller", opts.ID)}, nil
+	return &Controller{store: store, opts: opts, log: opts.Logger.With("controller", opts.ID), poke: make(chan struct{}, 1)}, nil
 }
 
 // Start runs the loop in the background. Calling it twice is a no-op.
@@ -145,7 +146,18 @@ func (c *Controller) loop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		case <-c.poke:
 		}
+	}
+}
+
+// Poke asks for a tick now instead of at the next period: a core job that
+// may need a reclaimed slot should not wait up to a whole tick. Pokes that
+// arrive while one is pending merge into it.
+func (c *Controller) Poke() {
+	select {
+	case c.poke <- struct{}{}:
+	default:
 	}
 }
 

@@ -101,14 +101,25 @@ func (h *Hybrid) Snapshot(ctx context.Context, now time.Time) (policy.Snapshot, 
 	s := policy.Snapshot{Config: h.Config, Pools: h.Pools}
 	poolOf := map[string]string{}
 	registered := map[string]bool{}
+	// The job records are fresher than a worker's last heartbeat: a job
+	// claimed or finished since then already shows there. Trust them for
+	// how busy a worker is, so a short job still resets its idle clock and
+	// a just-freed fixed slot can be lent at once.
+	running := map[string]int{}
+	for _, j := range active {
+		if j.State == jobs.StateRunning && j.Worker != "" {
+			running[j.Worker]++
+		}
+	}
 	for _, w := range ws {
 		registered[w.ID] = true
 		poolOf[w.ID] = w.Pool
-		pw := policy.Worker{ID: w.ID, Pool: w.Pool, Slots: w.Slots, Busy: w.Busy, State: policy.WorkerUp, StartedAt: w.StartedAt}
+		busy := min(running[w.ID], w.Slots)
+		pw := policy.Worker{ID: w.ID, Pool: w.Pool, Slots: w.Slots, Busy: busy, State: policy.WorkerUp, StartedAt: w.StartedAt}
 		if w.Draining {
 			pw.State = policy.WorkerDraining
 		}
-		if w.Busy == 0 {
+		if busy == 0 {
 			if _, ok := h.idleSince[w.ID]; !ok {
 				h.idleSince[w.ID] = now
 			}

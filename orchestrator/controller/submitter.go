@@ -19,6 +19,9 @@ type Submitter struct {
 	Router  Router
 	Events  events.Publisher
 	Logger  *slog.Logger
+	// OnQueued, when set, is called after a new job is enqueued (the
+	// controller pokes its loop for core work).
+	OnQueued func(jobs.Job)
 }
 
 // Submit validates s and durably enqueues it. The error is a
@@ -43,6 +46,9 @@ func (s *Submitter) Submit(ctx context.Context, sub jobs.Submission) (intake.Rec
 			s.Logger.Warn("event not published", "job", j.ID, "err", err)
 		}
 		cancel()
+	}
+	if !res.Duplicate && s.OnQueued != nil {
+		s.OnQueued(j)
 	}
 	return intake.Receipt{JobID: j.ID, Attempt: j.Attempt, State: j.State, Queue: j.Queue, Duplicate: res.Duplicate}, nil
 }
