@@ -1,6 +1,8 @@
 package workers_test
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -26,10 +28,21 @@ func TestSpotNoticeRequeuesEveryJobAndReclaims(t *testing.T) {
 	o.Subjects = subj
 	w := e.start(o)
 
-	a := e.submit(e.checkpointing(), queues.QueueBurst)
-	b := e.submit(e.checkpointing(), queues.QueueBurst)
-	e.waitFor(a.ID, wait, "a running", func(j jobs.Job) bool { return j.State == jobs.StateRunning })
-	e.waitFor(b.ID, wait, "b running", func(j jobs.Job) bool { return j.State == jobs.StateRunning })
+	// Each job in its own directory, so that "started1" means that job's
+	// TERM trap is in place (a running record alone only means claimed).
+	inDir := func(sub string) jobs.Spec {
+		spec := e.checkpointing()
+		dir := filepath.Join(e.dir, sub)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		spec.Params["dir"] = dir
+		return spec
+	}
+	a := e.submit(inDir("a"), queues.QueueBurst)
+	b := e.submit(inDir("b"), queues.QueueBurst)
+	e.waitFile("a/started1", wait)
+	e.waitFile("b/started1", wait)
 
 	sent := time.Now()
 	if err := workers.NotifyControl(ctl, subj, w.ID(), workers.ControlMessage{Action: workers.ControlSpotNotice, NoticeSeconds: 10}); err != nil {
@@ -49,7 +62,7 @@ func TestSpotNoticeRequeuesEveryJobAndReclaims(t *testing.T) {
 		}
 	}
 	// A reclaimed worker takes no more work.
-	c := e.submit(e.checkpointing(), queues.QueueBurst)
+	c := e.submit(inDir("c"), queues.QueueBurst)
 	time.Sleep(200 * time.Millisecond) // a negative check: give a wrongly live worker time to claim
 	if j := e.get(c.ID); j.State != jobs.StateQueued || j.Attempt != 1 {
 		t.Errorf("a reclaimed worker took new work: %s attempt %d", j.State, j.Attempt)
