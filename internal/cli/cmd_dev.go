@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"time"
@@ -31,6 +32,7 @@ func runDev(ctx context.Context, e *env, args []string) error {
 	httpAddr := fs.String("http", "127.0.0.1:8480", "HTTP API address")
 	noDemo := fs.Bool("no-demo", false, "do not submit the example jobs at start")
 	quiet := fs.Bool("quiet", false, "do not print events")
+	reclaimRate := fs.Float64("spot-reclaim-rate", 0, "reclaim spot workers at random: expected reclaims per spot worker per hour (0 = off)")
 	scenario := fs.Bool("scenario", false, "play the hybrid demo: a burst spike, a core wave that reclaims borrowed slots, then drain to zero (implies --quiet)")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -113,6 +115,11 @@ In another terminal:
   go run ./cmd/ballast status
 Press Ctrl-C to stop.
 `, cfg.NATS.URL, cp.addr, w.ID(), cfg.Pools["fixed"].Slots, sortedTemplateNames(cfg), cfgFile)
+	if *reclaimRate < 0 {
+		return usageError{"--spot-reclaim-rate must not be negative"}
+	}
+	(&spotChaos{perHour: *reclaimRate, notice: 10 * time.Second, every: 10 * time.Second,
+		rng: rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1)), nc: nc, store: cp.store, cfg: cfg, log: log}).start(ctx)
 	switch {
 	case *scenario:
 		runScenario(ctx, e, nc, cfg, cp.store)
