@@ -45,6 +45,9 @@ type Job struct {
 	// Preemptions counts attempts the controller stopped to run the job
 	// elsewhere (reclaim, migrate, spot notice); they are not in Requeues.
 	Preemptions int `json:"preemptions"`
+	// SpotPreemptions counts the preemptions the spot market caused (spot
+	// notices); past the configured budget the job runs on-demand only.
+	SpotPreemptions int `json:"spot_preemptions"`
 	// Checkpoint is the last checkpoint the job reported (opaque to Ballast:
 	// a path, a URI or a JSON object). The next attempt resumes from it.
 	Checkpoint string `json:"checkpoint,omitempty"`

@@ -22,7 +22,14 @@ const (
 	MaxRawArgs          = 256
 )
 
-var labelKeyRE = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_./-]{0,62}$`)
+var (
+	labelKeyRE = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_./-]{0,62}$`)
+	regionRE   = regexp.MustCompile(`^[a-z0-9-]{1,32}$`)
+)
+
+// RegionLabel is the label that pins a job to a region: its elastic work then
+// runs only on pools in that region.
+const RegionLabel = "region"
 
 // Submission is what a user sends to run a job: a template and its parameters,
 // with optional overrides. It is the JSON body of NATS ballast.jobs.submit and
@@ -125,6 +132,9 @@ func (s Submission) checkEnvelope(ps *problems) {
 	for _, k := range sortedKeys(s.Labels) {
 		if !labelKeyRE.MatchString(k) {
 			ps.add("labels."+k, "a label key uses letters, digits, '_', '.', '/' or '-' (at most 63)")
+		}
+		if k == RegionLabel && !regionRE.MatchString(s.Labels[k]) {
+			ps.add("labels."+k, "a region is 1 to 32 of a-z, 0-9 and '-', as in the pools' region settings")
 		}
 		if len(s.Labels[k]) > MaxLabelValueBytes {
 			ps.add("labels."+k, fmt.Sprintf("value is %d bytes; the limit is %d", len(s.Labels[k]), MaxLabelValueBytes))

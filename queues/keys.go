@@ -1,13 +1,18 @@
 package queues
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Queue is a logical queue name. Fixed workers consume core then loan (strict
 // priority); on-demand workers consume ondemand then burst; spot workers
-// consume burst only.
+// consume burst only. The elastic queues also have regional forms
+// (RegionalQueue) for jobs pinned to a region: only elastic workers of that
+// region consume them.
 type Queue string
 
-// The three logical queues.
+// The four base logical queues.
 const (
 	QueueCore  Queue = "core"
 	QueueLoan  Queue = "loan"
@@ -18,17 +23,102 @@ const (
 	QueueOnDemand Queue = "ondemand"
 )
 
-// Queues lists every logical queue.
+// Queues lists every base logical queue (regional forms are made on demand).
 var Queues = []Queue{QueueCore, QueueLoan, QueueBurst, QueueOnDemand}
 
-// Valid reports whether q is one of the logical queues.
-func (q Queue) Valid() bool {
-	for _, k := range Queues {
-		if q == k {
-			return true
+// regionSep joins a base queue and a region. "@" is not used by namespaces
+// (which join with ".") nor by region names, so a regional name splits back
+// unambiguously, and it is legal in asynq queue names and Redis keys.
+const regionSep = "@"
+
+// MaxRegionLen is the longest region name a regional queue accepts.
+const MaxRegionLen = 32
+
+// ValidRegion reports whether region can name a regional queue: 1 to
+// MaxRegionLen characters of a-z, 0-9 and "-". The limit keeps queue names,
+// and so asynq's Redis keys, short and free of separators.
+func ValidRegion(region string) bool {
+	if region == "" || len(region) > MaxRegionLen {
+		return false
+	}
+	for _, c := range region {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+			return false
 		}
 	}
-	return false
+	return true
+}
+
+// RegionalQueue is the form of base reserved for jobs pinned to region
+// ("burst@eu-1"). An empty region means "not pinned" and returns base, so
+// callers can pass a job's region label as is. The result is only Valid for
+// an elastic base and a valid region name.
+func RegionalQueue(base Queue, region string) Queue {
+	if region == "" {
+		return base
+	}
+	return base + regionSep + Queue(region)
+}
+
+// Base returns the queue without its region: "burst" for "burst@eu-1", q
+// itself for a base queue.
+func (q Queue) Base() Queue {
+	if i := strings.Index(string(q), regionSep); i >= 0 {
+		return q[:i]
+	}
+	return q
+}
+
+// Region returns the region of a regional queue, "" for a base queue.
+func (q Queue) Region() string {
+	if i := strings.Index(string(q), regionSep); i >= 0 {
+		return string(q[i+len(regionSep):])
+	}
+	return ""
+}
+
+// Elastic reports whether q (base or regional) is served by elastic workers.
+func (q Queue) Elastic() bool {
+	b := q.Base()
+	return b == QueueBurst || b == QueueOnDemand
+}
+
+// Valid reports whether q is a queue some worker consumes: a base queue, or
+// the regional form of burst or ondemand. core and loan have no regional
+// form: fixed workers do not look for one, so a job sent there would wait
+// forever.
+func (q Queue) Valid() bool {
+	base, region := q.Base(), q.Region()
+	if base == q {
+		for _, k := range Queues {
+			if q == k {
+				return true
+			}
+		}
+		return false
+	}
+	return q.Elastic() && ValidRegion(region)
+}
+
+// ElasticQueues lists, in strict priority order, the queues an elastic worker
+// of a pool in region consumes. Work pinned to the worker's own region comes
+// first: no other worker may take it, whereas unpinned work can go anywhere.
+// On-demand workers serve ondemand before burst, as spot cannot take it; spot
+// workers serve burst only. An empty or invalid region adds no regional
+// queue (no job can be pinned to an invalid one: Store.Submit refuses it).
+func ElasticQueues(onDemand bool, region string) []Queue {
+	regional := ValidRegion(region)
+	var qs []Queue
+	if onDemand {
+		if regional {
+			qs = append(qs, RegionalQueue(QueueOnDemand, region))
+		}
+		qs = append(qs, QueueOnDemand)
+	}
+	if regional {
+		qs = append(qs, RegionalQueue(QueueBurst, region))
+	}
+	return append(qs, QueueBurst)
 }
 
 // DefaultNamespace is the namespace of a production install.
@@ -50,7 +140,8 @@ func NewNamespace(name string) Namespace {
 func (n Namespace) Name() string { return n.name }
 
 // AsynqQueue is the asynq queue that carries q. The default namespace uses the
-// bare names (core, loan, burst) so operators recognise them in asynq tools.
+// bare names (core, loan, burst, burst@eu-1) so operators recognise them in
+// asynq tools.
 func (n Namespace) AsynqQueue(q Queue) string {
 	if n.name == DefaultNamespace {
 		return string(q)
@@ -58,12 +149,19 @@ func (n Namespace) AsynqQueue(q Queue) string {
 	return n.name + "." + string(q)
 }
 
-// LogicalQueue maps an asynq queue name back to its logical queue.
+// LogicalQueue maps an asynq queue name of this namespace back to its logical
+// queue, regional forms included. Names of other namespaces, and queues no
+// worker consumes, are refused.
 func (n Namespace) LogicalQueue(asynqName string) (Queue, bool) {
-	for _, q := range Queues {
-		if n.AsynqQueue(q) == asynqName {
-			return q, true
+	name := asynqName
+	if n.name != DefaultNamespace {
+		var ok bool
+		if name, ok = strings.CutPrefix(asynqName, n.name+"."); !ok {
+			return "", false
 		}
+	}
+	if q := Queue(name); q.Valid() {
+		return q, true
 	}
 	return "", false
 }

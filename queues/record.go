@@ -22,6 +22,7 @@ func decodeRecord(id string, h map[string]string) (jobs.Job, error) {
 		Attempt:         atoi(h["attempt"]),
 		Retries:         atoi(h["retries"]),
 		Requeues:        atoi(h["requeues"]),
+		SpotPreemptions: atoi(h["spot_preemptions"]),
 		Preemptions:     atoi(h["preemptions"]),
 		CreatedAt:       msTime(h["created"]),
 		QueuedAt:        msTime(h["queued"]),

@@ -102,6 +102,7 @@ else
   redis.call("HSET", KEYS[1], "error", reason)
 end
 redis.call("HINCRBY", KEYS[1], ARGV[7], 1)
+if ARGV[9] == "1" then redis.call("HINCRBY", KEYS[1], "spot_preemptions", 1) end
 redis.call("ZADD", KEYS[2], ARGV[5], ARGV[1])
 return {nxt, q, reason}
 `)

@@ -3,6 +3,7 @@ package queues
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 
 	"github.com/ballastdev/ballast/jobs"
@@ -19,10 +20,24 @@ type QueueStats struct {
 	OldestPendingSeconds float64 `json:"oldest_pending_seconds"`
 }
 
-// QueueStats reads the depth of every queue.
+// QueueStats reads the depth of every base queue, then of every regional
+// queue asynq knows in this namespace (sorted by name). A regional queue
+// exists once a job was sent to it; base queues are listed even when unused,
+// so status always shows them.
 func (s *Store) QueueStats(ctx context.Context) ([]QueueStats, error) {
-	out := make([]QueueStats, 0, len(Queues))
-	for _, q := range Queues {
+	names, err := s.insp.Queues()
+	if err != nil {
+		return nil, wrap("queues.QueueStats", err)
+	}
+	var regional []Queue
+	for _, name := range names {
+		if q, ok := s.ns.LogicalQueue(name); ok && q.Region() != "" {
+			regional = append(regional, q)
+		}
+	}
+	slices.Sort(regional)
+	out := make([]QueueStats, 0, len(Queues)+len(regional))
+	for _, q := range append(slices.Clone(Queues), regional...) {
 		info, err := s.insp.GetQueueInfo(s.ns.AsynqQueue(q))
 		if err != nil {
 			if strings.Contains(err.Error(), "does not exist") || strings.Contains(err.Error(), "not found") {

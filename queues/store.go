@@ -91,6 +91,11 @@ type Submitted struct {
 // run. On an error the record may exist without its task: the outbox
 // reconciler enqueues it, and a retry with the same idempotency key returns it.
 func (s *Store) Submit(ctx context.Context, spec jobs.Spec, q Queue) (Submitted, error) {
+	// A queue no worker consumes (a pin to a malformed region) would hold
+	// the job forever: refuse it before anything is written.
+	if err := checkQueue("queues.Submit", q, false); err != nil {
+		return Submitted{}, &jobs.ValidationError{Problems: []*jobs.FieldError{{Field: "queue", Message: err.Error()}}}
+	}
 	now := s.opts.Now()
 	body, err := json.Marshal(spec)
 	if err != nil {
@@ -228,6 +233,9 @@ type Requeue struct {
 	// (RequestPreempt) rather than a requeue. Its reason is recorded as the
 	// job's last move, not its last error: being moved is not a failure.
 	Preempt bool
+	// Spot marks a preemption by the spot market (a spot notice): it also
+	// counts against the job's spot budget, after which it runs on-demand.
+	Spot bool
 	// Reason is recorded as the job's last error (last move for a
 	// preemption). "" for a preemption means "preempted: " and the reason
 	// given to RequestPreempt.
@@ -271,7 +279,7 @@ func (s *Store) Requeue(ctx context.Context, j jobs.Job, worker string, r Requeu
 	}
 	v, err := requeueScript.Run(ctx, s.rdb,
 		[]string{s.ns.Job(j.ID), s.ns.Outbox(), s.ns.WorkerJobs(j.Worker), s.ns.ActiveJobs()},
-		j.ID, j.Attempt, worker, string(r.Queue), now.UnixMilli(), notBefore.UnixMilli(), counter, r.Reason).Slice()
+		j.ID, j.Attempt, worker, string(r.Queue), now.UnixMilli(), notBefore.UnixMilli(), counter, r.Reason, flag(r.Spot)).Slice()
 	if err != nil {
 		return Requeued{}, wrap("queues.Requeue", err)
 	}
@@ -363,7 +371,11 @@ func checkQueue(op string, q Queue, emptyOK bool) error {
 	if q.Valid() {
 		return nil
 	}
-	return fmt.Errorf("%s: unknown queue %q (use core, loan, burst or ondemand)", op, q)
+	if q.Elastic() && q.Region() != "" {
+		return fmt.Errorf("%s: queue %q: region %q is not a valid region name (1 to %d of a-z, 0-9, \"-\")",
+			op, q, q.Region(), MaxRegionLen)
+	}
+	return fmt.Errorf("%s: unknown queue %q (use core, loan, burst or ondemand, or burst@REGION or ondemand@REGION)", op, q)
 }
 
 // Checkpoint records the last checkpoint of j's running attempt.
@@ -409,4 +421,11 @@ func (s *Store) Cancel(ctx context.Context, id string) (CancelResult, error) {
 		return CancelRequested, nil
 	}
 	return AlreadyFinished, nil
+}
+
+func flag(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
 }

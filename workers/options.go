@@ -21,7 +21,8 @@ type Options struct {
 	// Slots is how many jobs run at once.
 	Slots int
 	// Queues are consumed in strict priority order: a later queue is served
-	// only while every earlier one is empty. Fixed workers use core, loan.
+	// only while every earlier one is empty. Fixed workers use core, loan;
+	// elastic workers use queues.ElasticQueues of their kind and region.
 	Queues []queues.Queue
 	// ID names the worker in the registry ("" = host-pid-random).
 	ID string
@@ -126,7 +127,7 @@ func (o Options) Validate() error {
 	seen := map[queues.Queue]bool{}
 	for _, q := range o.Queues {
 		if !q.Valid() {
-			errs = append(errs, fmt.Errorf("queues: unknown queue %q (use core, loan, burst or ondemand)", q))
+			errs = append(errs, fmt.Errorf("queues: unknown queue %q (use core, loan, burst or ondemand, or burst@REGION or ondemand@REGION with a region of a-z, 0-9, \"-\")", q))
 		}
 		if seen[q] {
 			errs = append(errs, fmt.Errorf("queues: %q is listed twice", q))

@@ -91,7 +91,7 @@ func (e *env) queueSize(q queues.Queue) int {
 func checkPreempted(t *testing.T, e *env, rec *recorder, got jobs.Job, reason string) {
 	t.Helper()
 	if got.State != jobs.StateQueued || got.Attempt != 2 || got.Queue != "burst" || got.Checkpoint != "c1" ||
-		got.Preemptions != 1 || got.Requeues != 0 || got.Retries != 0 || got.LastError != "" || got.ExitCode != nil {
+		got.Preemptions != 1 || got.SpotPreemptions != 0 || got.Requeues != 0 || got.Retries != 0 || got.LastError != "" || got.ExitCode != nil {
 		t.Fatalf("after the preemption: state %s attempt %d queue %s checkpoint %q preemptions %d requeues %d retries %d error %q exit %s",
 			got.State, got.Attempt, got.Queue, got.Checkpoint, got.Preemptions, got.Requeues, got.Retries, got.LastError, code(got))
 	}

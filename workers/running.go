@@ -29,6 +29,7 @@ type running struct {
 	mu      sync.Mutex
 	why     stopReason
 	ckpt    string
+	spot    bool // stopped by a spot notice: counts against the spot budget
 }
 
 func newRunning(j jobs.Job, worker string) *running {
@@ -49,6 +50,19 @@ func (r *running) reason() stopReason {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.why
+}
+
+// markSpot records that the spot market, not the controller, takes the job.
+func (r *running) markSpot() {
+	r.mu.Lock()
+	r.spot = true
+	r.mu.Unlock()
+}
+
+func (r *running) spotReclaimed() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.spot
 }
 
 func (r *running) lastCheckpoint() string {

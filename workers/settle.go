@@ -39,7 +39,7 @@ func (w *Worker) settle(r *running, res outcome) {
 		// have woken us carries neither, so a stale one cannot misroute.
 		var moved queues.Requeued
 		w.retryRedis("preempt", func(ctx context.Context) (err error) {
-			moved, err = w.store.Requeue(ctx, j, r.worker, queues.Requeue{Preempt: true})
+			moved, err = w.store.Requeue(ctx, j, r.worker, queues.Requeue{Preempt: true, Spot: r.spotReclaimed()})
 			return err
 		})
 		if moved.Attempt == 0 && !moved.Cancelled {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/ballastdev/ballast/jobs"
 	"github.com/ballastdev/ballast/queues"
 )
 
@@ -31,10 +32,13 @@ func (w *Worker) spotNotice(within time.Duration) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 			// The record is the truth: if this fails the job still stops
 			// and is requeued to its own queue by the drain path.
-			if _, err := w.store.RequestPreempt(ctx, r.job.ID, r.job.Attempt, queues.QueueBurst, "spot notice"); err != nil {
+			// Back to spot-able elastic work, keeping a region pin.
+			to := queues.RegionalQueue(queues.QueueBurst, r.job.Spec.Labels[jobs.RegionLabel])
+			if _, err := w.store.RequestPreempt(ctx, r.job.ID, r.job.Attempt, to, "spot notice"); err != nil {
 				w.log.Warn("spot notice: preempt request not recorded", "job", r.job.ID, "err", err)
 			}
 			cancel()
+			r.markSpot()
 			r.stop(stopPreempt)
 		}
 		w.waitIdle(within)

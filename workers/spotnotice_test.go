@@ -56,9 +56,10 @@ func TestSpotNoticeRequeuesEveryJobAndReclaims(t *testing.T) {
 	t.Logf("spot notice to both jobs requeued: %s", time.Since(sent).Round(time.Millisecond))
 	for _, id := range []string{a.ID, b.ID} {
 		j := e.get(id)
-		if j.State != jobs.StateQueued || j.Attempt != 2 || j.Queue != string(queues.QueueBurst) || j.Preemptions != 1 || j.Checkpoint != "c1" {
-			t.Errorf("job %s after the notice: state %s attempt %d queue %s preemptions %d checkpoint %q",
-				id, j.State, j.Attempt, j.Queue, j.Preemptions, j.Checkpoint)
+		if j.State != jobs.StateQueued || j.Attempt != 2 || j.Queue != string(queues.QueueBurst) || j.Preemptions != 1 ||
+			j.SpotPreemptions != 1 || j.Checkpoint != "c1" {
+			t.Errorf("job %s after the notice: state %s attempt %d queue %s preemptions %d (spot %d) checkpoint %q",
+				id, j.State, j.Attempt, j.Queue, j.Preemptions, j.SpotPreemptions, j.Checkpoint)
 		}
 	}
 	// A reclaimed worker takes no more work.

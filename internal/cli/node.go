@@ -135,13 +135,16 @@ func startWorker(ctx context.Context, cfg config.Config, store *queues.Store, pu
 		return nil, usageError{fmt.Sprintf("--pool %q is not a configured pool (known: %s)", pool, poolNames(cfg))}
 	}
 	// Strict priority, first queue first. Spot serves only burst: work that
-	// must not be reclaimed waits in ondemand for on-demand workers.
+	// must not be reclaimed waits in ondemand for on-demand workers. Elastic
+	// workers also serve the regional queues of their pool's region, and
+	// only theirs, so work pinned to a region stays there.
 	qs := []queues.Queue{queues.QueueCore, queues.QueueLoan}
-	switch p.Kind {
-	case config.PoolOnDemand:
-		qs = []queues.Queue{queues.QueueOnDemand, queues.QueueBurst}
-	case config.PoolSpot:
-		qs = []queues.Queue{queues.QueueBurst}
+	if p.Kind.Elastic() {
+		if p.Region != "" && !queues.ValidRegion(p.Region) {
+			log.Warn("pool region cannot name a queue: jobs pinned to it are refused, this worker serves unpinned work only",
+				"pool", pool, "region", p.Region)
+		}
+		qs = queues.ElasticQueues(p.Kind == config.PoolOnDemand, p.Region)
 	}
 	if slots == 0 {
 		slots = p.Slots

@@ -43,6 +43,13 @@ func TestParseReportsFieldAndLine(t *testing.T) {
 	}{
 		{"bad namespace", "namespace: Ballast_Prod # <-\n" + fixedPool,
 			"namespace", "lower-case"},
+		{"region that cannot name a queue", `
+pools:
+  fixed: {kind: fixed, slots: 2}
+  spot:
+    kind: spot
+    region: EU West # <-
+`, "pools.spot.region", "a-z, 0-9 and '-'"},
 		{"unknown billing", `
 pools:
   spot:

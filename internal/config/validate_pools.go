@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/ballastdev/ballast/queues"
 )
 
 var poolNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,31}$`)
@@ -54,6 +56,8 @@ func (p PoolConfig) validate(ps *problems, field string) {
 	}
 	if strings.TrimSpace(p.Region) == "" {
 		ps.add(field+".region", "must not be blank")
+	} else if !queues.ValidRegion(p.Region) {
+		ps.add(field+".region", "%q: use 1 to %d of a-z, 0-9 and '-' (it names the pool's regional queues)", p.Region, queues.MaxRegionLen)
 	}
 	if p.Kind == PoolFixed {
 		p.validateFixed(ps, field)

@@ -158,12 +158,15 @@ func (h *Hybrid) Snapshot(ctx context.Context, now time.Time) (policy.Snapshot, 
 		attempts[j.ID] = j.Attempt
 		seen[j.ID] = j
 		q := policy.Queue(j.Queue)
-		if j.Queue == string(queues.QueueOnDemand) {
-			q = policy.QueueBurst // the policy sees one elastic backlog
+		if queues.Queue(j.Queue).Elastic() {
+			// The policy sees one elastic backlog: ondemand and the
+			// regional queues are burst to it, and it reads the pin
+			// from the job's region, not from the queue name.
+			q = policy.QueueBurst
 		}
 		pj := policy.Job{ID: j.ID, Class: j.Spec.Class, State: j.State, Queue: q, Worker: j.Worker,
 			Pool: poolOf[j.Worker], Checkpointable: j.Spec.Checkpointable, Retryable: j.Spec.Retryable,
-			SpotPreemptions: j.Preemptions, Region: j.Spec.Labels[RegionLabel], SubmittedAt: j.CreatedAt,
+			SpotPreemptions: j.SpotPreemptions, Region: j.Spec.Labels[RegionLabel], SubmittedAt: j.CreatedAt,
 			QueuedAt: j.QueuedAt, StartedAt: j.StartedAt, LastCheckpointAt: j.CheckpointAt}
 		if f, ok := h.inflight[j.ID]; ok {
 			if f.attempt == j.Attempt && j.State == jobs.StateRunning {
@@ -191,7 +194,7 @@ func (h *Hybrid) Snapshot(ctx context.Context, now time.Time) (policy.Snapshot, 
 }
 
 // RegionLabel is the job label that pins a job to a region.
-const RegionLabel = "region"
+const RegionLabel = jobs.RegionLabel
 
 // Apply carries out a plan. Errors of single actions are logged and the rest
 // of the plan still runs: the next tick plans again from the new state.
@@ -244,30 +247,53 @@ func (h *Hybrid) Apply(ctx context.Context, plan policy.Plan, now time.Time) err
 }
 
 // elasticQueue is where a job goes back to elastic capacity: burst while spot
-// may take it, else ondemand.
+// may take it, else ondemand, in its pinned region's form if it has one.
 func (h *Hybrid) elasticQueue(job string) queues.Queue {
 	h.mu.Lock()
 	j := h.seen[job]
 	h.mu.Unlock()
-	return ElasticQueue(j.Spec, j.Preemptions, h.Config.MaxSpotPreemptions)
+	return ElasticQueue(j.Spec, j.SpotPreemptions, h.Config.MaxSpotPreemptions)
 }
 
-// rehome moves queued burst jobs that spot may no longer take (their spot
-// budget is spent, typically after a spot notice sent them back to burst)
-// to ondemand, where spot workers do not look.
+// rehome moves queued elastic jobs that wait in the wrong elastic queue to
+// the one ElasticQueue picks: burst jobs whose spot budget is spent
+// (typically after a spot notice sent them back to burst) go to ondemand,
+// where spot workers do not look; pinned jobs sent to a queue without their
+// region (a spot notice requeues to plain burst) go to their regional queue,
+// so a worker of another region cannot take them. It never moves a job from
+// ondemand back to burst.
 func (h *Hybrid) rehome(ctx context.Context) {
+	type move struct {
+		j  jobs.Job
+		to queues.Queue
+	}
 	h.mu.Lock()
-	var moves []jobs.Job
+	var moves []move
 	for _, j := range h.seen {
-		if j.State == jobs.StateQueued && j.Queue == string(queues.QueueBurst) &&
-			ElasticQueue(j.Spec, j.Preemptions, h.Config.MaxSpotPreemptions) == queues.QueueOnDemand {
-			moves = append(moves, j)
+		cur := queues.Queue(j.Queue)
+		if j.State != jobs.StateQueued || !cur.Elastic() {
+			continue
+		}
+		to := ElasticQueue(j.Spec, j.SpotPreemptions, h.Config.MaxSpotPreemptions)
+		if cur.Base() == queues.QueueOnDemand {
+			// Only the region is fixed here: a job once sent off spot
+			// stays off it, even if a raised spot budget would allow it.
+			to = queues.RegionalQueue(queues.QueueOnDemand, to.Region())
+		}
+		// A pin to a malformed region has no queue (Submit refuses it);
+		// a job queued before pins were enforced stays where it is.
+		if to != cur && to.Valid() {
+			moves = append(moves, move{j, to})
 		}
 	}
 	h.mu.Unlock()
-	for _, j := range moves {
-		if _, err := h.Store.Move(ctx, j.ID, j.Attempt, queues.QueueOnDemand, "spot budget spent: on-demand only"); err != nil {
-			h.Logger.Warn("rehoming a job to ondemand failed", "job", j.ID, "err", err)
+	for _, m := range moves {
+		reason := "spot budget spent: on-demand only"
+		if m.to.Base() == queues.Queue(m.j.Queue).Base() {
+			reason = "pinned to region " + m.to.Region()
+		}
+		if _, err := h.Store.Move(ctx, m.j.ID, m.j.Attempt, m.to, reason); err != nil {
+			h.Logger.Warn("rehoming a job failed", "job", m.j.ID, "to", m.to, "err", err)
 		}
 	}
 }
@@ -283,7 +309,7 @@ func (h *Hybrid) attempt(job string) int {
 func (h *Hybrid) preempt(ctx context.Context, a policy.Action) error {
 	to := queues.Queue(a.Queue)
 	switch {
-	case a.Kind == policy.Reclaim || to == queues.QueueBurst:
+	case a.Kind == policy.Reclaim || to.Elastic():
 		to = h.elasticQueue(a.Job)
 	case to == "":
 		to = queues.QueueLoan

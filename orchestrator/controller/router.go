@@ -16,7 +16,8 @@ type Router struct {
 // Route returns the queue for spec: core jobs to core; burst jobs to burst
 // (any elastic worker, spot included) when they can survive a spot reclaim,
 // to ondemand when they cannot, and to loan when no elastic capacity is
-// managed at all.
+// managed at all. A burst job pinned to a region (RegionLabel) waits in the
+// regional form of its elastic queue, which only that region's workers read.
 func (r Router) Route(spec jobs.Spec) queues.Queue {
 	if spec.Class == jobs.ClassCore {
 		return queues.QueueCore
@@ -29,10 +30,13 @@ func (r Router) Route(spec jobs.Spec) queues.Queue {
 
 // ElasticQueue is where burst work waits for elastic capacity: burst when
 // spot may take it (it checkpoints, it may be retried, and spot has taken it
-// fewer than maxSpotPreemptions times), else ondemand.
-func ElasticQueue(spec jobs.Spec, preemptions, maxSpotPreemptions int) queues.Queue {
-	if spec.Checkpointable && spec.Retryable && preemptions < maxSpotPreemptions {
-		return queues.QueueBurst
+// fewer than maxSpotPreemptions times), else ondemand; in either case the
+// regional form when spec pins a region, so a worker of another region
+// never takes it.
+func ElasticQueue(spec jobs.Spec, spotPreemptions, maxSpotPreemptions int) queues.Queue {
+	base := queues.QueueOnDemand
+	if spec.Checkpointable && spec.Retryable && spotPreemptions < maxSpotPreemptions {
+		base = queues.QueueBurst
 	}
-	return queues.QueueOnDemand
+	return queues.RegionalQueue(base, spec.Labels[RegionLabel])
 }
