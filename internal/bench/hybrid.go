@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strconv"
 	"sync"
 	"time"
@@ -229,7 +228,7 @@ func (h *hybrid) setup(ctx context.Context) error {
 
 	pc := policy.DefaultConfig()
 	pc.High, pc.Low = cfg.Watermarks.High, cfg.Watermarks.Low
-	capacity := &controller.Hybrid{Store: h.store, Provider: h.prov, Pools: hybridPools(cfg), Config: pc, Events: h.pub,
+	capacity := &controller.Hybrid{Store: h.store, Provider: h.prov, Pools: cfg.PolicyPools(), Config: pc, Events: h.pub,
 		Logger: h.log, Notify: h.notify}
 	ttl := max(5*time.Second, 3*o.Tick)
 	ctl, err := controller.New(h.store, controller.Options{ID: "bench-ctl-" + randomHex(3), Tick: o.Tick, WorkerTTL: ttl,
@@ -295,24 +294,6 @@ func elasticJobTime(heartbeat, tick time.Duration) time.Duration {
 	return heartbeat + 2*tick + 250*time.Millisecond
 }
 
-// hybridPools is the policy's view of the configured pools, in name order
-// as the controller builds it.
-func hybridPools(cfg config.Config) []policy.Pool {
-	names := make([]string, 0, len(cfg.Pools))
-	for n := range cfg.Pools {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	out := make([]policy.Pool, 0, len(names))
-	for _, n := range names {
-		p := cfg.Pools[n]
-		out = append(out, policy.Pool{Name: n, Kind: policy.PoolKind(p.Kind), Region: p.Region,
-			PricePerSlotHour: p.PricePerSlotHour, Billing: policy.Billing(p.Billing), MinBilling: p.MinBilling.Std(),
-			StartupDelay: p.StartupDelay.Std(), MaxWorkers: p.MaxWorkers, SlotsPerWorker: p.SlotsPerWorker,
-			IdleTTL: p.IdleTTL.Std()})
-	}
-	return out
-}
 
 // notify wakes a worker up about a control change, as the controller does.
 func (h *hybrid) notify(_ context.Context, workerID, jobID string, attempt int, action string) {

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"log/slog"
-	"sort"
 
 	"github.com/nats-io/nats.go"
 
@@ -16,24 +15,6 @@ import (
 	"github.com/ballastdev/ballast/workers"
 )
 
-// policyPools converts the configured pools into the policy's view, in name
-// order so plans are deterministic.
-func policyPools(cfg config.Config) []policy.Pool {
-	names := make([]string, 0, len(cfg.Pools))
-	for n := range cfg.Pools {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	out := make([]policy.Pool, 0, len(names))
-	for _, n := range names {
-		p := cfg.Pools[n]
-		out = append(out, policy.Pool{Name: n, Kind: policy.PoolKind(p.Kind), Region: p.Region,
-			PricePerSlotHour: p.PricePerSlotHour, Billing: policy.Billing(p.Billing), MinBilling: p.MinBilling.Std(),
-			StartupDelay: p.StartupDelay.Std(), MaxWorkers: p.MaxWorkers, SlotsPerWorker: p.SlotsPerWorker,
-			IdleTTL: p.IdleTTL.Std()})
-	}
-	return out
-}
 
 // newCapacity builds the hybrid capacity adapter. prov may be nil: the policy
 // still lends, reclaims and migrates between the queues, but nothing is
@@ -42,7 +23,7 @@ func newCapacity(cfg config.Config, store *queues.Store, nc *nats.Conn, prov pro
 	pc := policy.DefaultConfig()
 	pc.High, pc.Low = cfg.Watermarks.High, cfg.Watermarks.Low
 	subj := subjects(cfg)
-	h := &controller.Hybrid{Store: store, Provider: prov, Pools: policyPools(cfg), Config: pc, Events: pub, Logger: log,
+	h := &controller.Hybrid{Store: store, Provider: prov, Pools: cfg.PolicyPools(), Config: pc, Events: pub, Logger: log,
 		Notify: func(_ context.Context, workerID, jobID string, attempt int, action string) {
 			if nc == nil {
 				return
