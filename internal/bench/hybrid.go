@@ -294,7 +294,6 @@ func elasticJobTime(heartbeat, tick time.Duration) time.Duration {
 	return heartbeat + 2*tick + 250*time.Millisecond
 }
 
-
 // notify wakes a worker up about a control change, as the controller does.
 func (h *hybrid) notify(_ context.Context, workerID, jobID string, attempt int, action string) {
 	_ = workers.NotifyControl(h.nc, h.subj, workerID, workers.ControlMessage{JobID: jobID, Attempt: attempt,

@@ -15,7 +15,6 @@ import (
 	"github.com/ballastdev/ballast/workers"
 )
 
-
 // newCapacity builds the hybrid capacity adapter. prov may be nil: the policy
 // still lends, reclaims and migrates between the queues, but nothing is
 // launched or released.
