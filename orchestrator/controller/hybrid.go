@@ -45,10 +45,11 @@ type Hybrid struct {
 	launched  map[string]provider.Instance // instance ID → launch, until it registers
 	lastPlan  policy.Plan
 
-	// stockOut holds, per spot pool, the workers a launch asked for that the
+	// stockOut holds, per elastic pool, the workers a launch asked for that the
 	// provider refused with ErrStockOut. A refused launch returns no
 	// instance, so without this book nothing would age into the policy's
-	// spot fallback and the spot launch would simply be retried every tick.
+	// fallback (spot to on-demand, or another region) and the refused launch
+	// would simply be retried every tick.
 	stockOut map[string]policy.Launch
 }
 
@@ -337,10 +338,10 @@ func (h *Hybrid) launch(ctx context.Context, a policy.Action, now time.Time) err
 	for _, inst := range insts {
 		h.launched[inst.ID] = inst
 	}
-	// A spot stock-out is booked as an unfilled launch (see stockOut); with
+	// A stock-out is booked as an unfilled launch (see stockOut); with
 	// SpotFallbackAfter 0 the policy never falls back, so nothing is booked.
 	if unfilled := a.Count - len(insts); unfilled > 0 && errors.Is(err, provider.ErrStockOut) &&
-		h.Config.SpotFallbackAfter > 0 && h.poolKind(a.Pool) == policy.PoolSpot {
+		h.Config.SpotFallbackAfter > 0 && h.poolKind(a.Pool) != policy.PoolFixed {
 		l, ok := h.stockOut[a.Pool]
 		if !ok {
 			l = policy.Launch{Pool: a.Pool, RequestedAt: now}

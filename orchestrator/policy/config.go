@@ -21,8 +21,10 @@ type Config struct {
 	// Low is the fixed utilization below which elastic work is moved back to
 	// fixed quota and elastic workers are drained.
 	Low float64
-	// SpotFallbackAfter is how long a spot launch may stay unfilled before
-	// the pool counts as unavailable and spot-eligible work goes on-demand.
+	// SpotFallbackAfter is how long a launch may stay unfilled (a stock-out)
+	// before its pool counts as unavailable: spot-eligible work then goes
+	// on-demand, and work that any region may run goes to the next cheapest
+	// pool, in another region if need be.
 	// Set it above the spot pools' start-up delay. Zero never falls back.
 	SpotFallbackAfter time.Duration
 	// MaxSpotPreemptions is how many spot reclaims a job may suffer before it

@@ -64,11 +64,11 @@ func (d *poolDemand) spare() int { return d.active*d.slots() - d.running - d.que
 // supply is how many workers take, or will take, work.
 func (d *poolDemand) supply() int { return d.active + d.launching }
 
-// unavailable reports whether a spot pool has left a launch unfilled for
+// unavailable reports whether an elastic pool has left a launch unfilled for
 // longer than the config allows: its capacity is not coming, so work that
 // would go there falls back to on-demand.
 func (d *poolDemand) unavailable(c Config) bool {
-	return d.pool.Kind == PoolSpot && c.SpotFallbackAfter > 0 && d.launching > 0 &&
+	return d.pool.Kind != PoolFixed && c.SpotFallbackAfter > 0 && d.launching > 0 &&
 		d.oldestLaunch >= c.SpotFallbackAfter
 }
 

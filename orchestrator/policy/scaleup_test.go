@@ -91,6 +91,17 @@ func TestScaleUpRegions(t *testing.T) {
 		{"cheapest unless pinned", snap(pools, fxw, job("a", "eu"), job("b", "")), t0, "scale_up(od-eu,1) scale_up(od-us,1)"},
 		{"pinned where no pool is", snap(pools, fxw, job("a", "ap")), t0, ""},
 	})
+	// An on-demand stock-out in the cheaper region: after the fallback time
+	// unpinned work goes to the other region; work pinned there waits.
+	stocked := func(jobsIn ...Job) Snapshot {
+		s := snap(pools, fxw, jobsIn...)
+		s.Launches = []Launch{{Pool: "od-us", Count: 1, RequestedAt: ago(time.Hour)}}
+		return s
+	}
+	runCases(t, []planCase{
+		{"stock-out falls back to another region", stocked(job("a", ""), job("b", "")), t0, "scale_up(od-eu,1)"},
+		{"a pin to the stocked-out region waits", stocked(job("a", "us"), job("b", "us")), t0, ""},
+	})
 }
 
 func TestScaleUpReasonNamesFallback(t *testing.T) {
