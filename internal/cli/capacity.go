@@ -9,7 +9,6 @@ import (
 	"github.com/ballastdev/ballast/internal/config"
 	"github.com/ballastdev/ballast/orchestrator/controller"
 	"github.com/ballastdev/ballast/orchestrator/events"
-	"github.com/ballastdev/ballast/orchestrator/policy"
 	"github.com/ballastdev/ballast/orchestrator/provider"
 	"github.com/ballastdev/ballast/queues"
 	"github.com/ballastdev/ballast/workers"
@@ -19,8 +18,7 @@ import (
 // still lends, reclaims and migrates between the queues, but nothing is
 // launched or released.
 func newCapacity(cfg config.Config, store *queues.Store, nc *nats.Conn, prov provider.Provider, pub events.Publisher, log *slog.Logger) *controller.Hybrid {
-	pc := policy.DefaultConfig()
-	pc.High, pc.Low = cfg.Watermarks.High, cfg.Watermarks.Low
+	pc := cfg.PolicyConfig()
 	subj := subjects(cfg)
 	h := &controller.Hybrid{Store: store, Provider: prov, Pools: cfg.PolicyPools(), Config: pc, Events: pub, Logger: log,
 		Notify: func(_ context.Context, workerID, jobID string, attempt int, action string) {

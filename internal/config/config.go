@@ -26,6 +26,8 @@ type Config struct {
 	Worker WorkerConfig `yaml:"worker,omitempty"`
 	// Watermarks decide when fixed capacity is lent and elastic grown.
 	Watermarks Watermarks `yaml:"watermarks,omitempty"`
+	// Capacity tunes the rest of the hybrid capacity policy.
+	Capacity CapacityConfig `yaml:"capacity,omitempty"`
 
 	// Pools are the kinds of capacity jobs run on, by name. The name is what
 	// `ballast worker --pool NAME` refers to.
@@ -81,6 +83,21 @@ type WorkerConfig struct {
 	// JobLogLines is how many lines of each job's output are kept in Redis for
 	// the CLI and the dashboard.
 	JobLogLines int `yaml:"job_log_lines,omitempty"`
+}
+
+// CapacityConfig tunes the hybrid capacity policy beyond the watermarks.
+type CapacityConfig struct {
+	// SpotFallbackAfter is how long a launch may stay unfilled (a stock-out)
+	// before its pool counts as unavailable: spot work then goes on-demand,
+	// unpinned work to another region. Set it above the pools' start-up
+	// delays.
+	SpotFallbackAfter jobs.Duration `yaml:"spot_fallback_after,omitempty"`
+	// MaxSpotPreemptions is how many spot reclaims a job may suffer before it
+	// runs on-demand only. 0 keeps every job off spot.
+	MaxSpotPreemptions *int `yaml:"max_spot_preemptions,omitempty"`
+	// ReleaseMargin: under per-minute or per-hour billing an idle worker is
+	// released this long before its paid period ends.
+	ReleaseMargin jobs.Duration `yaml:"release_margin,omitempty"`
 }
 
 // Watermarks are fixed-pool utilization thresholds. Above High the controller

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/ballastdev/ballast/jobs"
+
+	"github.com/ballastdev/ballast/orchestrator/policy"
 )
 
 // Defaults. A zero value in the file means "use the default", so these are
@@ -64,6 +66,14 @@ func (c Config) WithDefaults() Config {
 
 	setDefault(&c.Watermarks.High, DefaultWatermarkHigh)
 	setDefault(&c.Watermarks.Low, DefaultWatermarkLow)
+
+	def := policy.DefaultConfig()
+	setDefault(&c.Capacity.SpotFallbackAfter, jobs.Duration(def.SpotFallbackAfter))
+	setDefault(&c.Capacity.ReleaseMargin, jobs.Duration(def.ReleaseMargin))
+	if c.Capacity.MaxSpotPreemptions == nil {
+		n := def.MaxSpotPreemptions
+		c.Capacity.MaxSpotPreemptions = &n
+	}
 
 	if c.Pools != nil {
 		pools := make(map[string]PoolConfig, len(c.Pools))

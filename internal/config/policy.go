@@ -6,6 +6,19 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/policy"
 )
 
+// PolicyConfig is the capacity policy's settings from the watermarks and
+// the capacity section (defaulted by WithDefaults).
+func (c Config) PolicyConfig() policy.Config {
+	pc := policy.DefaultConfig()
+	pc.High, pc.Low = c.Watermarks.High, c.Watermarks.Low
+	pc.SpotFallbackAfter = c.Capacity.SpotFallbackAfter.Std()
+	pc.ReleaseMargin = c.Capacity.ReleaseMargin.Std()
+	if c.Capacity.MaxSpotPreemptions != nil {
+		pc.MaxSpotPreemptions = *c.Capacity.MaxSpotPreemptions
+	}
+	return pc
+}
+
 // PolicyPools is the capacity policy's view of the configured pools, in name
 // order so that plans are deterministic.
 func (c Config) PolicyPools() []policy.Pool {

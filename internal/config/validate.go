@@ -41,6 +41,7 @@ func (c Config) Validate() error {
 	c.validateTiming(&ps)
 	c.Worker.validate(&ps)
 	c.Watermarks.validate(&ps)
+	c.Capacity.validate(&ps)
 	validatePools(&ps, c.Pools)
 	_, err := c.Catalog()
 	ps.merge(err)
@@ -114,6 +115,17 @@ func (w Watermarks) validate(ps *problems) {
 	}
 	if highOK && lowOK && w.Low >= w.High {
 		ps.add("watermarks.low", "%v is not below watermarks.high (%v); the gap between them is what keeps pools from flapping", w.Low, w.High)
+	}
+}
+
+func (c CapacityConfig) validate(ps *problems) {
+	positive(ps, "capacity.spot_fallback_after", c.SpotFallbackAfter)
+	positive(ps, "capacity.release_margin", c.ReleaseMargin)
+	if c.ReleaseMargin.Std() >= time.Hour {
+		ps.add("capacity.release_margin", "%s leaves no paid time to use: keep it well under the billing period, e.g. 2m", c.ReleaseMargin)
+	}
+	if c.MaxSpotPreemptions != nil && (*c.MaxSpotPreemptions < 0 || *c.MaxSpotPreemptions > 100) {
+		ps.add("capacity.max_spot_preemptions", "%d is out of range: 0 (never spot) to 100", *c.MaxSpotPreemptions)
 	}
 }
 
