@@ -1,0 +1,142 @@
+package pipeline
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/ballastdev/ballast/jobs"
+)
+
+// MaxSteps bounds the steps of one pipeline.
+const MaxSteps = 256
+
+// nameRE matches pipeline and step names; they appear in dedupe keys, job
+// labels and config paths, so they stay plain.
+var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
+
+// Validate checks the pipeline declared as pipelines.NAME against the
+// catalog and returns a *jobs.ValidationError naming every problem by its
+// config path, e.g. "pipelines.nightly.steps.train.depends_on". Step
+// parameters go through the catalog now, as a submission would, so a bad
+// parameter fails validate-config instead of the first run at 02:30.
+// A nil catalog has no templates.
+func Validate(name string, p Pipeline, cat *jobs.Catalog) error {
+	if cat == nil {
+		cat, _ = jobs.NewCatalog(nil)
+	}
+	var ps []*jobs.FieldError
+	add := func(field, msg string, sentinel error) {
+		ps = append(ps, &jobs.FieldError{Field: field, Message: msg, Err: sentinel})
+	}
+	base := "pipelines." + name
+	if !nameRE.MatchString(name) {
+		add(base, "a pipeline name uses lower-case letters, digits, '_' or '-' (at most 63)", nil)
+	}
+
+	tz := p.TimeZone
+	if _, err := LoadZone(tz); err != nil {
+		add(base+".time_zone", err.Error(), nil)
+		tz = "" // still check the spec itself
+	}
+	if _, err := Parse(p.Schedule, tz); err != nil {
+		add(base+".schedule", err.Error(), nil)
+	}
+	if p.Deadline != "" {
+		if _, err := parseDeadline(p.Deadline); err != nil {
+			add(base+".deadline", err.Error(), nil)
+		}
+	}
+	switch p.Overlap {
+	case "", OverlapForbid, OverlapAllow, OverlapReplace:
+	default:
+		add(base+".overlap", fmt.Sprintf("unknown policy %q (use forbid, allow or replace)", p.Overlap), nil)
+	}
+	switch p.CatchUp {
+	case "", CatchUpSkip, CatchUpLatest:
+	default:
+		add(base+".catch_up", fmt.Sprintf("unknown policy %q (use skip or latest)", p.CatchUp), nil)
+	}
+
+	switch {
+	case len(p.Steps) == 0:
+		add(base+".steps", "a pipeline needs at least one step: give steps as a map of step name to {template, params}", nil)
+	case len(p.Steps) > MaxSteps:
+		add(base+".steps", fmt.Sprintf("%d steps; the limit is %d", len(p.Steps), MaxSteps), nil)
+	}
+	names := sortedKeys(p.Steps)
+	depsOK := true
+	for _, sn := range names {
+		st := p.Steps[sn]
+		sf := base + ".steps." + sn
+		if !nameRE.MatchString(sn) {
+			add(sf, "a step name uses lower-case letters, digits, '_' or '-' (at most 63)", nil)
+		}
+		seen := map[string]bool{}
+		for _, d := range st.DependsOn {
+			switch _, ok := p.Steps[d]; {
+			case d == sn:
+				add(sf+".depends_on", fmt.Sprintf("step %q depends on itself; remove it from its own depends_on", sn), nil)
+				depsOK = false
+			case !ok:
+				add(sf+".depends_on", fmt.Sprintf("unknown step %q (steps: %s)", d, strings.Join(names, ", ")), nil)
+				depsOK = false
+			case seen[d]:
+				add(sf+".depends_on", fmt.Sprintf("step %q is listed twice", d), nil)
+			}
+			seen[d] = true
+		}
+		for _, fe := range checkStep(st, cat) {
+			fe.Field = sf + "." + fe.Field
+			ps = append(ps, fe)
+		}
+	}
+	if depsOK {
+		if _, err := Order(p); err != nil {
+			var ce *CycleError
+			if errors.As(err, &ce) {
+				add(base+".steps."+ce.Path[0]+".depends_on", err.Error(), nil)
+			} else {
+				add(base+".steps", err.Error(), nil)
+			}
+		}
+	}
+	if len(ps) == 0 {
+		return nil
+	}
+	return &jobs.ValidationError{Problems: ps}
+}
+
+// checkStep resolves the step as the submission it will become and returns
+// the catalog's problems with fields relative to the step.
+func checkStep(st Step, cat *jobs.Catalog) []*jobs.FieldError {
+	if st.Template == "" {
+		return []*jobs.FieldError{{Field: "template", Message: "missing: name one of the configured templates"}}
+	}
+	sub := jobs.Submission{Template: st.Template, Class: st.Class}
+	var out []*jobs.FieldError
+	if len(st.Params) > 0 {
+		sub.Params = make(map[string]json.RawMessage, len(st.Params))
+		for _, k := range sortedKeys(st.Params) {
+			raw, err := json.Marshal(st.Params[k])
+			if err != nil {
+				out = append(out, &jobs.FieldError{Field: "params." + k, Message: "cannot be passed to a job: " + err.Error()})
+				continue
+			}
+			sub.Params[k] = raw
+		}
+	}
+	if _, err := cat.Resolve(sub); err != nil {
+		var ve *jobs.ValidationError
+		if !errors.As(err, &ve) {
+			return append(out, &jobs.FieldError{Field: "template", Message: err.Error()})
+		}
+		for _, fe := range ve.Problems {
+			c := *fe
+			out = append(out, &c)
+		}
+	}
+	return out
+}
