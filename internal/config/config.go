@@ -1,6 +1,9 @@
 package config
 
-import "github.com/ballastdev/ballast/jobs"
+import (
+	"github.com/ballastdev/ballast/jobs"
+	"github.com/ballastdev/ballast/orchestrator/pipeline"
+)
 
 // Config is the whole configuration of a Ballast installation. The zero value
 // is not usable: call WithDefaults, then Validate (Load and Parse do both).
@@ -32,6 +35,8 @@ type Config struct {
 	// Pools are the kinds of capacity jobs run on, by name. The name is what
 	// `ballast worker --pool NAME` refers to.
 	Pools map[string]PoolConfig `yaml:"pools,omitempty"`
+	// Pipelines are cron-driven DAGs of template steps, by pipeline name.
+	Pipelines map[string]pipeline.Pipeline `yaml:"pipelines,omitempty"`
 	// Templates are the recipes jobs may name, by template name.
 	Templates map[string]jobs.Template `yaml:"templates,omitempty"`
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ballastdev/ballast/jobs"
 
+	"github.com/ballastdev/ballast/orchestrator/pipeline"
 	"github.com/ballastdev/ballast/orchestrator/policy"
 )
 
@@ -85,6 +86,13 @@ func (c Config) WithDefaults() Config {
 	// Templates are defaulted by jobs.NewCatalog; cloning keeps the copy's
 	// map independent of the receiver's all the same.
 	c.Templates = maps.Clone(c.Templates)
+	if c.Pipelines != nil {
+		pipes := make(map[string]pipeline.Pipeline, len(c.Pipelines))
+		for name, p := range c.Pipelines {
+			pipes[name] = p.WithDefaults()
+		}
+		c.Pipelines = pipes
+	}
 	return c
 }
 

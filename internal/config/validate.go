@@ -3,10 +3,12 @@ package config
 import (
 	"net"
 	"regexp"
+	"sort"
 	"strconv"
 	"time"
 
 	"github.com/ballastdev/ballast/jobs"
+	"github.com/ballastdev/ballast/orchestrator/pipeline"
 )
 
 // Bounds that protect Redis and the operator from a slip of the keyboard.
@@ -43,8 +45,14 @@ func (c Config) Validate() error {
 	c.Watermarks.validate(&ps)
 	c.Capacity.validate(&ps)
 	validatePools(&ps, c.Pools)
-	_, err := c.Catalog()
+	cat, err := c.Catalog()
 	ps.merge(err)
+	if err == nil {
+		// Steps are checked against the templates, so only with a catalog.
+		for _, name := range sortedNames(c.Pipelines) {
+			ps.merge(pipeline.Validate(name, c.Pipelines[name], cat))
+		}
+	}
 	return ps.err()
 }
 
@@ -134,4 +142,13 @@ func positive(ps *problems, field string, d jobs.Duration) {
 	if d <= 0 {
 		ps.add(field, "%s must be positive (write it like 90s, 30m or 6h)", time.Duration(d))
 	}
+}
+
+func sortedNames[V any](m map[string]V) []string {
+	names := make([]string, 0, len(m))
+	for n := range m {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
 }
