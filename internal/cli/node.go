@@ -56,7 +56,7 @@ func startControlPlane(ctx context.Context, cfg config.Config, rdb redis.Univers
 	if err := events.EnsureStream(sctx, js, cfg.NATS.Stream, subj, cfg.NATS.StreamMaxAge.Std()); err != nil {
 		return nil, fmt.Errorf("event stream %s: %w (is JetStream enabled? start nats-server with -js)", cfg.NATS.Stream, err)
 	}
-	cat, err := catalog(cfg)
+	cat, err := cfg.Catalog()
 	if err != nil {
 		return nil, err
 	}

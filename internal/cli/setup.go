@@ -11,7 +11,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ballastdev/ballast/internal/config"
-	"github.com/ballastdev/ballast/jobs"
 	"github.com/ballastdev/ballast/orchestrator/events"
 	"github.com/ballastdev/ballast/queues"
 )
@@ -67,8 +66,4 @@ func newStore(rdb redis.UniversalClient, cfg config.Config) *queues.Store {
 
 func subjects(cfg config.Config) events.Subjects {
 	return events.Subjects{Prefix: cfg.NATS.SubjectPrefix}
-}
-
-func catalog(cfg config.Config) (*jobs.Catalog, error) {
-	return cfg.Catalog()
 }

@@ -9,10 +9,13 @@ import (
 // PolicyConfig is the capacity policy's settings from the watermarks and
 // the capacity section (defaulted by WithDefaults).
 func (c Config) PolicyConfig() policy.Config {
+	// Unset values keep the policy's defaults: a validated config has them
+	// all, a config built in code may not.
 	pc := policy.DefaultConfig()
-	pc.High, pc.Low = c.Watermarks.High, c.Watermarks.Low
-	pc.SpotFallbackAfter = c.Capacity.SpotFallbackAfter.Std()
-	pc.ReleaseMargin = c.Capacity.ReleaseMargin.Std()
+	overlay(&pc.High, c.Watermarks.High)
+	overlay(&pc.Low, c.Watermarks.Low)
+	overlay(&pc.SpotFallbackAfter, c.Capacity.SpotFallbackAfter.Std())
+	overlay(&pc.ReleaseMargin, c.Capacity.ReleaseMargin.Std())
 	if c.Capacity.MaxSpotPreemptions != nil {
 		pc.MaxSpotPreemptions = *c.Capacity.MaxSpotPreemptions
 	}
@@ -30,10 +33,17 @@ func (c Config) PolicyPools() []policy.Pool {
 	out := make([]policy.Pool, 0, len(names))
 	for _, n := range names {
 		p := c.Pools[n]
-		out = append(out, policy.Pool{Name: n, Kind: policy.PoolKind(p.Kind), Region: p.Region,
-			PricePerSlotHour: p.PricePerSlotHour, Billing: policy.Billing(p.Billing), MinBilling: p.MinBilling.Std(),
+		out = append(out, policy.Pool{Name: n, Kind: p.Kind, Region: p.Region,
+			PricePerSlotHour: p.PricePerSlotHour, Billing: p.Billing, MinBilling: p.MinBilling.Std(),
 			StartupDelay: p.StartupDelay.Std(), MaxWorkers: p.MaxWorkers, SlotsPerWorker: p.SlotsPerWorker,
 			IdleTTL: p.IdleTTL.Std()})
 	}
 	return out
+}
+
+func overlay[T comparable](dst *T, v T) {
+	var zero T
+	if v != zero {
+		*dst = v
+	}
 }

@@ -1,49 +1,31 @@
 package config
 
 import (
-	"time"
-
 	"github.com/ballastdev/ballast/jobs"
+	"github.com/ballastdev/ballast/orchestrator/policy"
 )
 
-// PoolKind is the price model of a pool.
-type PoolKind string
+// PoolKind is the price model of a pool. It is the policy's own type, so the
+// config file and the scheduler cannot disagree on the names.
+type PoolKind = policy.PoolKind
 
 // The pool kinds. Fixed capacity is prepaid and always on; on-demand and spot
 // capacity is started and released by the controller and paid per use.
 const (
-	PoolFixed    PoolKind = "fixed"
-	PoolOnDemand PoolKind = "ondemand"
-	PoolSpot     PoolKind = "spot"
+	PoolFixed    = policy.PoolFixed
+	PoolOnDemand = policy.PoolOnDemand
+	PoolSpot     = policy.PoolSpot
 )
 
-// Elastic reports whether the controller starts and releases this kind's
-// workers (as opposed to the operator running them).
-func (k PoolKind) Elastic() bool { return k == PoolOnDemand || k == PoolSpot }
-
-// Billing is the granularity an elastic provider bills at.
-type Billing string
+// Billing is the granularity an elastic provider bills at (the policy's type).
+type Billing = policy.Billing
 
 // The billing granularities.
 const (
-	BillingPerSecond Billing = "per_second"
-	BillingPerMinute Billing = "per_minute"
-	BillingPerHour   Billing = "per_hour"
+	BillingPerSecond = policy.BillingPerSecond
+	BillingPerMinute = policy.BillingPerMinute
+	BillingPerHour   = policy.BillingPerHour
 )
-
-// Unit is the length of one billed unit, or 0 for an unknown granularity.
-// The policy uses it to keep an idle hourly worker until its paid hour ends.
-func (b Billing) Unit() time.Duration {
-	switch b {
-	case BillingPerSecond:
-		return time.Second
-	case BillingPerMinute:
-		return time.Minute
-	case BillingPerHour:
-		return time.Hour
-	}
-	return 0
-}
 
 // PoolConfig describes one pool of workers with one price model.
 type PoolConfig struct {

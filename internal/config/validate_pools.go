@@ -93,7 +93,7 @@ func (p PoolConfig) validateElastic(ps *problems, field string) {
 	if p.Slots != 0 {
 		ps.add(field+".slots", "is for fixed pools; an elastic pool's size is max_workers × slots_per_worker")
 	}
-	if p.Billing.Unit() == 0 {
+	if !p.Billing.Valid() {
 		ps.add(field+".billing", "unknown billing %q (use per_second, per_minute or per_hour)", p.Billing)
 	}
 	if p.MinBilling < 0 {

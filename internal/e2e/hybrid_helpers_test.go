@@ -22,7 +22,6 @@ import (
 	"github.com/ballastdev/ballast/jobs"
 	"github.com/ballastdev/ballast/orchestrator/controller"
 	"github.com/ballastdev/ballast/orchestrator/events"
-	"github.com/ballastdev/ballast/orchestrator/policy"
 	"github.com/ballastdev/ballast/orchestrator/provider"
 	"github.com/ballastdev/ballast/queues"
 	"github.com/ballastdev/ballast/workers"
@@ -147,22 +146,7 @@ func newHybridRig(t *testing.T, pools map[string]config.PoolConfig, high, low fl
 // does: the config's watermarks over the default policy, the pools in name
 // order, NATS control wake-ups.
 func (r *hybridRig) capacity(prov provider.Provider) *controller.Hybrid {
-	pc := policy.DefaultConfig()
-	pc.High, pc.Low = r.cfg.Watermarks.High, r.cfg.Watermarks.Low
-	names := make([]string, 0, len(r.cfg.Pools))
-	for n := range r.cfg.Pools {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	var pools []policy.Pool
-	for _, n := range names {
-		p := r.cfg.Pools[n]
-		pools = append(pools, policy.Pool{Name: n, Kind: policy.PoolKind(p.Kind), Region: p.Region,
-			PricePerSlotHour: p.PricePerSlotHour, Billing: policy.Billing(p.Billing), MinBilling: p.MinBilling.Std(),
-			StartupDelay: p.StartupDelay.Std(), MaxWorkers: p.MaxWorkers, SlotsPerWorker: p.SlotsPerWorker,
-			IdleTTL: p.IdleTTL.Std()})
-	}
-	return &controller.Hybrid{Store: r.store, Provider: prov, Pools: pools, Config: pc, Events: r.pub,
+	return &controller.Hybrid{Store: r.store, Provider: prov, Pools: r.cfg.PolicyPools(), Config: r.cfg.PolicyConfig(), Events: r.pub,
 		Logger: quietLogger(), Notify: r.notify}
 }
 

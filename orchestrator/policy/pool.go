@@ -32,6 +32,11 @@ const (
 	BillingPerHour Billing = "per_hour"
 )
 
+// Valid reports whether b is one of the known granularities.
+func (b Billing) Valid() bool {
+	return b == BillingPerSecond || b == BillingPerMinute || b == BillingPerHour
+}
+
 // Unit is the length of one billed unit; an unknown granularity counts as
 // per second, which never delays a release.
 func (b Billing) Unit() time.Duration {
