@@ -76,6 +76,9 @@
 // why a failed one failed), each naming its "pool", and exits 0. The
 // controller reconciles with it after a restart, so it should find the
 // instances from the cloud (by tag or label), not from local memory.
+// Its answer is reused for ExecOptions.ListEvery (15 s by default), with
+// this provider's own launches and releases applied meanwhile, so the cloud
+// is not asked once per controller tick.
 //
 // A minimal launch script for a cloud CLI:
 //

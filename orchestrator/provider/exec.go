@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"sync"
 	"time"
 )
 
@@ -35,7 +36,15 @@ type ExecOptions struct {
 	Logger *slog.Logger
 	// Now is the clock for launch timestamps; default time.Now.
 	Now func() time.Time
+	// ListEvery is how long a List answer is reused; default
+	// DefaultListEvery. The controller asks every tick, and a cloud CLI per
+	// second is slow and rate-limited; launches and releases made through
+	// this provider update the kept answer at once.
+	ListEvery time.Duration
 }
+
+// DefaultListEvery is the default of ExecOptions.ListEvery.
+const DefaultListEvery = 15 * time.Second
 
 // Exec is the provider that delegates to operator scripts, so any cloud's
 // CLI can be plugged in without Ballast knowing the cloud. The contract the
@@ -43,6 +52,10 @@ type ExecOptions struct {
 type Exec struct {
 	opts ExecOptions
 	log  *slog.Logger
+
+	mu       sync.Mutex
+	listed   []Instance // the last List answer, with our own changes since
+	listedAt time.Time  // zero: nothing kept
 }
 
 var _ Provider = (*Exec)(nil)
@@ -63,6 +76,12 @@ func NewExec(opts ExecOptions) (*Exec, error) {
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
+	}
+	if opts.ListEvery < 0 {
+		return nil, fmt.Errorf("provider exec: negative list interval %v", opts.ListEvery)
+	}
+	if opts.ListEvery == 0 {
+		opts.ListEvery = DefaultListEvery
 	}
 	log := opts.Logger
 	if log == nil {
@@ -100,6 +119,7 @@ func (e *Exec) Launch(ctx context.Context, pool string, n int) ([]Instance, erro
 			insts[i].StartedAt = now
 		}
 	}
+	e.remember(func(kept []Instance) []Instance { return append(kept, insts...) })
 	lerr := &LaunchError{Provider: "exec", Pool: pool, Requested: n, Started: len(insts), Attempts: 1}
 	switch {
 	case res.code == ExitStockOut && !res.timedOut:
@@ -134,13 +154,39 @@ func (e *Exec) Release(ctx context.Context, id string) error {
 	if res.code != 0 || res.timedOut {
 		return fmt.Errorf("provider exec: release %q: %s", id, res.describe(e.opts.Timeout))
 	}
+	e.remember(func(kept []Instance) []Instance {
+		for i := range kept {
+			if kept[i].ID == id {
+				kept[i].State = Releasing
+			}
+		}
+		return kept
+	})
 	return nil
+}
+
+// remember applies a change this provider made to the kept List answer, so
+// the controller sees its own launches and releases before the next call.
+func (e *Exec) remember(change func([]Instance) []Instance) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !e.listedAt.IsZero() {
+		e.listed = change(e.listed)
+	}
 }
 
 // List calls the list script. Any state may be reported, and every line
 // must name its pool. A malformed line fails the whole List: reconciling
 // against a partial list could make the controller think workers are gone.
 func (e *Exec) List(ctx context.Context) ([]Instance, error) {
+	now := e.opts.Now()
+	e.mu.Lock()
+	if !e.listedAt.IsZero() && now.Sub(e.listedAt) < e.opts.ListEvery {
+		kept := append([]Instance(nil), e.listed...)
+		e.mu.Unlock()
+		return kept, nil
+	}
+	e.mu.Unlock()
 	res, err := e.run(ctx, e.opts.List)
 	if err != nil {
 		return nil, fmt.Errorf("provider exec: list: %w", err)
@@ -152,6 +198,9 @@ func (e *Exec) List(ctx context.Context) ([]Instance, error) {
 	if err != nil {
 		return nil, fmt.Errorf("provider exec: list: %w", err)
 	}
+	e.mu.Lock()
+	e.listed, e.listedAt = append([]Instance(nil), insts...), now
+	e.mu.Unlock()
 	return insts, nil
 }
 
