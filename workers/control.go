@@ -1,6 +1,7 @@
 package workers
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -183,4 +184,23 @@ func (w *Worker) onControl(m *nats.Msg) {
 	case w.wake <- struct{}{}:
 	default: // a beat is already due; it will see this request too
 	}
+}
+
+// NATSControl sends control messages to workers over NATS. It is what the
+// controller's capacity adapter uses to wake a worker about a preemption and
+// to drain one. Send errors are dropped on purpose: the Redis record is the
+// request, the message only saves waiting for a heartbeat.
+type NATSControl struct {
+	Conn     *nats.Conn
+	Subjects events.Subjects
+}
+
+// Preempted wakes workerID to act on the preempt request of job's attempt.
+func (c NATSControl) Preempted(_ context.Context, workerID, jobID string, attempt int) {
+	_ = NotifyControl(c.Conn, c.Subjects, workerID, ControlMessage{JobID: jobID, Attempt: attempt, Action: ControlPreempt})
+}
+
+// Drain asks workerID to take no more work.
+func (c NATSControl) Drain(_ context.Context, workerID string) {
+	_ = NotifyControl(c.Conn, c.Subjects, workerID, ControlMessage{Action: ControlDrain})
 }

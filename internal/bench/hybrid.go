@@ -229,7 +229,7 @@ func (h *hybrid) setup(ctx context.Context) error {
 	pc := policy.DefaultConfig()
 	pc.High, pc.Low = cfg.Watermarks.High, cfg.Watermarks.Low
 	capacity := &controller.Hybrid{Store: h.store, Provider: h.prov, Pools: cfg.PolicyPools(), Config: pc, Events: h.pub,
-		Logger: h.log, Notify: h.notify}
+		Logger: h.log, Control: workers.NATSControl{Conn: h.nc, Subjects: h.subj}}
 	ttl := max(5*time.Second, 3*o.Tick)
 	ctl, err := controller.New(h.store, controller.Options{ID: "bench-ctl-" + randomHex(3), Tick: o.Tick, WorkerTTL: ttl,
 		LeaderTTL: ttl, Events: h.pub, Logger: h.log, Capacity: capacity})
@@ -292,12 +292,6 @@ func (h *hybrid) writeConfig(natsURL string) (config.Config, error) {
 // release figure measures an idle period that starts when the job ends.
 func elasticJobTime(heartbeat, tick time.Duration) time.Duration {
 	return heartbeat + 2*tick + 250*time.Millisecond
-}
-
-// notify wakes a worker up about a control change, as the controller does.
-func (h *hybrid) notify(_ context.Context, workerID, jobID string, attempt int, action string) {
-	_ = workers.NotifyControl(h.nc, h.subj, workerID, workers.ControlMessage{JobID: jobID, Attempt: attempt,
-		Action: workers.ControlAction(action)})
 }
 
 // teardown stops everything setup started, in reverse order; it is safe

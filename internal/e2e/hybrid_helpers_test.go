@@ -147,12 +147,7 @@ func newHybridRig(t *testing.T, pools map[string]config.PoolConfig, high, low fl
 // order, NATS control wake-ups.
 func (r *hybridRig) capacity(prov provider.Provider) *controller.Hybrid {
 	return &controller.Hybrid{Store: r.store, Provider: prov, Pools: r.cfg.PolicyPools(), Config: r.cfg.PolicyConfig(), Events: r.pub,
-		Logger: quietLogger(), Notify: r.notify}
-}
-
-func (r *hybridRig) notify(_ context.Context, workerID, jobID string, attempt int, action string) {
-	_ = workers.NotifyControl(r.nc, r.subj, workerID, workers.ControlMessage{JobID: jobID, Attempt: attempt,
-		Action: workers.ControlAction(action)})
+		Logger: quietLogger(), Control: workers.NATSControl{Conn: r.nc, Subjects: r.subj}}
 }
 
 // startController starts a controller with the capacity policy on; it is

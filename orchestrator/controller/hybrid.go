@@ -16,10 +16,18 @@ import (
 	"github.com/ballastdev/ballast/queues"
 )
 
-// Notifier wakes a worker up about a control change (preempt, cancel) that is
-// already recorded in Redis; a worker that misses it acts at its next
-// heartbeat.
-type Notifier func(ctx context.Context, workerID, jobID string, attempt int, action string)
+// WorkerControl reaches a worker directly. A preemption is already recorded
+// in Redis when Preempted is called, and a worker that misses the wake-up
+// acts at its next heartbeat; a missed Drain is planned again next tick.
+// workers.NATSControl implements it.
+type WorkerControl interface {
+	// Preempted wakes the worker running attempt of job to act on its
+	// preempt request now.
+	Preempted(ctx context.Context, workerID, jobID string, attempt int)
+	// Drain asks a worker to take no more work; its running jobs finish
+	// where they are and it is released once empty.
+	Drain(ctx context.Context, workerID string)
+}
 
 // Hybrid is the adapter around the pure capacity policy: each leader tick it
 // builds a snapshot from the job records, the worker registry and the
@@ -32,10 +40,10 @@ type Hybrid struct {
 	Pools    []policy.Pool
 	Config   policy.Config
 	Events   events.Publisher
-	Notify   Notifier
-	// Drain tells a worker to stop taking work (nil: drain by release).
-	Drain  func(ctx context.Context, workerID string)
-	Logger *slog.Logger
+	// Control reaches workers directly (nil: preemptions wait for the
+	// worker's heartbeat, and a drain is done by the provider's release).
+	Control WorkerControl
+	Logger  *slog.Logger
 
 	mu        sync.Mutex
 	idleSince map[string]time.Time         // worker → when it was first seen idle
@@ -229,8 +237,8 @@ func (h *Hybrid) Apply(ctx context.Context, plan policy.Plan, now time.Time) err
 			// Stop taking work and let running jobs finish where they are;
 			// Release follows once the worker is empty. Without a wake-up
 			// channel the provider's release drains it instead.
-			if h.Drain != nil {
-				h.Drain(ctx, a.Worker)
+			if h.Control != nil {
+				h.Control.Drain(ctx, a.Worker)
 			} else if h.Provider != nil {
 				note(a, h.Provider.Release(ctx, a.Worker))
 			}
@@ -323,8 +331,8 @@ func (h *Hybrid) preempt(ctx context.Context, a policy.Action) error {
 	h.mu.Lock()
 	h.inflight[a.Job] = inflight{kind: a.Kind, attempt: attempt}
 	h.mu.Unlock()
-	if h.Notify != nil {
-		h.Notify(ctx, a.Worker, a.Job, attempt, "preempt")
+	if h.Control != nil {
+		h.Control.Preempted(ctx, a.Worker, a.Job, attempt)
 	}
 	return nil
 }
