@@ -70,3 +70,26 @@ func TestActiveJobsTracksEveryEnd(t *testing.T) {
 		}
 	}
 }
+
+// Index entries of jobs past their retention are dropped; newer ones stay.
+func TestTrimIndexDropsOnlyExpiredEntries(t *testing.T) {
+	t.Parallel()
+	s, c := newStore(t)
+	ctx := context.Background()
+	old, err := s.Submit(ctx, spec(""), queues.QueueCore)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Add(queues.DefaultRetention + jobs.MaxTimeout + time.Hour)
+	fresh, _ := s.Submit(ctx, spec(""), queues.QueueCore)
+	if err := s.TrimIndex(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ids, err := s.Redis().ZRange(ctx, s.Namespace().JobIndex(), 0, -1).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ids) != 1 || ids[0] != fresh.Job.ID || ids[0] == old.Job.ID {
+		t.Fatalf("index after trim: %v, want only %s", ids, fresh.Job.ID)
+	}
+}

@@ -79,6 +79,9 @@ func (o Options) Validate() error {
 	return errors.Join(errs...)
 }
 
+// trimEvery is how often the leader drops expired jobs from the index.
+const trimEvery = time.Minute
+
 // Controller runs the control loop. Several may run; only the leader acts.
 type Controller struct {
 	store *queues.Store
@@ -88,6 +91,7 @@ type Controller struct {
 	mu        sync.Mutex
 	leader    bool
 	healthy   time.Time // when Redis last came back; zero while down
+	trimmed   time.Time // when the job index was last trimmed
 	cancel    context.CancelFunc
 	done      chan struct{}
 	poke      chan struct{}
@@ -195,6 +199,14 @@ func (c *Controller) Tick(ctx context.Context) {
 	}
 	if _, err := c.store.ReconcileOutbox(tctx, c.opts.OutboxGrace, 500); err != nil {
 		c.log.Warn("outbox reconcile failed", "err", err)
+	}
+	// Records expire after their retention; their index entries must go too.
+	if now.Sub(c.trimmed) >= trimEvery {
+		if err := c.store.TrimIndex(tctx); err != nil {
+			c.log.Warn("trimming the job index failed", "err", err)
+		} else {
+			c.trimmed = now
+		}
 	}
 	if c.opts.Capacity != nil {
 		if _, err := c.opts.Capacity.Tick(tctx, now); err != nil {
