@@ -93,3 +93,29 @@ func TestTrimIndexDropsOnlyExpiredEntries(t *testing.T) {
 		t.Fatalf("index after trim: %v, want only %s", ids, fresh.Job.ID)
 	}
 }
+
+// ActiveJobs keeps specs between calls but always reads the changing fields.
+func TestActiveJobsSeesChangesBetweenCalls(t *testing.T) {
+	t.Parallel()
+	s, _ := newStore(t)
+	ctx := context.Background()
+	sp := spec("")
+	sp.Params = map[string]any{"lr": 0.5}
+	sub, _ := s.Submit(ctx, sp, queues.QueueCore)
+	first, err := s.ActiveJobs(ctx)
+	if err != nil || len(first) != 1 || first[0].State != jobs.StateQueued || first[0].Spec.Params["lr"] != 0.5 {
+		t.Fatalf("first read: %+v %v", first, err)
+	}
+	j, _, _ := s.Claim(ctx, queues.Delivery{JobID: sub.Job.ID, Attempt: 1}, "w")
+	s.Checkpoint(ctx, j, "w", "c9")
+	second, _ := s.ActiveJobs(ctx)
+	if len(second) != 1 || second[0].State != jobs.StateRunning || second[0].Worker != "w" || second[0].Checkpoint != "c9" ||
+		second[0].Spec.Params["lr"] != 0.5 || second[0].Spec.Command[0] != "true" {
+		t.Fatalf("second read: %+v", second)
+	}
+	code := 0
+	s.Finish(ctx, j, "w", jobs.StateSucceeded, &code, "")
+	if third, _ := s.ActiveJobs(ctx); len(third) != 0 {
+		t.Fatalf("an ended job is still active: %+v", third)
+	}
+}

@@ -2,6 +2,7 @@ package queues
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/redis/go-redis/v9"
 
@@ -45,13 +46,60 @@ func (s *Store) List(ctx context.Context, o ListOptions) ([]jobs.Job, error) {
 }
 
 // ActiveJobs returns every job that has not ended (queued or running), oldest
-// first: the controller's view of the work in the system.
+// first: the controller's view of the work in the system. It is called every
+// tick, so it reads only the fields that change, and a job's spec only the
+// first time it sees the job.
 func (s *Store) ActiveJobs(ctx context.Context) ([]jobs.Job, error) {
 	ids, err := s.rdb.ZRange(ctx, s.ns.ActiveJobs(), 0, -1).Result()
 	if err != nil {
 		return nil, wrap("queues.ActiveJobs", err)
 	}
-	return s.getMany(ctx, ids, func(j jobs.Job) bool { return !j.State.Terminal() }, len(ids))
+	s.specMu.Lock()
+	known := s.specs
+	s.specMu.Unlock()
+	fields := make([]*redis.SliceCmd, len(ids))
+	specs := make([]*redis.StringCmd, len(ids))
+	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, id := range ids {
+			fields[i] = p.HMGet(ctx, s.ns.Job(id), mutableFields...)
+			if _, ok := known[id]; !ok {
+				specs[i] = p.HGet(ctx, s.ns.Job(id), "spec")
+			}
+		}
+		return nil
+	})
+	if err != nil && err != redis.Nil {
+		return nil, wrap("queues.ActiveJobs", err)
+	}
+	out := make([]jobs.Job, 0, len(ids))
+	next := make(map[string]jobs.Spec, len(ids))
+	for i, id := range ids {
+		vals := fields[i].Val()
+		h := make(map[string]string, len(mutableFields))
+		for k, v := range vals {
+			if str, ok := v.(string); ok {
+				h[mutableFields[k]] = str
+			}
+		}
+		j := decodeFields(id, h)
+		if j.State == "" || j.State.Terminal() {
+			continue // expired, or ended since the index was read
+		}
+		spec, ok := known[id]
+		if !ok {
+			if specs[i] == nil || json.Unmarshal([]byte(specs[i].Val()), &spec) != nil {
+				continue
+			}
+		}
+		j.Spec = spec
+		next[id] = spec
+		out = append(out, j)
+	}
+	// Only active jobs are kept: ended ones fall out here.
+	s.specMu.Lock()
+	s.specs = next
+	s.specMu.Unlock()
+	return out, nil
 }
 
 // getMany reads records in one round trip, skipping expired ones.

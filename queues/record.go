@@ -9,8 +9,23 @@ import (
 	"github.com/ballastdev/ballast/jobs"
 )
 
+// mutableFields are the record fields that change over a job's life; the
+// spec never does. Keep in step with decodeFields.
+var mutableFields = []string{"state", "queue", "worker", "checkpoint", "cancel", "error", "attempt", "retries",
+	"requeues", "spot_preemptions", "preemptions", "created", "queued", "not_before", "started", "finished",
+	"checkpoint_at", "exit_code"}
+
 // decodeRecord turns a job hash into a Job.
 func decodeRecord(id string, h map[string]string) (jobs.Job, error) {
+	j := decodeFields(id, h)
+	if err := json.Unmarshal([]byte(h["spec"]), &j.Spec); err != nil {
+		return j, fmt.Errorf("queues: job %s has an unreadable spec: %w", id, err)
+	}
+	return j, nil
+}
+
+// decodeFields reads everything but the spec.
+func decodeFields(id string, h map[string]string) jobs.Job {
 	j := jobs.Job{
 		ID:              id,
 		State:           jobs.State(h["state"]),
@@ -34,10 +49,7 @@ func decodeRecord(id string, h map[string]string) (jobs.Job, error) {
 	if code, err := strconv.Atoi(h["exit_code"]); err == nil {
 		j.ExitCode = &code
 	}
-	if err := json.Unmarshal([]byte(h["spec"]), &j.Spec); err != nil {
-		return j, fmt.Errorf("queues: job %s has an unreadable spec: %w", id, err)
-	}
-	return j, nil
+	return j
 }
 
 // pairsToMap turns a flat HGETALL reply from a script into a map.

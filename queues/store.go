@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -50,6 +51,12 @@ type Store struct {
 	client *asynq.Client
 	insp   *asynq.Inspector
 	opts   StoreOptions
+
+	// specs keeps the decoded specs of active jobs for ActiveJobs, which the
+	// controller calls every tick: a spec never changes, so it is read and
+	// decoded once per job, not once per tick.
+	specMu sync.Mutex
+	specs  map[string]jobs.Spec
 }
 
 // NewStore returns a store on rdb. Close releases nothing of rdb's: the
