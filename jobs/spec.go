@@ -24,6 +24,10 @@ type Spec struct {
 	Team           string            `json:"team,omitempty"`
 	Labels         map[string]string `json:"labels,omitempty"`
 	IdempotencyKey string            `json:"idempotency_key,omitempty"`
+	// Metric names the key of a metric the job reports by printing a JSON
+	// line such as {"loss": 0.12}; the worker records every value reported
+	// under that key, in order. Sweep trials set it to the sweep's metric.
+	Metric string `json:"metric,omitempty"`
 }
 
 // Job is the record of one job: its spec and where it is now. The record in
@@ -53,7 +57,11 @@ type Job struct {
 	Checkpoint string `json:"checkpoint,omitempty"`
 	// CheckpointAt is when the last checkpoint was recorded: the work done
 	// since is what a preemption would throw away.
-	CheckpointAt    time.Time `json:"checkpoint_at,omitempty"`
+	CheckpointAt time.Time `json:"checkpoint_at,omitempty"`
+	// LastMetric is the last value the job reported under Spec.Metric, nil
+	// before the first one. Kept in the record so that readers of the job
+	// (the sweep controller) need not fetch the whole series.
+	LastMetric      *float64  `json:"last_metric,omitempty"`
 	CancelRequested bool      `json:"cancel_requested,omitempty"`
 	ExitCode        *int      `json:"exit_code,omitempty"`
 	LastError       string    `json:"last_error,omitempty"`

@@ -13,7 +13,7 @@ import (
 // spec never does. Keep in step with decodeFields.
 var mutableFields = []string{"state", "queue", "worker", "checkpoint", "cancel", "error", "attempt", "retries",
 	"requeues", "spot_preemptions", "preemptions", "created", "queued", "not_before", "started", "finished",
-	"checkpoint_at", "exit_code"}
+	"checkpoint_at", "exit_code", "metric"}
 
 // decodeRecord turns a job hash into a Job.
 func decodeRecord(id string, h map[string]string) (jobs.Job, error) {
@@ -48,6 +48,9 @@ func decodeFields(id string, h map[string]string) jobs.Job {
 	}
 	if code, err := strconv.Atoi(h["exit_code"]); err == nil {
 		j.ExitCode = &code
+	}
+	if m, ok := parseMetric(h["metric"]); ok {
+		j.LastMetric = &m
 	}
 	return j
 }

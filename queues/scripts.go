@@ -46,8 +46,10 @@ return redis.call("HGETALL", KEYS[1])
 
 // finishScript ends a job. A preemption requested meanwhile is dropped: the
 // job ended by itself first, and its own outcome is the truth.
-// KEYS: job, workerJobs, log, active.
+// KEYS: job, workerJobs, log, active, metrics.
 // ARGV: id, attempt, worker, state, now, exitCode, error, retentionMs.
+// The log and the metric series expire with the record: they are read only
+// through it, and a job's keys must not outlive it.
 var finishScript = redis.NewScript(`
 local st = redis.call("HMGET", KEYS[1], "state", "attempt", "worker")
 if st[1] ~= "running" or tonumber(st[2]) ~= tonumber(ARGV[2]) or st[3] ~= ARGV[3] then return 0 end
@@ -58,6 +60,7 @@ redis.call("ZREM", KEYS[4], ARGV[1])
 if tonumber(ARGV[8]) > 0 then
   redis.call("PEXPIRE", KEYS[1], ARGV[8])
   redis.call("PEXPIRE", KEYS[3], ARGV[8])
+  redis.call("PEXPIRE", KEYS[5], ARGV[8])
 end
 return 1
 `)
@@ -144,7 +147,9 @@ return 1
 `)
 
 // cancelScript cancels a queued job at once, or asks the worker of a running
-// one to stop it. KEYS: job, outbox, active. ARGV: id, now, retentionMs.
+// one to stop it. KEYS: job, outbox, active, metrics. ARGV: id, now, retentionMs.
+// A queued job may hold a metric series from an earlier attempt (requeued
+// after reporting): it expires with the record, as in finishScript.
 // Returns {"cancelled", attempt, queue} | {"requested"} | {"finished", state} | {"gone"}.
 var cancelScript = redis.NewScript(`
 local st = redis.call("HMGET", KEYS[1], "state", "attempt", "queue")
@@ -153,7 +158,10 @@ if st[1] == "queued" then
   redis.call("HSET", KEYS[1], "state", "cancelled", "finished", ARGV[2], "error", "cancelled before it started")
   redis.call("ZREM", KEYS[2], ARGV[1])
   redis.call("ZREM", KEYS[3], ARGV[1])
-  if tonumber(ARGV[3]) > 0 then redis.call("PEXPIRE", KEYS[1], ARGV[3]) end
+  if tonumber(ARGV[3]) > 0 then
+    redis.call("PEXPIRE", KEYS[1], ARGV[3])
+    redis.call("PEXPIRE", KEYS[4], ARGV[3])
+  end
   return {"cancelled", st[2], st[3]}
 end
 if st[1] == "running" then

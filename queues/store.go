@@ -218,7 +218,7 @@ func (s *Store) Finish(ctx context.Context, j jobs.Job, worker string, state job
 		code = strconv.Itoa(*exitCode)
 	}
 	n, err := finishScript.Run(ctx, s.rdb,
-		[]string{s.ns.Job(j.ID), s.ns.WorkerJobs(worker), s.ns.JobLog(j.ID), s.ns.ActiveJobs()},
+		[]string{s.ns.Job(j.ID), s.ns.WorkerJobs(worker), s.ns.JobLog(j.ID), s.ns.ActiveJobs(), s.ns.JobMetrics(j.ID)},
 		j.ID, j.Attempt, worker, string(state), s.opts.Now().UnixMilli(), code, errMsg,
 		s.opts.Retention.Milliseconds()).Int()
 	if err != nil {
@@ -411,7 +411,7 @@ const (
 
 // Cancel cancels a job.
 func (s *Store) Cancel(ctx context.Context, id string) (CancelResult, error) {
-	res, err := cancelScript.Run(ctx, s.rdb, []string{s.ns.Job(id), s.ns.Outbox(), s.ns.ActiveJobs()},
+	res, err := cancelScript.Run(ctx, s.rdb, []string{s.ns.Job(id), s.ns.Outbox(), s.ns.ActiveJobs(), s.ns.JobMetrics(id)},
 		id, s.opts.Now().UnixMilli(), s.opts.Retention.Milliseconds()).StringSlice()
 	if err != nil {
 		return "", wrap("queues.Cancel", err)

@@ -68,7 +68,8 @@ func (w *Worker) process(ctx context.Context, t *asynq.Task) error {
 func (w *Worker) run(r *running) outcome {
 	ckDir := filepath.Join(w.opts.CheckpointDir, r.job.ID)
 	out := newOutput(w.store, w.opts.LogDir, r.job.ID, r.job.Attempt, w.opts.LogLines,
-		func(c string) { w.recordCheckpoint(r, c) })
+		func(c string) { w.recordCheckpoint(r, c) },
+		r.job.Spec.Metric, func(v float64) { w.recordMetric(r, v) })
 	defer out.close()
 	if r.job.Spec.Handler != "" {
 		return w.runHandler(r, out, ckDir)
@@ -92,7 +93,8 @@ func (w *Worker) runHandler(r *running, out *output, ckDir string) outcome {
 	defer cancel()
 	stdout := out.writer("stdout")
 	run := &Run{JobID: r.job.ID, Attempt: r.job.Attempt, Params: r.job.Spec.Params, ResumeFrom: r.job.Checkpoint,
-		CheckpointDir: ckDir, Output: stdout, checkpoint: func(c string) error { w.recordCheckpoint(r, c); return nil }}
+		CheckpointDir: ckDir, Output: stdout, checkpoint: func(c string) error { w.recordCheckpoint(r, c); return nil },
+		metric: func(v float64) error { w.recordMetric(r, v); return nil }}
 	done := make(chan error, 1)
 	go func() {
 		defer func() {
@@ -165,6 +167,19 @@ func (w *Worker) recordCheckpoint(r *running, c string) {
 	}
 	w.publish(events.Event{ID: events.NewID(), Type: events.TypeJobCheckpoint, JobID: r.job.ID, Attempt: r.job.Attempt,
 		State: jobs.StateRunning, Worker: r.worker, Time: w.opts.Now(), Data: map[string]any{"checkpoint": c}})
+}
+
+// recordMetric stores a metric value of a running attempt. A value Redis
+// could not take is logged, not fatal: the metric informs the sweep, the
+// job's work is what matters, and failing it over a Redis blip would throw
+// that work away.
+func (w *Worker) recordMetric(r *running, v float64) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	ok, err := w.store.ReportMetric(ctx, r.job, r.worker, v)
+	if err != nil || !ok {
+		w.log.Warn("metric not recorded", "job", r.job.ID, "attempt", r.job.Attempt, "value", v, "fenced", !ok, "err", err)
+	}
 }
 
 func eventID(j jobs.Job, t events.Type) string { return fmt.Sprintf("%s.%d.%s", j.ID, j.Attempt, t) }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 )
 
 // Handler runs a job in-process. It should return when ctx is cancelled
@@ -26,6 +27,7 @@ type Run struct {
 	// Output receives the handler's log lines (kept like a process's stdout).
 	Output     io.Writer
 	checkpoint func(string) error
+	metric     func(float64) error
 }
 
 // Checkpoint records a checkpoint the next attempt resumes from.
@@ -34,4 +36,19 @@ func (r *Run) Checkpoint(c string) error {
 		return fmt.Errorf("workers.Run.Checkpoint: not running under a worker")
 	}
 	return r.checkpoint(c)
+}
+
+// ReportMetric records a value of the job's metric (what a process reports
+// by printing {"<metric>": v}). A value Redis could not take is logged by the
+// worker, not returned: a Redis blip must not fail the job.
+func (r *Run) ReportMetric(v float64) error {
+	if r.metric == nil {
+		return fmt.Errorf("workers.Run.ReportMetric: not running under a worker")
+	}
+	// Refused here, not only by the store, so the handler learns of its
+	// bug instead of the value vanishing into a warning.
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return fmt.Errorf("workers.Run.ReportMetric: %v is not a finite number", v)
+	}
+	return r.metric(v)
 }

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ballastdev/ballast/orchestrator/sweep"
 	"github.com/ballastdev/ballast/queues"
 )
 
@@ -19,13 +20,21 @@ const maxLineBytes = 64 << 10
 
 // output collects a job's stdout and stderr: every line goes to the local log
 // file and, batched, to the job's log in Redis; stdout lines that are JSON
-// objects with a "checkpoint" key are reported as checkpoints.
+// objects with a "checkpoint" key are reported as checkpoints, and those with
+// the job's metric key (when it has one) as metric values.
 type output struct {
 	store        *queues.Store
 	jobID        string
 	attempt      int
 	keep         int64
 	onCheckpoint func(string)
+	// metric is the key of the job's metric ("" = none: lines are not
+	// parsed for it). onMetric is called synchronously, in the order the
+	// lines were printed: the value is recorded before the next line is
+	// read, so every value printed before the process exited is recorded
+	// before the worker finishes the job.
+	metric   string
+	onMetric func(float64)
 
 	mu      sync.Mutex
 	pending []queues.LogLine
@@ -35,9 +44,10 @@ type output struct {
 	flushed chan struct{}
 }
 
-func newOutput(store *queues.Store, dir, jobID string, attempt int, keep int64, onCheckpoint func(string)) *output {
+func newOutput(store *queues.Store, dir, jobID string, attempt int, keep int64, onCheckpoint func(string),
+	metric string, onMetric func(float64)) *output {
 	o := &output{store: store, jobID: jobID, attempt: attempt, keep: keep, onCheckpoint: onCheckpoint,
-		dir: dir, done: make(chan struct{}), flushed: make(chan struct{})}
+		metric: metric, onMetric: onMetric, dir: dir, done: make(chan struct{}), flushed: make(chan struct{})}
 	go o.flushLoop()
 	return o
 }
@@ -65,6 +75,13 @@ func (o *output) line(stream, text string) {
 	if stream == "stdout" && o.onCheckpoint != nil {
 		if c, ok := parseCheckpoint(text); ok {
 			o.onCheckpoint(c)
+		}
+	}
+	// One line may carry both a checkpoint and a metric ({"checkpoint":
+	// "e3", "loss": 0.2}): each is recognised on its own.
+	if stream == "stdout" && o.metric != "" && o.onMetric != nil {
+		if v, ok := sweep.ParseMetric(text, o.metric); ok {
+			o.onMetric(v)
 		}
 	}
 }

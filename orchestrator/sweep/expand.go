@@ -82,6 +82,7 @@ func Expand(spec Spec, cat *jobs.Catalog) ([]Trial, error) {
 			continue
 		}
 		js.Rhythm = jobs.RhythmSweep
+		js.Metric = spec.WithDefaults().Metric
 		trials[i] = Trial{Index: i, Params: params, Spec: js}
 	}
 	if err := ps.err(); err != nil {
