@@ -26,10 +26,35 @@ const (
 	TypeJobCancelled  Type = "job.cancelled"
 	TypeWorkerUp      Type = "worker.up"
 	TypeWorkerLost    Type = "worker.lost"
+
+	// Pipeline events carry Pipeline and, except pipeline.missed, RunID.
+	TypePipelineRunStarted   Type = "pipeline.run.started"
+	TypePipelineRunSkipped   Type = "pipeline.run.skipped"
+	TypePipelineRunSucceeded Type = "pipeline.run.succeeded"
+	TypePipelineRunFailed    Type = "pipeline.run.failed"
+	TypePipelineRunCancelled Type = "pipeline.run.cancelled"
+	// TypePipelineMissed: scheduled times passed while no controller ran
+	// and the catch-up policy dropped them.
+	TypePipelineMissed Type = "pipeline.missed"
+	// TypePipelineDeadlineMissed: a run was still going, or ended, after
+	// its deadline.
+	TypePipelineDeadlineMissed Type = "pipeline.deadline_missed"
+
+	// Sweep events carry SweepID.
+	TypeSweepCreated      Type = "sweep.created"
+	TypeSweepCompleted    Type = "sweep.completed"
+	TypeSweepCancelled    Type = "sweep.cancelled"
+	TypeSweepTrialStopped Type = "sweep.trial_stopped"
 )
 
 // IsWorker reports whether the type describes a worker rather than a job.
 func (t Type) IsWorker() bool { return strings.HasPrefix(string(t), "worker.") }
+
+// IsPipeline reports whether the type describes a pipeline or one of its runs.
+func (t Type) IsPipeline() bool { return strings.HasPrefix(string(t), "pipeline.") }
+
+// IsSweep reports whether the type describes a sweep.
+func (t Type) IsSweep() bool { return strings.HasPrefix(string(t), "sweep.") }
 
 // Event is one state change. Its JSON form is what travels on NATS and what
 // the stream stores.
@@ -46,6 +71,11 @@ type Event struct {
 	Queue   string     `json:"queue,omitempty"`
 	Worker  string     `json:"worker,omitempty"`
 	Reason  string     `json:"reason,omitempty"`
+	// Pipeline and RunID name the pipeline run of pipeline events.
+	Pipeline string `json:"pipeline,omitempty"`
+	RunID    string `json:"run_id,omitempty"`
+	// SweepID names the sweep of sweep events.
+	SweepID string `json:"sweep_id,omitempty"`
 	// Time is when the change happened, set by whoever observed it, so that
 	// history reads the same however late the event was delivered.
 	Time time.Time `json:"time"`

@@ -25,6 +25,11 @@ func (s Subjects) prefix() string {
 // Submit is the request-reply subject of the intake: PREFIX.jobs.submit.
 func (s Subjects) Submit() string { return s.prefix() + ".jobs.submit" }
 
+// SweepSubmit is the request-reply subject on which the intake takes
+// sweeps: PREFIX.sweeps.submit. It is apart from Submit because a sweep
+// has its own body (sweep.Spec), size limit and receipt.
+func (s Subjects) SweepSubmit() string { return s.prefix() + ".sweeps.submit" }
+
 // Job is the subject of one job's events: PREFIX.events.job.ID.
 func (s Subjects) Job(id string) string { return s.prefix() + ".events.job." + id }
 
@@ -48,9 +53,27 @@ func (s Subjects) Validate() error {
 	return nil
 }
 
+// Pipeline is the subject of one pipeline's events: PREFIX.events.pipeline.NAME.
+func (s Subjects) Pipeline(name string) string { return s.prefix() + ".events.pipeline." + name }
+
+// Sweep is the subject of one sweep's events: PREFIX.events.sweep.ID.
+func (s Subjects) Sweep(id string) string { return s.prefix() + ".events.sweep." + id }
+
 // For returns the subject an event is published on: the worker's for worker
-// events, the job's for all others.
+// events, the pipeline's or the sweep's for theirs, the job's for all others.
 func (s Subjects) For(e Event) (string, error) {
+	switch {
+	case e.Type.IsPipeline():
+		if err := checkToken(e.Pipeline); err != nil {
+			return "", fmt.Errorf("%s event: pipeline %q: %w", e.Type, e.Pipeline, err)
+		}
+		return s.Pipeline(e.Pipeline), nil
+	case e.Type.IsSweep():
+		if err := checkToken(e.SweepID); err != nil {
+			return "", fmt.Errorf("%s event: sweep id %q: %w", e.Type, e.SweepID, err)
+		}
+		return s.Sweep(e.SweepID), nil
+	}
 	if e.Type.IsWorker() {
 		if err := checkToken(e.Worker); err != nil {
 			return "", fmt.Errorf("%s event: worker %q: %w", e.Type, e.Worker, err)

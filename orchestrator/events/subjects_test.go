@@ -10,12 +10,12 @@ import (
 func TestSubjects(t *testing.T) {
 	for _, tc := range []struct {
 		subj events.Subjects
-		want [5]string
+		want [6]string
 	}{
-		{events.Subjects{}, [5]string{"ballast.jobs.submit", "ballast.events.job.j1", "ballast.events.worker.w1", "ballast.events.>", "ballast.control.w1"}},
-		{events.Subjects{Prefix: "acme.b"}, [5]string{"acme.b.jobs.submit", "acme.b.events.job.j1", "acme.b.events.worker.w1", "acme.b.events.>", "acme.b.control.w1"}},
+		{events.Subjects{}, [6]string{"ballast.jobs.submit", "ballast.sweeps.submit", "ballast.events.job.j1", "ballast.events.worker.w1", "ballast.events.>", "ballast.control.w1"}},
+		{events.Subjects{Prefix: "acme.b"}, [6]string{"acme.b.jobs.submit", "acme.b.sweeps.submit", "acme.b.events.job.j1", "acme.b.events.worker.w1", "acme.b.events.>", "acme.b.control.w1"}},
 	} {
-		got := [5]string{tc.subj.Submit(), tc.subj.Job("j1"), tc.subj.Worker("w1"), tc.subj.All(), tc.subj.Control("w1")}
+		got := [6]string{tc.subj.Submit(), tc.subj.SweepSubmit(), tc.subj.Job("j1"), tc.subj.Worker("w1"), tc.subj.All(), tc.subj.Control("w1")}
 		if got != tc.want {
 			t.Errorf("prefix %q: got %v, want %v", tc.subj.Prefix, got, tc.want)
 		}
@@ -53,5 +53,29 @@ func TestSubjectsFor(t *testing.T) {
 		case got != tc.want:
 			t.Errorf("%+v: subject %q, want %q", tc.e, got, tc.want)
 		}
+	}
+}
+
+func TestPipelineAndSweepEventsHaveTheirOwnSubjects(t *testing.T) {
+	s := events.Subjects{}
+	for _, tc := range []struct {
+		e    events.Event
+		want string
+	}{
+		{events.Event{Type: events.TypePipelineRunStarted, Pipeline: "nightly", RunID: "r1", JobID: "ignored"}, "ballast.events.pipeline.nightly"},
+		{events.Event{Type: events.TypePipelineMissed, Pipeline: "nightly"}, "ballast.events.pipeline.nightly"},
+		{events.Event{Type: events.TypeSweepTrialStopped, SweepID: "s1", JobID: "j9"}, "ballast.events.sweep.s1"},
+		{events.Event{Type: events.TypeJobSucceeded, JobID: "j9", SweepID: "s1"}, "ballast.events.job.j9"},
+	} {
+		got, err := s.For(tc.e)
+		if err != nil || got != tc.want {
+			t.Errorf("%s: subject %q (%v), want %q", tc.e.Type, got, err, tc.want)
+		}
+	}
+	if _, err := s.For(events.Event{Type: events.TypePipelineRunFailed, Pipeline: "a.b"}); err == nil {
+		t.Error("a pipeline name with a dot was accepted as a subject token")
+	}
+	if _, err := s.For(events.Event{Type: events.TypeSweepCompleted}); err == nil {
+		t.Error("a sweep event without a sweep ID was accepted")
 	}
 }
