@@ -12,13 +12,15 @@ import (
 
 	"github.com/ballastdev/ballast/jobs"
 	"github.com/ballastdev/ballast/orchestrator/intake"
+	"github.com/ballastdev/ballast/orchestrator/sweep"
 )
 
 // maxReplyBytes bounds what is read of a reply: a receipt is small, and an
 // unexpected page from a proxy need not be read whole.
 const maxReplyBytes = 1 << 20
 
-// HTTP submits jobs with POST BASEURL/api/v1/jobs.
+// HTTP submits jobs with POST BASEURL/api/v1/jobs, and sweeps with POST
+// BASEURL/api/v1/sweeps.
 type HTTP struct {
 	base  string
 	token string
@@ -43,45 +45,59 @@ func (c *HTTP) Submit(ctx context.Context, s jobs.Submission) (intake.Receipt, e
 	if c == nil || c.base == "" {
 		return intake.Receipt{}, errors.New("client.Submit: no base URL")
 	}
-	return submit(ctx, c.Options.WithDefaults(), s, c.try)
+	return submit(ctx, c.Options.WithDefaults(), jobKind, s, httpTry(c, jobKind))
 }
 
-func (c *HTTP) try(ctx context.Context, body []byte) (intake.Receipt, error) {
-	url := c.base + intake.SubmitPath
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
-	if err != nil {
-		return intake.Receipt{}, fmt.Errorf("POST %s: %w", url, err)
+// SubmitSweep sends spec with POST BASEURL/api/v1/sweeps and returns the
+// sweep's receipt, retrying as Options say. A spec without an idempotency
+// key gets a random one, as in Submit.
+func (c *HTTP) SubmitSweep(ctx context.Context, spec sweep.Spec) (intake.SweepReceipt, error) {
+	if c == nil || c.base == "" {
+		return intake.SweepReceipt{}, errors.New("client.SubmitSweep: no base URL")
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
-	if c.token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.token)
+	return submit(ctx, c.Options.WithDefaults(), sweepKind, spec, httpTry(c, sweepKind))
+}
+
+// httpTry sends one request of kind k through c.
+func httpTry[V, R any](c *HTTP, k kind[V, R]) tryFunc[R] {
+	return func(ctx context.Context, body []byte) (R, error) {
+		var zero R
+		url := c.base + k.path
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+		if err != nil {
+			return zero, fmt.Errorf("POST %s: %w", url, err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json")
+		if c.token != "" {
+			req.Header.Set("Authorization", "Bearer "+c.token)
+		}
+		resp, err := c.hc.Do(req)
+		if errors.Is(err, syscall.ECONNREFUSED) {
+			return zero, fmt.Errorf("%w at %s: start `ballast controller` or `ballast dev`, or check the address (%w)", ErrNoIntake, c.base, err)
+		}
+		if err != nil {
+			return zero, fmt.Errorf("POST %s: %w", url, err)
+		}
+		defer resp.Body.Close()
+		data, err := io.ReadAll(io.LimitReader(resp.Body, maxReplyBytes))
+		if err != nil {
+			return zero, fmt.Errorf("POST %s: reading the reply: %w", url, err)
+		}
+		r, err := decodeReply(data, resp.StatusCode, k)
+		var ce *Error
+		switch {
+		case errors.As(err, &ce):
+			return zero, err
+		case err != nil:
+			// Not the intake speaking: a proxy, a load balancer or the wrong
+			// address. The status still says whether to try again.
+			return zero, statusError(resp.StatusCode, url, data)
+		case resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusCreated:
+			return zero, statusError(resp.StatusCode, url, data)
+		}
+		return r, nil
 	}
-	resp, err := c.hc.Do(req)
-	if errors.Is(err, syscall.ECONNREFUSED) {
-		return intake.Receipt{}, fmt.Errorf("%w at %s: start `ballast controller` or `ballast dev`, or check the address (%w)", ErrNoIntake, c.base, err)
-	}
-	if err != nil {
-		return intake.Receipt{}, fmt.Errorf("POST %s: %w", url, err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxReplyBytes))
-	if err != nil {
-		return intake.Receipt{}, fmt.Errorf("POST %s: reading the reply: %w", url, err)
-	}
-	r, err := decodeReply(data, resp.StatusCode)
-	var ce *Error
-	switch {
-	case errors.As(err, &ce):
-		return intake.Receipt{}, err
-	case err != nil:
-		// Not the intake speaking: a proxy, a load balancer or the wrong
-		// address. The status still says whether to try again.
-		return intake.Receipt{}, statusError(resp.StatusCode, url, data)
-	case resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusCreated:
-		return intake.Receipt{}, statusError(resp.StatusCode, url, data)
-	}
-	return r, nil
 }
 
 // statusError classifies a reply that is not in the intake's wire format.

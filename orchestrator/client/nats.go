@@ -10,9 +10,11 @@ import (
 	"github.com/ballastdev/ballast/jobs"
 	"github.com/ballastdev/ballast/orchestrator/events"
 	"github.com/ballastdev/ballast/orchestrator/intake"
+	"github.com/ballastdev/ballast/orchestrator/sweep"
 )
 
-// NATS submits jobs as NATS requests on PREFIX.jobs.submit.
+// NATS submits jobs as NATS requests on PREFIX.jobs.submit, and sweeps on
+// PREFIX.sweeps.submit.
 type NATS struct {
 	nc   *nats.Conn
 	subj events.Subjects
@@ -31,17 +33,32 @@ func (c *NATS) Submit(ctx context.Context, s jobs.Submission) (intake.Receipt, e
 	if c == nil || c.nc == nil {
 		return intake.Receipt{}, errors.New("client.Submit: no NATS connection")
 	}
-	return submit(ctx, c.Options.WithDefaults(), s, c.try)
+	return submit(ctx, c.Options.WithDefaults(), jobKind, s, natsTry(c, jobKind))
 }
 
-func (c *NATS) try(ctx context.Context, body []byte) (intake.Receipt, error) {
-	subject := c.subj.Submit()
-	m, err := c.nc.RequestWithContext(ctx, subject, body)
-	switch {
-	case errors.Is(err, nats.ErrNoResponders):
-		return intake.Receipt{}, fmt.Errorf("%w on %s: start `ballast controller` or `ballast dev`, or check the subject prefix (%w)", ErrNoIntake, subject, err)
-	case err != nil:
-		return intake.Receipt{}, fmt.Errorf("request on %s: %w", subject, err)
+// SubmitSweep sends spec and returns the sweep's receipt, retrying as
+// Options say. A spec without an idempotency key gets a random one, as in
+// Submit. Specs of up to sweep.MaxSpecBytes fit NATS's default payload
+// limit of 1 MB.
+func (c *NATS) SubmitSweep(ctx context.Context, spec sweep.Spec) (intake.SweepReceipt, error) {
+	if c == nil || c.nc == nil {
+		return intake.SweepReceipt{}, errors.New("client.SubmitSweep: no NATS connection")
 	}
-	return decodeReply(m.Data, 0)
+	return submit(ctx, c.Options.WithDefaults(), sweepKind, spec, natsTry(c, sweepKind))
+}
+
+// natsTry sends one request of kind k through c.
+func natsTry[V, R any](c *NATS, k kind[V, R]) tryFunc[R] {
+	return func(ctx context.Context, body []byte) (R, error) {
+		var zero R
+		subject := k.subject(c.subj)
+		m, err := c.nc.RequestWithContext(ctx, subject, body)
+		switch {
+		case errors.Is(err, nats.ErrNoResponders):
+			return zero, fmt.Errorf("%w on %s: start `ballast controller` or `ballast dev`, or check the subject prefix (%w)", ErrNoIntake, subject, err)
+		case err != nil:
+			return zero, fmt.Errorf("request on %s: %w", subject, err)
+		}
+		return decodeReply(m.Data, 0, k)
+	}
 }

@@ -7,21 +7,25 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/intake"
 )
 
-// decodeReply reads an intake reply: a receipt, or an error body. status is
-// the HTTP status, 0 over NATS.
-func decodeReply(data []byte, status int) (intake.Receipt, error) {
-	var r struct {
+// decodeReply reads an intake reply to a request of kind k: a receipt, or
+// an error body. status is the HTTP status, 0 over NATS.
+func decodeReply[V, R any](data []byte, status int, k kind[V, R]) (R, error) {
+	var zero R
+	var probe struct {
 		Error *intake.Error `json:"error"`
-		intake.Receipt
 	}
+	if err := json.Unmarshal(data, &probe); err != nil {
+		return zero, fmt.Errorf("the reply is not from a Ballast intake (%w): %.200q", err, data)
+	}
+	if probe.Error != nil {
+		return zero, &Error{Code: probe.Error.Code, Message: probe.Error.Message, Problems: probe.Error.Problems, Status: status}
+	}
+	var r R
 	if err := json.Unmarshal(data, &r); err != nil {
-		return intake.Receipt{}, fmt.Errorf("the reply is not from a Ballast intake (%w): %.200q", err, data)
+		return zero, fmt.Errorf("the reply is not from a Ballast intake (%w): %.200q", err, data)
 	}
-	if r.Error != nil {
-		return intake.Receipt{}, &Error{Code: r.Error.Code, Message: r.Error.Message, Problems: r.Error.Problems, Status: status}
+	if k.id(r) == "" {
+		return zero, fmt.Errorf("the reply has neither a %s ID nor an error: %.200q", k.noun, data)
 	}
-	if r.JobID == "" {
-		return intake.Receipt{}, fmt.Errorf("the reply has neither a job ID nor an error: %.200q", data)
-	}
-	return r.Receipt, nil
+	return r, nil
 }

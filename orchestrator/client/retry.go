@@ -14,26 +14,62 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/ballastdev/ballast/jobs"
+	"github.com/ballastdev/ballast/orchestrator/events"
 	"github.com/ballastdev/ballast/orchestrator/intake"
+	"github.com/ballastdev/ballast/orchestrator/sweep"
 )
 
-// tryFunc sends one encoded submission once.
-type tryFunc func(ctx context.Context, body []byte) (intake.Receipt, error)
+// kind describes one kind of request V to the code shared by jobs and
+// sweeps: where it goes, how large it may be, where its idempotency key is
+// and what a good receipt R holds.
+type kind[V, R any] struct {
+	op      string // the method, prefixing its errors
+	noun    string // "job" or "sweep"
+	limit   int    // the intake's size limit, in bytes
+	hint    string // how to get under limit
+	subject func(events.Subjects) string
+	path    string           // the HTTP route
+	key     func(*V) *string // the request's idempotency key
+	id      func(R) string   // the ID in a receipt; "" means the reply is not one
+}
 
-// submit runs the tries of one submission. The key is fixed before the first
-// try and the same body is resent, so every try names the same job.
-func submit(ctx context.Context, o Options, s jobs.Submission, try tryFunc) (intake.Receipt, error) {
-	if s.IdempotencyKey == "" {
-		s.IdempotencyKey = newKey()
+var (
+	jobKind = kind[jobs.Submission, intake.Receipt]{
+		op: "client.Submit", noun: "job",
+		limit: jobs.MaxSubmissionBytes, hint: "send large inputs by reference, e.g. a path or URL parameter",
+		subject: events.Subjects.Submit, path: intake.SubmitPath,
+		key: func(s *jobs.Submission) *string { return &s.IdempotencyKey },
+		id:  func(r intake.Receipt) string { return r.JobID },
 	}
-	body, err := json.Marshal(s)
+	sweepKind = kind[sweep.Spec, intake.SweepReceipt]{
+		op: "client.SubmitSweep", noun: "sweep",
+		limit: sweep.MaxSpecBytes, hint: "write a long list of trials as a grid or a random space, and send large inputs by reference",
+		subject: events.Subjects.SweepSubmit, path: intake.SweepSubmitPath,
+		key: func(s *sweep.Spec) *string { return &s.IdempotencyKey },
+		id:  func(r intake.SweepReceipt) string { return r.SweepID },
+	}
+)
+
+// tryFunc sends one encoded request once.
+type tryFunc[R any] func(ctx context.Context, body []byte) (R, error)
+
+// submit runs the tries of one request v of kind k. The key is fixed before
+// the first try and the same body is resent, so every try names the same
+// job or sweep.
+func submit[V, R any](ctx context.Context, o Options, k kind[V, R], v V, try tryFunc[R]) (R, error) {
+	var zero R
+	key := k.key(&v)
+	if *key == "" {
+		*key = newKey()
+	}
+	body, err := json.Marshal(v)
 	if err != nil {
-		return intake.Receipt{}, fmt.Errorf("client.Submit: encoding: %w", err)
+		return zero, fmt.Errorf("%s: encoding: %w", k.op, err)
 	}
-	if len(body) > jobs.MaxSubmissionBytes {
+	if len(body) > k.limit {
 		// Refused here so that it is not sent only to be refused there.
-		return intake.Receipt{}, fmt.Errorf("client.Submit: %w", &Error{Code: intake.CodeTooLarge, Message: "the submission is too large",
-			Problems: []*jobs.FieldError{{Field: "body", Message: fmt.Sprintf("the message is %d bytes; the limit is %d (send large inputs by reference, e.g. a path or URL parameter)", len(body), jobs.MaxSubmissionBytes)}}})
+		return zero, fmt.Errorf("%s: %w", k.op, &Error{Code: intake.CodeTooLarge, Message: "the submission is too large",
+			Problems: []*jobs.FieldError{{Field: "body", Message: fmt.Sprintf("the message is %d bytes; the limit is %d (%s)", len(body), k.limit, k.hint)}}})
 	}
 	backoff := o.Backoff
 	for n := 1; ; n++ {
@@ -45,18 +81,18 @@ func submit(ctx context.Context, o Options, s jobs.Submission, try tryFunc) (int
 		}
 		switch {
 		case ctx.Err() != nil:
-			return intake.Receipt{}, fmt.Errorf("client.Submit: %w (idempotency_key %s; resubmit with it to find the job)", err, s.IdempotencyKey)
+			return zero, fmt.Errorf("%s: %w (idempotency_key %s; resubmit with it to find the %s)", k.op, err, *key, k.noun)
 		case !retryable(err):
-			return intake.Receipt{}, fmt.Errorf("client.Submit: %w", err)
+			return zero, fmt.Errorf("%s: %w", k.op, err)
 		case n > o.Retries:
-			return intake.Receipt{}, fmt.Errorf("client.Submit: after %d tries: %w (idempotency_key %s; resubmit with it to find the job)", n, err, s.IdempotencyKey)
+			return zero, fmt.Errorf("%s: after %d tries: %w (idempotency_key %s; resubmit with it to find the %s)", k.op, n, err, *key, k.noun)
 		}
 		t := time.NewTimer(backoff)
 		select {
 		case <-t.C:
 		case <-ctx.Done():
 			t.Stop()
-			return intake.Receipt{}, fmt.Errorf("client.Submit: %w (after %d tries; last: %w; idempotency_key %s)", ctx.Err(), n, err, s.IdempotencyKey)
+			return zero, fmt.Errorf("%s: %w (after %d tries; last: %w; idempotency_key %s)", k.op, ctx.Err(), n, err, *key)
 		}
 		backoff = min(2*backoff, maxBackoff)
 	}

@@ -9,8 +9,6 @@ import (
 	"mime"
 	"net/http"
 	"strings"
-
-	"github.com/ballastdev/ballast/jobs"
 )
 
 // SubmitPath is the HTTP route of submissions.
@@ -23,24 +21,28 @@ const SubmitPath = "/api/v1/jobs"
 // (for ballast dev on localhost). Submit calls are bounded by
 // DefaultTimeout and failures are logged with slog.Default().
 func HTTPHandler(sub Submitter, token string) http.Handler {
+	return newHTTPHandler(SubmitPath, jobHandler(sub, DefaultTimeout, slog.Default()), token)
+}
+
+// newHTTPHandler serves POST path with ep, behind the bearer token.
+func newHTTPHandler(path string, ep endpoint, token string) http.Handler {
 	h := &httpHandler{
-		handler: handler{sub: sub, timeout: DefaultTimeout, log: slog.Default()},
-		auth:    token != "",
-		token:   sha256.Sum256([]byte(token)),
+		ep:    ep,
+		auth:  token != "",
+		token: sha256.Sum256([]byte(token)),
 	}
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST "+SubmitPath, h.submit)
+	mux.HandleFunc("POST "+path, h.submit)
 	return mux
 }
 
 type httpHandler struct {
-	handler
+	ep    endpoint
 	auth  bool
 	token [32]byte // a hash, so the comparison takes the same time whatever the length
 }
 
 func (h *httpHandler) submit(w http.ResponseWriter, r *http.Request) {
-	attrs := []any{"remote", r.RemoteAddr}
 	if h.auth && !h.authorized(r) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="ballast"`)
 		writeError(w, http.StatusUnauthorized, Error{Code: CodeUnauthorized,
@@ -48,29 +50,30 @@ func (h *httpHandler) submit(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// Requiring JSON also keeps plain HTML forms on other sites from
-	// submitting jobs to a server running without a token.
+	// submitting to a server running without a token.
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
 		writeError(w, http.StatusUnsupportedMediaType, Error{Code: CodeInvalid,
 			Message: "send the submission as JSON with the header Content-Type: application/json"})
 		return
 	}
-	if r.ContentLength > jobs.MaxSubmissionBytes {
-		status, body := errorReply(wireError(tooLarge(int(r.ContentLength)), h.log, attrs...))
+	limit := h.ep.limit()
+	if r.ContentLength > int64(limit) {
+		status, body := h.ep.refuseTooLarge(int(r.ContentLength))
 		write(w, status, body)
 		return
 	}
-	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, jobs.MaxSubmissionBytes))
+	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, int64(limit)))
 	var mbe *http.MaxBytesError
 	switch {
 	case errors.As(err, &mbe):
-		status, body := errorReply(wireError(tooLarge(-1), h.log, attrs...))
+		status, body := h.ep.refuseTooLarge(-1)
 		write(w, status, body)
 		return
 	case err != nil:
 		writeError(w, http.StatusBadRequest, Error{Code: CodeInvalid, Message: "could not read the request body: " + err.Error()})
 		return
 	}
-	status, body := h.handle(r.Context(), data, attrs...)
+	status, body := h.ep.handle(r.Context(), data, "remote", r.RemoteAddr)
 	write(w, status, body)
 }
 

@@ -23,11 +23,19 @@ const (
 
 // NATSOptions configures a NATSServer. The zero value is usable.
 type NATSOptions struct {
-	// Subjects names the submit subject (PREFIX.jobs.submit).
+	// Subjects names the submit subjects (PREFIX.jobs.submit and
+	// PREFIX.sweeps.submit).
 	Subjects events.Subjects
+	// Sweeps, when set, is handed the sweeps arriving on
+	// PREFIX.sweeps.submit, served in the same queue group, within the same
+	// MaxInFlight and Timeout as jobs. A sweep may be up to
+	// sweep.MaxSpecBytes (256 KiB), under NATS's default max_payload of
+	// 1 MB; a server configured below that refuses larger sweeps before
+	// they reach the intake. Nil serves jobs only.
+	Sweeps SweepSubmitter
 	// QueueGroup defaults to DefaultQueueGroup.
 	QueueGroup string
-	// Timeout bounds one Submit call; default DefaultTimeout.
+	// Timeout bounds one Submit or SubmitSweep call; default DefaultTimeout.
 	Timeout time.Duration
 	// MaxInFlight bounds concurrent submissions; default DefaultMaxInFlight.
 	// When it is reached, further requests wait in the subscription's

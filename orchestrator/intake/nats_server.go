@@ -11,17 +11,18 @@ import (
 )
 
 // NATSServer answers submissions sent as NATS requests on
-// PREFIX.jobs.submit. It joins a queue group, so each request is handled by
-// one of the running controllers.
+// PREFIX.jobs.submit and, when NATSOptions.Sweeps is set, sweeps on
+// PREFIX.sweeps.submit. It joins a queue group, so each request is handled
+// by one of the running controllers.
 type NATSServer struct {
-	nc   *nats.Conn
-	opts NATSOptions
-	h    handler
-	sem  chan struct{}
+	nc     *nats.Conn
+	opts   NATSOptions
+	routes []route
+	sem    chan struct{} // shared by every route: MaxInFlight bounds them together
 
 	mu       sync.Mutex
 	started  bool
-	sub      *nats.Subscription
+	subs     []*nats.Subscription
 	ctx      context.Context // handlers' parent; cancelled after Stop
 	cancel   context.CancelFunc
 	closed   bool // no more handlers may start
@@ -30,8 +31,14 @@ type NATSServer struct {
 	stopped  chan struct{}
 }
 
+// route is one subject and the endpoint that serves it.
+type route struct {
+	subject string
+	ep      endpoint
+}
+
 // NewNATSServer returns a server that hands submissions arriving on nc to
-// sub. It does not subscribe until Start.
+// sub, and sweeps to opts.Sweeps if set. It does not subscribe until Start.
 func NewNATSServer(nc *nats.Conn, sub Submitter, opts NATSOptions) (*NATSServer, error) {
 	if nc == nil {
 		return nil, errors.New("intake.NewNATSServer: no NATS connection")
@@ -43,18 +50,23 @@ func NewNATSServer(nc *nats.Conn, sub Submitter, opts NATSOptions) (*NATSServer,
 		return nil, fmt.Errorf("intake.NewNATSServer: %w", err)
 	}
 	opts = opts.WithDefaults()
+	routes := []route{{opts.Subjects.Submit(), jobHandler(sub, opts.Timeout, opts.Logger)}}
+	if opts.Sweeps != nil {
+		routes = append(routes, route{opts.Subjects.SweepSubmit(), sweepHandler(opts.Sweeps, opts.Timeout, opts.Logger)})
+	}
 	return &NATSServer{
 		nc:      nc,
 		opts:    opts,
-		h:       handler{sub: sub, timeout: opts.Timeout, log: opts.Logger},
+		routes:  routes,
 		sem:     make(chan struct{}, opts.MaxInFlight),
 		stopped: make(chan struct{}),
 	}, nil
 }
 
 // Start subscribes and returns once the server has registered the
-// subscription, so a request sent after Start returns is answered. Cancelling
-// ctx cancels the Submit calls in flight; it does not unsubscribe (Stop does).
+// subscriptions, so a request sent after Start returns is answered.
+// Cancelling ctx cancels the calls in flight; it does not unsubscribe (Stop
+// does).
 func (s *NATSServer) Start(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -67,25 +79,38 @@ func (s *NATSServer) Start(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("intake.Start: %w", err)
 	}
-	subject := s.opts.Subjects.Submit()
-	sub, err := s.nc.QueueSubscribe(subject, s.opts.QueueGroup, s.onMsg)
-	if err != nil {
-		return fmt.Errorf("intake.Start: subscribing to %s: %w", subject, err)
+	subs := make([]*nats.Subscription, 0, len(s.routes))
+	unsubscribe := func() {
+		for _, sub := range subs {
+			_ = sub.Unsubscribe()
+		}
+	}
+	var subjects []string
+	for _, r := range s.routes {
+		// One subscription per subject is the dispatch: each delivers only
+		// its own subject's messages, to its own endpoint.
+		sub, err := s.nc.QueueSubscribe(r.subject, s.opts.QueueGroup, func(m *nats.Msg) { s.onMsg(r.ep, m) })
+		if err != nil {
+			unsubscribe()
+			return fmt.Errorf("intake.Start: subscribing to %s: %w", r.subject, err)
+		}
+		subs = append(subs, sub)
+		subjects = append(subjects, r.subject)
 	}
 	fctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	err = s.nc.FlushWithContext(fctx)
+	err := s.nc.FlushWithContext(fctx)
 	cancel()
 	if err != nil {
-		_ = sub.Unsubscribe()
-		return fmt.Errorf("intake.Start: confirming subscription to %s: %w", subject, err)
+		unsubscribe()
+		return fmt.Errorf("intake.Start: confirming subscriptions to %v: %w", subjects, err)
 	}
 	s.ctx, s.cancel = context.WithCancel(ctx)
-	s.sub, s.started = sub, true
-	s.opts.Logger.Info("intake: listening", "subject", subject, "queue_group", s.opts.QueueGroup)
+	s.subs, s.started = subs, true
+	s.opts.Logger.Info("intake: listening", "subjects", subjects, "queue_group", s.opts.QueueGroup)
 	return nil
 }
 
-// Stop drains the subscription: no new requests arrive, those already
+// Stop drains the subscriptions: no new requests arrive, those already
 // delivered are answered, and Stop returns when the last reply is sent (or
 // after DrainTimeout). It is safe to call twice, concurrently, or before
 // Start.
@@ -93,23 +118,35 @@ func (s *NATSServer) Stop() {
 	s.stopOnce.Do(func() {
 		defer close(s.stopped)
 		s.mu.Lock()
-		sub := s.sub
+		subs := s.subs
 		if !s.started {
 			s.closed = true
 		}
 		s.mu.Unlock()
-		if sub == nil {
+		if len(subs) == 0 {
 			return
 		}
-		done := sub.StatusChanged(nats.SubscriptionClosed)
-		if err := sub.Drain(); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
-			s.opts.Logger.Warn("intake: draining the subscription", "error", err)
+		// All drains start before any wait, so that DrainTimeout bounds the
+		// whole Stop, not each subscription in turn.
+		done := make([]<-chan nats.SubStatus, len(subs))
+		for i, sub := range subs {
+			done[i] = sub.StatusChanged(nats.SubscriptionClosed)
+			if err := sub.Drain(); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
+				s.opts.Logger.Warn("intake: draining a subscription", "subject", sub.Subject, "error", err)
+			}
 		}
-		select {
-		case <-done: // also closed if the connection closed
-		case <-time.After(s.opts.DrainTimeout):
-			s.opts.Logger.Warn("intake: drain timed out; dropping queued requests", "timeout", s.opts.DrainTimeout)
-			_ = sub.Unsubscribe()
+		timeout := time.After(s.opts.DrainTimeout)
+	wait:
+		for i := range subs {
+			select {
+			case <-done[i]: // also closed if the connection closed
+			case <-timeout:
+				s.opts.Logger.Warn("intake: drain timed out; dropping queued requests", "timeout", s.opts.DrainTimeout)
+				for _, sub := range subs[i:] {
+					_ = sub.Unsubscribe()
+				}
+				break wait
+			}
 		}
 		s.mu.Lock()
 		s.closed = true
@@ -120,12 +157,12 @@ func (s *NATSServer) Stop() {
 	<-s.stopped
 }
 
-// onMsg runs on the subscription's delivery goroutine, one message at a
-// time; it hands each message to its own goroutine once a slot is free.
-func (s *NATSServer) onMsg(m *nats.Msg) {
+// onMsg runs on a subscription's delivery goroutine, one message at a time;
+// it hands each message to its own goroutine once a slot is free.
+func (s *NATSServer) onMsg(ep endpoint, m *nats.Msg) {
 	if m.Reply == "" {
-		// A publish instead of a request: nobody would learn the job ID or
-		// an error, so nothing is enqueued.
+		// A publish instead of a request: nobody would learn the ID or an
+		// error, so nothing is enqueued.
 		s.opts.Logger.Warn("intake: dropping a submission without a reply subject (send it as a request)",
 			"subject", m.Subject, "bytes", len(m.Data))
 		return
@@ -144,7 +181,7 @@ func (s *NATSServer) onMsg(m *nats.Msg) {
 	go func() {
 		defer s.inflight.Done()
 		defer func() { <-s.sem }()
-		_, body := s.h.handle(ctx, m.Data, "subject", m.Subject)
+		_, body := ep.handle(ctx, m.Data, "subject", m.Subject)
 		s.respond(m, body)
 	}()
 }

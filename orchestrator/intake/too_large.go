@@ -7,20 +7,22 @@ import (
 	"github.com/ballastdev/ballast/jobs"
 )
 
-// ErrTooLarge marks the problem of a submission over jobs.MaxSubmissionBytes,
-// which is answered with CodeTooLarge instead of CodeInvalid.
+// ErrTooLarge marks the problem of a message over its size limit
+// (jobs.MaxSubmissionBytes for a job, sweep.MaxSpecBytes for a sweep), which
+// is answered with CodeTooLarge instead of CodeInvalid.
 var ErrTooLarge = errors.New("submission too large")
 
-// tooLarge is the validation error for a message of n bytes; n < 0 means the
-// size is unknown because reading stopped at the limit.
-func tooLarge(n int) error {
-	msg := fmt.Sprintf("the message is %d bytes; the limit is %d", n, jobs.MaxSubmissionBytes)
+// tooLarge is the validation error for a message of n bytes over limit; n < 0
+// means the size is unknown because reading stopped at the limit. hint says
+// how to make the message smaller.
+func tooLarge(n, limit int, hint string) *jobs.ValidationError {
+	msg := fmt.Sprintf("the message is %d bytes; the limit is %d", n, limit)
 	if n < 0 {
-		msg = fmt.Sprintf("the message is over the limit of %d bytes", jobs.MaxSubmissionBytes)
+		msg = fmt.Sprintf("the message is over the limit of %d bytes", limit)
 	}
 	return &jobs.ValidationError{Problems: []*jobs.FieldError{{
 		Field:   "body",
-		Message: msg + " (send large inputs by reference, e.g. a path or URL parameter)",
+		Message: msg + " (" + hint + ")",
 		Err:     ErrTooLarge,
 	}}}
 }

@@ -14,7 +14,8 @@ type Code string
 const (
 	// CodeInvalid: fix the fields in Problems; retrying unchanged fails again.
 	CodeInvalid Code = "invalid"
-	// CodeTooLarge: the message is over jobs.MaxSubmissionBytes.
+	// CodeTooLarge: the message is over jobs.MaxSubmissionBytes, or
+	// sweep.MaxSpecBytes for a sweep.
 	CodeTooLarge Code = "too_large"
 	// CodeUnavailable: the job may or may not be recorded; retry with the
 	// same idempotency key.
@@ -55,7 +56,7 @@ type Error struct {
 
 // ErrorBody is the JSON of a failed reply, over NATS and HTTP alike:
 // {"error":{"code":...,"message":...,"problems":[...]}}. A successful reply
-// is a Receipt and has no "error" key.
+// is a Receipt (or a SweepReceipt) and has no "error" key.
 type ErrorBody struct {
 	Error Error `json:"error"`
 }
