@@ -17,6 +17,9 @@ const (
 	StepSucceeded StepState = "succeeded"
 	StepFailed    StepState = "failed"
 	StepSkipped   StepState = "skipped"
+	// StepCancelled: the run was cancelled while the step ran, or its job
+	// was cancelled by hand. It counts as a failure.
+	StepCancelled StepState = "cancelled"
 )
 
 // RunOutcome is the state of a whole run.
@@ -27,7 +30,15 @@ const (
 	RunRunning   RunOutcome = "running"
 	RunSucceeded RunOutcome = "succeeded"
 	RunFailed    RunOutcome = "failed"
+	// RunCancelled: an operator or the replace overlap policy cancelled it.
+	RunCancelled RunOutcome = "cancelled"
+	// RunSkipped: its time came while the previous run was active and the
+	// overlap policy is forbid. It is recorded so the gap is visible.
+	RunSkipped RunOutcome = "skipped"
 )
+
+// Terminal reports whether the run has ended.
+func (o RunOutcome) Terminal() bool { return o != RunRunning && o != "" }
 
 // CycleError reports a dependency cycle. Path starts and ends at the same
 // step and starts at the cycle's smallest name, so the message is stable.
@@ -180,7 +191,7 @@ func Ready(p Pipeline, states map[string]StepState) (start []string, skip []stri
 		if st == "" {
 			st = StepPending
 		}
-		if st == StepFailed || st == StepSkipped {
+		if st == StepFailed || st == StepSkipped || st == StepCancelled {
 			doomed[n] = true
 			continue
 		}
@@ -217,7 +228,7 @@ func RunState(states map[string]StepState) RunOutcome {
 		switch st {
 		case StepPending, StepRunning, "":
 			return RunRunning
-		case StepFailed:
+		case StepFailed, StepCancelled:
 			failed = true
 		}
 	}

@@ -9,31 +9,50 @@ import (
 // slow tick; anything later was missed while no controller was running.
 const FireGrace = time.Minute
 
-// Due returns the scheduled times to fire now: at most one.
+// Firing is what to do about a pipeline's schedule at one controller tick.
+type Firing struct {
+	// Time is the latest scheduled time in (handled, now]; zero when none
+	// has come since the last one handled.
+	Time time.Time
+	// Fire says to start a run for Time. When false and Time is set, Time
+	// was missed and the catch-up policy drops it: record it as handled.
+	Fire bool
+	// Late is true when Time is older than the grace: it passed while no
+	// controller was running.
+	Late bool
+}
+
+// Decide says what to do at now, given the latest scheduled time already
+// handled (fired or deliberately skipped; zero if none ever was). Only the
+// latest time in (handled, now] can fire, so a pipeline never starts a burst
+// of runs after an outage:
 //
-// lastScheduled is the latest scheduled time the controller has already
-// handled, fired or deliberately skipped (see Latest for advancing it). The
-// times due are those in (lastScheduled, now]; only the latest of them can
-// fire, so a pipeline never starts a burst of runs after an outage:
+//   - If it is within grace of now it is on time and fires, whatever the
+//     catch-up policy (older missed times are dropped).
+//   - Otherwise it was missed: CatchUpSkip drops it, CatchUpLatest fires it
+//     once, late.
 //
-//   - If the latest due time is within FireGrace of now it is on time and
-//     fires, whatever the catch-up policy (older missed times are dropped).
-//   - Otherwise it was missed: CatchUpSkip fires nothing, CatchUpLatest fires
-//     it once.
-//
-// With no previous run (lastScheduled is zero) nothing was missed, because
-// nothing was ever expected: only a time within FireGrace of now fires.
-func Due(s Schedule, lastScheduled, now time.Time, catchUp CatchUp) []time.Time {
-	from := lastScheduled
+// With nothing handled yet nothing was missed, because nothing was ever
+// expected: only a time within grace of now counts. grace covers the tick
+// interval and a slow tick; FireGrace is the default.
+func Decide(s Schedule, handled, now time.Time, catchUp CatchUp, grace time.Duration) Firing {
+	from := handled
 	if from.IsZero() {
-		from = now.Add(-FireGrace)
+		from = now.Add(-grace)
 	}
 	latest, ok := Latest(s, from, now)
 	if !ok {
-		return nil
+		return Firing{}
 	}
-	if now.Sub(latest) <= FireGrace || catchUp == CatchUpLatest {
-		return []time.Time{latest}
+	late := now.Sub(latest) > grace
+	return Firing{Time: latest, Late: late, Fire: !late || catchUp == CatchUpLatest}
+}
+
+// Due returns the scheduled times to fire now, at most one: Decide with
+// FireGrace, for callers that only need the times.
+func Due(s Schedule, lastScheduled, now time.Time, catchUp CatchUp) []time.Time {
+	if f := Decide(s, lastScheduled, now, catchUp, FireGrace); f.Fire {
+		return []time.Time{f.Time}
 	}
 	return nil
 }

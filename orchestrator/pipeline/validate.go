@@ -115,6 +115,57 @@ func checkStep(st Step, cat *jobs.Catalog) []*jobs.FieldError {
 	if st.Template == "" {
 		return []*jobs.FieldError{{Field: "template", Message: "missing: name one of the configured templates"}}
 	}
+	sub, out := submission(st)
+	if _, err := cat.Resolve(sub); err != nil {
+		var ve *jobs.ValidationError
+		if !errors.As(err, &ve) {
+			return append(out, &jobs.FieldError{Field: "template", Message: err.Error()})
+		}
+		for _, fe := range ve.Problems {
+			c := *fe
+			out = append(out, &c)
+		}
+	}
+	return out
+}
+
+// StepSpec resolves step name of a run of pipelineName into the job to
+// submit: placed by StepClass, rhythm periodic, labelled with the pipeline,
+// run and step (LabelPipeline, LabelRun, LabelStep), and with an idempotency
+// key per run and step, so submitting it again after a crash returns the
+// same job. Errors are *jobs.ValidationError, as from the catalog.
+func StepSpec(cat *jobs.Catalog, pipelineName, runID, name string, st Step) (jobs.Spec, error) {
+	sub, problems := submission(st)
+	if len(problems) > 0 {
+		return jobs.Spec{}, &jobs.ValidationError{Problems: problems}
+	}
+	tmpl, _ := cat.Template(st.Template)
+	sub.Class = string(StepClass(st, tmpl))
+	sub.IdempotencyKey = "run:" + runID + ":" + name
+	spec, err := cat.Resolve(sub)
+	if err != nil {
+		return jobs.Spec{}, err
+	}
+	spec.Rhythm = jobs.RhythmPeriodic
+	labels := make(map[string]string, len(spec.Labels)+3)
+	for k, v := range spec.Labels {
+		labels[k] = v
+	}
+	labels[LabelPipeline], labels[LabelRun], labels[LabelStep] = pipelineName, runID, name
+	spec.Labels = labels
+	return spec, nil
+}
+
+// Labels set on the jobs of pipeline steps.
+const (
+	LabelPipeline = "ballast.pipeline"
+	LabelRun      = "ballast.run"
+	LabelStep     = "ballast.step"
+)
+
+// submission turns a step into a submission; parameters that cannot be
+// encoded are reported by field relative to the step.
+func submission(st Step) (jobs.Submission, []*jobs.FieldError) {
 	sub := jobs.Submission{Template: st.Template, Class: st.Class}
 	var out []*jobs.FieldError
 	if len(st.Params) > 0 {
@@ -128,15 +179,5 @@ func checkStep(st Step, cat *jobs.Catalog) []*jobs.FieldError {
 			sub.Params[k] = raw
 		}
 	}
-	if _, err := cat.Resolve(sub); err != nil {
-		var ve *jobs.ValidationError
-		if !errors.As(err, &ve) {
-			return append(out, &jobs.FieldError{Field: "template", Message: err.Error()})
-		}
-		for _, fe := range ve.Problems {
-			c := *fe
-			out = append(out, &c)
-		}
-	}
-	return out
+	return sub, out
 }

@@ -19,7 +19,8 @@ type Trial struct {
 	// trial's own, as sent (defaults are applied in Spec).
 	Params map[string]json.RawMessage `json:"params"`
 	// Spec is the resolved job spec to store and enqueue: class burst,
-	// rhythm sweep, idempotency key KEY:INDEX when the sweep has a key.
+	// rhythm sweep, the metric to record; no idempotency key (the
+	// controller derives one per trial from the sweep ID when it enqueues).
 	Spec jobs.Spec `json:"-"`
 }
 
@@ -72,9 +73,6 @@ func Expand(spec Spec, cat *jobs.Catalog) ([]Trial, error) {
 			Team:     spec.Team,
 			Labels:   spec.Labels,
 			Class:    string(jobs.ClassBurst),
-		}
-		if spec.IdempotencyKey != "" {
-			sub.IdempotencyKey = spec.IdempotencyKey + ":" + strconv.Itoa(i)
 		}
 		js, err := cat.Resolve(sub)
 		if err != nil {
@@ -156,8 +154,8 @@ func (s Spec) checkEnvelope(ps *problems) {
 			ps.add("early_stop.after_step", fmt.Sprintf("must be 0 or more, got %d", s.EarlyStop.AfterStep))
 		}
 	}
-	if limit := jobs.MaxIdempotencyBytes - trialKeySuffixBytes; len(s.IdempotencyKey) > limit {
-		ps.add("idempotency_key", fmt.Sprintf("is %d bytes; the limit for a sweep is %d (each trial's key adds :INDEX)", len(s.IdempotencyKey), limit))
+	if limit := jobs.MaxIdempotencyBytes; len(s.IdempotencyKey) > limit {
+		ps.add("idempotency_key", fmt.Sprintf("is %d bytes; the limit is %d", len(s.IdempotencyKey), limit))
 	}
 }
 

@@ -50,8 +50,8 @@ func TestGridProductOrderAndCount(t *testing.T) {
 		if tr.Spec.Class != jobs.ClassBurst || tr.Spec.Rhythm != jobs.RhythmSweep {
 			t.Errorf("trial %d class/rhythm %s/%s, want burst/sweep", i, tr.Spec.Class, tr.Spec.Rhythm)
 		}
-		if key := "sw-1:" + strconv.Itoa(i); tr.Spec.IdempotencyKey != key {
-			t.Errorf("trial %d key %q, want %q", i, tr.Spec.IdempotencyKey, key)
+		if tr.Spec.IdempotencyKey != "" {
+			t.Errorf("trial %d has key %q; trial keys are set at enqueue from the sweep's ID", i, tr.Spec.IdempotencyKey)
 		}
 		if tr.Spec.Params["epochs"] != int64(5) || tr.Spec.Team != "ml" {
 			t.Errorf("trial %d spec not resolved: %+v", i, tr.Spec)
@@ -291,7 +291,7 @@ func TestExpandRejectsNamingTheField(t *testing.T) {
 		{"metric too long", Spec{Template: "train", Fixed: ep, Space: lrGrid, Metric: strings.Repeat("m", MaxMetricKeyBytes+1)}, "metric"},
 		{"early stop min trials", Spec{Template: "train", Fixed: ep, Space: lrGrid, EarlyStop: &MedianRule{}}, "early_stop.min_trials"},
 		{"early stop after step", Spec{Template: "train", Fixed: ep, Space: lrGrid, EarlyStop: &MedianRule{MinTrials: 3, AfterStep: -1}}, "early_stop.after_step"},
-		{"idempotency key too long", Spec{Template: "train", Fixed: ep, Space: lrGrid, IdempotencyKey: strings.Repeat("k", jobs.MaxIdempotencyBytes)}, "idempotency_key"},
+		{"idempotency key too long", Spec{Template: "train", Fixed: ep, Space: lrGrid, IdempotencyKey: strings.Repeat("k", jobs.MaxIdempotencyBytes+1)}, "idempotency_key"},
 		{"missing template", Spec{Space: lrGrid}, "template"},
 		{"unknown template", Spec{Template: "nope", Space: lrGrid}, "template"},
 		{"core template", Spec{Template: "clean", Space: Space{List: []map[string]json.RawMessage{{}}}}, "template"},

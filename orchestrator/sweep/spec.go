@@ -25,9 +25,6 @@ const (
 	MaxMetricKeyBytes = 64
 	// DefaultMetric is the metric key used when the spec names none.
 	DefaultMetric = "metric"
-	// trialKeySuffixBytes is room kept in the idempotency key for the
-	// per-trial suffix ":9999".
-	trialKeySuffixBytes = 5
 )
 
 // Goal says whether a lower or a higher metric is better.
@@ -72,7 +69,10 @@ type Spec struct {
 	Labels map[string]string `json:"labels,omitempty"`
 	// EarlyStop turns on the median stopping rule; nil means off.
 	EarlyStop *MedianRule `json:"early_stop,omitempty"`
-	// IdempotencyKey makes resubmission safe; trial i gets KEY:i.
+	// IdempotencyKey makes resubmission safe: the same key with the same
+	// spec returns the first sweep. Trials get keys of their own, derived
+	// from the sweep's ID, so the controller can enqueue them again after a
+	// crash without doubling any.
 	IdempotencyKey string `json:"idempotency_key,omitempty"`
 }
 
