@@ -35,6 +35,15 @@ type Options struct {
 	// Capacity, when set, runs the hybrid capacity policy each leader tick:
 	// lending, reclaim, migration, elastic scale-up, drain and release.
 	Capacity *Hybrid
+	// Pipelines, when set, fires configured pipelines and advances their
+	// runs each leader tick.
+	Pipelines *Pipelines
+	// Sweeps, when set, fans out sweep trials, applies early stopping and
+	// finishes or cancels sweeps each leader tick.
+	Sweeps *Sweeps
+	// Now is the clock handed to the policies (tests inject one); nil
+	// means time.Now.
+	Now func() time.Time
 }
 
 // WithDefaults fills unset options.
@@ -60,6 +69,9 @@ func (o Options) WithDefaults() Options {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
+	}
+	if o.Now == nil {
+		o.Now = time.Now
 	}
 	return o
 }
@@ -95,6 +107,7 @@ type Controller struct {
 	cancel    context.CancelFunc
 	done      chan struct{}
 	poke      chan struct{}
+	flowPoke  chan struct{}
 	startOnce sync.Once
 	stopOnce  sync.Once
 }
@@ -105,7 +118,8 @@ func New(store *queues.Store, opts Options) (*Controller, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, fmt.Errorf("controller.New: %w", err)
 	}
-	return &Controller{store: store, opts: opts, log: opts.Logger.With("controller", opts.ID), poke: make(chan struct{}, 1)}, nil
+	return &Controller{store: store, opts: opts, log: opts.Logger.With("controller", opts.ID), poke: make(chan struct{}, 1),
+		flowPoke: make(chan struct{}, 1)}, nil
 }
 
 // Start runs the loop in the background. Calling it twice is a no-op.
@@ -146,11 +160,67 @@ func (c *Controller) loop(ctx context.Context) {
 	defer t.Stop()
 	for {
 		c.Tick(ctx)
+		if !c.waitForTick(ctx, t.C) {
+			return
+		}
+	}
+}
+
+// waitForTick runs flow ticks on flow pokes until the period ends or a
+// whole tick is poked; false means the loop is stopping.
+func (c *Controller) waitForTick(ctx context.Context, period <-chan time.Time) bool {
+	for {
 		select {
 		case <-ctx.Done():
-			return
-		case <-t.C:
+			return false
+		case <-period:
+			return true
 		case <-c.poke:
+			return true
+		case <-c.flowPoke:
+			c.flowTick(ctx)
+			// A storm of job events must not turn into a busy loop.
+			select {
+			case <-ctx.Done():
+				return false
+			case <-time.After(flowPokeGap):
+			}
+		}
+	}
+}
+
+// flowPokeGap is the least time between two flow ticks run on pokes.
+const flowPokeGap = 50 * time.Millisecond
+
+// PokeFlows asks the leader to advance pipelines and sweeps now, without a
+// whole tick: a finished step or trial should start the next one at once,
+// not at the next period. Pokes that arrive while one is pending merge.
+func (c *Controller) PokeFlows() {
+	select {
+	case c.flowPoke <- struct{}{}:
+	default:
+	}
+}
+
+// flowTick advances pipelines and sweeps if this controller leads.
+func (c *Controller) flowTick(ctx context.Context) {
+	if !c.Leader() || (c.opts.Pipelines == nil && c.opts.Sweeps == nil) {
+		return
+	}
+	tctx, cancel := context.WithTimeout(ctx, c.opts.Tick*4)
+	defer cancel()
+	c.advanceFlows(tctx, c.opts.Now())
+}
+
+func (c *Controller) advanceFlows(ctx context.Context, now time.Time) {
+	if c.opts.Pipelines != nil {
+		if err := c.opts.Pipelines.Tick(ctx, now); err != nil {
+			c.log.Warn("pipelines not fully advanced; retrying next tick", "err", err)
+		}
+	}
+	if c.opts.Sweeps != nil {
+		if err := c.opts.Sweeps.Tick(ctx, now); err != nil {
+			c.log.Warn("sweeps not fully advanced; retrying next tick", "err", err)
 		}
 	}
 }
@@ -171,7 +241,7 @@ func (c *Controller) Tick(ctx context.Context) {
 	tctx, cancel := context.WithTimeout(ctx, c.opts.Tick*4)
 	defer cancel()
 	lead, err := c.store.AcquireLeadership(tctx, c.opts.ID, c.opts.LeaderTTL)
-	now := time.Now()
+	now := c.opts.Now()
 	c.mu.Lock()
 	if err != nil {
 		c.healthy = time.Time{}
@@ -208,6 +278,7 @@ func (c *Controller) Tick(ctx context.Context) {
 			c.trimmed = now
 		}
 	}
+	c.advanceFlows(tctx, now)
 	if c.opts.Capacity != nil {
 		if _, err := c.opts.Capacity.Tick(tctx, now); err != nil {
 			c.log.Warn("capacity plan not fully applied", "err", err)

@@ -32,9 +32,20 @@ func (s *Submitter) Submit(ctx context.Context, sub jobs.Submission) (intake.Rec
 	if err != nil {
 		return intake.Receipt{}, err
 	}
-	res, err := s.Store.Submit(ctx, spec, s.Router.Route(spec))
+	j, dup, err := s.SubmitSpec(ctx, spec)
 	if err != nil {
 		return intake.Receipt{}, err
+	}
+	return intake.Receipt{JobID: j.ID, Attempt: j.Attempt, State: j.State, Queue: j.Queue, Duplicate: dup}, nil
+}
+
+// SubmitSpec routes, records and enqueues an already resolved spec, then
+// announces it. Pipeline steps and sweep trials come in here: they are
+// resolved against the catalog by their own validation.
+func (s *Submitter) SubmitSpec(ctx context.Context, spec jobs.Spec) (jobs.Job, bool, error) {
+	res, err := s.Store.Submit(ctx, spec, s.Router.Route(spec))
+	if err != nil {
+		return jobs.Job{}, false, err
 	}
 	j := res.Job
 	if !res.Duplicate && s.Events != nil {
@@ -50,5 +61,5 @@ func (s *Submitter) Submit(ctx context.Context, sub jobs.Submission) (intake.Rec
 	if !res.Duplicate && s.OnQueued != nil {
 		s.OnQueued(j)
 	}
-	return intake.Receipt{JobID: j.ID, Attempt: j.Attempt, State: j.State, Queue: j.Queue, Duplicate: res.Duplicate}, nil
+	return j, res.Duplicate, nil
 }

@@ -1,0 +1,43 @@
+package controller_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/ballastdev/ballast/orchestrator/controller"
+)
+
+// BenchmarkSweepFanOut measures SubmitSweep for sweeps of 200 to 10,000 trials with
+// no max-parallel limit: validation and expansion, the sweep record with
+// every trial's spec, and one enqueued job per trial, against the real
+// Redis. It reports trials enqueued per second and the time from submit to
+// all trials queued.
+func BenchmarkSweepFanOut(b *testing.B) {
+	for _, trials := range []int{200, 1000, 10000} {
+		b.Run(fmt.Sprintf("trials=%d", trials), func(b *testing.B) { benchFanOut(b, trials) })
+	}
+}
+
+func benchFanOut(b *testing.B, trials int) {
+	r := newFlowRigTB(b)
+	sw, err := controller.NewSweeps(controller.SweepsOptions{Store: r.store, Submitter: r.sub, Catalog: r.cat, Logger: quiet})
+	if err != nil {
+		b.Fatal(err)
+	}
+	spec := listSpec(trials, 0)
+	var total time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		rc, err := sw.SubmitSweep(r.ctx, spec)
+		total += time.Since(start)
+		if err != nil || rc.Queued != trials {
+			b.Fatalf("receipt %+v, err %v", rc, err)
+		}
+	}
+	b.StopTimer()
+	per := total / time.Duration(b.N)
+	b.ReportMetric(float64(trials)/per.Seconds(), "trials/s")
+	b.ReportMetric(float64(per.Milliseconds()), "ms/sweep")
+}
