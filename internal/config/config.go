@@ -69,6 +69,10 @@ type ControllerConfig struct {
 	// LeaderTTL is how long a leader's lease lasts without renewal; another
 	// controller takes over after it lapses.
 	LeaderTTL jobs.Duration `yaml:"leader_ttl,omitempty"`
+	// FireGrace is how late a pipeline's scheduled time may be noticed and
+	// still fire as on time (default 1m); a time noticed later was missed
+	// while no controller ran, and the pipeline's catch_up policy decides.
+	FireGrace jobs.Duration `yaml:"fire_grace,omitempty"`
 }
 
 // WorkerConfig sets how a worker polls, heartbeats, drains and keeps output.

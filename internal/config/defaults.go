@@ -56,6 +56,7 @@ func (c Config) WithDefaults() Config {
 	setDefault(&c.Controller.Tick, jobs.Duration(DefaultTick))
 	setDefault(&c.Controller.WorkerTTL, jobs.Duration(DefaultWorkerTTL))
 	setDefault(&c.Controller.LeaderTTL, jobs.Duration(DefaultLeaderTTL))
+	setDefault(&c.Controller.FireGrace, jobs.Duration(pipeline.FireGrace))
 
 	setDefault(&c.Worker.PollInterval, jobs.Duration(DefaultPollInterval))
 	setDefault(&c.Worker.Heartbeat, jobs.Duration(DefaultHeartbeat))

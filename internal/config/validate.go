@@ -87,6 +87,7 @@ func (c Config) validateTiming(ps *problems) {
 	positive(ps, "controller.tick", c.Controller.Tick)
 	positive(ps, "controller.worker_ttl", c.Controller.WorkerTTL)
 	positive(ps, "controller.leader_ttl", c.Controller.LeaderTTL)
+	positive(ps, "controller.fire_grace", c.Controller.FireGrace)
 	// One late heartbeat must not make a live worker look dead and get its
 	// jobs run twice, so the TTL spans at least two heartbeats.
 	if hb := c.Worker.Heartbeat; hb > 0 && c.Controller.WorkerTTL < 2*hb {
@@ -94,6 +95,11 @@ func (c Config) validateTiming(ps *problems) {
 	}
 	if t := c.Controller.Tick; t > 0 && c.Controller.LeaderTTL < 2*t {
 		ps.add("controller.leader_ttl", "%s is less than two ticks (controller.tick is %s); the leader could lose its lease between renewals: use at least %s", c.Controller.LeaderTTL, t, 2*t)
+	}
+	// A scheduled time is noticed up to a tick late, and a leader handover
+	// adds a lease; a shorter grace would call on-time runs missed.
+	if t := c.Controller.Tick; t > 0 && c.Controller.FireGrace > 0 && c.Controller.FireGrace < 2*t {
+		ps.add("controller.fire_grace", "%s is less than two ticks (controller.tick is %s); pipelines would count times noticed one slow tick late as missed: use at least %s", c.Controller.FireGrace, t, 2*t)
 	}
 }
 

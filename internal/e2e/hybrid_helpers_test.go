@@ -70,6 +70,30 @@ func hybridTemplates(bin string) map[string]jobs.Template {
 				"record": {Type: jobs.ParamString, Required: true},
 			},
 		},
+		// A marker for pipeline steps: appends "JOB_ID START_NANOS END_NANOS"
+		// to a file shared by every step, sleeping in between, so order and
+		// overlap of steps can be read back.
+		"hy-mark": {
+			Command: []string{"sh", "-c", `s=$(date +%s%N); sleep "$2"; echo "$BALLAST_JOB_ID $s $(date +%s%N)" >> "$1"`,
+				"sh", "${record}", "${seconds}"},
+			Class: jobs.ClassCore, Grace: jobs.Duration(hyGrace),
+			Params: map[string]jobs.ParamSpec{
+				"record":  {Type: jobs.ParamString, Required: true},
+				"seconds": {Type: jobs.ParamFloat, Default: 0.0},
+			},
+		},
+		// A sweep trial: reports a loss with its minimum at lr 0.35 and
+		// layers 3 after sleeping, as a training job prints its metric.
+		"hy-trial": {
+			Command: []string{"sh", "-c", `sleep "$3"; awk -v lr="$1" -v l="$2" 'BEGIN { printf "{\"loss\": %.6f}\n", (lr-0.35)^2 + (l-3)^2/100 }'`,
+				"sh", "${lr}", "${layers}", "${seconds}"},
+			Class: jobs.ClassBurst, Checkpointable: true, Retryable: true, Grace: jobs.Duration(hyGrace),
+			Params: map[string]jobs.ParamSpec{
+				"lr":      {Type: jobs.ParamFloat, Required: true},
+				"layers":  {Type: jobs.ParamInt, Required: true},
+				"seconds": {Type: jobs.ParamFloat, Default: 0.0},
+			},
+		},
 		// A plain sleep: core or burst by the submission's class, never
 		// checkpointable, so burst copies go to on-demand capacity.
 		"hy-sleep": {
