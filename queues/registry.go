@@ -136,7 +136,7 @@ func (s *Store) RecoverDeadWorkers(ctx context.Context, ttl time.Duration) ([]Re
 		id := z.Member.(string)
 		v, err := recoverWorkerScript.Run(ctx, s.rdb,
 			[]string{s.ns.Workers(), s.ns.Worker(id), s.ns.WorkerJobs(id), s.ns.WorkerTombstone(id), s.ns.Outbox(), s.ns.ActiveJobs()},
-			id, now.UnixMilli(), cutoff, s.ns.Job(""), time.Hour.Milliseconds()).Slice()
+			id, now.UnixMilli(), cutoff, s.ns.Job(""), time.Hour.Milliseconds(), s.opts.Retention.Milliseconds()).Slice()
 		if err != nil {
 			return out, wrap("queues.RecoverDeadWorkers", err)
 		}

@@ -69,10 +69,10 @@ return 1
 // request belonged to the attempt that ends here, so it is cleared; when the
 // caller names no queue, the queue it asked for is where the next attempt
 // goes (a drain racing a reclaim still sends the job where the plan wanted).
-// KEYS: job, outbox, workerJobs, active. ARGV: id, attempt, worker ("" = any), queue
-// ("" = the preempt target, else the same), now, notBefore, counter
-// ("retries"|"requeues"|"preemptions"), reason ("" for a preemption = built
-// from the request's reason).
+// KEYS: job, outbox, workerJobs, active, log, metrics. ARGV: id, attempt,
+// worker ("" = any), queue ("" = the preempt target, else the same), now,
+// notBefore, counter ("retries"|"requeues"|"preemptions"), reason ("" for a
+// preemption = built from the request's reason), spot, retentionMs.
 // Returns {newAttempt, queue, reason}: newAttempt is 0 when the attempt had
 // moved on, or -1 when a cancel was pending, in which case the job is
 // cancelled instead. A preemption's reason goes to last_move, not error: it
@@ -91,6 +91,11 @@ redis.call("HDEL", KEYS[1], "preempt", "preempt_reason")
 if st[4] == "1" then
   redis.call("HSET", KEYS[1], "state", "cancelled", "finished", ARGV[5], "worker", "", "error", "cancelled while " .. reason)
   redis.call("ZREM", KEYS[4], ARGV[1])
+  if tonumber(ARGV[10]) > 0 then
+    redis.call("PEXPIRE", KEYS[1], ARGV[10])
+    redis.call("PEXPIRE", KEYS[5], ARGV[10])
+    redis.call("PEXPIRE", KEYS[6], ARGV[10])
+  end
   return {-1, "", reason}
 end
 local q = ARGV[4]
@@ -147,7 +152,7 @@ return 1
 `)
 
 // cancelScript cancels a queued job at once, or asks the worker of a running
-// one to stop it. KEYS: job, outbox, active, metrics. ARGV: id, now, retentionMs.
+// one to stop it. KEYS: job, outbox, active, metrics, log. ARGV: id, now, retentionMs.
 // A queued job may hold a metric series from an earlier attempt (requeued
 // after reporting): it expires with the record, as in finishScript.
 // Returns {"cancelled", attempt, queue} | {"requested"} | {"finished", state} | {"gone"}.
@@ -161,6 +166,7 @@ if st[1] == "queued" then
   if tonumber(ARGV[3]) > 0 then
     redis.call("PEXPIRE", KEYS[1], ARGV[3])
     redis.call("PEXPIRE", KEYS[4], ARGV[3])
+    redis.call("PEXPIRE", KEYS[5], ARGV[3])
   end
   return {"cancelled", st[2], st[3]}
 end
@@ -204,7 +210,8 @@ return out
 // asked for (it was leaving its slot anyway); the request itself dies with
 // the attempt it was made for. KEYS: workers, worker, workerJobs, tombstone, outbox, active.
 // ARGV: workerID, now, cutoff (ms: a heartbeat after it means alive),
-// jobKeyPrefix, tombstoneTTLms.
+// jobKeyPrefix, tombstoneTTLms, retentionMs (for jobs that end cancelled;
+// their log and metrics keys are the record's key plus ":log"/":metrics").
 // Returns a flat list {id, newAttempt, queue, ...}.
 var recoverWorkerScript = redis.NewScript(`
 local beat = redis.call("ZSCORE", KEYS[1], ARGV[1])
@@ -220,6 +227,11 @@ for _, id in ipairs(redis.call("SMEMBERS", KEYS[3])) do
     redis.call("HSET", k, "state", "cancelled", "finished", ARGV[2], "worker", "", "error", "cancelled; its worker " .. ARGV[1] .. " was lost")
     redis.call("ZREM", KEYS[6], id)
     redis.call("HDEL", k, "preempt", "preempt_reason")
+    if tonumber(ARGV[6]) > 0 then
+      redis.call("PEXPIRE", k, ARGV[6])
+      redis.call("PEXPIRE", k .. ":log", ARGV[6])
+      redis.call("PEXPIRE", k .. ":metrics", ARGV[6])
+    end
   elseif st[1] == "running" and st[3] == ARGV[1] then
     local nxt = tonumber(st[2]) + 1
     if st[6] and st[6] ~= "" then st[4] = st[6] end

@@ -285,8 +285,9 @@ func (s *Store) Requeue(ctx context.Context, j jobs.Job, worker string, r Requeu
 		notBefore = now
 	}
 	v, err := requeueScript.Run(ctx, s.rdb,
-		[]string{s.ns.Job(j.ID), s.ns.Outbox(), s.ns.WorkerJobs(j.Worker), s.ns.ActiveJobs()},
-		j.ID, j.Attempt, worker, string(r.Queue), now.UnixMilli(), notBefore.UnixMilli(), counter, r.Reason, flag(r.Spot)).Slice()
+		[]string{s.ns.Job(j.ID), s.ns.Outbox(), s.ns.WorkerJobs(j.Worker), s.ns.ActiveJobs(), s.ns.JobLog(j.ID), s.ns.JobMetrics(j.ID)},
+		j.ID, j.Attempt, worker, string(r.Queue), now.UnixMilli(), notBefore.UnixMilli(), counter, r.Reason, flag(r.Spot),
+		s.opts.Retention.Milliseconds()).Slice()
 	if err != nil {
 		return Requeued{}, wrap("queues.Requeue", err)
 	}
@@ -411,7 +412,7 @@ const (
 
 // Cancel cancels a job.
 func (s *Store) Cancel(ctx context.Context, id string) (CancelResult, error) {
-	res, err := cancelScript.Run(ctx, s.rdb, []string{s.ns.Job(id), s.ns.Outbox(), s.ns.ActiveJobs(), s.ns.JobMetrics(id)},
+	res, err := cancelScript.Run(ctx, s.rdb, []string{s.ns.Job(id), s.ns.Outbox(), s.ns.ActiveJobs(), s.ns.JobMetrics(id), s.ns.JobLog(id)},
 		id, s.opts.Now().UnixMilli(), s.opts.Retention.Milliseconds()).StringSlice()
 	if err != nil {
 		return "", wrap("queues.Cancel", err)

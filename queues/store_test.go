@@ -344,3 +344,75 @@ func TestLogs(t *testing.T) {
 		t.Fatalf("rest %+v", rest)
 	}
 }
+
+// TestEveryCancelPathExpiresTheJobsKeys: a job that ends cancelled, whether
+// before it started, by a drain racing the cancel, or with its worker lost,
+// keeps its record, log and metrics only for the retention period.
+func TestEveryCancelPathExpiresTheJobsKeys(t *testing.T) {
+	t.Parallel()
+	s, clk := newStore(t)
+	ctx := context.Background()
+	rdb, ns := s.Redis(), s.Namespace()
+	// running submits a job, claims it as worker w, gives it a log line and
+	// a metric, and asks for its cancel.
+	running := func(w string) jobs.Job {
+		r, err := s.Submit(ctx, spec(""), queues.QueueCore)
+		if err != nil {
+			t.Fatal(err)
+		}
+		j, ok, err := s.Claim(ctx, queues.Delivery{JobID: r.Job.ID, Attempt: 1}, w)
+		if err != nil || !ok {
+			t.Fatalf("claim: %v %v", ok, err)
+		}
+		if err := s.AppendLogs(ctx, j.ID, []queues.LogLine{{Attempt: 1, Stream: "stdout", Text: "hi"}}, 10); err != nil {
+			t.Fatal(err)
+		}
+		if ok, err := s.ReportMetric(ctx, j, w, 0.5); err != nil || !ok {
+			t.Fatalf("metric: %v %v", ok, err)
+		}
+		if _, err := s.Cancel(ctx, j.ID); err != nil {
+			t.Fatal(err)
+		}
+		return j
+	}
+	expiring := func(how, id string) {
+		t.Helper()
+		for _, k := range []string{ns.Job(id), ns.JobLog(id), ns.JobMetrics(id)} {
+			if ttl := rdb.PTTL(ctx, k).Val(); ttl <= 0 {
+				t.Errorf("%s: %s has no expiry (PTTL %v)", how, k, ttl)
+			}
+		}
+	}
+
+	drained := running("w1")
+	if res, err := s.Requeue(ctx, drained, "w1", queues.Requeue{Reason: "draining"}); err != nil || !res.Cancelled {
+		t.Fatalf("requeue of a cancel-requested job: %+v %v", res, err)
+	}
+	expiring("drain racing a cancel", drained.ID)
+
+	lost := running("w2")
+	if _, err := s.Heartbeat(ctx, queues.WorkerInfo{ID: "w2"}, []queues.Delivery{{JobID: lost.ID, Attempt: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	clk.Add(time.Minute)
+	if _, err := s.RecoverDeadWorkers(ctx, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if j, _ := s.Get(ctx, lost.ID); j.State != jobs.StateCancelled {
+		t.Fatalf("the lost worker's cancel-requested job is %s", j.State)
+	}
+	expiring("worker lost", lost.ID)
+
+	q, _ := s.Submit(ctx, spec(""), queues.QueueCore)
+	if err := s.AppendLogs(ctx, q.Job.ID, []queues.LogLine{{Attempt: 1, Stream: "stdout", Text: "x"}}, 10); err != nil {
+		t.Fatal(err)
+	}
+	if res, _ := s.Cancel(ctx, q.Job.ID); res != queues.Cancelled {
+		t.Fatalf("cancel queued: %v", res)
+	}
+	for _, k := range []string{ns.Job(q.Job.ID), ns.JobLog(q.Job.ID)} {
+		if ttl := rdb.PTTL(ctx, k).Val(); ttl <= 0 {
+			t.Errorf("cancelled before it started: %s has no expiry (PTTL %v)", k, ttl)
+		}
+	}
+}
