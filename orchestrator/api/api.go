@@ -26,8 +26,14 @@ type Status struct {
 // Handler serves the API. An empty token turns authentication off (dev mode
 // on localhost only; the config refuses it elsewhere).
 func Handler(store *queues.Store, sub intake.Submitter, token string) http.Handler {
+	return HandlerWithFlows(store, sub, token, Flows{})
+}
+
+// HandlerWithFlows is Handler plus the pipeline and sweep endpoints.
+func HandlerWithFlows(store *queues.Store, sub intake.Submitter, token string, flows Flows) http.Handler {
 	h := &handler{store: store, auth: token != "", token: sha256.Sum256([]byte(token))}
 	mux := http.NewServeMux()
+	h.mountFlows(mux, flows, token)
 	mux.Handle("POST "+intake.SubmitPath, intake.HTTPHandler(sub, token))
 	mux.HandleFunc("GET /api/v1/jobs", h.guard(h.list))
 	mux.HandleFunc("GET /api/v1/jobs/{id}", h.guard(h.get))
@@ -123,9 +129,12 @@ func (h *handler) status(w http.ResponseWriter, r *http.Request) {
 }
 
 func writeErr(w http.ResponseWriter, err error) {
+	var ve *jobs.ValidationError
 	switch {
 	case errors.Is(err, jobs.ErrNotFound):
 		writeJSON(w, http.StatusNotFound, intake.ErrorBody{Error: intake.Error{Code: "not_found", Message: err.Error()}})
+	case errors.As(err, &ve):
+		writeJSON(w, http.StatusBadRequest, intake.ErrorBody{Error: intake.Error{Code: intake.CodeInvalid, Message: err.Error(), Problems: ve.Problems}})
 	case errors.Is(err, jobs.ErrUnavailable):
 		writeJSON(w, http.StatusServiceUnavailable, intake.ErrorBody{Error: intake.Error{Code: intake.CodeUnavailable, Message: err.Error()}})
 	default:

@@ -1,0 +1,127 @@
+package api
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/ballastdev/ballast/jobs"
+	"github.com/ballastdev/ballast/orchestrator/controller"
+	"github.com/ballastdev/ballast/orchestrator/intake"
+	"github.com/ballastdev/ballast/orchestrator/sweep"
+	"github.com/ballastdev/ballast/queues"
+)
+
+// Flows are the pipeline and sweep runners the API exposes; a nil field
+// leaves its write endpoints out (reads need only the store).
+type Flows struct {
+	Sweeps    *controller.Sweeps
+	Pipelines *controller.Pipelines
+}
+
+// mountFlows adds the pipeline and sweep endpoints to mux.
+func (h *handler) mountFlows(mux *http.ServeMux, f Flows, token string) {
+	if f.Sweeps != nil {
+		mux.Handle("POST "+intake.SweepSubmitPath, intake.SweepHTTPHandler(f.Sweeps, token))
+	}
+	mux.HandleFunc("GET /api/v1/sweeps", h.guard(h.listSweeps))
+	mux.HandleFunc("GET /api/v1/sweeps/{id}", h.guard(h.getSweep))
+	mux.HandleFunc("POST /api/v1/sweeps/{id}/cancel", h.guard(h.cancelSweep))
+	mux.HandleFunc("GET /api/v1/pipelines/{name}/runs", h.guard(h.listRuns))
+	mux.HandleFunc("GET /api/v1/runs/{id}", h.guard(h.getRun))
+	mux.HandleFunc("POST /api/v1/runs/{id}/cancel", h.guard(h.cancelRun))
+	if f.Pipelines != nil {
+		mux.HandleFunc("POST /api/v1/pipelines/{name}/trigger", h.guard(func(w http.ResponseWriter, r *http.Request) {
+			run, err := f.Pipelines.Trigger(r.Context(), r.PathValue("name"), time.Now())
+			if err != nil {
+				writeErr(w, err)
+				return
+			}
+			writeJSON(w, http.StatusCreated, run)
+		}))
+	}
+}
+
+// sweepSummary is one line of the sweep list.
+type sweepSummary struct {
+	ID      string            `json:"id"`
+	State   queues.SweepState `json:"state"`
+	Created time.Time         `json:"created_at"`
+	Summary sweep.Summary     `json:"summary"`
+}
+
+func (h *handler) listSweeps(w http.ResponseWriter, r *http.Request) {
+	limit, _ := strconv.Atoi(r.URL.Query().Get("limit"))
+	if limit <= 0 || limit > 200 {
+		limit = 20
+	}
+	ids, err := h.store.ListSweeps(r.Context(), limit)
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	out := make([]sweepSummary, 0, len(ids))
+	for _, id := range ids {
+		v, err := controller.LoadSweepView(r.Context(), h.store, id)
+		if errors.Is(err, jobs.ErrNotFound) {
+			continue // expired between the index and the record
+		}
+		if err != nil {
+			writeErr(w, err)
+			return
+		}
+		out = append(out, sweepSummary{ID: id, State: v.Sweep.State, Created: v.Sweep.CreatedAt, Summary: v.Summary})
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"sweeps": out})
+}
+
+func (h *handler) getSweep(w http.ResponseWriter, r *http.Request) {
+	v, err := controller.LoadSweepView(r.Context(), h.store, r.PathValue("id"))
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, v)
+}
+
+func (h *handler) cancelSweep(w http.ResponseWriter, r *http.Request) {
+	now, err := controller.CancelSweep(r.Context(), h.store, r.PathValue("id"))
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]bool{"cancelled": now})
+}
+
+func (h *handler) listRuns(w http.ResponseWriter, r *http.Request) {
+	limit, _ := strconv.Atoi(r.URL.Query().Get("limit"))
+	runs, err := h.store.ListRuns(r.Context(), r.PathValue("name"), limit)
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"runs": runs})
+}
+
+func (h *handler) getRun(w http.ResponseWriter, r *http.Request) {
+	run, err := h.store.GetRun(r.Context(), r.PathValue("id"))
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, run)
+}
+
+func (h *handler) cancelRun(w http.ResponseWriter, r *http.Request) {
+	if err := controller.CancelRun(r.Context(), h.store, nil, r.PathValue("id"), "cancelled through the API"); err != nil {
+		writeErr(w, err)
+		return
+	}
+	run, err := h.store.GetRun(r.Context(), r.PathValue("id"))
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, run)
+}
