@@ -37,7 +37,7 @@ watermarks: {high: 0.3, low: 0.5}
 func ExampleDev() {
 	cfg := config.Dev()
 	cat, _ := cfg.Catalog()
-	fmt.Println(cfg.Pools["fixed"].Slots, cat.Names())
+	fmt.Println(cfg.Pools["fixed"].Slots, cat.Names(), len(cfg.Pipelines["features"].Steps))
 	// Output:
-	// 4 [hello nightly-features sleep steps]
+	// 4 [hello nightly-features sleep steps train-toy] 2
 }

@@ -134,6 +134,7 @@ func newHybridRig(t *testing.T, pools map[string]config.PoolConfig, high, low fl
 	cfg.Watermarks = config.Watermarks{High: high, Low: low}
 	cfg.Pools = pools
 	cfg.Templates = hybridTemplates(bin)
+	cfg.Pipelines = nil // the dev demo's pipelines name dev templates; tests set their own
 	data, err := yaml.Marshal(cfg)
 	if err != nil {
 		t.Fatalf("marshal config: %v", err)
