@@ -34,6 +34,8 @@ func commands() map[string]command {
 		"submit":          {"submit a job: ballast submit TEMPLATE [name=value ...]", runSubmit},
 		"jobs":            {"list jobs, or: jobs show ID | jobs logs ID", runJobs},
 		"cancel":          {"cancel a job: ballast cancel ID", runCancel},
+		"pipelines":       {"list pipelines, or: pipelines runs NAME | show RUN | trigger NAME | cancel RUN", runPipelines},
+		"sweep":           {"parameter sweeps: sweep submit FILE | show ID | cancel ID | list", runSweep},
 		"status":          {"show workers, queues and recent jobs", runStatus},
 		"validate-config": {"check a config file and report every problem with its line", runValidateConfig},
 		"example-job":     {"a checkpointing demo job that counts steps (used by the steps template)", runExampleJob},

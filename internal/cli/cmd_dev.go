@@ -163,11 +163,20 @@ func printEvents(nc *nats.Conn, subj events.Subjects, e *env) error {
 		if json.Unmarshal(m.Data, &ev) != nil {
 			return
 		}
+		at := ev.Time.Format("15:04:05.000")
+		switch {
+		case ev.Type.IsPipeline():
+			fmt.Fprintf(e.out, "%s  %-15s %s run=%s %s\n", at, ev.Type, ev.Pipeline, dash(ev.RunID), ev.Reason)
+			return
+		case ev.Type.IsSweep():
+			fmt.Fprintf(e.out, "%s  %-15s %s %s\n", at, ev.Type, ev.SweepID, ev.Reason)
+			return
+		}
 		who := ev.JobID
 		if who == "" {
 			who = ev.Worker
 		}
-		fmt.Fprintf(e.out, "%s  %-15s %s attempt=%d queue=%s worker=%s %s\n", ev.Time.Format("15:04:05.000"), ev.Type, who,
+		fmt.Fprintf(e.out, "%s  %-15s %s attempt=%d queue=%s worker=%s %s\n", at, ev.Type, who,
 			ev.Attempt, dash(ev.Queue), dash(ev.Worker), ev.Reason)
 	})
 	return err

@@ -27,6 +27,6 @@ func runValidateConfig(_ context.Context, e *env, args []string) error {
 		}
 		return err
 	}
-	fmt.Fprintf(e.out, "%s: ok (%d pools, %d templates)\n", fs.Arg(0), len(cfg.Pools), len(cfg.Templates))
+	fmt.Fprintf(e.out, "%s: ok (%d pools, %d templates, %d pipelines)\n", fs.Arg(0), len(cfg.Pools), len(cfg.Templates), len(cfg.Pipelines))
 	return nil
 }

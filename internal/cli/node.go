@@ -60,11 +60,6 @@ func startControlPlane(ctx context.Context, cfg config.Config, rdb redis.Univers
 	if err != nil {
 		return nil, err
 	}
-	if len(cfg.Pipelines) > 0 {
-		// Say so rather than let a nightly pipeline silently never run.
-		log.Warn("pipelines are validated but not yet fired by this version: submit their steps yourself for now",
-			"pipelines", len(cfg.Pipelines))
-	}
 	store := newStore(rdb, cfg)
 	pub := events.NewNATSPublisher(nc, subj)
 	// With the capacity policy on, burst work waits in burst and the policy
@@ -76,6 +71,15 @@ func startControlPlane(ctx context.Context, cfg config.Config, rdb redis.Univers
 	if capacity {
 		opts.Capacity = newCapacity(cfg, store, nc, prov, pub, log)
 	}
+	if opts.Pipelines, err = controller.NewPipelines(controller.PipelinesOptions{Store: store, Submitter: sub, Catalog: cat,
+		Pipelines: cfg.Pipelines, Grace: cfg.Controller.FireGrace.Std(), Events: pub, Logger: log}); err != nil {
+		return nil, err
+	}
+	sweeps, err := controller.NewSweeps(controller.SweepsOptions{Store: store, Submitter: sub, Catalog: cat, Events: pub, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	opts.Sweeps = sweeps
 	ctl, err := controller.New(store, opts)
 	if err != nil {
 		return nil, err
@@ -91,8 +95,15 @@ func startControlPlane(ctx context.Context, cfg config.Config, rdb redis.Univers
 		return nil, err
 	}
 	st.push(ctl.Stop)
+	// A step or trial that ends should start the next one now, not at the
+	// next tick. The event is only a wake-up: the records decide.
+	wake, err := events.OnJobEnd(nc, subj, func(events.Event) { ctl.PokeFlows() })
+	if err != nil {
+		return nil, err
+	}
+	st.push(func() { _ = wake.Unsubscribe() })
 
-	in, err := intake.NewNATSServer(nc, sub, intake.NATSOptions{Subjects: subj, Logger: log})
+	in, err := intake.NewNATSServer(nc, sub, intake.NATSOptions{Subjects: subj, Logger: log, Sweeps: sweeps})
 	if err != nil {
 		return nil, err
 	}
@@ -109,7 +120,8 @@ func startControlPlane(ctx context.Context, cfg config.Config, rdb redis.Univers
 	if err != nil {
 		return nil, fmt.Errorf("http.listen %s: %w (choose a free port)", cfg.HTTP.Listen, err)
 	}
-	srv := &http.Server{Handler: api.Handler(store, sub, token), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: api.HandlerWithFlows(store, sub, token, api.Flows{Sweeps: sweeps, Pipelines: opts.Pipelines}),
+		ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error("http server stopped", "err", err)

@@ -166,18 +166,40 @@ func (c *Controller) loop(ctx context.Context) {
 	}
 }
 
-// waitForTick runs flow ticks on flow pokes until the period ends or a
-// whole tick is poked; false means the loop is stopping.
+// waitForTick runs flow ticks on flow pokes and at pipelines' scheduled
+// times until the period ends or a whole tick is poked; false means the
+// loop is stopping.
 func (c *Controller) waitForTick(ctx context.Context, period <-chan time.Time) bool {
 	for {
+		// Wake at the next scheduled time, so a run starts within
+		// milliseconds of it rather than up to a tick later.
+		var fire <-chan time.Time
+		var timer *time.Timer
+		if c.opts.Pipelines != nil && c.Leader() {
+			if next := c.opts.Pipelines.NextFire(c.opts.Now()); !next.IsZero() {
+				timer = time.NewTimer(max(next.Sub(c.opts.Now()), 0))
+				fire = timer.C
+			}
+		}
+		stop := func() {
+			if timer != nil {
+				timer.Stop()
+			}
+		}
 		select {
 		case <-ctx.Done():
+			stop()
 			return false
 		case <-period:
+			stop()
 			return true
 		case <-c.poke:
+			stop()
 			return true
+		case <-fire:
+			c.flowTick(ctx)
 		case <-c.flowPoke:
+			stop()
 			c.flowTick(ctx)
 			// A storm of job events must not turn into a busy loop.
 			select {

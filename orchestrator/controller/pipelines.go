@@ -98,6 +98,18 @@ func (p *Pipelines) Definition(name string) (pipeline.Pipeline, bool) {
 	return d, ok
 }
 
+// NextFire returns the earliest scheduled time after now of any configured
+// pipeline; zero when none will ever fire.
+func (p *Pipelines) NextFire(now time.Time) time.Time {
+	var next time.Time
+	for _, name := range p.names {
+		if t := p.scheds[name].Next(now); !t.IsZero() && (next.IsZero() || t.Before(next)) {
+			next = t
+		}
+	}
+	return next
+}
+
 // Tick fires the pipelines whose time has come at now, then advances every
 // active run: it follows the jobs of running steps, starts the steps whose
 // dependencies succeeded, skips the dependants of failed ones, ends runs
