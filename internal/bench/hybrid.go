@@ -267,6 +267,7 @@ func (h *hybrid) writeConfig(natsURL string) (config.Config, error) {
 			MinBilling: 0, IdleTTL: jobs.Duration(hyIdleTTL), MaxWorkers: hyElasticMax, SlotsPerWorker: 1},
 	}
 	cfg.Templates = nil
+	cfg.Pipelines = nil // the dev pipelines name dev templates, and would take the bench's slots
 	data, err := yaml.Marshal(cfg)
 	if err != nil {
 		return cfg, fmt.Errorf("bench: encode config: %w", err)
