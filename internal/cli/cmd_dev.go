@@ -209,10 +209,4 @@ func raw(m map[string]any) map[string]json.RawMessage {
 	return out
 }
 
-func sortedTemplateNames(cfg config.Config) []string {
-	m := make(map[string]any, len(cfg.Templates))
-	for k := range cfg.Templates {
-		m[k] = nil
-	}
-	return sortedParamNames(m)
-}
+func sortedTemplateNames(cfg config.Config) []string { return sortedKeys(cfg.Templates) }

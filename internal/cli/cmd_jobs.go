@@ -56,14 +56,8 @@ func runJobsOne(ctx context.Context, e *env, verb string, args []string) error {
 	cfgPath := configFlag(fs)
 	out := outputFlag(fs)
 	followLogs := fs.Bool("f", false, "logs: keep following new lines until the job ends")
-	if err := parse(fs, args); err != nil {
+	if err := parseArgs(fs, args, out, 1, "give exactly one job ID"); err != nil {
 		return err
-	}
-	if err := checkOutput(*out); err != nil {
-		return err
-	}
-	if fs.NArg() != 1 {
-		return usageError{"give exactly one job ID"}
 	}
 	id := fs.Arg(0)
 	store, closeFn, err := openStore(ctx, *cfgPath)
@@ -130,7 +124,7 @@ func showJob(e *env, j jobs.Job) error {
 		{"created", ago(j.CreatedAt, now)}, {"started", ago(j.StartedAt, now)}, {"finished", ago(j.FinishedAt, now)},
 		{"timeout", j.Spec.Timeout}, {"checkpointable", j.Spec.Checkpointable}, {"retryable", j.Spec.Retryable},
 	}
-	for _, k := range sortedParamNames(j.Spec.Params) {
+	for _, k := range sortedKeys(j.Spec.Params) {
 		rows = append(rows, []any{"param " + k, fmt.Sprint(j.Spec.Params[k])})
 	}
 	return table(e.out, "FIELD\tVALUE", rows)

@@ -60,14 +60,8 @@ func runPipelinesList(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "pipelines list", "pipelines [list] [-o json]")
 	cfgPath := configFlag(fs)
 	out := outputFlag(fs)
-	if err := parse(fs, args); err != nil {
+	if err := parseArgs(fs, args, out, 0, "pipelines list takes no arguments; to see one pipeline's runs: ballast pipelines runs NAME"); err != nil {
 		return err
-	}
-	if err := checkOutput(*out); err != nil {
-		return err
-	}
-	if fs.NArg() != 0 {
-		return usageError{"pipelines list takes no arguments; to see one pipeline's runs: ballast pipelines runs NAME"}
 	}
 	cfg, err := loadConfig(*cfgPath)
 	if err != nil {
@@ -128,14 +122,8 @@ func runPipelinesRuns(ctx context.Context, e *env, args []string) error {
 	cfgPath := configFlag(fs)
 	limit := fs.Int("limit", 20, "most runs shown, newest scheduled first")
 	out := outputFlag(fs)
-	if err := parse(fs, args); err != nil {
+	if err := parseArgs(fs, args, out, 1, "name one pipeline: ballast pipelines runs NAME"); err != nil {
 		return err
-	}
-	if err := checkOutput(*out); err != nil {
-		return err
-	}
-	if fs.NArg() != 1 {
-		return usageError{"name one pipeline: ballast pipelines runs NAME"}
 	}
 	if *limit <= 0 {
 		return usageError{fmt.Sprintf("--limit %d: give a positive number", *limit)}
@@ -182,14 +170,8 @@ func runPipelinesShow(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "pipelines show", "pipelines show [-o json] RUN")
 	cfgPath := configFlag(fs)
 	out := outputFlag(fs)
-	if err := parse(fs, args); err != nil {
+	if err := parseArgs(fs, args, out, 1, "give exactly one run ID (see: ballast pipelines runs NAME)"); err != nil {
 		return err
-	}
-	if err := checkOutput(*out); err != nil {
-		return err
-	}
-	if fs.NArg() != 1 {
-		return usageError{"give exactly one run ID (see: ballast pipelines runs NAME)"}
 	}
 	store, closeFn, err := openStore(ctx, *cfgPath)
 	if err != nil {
@@ -238,14 +220,8 @@ func runPipelinesTrigger(ctx context.Context, e *env, args []string) error {
 	cfgPath := configFlag(fs)
 	natsURL := fs.String("nats", "", "NATS URL for the run-started event (default: the config's nats.url)")
 	out := outputFlag(fs)
-	if err := parse(fs, args); err != nil {
+	if err := parseArgs(fs, args, out, 1, "name one pipeline: ballast pipelines trigger NAME"); err != nil {
 		return err
-	}
-	if err := checkOutput(*out); err != nil {
-		return err
-	}
-	if fs.NArg() != 1 {
-		return usageError{"name one pipeline: ballast pipelines trigger NAME"}
 	}
 	cfg, err := loadConfig(*cfgPath)
 	if err != nil {
@@ -381,14 +357,7 @@ func unknownPipeline(cfg config.Config, name string) error {
 	return fmt.Errorf("unknown pipeline %q and no runs of it are kept (configured: %s)", name, strings.Join(names, ", "))
 }
 
-func pipelineNames(cfg config.Config) []string {
-	names := make([]string, 0, len(cfg.Pipelines))
-	for n := range cfg.Pipelines {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
+func pipelineNames(cfg config.Config) []string { return sortedKeys(cfg.Pipelines) }
 
 // stepOrder returns a pipeline's steps in DAG order, falling back to name
 // order for a definition Order refuses (validation keeps those out).
@@ -396,12 +365,7 @@ func stepOrder(def pipeline.Pipeline) []string {
 	if order, err := pipeline.Order(def); err == nil {
 		return order
 	}
-	names := make([]string, 0, len(def.Steps))
-	for n := range def.Steps {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
+	return sortedKeys(def.Steps)
 }
 
 // runStepOrder is stepOrder for a run, with any step the record has but its

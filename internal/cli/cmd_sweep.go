@@ -62,14 +62,8 @@ func runSweepSubmit(ctx context.Context, e *env, args []string) error {
 	natsURL := fs.String("nats", "", "NATS URL (default: the config's nats.url)")
 	wait := fs.Bool("wait", false, "follow the sweep until every trial has ended; fail if it was cancelled or no trial succeeded")
 	out := outputFlag(fs)
-	if err := parse(fs, args); err != nil {
+	if err := parseArgs(fs, args, out, 1, "name one spec file, or - for stdin: ballast sweep submit FILE"); err != nil {
 		return err
-	}
-	if err := checkOutput(*out); err != nil {
-		return err
-	}
-	if fs.NArg() != 1 {
-		return usageError{"name one spec file, or - for stdin: ballast sweep submit FILE"}
 	}
 	file := fs.Arg(0)
 	data, err := readSpec(file)
@@ -204,14 +198,8 @@ func runSweepShow(ctx context.Context, e *env, args []string) error {
 	cfgPath := configFlag(fs)
 	trials := fs.Int("trials", 20, "most trials listed, best metric first (0: all)")
 	out := outputFlag(fs)
-	if err := parse(fs, args); err != nil {
+	if err := parseArgs(fs, args, out, 1, "give exactly one sweep ID (see: ballast sweep list)"); err != nil {
 		return err
-	}
-	if err := checkOutput(*out); err != nil {
-		return err
-	}
-	if fs.NArg() != 1 {
-		return usageError{"give exactly one sweep ID (see: ballast sweep list)"}
 	}
 	if *trials < 0 {
 		return usageError{fmt.Sprintf("--trials %d: give 0 (all) or a positive number", *trials)}
@@ -249,7 +237,7 @@ func showSweep(e *env, v controller.SweepView, limit int) error {
 		{"trials", fmt.Sprintf("%d/%d done: %s", doneCount(v.Summary), v.Summary.Total, countsText(v.Summary))},
 		{"best", best},
 	}
-	for _, k := range sortedParamNames(v.BestParams) {
+	for _, k := range sortedKeys(v.BestParams) {
 		rows = append(rows, []any{"best " + k, fmt.Sprint(v.BestParams[k])})
 	}
 	rows = append(rows, []any{"created", ago(v.Sweep.CreatedAt, now)}, []any{"finished", ago(v.Sweep.FinishedAt, now)})
@@ -355,14 +343,8 @@ func runSweepList(ctx context.Context, e *env, args []string) error {
 	cfgPath := configFlag(fs)
 	limit := fs.Int("limit", 20, "most sweeps shown, newest first")
 	out := outputFlag(fs)
-	if err := parse(fs, args); err != nil {
+	if err := parseArgs(fs, args, out, 0, "sweep list takes no arguments; for one sweep: ballast sweep show ID"); err != nil {
 		return err
-	}
-	if err := checkOutput(*out); err != nil {
-		return err
-	}
-	if fs.NArg() != 0 {
-		return usageError{"sweep list takes no arguments; for one sweep: ballast sweep show ID"}
 	}
 	if *limit <= 0 {
 		return usageError{fmt.Sprintf("--limit %d: give a positive number", *limit)}

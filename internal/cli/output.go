@@ -14,6 +14,21 @@ func outputFlag(fs *flag.FlagSet) *string {
 	return fs.String("o", "table", "output format: table or json")
 }
 
+// parseArgs parses fs, checks -o and that exactly n positional arguments
+// were given; usage says what to give instead.
+func parseArgs(fs *flag.FlagSet, args []string, out *string, n int, usage string) error {
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if err := checkOutput(*out); err != nil {
+		return err
+	}
+	if fs.NArg() != n {
+		return usageError{usage}
+	}
+	return nil
+}
+
 func checkOutput(o string) error {
 	if o != "table" && o != "json" {
 		return usageError{fmt.Sprintf("-o %q: use table or json", o)}

@@ -21,7 +21,8 @@ func openStore(ctx context.Context, cfgPath string) (*queues.Store, func(), erro
 	return newStore(rdb, cfg), func() { rdb.Close() }, nil
 }
 
-func sortedParamNames(m map[string]any) []string {
+// sortedKeys returns m's keys in order, so tables print the same each time.
+func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
