@@ -1,0 +1,148 @@
+package trace
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/ballastdev/ballast/jobs"
+)
+
+// Limits every reader and the generator enforce. They keep a malformed or
+// hostile input from exhausting memory and keep offset arithmetic
+// (Submit+Duration+Deadline) far from overflowing time.Duration.
+const (
+	// MaxJobs is the most jobs a trace may hold: about 1.5 GB of Jobs.
+	MaxJobs = 1 << 24
+	// MaxSlots is the most slots one job may occupy.
+	MaxSlots = 1 << 20
+	// MaxOffset bounds Submit, Duration and Deadline: 100 years of 365 days.
+	MaxOffset = 100 * 365 * 24 * time.Hour
+)
+
+// Job is one job of a trace.
+type Job struct {
+	Submit         time.Duration // offset from the trace start
+	Duration       time.Duration // run time when never interrupted (> 0)
+	Slots          int           // slots (GPUs, cores) it occupies, >= 1
+	Class          jobs.Class    // jobs.ClassCore or jobs.ClassBurst
+	Team           string
+	Template       string
+	Checkpointable bool
+	// Deadline, when > 0, is how long after Submit the job must have finished.
+	Deadline time.Duration
+}
+
+// Trace is jobs sorted by Submit (ties keep input order).
+type Trace struct {
+	Name  string
+	Start time.Time // wall-clock time of offset 0 (for per-day/hour reports); may be zero
+	Jobs  []Job
+}
+
+// Span is when the last job ends if every job starts at its submission: the
+// latest Submit+Duration, which is not always the last job's since a later
+// submission may be shorter. It is 0 for an empty trace.
+func (t Trace) Span() time.Duration {
+	var end time.Duration
+	for _, j := range t.Jobs {
+		end = max(end, j.Submit+j.Duration)
+	}
+	return end
+}
+
+// Demand returns the number of busy slots over time if every job started at
+// its submission and ran uninterrupted for its Duration.
+//
+// Element i is the sum of Slots of the jobs running at the instant i*step,
+// a job running on the half-open interval [Submit, Submit+Duration): a job
+// that ends at the instant another starts is not counted twice. The result
+// has ceil(Span/step) elements, so the last sample is the last instant
+// before Span (at Span nothing runs); it is empty for an empty trace.
+//
+// These are point samples, not peaks or averages: a job shorter than step
+// may fall between two samples and not appear at all. Pick step well below
+// the typical job duration when that matters. The cost is
+// O(len(Jobs) + Span/step) time and Span/step ints of memory; Demand panics
+// when step <= 0, like time.NewTicker, since no sampling is meaningful then.
+func (t Trace) Demand(step time.Duration) []int {
+	if step <= 0 {
+		panic(fmt.Sprintf("trace: Demand step must be > 0, got %v", step))
+	}
+	n := ceilDiv(t.Span(), step)
+	// A difference array makes this linear: +Slots at the first sample a job
+	// covers, -Slots at the first sample after it.
+	d := make([]int, n+1)
+	for _, j := range t.Jobs {
+		first, end := ceilDiv(j.Submit, step), ceilDiv(j.Submit+j.Duration, step)
+		if first < end {
+			d[first] += j.Slots
+			d[end] -= j.Slots
+		}
+	}
+	for i := 1; i < len(d); i++ {
+		d[i] += d[i-1]
+	}
+	return d[:n]
+}
+
+// ceilDiv is ceil(a/b) for a >= 0 and b > 0.
+func ceilDiv(a, b time.Duration) int {
+	return int((a + b - 1) / b)
+}
+
+// Validate reports every job that breaks the Job contract and whether the
+// jobs are sorted by Submit. Readers and Generate only return valid traces;
+// this is for traces built by hand.
+func (t Trace) Validate() error {
+	var errs []error
+	for i, j := range t.Jobs {
+		if err := j.validate(); err != nil {
+			errs = append(errs, fmt.Errorf("job %d: %w", i, err))
+		}
+		if i > 0 && j.Submit < t.Jobs[i-1].Submit {
+			errs = append(errs, fmt.Errorf("job %d: submitted before job %d: jobs must be sorted by Submit (see SortJobs)", i, i-1))
+		}
+		if len(errs) >= 20 {
+			// A systematically broken trace would otherwise make an error of
+			// millions of lines.
+			errs = append(errs, errors.New("more problems not shown"))
+			break
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// validate checks one job; the field names match Job's.
+func (j Job) validate() error {
+	var errs []error
+	if j.Submit < 0 || j.Submit > MaxOffset {
+		errs = append(errs, fmt.Errorf("submit: %v is outside [0, %v]", j.Submit, MaxOffset))
+	}
+	if j.Duration <= 0 || j.Duration > MaxOffset {
+		errs = append(errs, fmt.Errorf("duration: %v is outside (0, %v]", j.Duration, MaxOffset))
+	}
+	if j.Slots < 1 || j.Slots > MaxSlots {
+		errs = append(errs, fmt.Errorf("slots: %d is outside [1, %d]", j.Slots, MaxSlots))
+	}
+	if j.Class != jobs.ClassCore && j.Class != jobs.ClassBurst {
+		errs = append(errs, fmt.Errorf("class: %q is neither %q nor %q", j.Class, jobs.ClassCore, jobs.ClassBurst))
+	}
+	if j.Deadline < 0 || j.Deadline > MaxOffset {
+		errs = append(errs, fmt.Errorf("deadline: %v is outside [0, %v]", j.Deadline, MaxOffset))
+	}
+	return errors.Join(errs...)
+}
+
+// SortJobs sorts jobs by Submit; jobs submitted at the same time keep their
+// order, which is the tie rule of Trace. It does nothing to sorted input.
+func SortJobs(jobs []Job) {
+	if slices.IsSortedFunc(jobs, bySubmit) {
+		return
+	}
+	slices.SortStableFunc(jobs, bySubmit)
+}
+
+func bySubmit(a, b Job) int { return cmp.Compare(a.Submit, b.Submit) }
