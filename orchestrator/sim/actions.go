@@ -1,0 +1,106 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/ballastdev/ballast/orchestrator/policy"
+)
+
+// carryOut does one action of a plan to the model, as the controller and
+// the world would, and writes into the model what policy.Apply records in a
+// snapshot: a stop in flight is the task's pending action (until it lands
+// after CheckpointOverhead), a scale-up a launch in the book, a drained
+// worker draining, a released one gone. Moves between queues (lend, unlend,
+// overflow) land at once, as a Redis move does; the next Decide sees them
+// landed, which it counts the same way as in flight.
+//
+// An action the model cannot do is an error: the policy promised never to
+// plan it, so either it or the model has a bug, and a simulation that
+// skipped it would measure something else.
+func (s *sim) carryOut(a policy.Action) error {
+	switch a.Kind {
+	case policy.Lend, policy.Unlend, policy.Overflow:
+		ti, err := s.queuedTask(a.Job)
+		if err != nil {
+			return err
+		}
+		t := &s.tasks[ti]
+		switch {
+		case a.Kind == policy.Lend && t.queue == qBurst && !t.core:
+			s.move(ti, qLoan)
+		case a.Kind == policy.Unlend && t.queue == qLoan:
+			s.move(ti, qBurst)
+		case a.Kind == policy.Overflow && t.queue == qCore && t.core:
+			pi, ok := s.poolByName[a.Pool]
+			if !ok || s.pools[pi].Kind != policy.PoolOnDemand {
+				return fmt.Errorf("pool %q is not an on-demand pool", a.Pool)
+			}
+			t.ovPool = pi
+			s.move(ti, qOverflow)
+		default:
+			return fmt.Errorf("job %s waits in %s", a.Job, policyQueue[t.queue])
+		}
+
+	case policy.Reclaim, policy.Migrate:
+		ti := parseID('j', a.Job)
+		if ti < 0 || int(ti) >= len(s.tasks) || s.tasks[ti].state != tsRunning {
+			return errors.New("no such running job")
+		}
+		t := &s.tasks[ti]
+		kind := s.pools[s.workers[t.worker].pool].Kind
+		if a.Kind == policy.Reclaim {
+			if t.core || kind != policy.PoolFixed {
+				return errors.New("only burst jobs on fixed quota are reclaimed")
+			}
+			s.stop(ti, stopReclaim, qBurst)
+			return nil
+		}
+		if !t.ckpt || !kind.Elastic() {
+			return errors.New("only checkpointable jobs on elastic workers migrate")
+		}
+		dest := qLoan
+		if t.core {
+			dest = qCore
+		}
+		s.stop(ti, stopMigrate, dest)
+
+	case policy.ScaleUp:
+		pi, ok := s.poolByName[a.Pool]
+		if !ok || !s.pools[pi].elastic || a.Count <= 0 {
+			return errors.New("no elastic pool or no count")
+		}
+		s.scaleUp(pi, a.Count)
+
+	case policy.Drain, policy.Release:
+		wi := parseID('w', a.Worker)
+		if wi < 0 || int(wi) >= len(s.workers) || s.workers[wi].state == wsGone || !s.pools[s.workers[wi].pool].elastic {
+			return errors.New("no such elastic worker")
+		}
+		w := &s.workers[wi]
+		if a.Kind == policy.Drain {
+			if w.state != wsUp {
+				return errors.New("worker is not up")
+			}
+			s.drain(wi)
+			return nil
+		}
+		if w.busy != 0 {
+			return fmt.Errorf("worker runs %d jobs", w.busy)
+		}
+		s.retire(wi)
+
+	default:
+		return fmt.Errorf("unknown action kind %q", a.Kind)
+	}
+	return nil
+}
+
+// queuedTask resolves a job ID to a queued task.
+func (s *sim) queuedTask(id string) (int32, error) {
+	ti := parseID('j', id)
+	if ti < 0 || int(ti) >= len(s.tasks) || s.tasks[ti].state != tsQueued {
+		return 0, fmt.Errorf("no queued job %s", id)
+	}
+	return ti, nil
+}

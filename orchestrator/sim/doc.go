@@ -1,0 +1,95 @@
+// Package sim replays a job trace through Ballast's scheduling policy in
+// virtual time and measures what it costs and how long work waits. It is a
+// deterministic discrete-event simulator around the same pure function the
+// live controller calls, [policy.Decide]: each controller tick builds a
+// [policy.Snapshot] from the model, decides, and carries the plan out in
+// the model. [Run] simulates one configuration; [AllFixed], [AllElastic]
+// and [Hybrid] derive the usual strategies from one set of [Options], and
+// [Compare] runs several side by side.
+//
+// # The model and its simplifications
+//
+// Jobs. A job of n slots runs as n one-slot tasks of the job's Duration,
+// because the policy counts one job per slot; the tasks are scheduled
+// independently (no gang start). The job starts when its last task first
+// starts and finishes when its last task finishes; waits are submit to
+// start, and requeues after a stop do not add to them. Every job may be
+// retried, so a checkpointable burst job is spot-eligible until it has
+// suffered Config.MaxSpotPreemptions spot reclaims. Jobs are not pinned to
+// regions, and the trace's Team is not used.
+//
+// Queues and workers. Core jobs queue in core, burst jobs in burst, as in
+// production. The quota is one always-up fixed worker with FixedSlots
+// slots: the policy only counts fixed slots, so how they are split into
+// machines changes nothing it decides. It takes core work, then loaned
+// work (strict priority). On-demand workers take the core work overflowed
+// to their pool, then burst work; spot workers only spot-eligible burst
+// work. A worker with a free slot takes queued work at once (the live
+// system takes about 20 ms), in the policy's queue order; a newly queued
+// burst task goes to the cheapest pool with a free slot and, within it, to
+// the oldest worker, so the newest workers are the ones that go idle.
+//
+// Ticks. Decide runs on tick boundaries (multiples of Options.Tick from
+// the trace start), after every event at that instant. It is skipped on a
+// tick when nothing in the model changed since the last snapshot and no
+// timer that the policy reads can have crossed its threshold (an idle
+// worker's IdleTTL and paid time within ReleaseMargin, a launch unfilled
+// for SpotFallbackAfter, a core job queued for CoreMaxWait). Decide is
+// pure, so this is exact, not an approximation; a test checks that
+// deciding on every tick gives the same Result.
+//
+// The snapshot. It holds every queued task, every task on elastic
+// capacity and every burst task on the quota. Core tasks running on the
+// quota are left out and counted in the fixed worker's Busy, which the
+// policy reads the same way: no rule moves core work off its quota, and
+// leaving them out keeps Decide's input, and so the run time, to the work
+// it may act on. A test checks that showing them changes nothing.
+//
+// Carrying out a plan. The model records in-flight moves itself, the state
+// policy.Apply describes, rather than calling Apply on a snapshot it would
+// then throw away. Lend, unlend and overflow land at once, as a Redis move
+// does. A scale-up books a launch that becomes registered, idle workers
+// after the pool's StartupDelay: launches always fill (no stock-outs), and
+// the policy's "starting" worker state is not modelled, the launch book
+// stands for it. Drain stops a worker taking work; release removes it.
+//
+// Stops. A reclaim or migration stops a running task; it resumes from its
+// last checkpoint, so the work since then is lost (LostWork), the same
+// measure Decide uses to pick victims. A checkpointable task checkpoints
+// every CheckpointInterval of its attempt, at no cost (that is inside its
+// Duration); with a zero interval it loses nothing. A checkpointable task
+// stopped by the policy keeps its slot for CheckpointOverhead while it
+// winds down, visible to the policy as the move in flight, then is
+// requeued; a task that cannot checkpoint hands its slot over at once and
+// restarts from zero. A requeued task is queued anew at the time it lands.
+//
+// Spot. Each spot worker is reclaimed after an exponential lifetime
+// (a Poisson process of rate SpotReclaimRate per worker-hour) from its
+// boot, drawn from a PCG generator seeded by Options.Seed, the only
+// randomness of a run. A reclaim gives no notice: the worker's tasks stop
+// at once, lose their work since the last checkpoint (all of it if they
+// cannot checkpoint) and are requeued to burst with one more spot
+// preemption.
+//
+// Money. The quota costs FixedSlots × price × span whatever its use, the
+// span running from the trace start to the last thing that happened (a
+// job event, a worker boot or reclaim, or a tick that acted, such as the
+// last release). An elastic worker is billed from its launch request, as
+// providers bill the boot, until its release or reclaim, rounded the way
+// policy.Pool.PaidUntil rounds (billing unit and MinBilling); workers never
+// released are billed to the end of the run. Per-slot prices are
+// multiplied by the pool's SlotsPerWorker.
+//
+// Time and order. A zero trace Start is read as 2000-01-01 UTC, because
+// the policy takes a zero time for "unknown". At one instant, worker and
+// job events come before arrivals (a slot freed as a job arrives is free
+// for it), and both before the tick. Nothing iterates a map to decide, so
+// a trace and Options always give the same Result.
+//
+// Performance. The model keeps only work in flight (task records are
+// recycled) and reuses the snapshot's slices; the cost of a run is mostly
+// Decide, which grows with the number of ticks that see a change and the
+// number of jobs in the snapshot. An overloaded configuration, with long
+// queues in every snapshot, is slow to simulate for the same reason it is
+// slow to decide live.
+package sim

@@ -1,0 +1,140 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/ballastdev/ballast/orchestrator/policy"
+)
+
+// DefaultTick is the controller tick used when Options.Tick is zero: the
+// live controller's.
+const DefaultTick = 10 * time.Second
+
+// defaultFixedPool names the fixed pool added when Options has quota but no
+// fixed pool.
+const defaultFixedPool = "fixed"
+
+// Options configures one run.
+type Options struct {
+	// Config holds the policy's thresholds. A zero Config stands for
+	// policy.DefaultConfig(): it could not be meant literally, since a zero
+	// High fails validation.
+	Config policy.Config
+	// Pools are the pools the policy sees: at most one fixed pool (the
+	// quota; its price is the quota's price) and any number of elastic
+	// pools with their prices, billing, MinBilling, StartupDelay,
+	// MaxWorkers, SlotsPerWorker and IdleTTL.
+	Pools []policy.Pool
+	// FixedSlots is the fixed quota. It is modelled as one fixed worker
+	// with that many slots, since the policy only ever counts fixed slots
+	// and one worker keeps Decide's input small. With quota but no fixed
+	// pool in Pools, a pool named "fixed" is added.
+	FixedSlots int
+	// FixedPricePerSlotHour prices the quota when the fixed pool has no
+	// PricePerSlotHour of its own.
+	FixedPricePerSlotHour float64
+	// Tick is the controller tick in virtual time, DefaultTick when zero.
+	// Decide runs on tick boundaries only, so every move (lend, reclaim,
+	// scale up, release) lands up to a tick after what caused it: a longer
+	// tick adds to burst waits and keeps idle workers a little longer, but
+	// makes fewer Decide calls and so a faster run. Keep
+	// Config.ReleaseMargin at least one tick, as in production, or
+	// per-minute and per-hour workers can miss their release window.
+	Tick time.Duration
+	// SpotReclaimRate is the expected number of reclaims per spot
+	// worker-hour (a Poisson process per worker); 0 means spot capacity is
+	// never taken away.
+	SpotReclaimRate float64
+	// CheckpointInterval is how often a running checkpointable job writes a
+	// checkpoint; a stop loses the work since the last one. Zero means a
+	// checkpointable job loses nothing when stopped.
+	CheckpointInterval time.Duration
+	// CheckpointOverhead is how long a checkpointable job stopped by the
+	// policy (reclaim, migrate) keeps its slot while it winds down; it is
+	// slot time the job uses on top of its Duration.
+	CheckpointOverhead time.Duration
+	// Seed seeds the only randomness of a run, the spot reclaims.
+	Seed uint64
+}
+
+// setup is Options checked and with the defaults filled in.
+type setup struct {
+	cfg        policy.Config
+	pools      []policy.Pool
+	fixedPool  int // index in pools, -1 without quota
+	fixedSlots int
+	fixedPrice float64
+	tickLen    time.Duration
+	spotRate   float64 // per hour
+	ckptEvery  time.Duration
+	ckptCost   time.Duration
+	seed       uint64
+}
+
+// prepare validates o and fills in its defaults. Every problem is reported
+// at once, as policy.Config.Validate does.
+func prepare(o Options) (setup, error) {
+	s := setup{
+		cfg:        o.Config,
+		pools:      slices.Clone(o.Pools),
+		fixedPool:  -1,
+		fixedSlots: o.FixedSlots,
+		tickLen:    o.Tick,
+		spotRate:   o.SpotReclaimRate,
+		ckptEvery:  o.CheckpointInterval,
+		ckptCost:   o.CheckpointOverhead,
+		seed:       o.Seed,
+	}
+	if s.cfg == (policy.Config{}) {
+		s.cfg = policy.DefaultConfig()
+	}
+	if s.tickLen == 0 {
+		s.tickLen = DefaultTick
+	}
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf("sim: "+format, args...)) }
+	if s.tickLen < 0 {
+		bad("tick is %v; it must be positive", s.tickLen)
+	}
+	if s.fixedSlots < 0 {
+		bad("fixed_slots is %d; write 0 for no quota", s.fixedSlots)
+	}
+	if !(o.FixedPricePerSlotHour >= 0) || math.IsInf(o.FixedPricePerSlotHour, 0) {
+		bad("fixed_price_per_slot_hour is %v; it must be a finite price >= 0", o.FixedPricePerSlotHour)
+	}
+	if !(s.spotRate >= 0) || math.IsInf(s.spotRate, 0) {
+		bad("spot_reclaim_rate is %v; it must be a finite rate >= 0", s.spotRate)
+	}
+	if s.ckptEvery < 0 || s.ckptCost < 0 {
+		bad("checkpoint_interval and checkpoint_overhead cannot be negative")
+	}
+	for i, p := range s.pools {
+		if p.Kind != policy.PoolFixed {
+			continue
+		}
+		if s.fixedPool >= 0 {
+			bad("pools %q and %q are both fixed; the model has one quota", s.pools[s.fixedPool].Name, p.Name)
+			continue
+		}
+		s.fixedPool = i
+	}
+	if s.fixedPool < 0 && s.fixedSlots > 0 {
+		s.pools = append(s.pools, policy.Pool{Name: defaultFixedPool, Kind: policy.PoolFixed})
+		s.fixedPool = len(s.pools) - 1
+	}
+	if s.fixedPool >= 0 {
+		s.fixedPrice = s.pools[s.fixedPool].PricePerSlotHour
+		if s.fixedPrice == 0 {
+			s.fixedPrice = o.FixedPricePerSlotHour
+		}
+	}
+	// The policy's own checks cover the thresholds and every pool field.
+	if err := (policy.Snapshot{Config: s.cfg, Pools: s.pools}).Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("sim: %w", err))
+	}
+	return s, errors.Join(errs...)
+}

@@ -1,0 +1,121 @@
+package sim
+
+import (
+	"cmp"
+	"maps"
+	"runtime"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/ballastdev/ballast/orchestrator/policy"
+	"github.com/ballastdev/ballast/orchestrator/trace"
+)
+
+// AllFixed returns o turned into quota only: FixedSlots is the trace's peak
+// demand (the most slots in use at once if every job started at
+// submission), the elastic pools are gone, and the high watermark is 1 so
+// burst work may borrow the whole quota. Burst jobs still reach it through
+// lending, so they wait up to a tick; core jobs start on submission
+// whenever the peak is not exceeded.
+func AllFixed(tr trace.Trace, o Options) Options {
+	o.Pools = slices.DeleteFunc(slices.Clone(o.Pools), func(p policy.Pool) bool { return p.Kind.Elastic() })
+	o.FixedSlots = PeakDemand(tr)
+	o.Config = configOf(o)
+	o.Config.High = 1
+	return o
+}
+
+// AllElastic returns o without quota: every job runs elastic. Core jobs
+// may not run on spot, so they go to on-demand through rule 7 without
+// waiting (CoreOverflow on, CoreMaxWait 0); without an on-demand pool they
+// cannot run at all and are reported unfinished.
+func AllElastic(o Options) Options {
+	o.Pools = slices.DeleteFunc(slices.Clone(o.Pools), func(p policy.Pool) bool { return p.Kind == policy.PoolFixed })
+	o.FixedSlots = 0
+	o.Config = configOf(o)
+	o.Config.CoreOverflow = true
+	o.Config.CoreMaxWait = 0
+	return o
+}
+
+// Hybrid returns o with the given watermarks: quota and elastic pools as
+// they are, burst work lent up to high and moved back below low.
+func Hybrid(o Options, high, low float64) Options {
+	o.Pools = slices.Clone(o.Pools)
+	o.Config = configOf(o)
+	o.Config.High, o.Config.Low = high, low
+	return o
+}
+
+// configOf is o's Config with the zero value read as the default, so a
+// strategy that changes one field does not turn the others to zero.
+func configOf(o Options) policy.Config {
+	if o.Config == (policy.Config{}) {
+		return policy.DefaultConfig()
+	}
+	return o.Config
+}
+
+// PeakDemand is the most slots in use at once if every job of tr started
+// at its submission and ran for its Duration. A job is running on
+// [Submit, Submit+Duration), so one ending as another starts is not counted
+// twice.
+func PeakDemand(tr trace.Trace) int {
+	type change struct {
+		at    time.Duration
+		delta int
+	}
+	cs := make([]change, 0, 2*len(tr.Jobs))
+	for _, j := range tr.Jobs {
+		cs = append(cs, change{j.Submit, j.Slots}, change{j.Submit + j.Duration, -j.Slots})
+	}
+	// Ends sort before starts at the same instant.
+	slices.SortFunc(cs, func(a, b change) int { return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(a.delta, b.delta)) })
+	peak, cur := 0, 0
+	for _, c := range cs {
+		cur += c.delta
+		peak = max(peak, cur)
+	}
+	return peak
+}
+
+// Named is one strategy's result in a comparison.
+type Named struct {
+	Name    string
+	Options Options
+	Result  Result
+}
+
+// Compare runs tr under each named Options, up to one run per CPU at a
+// time, and returns the results sorted by name. Runs share nothing, so the
+// order they finish in changes nothing. The first error by name order is
+// returned with the results of the runs that succeeded.
+func Compare(tr trace.Trace, named map[string]Options) ([]Named, error) {
+	names := slices.Sorted(maps.Keys(named))
+	out := make([]Named, len(names))
+	errs := make([]error, len(names))
+	sem := make(chan struct{}, max(runtime.GOMAXPROCS(0), 1))
+	var wg sync.WaitGroup
+	for i, n := range names {
+		out[i] = Named{Name: n, Options: named[n]}
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			out[i].Result, errs[i] = Run(tr, out[i].Options)
+		})
+	}
+	wg.Wait()
+	var ok []Named
+	var first error
+	for i := range out {
+		if errs[i] != nil {
+			if first == nil {
+				first = errs[i]
+			}
+			continue
+		}
+		ok = append(ok, out[i])
+	}
+	return ok, first
+}

@@ -1,0 +1,292 @@
+package sim
+
+import (
+	"time"
+
+	"github.com/ballastdev/ballast/jobs"
+	"github.com/ballastdev/ballast/orchestrator/trace"
+)
+
+// taskState is where a task is in its life.
+type taskState uint8
+
+const (
+	tsFree    taskState = iota // the slot of the task array is unused
+	tsQueued                   // waiting in a queue
+	tsRunning                  // running on a worker
+	tsLeaving                  // stopped by the policy, winding down on its worker
+)
+
+// stopReason is why a running task was stopped.
+type stopReason uint8
+
+const (
+	stopNone stopReason = iota
+	stopReclaim
+	stopMigrate
+	stopSpot
+)
+
+// task is one slot of a trace job: a job with Slots n runs as n one-slot
+// tasks of the job's Duration, which is how the policy counts work. Task
+// records are recycled once finished, so their number follows the work in
+// flight, not the trace; a task's ID names its record, which is enough
+// since Decide only compares IDs within one snapshot.
+type task struct {
+	id        string
+	submit    time.Duration
+	queuedAt  time.Duration
+	startedAt time.Duration
+	// saved is the work the next attempt resumes from.
+	saved time.Duration
+	// prevCkpt is the last checkpoint written before the current attempt,
+	// -1 if none.
+	prevCkpt time.Duration
+	// stopAt is when a leaving task was stopped.
+	stopAt time.Duration
+	job    int32
+	tmpl   int32
+	worker int32
+	ovPool int32 // target pool of an overflowed core task
+	pos    int32 // index in sim.vis, -1 when the snapshot does not show it
+	wpos   int32 // index in its worker's tasks
+	gen    uint32
+	// spotHits counts spot reclaims the task suffered.
+	spotHits int32
+	state    taskState
+	queue    queueKind // the queue it waits in, or was taken from
+	dest     queueKind // where a leaving task is requeued
+	stopped  stopReason
+	spotOK   bool // queued in the spot-eligible half of burst
+	core     bool
+	ckpt     bool
+	started  bool // has started at least once
+}
+
+func (s *sim) newTask(ji, tmpl int32, j *trace.Job) int32 {
+	var ti int32
+	if n := len(s.freeTasks); n > 0 {
+		ti = s.freeTasks[n-1]
+		s.freeTasks = s.freeTasks[:n-1]
+	} else {
+		ti = int32(len(s.tasks))
+		s.tasks = append(s.tasks, task{id: indexID('j', ti)})
+	}
+	t := &s.tasks[ti]
+	*t = task{
+		id: t.id, submit: j.Submit, prevCkpt: -1, job: ji, tmpl: tmpl, worker: -1, ovPool: -1, pos: -1,
+		gen: t.gen + 1, core: j.Class == jobs.ClassCore, ckpt: j.Checkpointable,
+	}
+	return ti
+}
+
+// validEntry reports whether a queue entry still stands for its task.
+func (s *sim) validEntry(e queueEntry) bool {
+	t := &s.tasks[e.task]
+	return t.gen == e.gen && t.state == tsQueued
+}
+
+// spotEligible is the policy's rule for spot work: a burst job that
+// resumes from a checkpoint, may run again (every trace job may) and has
+// not been reclaimed too often.
+func (s *sim) spotEligible(t *task) bool {
+	return !t.core && t.ckpt && int(t.spotHits) < s.cfg.MaxSpotPreemptions
+}
+
+func (s *sim) queueOf(t *task) *taskQueue {
+	switch t.queue {
+	case qCore:
+		return &s.core
+	case qLoan:
+		return &s.loan
+	case qOverflow:
+		return &s.pools[t.ovPool].overflow
+	}
+	if t.spotOK {
+		return &s.burstSpot
+	}
+	return &s.burstOther
+}
+
+// enqueue puts a task in queue q as queued at queuedAt (a move between
+// queues keeps the attempt's queue time).
+func (s *sim) enqueue(ti int32, q queueKind, queuedAt time.Duration) {
+	t := &s.tasks[ti]
+	t.state, t.queue, t.queuedAt = tsQueued, q, queuedAt
+	t.gen++
+	if q == qBurst {
+		t.spotOK = s.spotEligible(t)
+	}
+	s.queueOf(t).add(queueEntry{queuedAt: queuedAt, submit: t.submit, task: ti, gen: t.gen})
+	s.refresh(ti)
+	s.dirty = true
+}
+
+// dequeue takes a queued task out of its queue.
+func (s *sim) dequeue(ti int32) {
+	t := &s.tasks[ti]
+	t.gen++
+	s.queueOf(t).left(s.valid)
+}
+
+// move moves a queued task to another queue, keeping its queue time, and
+// lets a free slot take it.
+func (s *sim) move(ti int32, q queueKind) {
+	s.dequeue(ti)
+	s.enqueue(ti, q, s.tasks[ti].queuedAt)
+	s.place(ti)
+}
+
+// start runs a queued task on worker wi from now on.
+func (s *sim) start(ti, wi int32) {
+	s.dequeue(ti)
+	t := &s.tasks[ti]
+	t.state, t.worker, t.startedAt = tsRunning, wi, s.now
+	s.occupy(wi, ti)
+	s.events.push(event{at: s.now + s.tr.Jobs[t.job].Duration - t.saved, kind: evFinish, idx: ti, gen: t.gen})
+	if !t.started {
+		t.started = true
+		if s.jobUnstarted[t.job]--; s.jobUnstarted[t.job] == 0 {
+			s.st.started(t.core, s.now-t.submit)
+		}
+	}
+	s.refresh(ti)
+	s.dirty = true
+}
+
+// finish ends a task that has done all its work.
+func (s *sim) finish(ti int32) {
+	t := &s.tasks[ti]
+	wi := t.worker
+	s.account(t, s.now)
+	s.workLeft--
+	if s.jobLeft[t.job]--; s.jobLeft[t.job] == 0 {
+		j := &s.tr.Jobs[t.job]
+		s.st.jobDone(j.Deadline > 0 && s.now-j.Submit > j.Deadline)
+	}
+	t.state = tsFree
+	t.gen++
+	s.refresh(ti)
+	s.freeTasks = append(s.freeTasks, ti)
+	s.vacate(wi, ti)
+}
+
+// checkpoint returns the work saved and the time of the last checkpoint if
+// the running task stopped now. A checkpointable task checkpoints every
+// CheckpointInterval of its attempt (continuously when that is zero); any
+// other task keeps nothing.
+func (s *sim) checkpoint(t *task) (saved, at time.Duration) {
+	if !t.ckpt {
+		return 0, -1
+	}
+	ran := s.now - t.startedAt
+	if s.ckptEvery == 0 {
+		return t.saved + ran, s.now
+	}
+	k := ran / s.ckptEvery
+	if k == 0 {
+		return t.saved, t.prevCkpt
+	}
+	return t.saved + k*s.ckptEvery, t.startedAt + k*s.ckptEvery
+}
+
+// stop interrupts a running task for reason and sends it to dest. It
+// loses the work since its last checkpoint. A checkpointable task stopped
+// by the policy keeps its slot for CheckpointOverhead, visible to the
+// policy as the move in flight, before it is requeued; anything else is
+// requeued at once (a spot reclaim gives no time to wind down).
+func (s *sim) stop(ti int32, reason stopReason, dest queueKind) {
+	t := &s.tasks[ti]
+	saved, at := s.checkpoint(t)
+	s.st.stopped(reason, t.saved+(s.now-t.startedAt)-saved)
+	t.saved, t.prevCkpt = saved, at
+	if reason == stopSpot {
+		t.spotHits++
+	}
+	if reason != stopSpot && t.ckpt && s.ckptCost > 0 {
+		t.state, t.stopped, t.dest, t.stopAt = tsLeaving, reason, dest, s.now
+		t.gen++
+		s.events.push(event{at: s.now + s.ckptCost, kind: evLand, idx: ti, gen: t.gen})
+		s.refresh(ti)
+		s.dirty = true
+		return
+	}
+	t.stopAt = s.now
+	s.land(ti, dest)
+}
+
+// land completes a stop: the slot is freed and the task requeued to dest
+// as a new attempt.
+func (s *sim) land(ti int32, dest queueKind) {
+	t := &s.tasks[ti]
+	wi := t.worker
+	s.account(t, s.now)
+	s.st.overhead += (s.now - t.stopAt).Hours()
+	t.stopped = stopNone
+	t.worker = -1
+	s.vacate(wi, ti)
+	s.enqueue(ti, dest, s.now)
+	s.place(ti)
+}
+
+// visible reports whether the snapshot shows the task. Core tasks running
+// on the quota are left out and counted in the fixed worker's Busy only:
+// no rule ever moves core work off its quota, so Decide has nothing to do
+// with them individually, and leaving them out keeps its input to the work
+// it may act on.
+func (s *sim) visible(t *task) bool {
+	switch t.state {
+	case tsQueued:
+		return true
+	case tsRunning, tsLeaving:
+		return s.fullSnapshot || !t.core || t.worker != s.fixed
+	}
+	return false
+}
+
+// refresh brings the snapshot's record of a task up to date after a
+// change: it adds, rewrites or removes it. s.jobs runs parallel to s.vis.
+func (s *sim) refresh(ti int32) {
+	t := &s.tasks[ti]
+	switch want := s.visible(t); {
+	case want && t.pos >= 0:
+		s.jobs[t.pos] = s.policyJob(t)
+	case want:
+		t.pos = int32(len(s.vis))
+		s.vis = append(s.vis, ti)
+		s.jobs = append(s.jobs, s.policyJob(t))
+	case t.pos >= 0:
+		n := len(s.vis) - 1
+		last := s.vis[n]
+		s.vis[t.pos], s.jobs[t.pos] = last, s.jobs[n]
+		s.tasks[last].pos = t.pos
+		s.vis, s.jobs = s.vis[:n], s.jobs[:n]
+		t.pos = -1
+	}
+}
+
+// indexID formats an index as a fixed-width ID, so IDs sort like indexes.
+func indexID(prefix byte, i int32) string {
+	var b [11]byte
+	b[0] = prefix
+	for k := len(b) - 1; k > 0; k-- {
+		b[k] = byte('0' + i%10)
+		i /= 10
+	}
+	return string(b[:])
+}
+
+// parseID is indexID's inverse; -1 for anything it did not make.
+func parseID(prefix byte, id string) int32 {
+	if len(id) != 11 || id[0] != prefix {
+		return -1
+	}
+	var n int32
+	for _, c := range []byte(id[1:]) {
+		if c < '0' || c > '9' {
+			return -1
+		}
+		n = n*10 + int32(c-'0')
+	}
+	return n
+}

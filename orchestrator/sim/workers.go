@@ -1,0 +1,280 @@
+package sim
+
+import (
+	"slices"
+	"time"
+
+	"github.com/ballastdev/ballast/orchestrator/policy"
+)
+
+// workerState is where a worker is in its life.
+type workerState uint8
+
+const (
+	wsUp       workerState = iota // taking work
+	wsDraining                    // finishing what it runs, taking nothing
+	wsGone                        // released or reclaimed
+)
+
+// worker is one registered worker. Elastic workers register in state up
+// once their launch's StartupDelay has passed; the policy's "starting"
+// state is not modelled, the launch book stands for it.
+type worker struct {
+	id    string
+	tasks []int32 // running and leaving tasks, in no order
+	// requested is when the launch was asked for: billing starts there, as
+	// a provider bills the boot time too.
+	requested time.Duration
+	idleSince time.Duration
+	pool      int32
+	slots     int32
+	busy      int32
+	pos       int32 // index in sim.live
+	gen       uint32
+	state     workerState
+}
+
+// poolState is a pool with its workers and what it has done.
+type poolState struct {
+	policy.Pool
+	elastic  bool
+	workers  []int32 // live workers, in ID order
+	free     int     // free slots on its up workers
+	paid     int     // workers billed now: live ones and launches in flight
+	overflow taskQueue
+	use      PoolUsage
+}
+
+func (s *sim) newWorker(pi, slots int32, requested time.Duration) int32 {
+	wi := int32(len(s.workers))
+	s.workers = append(s.workers, worker{
+		id: indexID('w', wi), requested: requested, idleSince: s.now,
+		pool: pi, slots: slots, pos: int32(len(s.live)), gen: 1,
+	})
+	s.live = append(s.live, wi)
+	p := &s.pools[pi]
+	p.workers = append(p.workers, wi)
+	p.free += int(slots)
+	s.dirty = true
+	return wi
+}
+
+// occupy puts a task on one of the worker's free slots.
+func (s *sim) occupy(wi, ti int32) {
+	w := &s.workers[wi]
+	w.busy++
+	s.tasks[ti].wpos = int32(len(w.tasks))
+	w.tasks = append(w.tasks, ti)
+	if w.state == wsUp {
+		s.pools[w.pool].free--
+	}
+}
+
+// vacate takes a task off its worker, which then takes queued work.
+func (s *sim) vacate(wi, ti int32) {
+	w := &s.workers[wi]
+	w.busy--
+	// Swap-delete: the quota is one worker with every fixed slot, so a
+	// search would cost a scan of the quota per finished job.
+	n := len(w.tasks) - 1
+	i := s.tasks[ti].wpos
+	w.tasks[i] = w.tasks[n]
+	s.tasks[w.tasks[i]].wpos = i
+	w.tasks = w.tasks[:n]
+	if w.busy == 0 {
+		w.idleSince = s.now
+	}
+	if w.state == wsUp {
+		s.pools[w.pool].free++
+		s.fill(wi)
+	}
+	s.dirty = true
+}
+
+// fill lets an up worker take queued work while it has free slots.
+func (s *sim) fill(wi int32) {
+	for {
+		w := &s.workers[wi]
+		if w.state != wsUp || w.busy >= w.slots {
+			return
+		}
+		ti, ok := s.nextFor(w)
+		if !ok {
+			return
+		}
+		s.start(ti, wi)
+	}
+}
+
+// nextFor is the task the worker takes next, the way Ballast's workers
+// consume queues: fixed workers core, then loan (strict priority);
+// on-demand workers the core work overflowed to their pool, then burst;
+// spot workers only the spot-eligible burst work.
+func (s *sim) nextFor(w *worker) (int32, bool) {
+	p := &s.pools[w.pool]
+	switch p.Kind {
+	case policy.PoolFixed:
+		if e, ok := s.core.head(s.valid); ok {
+			return e.task, true
+		}
+		e, ok := s.loan.head(s.valid)
+		return e.task, ok
+	case policy.PoolSpot:
+		e, ok := s.burstSpot.head(s.valid)
+		return e.task, ok
+	}
+	if e, ok := p.overflow.head(s.valid); ok {
+		return e.task, true
+	}
+	a, okA := s.burstSpot.head(s.valid)
+	b, okB := s.burstOther.head(s.valid)
+	switch {
+	case okA && (!okB || a.before(b)):
+		return a.task, true
+	case okB:
+		return b.task, true
+	}
+	return 0, false
+}
+
+// place gives a newly queued task a free slot if a worker that may run it
+// has one. Workers take from their queues' heads, and no older task that a
+// free slot may run is ever left waiting, so the task placed is this one.
+// A burst task tries the cheapest pool first, and within a pool the oldest
+// worker: packing work onto old workers lets the newest go idle and be
+// released.
+func (s *sim) place(ti int32) {
+	t := &s.tasks[ti]
+	switch t.queue {
+	case qCore, qLoan:
+		if s.fixed >= 0 {
+			s.fill(s.fixed)
+		}
+	case qOverflow:
+		s.fillPool(t.ovPool, ti)
+	case qBurst:
+		for _, pi := range s.byPrice {
+			if s.pools[pi].Kind == policy.PoolSpot && !t.spotOK {
+				continue
+			}
+			if s.fillPool(pi, ti); t.state != tsQueued {
+				return
+			}
+		}
+	}
+}
+
+// fillPool lets the pool's workers with free slots take work until task ti
+// has started or no slot is left.
+func (s *sim) fillPool(pi, ti int32) {
+	p := &s.pools[pi]
+	for _, wi := range p.workers {
+		if p.free <= 0 || s.tasks[ti].state != tsQueued {
+			return
+		}
+		s.fill(wi)
+	}
+}
+
+// scaleUp books a launch of n workers; they boot after the pool's
+// StartupDelay.
+func (s *sim) scaleUp(pi int32, n int) {
+	li := int32(len(s.launches))
+	s.launches = append(s.launches, launch{pool: pi, count: n, requested: s.now})
+	s.booting = append(s.booting, li)
+	s.events.push(event{at: s.now + s.pools[pi].StartupDelay, kind: evBoot, idx: li})
+	s.pay(pi, n)
+}
+
+// boot turns a launch into workers, which take queued work at once.
+func (s *sim) boot(li int32) {
+	s.booting = slices.DeleteFunc(s.booting, func(x int32) bool { return x == li })
+	l := s.launches[li]
+	p := &s.pools[l.pool]
+	first := int32(len(s.workers))
+	for range l.count {
+		wi := s.newWorker(l.pool, int32(p.SlotsPerWorker), l.requested)
+		p.use.Launched++
+		if p.Kind == policy.PoolSpot && s.spotRate > 0 {
+			// Reclaims are a Poisson process per worker: one exponential
+			// lifetime drawn at boot is the same thing.
+			life := time.Duration(s.rng.ExpFloat64() / s.spotRate * float64(time.Hour))
+			s.events.push(event{at: s.now + life, kind: evSpotReclaim, idx: wi, gen: s.workers[wi].gen})
+		}
+	}
+	// The pool's older workers had no free slot that queued work could
+	// use, so only the new ones can take any.
+	for wi := first; wi < int32(len(s.workers)); wi++ {
+		s.fill(wi)
+	}
+}
+
+// drain stops a worker from taking work.
+func (s *sim) drain(wi int32) {
+	w := &s.workers[wi]
+	s.pools[w.pool].free -= int(w.slots - w.busy)
+	w.state = wsDraining
+	s.dirty = true
+}
+
+// retire removes a worker and bills it up to now.
+func (s *sim) retire(wi int32) {
+	w := &s.workers[wi]
+	p := &s.pools[w.pool]
+	if w.state == wsUp {
+		p.free -= int(w.slots - w.busy)
+	}
+	w.state = wsGone
+	w.gen++
+	s.bill(w, s.now)
+	s.pay(w.pool, -1)
+	p.workers = slices.DeleteFunc(p.workers, func(x int32) bool { return x == wi })
+	last := s.live[len(s.live)-1]
+	s.live[w.pos] = last
+	s.workers[last].pos = w.pos
+	s.live = s.live[:len(s.live)-1]
+	w.pos = -1
+	s.dirty = true
+}
+
+// spotReclaim is the provider taking a spot worker back: every task on it
+// stops at once and is requeued, losing its work since its last checkpoint.
+func (s *sim) spotReclaim(wi int32) {
+	w := &s.workers[wi]
+	ts := slices.Clone(w.tasks)
+	s.pools[w.pool].use.Reclaimed++
+	s.retire(wi)
+	for _, ti := range ts {
+		t := &s.tasks[ti]
+		if t.state == tsLeaving {
+			// Already counted as a policy stop; it just lands early.
+			s.land(ti, t.dest)
+			continue
+		}
+		s.stop(ti, stopSpot, qBurst)
+	}
+}
+
+// bill charges a worker from its launch request to until, by the pool's
+// billing: policy.Pool.PaidUntil says what a worker released then has
+// paid for.
+func (s *sim) bill(w *worker, until time.Duration) {
+	p := &s.pools[w.pool]
+	if !p.elastic {
+		return
+	}
+	start := s.at(w.requested)
+	paid := p.PaidUntil(start, s.at(until)).Sub(start)
+	p.use.WorkerHours += (until - w.requested).Hours()
+	p.use.BilledHours += paid.Hours()
+	p.use.Cost += paid.Hours() * p.PricePerSlotHour * float64(w.slots)
+}
+
+// pay tracks how many elastic workers are being paid for.
+func (s *sim) pay(pi int32, n int) {
+	p := &s.pools[pi]
+	p.paid += n
+	p.use.PeakWorkers = max(p.use.PeakWorkers, p.paid)
+	s.st.paidElastic += n
+	s.st.peakElastic = max(s.st.peakElastic, s.st.paidElastic)
+}
