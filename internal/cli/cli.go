@@ -42,6 +42,9 @@ func commands() map[string]command {
 		"bench":           {"measure throughput and start latency against raw asynq", runBench},
 		"bench-hybrid":    {"measure the hybrid controller's reclaim, scale-up and release reactions", runBenchHybrid},
 		"chaos":           {"inject failures: chaos spot-notice WORKER", runChaos},
+		"simulate":        {"replay a trace through the live policy: all-fixed, all-elastic, hybrid and tuned hybrid side by side", runSimulate},
+		"plan":            {"size the fixed quota from a trace or the job history, three ways, with an HTML report", runPlan},
+		"trace":           {"write a trace as CSV: synthetic, imported from a public trace, or from the job history", runTrace},
 	}
 }
 

@@ -1,0 +1,74 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/ballastdev/ballast/orchestrator/planner"
+)
+
+func runPlan(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "plan", "plan (--trace FILE | --synthetic N | --alibaba-gpu FILE | --pai FILE | --history D) [--html FILE] [flags]")
+	cfgPath := configFlag(fs)
+	src := addTraceFlags(fs)
+	sf := addSimFlags(fs)
+	target := fs.Duration("wait-target", 10*time.Minute, "p95 wait of burst and core jobs the simulated plan must meet")
+	tuneDays := fs.Int("tune-days", 14, "tune the watermarks on the trace's last N days (0: the whole trace)")
+	htmlPath := fs.String("html", "", "also write an HTML report with charts to FILE")
+	svgPrefix := fs.String("svg", "", "also write the charts as PREFIX-demand.svg, PREFIX-cost.svg and PREFIX-wait.svg")
+	out := outputFlag(fs)
+	if err := parseArgs(fs, args, out, 0, "plan takes flags only"); err != nil {
+		return err
+	}
+	cfg, err := loadConfig(*cfgPath)
+	if err != nil {
+		return err
+	}
+	tr, err := src.load(ctx, *cfgPath, e.errOut)
+	if err != nil {
+		return err
+	}
+	days := *tuneDays
+	if days == 0 {
+		days = -1 // Make reads 0 as "default"; negative is the whole trace
+	}
+	p, err := planner.Make(tr, planner.Options{Sim: sf.options(cfg, *src.seed), TuneDays: days,
+		Sweep: planner.SweepOptions{WaitTarget: *target}})
+	if err != nil {
+		return err
+	}
+	if *htmlPath != "" {
+		if err := writeFile(*htmlPath, p.WriteHTML); err != nil {
+			return err
+		}
+		fmt.Fprintf(e.errOut, "wrote %s\n", *htmlPath)
+	}
+	if *svgPrefix != "" {
+		cost, wait := p.SweepCharts()
+		for name, c := range map[string]planner.Chart{"demand": p.DemandChart(), "cost": cost, "wait": wait} {
+			if err := writeFile(*svgPrefix+"-"+name+".svg", c.WriteSVG); err != nil {
+				return err
+			}
+		}
+	}
+	if *out == "json" {
+		return writeJSON(e.out, p)
+	}
+	return p.WriteText(e.out)
+}
+
+// writeFile writes what write produces to path.
+func writeFile(path string, write func(io.Writer) error) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}

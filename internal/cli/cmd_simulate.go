@@ -1,0 +1,131 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"time"
+
+	"github.com/ballastdev/ballast/internal/config"
+	"github.com/ballastdev/ballast/orchestrator/planner"
+	"github.com/ballastdev/ballast/orchestrator/policy"
+	"github.com/ballastdev/ballast/orchestrator/sim"
+)
+
+// simFlags are the simulation settings shared by simulate and plan; the
+// pools, prices and watermarks come from the config.
+type simFlags struct {
+	quota               *int
+	high, low           *float64
+	tick                *time.Duration
+	spotRate            *float64
+	ckptEvery, ckptCost *time.Duration
+	elasticMax          *int
+}
+
+func addSimFlags(fs *flag.FlagSet) *simFlags {
+	return &simFlags{
+		quota:      fs.Int("quota", -1, "fixed slots (default: the config's fixed pools)"),
+		high:       fs.Float64("high", 0, "high watermark (default: the config's)"),
+		low:        fs.Float64("low", 0, "low watermark (default: the config's)"),
+		tick:       fs.Duration("tick", sim.DefaultTick, "controller tick in virtual time"),
+		spotRate:   fs.Float64("spot-reclaim-rate", 0, "spot reclaims per spot worker-hour"),
+		ckptEvery:  fs.Duration("checkpoint-interval", 10*time.Minute, "how often checkpointable jobs checkpoint"),
+		ckptCost:   fs.Duration("checkpoint-overhead", 30*time.Second, "slot time a stopped job spends checkpointing"),
+		elasticMax: fs.Int("elastic-max", 0, "override every elastic pool's max_workers (0: as configured); a trace bigger than the dev pools needs it"),
+	}
+}
+
+// options builds the simulation from the config and the flags.
+func (f *simFlags) options(cfg config.Config, seed uint64) sim.Options {
+	o := sim.Options{Config: cfg.PolicyConfig(), Tick: *f.tick, SpotReclaimRate: *f.spotRate,
+		CheckpointInterval: *f.ckptEvery, CheckpointOverhead: *f.ckptCost, Seed: seed}
+	if *f.high > 0 {
+		o.Config.High = *f.high
+	}
+	if *f.low > 0 {
+		o.Config.Low = *f.low
+	}
+	quota := 0
+	for _, p := range cfg.PolicyPools() {
+		if p.Kind == policy.PoolFixed {
+			quota += cfg.Pools[p.Name].Slots
+			o.FixedPricePerSlotHour = p.PricePerSlotHour
+			continue // the simulator models the quota as one fixed pool of its own
+		}
+		if *f.elasticMax > 0 {
+			p.MaxWorkers = *f.elasticMax
+		}
+		o.Pools = append(o.Pools, p)
+	}
+	o.FixedSlots = quota
+	if *f.quota >= 0 {
+		o.FixedSlots = *f.quota
+	}
+	return o
+}
+
+func runSimulate(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "simulate", "simulate (--trace FILE | --synthetic N | --alibaba-gpu FILE | --pai FILE | --history D) [flags]")
+	cfgPath := configFlag(fs)
+	src := addTraceFlags(fs)
+	sf := addSimFlags(fs)
+	tune := fs.Bool("tune", true, "also run a hybrid with watermarks tuned by a sweep at the same quota")
+	out := outputFlag(fs)
+	if err := parseArgs(fs, args, out, 0, "simulate takes flags only"); err != nil {
+		return err
+	}
+	cfg, err := loadConfig(*cfgPath)
+	if err != nil {
+		return err
+	}
+	tr, err := src.load(ctx, *cfgPath, e.errOut)
+	if err != nil {
+		return err
+	}
+	base := sf.options(cfg, *src.seed)
+	started := time.Now()
+	named := map[string]sim.Options{
+		"all fixed (peak)": sim.AllFixed(tr, base),
+		"all elastic":      sim.AllElastic(base),
+		fmt.Sprintf("hybrid %.0f/%.0f", 100*base.Config.High, 100*base.Config.Low): sim.Hybrid(base, base.Config.High, base.Config.Low),
+	}
+	results, err := sim.Compare(tr, named)
+	if err != nil {
+		return err
+	}
+	if *tune {
+		best, _, err := planner.SimulatedSweep(tr, planner.SweepOptions{Base: base, Quotas: []int{base.FixedSlots}})
+		if err != nil {
+			return err
+		}
+		results = append(results, sim.Named{Name: fmt.Sprintf("hybrid tuned %.0f/%.0f", 100*best.Watermarks.High, 100*best.Watermarks.Low),
+			Result: best.Result})
+	}
+	wall := time.Since(started)
+	if *out == "json" {
+		return writeJSON(e.out, map[string]any{"trace": tr.Name, "jobs": len(tr.Jobs), "results": results})
+	}
+	fmt.Fprintf(e.out, "trace %s: %d jobs over %.1f days; quota %d slots; %d simulations in %s\n\n",
+		tr.Name, len(tr.Jobs), tr.Span().Hours()/24, base.FixedSlots, len(results), wall.Round(time.Millisecond))
+	rows := make([][]any, len(results))
+	for i, n := range results {
+		r := n.Result
+		rows[i] = []any{n.Name, r.FixedSlots, fmt.Sprintf("%.2f", r.Cost.Fixed), fmt.Sprintf("%.2f", r.Cost.OnDemand),
+			fmt.Sprintf("%.2f", r.Cost.Spot), fmt.Sprintf("%.2f", r.Cost.Total), fmt.Sprintf("%.0f%%", 100*r.FixedIdleShare),
+			waits(r.ElasticWait), round(r.CoreWait.P95), r.Preemptions.Reclaim + r.Preemptions.Migrate + r.Preemptions.Spot,
+			fmt.Sprintf("%.1f", r.LostWork), r.DeadlineMisses, r.Unfinished}
+	}
+	return table(e.out, "STRATEGY\tFIXED\tCOST FIXED\tON-DEMAND\tSPOT\tTOTAL\tFIXED IDLE\tBURST WAIT P50/P95/P99\tCORE WAIT P95\tPREEMPTIONS\tLOST SLOT-H\tDEADLINE MISSES\tUNFINISHED", rows)
+}
+
+func waits(p sim.Percentiles) string {
+	return round(p.P50) + "/" + round(p.P95) + "/" + round(p.P99)
+}
+
+func round(d time.Duration) string {
+	if d == 0 {
+		return "0"
+	}
+	return d.Round(time.Second).String()
+}
