@@ -10,8 +10,12 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/policy"
 )
 
-// DefaultTick is the controller tick used when Options.Tick is zero: the
-// live controller's.
+// DefaultTick is the controller tick used when Options.Tick is zero. The
+// live controller ticks every second; ten seconds of virtual time make a
+// month-long trace ten times cheaper to replay and move waits by at most
+// the difference, which is small beside elastic start-up delays of minutes.
+// Pass the live tick when seconds matter (the live-versus-simulated test
+// does).
 const DefaultTick = 10 * time.Second
 
 // defaultFixedPool names the fixed pool added when Options has quota but no

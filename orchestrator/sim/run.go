@@ -253,8 +253,14 @@ func (s *sim) arrive() {
 	s.jobLeft[ji] = int32(j.Slots)
 	s.jobUnstarted[ji] = int32(j.Slots)
 	q := qBurst
-	if j.Class == jobs.ClassCore {
+	switch {
+	case j.Class == jobs.ClassCore:
 		q = qCore
+	case len(s.byPrice) == 0:
+		// As the live router does when no elastic capacity is managed:
+		// burst work goes straight to loan, or it would wait a tick for
+		// the policy to lend it.
+		q = qLoan
 	}
 	for range j.Slots {
 		ti := s.newTask(ji, tmpl, j)

@@ -50,7 +50,7 @@ func TestAllFixedSizesQuotaToPeak(t *testing.T) {
 		t.Fatalf("AllFixed options %+v (peak %d)", o, PeakDemand(tr))
 	}
 	r := mustRun(t, tr, o)
-	if r.CoreWait.Max != 0 || r.ElasticWait.Max > DefaultTick || r.Cost.OnDemand+r.Cost.Spot != 0 || r.Jobs != len(tr.Jobs) {
+	if r.CoreWait.Max != 0 || r.ElasticWait.Max != 0 || r.Cost.OnDemand+r.Cost.Spot != 0 || r.Jobs != len(tr.Jobs) {
 		t.Errorf("all fixed: core %+v, burst %+v, cost %+v, %d jobs", r.CoreWait, r.ElasticWait, r.Cost, r.Jobs)
 	}
 }
@@ -187,5 +187,15 @@ func TestQuotaWithoutFixedPool(t *testing.T) {
 	r := mustRun(t, mkTrace(coreJob(0, time.Hour)), Options{FixedSlots: 2, FixedPricePerSlotHour: 3})
 	if r.Cost.Fixed != 2*3 || len(r.Pools) != 1 || r.Pools[0].Name != "fixed" || r.CoreWait.Max != 0 {
 		t.Errorf("result %+v", r)
+	}
+}
+
+// Without elastic pools burst work is lent to the quota as it arrives, as
+// the live router sends it to loan: it must not wait a tick for the policy.
+func TestBurstWorkGoesStraightToTheQuotaWithoutElasticPools(t *testing.T) {
+	tr := mkTrace(burstJob(7*time.Second, time.Hour, false), burstJob(13*time.Second, time.Hour, true), coreJob(0, time.Hour))
+	r := mustRun(t, tr, Options{FixedSlots: 3, Pools: []policy.Pool{quota(1)}, Tick: time.Minute})
+	if r.ElasticWait.Max != 0 || r.CoreWait.Max != 0 {
+		t.Fatalf("waits with free quota and no elastic pools: burst %v, core %v", r.ElasticWait.Max, r.CoreWait.Max)
 	}
 }
