@@ -1,12 +1,18 @@
 package cli
 
 import (
+	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/ballastdev/ballast/jobs"
 	"github.com/ballastdev/ballast/orchestrator/trace"
+	"github.com/ballastdev/ballast/queues"
 )
 
 func TestTraceSimulateAndPlanOnASyntheticMonth(t *testing.T) {
@@ -58,5 +64,65 @@ func TestTraceSimulateAndPlanOnASyntheticMonth(t *testing.T) {
 	os.WriteFile(bad, []byte("submit_s,duration_s,slots,class,team,template,checkpointable,deadline_s\n1,0,1,core,a,b,false,\n"), 0o600)
 	if code, _, errOut := run(t, "simulate", "--trace", bad); code != 1 || !strings.Contains(errOut, "line 2") {
 		t.Fatalf("a bad trace: code %d: %s", code, errOut)
+	}
+}
+
+// TestTraceFromHistory: finished jobs in Redis become a trace with their
+// class, template and run time; queued ones are left out.
+func TestTraceFromHistory(t *testing.T) {
+	f := newFlowEnv(t, unreachableNATS)
+	ctx := context.Background()
+	_, sub := f.submitter(t)
+	var ids []string
+	for i, tmpl := range []string{"features", "trial", "upload"} {
+		params := map[string]json.RawMessage{}
+		switch tmpl {
+		case "features":
+			params["date"] = json.RawMessage(`"d"`)
+		case "trial":
+			params["lr"] = json.RawMessage(`0.1`)
+		}
+		rc, err := sub.Submit(ctx, jobs.Submission{Template: tmpl, Params: params, IdempotencyKey: fmt.Sprint("h", i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, rc.JobID)
+	}
+	for _, id := range ids[:2] { // the third stays queued
+		j, ok, err := f.store.Claim(ctx, queues.Delivery{JobID: id, Attempt: 1}, "w")
+		if err != nil || !ok {
+			t.Fatalf("claim: %v %v", ok, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+		code := 0
+		if _, err := f.store.Finish(ctx, j, "w", jobs.StateSucceeded, &code, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := filepath.Join(t.TempDir(), "history.csv")
+	if code, _, errOut := run(t, "trace", "--config", f.path, "--history", "1h", "--out", out); code != 0 {
+		t.Fatalf("trace --history: code %d: %s", code, errOut)
+	}
+	file, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer file.Close()
+	tr, err := trace.ReadCSV(file, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.Jobs) != 2 {
+		t.Fatalf("%d jobs in the history trace, want the 2 finished ones", len(tr.Jobs))
+	}
+	classes := map[string]jobs.Class{}
+	for _, j := range tr.Jobs {
+		classes[j.Template] = j.Class
+		if j.Duration < 20*time.Millisecond || j.Duration > 5*time.Second {
+			t.Errorf("%s ran %s", j.Template, j.Duration)
+		}
+	}
+	if classes["features"] != jobs.ClassCore || classes["trial"] != jobs.ClassBurst {
+		t.Fatalf("classes %v", classes)
 	}
 }
