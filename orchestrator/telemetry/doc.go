@@ -1,0 +1,29 @@
+// Package telemetry holds the controller's metrics: OpenTelemetry
+// instruments recorded through a [Metrics] value and exported in the
+// Prometheus text format by [Metrics.Handler], and additionally pushed over
+// OTLP/HTTP when the standard OTEL_EXPORTER_OTLP_* environment variables name
+// an endpoint.
+//
+// Every [Metrics] owns its MeterProvider and its Prometheus registry; nothing
+// is registered globally, so tests and several controllers in one process
+// never see each other's values.
+//
+// Instruments (OpenTelemetry name → Prometheus name with the default
+// namespace "ballast"):
+//
+//	ballast.job.wait            → ballast_job_wait_seconds (histogram; class, pool)
+//	ballast.jobs.finished       → ballast_jobs_finished_total (counter; class, outcome)
+//	ballast.preemptions         → ballast_preemptions_total (counter; reason)
+//	ballast.queue.depth         → ballast_queue_depth (gauge; queue)
+//	ballast.queue.oldest_age    → ballast_queue_oldest_age_seconds (gauge; queue)
+//	ballast.slots               → ballast_slots (gauge; pool, kind, state)
+//	ballast.workers             → ballast_workers (gauge; pool, state)
+//	ballast.fixed.idle_ratio    → ballast_fixed_idle_ratio (gauge)
+//	ballast.fixed.idle_ratio_hour → ballast_fixed_idle_ratio_hour (gauge)
+//	ballast.cost.rate           → ballast_cost_rate_per_hour (gauge; pool)
+//	ballast.cost.total          → ballast_cost_total (gauge; team)
+//
+// The gauges are asynchronous: the controller hands over a [Snapshot] each
+// tick with [Metrics.SetSnapshot] and the values are read from it at
+// collection time, so a scrape never blocks the control loop.
+package telemetry
