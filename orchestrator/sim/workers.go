@@ -257,14 +257,17 @@ func (s *sim) spotReclaim(wi int32) {
 
 // bill charges a worker from its launch request to until, by the pool's
 // billing: policy.Pool.PaidUntil says what a worker released then has
-// paid for.
+// paid for. It is asked about the last instant of the life, as the cost
+// ledger does: at an exact unit boundary PaidUntil counts the next unit as
+// begun, which is right for "may I still release for free" but would bill
+// a worker released after exactly one hour for two.
 func (s *sim) bill(w *worker, until time.Duration) {
 	p := &s.pools[w.pool]
 	if !p.elastic {
 		return
 	}
 	start := s.at(w.requested)
-	paid := p.PaidUntil(start, s.at(until)).Sub(start)
+	paid := max(p.PaidUntil(start, s.at(until).Add(-time.Nanosecond)).Sub(start), until-w.requested)
 	p.use.WorkerHours += (until - w.requested).Hours()
 	p.use.BilledHours += paid.Hours()
 	p.use.Cost += paid.Hours() * p.PricePerSlotHour * float64(w.slots)
