@@ -57,7 +57,10 @@ func (w *Worker) process(ctx context.Context, t *asynq.Task) error {
 	}()
 	w.publish(events.Event{ID: eventID(j, events.TypeJobRunning), Type: events.TypeJobRunning, JobID: j.ID,
 		Attempt: j.Attempt, State: jobs.StateRunning, Queue: j.Queue, Worker: wid, Time: j.StartedAt,
-		Data: map[string]any{"pool": w.opts.Pool, "resume_from": j.Checkpoint}})
+		Data: map[string]any{"pool": w.opts.Pool, "resume_from": j.Checkpoint, "class": string(j.Spec.Class),
+			// This attempt's wait in its queue: submit to start for the
+			// first attempt, the metrics' elastic wait.
+			"wait_seconds": max(j.StartedAt.Sub(j.QueuedAt), 0).Seconds()}})
 
 	res := w.run(r)
 	w.settle(r, res)

@@ -92,7 +92,7 @@ func (w *Worker) finish(r *running, state jobs.State, code *int, msg string) {
 	}
 	// The job is over: no attempt will resume from its checkpoints.
 	_ = os.RemoveAll(filepath.Join(w.opts.CheckpointDir, r.job.ID))
-	data := map[string]any{}
+	data := map[string]any{"class": string(r.job.Spec.Class)}
 	if code != nil {
 		data["exit_code"] = *code
 	}
@@ -105,7 +105,8 @@ func (w *Worker) announceRequeue(r *running, moved queues.Requeued, reason strin
 	switch {
 	case moved.Cancelled:
 		w.publish(events.Event{ID: eventID(r.job, events.TypeJobCancelled), Type: events.TypeJobCancelled, JobID: r.job.ID,
-			Attempt: r.job.Attempt, State: jobs.StateCancelled, Worker: r.worker, Reason: reason, Time: now})
+			Attempt: r.job.Attempt, State: jobs.StateCancelled, Worker: r.worker, Reason: reason, Time: now,
+			Data: map[string]any{"class": string(r.job.Spec.Class)}})
 	case moved.Attempt > 0:
 		// The queue of the new attempt, which a pending preempt request may
 		// have changed even for a drain or a retry.
