@@ -20,6 +20,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/events"
 	"github.com/ballastdev/ballast/orchestrator/intake"
 	"github.com/ballastdev/ballast/orchestrator/provider"
+	"github.com/ballastdev/ballast/orchestrator/telemetry"
 	"github.com/ballastdev/ballast/queues"
 	"github.com/ballastdev/ballast/workers"
 )
@@ -103,6 +104,11 @@ func startControlPlane(ctx context.Context, cfg config.Config, rdb redis.Univers
 	}
 	st.push(func() { _ = wake.Unsubscribe() })
 
+	metrics, err := startMetrics(ctx, cfg, store, nc, ctl, log, st)
+	if err != nil {
+		return nil, err
+	}
+
 	in, err := intake.NewNATSServer(nc, sub, intake.NATSOptions{Subjects: subj, Logger: log, Sweeps: sweeps})
 	if err != nil {
 		return nil, err
@@ -120,7 +126,7 @@ func startControlPlane(ctx context.Context, cfg config.Config, rdb redis.Univers
 	if err != nil {
 		return nil, fmt.Errorf("http.listen %s: %w (choose a free port)", cfg.HTTP.Listen, err)
 	}
-	srv := &http.Server{Handler: api.HandlerWithFlows(store, sub, token, api.Flows{Sweeps: sweeps, Pipelines: opts.Pipelines}),
+	srv := &http.Server{Handler: api.HandlerWithFlows(store, sub, token, api.Flows{Sweeps: sweeps, Pipelines: opts.Pipelines, Metrics: metrics.Handler()}),
 		ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -133,6 +139,42 @@ func startControlPlane(ctx context.Context, cfg config.Config, rdb redis.Univers
 		_ = srv.Shutdown(sctx)
 	})
 	return &controlPlane{store: store, pub: pub, addr: ln.Addr().String()}, nil
+}
+
+// startMetrics serves the controller's metrics: job events counted while
+// this controller leads, and a snapshot of queues, pools and cost rates
+// taken every tick.
+func startMetrics(ctx context.Context, cfg config.Config, store *queues.Store, nc *nats.Conn, ctl *controller.Controller, log *slog.Logger, st *stack) (*telemetry.Metrics, error) {
+	m, err := telemetry.New(telemetry.Options{Namespace: telemetry.DefaultNamespace, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	st.push(func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = m.Shutdown(sctx)
+	})
+	sub, err := m.Follow(nc, subjects(cfg), ctl.Leader)
+	if err != nil {
+		return nil, err
+	}
+	st.push(func() { _ = sub.Unsubscribe() })
+	pools, quota := cfg.PolicyPools(), map[string]int{}
+	for name, p := range cfg.Pools {
+		if p.Kind == config.PoolFixed {
+			quota[name] = p.Slots
+		}
+	}
+	pctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		m.Poll(pctx, cfg.Controller.Tick.Std(), ctl.Leader, func(c context.Context) (telemetry.Snapshot, error) {
+			return telemetry.Collect(c, store, pools, quota, time.Now())
+		})
+	}()
+	st.push(func() { cancel(); <-done })
+	return m, nil
 }
 
 // workerSpec says which worker to start: its pool, slots (0 = the pool's)

@@ -18,12 +18,18 @@ import (
 type Flows struct {
 	Sweeps    *controller.Sweeps
 	Pipelines *controller.Pipelines
+	// Metrics, when set, is served at GET /metrics behind the API token
+	// (Prometheus sends it with bearer_token).
+	Metrics http.Handler
 }
 
 // mountFlows adds the pipeline and sweep endpoints to mux.
 func (h *handler) mountFlows(mux *http.ServeMux, f Flows, token string) {
 	if f.Sweeps != nil {
 		mux.Handle("POST "+intake.SweepSubmitPath, intake.SweepHTTPHandler(f.Sweeps, token))
+	}
+	if f.Metrics != nil {
+		mux.HandleFunc("GET /metrics", h.guard(f.Metrics.ServeHTTP))
 	}
 	mux.HandleFunc("GET /api/v1/sweeps", h.guard(h.listSweeps))
 	mux.HandleFunc("GET /api/v1/sweeps/{id}", h.guard(h.getSweep))

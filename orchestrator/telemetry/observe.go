@@ -1,0 +1,61 @@
+package telemetry
+
+import (
+	"strings"
+	"time"
+
+	"github.com/ballastdev/ballast/orchestrator/events"
+)
+
+// Observe records what one job event says: a start and its wait, an end and
+// its outcome, or a preemption and its reason. Other events are ignored.
+// The controller feeds it every event on the bus while it leads, so a
+// standby does not count the same jobs again.
+func (m *Metrics) Observe(e events.Event) {
+	class, _ := e.Data["class"].(string)
+	switch e.Type {
+	case events.TypeJobRunning:
+		pool, _ := e.Data["pool"].(string)
+		wait, _ := e.Data["wait_seconds"].(float64)
+		m.JobStarted(class, pool, time.Duration(wait*float64(time.Second)))
+	case events.TypeJobSucceeded:
+		m.JobFinished(class, OutcomeSucceeded)
+	case events.TypeJobFailed:
+		m.JobFinished(class, OutcomeFailed)
+	case events.TypeJobCancelled:
+		m.JobFinished(class, OutcomeCancelled)
+	case events.TypeJobRequeued:
+		if r, ok := PreemptionReason(e.Reason); ok {
+			m.Preempted(r)
+		}
+	}
+}
+
+// PreemptionReason classifies a requeue by its reason text, as the worker
+// and the controller write it: "preempted: reclaim (rule 1: …)" and
+// "preempted: migrate (…)" from the capacity policy (its action names),
+// "preempted: spot notice" from a spot reclaim, "worker … draining" from a
+// drain and "worker lost" from dead-worker recovery. A retry after a
+// failure is not a preemption.
+func PreemptionReason(reason string) (string, bool) {
+	r := strings.TrimSpace(reason)
+	switch {
+	case r == "worker lost":
+		return ReasonWorkerLost, true
+	case strings.HasSuffix(r, "draining"):
+		return ReasonDrain, true
+	}
+	rest, ok := strings.CutPrefix(r, "preempted")
+	if !ok {
+		return "", false
+	}
+	rest = strings.TrimLeft(rest, ": ")
+	switch {
+	case strings.HasPrefix(rest, "spot"):
+		return ReasonSpot, true
+	case strings.HasPrefix(rest, "migrate"):
+		return ReasonMigrate, true
+	}
+	// A bare "preempted" or a reclaim: the policy's only other stop.
+	return ReasonReclaim, true
+}
