@@ -3,10 +3,14 @@ package cli
 import (
 	"context"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/ballastdev/ballast/jobs"
+	"github.com/ballastdev/ballast/internal/config"
 	"github.com/ballastdev/ballast/orchestrator/api"
+	"github.com/ballastdev/ballast/orchestrator/telemetry"
+	"github.com/ballastdev/ballast/queues"
 )
 
 func runStatus(ctx context.Context, e *env, args []string) error {
@@ -45,6 +49,10 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	fmt.Fprintln(e.out)
+	if err := printPools(ctx, e, *cfgPath, store); err != nil {
+		return err
+	}
+	fmt.Fprintln(e.out)
 	rows = make([][]any, len(st.Queues))
 	for i, q := range st.Queues {
 		rows[i] = []any{q.Queue, q.Pending, q.Scheduled, q.Active, fmt.Sprintf("%.1fs", q.OldestPendingSeconds)}
@@ -57,5 +65,44 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.out, " %s %d", s, st.Counts[s])
 	}
 	fmt.Fprintln(e.out)
+	return nil
+}
+
+// printPools shows each pool's slots and what it costs right now, from the
+// same snapshot the controller exports as metrics.
+func printPools(ctx context.Context, e *env, cfgPath string, store *queues.Store) error {
+	cfg, err := loadConfig(cfgPath)
+	if err != nil {
+		return err
+	}
+	quota := map[string]int{}
+	for name, p := range cfg.Pools {
+		if p.Kind == config.PoolFixed {
+			quota[name] = p.Slots
+		}
+	}
+	snap, err := telemetry.Collect(ctx, store, cfg.PolicyPools(), quota, time.Now())
+	if err != nil {
+		return err
+	}
+	rows := make([][]any, len(snap.Pools))
+	total := 0.0
+	for i, p := range snap.Pools {
+		workers := 0
+		for _, n := range p.Workers {
+			workers += n
+		}
+		cost := snap.CostPerHourByPool[p.Pool]
+		total += cost
+		rows[i] = []any{p.Pool, p.Kind, p.Busy, p.Idle, workers, fmt.Sprintf("%.2f", cost)}
+	}
+	if err := table(e.out, "POOL\tKIND\tBUSY\tIDLE\tWORKERS\tCOST/H", rows); err != nil {
+		return err
+	}
+	idle := "n/a (no fixed worker up)"
+	if !math.IsNaN(snap.FixedIdleRatio) {
+		idle = fmt.Sprintf("%.0f%%", 100*snap.FixedIdleRatio)
+	}
+	fmt.Fprintf(e.out, "fixed quota idle now: %s; spending %.2f per hour\n", idle, total)
 	return nil
 }
