@@ -126,3 +126,20 @@ func TestTraceFromHistory(t *testing.T) {
 		t.Fatalf("classes %v", classes)
 	}
 }
+
+func TestStatusShowsPoolsAndTheQuotasIdleShare(t *testing.T) {
+	f := newFlowEnv(t, unreachableNATS)
+	ctx := context.Background()
+	if _, err := f.store.Heartbeat(ctx, queues.WorkerInfo{ID: "fx-1", Pool: "fixed", Slots: 2, Busy: 1}, nil); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := run(t, "status", "--config", f.path)
+	if code != 0 {
+		t.Fatalf("status: code %d: %s", code, errOut)
+	}
+	for _, want := range []string{"POOL", "fixed quota idle now: 50%"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("status lacks %q:\n%s", want, out)
+		}
+	}
+}
