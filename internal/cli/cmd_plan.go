@@ -17,6 +17,7 @@ func runPlan(ctx context.Context, e *env, args []string) error {
 	sf := addSimFlags(fs)
 	target := fs.Duration("wait-target", 10*time.Minute, "p95 wait of burst and core jobs the simulated plan must meet")
 	tuneDays := fs.Int("tune-days", 14, "tune the watermarks on the trace's last N days (0: the whole trace)")
+	overflow := fs.Bool("core-overflow", false, "also try each quota with core work overflowing to on-demand after the policy's core max wait (rule 7)")
 	htmlPath := fs.String("html", "", "also write an HTML report with charts to FILE")
 	svgPrefix := fs.String("svg", "", "also write the charts as PREFIX-demand.svg, PREFIX-cost.svg and PREFIX-wait.svg")
 	out := outputFlag(fs)
@@ -36,7 +37,7 @@ func runPlan(ctx context.Context, e *env, args []string) error {
 		days = -1 // Make reads 0 as "default"; negative is the whole trace
 	}
 	p, err := planner.Make(tr, planner.Options{Sim: sf.options(cfg, *src.seed), TuneDays: days,
-		Sweep: planner.SweepOptions{WaitTarget: *target}})
+		Sweep: planner.SweepOptions{WaitTarget: *target, TryCoreOverflow: *overflow}})
 	if err != nil {
 		return err
 	}

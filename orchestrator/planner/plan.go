@@ -35,6 +35,8 @@ type Recommendation struct {
 	ClosedForm float64 `json:"closed_form_cost"`
 	// Watermarks are those the simulation used.
 	Watermarks Watermarks `json:"watermarks"`
+	// CoreOverflow is true when the simulation ran with rule 7 on.
+	CoreOverflow bool `json:"core_overflow,omitempty"`
 	// Simulated is the whole trace through the live policy at this quota.
 	Simulated sim.Result `json:"simulated"`
 }
@@ -102,13 +104,13 @@ func Make(tr trace.Trace, o Options) (Plan, error) {
 			Why: fmt.Sprintf("minimum hourly demand %.1f slots x 1.2", p.BaseLoad)},
 		{Method: "cost-optimal", FixedSlots: opt, Watermarks: design,
 			Why: fmt.Sprintf("demand reaches %d slots %.0f%% of the time = fixed/elastic price", opt, 100*prices.Ratio())},
-		{Method: "simulated", FixedSlots: p.Best.FixedSlots, Watermarks: p.Best.Watermarks,
+		{Method: "simulated", FixedSlots: p.Best.FixedSlots, Watermarks: p.Best.Watermarks, CoreOverflow: p.Best.CoreOverflow,
 			Why: simulatedWhy(p.Best, sw.WaitTarget, o.TuneDays)},
 	}
 	for i := range recs {
 		f, e := CostOf(curve, recs[i].FixedSlots, prices)
 		recs[i].ClosedForm = f + e
-		if recs[i].Simulated, err = p.run(tr, o.Sim, recs[i].FixedSlots, recs[i].Watermarks); err != nil {
+		if recs[i].Simulated, err = p.run(tr, o.Sim, recs[i].FixedSlots, recs[i].Watermarks, recs[i].CoreOverflow); err != nil {
 			return p, err
 		}
 	}
@@ -122,13 +124,14 @@ func Make(tr trace.Trace, o Options) (Plan, error) {
 	return p, nil
 }
 
-func (p *Plan) run(tr trace.Trace, base sim.Options, quota int, m Watermarks) (sim.Result, error) {
+func (p *Plan) run(tr trace.Trace, base sim.Options, quota int, m Watermarks, overflow bool) (sim.Result, error) {
 	o := base
 	o.FixedSlots = quota
 	if o.Config == (policy.Config{}) {
 		o.Config = policy.DefaultConfig()
 	}
 	o.Config.High, o.Config.Low = m.High, m.Low
+	o.Config.CoreOverflow = o.Config.CoreOverflow || overflow
 	r, err := sim.Run(tr, o)
 	if err != nil {
 		return r, fmt.Errorf("planner: quota %d: %w", quota, err)
@@ -144,7 +147,11 @@ func simulatedWhy(b Point, target time.Duration, days int) string {
 	if !b.MeetsTarget {
 		return fmt.Sprintf("no quota and watermarks tried kept p95 waits within %s over %s; this one comes closest", target, window)
 	}
-	return fmt.Sprintf("cheapest of the quotas and watermarks tried over %s with p95 waits within %s", window, target)
+	how := ""
+	if b.CoreOverflow {
+		how = ", with core overflow to on-demand (rule 7) on"
+	}
+	return fmt.Sprintf("cheapest of the quotas and watermarks tried over %s with p95 waits within %s%s", window, target, how)
 }
 
 // pricesOf reads the closed forms' prices from the simulation: the fixed

@@ -25,8 +25,11 @@ type row struct {
 func (p Plan) rows() []row {
 	var out []row
 	for _, r := range p.Recommendations {
-		out = append(out, row{r.Method, r.FixedSlots, fmt.Sprintf("%.0f/%.0f", 100*r.Watermarks.High, 100*r.Watermarks.Low),
-			fmt.Sprintf("%.2f", r.ClosedForm), r.Simulated})
+		marks := fmt.Sprintf("%.0f/%.0f", 100*r.Watermarks.High, 100*r.Watermarks.Low)
+		if r.CoreOverflow {
+			marks += " +overflow"
+		}
+		out = append(out, row{r.Method, r.FixedSlots, marks, fmt.Sprintf("%.2f", r.ClosedForm), r.Simulated})
 	}
 	out = append(out, row{"all fixed (peak)", p.AllFixed.FixedSlots, "-", "-", p.AllFixed},
 		row{"all elastic", 0, "-", "-", p.AllElastic})
@@ -91,18 +94,26 @@ func (p Plan) DemandChart() Chart {
 func (p Plan) SweepCharts() (cost, wait Chart) {
 	cost = Chart{Title: fmt.Sprintf("Simulated cost by quota (last %d days)", p.TuneDays), XLabel: "fixed slots", YLabel: "cost"}
 	wait = Chart{Title: "Simulated p95 burst wait by quota", XLabel: "fixed slots", YLabel: "minutes"}
-	byMarks := map[Watermarks][]Point{}
-	var order []Watermarks
-	for _, pt := range p.Sweep {
-		if _, ok := byMarks[pt.Watermarks]; !ok {
-			order = append(order, pt.Watermarks)
-		}
-		byMarks[pt.Watermarks] = append(byMarks[pt.Watermarks], pt)
+	type line struct {
+		m  Watermarks
+		ov bool
 	}
-	for _, m := range order {
-		pts := byMarks[m]
+	byMarks := map[line][]Point{}
+	var order []line
+	for _, pt := range p.Sweep {
+		k := line{pt.Watermarks, pt.CoreOverflow}
+		if _, ok := byMarks[k]; !ok {
+			order = append(order, k)
+		}
+		byMarks[k] = append(byMarks[k], pt)
+	}
+	for _, k := range order {
+		pts := byMarks[k]
 		slices.SortFunc(pts, func(a, b Point) int { return cmp.Compare(a.FixedSlots, b.FixedSlots) })
-		name := fmt.Sprintf("%.0f/%.0f", 100*m.High, 100*m.Low)
+		name := fmt.Sprintf("%.0f/%.0f", 100*k.m.High, 100*k.m.Low)
+		if k.ov {
+			name += " +overflow"
+		}
 		var cs, ws Series
 		cs.Name, ws.Name = name, name
 		for _, pt := range pts {

@@ -35,13 +35,19 @@ type SweepOptions struct {
 	WaitTarget time.Duration
 	// Parallel bounds simulations run at once (default GOMAXPROCS).
 	Parallel int
+	// TryCoreOverflow also tries every point with rule 7 on (core work
+	// waiting longer than the policy's CoreMaxWait runs on on-demand
+	// capacity): with it a quota below the core peak can meet the target.
+	TryCoreOverflow bool
 }
 
 // Point is one simulated combination.
 type Point struct {
 	FixedSlots int        `json:"fixed_slots"`
 	Watermarks Watermarks `json:"watermarks"`
-	Result     sim.Result `json:"result"`
+	// CoreOverflow is true when rule 7 was on for this point.
+	CoreOverflow bool       `json:"core_overflow,omitempty"`
+	Result       sim.Result `json:"result"`
 	// MeetsTarget is true when both p95 waits are within the target.
 	MeetsTarget bool `json:"meets_target"`
 }
@@ -71,9 +77,15 @@ func SimulatedSweep(tr trace.Trace, o SweepOptions) (best Point, all []Point, er
 	if len(marks) == 0 {
 		marks = DefaultWatermarks
 	}
+	overflow := []bool{false}
+	if o.TryCoreOverflow {
+		overflow = append(overflow, true)
+	}
 	for _, q := range quotas {
 		for _, m := range marks {
-			all = append(all, Point{FixedSlots: q, Watermarks: m})
+			for _, ov := range overflow {
+				all = append(all, Point{FixedSlots: q, Watermarks: m, CoreOverflow: ov})
+			}
 		}
 	}
 	errs := make([]error, len(all))
@@ -91,6 +103,7 @@ func SimulatedSweep(tr trace.Trace, o SweepOptions) (best Point, all []Point, er
 				opts.Config = policy.DefaultConfig()
 			}
 			opts.Config.High, opts.Config.Low = all[i].Watermarks.High, all[i].Watermarks.Low
+			opts.Config.CoreOverflow = opts.Config.CoreOverflow || all[i].CoreOverflow
 			r, err := sim.Run(tr, opts)
 			if err != nil {
 				errs[i] = fmt.Errorf("quota %d, watermarks %.2f/%.2f: %w", all[i].FixedSlots, all[i].Watermarks.High, all[i].Watermarks.Low, err)
