@@ -28,6 +28,12 @@ type Spec struct {
 	// line such as {"loss": 0.12}; the worker records every value reported
 	// under that key, in order. Sweep trials set it to the sweep's metric.
 	Metric string `json:"metric,omitempty"`
+	// TraceParent is the W3C traceparent of the span that submitted the job.
+	// It lives in the spec because the spec is what travels with every
+	// attempt through Redis and asynq: each attempt's span, on whichever
+	// worker, joins the submit's trace from it. It is not part of the
+	// request, so idempotency ignores it.
+	TraceParent string `json:"traceparent,omitempty"`
 }
 
 // Job is the record of one job: its spec and where it is now. The record in

@@ -110,6 +110,11 @@ func (s *Store) Submit(ctx context.Context, spec jobs.Spec, q Queue) (Submitted,
 	}
 	id := jobs.NewID(now)
 	sum := sha256.Sum256(body)
+	if spec.TraceParent != "" { // the common case encodes the spec once
+		if sum, err = requestSum(spec); err != nil {
+			return Submitted{}, fmt.Errorf("queues.Submit: encode spec: %w", err)
+		}
+	}
 	hasIdem := "0"
 	if spec.IdempotencyKey != "" {
 		hasIdem = "1"
@@ -145,6 +150,18 @@ func (s *Store) Submit(ctx context.Context, spec jobs.Spec, q Queue) (Submitted,
 		return Submitted{}, err
 	}
 	return Submitted{Job: j}, nil
+}
+
+// requestSum identifies the request an idempotency key stands for. The
+// traceparent is left out: a client retrying the same request does so from a
+// new span, and that must find the first job, not a conflict.
+func requestSum(spec jobs.Spec) ([sha256.Size]byte, error) {
+	spec.TraceParent = ""
+	body, err := json.Marshal(spec)
+	if err != nil {
+		return [sha256.Size]byte{}, err
+	}
+	return sha256.Sum256(body), nil
 }
 
 // enqueue creates the asynq task of j's current attempt. An existing task with

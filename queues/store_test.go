@@ -108,6 +108,12 @@ func TestIdempotency(t *testing.T) {
 	if !b.Duplicate || b.Job.ID != a.Job.ID {
 		t.Fatalf("same key gave %+v, want duplicate of %s", b, a.Job.ID)
 	}
+	// A retry from another trace is the same request.
+	traced := spec("k1")
+	traced.TraceParent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+	if c, err := s.Submit(ctx, traced, queues.QueueCore); err != nil || !c.Duplicate || c.Job.ID != a.Job.ID {
+		t.Fatalf("same key from another trace gave %+v, %v; want duplicate of %s", c, err, a.Job.ID)
+	}
 	other := spec("k1")
 	other.Command = []string{"false"}
 	if _, err := s.Submit(ctx, other, queues.QueueCore); !errors.Is(err, jobs.ErrIdempotencyConflict) {

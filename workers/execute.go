@@ -62,8 +62,9 @@ func (w *Worker) process(ctx context.Context, t *asynq.Task) error {
 			// first attempt, the metrics' elastic wait.
 			"wait_seconds": max(j.StartedAt.Sub(j.QueuedAt), 0).Seconds()}})
 
+	span := w.startAttemptSpan(ctx, j, wid)
 	res := w.run(r)
-	w.settle(r, res)
+	endAttemptSpan(span, w.settle(r, res), res)
 	return nil
 }
 

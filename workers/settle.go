@@ -14,17 +14,18 @@ import (
 
 // settle records how an attempt ended: finished, retried as a new attempt, or
 // requeued (drain, preemption). Redis errors are retried: the result of work
-// that ran must not be dropped because Redis blinked.
-func (w *Worker) settle(r *running, res outcome) {
+// that ran must not be dropped because Redis blinked. It returns the
+// attempt's outcome for its span (see the outcome* constants).
+func (w *Worker) settle(r *running, res outcome) string {
 	j := r.job
 	now := w.opts.Now()
 	switch {
 	case res.stop == stopLost:
 		w.log.Info("stopped a job whose attempt moved on", "job", j.ID, "attempt", j.Attempt)
-		return
+		return outcomeLost
 	case res.stop == stopCancel:
 		w.finish(r, jobs.StateCancelled, res.exitCode, "cancelled by user")
-		return
+		return outcomeCancelled
 	case res.stop == stopDrain:
 		var moved queues.Requeued
 		w.retryRedis("requeue", func(ctx context.Context) (err error) {
@@ -32,7 +33,7 @@ func (w *Worker) settle(r *running, res outcome) {
 			return err
 		})
 		w.announceRequeue(r, moved, "worker draining", now, map[string]any{"resume_from": r.lastCheckpoint()})
-		return
+		return requeueOutcome(moved, outcomeRequeued)
 	case res.stop == stopPreempt:
 		// The queue and reason come from the request in the record, read
 		// in the same script that moves the job: the NATS message that may
@@ -47,10 +48,10 @@ func (w *Worker) settle(r *running, res outcome) {
 		}
 		w.announceRequeue(r, moved, moved.Reason, now,
 			map[string]any{"to": string(moved.Queue), "checkpoint": r.lastCheckpoint(), "killed": res.killed})
-		return
+		return requeueOutcome(moved, outcomePreempted)
 	case res.succeeded():
 		w.finish(r, jobs.StateSucceeded, res.exitCode, "")
-		return
+		return outcomeSucceeded
 	}
 	reason := failureReason(res)
 	if j.Spec.Retryable && j.Retries < j.Spec.MaxRetries {
@@ -61,9 +62,10 @@ func (w *Worker) settle(r *running, res outcome) {
 			return err
 		})
 		w.announceRequeue(r, moved, reason, now, map[string]any{"resume_from": r.lastCheckpoint()})
-		return
+		return outcomeFailed
 	}
 	w.finish(r, jobs.StateFailed, res.exitCode, reason)
+	return outcomeFailed
 }
 
 func failureReason(res outcome) string {

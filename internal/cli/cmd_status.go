@@ -6,8 +6,8 @@ import (
 	"math"
 	"time"
 
-	"github.com/ballastdev/ballast/jobs"
 	"github.com/ballastdev/ballast/internal/config"
+	"github.com/ballastdev/ballast/jobs"
 	"github.com/ballastdev/ballast/orchestrator/api"
 	"github.com/ballastdev/ballast/orchestrator/telemetry"
 	"github.com/ballastdev/ballast/queues"

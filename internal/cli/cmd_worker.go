@@ -42,6 +42,9 @@ func runWorker(ctx context.Context, e *env, args []string) error {
 	}
 	var st stack
 	defer func() { st.stop() }() // a closure: st grows after this line
+	if err := startTracing(ctx, "ballast-worker", &st); err != nil {
+		return err
+	}
 	w, err := startWorker(ctx, cfg, newStore(rdb, cfg), pub, workerSpec{pool: *pool, slots: *slots, id: *id, nc: nc}, log, &st)
 	if err != nil {
 		return err

@@ -61,6 +61,10 @@ func startControlPlane(ctx context.Context, cfg config.Config, rdb redis.Univers
 	if err != nil {
 		return nil, err
 	}
+	// One provider per process: dev runs its worker in this process too.
+	if err := startTracing(ctx, "ballast-controller", st); err != nil {
+		return nil, err
+	}
 	store := newStore(rdb, cfg)
 	pub := events.NewNATSPublisher(nc, subj)
 	// With the capacity policy on, burst work waits in burst and the policy
@@ -139,6 +143,21 @@ func startControlPlane(ctx context.Context, cfg config.Config, rdb redis.Univers
 		_ = srv.Shutdown(sctx)
 	})
 	return &controlPlane{store: store, pub: pub, addr: ln.Addr().String()}, nil
+}
+
+// startTracing installs the OTLP trace exporter when OTEL_EXPORTER_OTLP_*
+// asks for one, and registers its flush on st.
+func startTracing(ctx context.Context, service string, st *stack) error {
+	shutdown, err := telemetry.InstallTracing(ctx, service)
+	if err != nil {
+		return err
+	}
+	st.push(func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = shutdown(sctx)
+	})
+	return nil
 }
 
 // startMetrics serves the controller's metrics: job events counted while

@@ -5,6 +5,12 @@ import (
 	"log/slog"
 	"time"
 
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/ballastdev/ballast/jobs"
 	"github.com/ballastdev/ballast/orchestrator/events"
 	"github.com/ballastdev/ballast/orchestrator/intake"
@@ -39,14 +45,37 @@ func (s *Submitter) Submit(ctx context.Context, sub jobs.Submission) (intake.Rec
 	return intake.Receipt{JobID: j.ID, Attempt: j.Attempt, State: j.State, Queue: j.Queue, Duplicate: dup}, nil
 }
 
+// tracerName names Ballast's tracer. The tracer comes from the global
+// provider on every call: a no-op unless the process installed one
+// (telemetry.InstallTracing), and a test may swap it.
+const tracerName = "github.com/ballastdev/ballast"
+
 // SubmitSpec routes, records and enqueues an already resolved spec, then
 // announces it. Pipeline steps and sweep trials come in here: they are
 // resolved against the catalog by their own validation.
+//
+// The submission is traced as "ballast.submit", continuing any span in ctx.
+// Its traceparent is stored in the spec (unless the spec already carries
+// one), so that every attempt of the job joins this trace; a duplicate keeps
+// the first submission's.
 func (s *Submitter) SubmitSpec(ctx context.Context, spec jobs.Spec) (jobs.Job, bool, error) {
-	res, err := s.Store.Submit(ctx, spec, s.Router.Route(spec))
+	q := s.Router.Route(spec)
+	ctx, span := otel.Tracer(tracerName).Start(ctx, "ballast.submit", trace.WithSpanKind(trace.SpanKindProducer),
+		trace.WithAttributes(attribute.String("ballast.template", spec.Template), attribute.String("ballast.class", string(spec.Class)),
+			attribute.String("ballast.team", spec.Team), attribute.String("ballast.queue", string(q))))
+	defer span.End()
+	if spec.TraceParent == "" && span.SpanContext().IsValid() {
+		carrier := propagation.MapCarrier{}
+		propagation.TraceContext{}.Inject(ctx, carrier)
+		spec.TraceParent = carrier.Get("traceparent")
+	}
+	res, err := s.Store.Submit(ctx, spec, q)
 	if err != nil {
+		span.RecordError(err)
+		span.SetStatus(codes.Error, err.Error())
 		return jobs.Job{}, false, err
 	}
+	span.SetAttributes(attribute.String("ballast.job_id", res.Job.ID), attribute.Bool("ballast.duplicate", res.Duplicate))
 	j := res.Job
 	if !res.Duplicate && s.Events != nil {
 		e := events.Event{ID: j.ID + ".1.queued", Type: events.TypeJobQueued, JobID: j.ID, Attempt: j.Attempt,
