@@ -52,7 +52,7 @@ func TestAttemptSpanJoinsTheSubmitTrace(t *testing.T) {
 	}
 	got := map[string]string{}
 	for _, kv := range span.Attributes {
-		got[string(kv.Key)] = kv.Value.Emit()
+		got[string(kv.Key)] = kv.Value.String()
 	}
 	want := map[string]string{"ballast.outcome": "succeeded", "ballast.job_id": j.ID, "ballast.attempt": "1",
 		"ballast.pool": "fixed", "ballast.queue": string(queues.QueueCore)}

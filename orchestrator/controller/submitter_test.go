@@ -87,7 +87,7 @@ func checkAttrs(t *testing.T, s tracetest.SpanStub, want map[attribute.Key]attri
 	}
 	for k, v := range want {
 		if got[k] != v {
-			t.Errorf("span %s: %s = %v, want %v", s.Name, k, got[k].Emit(), v.Emit())
+			t.Errorf("span %s: %s = %v, want %v", s.Name, k, got[k].String(), v.String())
 		}
 	}
 }
