@@ -143,3 +143,42 @@ func TestStatusShowsPoolsAndTheQuotasIdleShare(t *testing.T) {
 		}
 	}
 }
+
+// TestAdviseReadsTheWindow: a quota idle half the time over the last day
+// (samples as the leader records them) gets the fixed-idle advice; an empty
+// history with a balanced idle share gets none.
+func TestAdviseReadsTheWindow(t *testing.T) {
+	f := newFlowEnv(t, unreachableNATS)
+	ctx := context.Background()
+	// The same install with prices, so the advisor has a break-even.
+	b, err := os.ReadFile(f.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	priced := strings.Replace(string(b), "  fixed: {kind: fixed, slots: 2}",
+		"  fixed: {kind: fixed, slots: 2, price_per_slot_hour: 1}\n  ondemand: {kind: ondemand, price_per_slot_hour: 2.5, max_workers: 2}", 1)
+	if priced == string(b) {
+		t.Fatal("the test config's pools line changed; update this test")
+	}
+	if err := os.WriteFile(f.path, []byte(priced), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	for i := 0; i < 60; i++ {
+		if err := f.store.RecordSample(ctx, "fixed_idle", now.Add(-time.Duration(i)*time.Minute), 0.2, 24*time.Hour); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if code, out, errOut := run(t, "advise", "--config", f.path, "--window", "2h"); code != 0 || !strings.Contains(out, "nothing to change") {
+		t.Fatalf("balanced: code %d out %q err %q", code, out, errOut)
+	}
+	for i := 0; i < 60; i++ {
+		if err := f.store.RecordSample(ctx, "fixed_idle", now.Add(-time.Duration(i)*time.Minute-30*time.Second), 0.8, 24*time.Hour); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, out, errOut := run(t, "advise", "--config", f.path, "--window", "2h")
+	if code != 0 || !strings.Contains(out, "idle") {
+		t.Fatalf("idle quota: code %d out %q err %q", code, out, errOut)
+	}
+}

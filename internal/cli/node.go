@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"time"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/ballastdev/ballast/internal/config"
 	"github.com/ballastdev/ballast/jobs"
+	"github.com/ballastdev/ballast/orchestrator/advisor"
 	"github.com/ballastdev/ballast/orchestrator/api"
 	"github.com/ballastdev/ballast/orchestrator/controller"
 	"github.com/ballastdev/ballast/orchestrator/events"
@@ -188,8 +190,18 @@ func startMetrics(ctx context.Context, cfg config.Config, store *queues.Store, n
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
+		var sampled time.Time
 		m.Poll(pctx, cfg.Controller.Tick.Std(), ctl.Leader, func(c context.Context) (telemetry.Snapshot, error) {
-			return telemetry.Collect(c, store, pools, quota, time.Now())
+			now := time.Now()
+			snap, err := telemetry.Collect(c, store, pools, quota, now)
+			// Once a minute the quota's idle share is kept in Redis for the
+			// advisor, which reads a window of it (`ballast advise`).
+			if err == nil && !math.IsNaN(snap.FixedIdleRatio) && now.Sub(sampled) >= time.Minute {
+				if store.RecordSample(c, advisor.SeriesFixedIdle, now, snap.FixedIdleRatio, advisor.SeriesKeep) == nil {
+					sampled = now
+				}
+			}
+			return snap, err
 		})
 	}()
 	st.push(func() { cancel(); <-done })
