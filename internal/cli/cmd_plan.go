@@ -36,8 +36,15 @@ func runPlan(ctx context.Context, e *env, args []string) error {
 	if days == 0 {
 		days = -1 // Make reads 0 as "default"; negative is the whole trace
 	}
-	p, err := planner.Make(tr, planner.Options{Sim: sf.options(cfg, *src.seed), TuneDays: days,
-		Sweep: planner.SweepOptions{WaitTarget: *target, TryCoreOverflow: *overflow}})
+	progress := func(done, total int) {
+		if done == total || done%10 == 0 {
+			fmt.Fprintf(e.errOut, "simulated %d of %d sweep points\n", done, total)
+		}
+	}
+	p, err := untilCancelled(ctx, func() (planner.Plan, error) {
+		return planner.Make(tr, planner.Options{Sim: sf.options(cfg, *src.seed), TuneDays: days,
+			Sweep: planner.SweepOptions{WaitTarget: *target, TryCoreOverflow: *overflow, Progress: progress}})
+	})
 	if err != nil {
 		return err
 	}
@@ -59,6 +66,28 @@ func runPlan(ctx context.Context, e *env, args []string) error {
 		return writeJSON(e.out, p)
 	}
 	return p.WriteText(e.out)
+}
+
+// untilCancelled runs f, but returns as soon as ctx ends (SIGINT, SIGTERM):
+// the simulator does not look at a context, and a planning run of minutes
+// must still stop when asked. The process exits right after, ending f.
+func untilCancelled[T any](ctx context.Context, f func() (T, error)) (T, error) {
+	type result struct {
+		v   T
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		v, err := f()
+		done <- result{v, err}
+	}()
+	select {
+	case r := <-done:
+		return r.v, r.err
+	case <-ctx.Done():
+		var zero T
+		return zero, fmt.Errorf("stopped before the simulations finished: %w", ctx.Err())
+	}
 }
 
 // writeFile writes what write produces to path.

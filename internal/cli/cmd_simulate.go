@@ -90,17 +90,20 @@ func runSimulate(ctx context.Context, e *env, args []string) error {
 		"all elastic":      sim.AllElastic(base),
 		fmt.Sprintf("hybrid %.0f/%.0f", 100*base.Config.High, 100*base.Config.Low): sim.Hybrid(base, base.Config.High, base.Config.Low),
 	}
-	results, err := sim.Compare(tr, named)
-	if err != nil {
-		return err
-	}
-	if *tune {
+	results, err := untilCancelled(ctx, func() ([]sim.Named, error) {
+		results, err := sim.Compare(tr, named)
+		if err != nil || !*tune {
+			return results, err
+		}
 		best, _, err := planner.SimulatedSweep(tr, planner.SweepOptions{Base: base, Quotas: []int{base.FixedSlots}})
 		if err != nil {
-			return err
+			return nil, err
 		}
-		results = append(results, sim.Named{Name: fmt.Sprintf("hybrid tuned %.0f/%.0f", 100*best.Watermarks.High, 100*best.Watermarks.Low),
-			Result: best.Result})
+		return append(results, sim.Named{Name: fmt.Sprintf("hybrid tuned %.0f/%.0f", 100*best.Watermarks.High, 100*best.Watermarks.Low),
+			Result: best.Result}), nil
+	})
+	if err != nil {
+		return err
 	}
 	wall := time.Since(started)
 	if *out == "json" {

@@ -182,3 +182,18 @@ func TestAdviseReadsTheWindow(t *testing.T) {
 		t.Fatalf("idle quota: code %d out %q err %q", code, out, errOut)
 	}
 }
+
+func TestUntilCancelledReturnsWhenAsked(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	block := make(chan struct{})
+	defer close(block)
+	go func() { time.Sleep(20 * time.Millisecond); cancel() }()
+	start := time.Now()
+	_, err := untilCancelled(ctx, func() (int, error) { <-block; return 1, nil })
+	if err == nil || time.Since(start) > 5*time.Second {
+		t.Fatalf("err %v after %s", err, time.Since(start))
+	}
+	if v, err := untilCancelled(context.Background(), func() (int, error) { return 7, nil }); v != 7 || err != nil {
+		t.Fatalf("a finished run: %d %v", v, err)
+	}
+}

@@ -2,6 +2,8 @@ package planner
 
 import (
 	"bytes"
+	"slices"
+	"sync"
 	"strings"
 	"testing"
 	"time"
@@ -40,10 +42,16 @@ func planSim() sim.Options {
 
 func TestPlanGivesThreeAnswersAndTheSimulatedOneIsTheCheapestWithinTarget(t *testing.T) {
 	tr := baseAndPeaks()
+	var reported []int
+	var mu sync.Mutex
 	p, err := Make(tr, Options{Sim: planSim(), TuneDays: -1, Sweep: SweepOptions{WaitTarget: 10 * time.Minute,
-		Quotas: []int{0, 5, 10, 12, 20, 40}, Watermarks: []Watermarks{{0.7, 0.4}, {0.9, 0.6}}}})
+		Quotas: []int{0, 5, 10, 12, 20, 40}, Watermarks: []Watermarks{{0.7, 0.4}, {0.9, 0.6}},
+		Progress: func(done, total int) { mu.Lock(); reported = append(reported, done*100+total); mu.Unlock() }}})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(reported) != 12 || !slices.Contains(reported, 12*100+12) {
+		t.Fatalf("progress reports %v, want 12 ending at 12 of 12", reported)
 	}
 	if p.Peak != 40 || p.BaseLoad != 10 {
 		t.Fatalf("peak %d base %.1f, want 40 and 10", p.Peak, p.BaseLoad)

@@ -35,6 +35,9 @@ type SweepOptions struct {
 	WaitTarget time.Duration
 	// Parallel bounds simulations run at once (default GOMAXPROCS).
 	Parallel int
+	// Progress, when set, is told after each simulation how many of the
+	// sweep's points are done: a month-long trace takes minutes.
+	Progress func(done, total int)
 	// TryCoreOverflow also tries every point with rule 7 on (core work
 	// waiting longer than the policy's CoreMaxWait runs on on-demand
 	// capacity): with it a quota below the core peak can meet the target.
@@ -91,12 +94,25 @@ func SimulatedSweep(tr trace.Trace, o SweepOptions) (best Point, all []Point, er
 	errs := make([]error, len(all))
 	sem := make(chan struct{}, o.Parallel)
 	var wg sync.WaitGroup
+	var mu sync.Mutex
+	finished := 0
+	report := func() {
+		if o.Progress == nil {
+			return
+		}
+		mu.Lock()
+		finished++
+		n := finished
+		mu.Unlock()
+		o.Progress(n, len(all))
+	}
 	for i := range all {
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
+			defer report()
 			opts := o.Base
 			opts.FixedSlots = all[i].FixedSlots
 			if opts.Config == (policy.Config{}) {
