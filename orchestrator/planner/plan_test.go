@@ -3,8 +3,8 @@ package planner
 import (
 	"bytes"
 	"slices"
-	"sync"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
