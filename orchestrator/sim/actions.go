@@ -86,11 +86,7 @@ func (s *sim) carryOut(a policy.Action) error {
 			return nil
 		}
 		if w.busy != 0 {
-			// A move earlier in this same plan put queued work on the
-			// worker, which was idle in the snapshot. It is not idle any
-			// more: keep it, as a live worker that took a job before its
-			// release landed would be, and let the next tick decide.
-			return nil
+			return fmt.Errorf("worker runs %d jobs", w.busy)
 		}
 		s.retire(wi)
 

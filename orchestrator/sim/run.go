@@ -79,6 +79,11 @@ type sim struct {
 	jobs []policy.Job
 	snap policy.Snapshot
 
+	// applying is set while a plan is carried out; tasks it moves wait in
+	// unplaced until the whole plan is applied (see place).
+	applying bool
+	unplaced []int32
+
 	// dirty: the model changed since the last snapshot. wake: the first
 	// tick at which a timer can change the plan of an unchanged model.
 	dirty     bool
@@ -313,11 +318,19 @@ func (s *sim) tick() error {
 	}
 	s.end = max(s.end, s.now)
 	s.dirty = true
+	s.applying = true
 	for _, a := range plan.Actions {
 		s.st.actions[a.Kind]++
 		if err := s.carryOut(a); err != nil {
 			return fmt.Errorf("sim: at %v cannot carry out %s: %w", s.now, a, err)
 		}
 	}
+	s.applying = false
+	for _, ti := range s.unplaced {
+		if s.tasks[ti].state == tsQueued {
+			s.place(ti)
+		}
+	}
+	s.unplaced = s.unplaced[:0]
 	return nil
 }

@@ -144,6 +144,13 @@ func (s *sim) nextFor(w *worker) (int32, bool) {
 // worker: packing work onto old workers lets the newest go idle and be
 // released.
 func (s *sim) place(ti int32) {
+	if s.applying {
+		// Workers take moved work once the whole plan is applied, as live
+		// workers poll after the controller's writes: every action of a
+		// plan then meets the model its snapshot described.
+		s.unplaced = append(s.unplaced, ti)
+		return
+	}
 	t := &s.tasks[ti]
 	switch t.queue {
 	case qCore, qLoan:
