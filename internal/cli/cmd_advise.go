@@ -6,11 +6,9 @@ import (
 	"math"
 	"time"
 
-	"github.com/ballastdev/ballast/internal/config"
 	"github.com/ballastdev/ballast/jobs"
 	"github.com/ballastdev/ballast/orchestrator/advisor"
 	"github.com/ballastdev/ballast/orchestrator/planner"
-	"github.com/ballastdev/ballast/orchestrator/policy"
 	"github.com/ballastdev/ballast/orchestrator/trace"
 )
 
@@ -38,11 +36,11 @@ func runAdvise(ctx context.Context, e *env, args []string) error {
 	defer closeFn()
 	until := time.Now().UTC()
 	pc := cfg.PolicyConfig()
-	w := advisor.Window{From: until.Add(-*window), Until: until, High: pc.High, Low: pc.Low, Prices: configPrices(cfg)}
-	for _, p := range cfg.Pools {
-		if p.Kind == config.PoolFixed {
-			w.FixedSlots += p.Slots
-		}
+	w := advisor.Window{From: until.Add(-*window), Until: until, High: pc.High, Low: pc.Low}
+	// Without prices the advisor says so and skips what needs them.
+	w.Prices, _ = planner.PricesOf(cfg.PolicyPools(), 0)
+	for _, n := range cfg.FixedQuota() {
+		w.FixedSlots += n
 	}
 	tr := trace.Trace{Name: "advise", Start: w.From}
 	err = store.History(ctx, w.From, until, func(j jobs.Job) error {
@@ -89,29 +87,4 @@ func runAdvise(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	return nil
-}
-
-// configPrices are the prices the advisor weighs: the fixed pools' price,
-// and the cheapest on-demand price (spot when there is no on-demand pool),
-// as the planner reads them.
-func configPrices(cfg config.Config) planner.Prices {
-	var p planner.Prices
-	od, spot := math.Inf(1), math.Inf(1)
-	for _, pool := range cfg.PolicyPools() {
-		switch pool.Kind {
-		case policy.PoolFixed:
-			p.FixedPerSlotHour = pool.PricePerSlotHour
-		case policy.PoolOnDemand:
-			od = math.Min(od, pool.PricePerSlotHour)
-		case policy.PoolSpot:
-			spot = math.Min(spot, pool.PricePerSlotHour)
-		}
-	}
-	switch {
-	case !math.IsInf(od, 1):
-		p.ElasticPerSlotHour = od
-	case !math.IsInf(spot, 1):
-		p.ElasticPerSlotHour = spot
-	}
-	return p
 }

@@ -47,9 +47,11 @@ func (f *simFlags) options(cfg config.Config, seed uint64) sim.Options {
 		o.Config.Low = *f.low
 	}
 	quota := 0
+	for _, n := range cfg.FixedQuota() {
+		quota += n
+	}
 	for _, p := range cfg.PolicyPools() {
 		if p.Kind == policy.PoolFixed {
-			quota += cfg.Pools[p.Name].Slots
 			o.FixedPricePerSlotHour = p.PricePerSlotHour
 			continue // the simulator models the quota as one fixed pool of its own
 		}

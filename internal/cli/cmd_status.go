@@ -6,7 +6,6 @@ import (
 	"math"
 	"time"
 
-	"github.com/ballastdev/ballast/internal/config"
 	"github.com/ballastdev/ballast/jobs"
 	"github.com/ballastdev/ballast/orchestrator/api"
 	"github.com/ballastdev/ballast/orchestrator/telemetry"
@@ -75,13 +74,7 @@ func printPools(ctx context.Context, e *env, cfgPath string, store *queues.Store
 	if err != nil {
 		return err
 	}
-	quota := map[string]int{}
-	for name, p := range cfg.Pools {
-		if p.Kind == config.PoolFixed {
-			quota[name] = p.Slots
-		}
-	}
-	snap, err := telemetry.Collect(ctx, store, cfg.PolicyPools(), quota, time.Now())
+	snap, err := telemetry.Collect(ctx, store, cfg.PolicyPools(), cfg.FixedQuota(), time.Now())
 	if err != nil {
 		return err
 	}

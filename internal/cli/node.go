@@ -180,12 +180,7 @@ func startMetrics(ctx context.Context, cfg config.Config, store *queues.Store, n
 		return nil, err
 	}
 	st.push(func() { _ = sub.Unsubscribe() })
-	pools, quota := cfg.PolicyPools(), map[string]int{}
-	for name, p := range cfg.Pools {
-		if p.Kind == config.PoolFixed {
-			quota[name] = p.Slots
-		}
-	}
+	pools, quota := cfg.PolicyPools(), cfg.FixedQuota()
 	pctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {

@@ -47,3 +47,15 @@ func overlay[T comparable](dst *T, v T) {
 		*dst = v
 	}
 }
+
+// FixedQuota is each fixed pool's prepaid slots, by pool name: what the
+// quota costs whether or not its workers are up.
+func (c Config) FixedQuota() map[string]int {
+	out := map[string]int{}
+	for name, p := range c.Pools {
+		if p.Kind == PoolFixed {
+			out[name] = p.Slots
+		}
+	}
+	return out
+}

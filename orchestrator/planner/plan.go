@@ -70,7 +70,7 @@ func Make(tr trace.Trace, o Options) (Plan, error) {
 	if len(tr.Jobs) == 0 {
 		return Plan{}, errors.New("planner: the trace has no jobs")
 	}
-	prices, err := pricesOf(o.Sim)
+	prices, err := PricesOf(o.Sim.Pools, o.Sim.FixedPricePerSlotHour)
 	if err != nil {
 		return Plan{}, err
 	}
@@ -154,29 +154,32 @@ func simulatedWhy(b Point, target time.Duration, days int) string {
 	return fmt.Sprintf("cheapest of the quotas and watermarks tried over %s with p95 waits within %s%s", window, target, how)
 }
 
-// pricesOf reads the closed forms' prices from the simulation: the fixed
-// price, and the cheapest on-demand price (spot may be cheaper, but it is
-// not always there; the closed forms assume elastic capacity that is).
-func pricesOf(o sim.Options) (Prices, error) {
-	p := Prices{FixedPerSlotHour: o.FixedPricePerSlotHour, ElasticPerSlotHour: math.Inf(1)}
-	for _, pool := range o.Pools {
+// PricesOf reads the closed forms' prices from pools: the fixed pool's price
+// (fixedPrice when the pool has none), and the cheapest on-demand price, or
+// the cheapest spot price without an on-demand pool. Spot may be cheaper,
+// but it is not always there; the closed forms assume elastic capacity that
+// is.
+func PricesOf(pools []policy.Pool, fixedPrice float64) (Prices, error) {
+	p := Prices{FixedPerSlotHour: fixedPrice}
+	od, spot := math.Inf(1), math.Inf(1)
+	for _, pool := range pools {
 		switch pool.Kind {
 		case policy.PoolFixed:
 			if pool.PricePerSlotHour > 0 {
 				p.FixedPerSlotHour = pool.PricePerSlotHour
 			}
 		case policy.PoolOnDemand:
-			p.ElasticPerSlotHour = math.Min(p.ElasticPerSlotHour, pool.PricePerSlotHour)
+			od = math.Min(od, pool.PricePerSlotHour)
+		case policy.PoolSpot:
+			spot = math.Min(spot, pool.PricePerSlotHour)
 		}
 	}
-	if math.IsInf(p.ElasticPerSlotHour, 1) {
-		for _, pool := range o.Pools {
-			if pool.Kind == policy.PoolSpot {
-				p.ElasticPerSlotHour = math.Min(p.ElasticPerSlotHour, pool.PricePerSlotHour)
-			}
-		}
-	}
-	if math.IsInf(p.ElasticPerSlotHour, 1) {
+	switch {
+	case !math.IsInf(od, 1):
+		p.ElasticPerSlotHour = od
+	case !math.IsInf(spot, 1):
+		p.ElasticPerSlotHour = spot
+	default:
 		return p, errors.New("planner: no elastic pool is configured, so there is nothing to weigh the quota against")
 	}
 	if err := p.Validate(); err != nil {

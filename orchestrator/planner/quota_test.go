@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ballastdev/ballast/jobs"
+	"github.com/ballastdev/ballast/orchestrator/policy"
 	"github.com/ballastdev/ballast/orchestrator/trace"
 )
 
@@ -113,5 +114,21 @@ func TestTemplatesCompareActiveHoursWithTheBreakEven(t *testing.T) {
 	check("train", 12, 12, "elastic", "fixed", false) // exactly the break-even is not over it
 	if us := Templates(tr, Prices{FixedPerSlotHour: 1, ElasticPerSlotHour: 3}); us[0].Template != "etl" || us[0].Belongs != "fixed" {
 		t.Errorf("at a 3x price etl (10 h > 8 h) belongs on fixed: %+v", us[0])
+	}
+}
+
+func TestPricesOfPrefersOnDemandThenSpot(t *testing.T) {
+	od := policy.Pool{Name: "od", Kind: policy.PoolOnDemand, PricePerSlotHour: 3}
+	od2 := policy.Pool{Name: "od2", Kind: policy.PoolOnDemand, PricePerSlotHour: 2.5}
+	spot := policy.Pool{Name: "spot", Kind: policy.PoolSpot, PricePerSlotHour: 1.2}
+	fixed := policy.Pool{Name: "fx", Kind: policy.PoolFixed, PricePerSlotHour: 1}
+	if p, err := PricesOf([]policy.Pool{fixed, od, spot, od2}, 0); err != nil || p != (Prices{1, 2.5}) {
+		t.Errorf("with on-demand: %+v %v", p, err)
+	}
+	if p, err := PricesOf([]policy.Pool{spot}, 0.8); err != nil || p != (Prices{0.8, 1.2}) {
+		t.Errorf("spot only, fixed price given apart: %+v %v", p, err)
+	}
+	if _, err := PricesOf([]policy.Pool{fixed}, 0); err == nil {
+		t.Error("no elastic pool was accepted")
 	}
 }
