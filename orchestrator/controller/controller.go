@@ -330,10 +330,4 @@ func (c *Controller) recover(ctx context.Context) {
 	}
 }
 
-func (c *Controller) publish(e events.Event) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	if err := c.opts.Events.Publish(ctx, e); err != nil {
-		c.log.Warn("event not published", "type", e.Type, "err", err)
-	}
-}
+func (c *Controller) publish(e events.Event) { publish(c.opts.Events, c.log, e) }

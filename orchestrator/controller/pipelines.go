@@ -438,19 +438,9 @@ func CancelRun(ctx context.Context, store *queues.Store, pub events.Publisher, r
 			errs = append(errs, err)
 		}
 	}
-	if pub != nil {
-		pctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		_ = pub.Publish(pctx, events.Event{ID: runID + "." + string(events.TypePipelineRunCancelled), Type: events.TypePipelineRunCancelled,
-			Pipeline: run.Pipeline, RunID: runID, Reason: reason, Time: time.Now()})
-	}
+	publish(pub, nil, events.Event{ID: runID + "." + string(events.TypePipelineRunCancelled), Type: events.TypePipelineRunCancelled,
+		Pipeline: run.Pipeline, RunID: runID, Reason: reason, Time: time.Now()})
 	return errors.Join(errs...)
 }
 
-func (p *Pipelines) publish(e events.Event) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	if err := p.opts.Events.Publish(ctx, e); err != nil {
-		p.log.Warn("event not published", "type", e.Type, "err", err)
-	}
-}
+func (p *Pipelines) publish(e events.Event) { publish(p.opts.Events, p.log, e) }

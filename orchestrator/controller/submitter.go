@@ -3,7 +3,6 @@ package controller
 import (
 	"context"
 	"log/slog"
-	"time"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -77,15 +76,10 @@ func (s *Submitter) SubmitSpec(ctx context.Context, spec jobs.Spec) (jobs.Job, b
 	}
 	span.SetAttributes(attribute.String("ballast.job_id", res.Job.ID), attribute.Bool("ballast.duplicate", res.Duplicate))
 	j := res.Job
-	if !res.Duplicate && s.Events != nil {
-		e := events.Event{ID: j.ID + ".1.queued", Type: events.TypeJobQueued, JobID: j.ID, Attempt: j.Attempt,
+	if !res.Duplicate {
+		publish(s.Events, s.Logger, events.Event{ID: j.ID + ".1.queued", Type: events.TypeJobQueued, JobID: j.ID, Attempt: j.Attempt,
 			State: jobs.StateQueued, Queue: j.Queue, Time: j.CreatedAt,
-			Data: map[string]any{"template": spec.Template, "class": string(spec.Class), "team": spec.Team}}
-		pctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		if err := s.Events.Publish(pctx, e); err != nil && s.Logger != nil {
-			s.Logger.Warn("event not published", "job", j.ID, "err", err)
-		}
-		cancel()
+			Data: map[string]any{"template": spec.Template, "class": string(spec.Class), "team": spec.Team}})
 	}
 	if !res.Duplicate && s.OnQueued != nil {
 		s.OnQueued(j)

@@ -354,13 +354,7 @@ func CancelSweep(ctx context.Context, store *queues.Store, id string) (bool, err
 	return cancelled, errors.Join(errs...)
 }
 
-func (s *Sweeps) publish(e events.Event) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	if err := s.opts.Events.Publish(ctx, e); err != nil {
-		s.log.Warn("event not published", "type", e.Type, "err", err)
-	}
-}
+func (s *Sweeps) publish(e events.Event) { publish(s.opts.Events, s.log, e) }
 
 func trialJobs(rec queues.SweepRecord) []string { return mapValues(rec.Trials) }
 
