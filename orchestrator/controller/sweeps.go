@@ -113,11 +113,8 @@ func (s *Sweeps) inflight(ctx context.Context, rec queues.SweepRecord) int {
 // fill enqueues rec's next trials as the max-parallel limit allows, given
 // inflight live trials, and returns how many trials are enqueued in all.
 func (s *Sweeps) fill(ctx context.Context, rec queues.SweepRecord, inflight int) (int, error) {
-	n := rec.Total - rec.Cursor
-	if mp := rec.Spec.MaxParallel; mp > 0 {
-		n = min(n, mp-inflight)
-	}
-	if rec.State != queues.SweepRunning || n <= 0 {
+	n := sweep.Room(rec.Spec.MaxParallel, inflight, rec.Total-rec.Cursor)
+	if rec.State != queues.SweepRunning || n == 0 {
 		return rec.Cursor, nil
 	}
 	for from := rec.Cursor; from < rec.Cursor+n; from += fanOutChunk {

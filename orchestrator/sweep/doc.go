@@ -21,7 +21,7 @@
 //
 // Trials report a metric by printing a JSON line such as {"loss": 0.1,
 // "step": 5}; ParseMetric reads it. Summarize computes progress and the best
-// trial, Next says which pending trials to enqueue under the max-parallel
+// trial, Room says how many pending trials to enqueue under the max-parallel
 // limit, and ShouldStop applies the optional median early-stopping rule.
 //
 // The package does no I/O, starts no goroutines and reads no clock: the

@@ -114,20 +114,17 @@ func Summarize(goal Goal, trials []TrialStatus) Summary {
 	return s
 }
 
-// Next returns the pending trials to enqueue now: as many as maxParallel
-// allows with running trials (queued or running) in flight, lowest index
-// first. maxParallel 0 means no limit. pending is not modified.
-func Next(maxParallel, running int, pending []int) []int {
-	n := len(pending)
+// Room returns how many of pending trials to enqueue now: as many as
+// maxParallel allows with inflight trials (queued or running), never below
+// zero (a limit lowered under what already runs enqueues nothing). 0 means
+// no limit. Trials are enqueued in index order, so the caller takes the
+// next Room of them.
+func Room(maxParallel, inflight, pending int) int {
+	n := pending
 	if maxParallel > 0 {
-		n = min(n, maxParallel-running)
+		n = min(n, maxParallel-inflight)
 	}
-	if n <= 0 {
-		return nil
-	}
-	sorted := slices.Clone(pending)
-	slices.Sort(sorted)
-	return sorted[:n:n]
+	return max(n, 0)
 }
 
 // MedianRule is the median early-stopping rule: from step AfterStep on, a

@@ -78,29 +78,19 @@ func TestSummarizeBest(t *testing.T) {
 	}
 }
 
-func TestNextHonoursMaxParallel(t *testing.T) {
-	pending := []int{7, 3, 5, 9}
-	cases := []struct {
-		max, running int
-		want         []int
-	}{
-		{2, 0, []int{3, 5}},
-		{4, 1, []int{3, 5, 7}},
-		{4, 4, nil},
-		{4, 6, nil}, // over the limit (limit lowered): enqueue nothing
-		{10, 0, []int{3, 5, 7, 9}},
-		{0, 100, []int{3, 5, 7, 9}}, // 0: no limit
-	}
-	for _, c := range cases {
-		if got := Next(c.max, c.running, pending); !reflect.DeepEqual(got, c.want) {
-			t.Errorf("Next(%d, %d) = %v, want %v", c.max, c.running, got, c.want)
+func TestRoomHonoursMaxParallel(t *testing.T) {
+	for _, c := range []struct{ max, inflight, pending, want int }{
+		{2, 0, 4, 2},
+		{4, 1, 4, 3},
+		{4, 4, 4, 0},
+		{4, 6, 4, 0}, // over the limit (limit lowered): enqueue nothing
+		{10, 0, 4, 4},
+		{0, 100, 4, 4}, // 0: no limit
+		{3, 0, 0, 0},
+	} {
+		if got := Room(c.max, c.inflight, c.pending); got != c.want {
+			t.Errorf("Room(%d, %d, %d) = %d, want %d", c.max, c.inflight, c.pending, got, c.want)
 		}
-	}
-	if !reflect.DeepEqual(pending, []int{7, 3, 5, 9}) {
-		t.Errorf("Next modified its input: %v", pending)
-	}
-	if got := Next(3, 0, nil); got != nil {
-		t.Errorf("no pending: %v", got)
 	}
 }
 
