@@ -6,14 +6,10 @@ import "github.com/ballastdev/ballast/jobs"
 // step wins; post-processing steps (uploads, reports, visualizations) run as
 // burst, since they can wait for elastic capacity; every other step runs as
 // core, because a pipeline is periodic work, the steady base that fixed quota
-// is bought for.
-//
-// The template's own class is deliberately not consulted: a template defaults
-// its class from its rhythm, and inside a pipeline the rhythm is periodic
-// whatever the template says. tmpl is taken so that a rule depending on the
-// template can be added without changing callers.
-func StepClass(step Step, tmpl jobs.Template) jobs.Class {
-	_ = tmpl
+// is bought for. The template's own class is deliberately not consulted: it
+// defaults from the template's rhythm, and inside a pipeline the rhythm is
+// periodic whatever the template says.
+func StepClass(step Step) jobs.Class {
 	if step.Class != "" {
 		return jobs.Class(step.Class)
 	}

@@ -139,8 +139,6 @@ func StepSpec(cat *jobs.Catalog, pipelineName, runID, name string, st Step) (job
 	if len(problems) > 0 {
 		return jobs.Spec{}, &jobs.ValidationError{Problems: problems}
 	}
-	tmpl, _ := cat.Template(st.Template)
-	sub.Class = string(StepClass(st, tmpl))
 	sub.IdempotencyKey = "run:" + runID + ":" + name
 	spec, err := cat.Resolve(sub)
 	if err != nil {
@@ -163,10 +161,12 @@ const (
 	LabelStep     = "ballast.step"
 )
 
-// submission turns a step into a submission; parameters that cannot be
-// encoded are reported by field relative to the step.
+// submission turns a step into the submission it becomes, placed by
+// StepClass, so validate-config checks exactly what a run submits;
+// parameters that cannot be encoded are reported by field relative to the
+// step.
 func submission(st Step) (jobs.Submission, []*jobs.FieldError) {
-	sub := jobs.Submission{Template: st.Template, Class: st.Class}
+	sub := jobs.Submission{Template: st.Template, Class: string(StepClass(st))}
 	var out []*jobs.FieldError
 	if len(st.Params) > 0 {
 		sub.Params = make(map[string]json.RawMessage, len(st.Params))
