@@ -123,17 +123,15 @@ func (p *Pipelines) Tick(ctx context.Context, now time.Time) error {
 	if err != nil {
 		return err
 	}
-	for _, r := range active {
-		if err := p.advance(ctx, r, now); err != nil {
-			errs = append(errs, fmt.Errorf("run %s of %s: %w", r.ID, r.Pipeline, err))
-		}
-	}
-	if active, err = p.opts.Store.ActiveRuns(ctx); err != nil {
-		return errors.Join(append(errs, err)...)
-	}
 	byPipeline := map[string][]queues.Run{}
 	for _, r := range active {
-		byPipeline[r.Pipeline] = append(byPipeline[r.Pipeline], r)
+		live, err := p.advance(ctx, r, now)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("run %s of %s: %w", r.ID, r.Pipeline, err))
+		}
+		if live { // the overlap policy weighs only runs still going
+			byPipeline[r.Pipeline] = append(byPipeline[r.Pipeline], r)
+		}
 	}
 	for _, name := range p.names {
 		// A new run's first steps are started by fire itself.
@@ -253,7 +251,7 @@ func (p *Pipelines) start(ctx context.Context, nr queues.NewRun, now time.Time) 
 	p.publish(events.Event{ID: run.ID + "." + string(typ), Type: typ, Pipeline: run.Pipeline, RunID: run.ID,
 		Reason: run.Reason, Time: now, Data: map[string]any{"scheduled": run.Scheduled, "trigger": string(run.Trigger)}})
 	if run.State == pipeline.RunRunning && !p.opts.RecordOnly {
-		err = p.advance(ctx, run, now)
+		_, err = p.advance(ctx, run, now)
 	}
 	return run, true, err
 }
@@ -263,7 +261,7 @@ func (p *Pipelines) start(ctx context.Context, nr queues.NewRun, now time.Time) 
 // tick, cannot resurrect or double anything; steps are submitted with a
 // per-run, per-step idempotency key, so a step is one job however often
 // this runs.
-func (p *Pipelines) advance(ctx context.Context, run queues.Run, now time.Time) error {
+func (p *Pipelines) advance(ctx context.Context, run queues.Run, now time.Time) (live bool, err error) {
 	states := run.StepStates()
 	changed := map[string]pipeline.StepState{}
 	var reasons []string
@@ -277,7 +275,7 @@ func (p *Pipelines) advance(ctx context.Context, run queues.Run, now time.Time) 
 	}
 	briefs, err := p.opts.Store.JobBriefs(ctx, ids)
 	if err != nil {
-		return err
+		return true, err
 	}
 	for name, st := range run.Steps {
 		if st.State != pipeline.StepRunning {
@@ -314,13 +312,13 @@ func (p *Pipelines) advance(ctx context.Context, run queues.Run, now time.Time) 
 			break
 		}
 		if ok, err := p.opts.Store.SetStepStates(ctx, run.ID, changed); err != nil || !ok {
-			return err // !ok: the run ended under us; nothing to do
+			return err != nil, err // !ok: the run ended under us; nothing to do
 		}
 		changed = map[string]pipeline.StepState{}
 		for _, name := range start {
 			next, why, err := p.startStep(ctx, run, name)
 			if err != nil {
-				return err
+				return true, err
 			}
 			states[name] = next
 			if next != pipeline.StepRunning {
@@ -330,7 +328,7 @@ func (p *Pipelines) advance(ctx context.Context, run queues.Run, now time.Time) 
 		}
 	}
 	if ok, err := p.opts.Store.SetStepStates(ctx, run.ID, changed); err != nil || !ok {
-		return err
+		return err != nil, err
 	}
 
 	outcome := pipeline.RunState(states)
@@ -338,7 +336,7 @@ func (p *Pipelines) advance(ctx context.Context, run queues.Run, now time.Time) 
 		if !run.Deadline.IsZero() && now.After(run.Deadline) {
 			p.deadlineMissed(ctx, run, now, "still running")
 		}
-		return nil
+		return true, nil
 	}
 	reason := ""
 	if outcome == pipeline.RunFailed {
@@ -346,7 +344,7 @@ func (p *Pipelines) advance(ctx context.Context, run queues.Run, now time.Time) 
 	}
 	ended, _, err := p.opts.Store.EndRun(ctx, run.ID, outcome, reason)
 	if err != nil || !ended {
-		return err
+		return err != nil, err
 	}
 	typ := events.TypePipelineRunSucceeded
 	if outcome == pipeline.RunFailed {
@@ -358,7 +356,7 @@ func (p *Pipelines) advance(ctx context.Context, run queues.Run, now time.Time) 
 	if !run.Deadline.IsZero() && now.After(run.Deadline) {
 		p.deadlineMissed(ctx, run, now, "finished late")
 	}
-	return nil
+	return false, nil
 }
 
 // startStep submits step name of run and records its job. A step the
