@@ -48,6 +48,12 @@ type SweepsOptions struct {
 type Sweeps struct {
 	opts SweepsOptions
 	log  *slog.Logger
+
+	// ended caches, per active sweep, the briefs of trial jobs that have
+	// ended: an ended job never changes, so a tick reads only the live
+	// ones instead of every trial of a 10,000-trial sweep.
+	mu    sync.Mutex
+	ended map[string]map[string]queues.JobBrief
 }
 
 // NewSweeps returns a sweep runner.
@@ -64,7 +70,7 @@ func NewSweeps(o SweepsOptions) (*Sweeps, error) {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	return &Sweeps{opts: o, log: o.Logger}, nil
+	return &Sweeps{opts: o, log: o.Logger, ended: map[string]map[string]queues.JobBrief{}}, nil
 }
 
 // SubmitSweep validates spec against the catalog, records the sweep with
@@ -194,6 +200,7 @@ func (s *Sweeps) Tick(ctx context.Context, now time.Time) error {
 	if err != nil {
 		return err
 	}
+	s.keepOnly(ids)
 	var errs []error
 	for _, id := range ids {
 		if err := s.advance(ctx, id, now); err != nil {
@@ -208,7 +215,7 @@ func (s *Sweeps) advance(ctx context.Context, id string, now time.Time) error {
 	if err != nil {
 		return err
 	}
-	briefs, err := s.opts.Store.JobBriefs(ctx, trialJobs(rec))
+	briefs, err := s.briefs(ctx, rec)
 	if err != nil {
 		return err
 	}
@@ -232,6 +239,7 @@ func (s *Sweeps) advance(ctx context.Context, id string, now time.Time) error {
 	if err != nil || !ended {
 		return err
 	}
+	s.forget(rec.ID)
 	view := buildSweepView(rec, briefs)
 	data := map[string]any{"trials": rec.Total, "counts": view.Summary.Counts}
 	if b := view.Summary.Best; b != nil {
@@ -240,6 +248,64 @@ func (s *Sweeps) advance(ctx context.Context, id string, now time.Time) error {
 	s.log.Info("sweep completed", "sweep", rec.ID, "trials", rec.Total, "best", view.Summary.Best)
 	s.publish(events.Event{ID: rec.ID + ".completed", Type: events.TypeSweepCompleted, SweepID: rec.ID, Time: now, Data: data})
 	return nil
+}
+
+// briefs returns the briefs of rec's trial jobs, reading from Redis only
+// those not known to have ended.
+func (s *Sweeps) briefs(ctx context.Context, rec queues.SweepRecord) (map[string]queues.JobBrief, error) {
+	s.mu.Lock()
+	known := s.ended[rec.ID]
+	if known == nil {
+		known = map[string]queues.JobBrief{}
+		s.ended[rec.ID] = known
+	}
+	var ids []string
+	for _, job := range rec.Trials {
+		if _, ok := known[job]; !ok {
+			ids = append(ids, job)
+		}
+	}
+	s.mu.Unlock()
+	fresh, err := s.opts.Store.JobBriefs(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]queues.JobBrief, len(rec.Trials))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for job, b := range known {
+		out[job] = b
+	}
+	for job, b := range fresh {
+		out[job] = b
+		if b.State.Terminal() {
+			known[job] = b
+		}
+	}
+	return out, nil
+}
+
+// keepOnly drops the caches of sweeps no longer active, which another
+// leader may have finished while this controller stood by.
+func (s *Sweeps) keepOnly(active []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	keep := make(map[string]bool, len(active))
+	for _, id := range active {
+		keep[id] = true
+	}
+	for id := range s.ended {
+		if !keep[id] {
+			delete(s.ended, id)
+		}
+	}
+}
+
+// forget drops a finished sweep's cache.
+func (s *Sweeps) forget(id string) {
+	s.mu.Lock()
+	delete(s.ended, id)
+	s.mu.Unlock()
 }
 
 // earlyStop applies the median rule to the running trials.
@@ -316,6 +382,9 @@ func (s *Sweeps) finishCancel(ctx context.Context, rec queues.SweepRecord, brief
 		return nil // running trials stop within a heartbeat; look again next tick
 	}
 	ended, err := s.opts.Store.FinishSweep(ctx, rec.ID, queues.SweepCancelled)
+	if ended {
+		s.forget(rec.ID)
+	}
 	if err == nil && ended {
 		s.log.Info("sweep cancelled; no trial is queued or running", "sweep", rec.ID)
 		s.publish(events.Event{ID: rec.ID + ".cancelled", Type: events.TypeSweepCancelled, SweepID: rec.ID, Time: now})
