@@ -9,7 +9,6 @@ import (
 	"github.com/ballastdev/ballast/jobs"
 	"github.com/ballastdev/ballast/orchestrator/api"
 	"github.com/ballastdev/ballast/orchestrator/telemetry"
-	"github.com/ballastdev/ballast/queues"
 )
 
 func runStatus(ctx context.Context, e *env, args []string) error {
@@ -48,7 +47,7 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	fmt.Fprintln(e.out)
-	if err := printPools(ctx, e, *cfgPath, store); err != nil {
+	if err := printPools(e, *cfgPath, st); err != nil {
 		return err
 	}
 	fmt.Fprintln(e.out)
@@ -69,15 +68,12 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 
 // printPools shows each pool's slots and what it costs right now, from the
 // same snapshot the controller exports as metrics.
-func printPools(ctx context.Context, e *env, cfgPath string, store *queues.Store) error {
+func printPools(e *env, cfgPath string, st api.Status) error {
 	cfg, err := loadConfig(cfgPath)
 	if err != nil {
 		return err
 	}
-	snap, err := telemetry.Collect(ctx, store, cfg.PolicyPools(), cfg.FixedQuota(), time.Now())
-	if err != nil {
-		return err
-	}
+	snap := telemetry.SnapshotOf(time.Now(), st.Queues, st.Workers, cfg.PolicyPools(), cfg.FixedQuota())
 	rows := make([][]any, len(snap.Pools))
 	total := 0.0
 	for i, p := range snap.Pools {

@@ -14,17 +14,23 @@ import (
 // what the pool costs per hour right now. quota is each fixed pool's
 // prepaid slots: it costs the same whether or not its workers are up.
 func Collect(ctx context.Context, store *queues.Store, pools []policy.Pool, quota map[string]int, now time.Time) (Snapshot, error) {
-	s := Snapshot{At: now, CostPerHourByPool: map[string]float64{}}
 	qs, err := store.QueueStats(ctx)
 	if err != nil {
-		return s, err
-	}
-	for _, q := range qs {
-		s.Queues = append(s.Queues, QueueDepth{Queue: string(q.Queue), Pending: q.Pending + q.Scheduled, OldestSeconds: q.OldestPendingSeconds})
+		return Snapshot{At: now}, err
 	}
 	ws, err := store.Workers(ctx)
 	if err != nil {
-		return s, err
+		return Snapshot{At: now}, err
+	}
+	return SnapshotOf(now, qs, ws, pools, quota), nil
+}
+
+// SnapshotOf builds a Snapshot from queue depths and the worker registry
+// already read (`ballast status` has them in hand).
+func SnapshotOf(now time.Time, qs []queues.QueueStats, ws []queues.WorkerInfo, pools []policy.Pool, quota map[string]int) Snapshot {
+	s := Snapshot{At: now, CostPerHourByPool: map[string]float64{}}
+	for _, q := range qs {
+		s.Queues = append(s.Queues, QueueDepth{Queue: string(q.Queue), Pending: q.Pending + q.Scheduled, OldestSeconds: q.OldestPendingSeconds})
 	}
 	byPool := map[string]*PoolSlots{}
 	for _, p := range pools {
@@ -66,5 +72,5 @@ func Collect(ctx context.Context, store *queues.Store, pools []policy.Pool, quot
 	if fixedSlots > 0 {
 		s.FixedIdleRatio = 1 - float64(fixedBusy)/float64(fixedSlots)
 	}
-	return s, nil
+	return s
 }
