@@ -74,26 +74,34 @@ func errorCases(t *testing.T) []errorCase {
 
 func checkErrorReply(t *testing.T, tc errorCase, got reply, rec *recorder) {
 	t.Helper()
-	if got.err == nil {
-		t.Fatalf("got receipt %+v, want error %s", got.receipt, tc.code)
+	checkWireError(t, got.err, got.receipt, tc.code, tc.message, tc.field, len(rec.submissions()), tc.submitted)
+}
+
+// checkWireError checks an error reply, for jobs and sweeps alike: its
+// code, that its message says what to do without leaking internals, the
+// field of its first problem, and whether the submitter was reached.
+func checkWireError(t *testing.T, e *intake.Error, receipt any, code intake.Code, message, field string, calls int, submitted bool) {
+	t.Helper()
+	if e == nil {
+		t.Fatalf("got receipt %+v, want error %s", receipt, code)
 	}
-	if got.err.Code != tc.code {
-		t.Errorf("code %q, want %q (%s)", got.err.Code, tc.code, got.err.Message)
+	if e.Code != code {
+		t.Errorf("code %q, want %q (%s)", e.Code, code, e.Message)
 	}
-	if !strings.Contains(got.err.Message, tc.message) {
-		t.Errorf("message %q does not contain %q", got.err.Message, tc.message)
+	if !strings.Contains(e.Message, message) {
+		t.Errorf("message %q does not contain %q", e.Message, message)
 	}
-	if strings.Contains(got.err.Message, "secret") {
-		t.Errorf("message leaks internal details: %q", got.err.Message)
+	if strings.Contains(e.Message, "secret") {
+		t.Errorf("message leaks internal details: %q", e.Message)
 	}
 	switch {
-	case tc.field == "" && len(got.err.Problems) > 0:
-		t.Errorf("unexpected problems %v", got.err.Problems)
-	case tc.field != "" && (len(got.err.Problems) == 0 || got.err.Problems[0].Field != tc.field):
-		t.Errorf("problems %v, want one on %q", got.err.Problems, tc.field)
+	case field == "" && len(e.Problems) > 0:
+		t.Errorf("unexpected problems %v", e.Problems)
+	case field != "" && (len(e.Problems) == 0 || e.Problems[0].Field != field):
+		t.Errorf("problems %v, want one on %q", e.Problems, field)
 	}
-	if n := len(rec.submissions()); (n > 0) != tc.submitted {
-		t.Errorf("the Submitter was called %d times, want called=%v", n, tc.submitted)
+	if (calls > 0) != submitted {
+		t.Errorf("the submitter was called %d times, want called=%v", calls, submitted)
 	}
 }
 

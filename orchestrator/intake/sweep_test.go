@@ -250,27 +250,7 @@ func sweepErrorCases(t *testing.T) []sweepErrorCase {
 
 func checkSweepErrorReply(t *testing.T, tc sweepErrorCase, got sweepReply, sweeps *sweepRecorder) {
 	t.Helper()
-	if got.err == nil {
-		t.Fatalf("got receipt %+v, want error %s", got.receipt, tc.code)
-	}
-	if got.err.Code != tc.code {
-		t.Errorf("code %q, want %q (%s)", got.err.Code, tc.code, got.err.Message)
-	}
-	if !strings.Contains(got.err.Message, tc.message) {
-		t.Errorf("message %q does not contain %q", got.err.Message, tc.message)
-	}
-	if strings.Contains(got.err.Message, "secret") {
-		t.Errorf("message leaks internal details: %q", got.err.Message)
-	}
-	switch {
-	case tc.field == "" && len(got.err.Problems) > 0:
-		t.Errorf("unexpected problems %v", got.err.Problems)
-	case tc.field != "" && (len(got.err.Problems) == 0 || got.err.Problems[0].Field != tc.field):
-		t.Errorf("problems %v, want one on %q", got.err.Problems, tc.field)
-	}
-	if n := len(sweeps.specs()); (n > 0) != tc.submitted {
-		t.Errorf("the SweepSubmitter was called %d times, want called=%v", n, tc.submitted)
-	}
+	checkWireError(t, got.err, got.receipt, tc.code, tc.message, tc.field, len(sweeps.specs()), tc.submitted)
 }
 
 func TestNATSSweepErrorReplies(t *testing.T) {
