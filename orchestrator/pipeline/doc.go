@@ -1,6 +1,6 @@
 // Package pipeline owns the pure core of cron pipelines: the config types
 // (Pipeline, Step), their validation for validate-config, the schedule
-// (a cron spec in a time zone, as a Next function), the firing decision (Due,
+// (a cron spec in a time zone, as a Next function), the firing decision (Decide,
 // with catch-up after downtime), the overlap decision, the DAG of steps
 // (Order, Ready, RunState), step placement (StepClass) and deadlines.
 //

@@ -48,17 +48,8 @@ func Decide(s Schedule, handled, now time.Time, catchUp CatchUp, grace time.Dura
 	return Firing{Time: latest, Late: late, Fire: !late || catchUp == CatchUpLatest}
 }
 
-// Due returns the scheduled times to fire now, at most one: Decide with
-// FireGrace, for callers that only need the times.
-func Due(s Schedule, lastScheduled, now time.Time, catchUp CatchUp) []time.Time {
-	if f := Decide(s, lastScheduled, now, catchUp, FireGrace); f.Fire {
-		return []time.Time{f.Time}
-	}
-	return nil
-}
-
 // Latest returns the last fire time in (after, now], if any. The controller
-// records it as handled after acting on Due, so skipped times are not
+// records it as handled after acting on Decide, so skipped times are not
 // considered again on the next tick.
 //
 // It searches backwards from now in windows growing fourfold, then narrows

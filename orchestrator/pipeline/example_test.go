@@ -9,20 +9,20 @@ import (
 
 // The controller's tick: given the last handled time and the clock's now,
 // decide what to fire and under which key.
-func ExampleDue() {
+func ExampleDecide() {
 	s, err := pipeline.Parse("30 2 * * *", "America/New_York")
 	if err != nil {
 		panic(err)
 	}
 	last := time.Date(2026, 3, 5, 7, 30, 0, 0, time.UTC)
 	now := time.Date(2026, 3, 8, 12, 0, 0, 0, time.UTC) // the controller was down for three days
-	for _, t := range pipeline.Due(s, last, now, pipeline.CatchUpLatest) {
-		fmt.Println(t, pipeline.DedupeKey("nightly", t))
-	}
-	fmt.Println(len(pipeline.Due(s, last, now, pipeline.CatchUpSkip)), "with skip")
+	f := pipeline.Decide(s, last, now, pipeline.CatchUpLatest, pipeline.FireGrace)
+	fmt.Println(f.Time, f.Fire, f.Late, pipeline.DedupeKey("nightly", f.Time))
+	f = pipeline.Decide(s, last, now, pipeline.CatchUpSkip, pipeline.FireGrace)
+	fmt.Println(f.Fire, "with skip: record", f.Time, "as handled")
 	// Output:
-	// 2026-03-08 03:00:00 -0400 EDT pipeline:nightly:2026-03-08T07:00:00Z
-	// 0 with skip
+	// 2026-03-08 03:00:00 -0400 EDT true true pipeline:nightly:2026-03-08T07:00:00Z
+	// false with skip: record 2026-03-08 03:00:00 -0400 EDT as handled
 }
 
 func ExampleOrder() {
