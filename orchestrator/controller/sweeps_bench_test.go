@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ballastdev/ballast/jobs"
 	"github.com/ballastdev/ballast/orchestrator/controller"
 )
 
@@ -40,4 +41,32 @@ func benchFanOut(b *testing.B, trials int) {
 	per := total / time.Duration(b.N)
 	b.ReportMetric(float64(trials)/per.Seconds(), "trials/s")
 	b.ReportMetric(float64(per.Milliseconds()), "ms/sweep")
+}
+
+// BenchmarkSweepsTick measures one leader tick over a 2,000-trial sweep
+// whose trials have all ended but ten: after the first tick only the live
+// trials' jobs are read.
+func BenchmarkSweepsTick(b *testing.B) {
+	r := newFlowRigTB(b)
+	sw, err := controller.NewSweeps(controller.SweepsOptions{Store: r.store, Submitter: r.sub, Catalog: r.cat, Logger: quiet})
+	if err != nil {
+		b.Fatal(err)
+	}
+	rc, err := sw.SubmitSweep(r.ctx, listSpec(2000, 0))
+	if err != nil {
+		b.Fatal(err)
+	}
+	v, err := controller.LoadSweepView(r.ctx, r.store, rc.SweepID)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := 10; i < 2000; i++ {
+		r.finish(v.Sweep.Trials[i], jobs.StateSucceeded)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := sw.Tick(r.ctx, time.Now()); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
