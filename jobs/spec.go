@@ -47,6 +47,9 @@ type Job struct {
 	Attempt int    `json:"attempt"`
 	Queue   string `json:"queue"`
 	Worker  string `json:"worker,omitempty"`
+	// Pool is the pool of the worker that claimed the current (or last)
+	// attempt: a burst job on lent fixed capacity shows the fixed pool.
+	Pool string `json:"pool,omitempty"`
 	// Retries counts attempts started again after a failure.
 	Retries int `json:"retries"`
 	// Requeues counts attempts moved for any other reason than a failure or

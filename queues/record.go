@@ -13,7 +13,7 @@ import (
 // spec never does. Keep in step with decodeFields.
 var mutableFields = []string{"state", "queue", "worker", "checkpoint", "cancel", "error", "attempt", "retries",
 	"requeues", "spot_preemptions", "preemptions", "created", "queued", "not_before", "started", "finished",
-	"checkpoint_at", "exit_code", "metric"}
+	"checkpoint_at", "exit_code", "metric", "pool"}
 
 // decodeRecord turns a job hash into a Job.
 func decodeRecord(id string, h map[string]string) (jobs.Job, error) {
@@ -31,6 +31,7 @@ func decodeFields(id string, h map[string]string) jobs.Job {
 		State:           jobs.State(h["state"]),
 		Queue:           h["queue"],
 		Worker:          h["worker"],
+		Pool:            h["pool"],
 		Checkpoint:      h["checkpoint"],
 		CancelRequested: h["cancel"] == "1",
 		LastError:       h["error"],

@@ -42,8 +42,8 @@ type Beat struct {
 // Heartbeat refreshes w in the registry and checks its running deliveries.
 func (s *Store) Heartbeat(ctx context.Context, w WorkerInfo, running []Delivery) (Beat, error) {
 	info, _ := json.Marshal(w)
-	keys := []string{s.ns.Workers(), s.ns.Worker(w.ID), s.ns.WorkerTombstone(w.ID)}
-	args := []any{w.ID, s.opts.Now().UnixMilli(), info}
+	keys := []string{s.ns.Workers(), s.ns.Worker(w.ID), s.ns.WorkerTombstone(w.ID), s.ns.lives(), s.ns.livesEnd()}
+	args := []any{w.ID, s.opts.Now().UnixMilli(), info, lifeMember(w), w.StartedAt.UnixMilli(), w.Pool}
 	for _, d := range running {
 		keys = append(keys, s.ns.Job(d.JobID))
 		args = append(args, d.JobID+":"+strconv.Itoa(d.Attempt))
@@ -71,13 +71,10 @@ func (s *Store) Heartbeat(ctx context.Context, w WorkerInfo, running []Delivery)
 	return b, nil
 }
 
-// Deregister removes a worker that stops cleanly.
+// Deregister removes a worker that stops cleanly and ends its life record.
 func (s *Store) Deregister(ctx context.Context, id string) error {
-	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.ZRem(ctx, s.ns.Workers(), id)
-		p.Del(ctx, s.ns.Worker(id))
-		return nil
-	})
+	err := deregisterScript.Run(ctx, s.rdb, []string{s.ns.Workers(), s.ns.Worker(id), s.ns.livesEnd()},
+		id, s.opts.Now().UnixMilli()).Err()
 	return wrap("queues.Deregister", err)
 }
 
@@ -135,7 +132,8 @@ func (s *Store) RecoverDeadWorkers(ctx context.Context, ttl time.Duration) ([]Re
 	for _, z := range dead {
 		id := z.Member.(string)
 		v, err := recoverWorkerScript.Run(ctx, s.rdb,
-			[]string{s.ns.Workers(), s.ns.Worker(id), s.ns.WorkerJobs(id), s.ns.WorkerTombstone(id), s.ns.Outbox(), s.ns.ActiveJobs()},
+			[]string{s.ns.Workers(), s.ns.Worker(id), s.ns.WorkerJobs(id), s.ns.WorkerTombstone(id), s.ns.Outbox(), s.ns.ActiveJobs(),
+				s.ns.usage(), s.ns.livesEnd()},
 			id, now.UnixMilli(), cutoff, s.ns.Job(""), time.Hour.Milliseconds(), s.opts.Retention.Milliseconds()).Slice()
 		if err != nil {
 			return out, wrap("queues.RecoverDeadWorkers", err)

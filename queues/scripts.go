@@ -7,7 +7,9 @@ import "github.com/redis/go-redis/v9"
 
 // submitScript creates a job record, honouring an idempotency key.
 // KEYS: job, idem, index, outbox, active. ARGV: id, spec, queue, now, idemTTLms,
-// hasIdem, fingerprint, notBefore.
+// hasIdem, fingerprint, notBefore, team, template, class. Team, template and
+// class are copied out of the spec so the attempt scripts can stamp usage
+// records with them without decoding the spec.
 // Returns {"new", id} | {"dup", id} | {"conflict", id}.
 var submitScript = redis.NewScript(`
 if ARGV[6] == "1" then
@@ -21,7 +23,8 @@ if ARGV[6] == "1" then
   redis.call("SET", KEYS[2], ARGV[1] .. "|" .. ARGV[7], "PX", ARGV[5])
 end
 redis.call("HSET", KEYS[1], "spec", ARGV[2], "state", "queued", "attempt", 1, "queue", ARGV[3],
-  "created", ARGV[4], "queued", ARGV[4], "not_before", ARGV[8], "retries", 0, "requeues", 0)
+  "created", ARGV[4], "queued", ARGV[4], "not_before", ARGV[8], "retries", 0, "requeues", 0,
+  "team", ARGV[9], "template", ARGV[10], "class", ARGV[11])
 redis.call("ZADD", KEYS[3], ARGV[4], ARGV[1])
 redis.call("ZADD", KEYS[4], ARGV[4], ARGV[1])
 redis.call("ZADD", KEYS[5], ARGV[4], ARGV[1])
@@ -30,7 +33,10 @@ return {"new", ARGV[1]}
 
 // claimScript gives the current attempt to a worker. A worker identity the
 // controller fenced cannot claim: its jobs would be invisible to recovery.
-// KEYS: job, outbox, workerJobs, tombstone. ARGV: id, attempt, worker, now.
+// The attempt is stamped with the worker's pool (from its registration), so
+// its usage record says where it ran: a burst job on lent fixed capacity and
+// one on elastic capacity cost different amounts.
+// KEYS: job, outbox, workerJobs, tombstone, worker. ARGV: id, attempt, worker, now.
 // Returns the record as a flat HGETALL list when claimed, else a reason string.
 var claimScript = redis.NewScript(`
 if redis.call("EXISTS", KEYS[4]) == 1 then return "fenced" end
@@ -38,7 +44,8 @@ local st = redis.call("HMGET", KEYS[1], "state", "attempt")
 if not st[1] then return "gone" end
 if tonumber(st[2]) ~= tonumber(ARGV[2]) then return "stale" end
 if st[1] ~= "queued" then return "stale" end
-redis.call("HSET", KEYS[1], "state", "running", "worker", ARGV[3], "started", ARGV[4])
+redis.call("HSET", KEYS[1], "state", "running", "worker", ARGV[3], "started", ARGV[4],
+  "pool", redis.call("HGET", KEYS[5], "pool") or "")
 redis.call("ZREM", KEYS[2], ARGV[1])
 redis.call("SADD", KEYS[3], ARGV[1])
 return redis.call("HGETALL", KEYS[1])
@@ -46,13 +53,14 @@ return redis.call("HGETALL", KEYS[1])
 
 // finishScript ends a job. A preemption requested meanwhile is dropped: the
 // job ended by itself first, and its own outcome is the truth.
-// KEYS: job, workerJobs, log, active, metrics.
+// KEYS: job, workerJobs, log, active, metrics, usage.
 // ARGV: id, attempt, worker, state, now, exitCode, error, retentionMs.
 // The log and the metric series expire with the record: they are read only
 // through it, and a job's keys must not outlive it.
-var finishScript = redis.NewScript(`
+var finishScript = redis.NewScript(usageLua + `
 local st = redis.call("HMGET", KEYS[1], "state", "attempt", "worker")
 if st[1] ~= "running" or tonumber(st[2]) ~= tonumber(ARGV[2]) or st[3] ~= ARGV[3] then return 0 end
+recordUsage(KEYS[1], KEYS[6], ARGV[1], ARGV[2], ARGV[5], ARGV[4], false)
 redis.call("HSET", KEYS[1], "state", ARGV[4], "finished", ARGV[5], "exit_code", ARGV[6], "error", ARGV[7])
 redis.call("HDEL", KEYS[1], "preempt", "preempt_reason")
 redis.call("SREM", KEYS[2], ARGV[1])
@@ -69,7 +77,7 @@ return 1
 // request belonged to the attempt that ends here, so it is cleared; when the
 // caller names no queue, the queue it asked for is where the next attempt
 // goes (a drain racing a reclaim still sends the job where the plan wanted).
-// KEYS: job, outbox, workerJobs, active, log, metrics. ARGV: id, attempt,
+// KEYS: job, outbox, workerJobs, active, log, metrics, usage. ARGV: id, attempt,
 // worker ("" = any), queue ("" = the preempt target, else the same), now,
 // notBefore, counter ("retries"|"requeues"|"preemptions"), reason ("" for a
 // preemption = built from the request's reason), spot, retentionMs.
@@ -77,10 +85,17 @@ return 1
 // moved on, or -1 when a cancel was pending, in which case the job is
 // cancelled instead. A preemption's reason goes to last_move, not error: it
 // is no failure, and the last real error stays readable.
-var requeueScript = redis.NewScript(`
+// The usage record of the attempt counts the work since its last checkpoint
+// as lost, except for a retry: a failed attempt's work is not thrown away by
+// Ballast, and lost work measures what preemption costs.
+var requeueScript = redis.NewScript(usageLua + `
 local st = redis.call("HMGET", KEYS[1], "state", "attempt", "worker", "cancel", "preempt", "preempt_reason", "queue")
 if st[1] ~= "running" or tonumber(st[2]) ~= tonumber(ARGV[2]) then return {0, "", ""} end
 if ARGV[3] ~= "" and st[3] ~= ARGV[3] then return {0, "", ""} end
+local outcome = "preempted"
+if ARGV[7] == "retries" then outcome = "retried" elseif ARGV[7] == "requeues" then outcome = "requeued" end
+if st[4] == "1" then outcome = "cancelled" end
+recordUsage(KEYS[1], KEYS[7], ARGV[1], ARGV[2], ARGV[5], outcome, outcome == "preempted" or outcome == "requeued")
 if st[3] and st[3] ~= "" then redis.call("SREM", KEYS[3], ARGV[1]) end
 local reason = ARGV[8]
 if ARGV[7] == "preemptions" and reason == "" then
@@ -178,18 +193,25 @@ return {"finished", st[1]}
 `)
 
 // heartbeatScript refreshes a worker and reports which of its jobs it must
-// stop. KEYS: workers, worker, tombstone, then one job key per running job.
-// ARGV: workerID, now, info (JSON), then "id:attempt" per running job.
+// stop. The first beat of a worker process also opens its life record (see
+// lifeLua), which the cost ledger bills, and every beat keeps the worker's
+// pool where claimScript reads it.
+// KEYS: workers, worker, tombstone, lives, livesEnd, then one job key per
+// running job. ARGV: workerID, now, info (JSON), life member, start, pool,
+// then "id:attempt" per running job (ARGV[i+1] for KEYS[i]).
 // Returns "fenced" if the controller declared the worker dead, else a list of
 // {id, "cancel"|"preempt"|"lost"}. A cancel outranks a preemption: the user
 // wants the job gone, not moved.
 var heartbeatScript = redis.NewScript(`
 if redis.call("EXISTS", KEYS[3]) == 1 then return "fenced" end
 redis.call("ZADD", KEYS[1], ARGV[2], ARGV[1])
-redis.call("HSET", KEYS[2], "info", ARGV[3], "beat", ARGV[2])
+redis.call("HSET", KEYS[2], "info", ARGV[3], "beat", ARGV[2], "pool", ARGV[6], "life", ARGV[4])
+if redis.call("HEXISTS", KEYS[5], ARGV[4]) == 0 then
+  redis.call("ZADD", KEYS[4], "NX", ARGV[5], ARGV[4])
+end
 local out = {}
-for i = 4, #KEYS do
-  local ref = ARGV[i]
+for i = 6, #KEYS do
+  local ref = ARGV[i + 1]
   local sep = string.find(ref, ":", 1, true)
   local id = string.sub(ref, 1, sep - 1)
   local attempt = tonumber(string.sub(ref, sep + 1))
@@ -205,17 +227,34 @@ end
 return out
 `)
 
+// deregisterScript removes a worker that stops cleanly and closes its life
+// record. KEYS: workers, worker, livesEnd. ARGV: workerID, now.
+var deregisterScript = redis.NewScript(`
+local life = redis.call("HGET", KEYS[2], "life")
+if life then redis.call("HSETNX", KEYS[3], life, ARGV[2]) end
+redis.call("ZREM", KEYS[1], ARGV[1])
+redis.call("DEL", KEYS[2])
+return 1
+`)
+
 // recoverWorkerScript declares a silent worker dead and requeues its jobs as
 // new attempts. A job the controller was preempting goes to the queue it
 // asked for (it was leaving its slot anyway); the request itself dies with
-// the attempt it was made for. KEYS: workers, worker, workerJobs, tombstone, outbox, active.
+// the attempt it was made for. The worker's life, and each of its attempts,
+// ends at its last heartbeat: that is when it was last known to run, and
+// the silence after it is the controller's detection delay, not use.
+// KEYS: workers, worker, workerJobs, tombstone, outbox, active, usage, livesEnd.
 // ARGV: workerID, now, cutoff (ms: a heartbeat after it means alive),
 // jobKeyPrefix, tombstoneTTLms, retentionMs (for jobs that end cancelled;
 // their log and metrics keys are the record's key plus ":log"/":metrics").
 // Returns a flat list {id, newAttempt, queue, ...}.
-var recoverWorkerScript = redis.NewScript(`
+var recoverWorkerScript = redis.NewScript(usageLua + `
 local beat = redis.call("ZSCORE", KEYS[1], ARGV[1])
 if beat and tonumber(beat) > tonumber(ARGV[3]) then return {} end
+local ended = ARGV[2]
+if beat then ended = beat end
+local life = redis.call("HGET", KEYS[2], "life")
+if life then redis.call("HSETNX", KEYS[8], life, ended) end
 redis.call("ZREM", KEYS[1], ARGV[1])
 redis.call("DEL", KEYS[2])
 redis.call("SET", KEYS[4], ARGV[2], "PX", ARGV[5])
@@ -223,6 +262,11 @@ local out = {}
 for _, id in ipairs(redis.call("SMEMBERS", KEYS[3])) do
   local k = ARGV[4] .. id
   local st = redis.call("HMGET", k, "state", "attempt", "worker", "queue", "cancel", "preempt")
+  if st[1] == "running" and st[3] == ARGV[1] then
+    local outcome = "lost"
+    if st[5] == "1" then outcome = "cancelled" end
+    recordUsage(k, KEYS[7], id, st[2], ended, outcome, st[5] ~= "1")
+  end
   if st[1] == "running" and st[3] == ARGV[1] and st[5] == "1" then
     redis.call("HSET", k, "state", "cancelled", "finished", ARGV[2], "worker", "", "error", "cancelled; its worker " .. ARGV[1] .. " was lost")
     redis.call("ZREM", KEYS[6], id)

@@ -122,7 +122,7 @@ func (s *Store) Submit(ctx context.Context, spec jobs.Spec, q Queue) (Submitted,
 	res, err := submitScript.Run(ctx, s.rdb,
 		[]string{s.ns.Job(id), s.ns.Idempotency(spec.IdempotencyKey), s.ns.JobIndex(), s.ns.Outbox(), s.ns.ActiveJobs()},
 		id, body, string(q), now.UnixMilli(), s.opts.IdempotencyTTL.Milliseconds(), hasIdem,
-		hex.EncodeToString(sum[:16]), now.UnixMilli()).StringSlice()
+		hex.EncodeToString(sum[:16]), now.UnixMilli(), spec.Team, spec.Template, string(spec.Class)).StringSlice()
 	if err != nil {
 		return Submitted{}, wrap("queues.Submit", err)
 	}
@@ -207,7 +207,7 @@ var ErrFenced = errors.New("worker identity fenced by the controller")
 // (the attempt moved on, or the job was cancelled), which the caller drops.
 func (s *Store) Claim(ctx context.Context, d Delivery, worker string) (jobs.Job, bool, error) {
 	v, err := claimScript.Run(ctx, s.rdb,
-		[]string{s.ns.Job(d.JobID), s.ns.Outbox(), s.ns.WorkerJobs(worker), s.ns.WorkerTombstone(worker)},
+		[]string{s.ns.Job(d.JobID), s.ns.Outbox(), s.ns.WorkerJobs(worker), s.ns.WorkerTombstone(worker), s.ns.Worker(worker)},
 		d.JobID, d.Attempt, worker, s.opts.Now().UnixMilli()).Result()
 	if err != nil {
 		return jobs.Job{}, false, wrap("queues.Claim", err)
@@ -235,7 +235,7 @@ func (s *Store) Finish(ctx context.Context, j jobs.Job, worker string, state job
 		code = strconv.Itoa(*exitCode)
 	}
 	n, err := finishScript.Run(ctx, s.rdb,
-		[]string{s.ns.Job(j.ID), s.ns.WorkerJobs(worker), s.ns.JobLog(j.ID), s.ns.ActiveJobs(), s.ns.JobMetrics(j.ID)},
+		[]string{s.ns.Job(j.ID), s.ns.WorkerJobs(worker), s.ns.JobLog(j.ID), s.ns.ActiveJobs(), s.ns.JobMetrics(j.ID), s.ns.usage()},
 		j.ID, j.Attempt, worker, string(state), s.opts.Now().UnixMilli(), code, errMsg,
 		s.opts.Retention.Milliseconds()).Int()
 	if err != nil {
@@ -302,7 +302,7 @@ func (s *Store) Requeue(ctx context.Context, j jobs.Job, worker string, r Requeu
 		notBefore = now
 	}
 	v, err := requeueScript.Run(ctx, s.rdb,
-		[]string{s.ns.Job(j.ID), s.ns.Outbox(), s.ns.WorkerJobs(j.Worker), s.ns.ActiveJobs(), s.ns.JobLog(j.ID), s.ns.JobMetrics(j.ID)},
+		[]string{s.ns.Job(j.ID), s.ns.Outbox(), s.ns.WorkerJobs(j.Worker), s.ns.ActiveJobs(), s.ns.JobLog(j.ID), s.ns.JobMetrics(j.ID), s.ns.usage()},
 		j.ID, j.Attempt, worker, string(r.Queue), now.UnixMilli(), notBefore.UnixMilli(), counter, r.Reason, flag(r.Spot),
 		s.opts.Retention.Milliseconds()).Slice()
 	if err != nil {

@@ -1,0 +1,257 @@
+package queues
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ballastdev/ballast/jobs"
+	"github.com/redis/go-redis/v9"
+)
+
+// What capacity was used, by whom, and for how long is kept apart from the
+// job records: records expire with their retention and keep only the last
+// attempt, while cost is reported per attempt over weeks. Two structures
+// hold it, both trimmed by TrimAccounting:
+//
+//   - usage, a sorted set of one JSON entry per ended attempt, scored by the
+//     attempt's end. The scripts that end an attempt (finish, requeue,
+//     recovery of a dead worker) add the entry in the same step, so an
+//     attempt is recorded exactly once, when it ends, and never for a
+//     delivery the fencing dropped.
+//   - lives, a sorted set of worker lives scored by their start, with
+//     livesEnd holding each ended life's end. A worker's first heartbeat
+//     opens its life; a clean stop or its recovery as dead closes it.
+func (n Namespace) usage() string    { return n.prefix() + "usage" }
+func (n Namespace) lives() string    { return n.prefix() + "lives" }
+func (n Namespace) livesEnd() string { return n.prefix() + "lives:end" }
+
+// usageLua defines recordUsage(jobKey, usageKey, id, attempt, endMs,
+// outcome, lost) for the scripts that end a running attempt. Call it before
+// the record changes state: it reads the attempt's start, wait, pool and
+// last checkpoint from the record. With lost set, the work since the later
+// of the attempt's start and its last checkpoint is counted as thrown away.
+const usageLua = `
+local function recordUsage(key, ukey, id, attempt, endms, outcome, lost)
+  local r = redis.call("HMGET", key, "started", "queued", "checkpoint_at", "pool", "worker", "team", "template", "class")
+  local start = tonumber(r[1])
+  if not start then return end
+  local e = tonumber(endms)
+  if e < start then e = start end
+  local l = 0
+  if lost then
+    local from = start
+    local cp = tonumber(r[3])
+    if cp and cp > from then from = cp end
+    if e > from then l = e - from end
+  end
+  redis.call("ZADD", ukey, e, cjson.encode({job = id, attempt = tonumber(attempt), queued = tonumber(r[2]) or start,
+    start = start, ["end"] = e, lost = l, pool = r[4] or "", worker = r[5] or "", team = r[6] or "",
+    template = r[7] or "", class = r[8] or "", outcome = outcome}))
+end
+`
+
+// AttemptUsage is one attempt of a job on a worker: when it waited, ran and
+// ended, where, and how much of its work a preemption threw away.
+type AttemptUsage struct {
+	JobID    string `json:"job"`
+	Attempt  int    `json:"attempt"`
+	Team     string `json:"team"`
+	Template string `json:"template"`
+	Class    string `json:"class"`
+	// Pool is the pool of the worker that ran the attempt; empty for an
+	// attempt claimed before workers reported their pool.
+	Pool   string `json:"pool"`
+	Worker string `json:"worker"`
+	// Queued is when the wait for this attempt began: submission for the
+	// first attempt, the requeue for later ones.
+	Queued time.Time `json:"queued"`
+	Start  time.Time `json:"start"`
+	// End is zero for an attempt still running.
+	End time.Time `json:"end,omitzero"`
+	// Lost is the work since the last checkpoint that a preemption, a
+	// drain or a lost worker threw away.
+	Lost time.Duration `json:"lost"`
+	// Outcome is succeeded, failed or cancelled (the job ended), preempted,
+	// requeued (drained), retried (failed, to run again) or lost (its
+	// worker died); "running" for an attempt still running.
+	Outcome string `json:"outcome"`
+}
+
+// Wait is how long the attempt waited for a slot.
+func (u AttemptUsage) Wait() time.Duration { return u.Start.Sub(u.Queued) }
+
+// usageEntry is an entry as the scripts write it: times in Unix ms.
+type usageEntry struct {
+	Job      string `json:"job"`
+	Attempt  int    `json:"attempt"`
+	Queued   int64  `json:"queued"`
+	Start    int64  `json:"start"`
+	End      int64  `json:"end"`
+	Lost     int64  `json:"lost"`
+	Pool     string `json:"pool"`
+	Worker   string `json:"worker"`
+	Team     string `json:"team"`
+	Template string `json:"template"`
+	Class    string `json:"class"`
+	Outcome  string `json:"outcome"`
+}
+
+// Usage returns the attempts that ran at some time in [from, until): those
+// that ended in it or later and started before until, then the attempts
+// running now (End zero) that started before until. Ended attempts come
+// oldest end first.
+func (s *Store) Usage(ctx context.Context, from, until time.Time) ([]AttemptUsage, error) {
+	raw, err := s.rdb.ZRangeByScore(ctx, s.ns.usage(), &redis.ZRangeBy{
+		Min: strconv.FormatInt(from.UnixMilli(), 10), Max: "+inf"}).Result()
+	if err != nil {
+		return nil, wrap("queues.Usage", err)
+	}
+	var out []AttemptUsage
+	for _, m := range raw {
+		var e usageEntry
+		if json.Unmarshal([]byte(m), &e) != nil {
+			continue // not ours to read; never written by these scripts
+		}
+		u := AttemptUsage{JobID: e.Job, Attempt: e.Attempt, Team: e.Team, Template: e.Template, Class: e.Class,
+			Pool: e.Pool, Worker: e.Worker, Queued: msUTC(e.Queued), Start: msUTC(e.Start), End: msUTC(e.End),
+			Lost: time.Duration(e.Lost) * time.Millisecond, Outcome: e.Outcome}
+		if u.Start.Before(until) && u.End.After(from) {
+			out = append(out, u)
+		}
+	}
+	active, err := s.ActiveJobs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, j := range active {
+		if j.State != jobs.StateRunning || j.StartedAt.IsZero() || !j.StartedAt.Before(until) {
+			continue
+		}
+		out = append(out, RunningUsage(j))
+	}
+	return out, nil
+}
+
+// RunningUsage is the usage of j's running attempt so far.
+func RunningUsage(j jobs.Job) AttemptUsage {
+	return AttemptUsage{JobID: j.ID, Attempt: j.Attempt, Team: j.Spec.Team, Template: j.Spec.Template,
+		Class: string(j.Spec.Class), Pool: j.Pool, Worker: j.Worker, Queued: j.QueuedAt, Start: j.StartedAt,
+		Outcome: "running"}
+}
+
+func msUTC(ms int64) time.Time {
+	if ms == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(ms).UTC()
+}
+
+// WorkerLife is one worker process's life in the registry: from its start
+// to its clean stop, or to its last heartbeat when it was found dead.
+type WorkerLife struct {
+	ID    string    `json:"id"`
+	Pool  string    `json:"pool"`
+	Slots int       `json:"slots"`
+	Start time.Time `json:"start"`
+	// End is zero while the worker lives.
+	End time.Time `json:"end,omitzero"`
+}
+
+// lifeMember names a life in lives: start, pool, slots and ID, so the
+// sorted set alone says what each life was. The ID goes last: pool names
+// cannot hold "|", worker IDs are not checked for it.
+func lifeMember(w WorkerInfo) string {
+	return fmt.Sprintf("%d|%s|%d|%s", w.StartedAt.UnixMilli(), w.Pool, w.Slots, w.ID)
+}
+
+func parseLife(m string) (WorkerLife, bool) {
+	parts := strings.SplitN(m, "|", 4)
+	if len(parts) != 4 {
+		return WorkerLife{}, false
+	}
+	ms, err1 := strconv.ParseInt(parts[0], 10, 64)
+	slots, err2 := strconv.Atoi(parts[2])
+	if err1 != nil || err2 != nil {
+		return WorkerLife{}, false
+	}
+	return WorkerLife{ID: parts[3], Pool: parts[1], Slots: slots, Start: msUTC(ms)}, true
+}
+
+// WorkerLives returns the worker lives that overlap [from, until), oldest
+// start first.
+func (s *Store) WorkerLives(ctx context.Context, from, until time.Time) ([]WorkerLife, error) {
+	members, err := s.rdb.ZRangeByScore(ctx, s.ns.lives(), &redis.ZRangeBy{
+		Min: "-inf", Max: "(" + strconv.FormatInt(until.UnixMilli(), 10)}).Result()
+	if err != nil {
+		return nil, wrap("queues.WorkerLives", err)
+	}
+	if len(members) == 0 {
+		return nil, nil
+	}
+	ends, err := s.rdb.HMGet(ctx, s.ns.livesEnd(), members...).Result()
+	if err != nil {
+		return nil, wrap("queues.WorkerLives", err)
+	}
+	out := make([]WorkerLife, 0, len(members))
+	for i, m := range members {
+		l, ok := parseLife(m)
+		if !ok {
+			continue
+		}
+		if v, ok := ends[i].(string); ok {
+			ms, _ := strconv.ParseInt(v, 10, 64)
+			l.End = msUTC(ms)
+		}
+		if l.End.IsZero() || l.End.After(from) {
+			out = append(out, l)
+		}
+	}
+	return out, nil
+}
+
+// TrimAccounting drops usage entries of attempts that ended before cutoff
+// and the lives that ended before it. The leader calls it with its cost
+// retention; lives still running are kept however old.
+func (s *Store) TrimAccounting(ctx context.Context, cutoff time.Time) error {
+	ms := strconv.FormatInt(cutoff.UnixMilli(), 10)
+	if err := s.rdb.ZRemRangeByScore(ctx, s.ns.usage(), "-inf", "("+ms).Err(); err != nil {
+		return wrap("queues.TrimAccounting", err)
+	}
+	old, err := s.rdb.ZRangeByScore(ctx, s.ns.lives(), &redis.ZRangeBy{Min: "-inf", Max: "(" + ms}).Result()
+	if err != nil || len(old) == 0 {
+		return wrap("queues.TrimAccounting", err)
+	}
+	ends, err := s.rdb.HMGet(ctx, s.ns.livesEnd(), old...).Result()
+	if err != nil {
+		return wrap("queues.TrimAccounting", err)
+	}
+	var gone []string
+	for i, m := range old {
+		if v, ok := ends[i].(string); ok {
+			if end, _ := strconv.ParseInt(v, 10, 64); end < cutoff.UnixMilli() {
+				gone = append(gone, m)
+			}
+		}
+	}
+	if len(gone) == 0 {
+		return nil
+	}
+	_, err = s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.ZRem(ctx, s.ns.lives(), toAny(gone)...)
+		p.HDel(ctx, s.ns.livesEnd(), gone...)
+		return nil
+	})
+	return wrap("queues.TrimAccounting", err)
+}
+
+func toAny(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
+}

@@ -1,0 +1,181 @@
+package queues_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/ballastdev/ballast/jobs"
+	"github.com/ballastdev/ballast/queues"
+)
+
+// TestUsageRecordsEveryAttemptOnceWithItsPool walks one job through a
+// preemption on a spot worker, a retry and a success on a fixed worker, and
+// a second job through a dead worker, and reads back one usage entry per
+// attempt with the times, pool, lost work and outcome each path must give.
+func TestUsageRecordsEveryAttemptOnceWithItsPool(t *testing.T) {
+	t.Parallel()
+	s, c := newStore(t)
+	ctx := context.Background()
+	c.now = time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC)
+	t0 := c.Now()
+	spot := queues.WorkerInfo{ID: "spot-1", Pool: "spot", Slots: 2, StartedAt: t0}
+	fixed := queues.WorkerInfo{ID: "fixed-1", Pool: "fixed", Slots: 4, StartedAt: t0}
+	for _, w := range []queues.WorkerInfo{spot, fixed} {
+		if _, err := s.Heartbeat(ctx, w, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sp := spec("")
+	sp.Team, sp.Template, sp.Class = "vision", "train", jobs.ClassBurst
+	sub, err := s.Submit(ctx, sp, queues.QueueBurst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := sub.Job.ID
+
+	// Attempt 1 on spot: waits 30 s, runs 10 min, checkpoints at 8 min,
+	// is preempted at 10: two minutes are lost.
+	c.Add(30 * time.Second)
+	j, ok, err := s.Claim(ctx, queues.Delivery{JobID: id, Attempt: 1}, spot.ID)
+	if err != nil || !ok || j.Pool != "spot" {
+		t.Fatalf("claim: ok %v pool %q err %v", ok, j.Pool, err)
+	}
+	c.Add(8 * time.Minute)
+	if _, err := s.Checkpoint(ctx, j, spot.ID, "ckpt-1"); err != nil {
+		t.Fatal(err)
+	}
+	c.Add(2 * time.Minute)
+	if _, err := s.Requeue(ctx, j, spot.ID, queues.Requeue{Preempt: true, Queue: queues.QueueLoan}); err != nil {
+		t.Fatal(err)
+	}
+	// Attempt 2 on the fixed worker fails after 1 min: a retry, nothing lost.
+	c.Add(time.Minute)
+	j, ok, err = s.Claim(ctx, queues.Delivery{JobID: id, Attempt: 2}, fixed.ID)
+	if err != nil || !ok || j.Pool != "fixed" {
+		t.Fatalf("claim 2: ok %v pool %q err %v", ok, j.Pool, err)
+	}
+	c.Add(time.Minute)
+	if _, err := s.Requeue(ctx, j, fixed.ID, queues.Requeue{Retry: true, Reason: "exit 1"}); err != nil {
+		t.Fatal(err)
+	}
+	// Attempt 3 succeeds after 5 min.
+	j, _, _ = s.Claim(ctx, queues.Delivery{JobID: id, Attempt: 3}, fixed.ID)
+	c.Add(5 * time.Minute)
+	code := 0
+	if ok, err := s.Finish(ctx, j, fixed.ID, jobs.StateSucceeded, &code, ""); err != nil || !ok {
+		t.Fatalf("finish: %v %v", ok, err)
+	}
+	// A stale finish of attempt 3 changes nothing and records nothing.
+	if ok, _ := s.Finish(ctx, j, fixed.ID, jobs.StateSucceeded, &code, ""); ok {
+		t.Fatal("a second finish of one attempt was accepted")
+	}
+
+	// A second job runs on spot-1, which then goes silent.
+	sub2, _ := s.Submit(ctx, sp, queues.QueueBurst)
+	if _, ok, _ := s.Claim(ctx, queues.Delivery{JobID: sub2.Job.ID, Attempt: 1}, spot.ID); !ok {
+		t.Fatal("claim of the second job")
+	}
+	lastBeat := c.Now().Add(3 * time.Minute)
+	c.Add(3 * time.Minute)
+	if _, err := s.Heartbeat(ctx, spot, []queues.Delivery{{JobID: sub2.Job.ID, Attempt: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	c.Add(time.Minute)
+	if got, _ := s.Usage(ctx, t0, c.Now()); len(got) != 4 || got[3].Outcome != "running" || got[3].Pool != "spot" {
+		t.Fatalf("before the loss want 3 ended and 1 running, got %+v", got)
+	}
+	c.Add(2 * time.Minute)
+	if _, err := s.Heartbeat(ctx, fixed, nil); err != nil { // fixed-1 lives on
+		t.Fatal(err)
+	}
+	if rec, err := s.RecoverDeadWorkers(ctx, time.Minute); err != nil || len(rec) != 1 {
+		t.Fatalf("recover: %v %v", rec, err)
+	}
+
+	got, err := s.Usage(ctx, t0, c.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	type want struct {
+		attempt       int
+		pool, outcome string
+		wait, run     time.Duration
+		lost          time.Duration
+	}
+	wants := []want{
+		{1, "spot", "preempted", 30 * time.Second, 10 * time.Minute, 2 * time.Minute},
+		{2, "fixed", "retried", time.Minute, time.Minute, 0},
+		{3, "fixed", "succeeded", 0, 5 * time.Minute, 0},
+		{1, "spot", "lost", 0, 3 * time.Minute, 3 * time.Minute},
+	}
+	if len(got) != len(wants) {
+		t.Fatalf("want %d attempts, got %d: %+v", len(wants), len(got), got)
+	}
+	for i, w := range wants {
+		u := got[i]
+		if u.Attempt != w.attempt || u.Pool != w.pool || u.Outcome != w.outcome || u.Wait() != w.wait ||
+			u.End.Sub(u.Start) != w.run || u.Lost != w.lost || u.Team != "vision" || u.Template != "train" || u.Class != "burst" {
+			t.Errorf("attempt %d: got %+v (wait %s, run %s), want %+v", i, u, u.Wait(), u.End.Sub(u.Start), w)
+		}
+	}
+	if !got[3].End.Equal(lastBeat) {
+		t.Errorf("a dead worker's attempt must end at its last beat %s, got %s", lastBeat, got[3].End)
+	}
+
+	// The fixed worker stops cleanly; the spot one died at its last beat.
+	stop := c.Now()
+	if err := s.Deregister(ctx, fixed.ID); err != nil {
+		t.Fatal(err)
+	}
+	lives, err := s.WorkerLives(ctx, t0, c.Now().Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ends := map[string]time.Time{}
+	for _, l := range lives {
+		ends[l.Pool+"/"+l.ID] = l.End
+		if !l.Start.Equal(t0) || (l.ID == spot.ID && l.Slots != 2) {
+			t.Errorf("life %+v", l)
+		}
+	}
+	if len(lives) != 2 || !ends["spot/spot-1"].Equal(lastBeat) || !ends["fixed/fixed-1"].Equal(stop) {
+		t.Fatalf("lives %+v", lives)
+	}
+
+	// A window after everything ended sees nothing; trimming drops it all.
+	if got, _ := s.Usage(ctx, c.Now().Add(time.Minute), c.Now().Add(time.Hour)); len(got) != 0 {
+		t.Fatalf("a later window holds %+v", got)
+	}
+	if err := s.TrimAccounting(ctx, c.Now().Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.Usage(ctx, t0, c.Now()); len(got) != 0 {
+		t.Fatalf("after trim %+v", got)
+	}
+	if lives, _ := s.WorkerLives(ctx, t0, c.Now()); len(lives) != 0 {
+		t.Fatalf("lives after trim %+v", lives)
+	}
+}
+
+// TestALivingWorkerKeepsItsLifeThroughTrims: trimming is by end, so a
+// worker started long ago and still running keeps being billed.
+func TestALivingWorkerKeepsItsLifeThroughTrims(t *testing.T) {
+	t.Parallel()
+	s, c := newStore(t)
+	ctx := context.Background()
+	w := queues.WorkerInfo{ID: "od-1", Pool: "ondemand", Slots: 1, StartedAt: c.Now()}
+	for range 3 { // every beat after the first leaves the life alone
+		if _, err := s.Heartbeat(ctx, w, nil); err != nil {
+			t.Fatal(err)
+		}
+		c.Add(time.Hour)
+	}
+	if err := s.TrimAccounting(ctx, c.Now()); err != nil {
+		t.Fatal(err)
+	}
+	lives, err := s.WorkerLives(ctx, c.Now().Add(-time.Minute), c.Now())
+	if err != nil || len(lives) != 1 || !lives[0].End.IsZero() || !lives[0].Start.Equal(w.StartedAt.Truncate(time.Millisecond)) {
+		t.Fatalf("lives %+v err %v", lives, err)
+	}
+}
