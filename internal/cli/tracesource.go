@@ -97,7 +97,7 @@ func historyTrace(ctx context.Context, cfgPath string, window time.Duration) (tr
 	until := time.Now()
 	tr := trace.Trace{Name: "history-" + window.String(), Start: until.Add(-window).UTC()}
 	err = store.History(ctx, until.Add(-window), until, func(j jobs.Job) error {
-		if tj, ok := traceJob(j, tr.Start); ok {
+		if tj, ok := trace.JobOf(j, tr.Start); ok {
 			tr.Jobs = append(tr.Jobs, tj)
 		}
 		return nil
@@ -110,23 +110,4 @@ func historyTrace(ctx context.Context, cfgPath string, window time.Duration) (tr
 	}
 	trace.SortJobs(tr.Jobs)
 	return tr, nil
-}
-
-// traceJob replays a finished job: submitted at its creation, running from
-// its start to its finish. A job that never ran or still runs has no
-// duration to replay.
-func traceJob(j jobs.Job, start time.Time) (trace.Job, bool) {
-	if !j.State.Terminal() || j.StartedAt.IsZero() || !j.FinishedAt.After(j.StartedAt) {
-		return trace.Job{}, false
-	}
-	return trace.Job{Submit: j.CreatedAt.Sub(start), Duration: j.FinishedAt.Sub(j.StartedAt),
-		Slots: 1, Class: j.Spec.Class, Team: orDefault(j.Spec.Team), Template: orDefault(j.Spec.Template),
-		Checkpointable: j.Spec.Checkpointable}, true
-}
-
-func orDefault(s string) string {
-	if s == "" {
-		return "default"
-	}
-	return s
 }

@@ -55,7 +55,7 @@ func worstWindow(waits []Wait, width time.Duration) (waitWindow, bool) {
 		if !grew {
 			continue
 		}
-		c := waitWindow{From: from, Until: until, P95: p95(in), Jobs: len(in)}
+		c := waitWindow{From: from, Until: until, P95: P95(in), Jobs: len(in)}
 		if !found || c.P95 > best.P95 || (c.P95 == best.P95 && c.Jobs > best.Jobs) {
 			best, found = c, true
 		}
@@ -63,11 +63,11 @@ func worstWindow(waits []Wait, width time.Duration) (waitWindow, bool) {
 	return best, found
 }
 
-// p95 is the nearest-rank 95th percentile of ascending durations: the
+// P95 is the nearest-rank 95th percentile of ascending durations: the
 // smallest of them that at least 95% do not exceed. Nearest rank rather
 // than interpolation, so the figure is a wait some job had and can be
 // checked by hand. Below 20 values it is the largest.
-func p95(sorted []time.Duration) time.Duration {
+func P95(sorted []time.Duration) time.Duration {
 	if len(sorted) == 0 {
 		return 0
 	}

@@ -23,11 +23,11 @@ func TestP95IsNearestRank(t *testing.T) {
 		{21, 20 * time.Minute},  // rank ceil(19.95) = 20
 		{100, 95 * time.Minute}, // rank 95
 	} {
-		if got := p95(mins(tc.n)); got != tc.want {
+		if got := P95(mins(tc.n)); got != tc.want {
 			t.Errorf("p95 of 1..%d min = %v, want %v", tc.n, got, tc.want)
 		}
 	}
-	if got := p95(nil); got != 0 {
+	if got := P95(nil); got != 0 {
 		t.Errorf("p95 of nothing = %v, want 0", got)
 	}
 }
