@@ -3,17 +3,14 @@ package cli
 import (
 	"context"
 	"fmt"
-	"math"
 	"time"
 
-	"github.com/ballastdev/ballast/jobs"
-	"github.com/ballastdev/ballast/orchestrator/advisor"
-	"github.com/ballastdev/ballast/orchestrator/planner"
-	"github.com/ballastdev/ballast/orchestrator/trace"
+	"github.com/ballastdev/ballast/orchestrator/insight"
 )
 
-// runAdvise reads a window of what happened (job records, the quota's idle
-// share sampled by the leader) and prints the advisor's recommendations.
+// runAdvise reads a window of what happened (attempts, job records, the
+// quota's idle share sampled by the leader) and prints the advisor's
+// recommendations.
 func runAdvise(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "advise", "advise [--window 24h] [-o json]")
 	cfgPath := configFlag(fs)
@@ -35,49 +32,16 @@ func runAdvise(ctx context.Context, e *env, args []string) error {
 	}
 	defer closeFn()
 	until := time.Now().UTC()
-	pc := cfg.PolicyConfig()
-	w := advisor.Window{From: until.Add(-*window), Until: until, High: pc.High, Low: pc.Low}
-	// Without prices the advisor says so and skips what needs them.
-	w.Prices, _ = planner.PricesOf(cfg.PolicyPools(), 0)
-	for _, n := range cfg.FixedQuota() {
-		w.FixedSlots += n
-	}
-	tr := trace.Trace{Name: "advise", Start: w.From}
-	err = store.History(ctx, w.From, until, func(j jobs.Job) error {
-		if j.Spec.Class == jobs.ClassBurst && !j.StartedAt.IsZero() {
-			w.ElasticWaits = append(w.ElasticWaits, advisor.Wait{At: j.StartedAt, Class: string(j.Spec.Class), Wait: j.StartedAt.Sub(j.QueuedAt)})
-		}
-		if tj, ok := traceJob(j, tr.Start); ok {
-			tr.Jobs = append(tr.Jobs, tj)
-		}
-		return nil
-	})
+	w, recs, err := insight.FromConfig(store, cfg).Advise(ctx, until.Add(-*window), until)
 	if err != nil {
 		return err
 	}
-	samples, err := store.Samples(ctx, advisor.SeriesFixedIdle, w.From, until)
-	if err != nil {
-		return err
-	}
-	for _, s := range samples {
-		w.FixedIdle = append(w.FixedIdle, advisor.Sample{At: s.At, Value: s.Value})
-	}
-	if len(tr.Jobs) > 0 {
-		trace.SortJobs(tr.Jobs)
-		if h := planner.DemandCurve(tr, planner.DemandStep).Hourly(); len(h) > 0 {
-			w.MinDemand = math.Inf(1)
-			for _, v := range h {
-				w.MinDemand = math.Min(w.MinDemand, v)
-			}
-		}
-		w.Templates = advisor.TemplatesFrom(planner.Templates(tr, w.Prices), max(1, int(window.Hours()/24)))
-	}
-	recs := advisor.Advise(w)
 	if *out == "json" {
 		return writeJSON(e.out, map[string]any{"window": w, "recommendations": recs})
 	}
 	if len(recs) == 0 {
-		fmt.Fprintf(e.out, "nothing to change over the last %s (%d jobs, %d idle samples)\n", *window, len(tr.Jobs), len(samples))
+		fmt.Fprintf(e.out, "nothing to change over the last %s (%d elastic starts, %d idle samples, %d templates)\n",
+			*window, len(w.ElasticWaits), len(w.FixedIdle), len(w.Templates))
 		return nil
 	}
 	for _, r := range recs {

@@ -1,0 +1,242 @@
+package insight
+
+import (
+	"cmp"
+	"context"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/ballastdev/ballast/jobs"
+	"github.com/ballastdev/ballast/orchestrator/advisor"
+	"github.com/ballastdev/ballast/orchestrator/cost"
+	"github.com/ballastdev/ballast/orchestrator/policy"
+	"github.com/ballastdev/ballast/orchestrator/telemetry"
+	"github.com/ballastdev/ballast/queues"
+)
+
+// Inputs are the store's records an Overview is built from.
+type Inputs struct {
+	Leader  string
+	Workers []queues.WorkerInfo
+	Queues  []queues.QueueStats
+	// Active are the queued and running jobs.
+	Active []jobs.Job
+	// Usage and Lives cover at least today and the series window.
+	Usage []queues.AttemptUsage
+	Lives []queues.WorkerLife
+	// IdleSamples are the quota's idle share samples of the series window.
+	IdleSamples []queues.Sample
+}
+
+// Overview reads the store and builds the overview at now, without advice
+// (see Live, which adds it at its own pace).
+func (s Source) Overview(ctx context.Context, now time.Time) (Overview, error) {
+	in, err := s.read(ctx, now)
+	if err != nil {
+		return Overview{At: now}, err
+	}
+	return s.OverviewOf(now, in), nil
+}
+
+func (s Source) read(ctx context.Context, now time.Time) (Inputs, error) {
+	var in Inputs
+	var err error
+	if in.Leader, err = s.Store.Leader(ctx); err != nil {
+		return in, err
+	}
+	if in.Workers, err = s.Store.Workers(ctx); err != nil {
+		return in, err
+	}
+	if in.Queues, err = s.Store.QueueStats(ctx); err != nil {
+		return in, err
+	}
+	if in.Active, err = s.Store.ActiveJobs(ctx); err != nil {
+		return in, err
+	}
+	from := earlier(s.DayStart(now), now.Add(-s.seriesWindow()))
+	if in.Usage, err = s.Store.Usage(ctx, from, now); err != nil {
+		return in, err
+	}
+	if in.Lives, err = s.Store.WorkerLives(ctx, from, now); err != nil {
+		return in, err
+	}
+	in.IdleSamples, err = s.Store.Samples(ctx, advisor.SeriesFixedIdle, now.Add(-s.seriesWindow()), now)
+	return in, err
+}
+
+// OverviewOf builds the overview at now from records already read. Busy
+// slots come from the job records, not the workers' last heartbeats: they
+// are fresher, and they are what the running-jobs table shows, so the
+// pools and the jobs never disagree.
+func (s Source) OverviewOf(now time.Time, in Inputs) Overview {
+	o := Overview{At: now, Leader: in.Leader, Pools: []PoolView{}, Workers: []WorkerView{}, Queues: []QueueView{},
+		Running: []RunningJob{}, Recommendations: []advisor.Recommendation{}}
+	running := map[string]int{}
+	runningByQueue := map[string]int{}
+	for _, j := range in.Active {
+		if j.State == jobs.StateRunning {
+			running[j.Worker]++
+			runningByQueue[j.Queue]++
+			o.Running = append(o.Running, s.runningJob(now, j))
+		}
+	}
+	slices.SortFunc(o.Running, func(a, b RunningJob) int { return cmp.Or(a.Started.Compare(b.Started), cmp.Compare(a.ID, b.ID)) })
+
+	ws := slices.Clone(in.Workers)
+	for i := range ws {
+		ws[i].Busy = min(running[ws[i].ID], ws[i].Slots)
+	}
+	snap := telemetry.SnapshotOf(now, in.Queues, ws, s.Pools, s.Quota)
+	for _, ps := range snap.Pools {
+		p, _ := s.pool(ps.Pool)
+		o.Pools = append(o.Pools, PoolView{Name: p.Name, Kind: string(p.Kind), PricePerSlotHour: p.PricePerSlotHour,
+			Quota: s.Quota[p.Name], Busy: ps.Busy, Idle: ps.Idle, Workers: ps.Workers[telemetry.WorkerUp] + ps.Workers[telemetry.WorkerDraining],
+			Draining: ps.Workers[telemetry.WorkerDraining], CostPerHour: snap.CostPerHourByPool[p.Name]})
+	}
+	for _, w := range ws {
+		o.Workers = append(o.Workers, s.workerView(now, w))
+	}
+	slices.SortFunc(o.Workers, func(a, b WorkerView) int { return cmp.Or(cmp.Compare(a.Pool, b.Pool), cmp.Compare(a.ID, b.ID)) })
+	for _, q := range in.Queues {
+		o.Queues = append(o.Queues, QueueView{Name: string(q.Queue), Pending: q.Pending + q.Scheduled,
+			Running: runningByQueue[string(q.Queue)], OldestSeconds: q.OldestPendingSeconds})
+	}
+	o.Key = s.keyMetrics(now, in, snap.FixedIdleRatio)
+
+	l, problems := s.LedgerOf(s.DayStart(now), now, in.Usage, in.Lives)
+	o.Problems = append(o.Problems, problems...)
+	if r, err := cost.Compute(l); err != nil {
+		o.Problems = append(o.Problems, "today's cost: "+err.Error())
+		o.Cost = CostView{From: l.From, Until: l.Until, Pools: []PoolCost{}, Teams: []NamedCost{}}
+	} else {
+		o.Cost = CostViewOf(r)
+	}
+	return o
+}
+
+func (s Source) runningJob(now time.Time, j jobs.Job) RunningJob {
+	r := RunningJob{ID: j.ID, Template: j.Spec.Template, Team: j.Spec.Team, Class: string(j.Spec.Class), Queue: j.Queue,
+		Pool: j.Pool, Worker: j.Worker, Attempt: j.Attempt, Started: j.StartedAt,
+		WaitSeconds: j.StartedAt.Sub(j.QueuedAt).Seconds(), RunSeconds: max(0, now.Sub(j.StartedAt).Seconds())}
+	if p, ok := s.pool(j.Pool); ok {
+		r.Cost = r.RunSeconds / 3600 * p.PricePerSlotHour
+	}
+	return r
+}
+
+func (s Source) workerView(now time.Time, w queues.WorkerInfo) WorkerView {
+	v := WorkerView{ID: w.ID, Pool: w.Pool, Slots: w.Slots, Busy: w.Busy, State: telemetry.WorkerUp,
+		Started: w.StartedAt, AgeSeconds: max(0, now.Sub(w.StartedAt).Seconds())}
+	if w.Draining {
+		v.State = telemetry.WorkerDraining
+	}
+	if p, ok := s.pool(w.Pool); ok {
+		v.Kind = string(p.Kind)
+		if p.Kind != policy.PoolFixed && !w.StartedAt.IsZero() {
+			v.BilledCost = p.PaidUntil(w.StartedAt, now).Sub(w.StartedAt).Hours() * float64(w.Slots) * p.PricePerSlotHour
+		}
+	}
+	return v
+}
+
+// preempted says whether an attempt's outcome counts as a preemption: it
+// was stopped to run elsewhere, by the controller, a drain, or the loss
+// of its worker.
+func preempted(outcome string) bool {
+	return outcome == "preempted" || outcome == "requeued" || outcome == "lost"
+}
+
+func (s Source) keyMetrics(now time.Time, in Inputs, idleNow float64) KeyMetrics {
+	recent, step, window := s.recent(), s.seriesStep(), s.seriesWindow()
+	k := KeyMetrics{RecentSeconds: recent.Seconds(), PreemptionsByKind: map[string]int{}, Series: []KeyBucket{}}
+	if !math.IsNaN(idleNow) {
+		k.FixedIdleNow = &idleNow
+	}
+	first := now.Add(-window).Truncate(step)
+	n := int(now.Sub(first)/step) + 1
+	buckets := make([]KeyBucket, n)
+	waits := make([][]time.Duration, n)
+	idle := make([][]float64, n)
+	for i := range buckets {
+		buckets[i].From = first.Add(time.Duration(i) * step)
+	}
+	bucket := func(t time.Time) int {
+		if t.Before(first) || t.After(now) {
+			return -1
+		}
+		return int(t.Sub(first) / step)
+	}
+	var recentWaits []time.Duration
+	for _, u := range in.Usage {
+		if s.elastic(u.Pool) {
+			if i := bucket(u.Start); i >= 0 {
+				waits[i] = append(waits[i], u.Wait())
+			}
+			if !u.Start.Before(now.Add(-recent)) && !u.Start.After(now) {
+				recentWaits = append(recentWaits, u.Wait())
+			}
+		}
+		if !u.End.IsZero() && preempted(u.Outcome) {
+			if i := bucket(u.End); i >= 0 {
+				buckets[i].Preemptions++
+			}
+			if !u.End.Before(now.Add(-recent)) && !u.End.After(now) {
+				k.Preemptions++
+				k.PreemptionsByKind[u.Outcome]++
+			}
+		}
+	}
+	var recentIdle []float64
+	for _, x := range in.IdleSamples {
+		if i := bucket(x.At); i >= 0 {
+			idle[i] = append(idle[i], x.Value)
+		}
+		if !x.At.Before(now.Add(-recent)) && !x.At.After(now) {
+			recentIdle = append(recentIdle, x.Value)
+		}
+	}
+	k.ElasticStarts, k.ElasticWaitP95Seconds = len(recentWaits), p95Seconds(recentWaits)
+	k.FixedIdleMean = mean(recentIdle)
+	for i := range buckets {
+		buckets[i].ElasticStarts, buckets[i].ElasticWaitP95Seconds = len(waits[i]), p95Seconds(waits[i])
+		buckets[i].FixedIdle = mean(idle[i])
+	}
+	k.Series = buckets
+	return k
+}
+
+func p95Seconds(ds []time.Duration) float64 {
+	slices.Sort(ds)
+	return advisor.P95(ds).Seconds()
+}
+
+func mean(xs []float64) *float64 {
+	if len(xs) == 0 {
+		return nil
+	}
+	sum := 0.0
+	for _, x := range xs {
+		sum += x
+	}
+	m := sum / float64(len(xs))
+	return &m
+}
+
+// DayStart is the midnight that starts now's day in the cost time zone.
+func (s Source) DayStart(now time.Time) time.Time {
+	t := now.In(s.loc())
+	return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, s.loc())
+}
+
+func (s Source) recent() time.Duration       { return orDefault(s.Recent, DefaultRecent) }
+func (s Source) seriesStep() time.Duration   { return orDefault(s.SeriesStep, DefaultSeriesStep) }
+func (s Source) seriesWindow() time.Duration { return orDefault(s.SeriesWindow, DefaultSeriesWindow) }
+func (s Source) adviceWindow() time.Duration { return orDefault(s.AdviceWindow, DefaultAdviceWindow) }
+
+func earlier(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}

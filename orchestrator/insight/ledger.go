@@ -1,0 +1,187 @@
+package insight
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/ballastdev/ballast/orchestrator/cost"
+	"github.com/ballastdev/ballast/orchestrator/policy"
+	"github.com/ballastdev/ballast/queues"
+)
+
+// Ledger gathers the cost ledger of [from, until) from the store. Problems
+// name what had to be left out (attempts on pools no longer configured,
+// elastic attempts whose worker left no life record); what is left is
+// consistent, so cost.Compute prices it.
+func (s Source) Ledger(ctx context.Context, from, until time.Time) (cost.Ledger, []string, error) {
+	usage, err := s.Store.Usage(ctx, from, until)
+	if err != nil {
+		return cost.Ledger{}, nil, err
+	}
+	lives, err := s.Store.WorkerLives(ctx, from, until)
+	if err != nil {
+		return cost.Ledger{}, nil, err
+	}
+	l, problems := s.LedgerOf(from, until, usage, lives)
+	return l, problems, nil
+}
+
+// Cost prices [from, until): Ledger, then cost.Compute.
+func (s Source) Cost(ctx context.Context, from, until time.Time) (cost.Report, []string, error) {
+	l, problems, err := s.Ledger(ctx, from, until)
+	if err != nil {
+		return cost.Report{}, problems, err
+	}
+	r, err := cost.Compute(l)
+	return r, problems, err
+}
+
+// LedgerOf builds the ledger of [from, until) from usage entries and worker
+// lives already read. It is pure, so the rules below are tested directly.
+//
+//   - Every fixed pool with a quota is a Quota at the pool's price.
+//   - Every life of an elastic worker is a WorkerSpan; fixed workers are
+//     paid through the quota.
+//   - Every attempt is a one-slot Usage on the pool its worker belonged to.
+//     An elastic attempt is clipped to the life of its worker: the two are
+//     stamped by different writes (claim and heartbeat, finish and
+//     deregister) and must not disagree by a few milliseconds into a
+//     worker that did not exist, which the ledger rightly refuses.
+func (s Source) LedgerOf(from, until time.Time, usage []queues.AttemptUsage, lives []queues.WorkerLife) (cost.Ledger, []string) {
+	l := cost.Ledger{Pools: s.Pools, From: from, Until: until, Location: s.loc()}
+	for _, p := range s.Pools {
+		if p.Kind == policy.PoolFixed && s.Quota[p.Name] > 0 {
+			l.Quotas = append(l.Quotas, cost.Quota{Pool: p.Name, Slots: s.Quota[p.Name], PricePerSlotHour: p.PricePerSlotHour})
+		}
+	}
+	byWorker := map[string][]queues.WorkerLife{}
+	for _, w := range lives {
+		p, ok := s.pool(w.Pool)
+		if !ok || p.Kind == policy.PoolFixed {
+			continue
+		}
+		byWorker[w.ID] = append(byWorker[w.ID], w)
+		// A worker ID may come back (a restarted process); its start
+		// makes each life's span ID unique.
+		l.Workers = append(l.Workers, cost.WorkerSpan{ID: fmt.Sprintf("%s@%d", w.ID, w.Start.UnixMilli()),
+			Pool: w.Pool, Slots: w.Slots, Start: w.Start, End: w.End})
+	}
+	// A job's attempts must agree on its team and template; a record
+	// written before these were stamped on it has them empty, so the
+	// first non-empty value seen names the job.
+	names := map[string][2]string{}
+	for _, u := range usage {
+		n := names[u.JobID]
+		if n[0] == "" {
+			n[0] = u.Team
+		}
+		if n[1] == "" {
+			n[1] = u.Template
+		}
+		names[u.JobID] = n
+	}
+	var unknownPool, noLife, noQuota int
+	for _, u := range usage {
+		p, ok := s.pool(u.Pool)
+		switch {
+		case !ok:
+			unknownPool++
+			continue
+		case p.Kind == policy.PoolFixed && s.Quota[p.Name] <= 0:
+			noQuota++
+			continue
+		}
+		start, end := u.Start, u.End
+		if p.Kind.Elastic() {
+			life, ok := lifeAt(byWorker[u.Worker], start)
+			if !ok {
+				noLife++
+				continue
+			}
+			start = later(start, life.Start)
+			if !life.End.IsZero() && (end.IsZero() || end.After(life.End)) {
+				end = life.End
+			}
+		}
+		if !end.IsZero() && !end.After(start) {
+			continue // nothing of it is left inside its worker's life
+		}
+		lost := u.Lost
+		if !end.IsZero() && lost > end.Sub(start) {
+			lost = end.Sub(start)
+		}
+		n := names[u.JobID]
+		l.Usage = append(l.Usage, cost.Usage{JobID: u.JobID, Team: n[0], Template: n[1], Pool: u.Pool,
+			Slots: 1, Start: start, End: end, LostWork: lost})
+	}
+	var problems []string
+	if unknownPool > 0 {
+		problems = append(problems, fmt.Sprintf("%d attempts ran on pools that are not configured (or before workers reported their pool) and are not priced", unknownPool))
+	}
+	if noQuota > 0 {
+		problems = append(problems, fmt.Sprintf("%d attempts ran on fixed pools without a quota and are not priced: give those pools slots", noQuota))
+	}
+	if noLife > 0 {
+		problems = append(problems, fmt.Sprintf("%d elastic attempts ran on workers with no life record (started before this version, or trimmed) and are not priced", noLife))
+	}
+	return l, problems
+}
+
+// lifeSlack is how far an attempt's start may precede its worker's life
+// and still be put in it: the two are stamped by different writes.
+const lifeSlack = time.Minute
+
+// lifeAt is the life among ls that t falls in: the latest one started by t
+// and not ended by then, or failing that the first one starting within
+// lifeSlack after t.
+func lifeAt(ls []queues.WorkerLife, t time.Time) (queues.WorkerLife, bool) {
+	var best queues.WorkerLife
+	found := false
+	for _, l := range ls {
+		if l.Start.After(t) || (!l.End.IsZero() && !t.Before(l.End)) {
+			continue
+		}
+		if !found || l.Start.After(best.Start) {
+			best, found = l, true
+		}
+	}
+	if found {
+		return best, true
+	}
+	for _, l := range ls {
+		if l.Start.After(t) && !l.Start.After(t.Add(lifeSlack)) && (!found || l.Start.Before(best.Start)) {
+			best, found = l, true
+		}
+	}
+	return best, found
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// CostViewOf is the dashboard's summary of a report.
+func CostViewOf(r cost.Report) CostView {
+	v := CostView{From: r.From, Until: r.Until, Total: r.Total.PaidCost, Fixed: r.Total.FixedCost,
+		Elastic: r.Total.ElasticCost, Idle: r.Total.IdleCost, LostWork: r.Total.LostCost, Premium: r.Total.Premium,
+		Pools: []PoolCost{}, Teams: []NamedCost{}}
+	for _, p := range r.Pools {
+		v.Pools = append(v.Pools, PoolCost{Pool: p.Pool, Kind: string(p.Kind), Paid: p.PaidCost, Used: p.Cost,
+			Idle: p.IdleCost, IdleShare: p.IdleShare})
+	}
+	for _, t := range r.Teams {
+		name := t.Name
+		if name == "" {
+			name = NoTeam
+		}
+		v.Teams = append(v.Teams, NamedCost{Name: name, Cost: t.Cost, SlotHours: t.SlotHours, LostCost: t.LostCost, Premium: t.Premium})
+	}
+	return v
+}
+
+// NoTeam names the jobs submitted without a team.
+const NoTeam = "(none)"

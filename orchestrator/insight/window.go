@@ -1,0 +1,97 @@
+package insight
+
+import (
+	"context"
+	"math"
+	"time"
+
+	"github.com/ballastdev/ballast/jobs"
+	"github.com/ballastdev/ballast/orchestrator/advisor"
+	"github.com/ballastdev/ballast/orchestrator/planner"
+	"github.com/ballastdev/ballast/orchestrator/policy"
+	"github.com/ballastdev/ballast/orchestrator/trace"
+	"github.com/ballastdev/ballast/queues"
+)
+
+// Window gathers the advisor's view of [from, until): the waits of the
+// attempts that started on elastic capacity (and of elastic work still
+// waiting), the quota's idle samples, and each template's daily hours and
+// the minimum demand from the finished jobs.
+func (s Source) Window(ctx context.Context, from, until time.Time) (advisor.Window, error) {
+	w := advisor.Window{From: from, Until: until, High: s.High, Low: s.Low}
+	// Without prices the advisor says so and skips what needs them.
+	w.Prices, _ = planner.PricesOf(s.Pools, 0)
+	for _, n := range s.Quota {
+		w.FixedSlots += n
+	}
+	usage, err := s.Store.Usage(ctx, from, until)
+	if err != nil {
+		return w, err
+	}
+	w.ElasticWaits = s.elasticWaits(usage, from, until)
+	active, err := s.Store.ActiveJobs(ctx)
+	if err != nil {
+		return w, err
+	}
+	for _, j := range active {
+		if j.State == jobs.StateQueued && queues.Queue(j.Queue).Elastic() && j.QueuedAt.Before(until) {
+			w.ElasticWaits = append(w.ElasticWaits, advisor.Wait{At: until, Class: string(j.Spec.Class), Wait: until.Sub(j.QueuedAt)})
+		}
+	}
+	samples, err := s.Store.Samples(ctx, advisor.SeriesFixedIdle, from, until)
+	if err != nil {
+		return w, err
+	}
+	for _, x := range samples {
+		w.FixedIdle = append(w.FixedIdle, advisor.Sample{At: x.At, Value: x.Value})
+	}
+	tr := trace.Trace{Name: "window", Start: from}
+	err = s.Store.History(ctx, from, until, func(j jobs.Job) error {
+		if tj, ok := trace.JobOf(j, tr.Start); ok {
+			tr.Jobs = append(tr.Jobs, tj)
+		}
+		return nil
+	})
+	if err != nil {
+		return w, err
+	}
+	if len(tr.Jobs) > 0 {
+		trace.SortJobs(tr.Jobs)
+		if h := planner.DemandCurve(tr, planner.DemandStep).Hourly(); len(h) > 0 {
+			w.MinDemand = math.Inf(1)
+			for _, v := range h {
+				w.MinDemand = math.Min(w.MinDemand, v)
+			}
+		}
+		w.Templates = advisor.TemplatesFrom(planner.Templates(tr, w.Prices), max(1, int(until.Sub(from).Hours()/24)))
+	}
+	return w, nil
+}
+
+// Advise is the advisor's recommendations over [from, until).
+func (s Source) Advise(ctx context.Context, from, until time.Time) (advisor.Window, []advisor.Recommendation, error) {
+	w, err := s.Window(ctx, from, until)
+	if err != nil {
+		return w, nil, err
+	}
+	return w, advisor.Advise(w), nil
+}
+
+// elasticWaits are the waits of the attempts that started on an elastic
+// pool in [from, until]. A burst job on lent fixed capacity did not wait
+// for elastic capacity and is not counted.
+func (s Source) elasticWaits(usage []queues.AttemptUsage, from, until time.Time) []advisor.Wait {
+	var out []advisor.Wait
+	for _, u := range usage {
+		if !s.elastic(u.Pool) || u.Start.Before(from) || u.Start.After(until) {
+			continue
+		}
+		out = append(out, advisor.Wait{At: u.Start, Class: u.Class, Wait: u.Wait()})
+	}
+	return out
+}
+
+func (s Source) elastic(pool string) bool {
+	p, ok := s.pool(pool)
+	return ok && p.Kind != policy.PoolFixed
+}
