@@ -20,6 +20,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/api"
 	"github.com/ballastdev/ballast/orchestrator/controller"
 	"github.com/ballastdev/ballast/orchestrator/events"
+	"github.com/ballastdev/ballast/orchestrator/insight"
 	"github.com/ballastdev/ballast/orchestrator/intake"
 	"github.com/ballastdev/ballast/orchestrator/provider"
 	"github.com/ballastdev/ballast/orchestrator/telemetry"
@@ -132,14 +133,21 @@ func startControlPlane(ctx context.Context, cfg config.Config, rdb redis.Univers
 	if err != nil {
 		return nil, fmt.Errorf("http.listen %s: %w (choose a free port)", cfg.HTTP.Listen, err)
 	}
-	srv := &http.Server{Handler: api.HandlerWithFlows(store, sub, token, api.Flows{Sweeps: sweeps, Pipelines: opts.Pipelines, Metrics: metrics.Handler()}),
-		ReadHeaderTimeout: 10 * time.Second}
+	// Streams (the dashboard's) end when the server shuts down: Shutdown
+	// waits for requests, and a stream would otherwise hold it to its timeout.
+	baseCtx, endStreams := context.WithCancel(context.Background())
+	live := &insight.Live{Source: insight.FromConfig(store, cfg)}
+	handler := api.Full(store, sub, token, api.Flows{Sweeps: sweeps, Pipelines: opts.Pipelines, Metrics: metrics.Handler()},
+		api.Insight{Live: live, StreamEvery: cfg.Controller.Tick.Std()})
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second,
+		BaseContext: func(net.Listener) context.Context { return baseCtx }}
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error("http server stopped", "err", err)
 		}
 	}()
 	st.push(func() {
+		endStreams()
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_ = srv.Shutdown(sctx)
@@ -181,26 +189,62 @@ func startMetrics(ctx context.Context, cfg config.Config, store *queues.Store, n
 	}
 	st.push(func() { _ = sub.Unsubscribe() })
 	pools, quota := cfg.PolicyPools(), cfg.FixedQuota()
+	src := insight.FromConfig(store, cfg)
 	pctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		var sampled time.Time
+		var sampled, costed time.Time
+		var byPool, byTeam map[string]float64
 		m.Poll(pctx, cfg.Controller.Tick.Std(), ctl.Leader, func(c context.Context) (telemetry.Snapshot, error) {
 			now := time.Now()
 			snap, err := telemetry.Collect(c, store, pools, quota, now)
 			// Once a minute the quota's idle share is kept in Redis for the
-			// advisor, which reads a window of it (`ballast advise`).
+			// advisor, which reads a window of it (`ballast advise`), and
+			// today's cost is priced again from the usage records, which
+			// are trimmed to their retention at the same pace.
 			if err == nil && !math.IsNaN(snap.FixedIdleRatio) && now.Sub(sampled) >= time.Minute {
 				if store.RecordSample(c, advisor.SeriesFixedIdle, now, snap.FixedIdleRatio, advisor.SeriesKeep) == nil {
 					sampled = now
 				}
 			}
+			if err == nil && now.Sub(costed) >= time.Minute {
+				if byPool, byTeam, err = costToday(c, src, store, now); err != nil {
+					log.Warn("today's cost not computed", "err", err)
+					err = nil // the other gauges are still right
+				}
+				costed = now
+			}
+			snap.CostTodayByPool, snap.CostTodayByTeam = byPool, byTeam
 			return snap, err
 		})
 	}()
 	st.push(func() { cancel(); <-done })
 	return m, nil
+}
+
+// costToday prices today so far for the cost gauges and trims the usage
+// records past their retention.
+func costToday(ctx context.Context, src insight.Source, store *queues.Store, now time.Time) (byPool, byTeam map[string]float64, err error) {
+	if err := store.TrimAccounting(ctx, now.Add(-insight.Retention)); err != nil {
+		return nil, nil, err
+	}
+	rep, _, err := src.Cost(ctx, src.DayStart(now), now)
+	if err != nil {
+		return nil, nil, err
+	}
+	byPool, byTeam = map[string]float64{}, map[string]float64{}
+	for _, p := range rep.Pools {
+		byPool[p.Pool] = p.PaidCost
+	}
+	for _, t := range rep.Teams {
+		name := t.Name
+		if name == "" {
+			name = insight.NoTeam
+		}
+		byTeam[name] = t.Cost
+	}
+	return byPool, byTeam, nil
 }
 
 // workerSpec says which worker to start: its pool, slots (0 = the pool's)

@@ -31,9 +31,16 @@ func Handler(store *queues.Store, sub intake.Submitter, token string) http.Handl
 
 // HandlerWithFlows is Handler plus the pipeline and sweep endpoints.
 func HandlerWithFlows(store *queues.Store, sub intake.Submitter, token string, flows Flows) http.Handler {
+	return Full(store, sub, token, flows, Insight{})
+}
+
+// Full is Handler plus the pipeline and sweep endpoints, and the overview,
+// cost and advice endpoints with the dashboard.
+func Full(store *queues.Store, sub intake.Submitter, token string, flows Flows, in Insight) http.Handler {
 	h := &handler{store: store, auth: token != "", token: sha256.Sum256([]byte(token))}
 	mux := http.NewServeMux()
 	h.mountFlows(mux, flows, token)
+	h.mountInsight(mux, in)
 	mux.Handle("POST "+intake.SubmitPath, intake.HTTPHandler(sub, token))
 	mux.HandleFunc("GET /api/v1/jobs", h.guard(h.list))
 	mux.HandleFunc("GET /api/v1/jobs/{id}", h.guard(h.get))
@@ -56,12 +63,19 @@ type handler struct {
 	token [32]byte
 }
 
+// guard lets a request through with the bearer token, or, for reads only,
+// with the dashboard's token cookie. Writes never accept the cookie: a
+// browser would send it along with a request another site forged.
 func (h *handler) guard(f http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if h.auth {
 			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-			sum := sha256.Sum256([]byte(got))
-			if !ok || subtle.ConstantTimeCompare(sum[:], h.token[:]) != 1 {
+			if !ok && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+				if c, err := r.Cookie(tokenCookie); err == nil {
+					got, ok = c.Value, true
+				}
+			}
+			if !ok || !h.tokenOK(got) {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="ballast"`)
 				writeJSON(w, http.StatusUnauthorized, intake.ErrorBody{Error: intake.Error{Code: intake.CodeUnauthorized,
 					Message: "missing or wrong bearer token: send the header Authorization: Bearer TOKEN"}})
@@ -70,6 +84,13 @@ func (h *handler) guard(f http.HandlerFunc) http.HandlerFunc {
 		}
 		f(w, r)
 	}
+}
+
+// tokenOK compares hashes in constant time, so neither the token's length
+// nor its prefix leaks through timing.
+func (h *handler) tokenOK(got string) bool {
+	sum := sha256.Sum256([]byte(got))
+	return subtle.ConstantTimeCompare(sum[:], h.token[:]) == 1
 }
 
 func (h *handler) list(w http.ResponseWriter, r *http.Request) {

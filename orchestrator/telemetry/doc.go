@@ -21,7 +21,8 @@
 //	ballast.fixed.idle_ratio    → ballast_fixed_idle_ratio (gauge)
 //	ballast.fixed.idle_ratio_hour → ballast_fixed_idle_ratio_hour (gauge)
 //	ballast.cost.rate           → ballast_cost_rate_per_hour (gauge; pool)
-//	ballast.cost.total          → ballast_cost_total (gauge; team)
+//	ballast.cost.pool_today     → ballast_cost_pool_today (gauge; pool)
+//	ballast.cost.team_today     → ballast_cost_team_today (gauge; team)
 //
 // The gauges are asynchronous: the controller hands over a [Snapshot] each
 // tick with [Metrics.SetSnapshot] and the values are read from it at

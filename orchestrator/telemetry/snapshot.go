@@ -37,9 +37,13 @@ type Snapshot struct {
 	// CostPerHourByPool is what each pool costs right now, in currency per
 	// hour; it feeds ballast.cost.rate.
 	CostPerHourByPool map[string]float64
-	// CostByTeam is what each team has spent since the ledger started, in
-	// currency; it feeds ballast.cost.total.
-	CostByTeam map[string]float64
+	// CostTodayByPool is what each pool has been paid today (from midnight
+	// in the cost time zone), idle capacity included; it feeds
+	// ballast.cost.pool_today. CostTodayByTeam is what each team's jobs
+	// were charged today; it feeds ballast.cost.team_today. Pools are paid
+	// for idle time too, so the teams add up to less than the pools.
+	CostTodayByPool map[string]float64
+	CostTodayByTeam map[string]float64
 }
 
 // QueueDepth is the backlog of one queue.
@@ -80,7 +84,8 @@ func (m *Metrics) SetSnapshot(s Snapshot) {
 		s.Pools[i].Workers = maps.Clone(s.Pools[i].Workers)
 	}
 	s.CostPerHourByPool = maps.Clone(s.CostPerHourByPool)
-	s.CostByTeam = maps.Clone(s.CostByTeam)
+	s.CostTodayByPool = maps.Clone(s.CostTodayByPool)
+	s.CostTodayByTeam = maps.Clone(s.CostTodayByTeam)
 
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -100,21 +105,22 @@ type gauges struct {
 	idleRatio     metric.Float64ObservableGauge
 	idleRatioHour metric.Float64ObservableGauge
 	costRate      metric.Float64ObservableGauge
-	costTotal     metric.Float64ObservableGauge
+	costPool      metric.Float64ObservableGauge
+	costTeam      metric.Float64ObservableGauge
 }
 
 // all lists the instruments for RegisterCallback.
 func (g gauges) all() []metric.Observable {
 	return []metric.Observable{
 		g.queueDepth, g.queueAge, g.slots, g.workers,
-		g.idleRatio, g.idleRatioHour, g.costRate, g.costTotal,
+		g.idleRatio, g.idleRatioHour, g.costRate, g.costPool, g.costTeam,
 	}
 }
 
 // gauges creates the snapshot-fed instruments.
 func (m *Metrics) gauges(meter metric.Meter, ns string) (gauges, error) {
 	var g gauges
-	var errs [8]error
+	var errs [9]error
 	g.queueDepth, errs[0] = meter.Int64ObservableGauge(ns+".queue.depth",
 		metric.WithUnit("{job}"),
 		metric.WithDescription("Jobs pending in each queue."))
@@ -137,12 +143,15 @@ func (m *Metrics) gauges(meter metric.Meter, ns string) (gauges, error) {
 	g.costRate, errs[6] = meter.Float64ObservableGauge(ns+".cost.rate",
 		metric.WithUnit("{currency}/h"),
 		metric.WithDescription("What each pool costs right now, in currency per hour."))
-	// A gauge, not a counter: the ledger owns the running total (it can be
-	// corrected, and it survives controller restarts), so the metric mirrors
-	// its value instead of accumulating increments of its own.
-	g.costTotal, errs[7] = meter.Float64ObservableGauge(ns+".cost.total",
+	// Gauges, not counters: the ledger owns the totals (it is recomputed
+	// from the usage records, so it survives controller restarts and a
+	// late record corrects it), and the metrics mirror its values.
+	g.costPool, errs[7] = meter.Float64ObservableGauge(ns+".cost.pool_today",
 		metric.WithUnit("{currency}"),
-		metric.WithDescription("Spend per team since the ledger started, in currency; a gauge mirroring the cost ledger, not a counter."))
+		metric.WithDescription("What each pool has been paid today (since midnight), idle capacity included; mirrors the cost ledger."))
+	g.costTeam, errs[8] = meter.Float64ObservableGauge(ns+".cost.team_today",
+		metric.WithUnit("{currency}"),
+		metric.WithDescription("What each team's jobs were charged today (since midnight); mirrors the cost ledger."))
 	for _, err := range errs {
 		if err != nil {
 			return g, err
@@ -184,8 +193,11 @@ func (m *Metrics) observe(_ context.Context, o metric.Observer) error {
 	for pool, v := range s.CostPerHourByPool {
 		o.ObserveFloat64(g.costRate, v, metric.WithAttributes(attribute.String("pool", pool)))
 	}
-	for team, v := range s.CostByTeam {
-		o.ObserveFloat64(g.costTotal, v, metric.WithAttributes(attribute.String("team", team)))
+	for pool, v := range s.CostTodayByPool {
+		o.ObserveFloat64(g.costPool, v, metric.WithAttributes(attribute.String("pool", pool)))
+	}
+	for team, v := range s.CostTodayByTeam {
+		o.ObserveFloat64(g.costTeam, v, metric.WithAttributes(attribute.String("team", team)))
 	}
 	return nil
 }

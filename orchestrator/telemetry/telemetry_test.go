@@ -183,7 +183,8 @@ func TestScrapeReportsRecordedValues(t *testing.T) {
 		},
 		FixedIdleRatio:    0.25,
 		CostPerHourByPool: map[string]float64{"onprem": 4.5, "spot-a": 1.2},
-		CostByTeam:        map[string]float64{"ml": 321.75, "etl": 10},
+		CostTodayByPool:   map[string]float64{"onprem": 108, "spot-a": 9.5},
+		CostTodayByTeam:   map[string]float64{"ml": 321.75, "etl": 10},
 	})
 
 	fams := scrape(t, m)
@@ -254,9 +255,12 @@ func TestScrapeReportsRecordedValues(t *testing.T) {
 	wantType(t, fams, "ballast_cost_rate_per_hour", dto.MetricType_GAUGE)
 	wantValue(t, fams, "ballast_cost_rate_per_hour", map[string]string{"pool": "onprem"}, 4.5)
 	wantValue(t, fams, "ballast_cost_rate_per_hour", map[string]string{"pool": "spot-a"}, 1.2)
-	wantType(t, fams, "ballast_cost_total", dto.MetricType_GAUGE)
-	wantValue(t, fams, "ballast_cost_total", map[string]string{"team": "ml"}, 321.75)
-	wantValue(t, fams, "ballast_cost_total", map[string]string{"team": "etl"}, 10)
+	wantType(t, fams, "ballast_cost_team_today", dto.MetricType_GAUGE)
+	wantValue(t, fams, "ballast_cost_team_today", map[string]string{"team": "ml"}, 321.75)
+	wantValue(t, fams, "ballast_cost_team_today", map[string]string{"team": "etl"}, 10)
+	wantType(t, fams, "ballast_cost_pool_today", dto.MetricType_GAUGE)
+	wantValue(t, fams, "ballast_cost_pool_today", map[string]string{"pool": "onprem"}, 108)
+	wantValue(t, fams, "ballast_cost_pool_today", map[string]string{"pool": "spot-a"}, 9.5)
 
 	// Nothing beyond the documented families: no target_info, no
 	// otel_scope_info, no Go runtime collectors from a global registry.
@@ -264,7 +268,7 @@ func TestScrapeReportsRecordedValues(t *testing.T) {
 		"ballast_job_wait_seconds": true, "ballast_jobs_finished_total": true, "ballast_preemptions_total": true,
 		"ballast_queue_depth": true, "ballast_queue_oldest_age_seconds": true, "ballast_slots": true,
 		"ballast_workers": true, "ballast_fixed_idle_ratio": true, "ballast_fixed_idle_ratio_hour": true,
-		"ballast_cost_rate_per_hour": true, "ballast_cost_total": true,
+		"ballast_cost_rate_per_hour": true, "ballast_cost_team_today": true, "ballast_cost_pool_today": true,
 	}
 	for name := range fams {
 		if !want[name] {
@@ -290,12 +294,12 @@ func equalFloats(a, b []float64) bool {
 	return true
 }
 
-func TestCostTotalFollowsLedgerNotIncrements(t *testing.T) {
+func TestCostTodayFollowsLedgerNotIncrements(t *testing.T) {
 	m := newTest(t, Options{})
 	at := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
-	m.SetSnapshot(Snapshot{At: at, CostByTeam: map[string]float64{"ml": 100}})
-	m.SetSnapshot(Snapshot{At: at.Add(time.Second), CostByTeam: map[string]float64{"ml": 90}}) // a ledger correction
-	wantValue(t, scrape(t, m), "ballast_cost_total", map[string]string{"team": "ml"}, 90)
+	m.SetSnapshot(Snapshot{At: at, CostTodayByTeam: map[string]float64{"ml": 100}})
+	m.SetSnapshot(Snapshot{At: at.Add(time.Second), CostTodayByTeam: map[string]float64{"ml": 90}}) // a ledger correction
+	wantValue(t, scrape(t, m), "ballast_cost_team_today", map[string]string{"team": "ml"}, 90)
 }
 
 func TestNoGaugesBeforeFirstSnapshot(t *testing.T) {
@@ -304,7 +308,7 @@ func TestNoGaugesBeforeFirstSnapshot(t *testing.T) {
 	fams := scrape(t, m)
 	for _, name := range []string{
 		"ballast_queue_depth", "ballast_slots", "ballast_workers",
-		"ballast_fixed_idle_ratio", "ballast_fixed_idle_ratio_hour", "ballast_cost_total",
+		"ballast_fixed_idle_ratio", "ballast_fixed_idle_ratio_hour", "ballast_cost_team_today", "ballast_cost_pool_today",
 	} {
 		if fams[name] != nil {
 			t.Errorf("%s reported before any snapshot: %v", name, fams[name])

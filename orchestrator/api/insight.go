@@ -1,0 +1,179 @@
+package api
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/ballastdev/ballast/orchestrator/insight"
+	"github.com/ballastdev/ballast/orchestrator/intake"
+)
+
+// Insight is what the overview, cost and advice endpoints and the dashboard
+// read; a nil Live leaves them out.
+type Insight struct {
+	Live *insight.Live
+	// Dashboard, when set, serves the web dashboard at /dashboard and its
+	// assets under /dashboard/assets/.
+	Dashboard http.Handler
+	// StreamEvery is the period of the overview stream; 0 means one second.
+	StreamEvery time.Duration
+}
+
+// MaxWindow bounds the cost and advice windows one request may ask for: a
+// window is read from Redis in one go.
+const MaxWindow = 31 * 24 * time.Hour
+
+// tokenCookie carries the API token for the dashboard's own requests, so
+// the token appears in the address bar only once.
+const tokenCookie = "ballast_token"
+
+func (h *handler) mountInsight(mux *http.ServeMux, in Insight) {
+	if in.Live == nil {
+		return
+	}
+	every := in.StreamEvery
+	if every <= 0 {
+		every = time.Second
+	}
+	mux.HandleFunc("GET /api/v1/overview", h.guard(func(w http.ResponseWriter, r *http.Request) {
+		o, err := in.Live.Overview(r.Context())
+		if err != nil {
+			writeErr(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, o)
+	}))
+	mux.HandleFunc("GET /api/v1/overview/stream", h.guard(func(w http.ResponseWriter, r *http.Request) {
+		h.stream(w, r, in.Live, every)
+	}))
+	mux.HandleFunc("GET /api/v1/costs", h.guard(func(w http.ResponseWriter, r *http.Request) {
+		from, until, ok := window(w, r)
+		if !ok {
+			return
+		}
+		rep, problems, err := in.Live.Source.Cost(r.Context(), from, until)
+		if err != nil {
+			writeErr(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"report": rep, "summary": insight.CostViewOf(rep), "problems": problems})
+	}))
+	mux.HandleFunc("GET /api/v1/recommendations", h.guard(func(w http.ResponseWriter, r *http.Request) {
+		from, until, ok := window(w, r)
+		if !ok {
+			return
+		}
+		win, recs, err := in.Live.Source.Advise(r.Context(), from, until)
+		if err != nil {
+			writeErr(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"window": win, "recommendations": recs})
+	}))
+	if in.Dashboard != nil {
+		mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, "/dashboard", http.StatusSeeOther)
+		})
+		mux.HandleFunc("GET /dashboard", h.login(in.Dashboard))
+		mux.Handle("GET /dashboard/", in.Dashboard)
+	}
+}
+
+// login takes ?token= once: a right token becomes a cookie and the page is
+// loaded again without it, so the token does not stay in the address bar
+// or the history. The page itself holds no data; its requests are guarded.
+func (h *handler) login(next http.Handler) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		tok := r.URL.Query().Get("token")
+		if tok == "" || !h.auth {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if !h.tokenOK(tok) {
+			writeJSON(w, http.StatusUnauthorized, intake.ErrorBody{Error: intake.Error{Code: intake.CodeUnauthorized,
+				Message: "wrong token: open /dashboard?token=TOKEN with the controller's API token"}})
+			return
+		}
+		http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: tok, Path: "/", HttpOnly: true,
+			SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
+		http.Redirect(w, r, "/dashboard", http.StatusSeeOther)
+	}
+}
+
+// stream sends the overview as Server-Sent Events, one "overview" event per
+// period, until the client goes away. An error is sent as an "error" event
+// and the stream goes on: Redis coming back heals the page by itself.
+func (h *handler) stream(w http.ResponseWriter, r *http.Request, live *insight.Live, every time.Duration) {
+	fl, ok := w.(http.Flusher)
+	if !ok {
+		writeJSON(w, http.StatusInternalServerError, intake.ErrorBody{Error: intake.Error{Code: intake.CodeInternal,
+			Message: "this server cannot stream"}})
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("X-Accel-Buffering", "no") // proxies must not hold events back
+	w.WriteHeader(http.StatusOK)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		event, body := "overview", []byte(nil)
+		o, err := live.Overview(r.Context())
+		if err == nil {
+			body, err = json.Marshal(o)
+		}
+		if err != nil {
+			event, body = "error", []byte(fmt.Sprintf("%q", err.Error()))
+		}
+		if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, body); err != nil {
+			return
+		}
+		fl.Flush()
+		select {
+		case <-r.Context().Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// window reads ?window=24h (ending now) or ?from=&until= (RFC 3339).
+func window(w http.ResponseWriter, r *http.Request) (time.Time, time.Time, bool) {
+	q := r.URL.Query()
+	bad := func(msg string) (time.Time, time.Time, bool) {
+		writeJSON(w, http.StatusBadRequest, intake.ErrorBody{Error: intake.Error{Code: intake.CodeInvalid, Message: msg}})
+		return time.Time{}, time.Time{}, false
+	}
+	until := time.Now().UTC()
+	if s := q.Get("until"); s != "" {
+		t, err := time.Parse(time.RFC3339, s)
+		if err != nil {
+			return bad("until: give an RFC 3339 time such as 2026-11-29T00:00:00Z")
+		}
+		until = t
+	}
+	from := until.Add(-24 * time.Hour)
+	if s := q.Get("window"); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil || d <= 0 {
+			return bad("window: give a positive duration such as 24h or 90m")
+		}
+		from = until.Add(-d)
+	}
+	if s := q.Get("from"); s != "" {
+		t, err := time.Parse(time.RFC3339, s)
+		if err != nil {
+			return bad("from: give an RFC 3339 time such as 2026-11-28T00:00:00Z")
+		}
+		from = t
+	}
+	if !from.Before(until) {
+		return bad("from must be before until")
+	}
+	if until.Sub(from) > MaxWindow {
+		return bad(fmt.Sprintf("the window is %s; ask for at most %s", until.Sub(from), MaxWindow))
+	}
+	return from, until, true
+}
