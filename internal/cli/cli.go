@@ -44,6 +44,8 @@ func commands() map[string]command {
 		"chaos":           {"inject failures: chaos spot-notice WORKER", runChaos},
 		"simulate":        {"replay a trace through the live policy: all-fixed, all-elastic, hybrid and tuned hybrid side by side", runSimulate},
 		"plan":            {"size the fixed quota from a trace or the job history, three ways, with an HTML report", runPlan},
+		"cost":            {"what a window cost, by pool, team, template, day or job, from the usage records", runCost},
+		"top":             {"the dashboard in the terminal: pools, key measures, today's cost, workers, queues, running jobs, advice", runTop},
 		"advise":          {"what to change (quota, watermarks, where templates run), from the last window of job records and idle samples", runAdvise},
 		"trace":           {"write a trace as CSV: synthetic, imported from a public trace, or from the job history", runTrace},
 	}

@@ -1,0 +1,81 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/ballastdev/ballast/orchestrator/cost"
+	"github.com/ballastdev/ballast/orchestrator/insight"
+)
+
+// runCost prices a window of what ran (the usage records and worker lives
+// in Redis) and prints one view of it.
+func runCost(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "cost", "cost [--window 24h | --from T --until T] [--by pool|team|template|day|job] [-o json]")
+	cfgPath := configFlag(fs)
+	window := fs.Duration("window", 24*time.Hour, "how far back from --until to price")
+	fromFlag := fs.String("from", "", "start of the window, RFC 3339 (instead of --window)")
+	untilFlag := fs.String("until", "", "end of the window, RFC 3339 (default now)")
+	by := fs.String("by", "pool", "view: "+strings.Join(cost.TableViews(), ", "))
+	out := outputFlag(fs)
+	if err := parseArgs(fs, args, out, 0, "cost takes flags only"); err != nil {
+		return err
+	}
+	if !slices.Contains(cost.TableViews(), *by) {
+		return usageError{fmt.Sprintf("--by %q: use one of %s", *by, strings.Join(cost.TableViews(), ", "))}
+	}
+	until := time.Now().UTC()
+	if *untilFlag != "" {
+		t, err := time.Parse(time.RFC3339, *untilFlag)
+		if err != nil {
+			return usageError{fmt.Sprintf("--until %q: give an RFC 3339 time such as 2026-11-29T00:00:00Z", *untilFlag)}
+		}
+		until = t
+	}
+	if *window <= 0 {
+		return usageError{fmt.Sprintf("--window %s: give a positive duration", *window)}
+	}
+	from := until.Add(-*window)
+	if *fromFlag != "" {
+		t, err := time.Parse(time.RFC3339, *fromFlag)
+		if err != nil {
+			return usageError{fmt.Sprintf("--from %q: give an RFC 3339 time such as 2026-11-28T00:00:00Z", *fromFlag)}
+		}
+		from = t
+	}
+	if !from.Before(until) {
+		return usageError{"--from must be before --until"}
+	}
+	if until.Sub(from) > insight.Retention {
+		return usageError{fmt.Sprintf("the window is %s, longer than the %s of usage records kept", until.Sub(from), insight.Retention)}
+	}
+	cfg, err := loadConfig(*cfgPath)
+	if err != nil {
+		return err
+	}
+	store, closeFn, err := openStore(ctx, *cfgPath)
+	if err != nil {
+		return err
+	}
+	defer closeFn()
+	rep, problems, err := insight.FromConfig(store, cfg).Cost(ctx, from, until)
+	if err != nil {
+		return err
+	}
+	if *out == "json" {
+		return writeJSON(e.out, map[string]any{"report": rep, "summary": insight.CostViewOf(rep), "problems": problems})
+	}
+	v := insight.CostViewOf(rep)
+	fmt.Fprintf(e.out, "%s → %s: paid %.2f (fixed %.2f, elastic %.2f), idle %.2f, lost work %.2f, premium over fixed %.2f\n\n",
+		from.Format(time.RFC3339), until.Format(time.RFC3339), v.Total, v.Fixed, v.Elastic, v.Idle, v.LostWork, v.Premium)
+	if err := rep.Table(e.out, *by); err != nil {
+		return err
+	}
+	for _, p := range problems {
+		fmt.Fprintf(e.errOut, "note: %s\n", p)
+	}
+	return nil
+}
