@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"net"
 	"net/http"
 	"time"
@@ -16,7 +15,6 @@ import (
 
 	"github.com/ballastdev/ballast/internal/config"
 	"github.com/ballastdev/ballast/jobs"
-	"github.com/ballastdev/ballast/orchestrator/advisor"
 	"github.com/ballastdev/ballast/orchestrator/api"
 	"github.com/ballastdev/ballast/orchestrator/controller"
 	"github.com/ballastdev/ballast/orchestrator/events"
@@ -188,63 +186,15 @@ func startMetrics(ctx context.Context, cfg config.Config, store *queues.Store, n
 		return nil, err
 	}
 	st.push(func() { _ = sub.Unsubscribe() })
-	pools, quota := cfg.PolicyPools(), cfg.FixedQuota()
-	src := insight.FromConfig(store, cfg)
+	col := &insight.Collector{Source: insight.FromConfig(store, cfg), Logger: log}
 	pctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		var sampled, costed time.Time
-		var byPool, byTeam map[string]float64
-		m.Poll(pctx, cfg.Controller.Tick.Std(), ctl.Leader, func(c context.Context) (telemetry.Snapshot, error) {
-			now := time.Now()
-			snap, err := telemetry.Collect(c, store, pools, quota, now)
-			// Once a minute the quota's idle share is kept in Redis for the
-			// advisor, which reads a window of it (`ballast advise`), and
-			// today's cost is priced again from the usage records, which
-			// are trimmed to their retention at the same pace.
-			if err == nil && !math.IsNaN(snap.FixedIdleRatio) && now.Sub(sampled) >= time.Minute {
-				if store.RecordSample(c, advisor.SeriesFixedIdle, now, snap.FixedIdleRatio, advisor.SeriesKeep) == nil {
-					sampled = now
-				}
-			}
-			if err == nil && now.Sub(costed) >= time.Minute {
-				if byPool, byTeam, err = costToday(c, src, store, now); err != nil {
-					log.Warn("today's cost not computed", "err", err)
-					err = nil // the other gauges are still right
-				}
-				costed = now
-			}
-			snap.CostTodayByPool, snap.CostTodayByTeam = byPool, byTeam
-			return snap, err
-		})
+		m.Poll(pctx, cfg.Controller.Tick.Std(), ctl.Leader, col.Collect)
 	}()
 	st.push(func() { cancel(); <-done })
 	return m, nil
-}
-
-// costToday prices today so far for the cost gauges and trims the usage
-// records past their retention.
-func costToday(ctx context.Context, src insight.Source, store *queues.Store, now time.Time) (byPool, byTeam map[string]float64, err error) {
-	if err := store.TrimAccounting(ctx, now.Add(-insight.Retention)); err != nil {
-		return nil, nil, err
-	}
-	rep, _, err := src.Cost(ctx, src.DayStart(now), now)
-	if err != nil {
-		return nil, nil, err
-	}
-	byPool, byTeam = map[string]float64{}, map[string]float64{}
-	for _, p := range rep.Pools {
-		byPool[p.Pool] = p.PaidCost
-	}
-	for _, t := range rep.Teams {
-		name := t.Name
-		if name == "" {
-			name = insight.NoTeam
-		}
-		byTeam[name] = t.Cost
-	}
-	return byPool, byTeam, nil
 }
 
 // workerSpec says which worker to start: its pool, slots (0 = the pool's)

@@ -14,6 +14,7 @@ import (
 	"github.com/ballastdev/ballast/internal/config"
 	"github.com/ballastdev/ballast/internal/testenv"
 	"github.com/ballastdev/ballast/jobs"
+	"github.com/ballastdev/ballast/orchestrator/insight"
 	"github.com/ballastdev/ballast/orchestrator/telemetry"
 )
 
@@ -43,12 +44,15 @@ func TestMetricsAfterAScriptedScenario(t *testing.T) {
 	t.Cleanup(func() { _ = sub.Unsubscribe() })
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	go m.Poll(ctx, hyTick, ctl.Leader, func(c context.Context) (telemetry.Snapshot, error) {
-		return telemetry.Collect(c, r.store, r.cfg.PolicyPools(), map[string]int{"fixed": 2}, time.Now())
-	})
+	// The controller's own collector, pricing today's cost on every tick
+	// rather than once a minute.
+	col := &insight.Collector{Source: insight.Source{Store: r.store, Pools: r.cfg.PolicyPools(), Quota: map[string]int{"fixed": 2}},
+		CostEvery: time.Nanosecond}
+	go m.Poll(ctx, hyTick, ctl.Leader, col.Collect)
 	srv := httptest.NewServer(m.Handler())
 	t.Cleanup(srv.Close)
 
+	scenarioStart := time.Now()
 	a, _ := r.submitSteps("burst-a", 20)
 	b, _ := r.submitSteps("burst-b", 20)
 	testenv.Eventually(t, 15*time.Second, "both burst jobs lent and running", func() bool {
@@ -149,5 +153,19 @@ func TestMetricsAfterAScriptedScenario(t *testing.T) {
 		if got := value(w.name, w.labels); got != w.v {
 			t.Errorf("%s%v = %v, want %v", w.name, w.labels, got, w.v)
 		}
+	}
+	// Today's cost: the quota is paid from midnight, 2 slots x 1.5 an
+	// hour; the jobs (no team) were charged the slot time they used at the
+	// quota's price, at least the 0.5 s core job's and less than the
+	// scenario's whole span on both slots.
+	now := time.Now().UTC()
+	midnight := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
+	quota := 3 * now.Sub(midnight).Hours()
+	if got := value("ballast_cost_pool_today", map[string]string{"pool": "fixed"}); got < quota-0.01 || got > quota+0.01 {
+		t.Errorf("ballast_cost_pool_today{pool=fixed} = %v, want %.4f (±0.01)", got, quota)
+	}
+	spent := time.Since(scenarioStart).Hours() * 2 * 1.5
+	if got := value("ballast_cost_team_today", map[string]string{"team": insight.NoTeam}); got < 0.5/3600*1.5 || got > spent {
+		t.Errorf("ballast_cost_team_today{team=%s} = %v, want in [%.6f, %.6f]", insight.NoTeam, got, 0.5/3600*1.5, spent)
 	}
 }
