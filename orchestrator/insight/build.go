@@ -32,44 +32,61 @@ type Inputs struct {
 // Overview reads the store and builds the overview at now, without advice
 // (see Live, which adds it at its own pace).
 func (s Source) Overview(ctx context.Context, now time.Time) (Overview, error) {
-	in, err := s.read(ctx, now)
-	if err != nil {
+	var in Inputs
+	if err := s.readCurrent(ctx, &in); err != nil {
+		return Overview{At: now}, err
+	}
+	if err := s.readPast(ctx, now, &in); err != nil {
 		return Overview{At: now}, err
 	}
 	return s.OverviewOf(now, in), nil
 }
 
-func (s Source) read(ctx context.Context, now time.Time) (Inputs, error) {
-	var in Inputs
+// readCurrent reads what the overview shows as it is now: cheap reads,
+// done on every refresh.
+func (s Source) readCurrent(ctx context.Context, in *Inputs) error {
 	var err error
 	if in.Leader, err = s.Store.Leader(ctx); err != nil {
-		return in, err
+		return err
 	}
 	if in.Workers, err = s.Store.Workers(ctx); err != nil {
-		return in, err
+		return err
 	}
 	if in.Queues, err = s.Store.QueueStats(ctx); err != nil {
-		return in, err
+		return err
 	}
-	if in.Active, err = s.Store.ActiveJobs(ctx); err != nil {
-		return in, err
-	}
-	from := earlier(s.DayStart(now), now.Add(-s.seriesWindow()))
-	if in.Usage, err = s.Store.Usage(ctx, from, now); err != nil {
-		return in, err
-	}
-	if in.Lives, err = s.Store.WorkerLives(ctx, from, now); err != nil {
-		return in, err
-	}
-	in.IdleSamples, err = s.Store.Samples(ctx, advisor.SeriesFixedIdle, now.Add(-s.seriesWindow()), now)
-	return in, err
+	in.Active, err = s.Store.ActiveJobs(ctx)
+	return err
 }
 
-// OverviewOf builds the overview at now from records already read. Busy
-// slots come from the job records, not the workers' last heartbeats: they
-// are fresher, and they are what the running-jobs table shows, so the
-// pools and the jobs never disagree.
+// readPast reads the history behind the key measures and today's cost: a
+// day of usage records, which Live reads at a slower pace.
+func (s Source) readPast(ctx context.Context, now time.Time, in *Inputs) error {
+	var err error
+	from := earlier(s.DayStart(now), now.Add(-s.seriesWindow()))
+	if in.Usage, err = s.Store.Usage(ctx, from, now); err != nil {
+		return err
+	}
+	if in.Lives, err = s.Store.WorkerLives(ctx, from, now); err != nil {
+		return err
+	}
+	in.IdleSamples, err = s.Store.Samples(ctx, advisor.SeriesFixedIdle, now.Add(-s.seriesWindow()), now)
+	return err
+}
+
+// OverviewOf builds the overview at now from records already read.
 func (s Source) OverviewOf(now time.Time, in Inputs) Overview {
+	o, idleNow := s.current(now, in)
+	o.Key, o.Cost, o.Problems = s.past(now, in)
+	o.Key.FixedIdleNow = idleNow
+	return o
+}
+
+// current builds the parts of the overview that describe now, and the
+// quota's idle share now. Busy slots come from the job records, not the
+// workers' last heartbeats: they are fresher, and they are what the
+// running-jobs table shows, so the pools and the jobs never disagree.
+func (s Source) current(now time.Time, in Inputs) (Overview, *float64) {
 	o := Overview{At: now, Leader: in.Leader, Pools: []PoolView{}, Workers: []WorkerView{}, Queues: []QueueView{},
 		Running: []RunningJob{}, Recommendations: []advisor.Recommendation{}}
 	running := map[string]int{}
@@ -102,17 +119,24 @@ func (s Source) OverviewOf(now time.Time, in Inputs) Overview {
 		o.Queues = append(o.Queues, QueueView{Name: string(q.Queue), Pending: q.Pending + q.Scheduled,
 			Running: runningByQueue[string(q.Queue)], OldestSeconds: q.OldestPendingSeconds})
 	}
-	o.Key = s.keyMetrics(now, in, snap.FixedIdleRatio)
-
-	l, problems := s.LedgerOf(s.DayStart(now), now, in.Usage, in.Lives)
-	o.Problems = append(o.Problems, problems...)
-	if r, err := cost.Compute(l); err != nil {
-		o.Problems = append(o.Problems, "today's cost: "+err.Error())
-		o.Cost = CostView{From: l.From, Until: l.Until, Pools: []PoolCost{}, Teams: []NamedCost{}}
-	} else {
-		o.Cost = CostViewOf(r)
+	if math.IsNaN(snap.FixedIdleRatio) {
+		return o, nil
 	}
-	return o
+	idle := snap.FixedIdleRatio
+	return o, &idle
+}
+
+// past builds the key measures over time and today's cost from the usage
+// records, with what could not be priced.
+func (s Source) past(now time.Time, in Inputs) (KeyMetrics, CostView, []string) {
+	key := s.keyMetrics(now, in)
+	l, problems := s.LedgerOf(s.DayStart(now), now, in.Usage, in.Lives)
+	r, err := cost.Compute(l)
+	if err != nil {
+		return key, CostView{From: l.From, Until: l.Until, Pools: []PoolCost{}, Teams: []NamedCost{}},
+			append(problems, "today's cost: "+err.Error())
+	}
+	return key, CostViewOf(r), problems
 }
 
 func (s Source) runningJob(now time.Time, j jobs.Job) RunningJob {
@@ -147,12 +171,9 @@ func preempted(outcome string) bool {
 	return outcome == "preempted" || outcome == "requeued" || outcome == "lost"
 }
 
-func (s Source) keyMetrics(now time.Time, in Inputs, idleNow float64) KeyMetrics {
+func (s Source) keyMetrics(now time.Time, in Inputs) KeyMetrics {
 	recent, step, window := s.recent(), s.seriesStep(), s.seriesWindow()
 	k := KeyMetrics{RecentSeconds: recent.Seconds(), PreemptionsByKind: map[string]int{}, Series: []KeyBucket{}}
-	if !math.IsNaN(idleNow) {
-		k.FixedIdleNow = &idleNow
-	}
 	first := now.Add(-window).Truncate(step)
 	n := int(now.Sub(first)/step) + 1
 	buckets := make([]KeyBucket, n)

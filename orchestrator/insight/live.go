@@ -10,18 +10,27 @@ import (
 
 // Live serves overviews to many readers (dashboard streams, API calls,
 // `ballast top`) without reading the store once per reader: an overview is
-// rebuilt at most once per MaxAge, and the advice, which reads a day of job
-// history, at most once per AdviceMaxAge.
+// rebuilt at most once per MaxAge; its history (the key measures over time
+// and today's cost, from a day of usage records) at most once per
+// PastMaxAge; and the advice, which reads a day of job history, at most
+// once per AdviceMaxAge. Running jobs, pools and queues are therefore
+// always fresh, and a busy day costs one read of its records per
+// PastMaxAge, not per refresh.
 type Live struct {
 	Source Source
-	// MaxAge defaults to one second, AdviceMaxAge to one minute.
-	MaxAge, AdviceMaxAge time.Duration
+	// MaxAge defaults to one second, PastMaxAge to ten seconds and
+	// AdviceMaxAge to one minute.
+	MaxAge, PastMaxAge, AdviceMaxAge time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 
 	mu       sync.Mutex
 	last     Overview
 	lastAt   time.Time
+	key      KeyMetrics
+	cost     CostView
+	problems []string
+	pastAt   time.Time
 	advice   []advisor.Recommendation
 	adviceAt time.Time
 	adviceOK bool
@@ -35,10 +44,21 @@ func (l *Live) Overview(ctx context.Context) (Overview, error) {
 	if !l.lastAt.IsZero() && now.Sub(l.lastAt) < orDefault(l.MaxAge, time.Second) {
 		return l.last, nil
 	}
-	o, err := l.Source.Overview(ctx, now)
-	if err != nil {
-		return o, err
+	var in Inputs
+	if err := l.Source.readCurrent(ctx, &in); err != nil {
+		return Overview{At: now}, err
 	}
+	o, idleNow := l.Source.current(now, in)
+	if l.pastAt.IsZero() || now.Sub(l.pastAt) >= orDefault(l.PastMaxAge, 10*time.Second) {
+		if err := l.Source.readPast(ctx, now, &in); err != nil {
+			return Overview{At: now}, err
+		}
+		l.key, l.cost, l.problems = l.Source.past(now, in)
+		l.pastAt = now
+	}
+	o.Key, o.Cost = l.key, l.cost
+	o.Key.FixedIdleNow = idleNow
+	o.Problems = append(o.Problems, l.problems...)
 	if !l.adviceOK || now.Sub(l.adviceAt) >= orDefault(l.AdviceMaxAge, time.Minute) {
 		_, recs, err := l.Source.Advise(ctx, now.Add(-l.Source.adviceWindow()), now)
 		if err != nil {

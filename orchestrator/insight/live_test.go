@@ -1,0 +1,41 @@
+package insight_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/ballastdev/ballast/jobs"
+	"github.com/ballastdev/ballast/orchestrator/insight"
+	"github.com/ballastdev/ballast/queues"
+)
+
+// TestLiveRefreshesNowEveryTimeAndHistoryAtItsPace: a job that starts shows
+// at the next refresh; the cost it adds shows once the history is read
+// again.
+func TestLiveRefreshesNowEveryTimeAndHistoryAtItsPace(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	r.beat(0, queues.WorkerInfo{ID: "fixed-1", Pool: "onprem", Slots: 2, StartedAt: at(-1)})
+	id := r.submit(0, "ml", jobs.ClassCore)
+	live := &insight.Live{Source: insight.Source{Store: r.store, Pools: pools(), Quota: map[string]int{"onprem": 2}},
+		Now: r.clk.Now, MaxAge: time.Second, PastMaxAge: time.Minute, AdviceMaxAge: time.Hour}
+	o, err := live.Overview(r.ctx)
+	if err != nil || len(o.Running) != 0 || len(o.Cost.Teams) != 0 {
+		t.Fatalf("before: %v %+v", err, o)
+	}
+	r.claim(0, id, 1, "fixed-1")
+	if o, _ := live.Overview(r.ctx); len(o.Running) != 0 {
+		t.Fatalf("within MaxAge the cached overview is served: %+v", o.Running)
+	}
+	r.clk.Set(at(0).Add(2 * time.Second))
+	o, _ = live.Overview(r.ctx)
+	if len(o.Running) != 1 || o.Running[0].ID != id || o.Pools[0].Busy != 1 || len(o.Cost.Teams) != 0 {
+		t.Fatalf("after MaxAge: running %+v, busy %d, teams %+v", o.Running, o.Pools[0].Busy, o.Cost.Teams)
+	}
+	r.clk.Set(at(1).Add(time.Second))
+	o, _ = live.Overview(r.ctx)
+	// 61 s of one slot at the quota's 1.0 an hour.
+	if len(o.Cost.Teams) != 1 || o.Cost.Teams[0].Name != "ml" || !near(o.Cost.Teams[0].Cost, 61.0/3600) {
+		t.Fatalf("after PastMaxAge: teams %+v", o.Cost.Teams)
+	}
+}
