@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"time"
-
-	"github.com/ballastdev/ballast/orchestrator/insight"
 )
 
 // runAdvise reads a window of what happened (attempts, job records, the
@@ -22,17 +20,13 @@ func runAdvise(ctx context.Context, e *env, args []string) error {
 	if *window <= 0 {
 		return usageError{fmt.Sprintf("--window %s: give a positive duration", *window)}
 	}
-	cfg, err := loadConfig(*cfgPath)
-	if err != nil {
-		return err
-	}
-	store, closeFn, err := openStore(ctx, *cfgPath)
+	src, closeFn, err := openSource(ctx, *cfgPath)
 	if err != nil {
 		return err
 	}
 	defer closeFn()
 	until := time.Now().UTC()
-	w, recs, err := insight.FromConfig(store, cfg).Advise(ctx, until.Add(-*window), until)
+	w, recs, err := src.Advise(ctx, until.Add(-*window), until)
 	if err != nil {
 		return err
 	}

@@ -52,16 +52,12 @@ func runCost(ctx context.Context, e *env, args []string) error {
 	if until.Sub(from) > insight.Retention {
 		return usageError{fmt.Sprintf("the window is %s, longer than the %s of usage records kept", until.Sub(from), insight.Retention)}
 	}
-	cfg, err := loadConfig(*cfgPath)
-	if err != nil {
-		return err
-	}
-	store, closeFn, err := openStore(ctx, *cfgPath)
+	src, closeFn, err := openSource(ctx, *cfgPath)
 	if err != nil {
 		return err
 	}
 	defer closeFn()
-	rep, problems, err := insight.FromConfig(store, cfg).Cost(ctx, from, until)
+	rep, problems, err := src.Cost(ctx, from, until)
 	if err != nil {
 		return err
 	}

@@ -26,16 +26,12 @@ func runTop(ctx context.Context, e *env, args []string) error {
 	if *every < 100*time.Millisecond {
 		return usageError{fmt.Sprintf("--every %s: give 100ms or more", *every)}
 	}
-	cfg, err := loadConfig(*cfgPath)
-	if err != nil {
-		return err
-	}
-	store, closeFn, err := openStore(ctx, *cfgPath)
+	src, closeFn, err := openSource(ctx, *cfgPath)
 	if err != nil {
 		return err
 	}
 	defer closeFn()
-	live := &insight.Live{Source: insight.FromConfig(store, cfg), MaxAge: *every / 2}
+	live := &insight.Live{Source: src, MaxAge: *every / 2}
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	t := time.NewTicker(*every)
