@@ -37,6 +37,7 @@ func commands() map[string]command {
 		"pipelines":       {"list pipelines, or: pipelines runs NAME | show RUN | trigger NAME | cancel RUN", runPipelines},
 		"sweep":           {"parameter sweeps: sweep submit FILE | show ID | cancel ID | list", runSweep},
 		"status":          {"show workers, queues and recent jobs", runStatus},
+		"screenshot":      {"open the controller's dashboard in headless Chromium and write a PNG of it", runScreenshot},
 		"validate-config": {"check a config file and report every problem with its line", runValidateConfig},
 		"example-job":     {"a checkpointing demo job that counts steps (used by the steps template)", runExampleJob},
 		"bench":           {"measure throughput and start latency against raw asynq", runBench},

@@ -17,6 +17,7 @@ import (
 	"github.com/ballastdev/ballast/jobs"
 	"github.com/ballastdev/ballast/orchestrator/api"
 	"github.com/ballastdev/ballast/orchestrator/controller"
+	"github.com/ballastdev/ballast/orchestrator/dashboard"
 	"github.com/ballastdev/ballast/orchestrator/events"
 	"github.com/ballastdev/ballast/orchestrator/insight"
 	"github.com/ballastdev/ballast/orchestrator/intake"
@@ -136,7 +137,7 @@ func startControlPlane(ctx context.Context, cfg config.Config, rdb redis.Univers
 	baseCtx, endStreams := context.WithCancel(context.Background())
 	live := &insight.Live{Source: insight.FromConfig(store, cfg)}
 	handler := api.Full(store, sub, token, api.Flows{Sweeps: sweeps, Pipelines: opts.Pipelines, Metrics: metrics.Handler()},
-		api.Insight{Live: live, StreamEvery: cfg.Controller.Tick.Std()})
+		api.Insight{Live: live, Dashboard: dashboard.Handler(), StreamEvery: cfg.Controller.Tick.Std()})
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second,
 		BaseContext: func(net.Listener) context.Context { return baseCtx }}
 	go func() {

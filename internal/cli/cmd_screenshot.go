@@ -1,0 +1,126 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/ballastdev/ballast/internal/browser"
+	"github.com/ballastdev/ballast/internal/config"
+)
+
+// runScreenshot opens the controller's dashboard in headless Chromium,
+// waits for its first overview and writes a PNG of the whole page.
+func runScreenshot(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "screenshot", "screenshot [--api URL] [--token TOKEN] [-o FILE] [--width N --height N] [--chromium PATH]")
+	cfgPath := configFlag(fs)
+	apiURL := fs.String("api", "", "the controller's HTTP API (default: http:// and the config's http.listen)")
+	token := fs.String("token", os.Getenv("BALLAST_API_TOKEN"), "API token (default $BALLAST_API_TOKEN, else the config's)")
+	out := fs.String("o", "dashboard.png", "PNG file to write")
+	width := fs.Int("width", 1400, "window width in CSS pixels")
+	height := fs.Int("height", 900, "window height; the screenshot covers the whole page, however long")
+	chromium := fs.String("chromium", "", "Chromium binary (default $"+browser.EnvChromium+", else "+browser.DefaultPath+", else chromium on PATH)")
+	timeout := fs.Duration("timeout", 30*time.Second, "how long to wait for the page to show data")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 0 {
+		return usageError{"screenshot takes no arguments; the file is -o FILE"}
+	}
+	if *width <= 0 || *height <= 0 {
+		return usageError{"--width and --height must be positive"}
+	}
+	if *apiURL == "" || *token == "" {
+		cfg, err := loadConfig(*cfgPath)
+		if err != nil {
+			return err
+		}
+		if *apiURL == "" {
+			*apiURL = apiBase(cfg.HTTP.Listen)
+		}
+		if *token == "" {
+			if *token, err = cfg.HTTP.Token(); err != nil {
+				return err
+			}
+		}
+	}
+	page, err := dashboardURL(*apiURL, *token)
+	if err != nil {
+		return usageError{err.Error()}
+	}
+
+	b, err := browser.Start(ctx, browser.Options{Path: *chromium, Width: *width, Height: *height})
+	if errors.Is(err, browser.ErrNotFound) {
+		return fmt.Errorf("%w: install Debian's chromium package (apt-get install chromium) or pass --chromium PATH", err)
+	}
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	status, err := b.Open(page, *timeout)
+	if err != nil {
+		return fmt.Errorf("%w (is the controller running at %s?)", err, *apiURL)
+	}
+	switch {
+	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+		return fmt.Errorf("the controller refused the dashboard (%d): pass the API token with --token or $BALLAST_API_TOKEN", status)
+	case status != http.StatusOK:
+		return fmt.Errorf("GET %s/dashboard answered %d: is this a Ballast controller with the dashboard?", *apiURL, status)
+	}
+	if err := b.WaitUpdates(1, *timeout); err != nil {
+		// The page shows why it has no data (no token, the API down);
+		// repeat it rather than only "timed out".
+		why, _ := browser.Eval[string](b, `(document.getElementById('alerts') || {}).textContent || ''`, 2*time.Second)
+		if why = strings.TrimSpace(why); why != "" {
+			return fmt.Errorf("the dashboard showed no overview within %s: %s", *timeout, why)
+		}
+		return fmt.Errorf("the dashboard showed no overview within %s: %w", *timeout, err)
+	}
+	png, err := b.Screenshot(*timeout)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(*out, png, 0o644); err != nil {
+		return err
+	}
+	_, err = fmt.Fprintln(e.out, *out)
+	return err
+}
+
+// apiBase turns a listen address into a URL to reach it from this host: a
+// wildcard or missing host (":8480", "0.0.0.0:8480") is reached on the
+// loopback interface.
+func apiBase(listen string) string {
+	if listen == "" {
+		listen = config.DefaultListen
+	}
+	host, port, err := net.SplitHostPort(listen)
+	if err != nil {
+		return "http://" + listen
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, port)
+}
+
+// dashboardURL is the page to open: /dashboard under base, with the token
+// in the query so the controller can set its cookie for the API calls the
+// page makes.
+func dashboardURL(base, token string) (string, error) {
+	u, err := url.Parse(strings.TrimRight(base, "/"))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", fmt.Errorf("--api %q: give a URL such as http://127.0.0.1:8480", base)
+	}
+	u.Path += "/dashboard"
+	if token != "" {
+		u.RawQuery = url.Values{"token": {token}}.Encode()
+	}
+	return u.String(), nil
+}

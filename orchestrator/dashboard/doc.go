@@ -1,0 +1,16 @@
+// Package dashboard serves the controller's web dashboard: one page and
+// its script and style, embedded in the binary so the page needs nothing
+// but the controller (no CDN, no external fonts, no build step).
+//
+// The page reads GET /api/v1/overview once, then follows
+// GET /api/v1/overview/stream (Server-Sent Events) and redraws on each
+// event; when the stream fails it polls every two seconds and marks
+// itself stale after five seconds without an update. Authentication is
+// the API's business: the controller sets the token cookie before it
+// hands a request to Handler.
+//
+// Every number on the page carries a data-k attribute naming it (for
+// example pool.fixed.busy or cost.team.ml.cost) and, where the shown text
+// is rounded, a data-v attribute with the raw JSON value, so a test can
+// compare the page with the API exactly.
+package dashboard

@@ -1,0 +1,463 @@
+// Ballast dashboard: draws GET /api/v1/overview and keeps it current from
+// the overview stream, falling back to polling when the stream fails.
+//
+// Every number is drawn by num(), which gives it a data-k naming it and a
+// data-v holding the raw JSON value, so a test can read the page and
+// compare it with the API exactly however the text is rounded.
+'use strict';
+
+(function () {
+  const OVERVIEW = '/api/v1/overview';
+  const STREAM = '/api/v1/overview/stream';
+  const POLL_MS = 2000; // polling pace while the stream is down
+  const STALE_MS = 5000; // no update for this long: the page says stale
+  const RESTREAM_MS = 10000; // how soon to try a stream the browser gave up on
+  const SVG = 'http://www.w3.org/2000/svg';
+
+  const state = {
+    updates: 0, // renders so far; mirrored in body[data-updates] for tests
+    lastRender: 0, // Date.now() of the last render
+    lastAt: 0, // the "at" of the last overview drawn, to drop late poll answers
+    streaming: false, // an event arrived since the stream last failed
+    poll: 0,
+    error: '',
+  };
+
+  // ---- formatting -------------------------------------------------------
+
+  const dash = '–';
+
+  function money(v) {
+    return typeof v === 'number' ? v.toFixed(2) : dash;
+  }
+
+  function pct(v) {
+    return typeof v === 'number' ? Math.round(v * 100) + '%' : dash;
+  }
+
+  function int(v) {
+    return typeof v === 'number' ? String(v) : dash;
+  }
+
+  function pad(n) {
+    return String(n).padStart(2, '0');
+  }
+
+  // dur renders seconds as people read ages and waits: 4.2s, 3m 05s, 2h 10m, 3d 4h.
+  function dur(s) {
+    if (typeof s !== 'number' || !isFinite(s)) return dash;
+    if (s < 0) s = 0;
+    if (s < 10) return s.toFixed(1) + 's';
+    if (s < 60) return Math.floor(s) + 's';
+    const m = Math.floor(s / 60);
+    if (m < 60) return m + 'm ' + pad(Math.floor(s % 60)) + 's';
+    const h = Math.floor(m / 60);
+    if (h < 24) return h + 'h ' + pad(m % 60) + 'm';
+    return Math.floor(h / 24) + 'd ' + (h % 24) + 'h';
+  }
+
+  // clock is HH:MM:SS in the browser's time zone, the same whatever its locale.
+  function clock(d) {
+    return pad(d.getHours()) + ':' + pad(d.getMinutes()) + ':' + pad(d.getSeconds());
+  }
+
+  // ---- DOM helpers ------------------------------------------------------
+
+  function el(tag, attrs, ...kids) {
+    const e = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (v === undefined || v === null) continue;
+      if (k === 'class') e.className = v;
+      else if (k === 'text') e.textContent = v;
+      else e.setAttribute(k, v);
+    }
+    for (const kid of kids) {
+      if (kid === undefined || kid === null) continue;
+      e.append(kid instanceof Node ? kid : document.createTextNode(String(kid)));
+    }
+    return e;
+  }
+
+  // num is one number: text as fmt shows it, data-k its name, data-v the
+  // value as JSON gave it ("null" when absent).
+  function num(key, v, fmt) {
+    const raw = typeof v === 'number' ? String(v) : 'null';
+    return el('span', { 'data-k': key, 'data-v': raw, class: 'num' }, (fmt || int)(v));
+  }
+
+  // txt is one named string (a pool, a state), readable by data-k too.
+  function txt(key, v, cls) {
+    return el('span', { 'data-k': key, class: cls }, v === undefined || v === null || v === '' ? dash : String(v));
+  }
+
+  function td(content, cls) {
+    return el('td', { class: cls }, content);
+  }
+
+  function fill(tbody, rows, cols, empty) {
+    if (rows.length === 0) {
+      rows = [el('tr', { class: 'empty' }, el('td', { colspan: String(cols) }, empty))];
+    }
+    tbody.replaceChildren(...rows);
+  }
+
+  function byId(id) {
+    return document.getElementById(id);
+  }
+
+  function badge(kind) {
+    return el('span', { class: 'badge ' + String(kind || '').replace(/[^a-z]/g, '') }, kind || dash);
+  }
+
+  // ---- sections ---------------------------------------------------------
+
+  function renderHeader(ov) {
+    const leader = byId('leader');
+    leader.textContent = ov.leader || 'none';
+    leader.title = ov.leader || 'no controller holds the lease';
+    const at = new Date(ov.at);
+    const upd = byId('updated');
+    upd.replaceChildren('updated ', el('b', { 'data-k': 'at', 'data-v': ov.at }, isNaN(at) ? dash : clock(at)));
+  }
+
+  function renderPools(ov) {
+    const rows = (ov.pools || []).map((p) => {
+      const k = 'pool.' + p.name + '.';
+      return el('tr', {},
+        td(txt(k + 'name', p.name, 'name')),
+        td(badge(p.kind)),
+        td(num(k + 'price_per_slot_hour', p.price_per_slot_hour, money), 'n'),
+        td(num(k + 'quota', p.quota, p.kind === 'fixed' ? int : () => dash), 'n'),
+        td(num(k + 'busy', p.busy), 'n'),
+        td(num(k + 'idle', p.idle), 'n'),
+        td(num(k + 'workers', p.workers), 'n'),
+        td(num(k + 'draining', p.draining), 'n'),
+        td(num(k + 'cost_per_hour', p.cost_per_hour, money), 'n strong'));
+    });
+    fill(byId('pools'), rows, 9, 'no pools configured');
+  }
+
+  function renderWorkers(ov) {
+    const rows = (ov.workers || []).map((w) => {
+      const k = 'worker.' + w.id + '.';
+      return el('tr', {},
+        td(el('span', { class: 'mono', title: w.id }, w.id)),
+        td(txt(k + 'pool', w.pool)),
+        td(badge(w.kind)),
+        td(num(k + 'slots', w.slots), 'n'),
+        td(num(k + 'busy', w.busy), 'n'),
+        td(txt(k + 'state', w.state, 'state ' + (w.state || ''))),
+        td(num(k + 'age', w.age_seconds, dur), 'n'),
+        td(num(k + 'billed_cost', w.billed_cost, money), 'n'));
+    });
+    fill(byId('workers'), rows, 8, 'no worker registered');
+  }
+
+  function renderQueues(ov) {
+    const rows = (ov.queues || []).map((q) => {
+      const k = 'queue.' + q.name + '.';
+      return el('tr', {},
+        td(txt(k + 'name', q.name, 'name')),
+        td(num(k + 'pending', q.pending), 'n'),
+        td(num(k + 'running', q.running), 'n'),
+        td(num(k + 'oldest', q.oldest_seconds, (v) => (v > 0 ? dur(v) : dash)), 'n'));
+    });
+    fill(byId('queues'), rows, 4, 'no queues');
+  }
+
+  function renderRunning(ov) {
+    const jobs = ov.running || [];
+    const rows = jobs.map((j) => {
+      const k = 'running.' + j.id + '.';
+      return el('tr', { 'data-job': j.id },
+        td(el('span', { class: 'mono', 'data-k': k + 'id', title: j.id }, j.id)),
+        td(txt(k + 'template', j.template)),
+        td(txt(k + 'team', j.team)),
+        td(txt(k + 'class', j.class)),
+        td(txt(k + 'pool', j.pool)),
+        td(el('span', { class: 'mono', 'data-k': k + 'worker', title: j.worker }, j.worker || dash)),
+        td(num(k + 'attempt', j.attempt), 'n'),
+        td(num(k + 'run', j.run_seconds, dur), 'n'),
+        td(num(k + 'wait', j.wait_seconds, dur), 'n'),
+        td(num(k + 'cost', j.cost, money), 'n'));
+    });
+    const body = byId('running');
+    fill(body, rows, 10, 'nothing running');
+    body.dataset.count = String(jobs.length);
+    byId('running-count').replaceChildren(num('running.count', jobs.length));
+  }
+
+  function renderKey(ov) {
+    const key = ov.key || {};
+    const recent = dur(key.recent_seconds);
+    for (const e of document.querySelectorAll('.recent')) e.textContent = recent;
+    byId('key-wait').replaceChildren(num('key.elastic_wait_p95_seconds', key.elastic_wait_p95_seconds, dur));
+    byId('key-starts').replaceChildren(num('key.elastic_starts', key.elastic_starts));
+    byId('key-idle-now').replaceChildren(num('key.fixed_idle_now', key.fixed_idle_now, pct));
+    byId('key-idle-mean').replaceChildren(num('key.fixed_idle_mean', key.fixed_idle_mean, pct));
+    byId('key-preempt').replaceChildren(num('key.preemptions', key.preemptions));
+    const kinds = Object.entries(key.preemptions_by_kind || {}).filter(([, n]) => n > 0).sort();
+    const parts = [];
+    for (const [kind, n] of kinds) {
+      if (parts.length) parts.push(', ');
+      parts.push(num('key.preemptions.' + kind, n), ' ' + kind);
+    }
+    if (parts.length === 0) parts.push('none');
+    parts.push(' in the last ' + recent);
+    byId('key-preempt-kinds').replaceChildren(...parts);
+
+    const series = key.series || [];
+    const span = series.length ? clock(new Date(series[0].from)) + ' – ' + clock(new Date(ov.at)) : 'no samples yet';
+    const wait = series.map((b) => b.elastic_wait_p95_seconds);
+    const waitMax = chart(byId('chart-wait'), wait, 'line', null);
+    axis('axis-wait', 'chart.elastic_wait.max', waitMax, dur, span);
+    const idle = series.map((b) => (typeof b.fixed_idle === 'number' ? b.fixed_idle : null));
+    chart(byId('chart-idle'), idle, 'line', 1);
+    axis('axis-idle', 'chart.fixed_idle.max', 1, pct, span);
+    const pre = series.map((b) => b.preemptions);
+    const preMax = chart(byId('chart-preempt'), pre, 'bar', null);
+    axis('axis-preempt', 'chart.preemptions.max', preMax, int, span);
+  }
+
+  function axis(id, key, max, fmt, span) {
+    byId(id).replaceChildren(el('span', {}, 'top ', num(key, max, fmt)), el('span', {}, span));
+  }
+
+  // chart draws values (oldest first; null = no sample) into a 300×60
+  // viewBox as a line with its area, or as bars, scaled to max (or to the
+  // largest value), and returns the scale's top.
+  function chart(svg, values, kind, max) {
+    const W = 300;
+    const H = 60;
+    const top = 4;
+    const nums = values.filter((v) => typeof v === 'number');
+    if (max === null) max = Math.max(0, ...nums);
+    if (!(max > 0)) max = 1; // an empty or all-zero chart still has a scale
+    const y = (v) => H - 1 - (Math.min(v, max) / max) * (H - 1 - top);
+    const kids = [svgEl('line', { x1: 0, y1: H - 0.5, x2: W, y2: H - 0.5, class: 'base' })];
+    const n = values.length;
+    if (kind === 'bar') {
+      const bw = W / Math.max(n, 1);
+      values.forEach((v, i) => {
+        if (!(v > 0)) return;
+        kids.push(svgEl('rect', { x: i * bw + bw * 0.15, y: y(v), width: bw * 0.7, height: H - 1 - y(v), class: 'bar' }));
+      });
+    } else {
+      const step = n > 1 ? W / (n - 1) : 0;
+      const x = (i) => (n > 1 ? i * step : W / 2);
+      // Consecutive samples make one segment; a null breaks the line.
+      let seg = [];
+      const flush = () => {
+        if (seg.length === 0) return;
+        const pts = seg.map(([i, v]) => x(i).toFixed(1) + ',' + y(v).toFixed(1));
+        const first = x(seg[0][0]).toFixed(1);
+        const last = x(seg[seg.length - 1][0]).toFixed(1);
+        kids.push(svgEl('path', { d: 'M' + first + ',' + (H - 1) + ' L' + pts.join(' L') + ' L' + last + ',' + (H - 1) + ' Z', class: 'area' }));
+        kids.push(svgEl('path', { d: 'M' + pts.join(' L'), class: 'line' }));
+        if (seg.length === 1) kids.push(svgEl('circle', { cx: first, cy: y(seg[0][1]).toFixed(1), r: 2, class: 'dot' }));
+        seg = [];
+      };
+      values.forEach((v, i) => {
+        if (typeof v === 'number') seg.push([i, v]);
+        else flush();
+      });
+      flush();
+    }
+    svg.replaceChildren(...kids);
+    svg.dataset.points = String(nums.length);
+    return max;
+  }
+
+  function svgEl(tag, attrs) {
+    const e = document.createElementNS(SVG, tag);
+    for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, String(v));
+    return e;
+  }
+
+  function renderCost(ov) {
+    const c = ov.cost || {};
+    byId('cost-total').replaceChildren(num('cost.total', c.total, money));
+    const split = [
+      ['fixed', 'fixed', c.fixed],
+      ['elastic', 'elastic', c.elastic],
+      ['idle', 'idle (paid, unused)', c.idle],
+      ['lost_work', 'lost work', c.lost_work],
+      ['premium', 'elastic premium', c.premium],
+    ];
+    byId('cost-split').replaceChildren(...split.flatMap(([k, label, v]) => [el('dt', {}, label), el('dd', {}, num('cost.' + k, v, money))]));
+
+    const pools = (c.pools || []).map((p) => {
+      const k = 'cost.pool.' + p.pool + '.';
+      return el('tr', {},
+        td(p.pool, 'name'),
+        td(badge(p.kind)),
+        td(num(k + 'paid', p.paid, money), 'n'),
+        td(num(k + 'used', p.used, money), 'n'),
+        td(num(k + 'idle', p.idle, money), 'n'),
+        td(num(k + 'idle_share', p.idle_share, pct), 'n'));
+    });
+    fill(byId('cost-pools'), pools, 6, 'nothing spent yet today');
+
+    const teams = (c.teams || []).map((t) => {
+      const k = 'cost.team.' + t.name + '.';
+      return el('tr', {},
+        td(t.name || dash, 'name'),
+        td(num(k + 'cost', t.cost, money), 'n strong'),
+        td(num(k + 'slot_hours', t.slot_hours, money), 'n'),
+        td(num(k + 'lost_cost', t.lost_cost, money), 'n'),
+        td(num(k + 'premium', t.premium, money), 'n'));
+    });
+    fill(byId('cost-teams'), teams, 5, 'no job charged yet today');
+  }
+
+  function renderRecs(ov) {
+    const rows = (ov.recommendations || []).map((r, i) => el('tr', { 'data-rec': r.kind || String(i) },
+      td(badge(r.severity)),
+      td(el('b', {}, r.title || dash)),
+      td(r.action || dash),
+      td(r.rule_of_thumb || dash, 'muted')));
+    fill(byId('recs'), rows, 4, 'no advice: nothing to change');
+  }
+
+  // renderAlerts shows the overview's problems and the page's own error
+  // (a failed fetch, a missing token) above everything else.
+  function renderAlerts(problems) {
+    const box = byId('alerts');
+    const items = (problems || []).map((p) => el('li', { class: 'problem' }, p));
+    if (state.error) items.unshift(el('li', { class: 'error' }, state.error));
+    box.hidden = items.length === 0;
+    box.replaceChildren(...(items.length ? [el('ul', {}, ...items)] : []));
+  }
+
+  let lastProblems = [];
+
+  function render(ov) {
+    const at = Date.parse(ov.at) || 0;
+    if (at && at < state.lastAt) return; // a poll answer older than a stream event already drawn
+    state.lastAt = at;
+    renderHeader(ov);
+    renderKey(ov);
+    renderCost(ov);
+    renderPools(ov);
+    renderQueues(ov);
+    renderRunning(ov);
+    renderWorkers(ov);
+    renderRecs(ov);
+    lastProblems = ov.problems || [];
+    renderAlerts(lastProblems);
+    state.lastRender = Date.now();
+    state.updates++;
+    document.body.dataset.updates = String(state.updates);
+    tick();
+  }
+
+  function setError(msg) {
+    if (msg === state.error) return;
+    state.error = msg;
+    renderAlerts(lastProblems);
+  }
+
+  // tick keeps the live/stale pill honest between updates.
+  function tick() {
+    const pill = byId('conn');
+    const age = Date.now() - state.lastRender;
+    let s;
+    let text;
+    if (state.lastRender === 0) {
+      s = 'connecting';
+      text = 'connecting';
+    } else if (age > STALE_MS) {
+      s = 'stale';
+      text = 'stale · ' + dur(age / 1000) + ' without update';
+    } else if (state.streaming) {
+      s = 'live';
+      text = 'live';
+    } else {
+      s = 'polling';
+      text = 'live · polling';
+    }
+    pill.dataset.state = s;
+    pill.textContent = text;
+    document.body.dataset.conn = s;
+  }
+
+  // ---- transport --------------------------------------------------------
+
+  async function load() {
+    try {
+      const res = await fetch(OVERVIEW, { cache: 'no-store', credentials: 'same-origin', headers: { Accept: 'application/json' } });
+      if (res.status === 401) {
+        throw new Error('Not signed in: open /dashboard?token=YOUR_API_TOKEN once to sign this browser in.');
+      }
+      if (!res.ok) throw new Error('GET ' + OVERVIEW + ' answered ' + res.status + ' ' + res.statusText);
+      const ov = await res.json();
+      setError('');
+      render(ov);
+    } catch (e) {
+      setError(e instanceof Error ? e.message : String(e));
+    }
+  }
+
+  function startPolling() {
+    if (!state.poll) state.poll = setInterval(load, POLL_MS);
+  }
+
+  function stopPolling() {
+    if (state.poll) clearInterval(state.poll);
+    state.poll = 0;
+  }
+
+  function openStream() {
+    if (!('EventSource' in window)) {
+      startPolling();
+      return;
+    }
+    const es = new EventSource(STREAM);
+    es.addEventListener('overview', (ev) => {
+      state.streaming = true;
+      stopPolling();
+      let ov;
+      try {
+        ov = JSON.parse(ev.data);
+      } catch (e) {
+        setError('the overview stream sent a bad event: ' + e.message);
+        return;
+      }
+      setError('');
+      render(ov);
+    });
+    es.addEventListener('error', (ev) => {
+      if (typeof ev.data === 'string') {
+        // An "error" event the controller sent (the overview could not be
+        // read this tick): the stream itself is fine and goes on.
+        let msg = ev.data;
+        try {
+          msg = JSON.parse(ev.data);
+        } catch (e) {
+          // not JSON: show it as it came
+        }
+        setError('The controller could not read the overview: ' + msg);
+        return;
+      }
+      // The browser retries a dropped stream by itself, but the page must
+      // not wait on that: poll until events flow again.
+      state.streaming = false;
+      startPolling();
+      tick();
+      if (es.readyState === EventSource.CLOSED) {
+        // It gave up (an HTTP error or a wrong content type): try a fresh
+        // stream later, polling meanwhile.
+        setTimeout(openStream, RESTREAM_MS);
+      }
+    });
+  }
+
+  function start() {
+    tick();
+    setInterval(tick, 1000);
+    load().finally(openStream);
+  }
+
+  if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start);
+  else start();
+})();
