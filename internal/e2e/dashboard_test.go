@@ -1,0 +1,315 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"image/png"
+	"math"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/ballastdev/ballast/internal/browser"
+	"github.com/ballastdev/ballast/internal/config"
+	"github.com/ballastdev/ballast/internal/testenv"
+	"github.com/ballastdev/ballast/jobs"
+	"github.com/ballastdev/ballast/orchestrator/insight"
+)
+
+// TestDashboardShowsTheOverviewLive: a `ballast controller` with an API
+// token and a fixed worker; the dashboard, opened in headless Chromium
+// with ?token=, shows the numbers GET /api/v1/overview gives, and a job
+// submitted afterwards appears in its running table within seconds
+// without a reload, on the pool the API reports. `ballast screenshot`
+// then writes a PNG of it.
+func TestDashboardShowsTheOverviewLive(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the ballast binary and Chromium")
+	}
+	b, err := browser.Start(context.Background(), browser.Options{Width: 1400, Height: 900})
+	if errors.Is(err, browser.ErrNotFound) {
+		testenv.Unavailable(t, "Chromium", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Close() })
+
+	r := newHybridRig(t, map[string]config.PoolConfig{
+		"fixed": {Kind: config.PoolFixed, Slots: 2, PricePerSlotHour: 1.5},
+	}, 1.0, 0.4)
+	const token = "dashboard-e2e-token"
+	r.cfg.HTTP.APIToken = token
+	data, err := yaml.Marshal(r.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(r.cfgPath, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r.startFixedWorker("fixed-1", 2)
+	ctl := r.startBallast("ctl", "controller", "--config", r.cfgPath, "--provider", "none")
+	api := apiAddress(t, ctl)
+	hc := &http.Client{Timeout: 5 * time.Second}
+	overview := func() insight.Overview {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, api+"/api/v1/overview", nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		res, err := hc.Do(req)
+		if err != nil {
+			t.Fatalf("GET /api/v1/overview: %v", err)
+		}
+		defer res.Body.Close()
+		var o insight.Overview
+		if res.StatusCode != http.StatusOK {
+			t.Fatalf("GET /api/v1/overview: %s", res.Status)
+		}
+		if err := json.NewDecoder(res.Body).Decode(&o); err != nil {
+			t.Fatalf("GET /api/v1/overview: %v", err)
+		}
+		return o
+	}
+	quiet := func(o insight.Overview) bool {
+		p := poolOf(o, "fixed")
+		return o.Leader != "" && p != nil && p.Workers == 1 && p.Busy == 0 && p.Idle == 2 && len(o.Running) == 0
+	}
+	testenv.Eventually(t, 15*time.Second, "the controller leading with the fixed worker idle", func() bool {
+		if ctl.exited() {
+			t.Fatalf("the controller exited:\n%s", ctl.log())
+		}
+		return quiet(overview())
+	})
+
+	// Without the token the page loads but its data does not: the API
+	// is guarded, and the page says how to sign in.
+	if status, err := b.Open(api+"/dashboard", 10*time.Second); err != nil || status != http.StatusOK {
+		t.Fatalf("GET /dashboard without a token: %d %v\n%s", status, err, ctl.log())
+	}
+	if err := b.WaitFor(`((document.querySelector('#alerts li.error') || {}).textContent || '').includes('token')`, 10*time.Second); err != nil {
+		t.Fatalf("the page without a token does not say to sign in: %v", err)
+	}
+
+	opened := time.Now()
+	if status, err := b.Open(api+"/dashboard?token="+token, 10*time.Second); err != nil || status != http.StatusOK {
+		t.Fatalf("GET /dashboard?token=: %d %v\n%s", status, err, ctl.log())
+	}
+	if err := b.WaitUpdates(2, 15*time.Second); err != nil {
+		t.Fatalf("the dashboard did not update: %v\n%s", err, ctl.log())
+	}
+	t.Logf("first two renders %s after opening the page", time.Since(opened).Round(time.Millisecond))
+	if url, _ := browser.Eval[string](b, `location.href`, time.Second); url != api+"/dashboard" {
+		t.Errorf("the page is at %s, want the token gone from the address (%s/dashboard)", url, api)
+	}
+	if err := b.WaitFor(`document.body.dataset.conn === 'live'`, 5*time.Second); err != nil {
+		t.Errorf("the page is not live on the stream: %v", err)
+	}
+
+	// The page and the API read at about the same time. Capacity, queues
+	// and prices hold still in a quiet state; today's cost grows with the
+	// quota every second, so the page's total is the API's moved by the
+	// cost rate over the time between the two overviews.
+	var page map[string]string
+	var before, after insight.Overview
+	testenv.Eventually(t, 10*time.Second, "the page and the API agreeing in a quiet state", func() bool {
+		before = overview()
+		page, err = b.Values(5 * time.Second)
+		if err != nil {
+			t.Fatalf("reading the page: %v", err)
+		}
+		after = overview()
+		// Midnight between the reads would restart today's cost: read again.
+		sameDay := before.Cost.From.Equal(after.Cost.From)
+		return sameDay && quiet(before) && quiet(after) && len(dashboardDiffs(page, before)) == 0 && len(dashboardDiffs(page, after)) == 0
+	})
+	if d := dashboardDiffs(page, after); len(d) > 0 {
+		t.Errorf("the page differs from GET /api/v1/overview: %v", d)
+	}
+	pageAt, err := time.Parse(time.RFC3339Nano, page["at"])
+	if err != nil {
+		t.Fatalf("the page's time %q: %v", page["at"], err)
+	}
+	rate := 0.0
+	for _, p := range after.Pools {
+		rate += p.CostPerHour
+	}
+	if rate != 3 {
+		t.Errorf("cost rate %v per hour, want 2 slots × 1.5", rate)
+	}
+	total := pageFloat(t, page, "cost.total")
+	want := after.Cost.Total + rate*pageAt.Sub(after.At).Hours()
+	if math.Abs(total-want) > 1e-6 || total <= 0 {
+		t.Errorf("cost.total on the page %v at %s; the API said %v at %s, so want %v",
+			total, pageAt.Format(time.StampMilli), after.Cost.Total, after.At.Format(time.StampMilli), want)
+	}
+	if n := page["running.count"]; n != "0" {
+		t.Errorf("running.count %s in a quiet state", n)
+	}
+
+	// A job submitted now shows up without a reload: a marker set on the
+	// window survives only if the page is not loaded again.
+	if _, err := browser.Eval[bool](b, `window.e2eNoReload = true`, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	submitted := time.Now()
+	// It sleeps longer than the wait below, so it is still running when
+	// the page is read.
+	id := r.submitSleep("dash-sleep", jobs.ClassCore, 8)
+	key := "running." + id + ".pool"
+	if err := b.WaitFor(fmt.Sprintf(`document.querySelector('[data-k=%q]') !== null`, key), 6*time.Second); err != nil {
+		t.Fatalf("job %s not on the page: %v (state %s)", id, err, r.job(id).State)
+	}
+	t.Logf("job on the page %s after submit", time.Since(submitted).Round(time.Millisecond))
+	if ok, _ := browser.Eval[bool](b, `window.e2eNoReload === true`, time.Second); !ok {
+		t.Errorf("the page was loaded again")
+	}
+	page, err = b.Values(5 * time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var apiPool string
+	for _, j := range overview().Running {
+		if j.ID == id {
+			apiPool = j.Pool
+		}
+	}
+	if apiPool == "" {
+		t.Fatalf("GET /api/v1/overview does not list job %s as running", id)
+	}
+	if got := page[key]; got != apiPool {
+		t.Errorf("the page shows job %s on pool %q, the API on %q", id, got, apiPool)
+	}
+	if got := page["running."+id+".template"]; got != "hy-sleep" {
+		t.Errorf("the page shows job %s as template %q, want hy-sleep", id, got)
+	}
+	count, _ := browser.Eval[string](b, `document.getElementById('running').dataset.count`, time.Second)
+	if count != "1" {
+		t.Errorf("running tbody data-count %q, want 1", count)
+	}
+
+	shot, err := b.Screenshot(10 * time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "dashboard.png")
+	if err := os.WriteFile(path, shot, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	img, err := png.Decode(bytes.NewReader(shot))
+	if err != nil {
+		t.Fatalf("the screenshot is not a PNG: %v", err)
+	}
+	if sz := img.Bounds().Size(); sz.X != 1400 || sz.Y < 900 {
+		t.Errorf("the screenshot is %v, want 1400 wide and at least 900 high", sz)
+	}
+
+	// `ballast screenshot` does the same from the command line, with the
+	// token from the environment as an operator would give it.
+	cmdShot := filepath.Join(t.TempDir(), "cmd.png")
+	cmd := exec.Command(r.bin, "screenshot", "--api", api, "-o", cmdShot, "--width", "1200", "--height", "800")
+	cmd.Env = append(os.Environ(), "BALLAST_API_TOKEN="+token)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("ballast screenshot: %v\n%s", err, out)
+	}
+	if got := strings.TrimSpace(string(out)); got != cmdShot {
+		t.Errorf("ballast screenshot printed %q, want the path %s", got, cmdShot)
+	}
+	f, err := os.Open(cmdShot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	cfgImg, err := png.DecodeConfig(f)
+	if err != nil {
+		t.Fatalf("ballast screenshot wrote no PNG: %v", err)
+	}
+	if cfgImg.Width != 1200 || cfgImg.Height < 800 {
+		t.Errorf("ballast screenshot wrote %dx%d, want 1200 wide and at least 800 high", cfgImg.Width, cfgImg.Height)
+	}
+}
+
+// apiAddress reads the API's base URL from the controller's start line
+// (it listens on a free port).
+func apiAddress(t *testing.T, c *child) string {
+	t.Helper()
+	re := regexp.MustCompile(`HTTP API on (http://\S+)`)
+	var url string
+	testenv.Eventually(t, 15*time.Second, "the controller's HTTP API address", func() bool {
+		if c.exited() {
+			t.Fatalf("the controller exited:\n%s", c.log())
+		}
+		if m := re.FindStringSubmatch(c.log()); m != nil {
+			url = m[1]
+			return true
+		}
+		return false
+	})
+	return url
+}
+
+func poolOf(o insight.Overview, name string) *insight.PoolView {
+	for i := range o.Pools {
+		if o.Pools[i].Name == name {
+			return &o.Pools[i]
+		}
+	}
+	return nil
+}
+
+func pageFloat(t *testing.T, page map[string]string, key string) float64 {
+	t.Helper()
+	v, err := strconv.ParseFloat(page[key], 64)
+	if err != nil {
+		t.Fatalf("%s on the page: %q", key, page[key])
+	}
+	return v
+}
+
+// dashboardDiffs lists the numbers that do not move in a quiet state and
+// that the page shows differently from o: each pool's capacity, price
+// and cost rate, each queue's backlog, the leader. Numbers compare
+// exactly: the page keeps each JSON value in data-v.
+func dashboardDiffs(page map[string]string, o insight.Overview) []string {
+	want := map[string]string{"leader": o.Leader}
+	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	for _, p := range o.Pools {
+		k := "pool." + p.Name + "."
+		want[k+"busy"] = strconv.Itoa(p.Busy)
+		want[k+"idle"] = strconv.Itoa(p.Idle)
+		want[k+"workers"] = strconv.Itoa(p.Workers)
+		want[k+"draining"] = strconv.Itoa(p.Draining)
+		want[k+"quota"] = strconv.Itoa(p.Quota)
+		want[k+"price_per_slot_hour"] = f(p.PricePerSlotHour)
+		want[k+"cost_per_hour"] = f(p.CostPerHour)
+	}
+	for _, q := range o.Queues {
+		want["queue."+q.Name+".pending"] = strconv.Itoa(q.Pending)
+		want["queue."+q.Name+".running"] = strconv.Itoa(q.Running)
+	}
+	for _, w := range o.Workers {
+		want["worker."+w.ID+".busy"] = strconv.Itoa(w.Busy)
+		want["worker."+w.ID+".slots"] = strconv.Itoa(w.Slots)
+	}
+	var diffs []string
+	for k, v := range want {
+		got, ok := page[k]
+		if !ok {
+			got = "(missing)"
+		}
+		if got != v {
+			diffs = append(diffs, fmt.Sprintf("%s: page %s, API %s", k, got, v))
+		}
+	}
+	return diffs
+}
