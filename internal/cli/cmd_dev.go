@@ -104,6 +104,7 @@ func runDev(ctx context.Context, e *env, args []string) error {
 	fmt.Fprintf(e.out, `ballast dev is running.
   NATS (embedded):  %s
   HTTP API:         http://%s/api/v1/jobs
+  dashboard:        http://%s/dashboard
   fixed worker:     %s (%d slots)
   templates:        %v
 
@@ -113,8 +114,9 @@ In another terminal:
   go run ./cmd/ballast submit steps steps=10 step_time=300ms
   go run ./cmd/ballast jobs
   go run ./cmd/ballast status
+  go run ./cmd/ballast top
 Press Ctrl-C to stop.
-`, cfg.NATS.URL, cp.addr, w.ID(), cfg.Pools["fixed"].Slots, sortedTemplateNames(cfg), cfgFile)
+`, cfg.NATS.URL, cp.addr, cp.addr, w.ID(), cfg.Pools["fixed"].Slots, sortedTemplateNames(cfg), cfgFile)
 	if *reclaimRate < 0 {
 		return usageError{"--spot-reclaim-rate must not be negative"}
 	}
