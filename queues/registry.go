@@ -23,6 +23,10 @@ type WorkerInfo struct {
 	StartedAt time.Time `json:"started_at"`
 	// LastBeat is filled in when reading the registry.
 	LastBeat time.Time `json:"last_beat"`
+	// BilledFrom is when the worker's life began for billing, filled in
+	// when reading the registry: its launch when the controller recorded
+	// one, else StartedAt.
+	BilledFrom time.Time `json:"billed_from,omitzero"`
 }
 
 // Beat is the registry's answer to a heartbeat.
@@ -42,8 +46,8 @@ type Beat struct {
 // Heartbeat refreshes w in the registry and checks its running deliveries.
 func (s *Store) Heartbeat(ctx context.Context, w WorkerInfo, running []Delivery) (Beat, error) {
 	info, _ := json.Marshal(w)
-	keys := []string{s.ns.Workers(), s.ns.Worker(w.ID), s.ns.WorkerTombstone(w.ID), s.ns.lives(), s.ns.livesEnd()}
-	args := []any{w.ID, s.opts.Now().UnixMilli(), info, lifeMember(w), w.StartedAt.UnixMilli(), w.Pool}
+	keys := []string{s.ns.Workers(), s.ns.Worker(w.ID), s.ns.WorkerTombstone(w.ID), s.ns.lives(), s.ns.launches()}
+	args := []any{w.ID, s.opts.Now().UnixMilli(), info, w.Slots, w.StartedAt.UnixMilli(), w.Pool}
 	for _, d := range running {
 		keys = append(keys, s.ns.Job(d.JobID))
 		args = append(args, d.JobID+":"+strconv.Itoa(d.Attempt))
@@ -84,10 +88,10 @@ func (s *Store) Workers(ctx context.Context) ([]WorkerInfo, error) {
 	if err != nil {
 		return nil, wrap("queues.Workers", err)
 	}
-	cmds := make([]*redis.StringCmd, len(ids))
+	cmds := make([]*redis.SliceCmd, len(ids))
 	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, z := range ids {
-			cmds[i] = p.HGet(ctx, s.ns.Worker(z.Member.(string)), "info")
+			cmds[i] = p.HMGet(ctx, s.ns.Worker(z.Member.(string)), "info", "life")
 		}
 		return nil
 	})
@@ -97,8 +101,16 @@ func (s *Store) Workers(ctx context.Context) ([]WorkerInfo, error) {
 	out := make([]WorkerInfo, 0, len(ids))
 	for i, c := range cmds {
 		var w WorkerInfo
-		if json.Unmarshal([]byte(c.Val()), &w) != nil {
+		vals := c.Val()
+		info, _ := vals[0].(string)
+		if json.Unmarshal([]byte(info), &w) != nil {
 			w.ID = ids[i].Member.(string)
+		}
+		w.BilledFrom = w.StartedAt
+		if life, ok := vals[1].(string); ok {
+			if l, ok := parseLife(life); ok {
+				w.BilledFrom = l.Start
+			}
 		}
 		w.LastBeat = time.UnixMilli(int64(ids[i].Score)).UTC()
 		out = append(out, w)

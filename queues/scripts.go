@@ -194,21 +194,32 @@ return {"finished", st[1]}
 
 // heartbeatScript refreshes a worker and reports which of its jobs it must
 // stop. The first beat of a worker process also opens its life record (see
-// lifeLua), which the cost ledger bills, and every beat keeps the worker's
-// pool where claimScript reads it.
-// KEYS: workers, worker, tombstone, lives, livesEnd, then one job key per
-// running job. ARGV: workerID, now, info (JSON), life member, start, pool,
-// then "id:attempt" per running job (ARGV[i+1] for KEYS[i]).
+// usage.go), which the cost ledger bills: from its launch when the
+// controller recorded one (the provider bills the boot too), else from the
+// process's start. Every beat keeps the worker's pool where claimScript
+// reads it, and the life where deregistration and recovery close it.
+// KEYS: workers, worker, tombstone, lives, launches, then one job key per
+// running job. ARGV: workerID, now, info (JSON), slots, start, pool, then
+// "id:attempt" per running job (ARGV[i+1] for KEYS[i]).
 // Returns "fenced" if the controller declared the worker dead, else a list of
 // {id, "cancel"|"preempt"|"lost"}. A cancel outranks a preemption: the user
 // wants the job gone, not moved.
 var heartbeatScript = redis.NewScript(`
 if redis.call("EXISTS", KEYS[3]) == 1 then return "fenced" end
 redis.call("ZADD", KEYS[1], ARGV[2], ARGV[1])
-redis.call("HSET", KEYS[2], "info", ARGV[3], "beat", ARGV[2], "pool", ARGV[6], "life", ARGV[4])
-if redis.call("HEXISTS", KEYS[5], ARGV[4]) == 0 then
-  redis.call("ZADD", KEYS[4], "NX", ARGV[5], ARGV[4])
+local life = redis.call("HGET", KEYS[2], "life")
+if not life then
+  local start = ARGV[5]
+  local launch = redis.call("HGET", KEYS[5], ARGV[1])
+  if launch then
+    local launched = string.match(launch, "^(%d+)|")
+    if launched and tonumber(launched) < tonumber(start) then start = launched end
+    redis.call("HDEL", KEYS[5], ARGV[1])
+  end
+  life = start .. "|" .. ARGV[6] .. "|" .. ARGV[4] .. "|" .. ARGV[1]
+  redis.call("ZADD", KEYS[4], "NX", start, life)
 end
+redis.call("HSET", KEYS[2], "info", ARGV[3], "beat", ARGV[2], "pool", ARGV[6], "life", life)
 local out = {}
 for i = 6, #KEYS do
   local ref = ARGV[i + 1]
@@ -225,6 +236,24 @@ for i = 6, #KEYS do
   end
 end
 return out
+`)
+
+// endLaunchScript closes the launch of a worker that never registered (its
+// boot failed, or it was released first) as a life of its own: the
+// provider billed it all the same. KEYS: launches, lives, livesEnd.
+// ARGV: id, endMs. Returns 1 when a pending launch was closed.
+var endLaunchScript = redis.NewScript(`
+local launch = redis.call("HGET", KEYS[1], ARGV[1])
+if not launch then return 0 end
+redis.call("HDEL", KEYS[1], ARGV[1])
+local start = string.match(launch, "^(%d+)|")
+if not start then return 0 end
+local life = launch .. "|" .. ARGV[1]
+redis.call("ZADD", KEYS[2], "NX", start, life)
+local e = ARGV[2]
+if tonumber(e) < tonumber(start) then e = start end
+redis.call("HSETNX", KEYS[3], life, e)
+return 1
 `)
 
 // deregisterScript removes a worker that stops cleanly and closes its life

@@ -24,10 +24,14 @@ import (
 //     delivery the fencing dropped.
 //   - lives, a sorted set of worker lives scored by their start, with
 //     livesEnd holding each ended life's end. A worker's first heartbeat
-//     opens its life; a clean stop or its recovery as dead closes it.
+//     opens its life; a clean stop or its recovery as dead closes it. The
+//     controller records each elastic launch in launches first, so a life
+//     starts at the launch (the provider bills the boot), and a launch that
+//     never registers is closed as a life of its own (EndLaunch).
 func (n Namespace) usage() string    { return n.prefix() + "usage" }
 func (n Namespace) lives() string    { return n.prefix() + "lives" }
 func (n Namespace) livesEnd() string { return n.prefix() + "lives:end" }
+func (n Namespace) launches() string { return n.prefix() + "launches" }
 
 // usageLua defines recordUsage(jobKey, usageKey, id, attempt, endMs,
 // outcome, lost) for the scripts that end a running attempt. Call it before
@@ -161,12 +165,10 @@ type WorkerLife struct {
 	End time.Time `json:"end,omitzero"`
 }
 
-// lifeMember names a life in lives: start, pool, slots and ID, so the
-// sorted set alone says what each life was. The ID goes last: pool names
-// cannot hold "|", worker IDs are not checked for it.
-func lifeMember(w WorkerInfo) string {
-	return fmt.Sprintf("%d|%s|%d|%s", w.StartedAt.UnixMilli(), w.Pool, w.Slots, w.ID)
-}
+// A life's member in lives is "startMs|pool|slots|id" (the scripts build
+// it), so the sorted set alone says what each life was. The ID goes last:
+// pool names cannot hold "|" (the config refuses them), worker IDs are not
+// checked for it. A pending launch is "startMs|pool|slots" under its ID.
 
 func parseLife(m string) (WorkerLife, bool) {
 	parts := strings.SplitN(m, "|", 4)
@@ -213,13 +215,73 @@ func (s *Store) WorkerLives(ctx context.Context, from, until time.Time) ([]Worke
 	return out, nil
 }
 
+// Launch is an elastic worker the controller asked a provider for.
+type Launch struct {
+	ID    string
+	Pool  string
+	Slots int
+	// At is when it was asked for: its billing starts no later.
+	At time.Time
+}
+
+// RecordLaunches notes launches, so that each worker's life starts at its
+// launch when it registers.
+func (s *Store) RecordLaunches(ctx context.Context, ls []Launch) error {
+	if len(ls) == 0 {
+		return nil
+	}
+	vals := make([]any, 0, 2*len(ls))
+	for _, l := range ls {
+		vals = append(vals, l.ID, fmt.Sprintf("%d|%s|%d", l.At.UnixMilli(), l.Pool, l.Slots))
+	}
+	return wrap("queues.RecordLaunches", s.rdb.HSet(ctx, s.ns.launches(), vals...).Err())
+}
+
+// PendingLaunches returns the launches whose worker has not registered yet.
+func (s *Store) PendingLaunches(ctx context.Context) ([]Launch, error) {
+	m, err := s.rdb.HGetAll(ctx, s.ns.launches()).Result()
+	if err != nil {
+		return nil, wrap("queues.PendingLaunches", err)
+	}
+	out := make([]Launch, 0, len(m))
+	for id, v := range m {
+		if l, ok := parseLife(v + "|" + id); ok {
+			out = append(out, Launch{ID: id, Pool: l.Pool, Slots: l.Slots, At: l.Start})
+		}
+	}
+	return out, nil
+}
+
+// EndLaunch closes a launch whose worker never registered as a life that
+// ended at end. It reports false when the launch was not pending (its
+// worker registered, or it was closed already).
+func (s *Store) EndLaunch(ctx context.Context, id string, end time.Time) (bool, error) {
+	n, err := endLaunchScript.Run(ctx, s.rdb, []string{s.ns.launches(), s.ns.lives(), s.ns.livesEnd()},
+		id, end.UnixMilli()).Int()
+	return n == 1, wrap("queues.EndLaunch", err)
+}
+
 // TrimAccounting drops usage entries of attempts that ended before cutoff
 // and the lives that ended before it. The leader calls it with its cost
-// retention; lives still running are kept however old.
+// retention; lives still running are kept however old. A launch still
+// pending at cutoff is closed at its own start, so it is billed its
+// minimum: nothing registered, and no controller saw it gone in all that
+// time, so how long it lived is not known.
 func (s *Store) TrimAccounting(ctx context.Context, cutoff time.Time) error {
 	ms := strconv.FormatInt(cutoff.UnixMilli(), 10)
 	if err := s.rdb.ZRemRangeByScore(ctx, s.ns.usage(), "-inf", "("+ms).Err(); err != nil {
 		return wrap("queues.TrimAccounting", err)
+	}
+	pending, err := s.PendingLaunches(ctx)
+	if err != nil {
+		return err
+	}
+	for _, l := range pending {
+		if l.At.Before(cutoff) {
+			if _, err := s.EndLaunch(ctx, l.ID, l.At); err != nil {
+				return err
+			}
+		}
 	}
 	old, err := s.rdb.ZRangeByScore(ctx, s.ns.lives(), &redis.ZRangeBy{Min: "-inf", Max: "(" + ms}).Result()
 	if err != nil || len(old) == 0 {

@@ -179,3 +179,45 @@ func TestALivingWorkerKeepsItsLifeThroughTrims(t *testing.T) {
 		t.Fatalf("lives %+v err %v", lives, err)
 	}
 }
+
+// TestAStaleLaunchIsClosedAtItsStartByTheTrim: a launch nothing resolved in
+// the whole retention is closed at its start (so billed its minimum, not
+// the retention) and then, having ended before the cutoff, trimmed with
+// the rest: nothing of it is left pending.
+func TestAStaleLaunchIsClosedAtItsStartByTheTrim(t *testing.T) {
+	t.Parallel()
+	s, c := newStore(t)
+	ctx := context.Background()
+	launched := c.Now().Truncate(time.Millisecond)
+	if err := s.RecordLaunches(ctx, []queues.Launch{{ID: "i-9", Pool: "spot", Slots: 1, At: launched}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.TrimAccounting(ctx, launched.Add(-time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if p, _ := s.PendingLaunches(ctx); len(p) != 1 {
+		t.Fatalf("a launch newer than the cutoff must stay pending: %+v", p)
+	}
+	if err := s.TrimAccounting(ctx, launched.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	lives, err := s.WorkerLives(ctx, launched.Add(-time.Hour), launched.Add(2*time.Hour))
+	if p, _ := s.PendingLaunches(ctx); err != nil || len(p) != 0 || len(lives) != 0 {
+		t.Fatalf("pending %+v lives %+v err %v", p, lives, err)
+	}
+	// Closed at a cutoff it started after, a launch keeps its life.
+	if err := s.RecordLaunches(ctx, []queues.Launch{{ID: "i-10", Pool: "spot", Slots: 1, At: launched}}); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := s.EndLaunch(ctx, "i-10", launched.Add(-time.Minute)); !ok || err != nil {
+		t.Fatalf("close: %v %v", ok, err)
+	}
+	lives, _ = s.WorkerLives(ctx, launched.Add(-time.Hour), launched.Add(2*time.Hour))
+	if len(lives) != 1 || !lives[0].Start.Equal(launched) || !lives[0].End.Equal(launched) {
+		t.Fatalf("an end before the start is the start: %+v", lives)
+	}
+	// Closing it again, or a registration after, changes nothing.
+	if ok, err := s.EndLaunch(ctx, "i-10", launched.Add(time.Minute)); ok || err != nil {
+		t.Fatalf("second close: %v %v", ok, err)
+	}
+}

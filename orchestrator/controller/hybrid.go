@@ -141,6 +141,7 @@ func (h *Hybrid) Snapshot(ctx context.Context, now time.Time) (policy.Snapshot, 
 		}
 		s.Workers = append(s.Workers, pw)
 	}
+	h.endLaunches(ctx, instances, now)
 	// Launches not yet registered count as capacity on its way, so the same
 	// backlog is not launched for twice.
 	for _, inst := range instances {
@@ -342,6 +343,7 @@ func (h *Hybrid) launch(ctx context.Context, a policy.Action, now time.Time) err
 		return nil
 	}
 	insts, err := h.Provider.Launch(ctx, a.Pool, a.Count)
+	h.recordLaunches(ctx, a.Pool, insts, now)
 	h.mu.Lock()
 	for _, inst := range insts {
 		h.launched[inst.ID] = inst
@@ -359,6 +361,62 @@ func (h *Hybrid) launch(ctx context.Context, a policy.Action, now time.Time) err
 	}
 	h.mu.Unlock()
 	return err
+}
+
+// recordLaunches notes the launches in the store, so the cost ledger bills
+// each worker from its launch (providers bill the boot) and bills a launch
+// that never registers at all.
+func (h *Hybrid) recordLaunches(ctx context.Context, pool string, insts []provider.Instance, now time.Time) {
+	if len(insts) == 0 {
+		return
+	}
+	slots := 1
+	for _, p := range h.Pools {
+		if p.Name == pool && p.SlotsPerWorker > 0 {
+			slots = p.SlotsPerWorker
+		}
+	}
+	ls := make([]queues.Launch, 0, len(insts))
+	for _, inst := range insts {
+		at := inst.LaunchedAt
+		if at.IsZero() {
+			at = now
+		}
+		ls = append(ls, queues.Launch{ID: inst.ID, Pool: pool, Slots: slots, At: at})
+	}
+	if err := h.Store.RecordLaunches(ctx, ls); err != nil {
+		h.Logger.Warn("launches not recorded: their boot is not billed", "err", err)
+	}
+}
+
+// launchGrace is how long a recorded launch may be missing from the
+// provider's list before it counts as gone: the list may have been read
+// just before the launch.
+const launchGrace = time.Minute
+
+// endLaunches closes the recorded launches whose worker never registered
+// and that the provider reports gone or failed, or no longer lists.
+func (h *Hybrid) endLaunches(ctx context.Context, instances []provider.Instance, now time.Time) {
+	if h.Provider == nil {
+		return
+	}
+	pending, err := h.Store.PendingLaunches(ctx)
+	if err != nil || len(pending) == 0 {
+		return // the next tick tries again
+	}
+	state := make(map[string]provider.State, len(instances))
+	for _, inst := range instances {
+		state[inst.ID] = inst.State
+	}
+	for _, l := range pending {
+		st, listed := state[l.ID]
+		if (listed && st != provider.Gone && st != provider.Failed) || (!listed && now.Sub(l.At) < launchGrace) {
+			continue
+		}
+		if _, err := h.Store.EndLaunch(ctx, l.ID, now); err != nil {
+			h.Logger.Warn("launch not closed", "instance", l.ID, "err", err)
+		}
+	}
 }
 
 func (h *Hybrid) poolKind(name string) policy.PoolKind {

@@ -157,8 +157,12 @@ func (s Source) workerView(now time.Time, w queues.WorkerInfo) WorkerView {
 	}
 	if p, ok := s.pool(w.Pool); ok {
 		v.Kind = string(p.Kind)
-		if p.Kind != policy.PoolFixed && !w.StartedAt.IsZero() {
-			v.BilledCost = p.PaidUntil(w.StartedAt, now).Sub(w.StartedAt).Hours() * float64(w.Slots) * p.PricePerSlotHour
+		from := w.BilledFrom
+		if from.IsZero() {
+			from = w.StartedAt
+		}
+		if p.Kind != policy.PoolFixed && !from.IsZero() {
+			v.BilledCost = p.PaidUntil(from, now).Sub(from).Hours() * float64(w.Slots) * p.PricePerSlotHour
 		}
 	}
 	return v

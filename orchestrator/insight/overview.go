@@ -61,8 +61,9 @@ type WorkerView struct {
 	Started    time.Time `json:"started"`
 	AgeSeconds float64   `json:"age_seconds"`
 	// BilledCost is what an elastic worker has been billed so far: its
-	// life rounded up to the pool's billing unit and minimum. A fixed
-	// worker is paid through the quota and shows zero.
+	// life from its launch (or its start, when no launch was recorded)
+	// rounded up to the pool's billing unit and minimum. A fixed worker is
+	// paid through the quota and shows zero.
 	BilledCost float64 `json:"billed_cost"`
 }
 
