@@ -281,7 +281,8 @@ var recoverWorkerScript = redis.NewScript(usageLua + `
 local beat = redis.call("ZSCORE", KEYS[1], ARGV[1])
 if beat and tonumber(beat) > tonumber(ARGV[3]) then return {} end
 local ended = ARGV[2]
-if beat then ended = beat end
+-- A score may come back in exponent form; ends are stored as integer ms.
+if beat then ended = string.format("%d", tonumber(beat)) end
 local life = redis.call("HGET", KEYS[2], "life")
 if life then redis.call("HSETNX", KEYS[8], life, ended) end
 redis.call("ZREM", KEYS[1], ARGV[1])
