@@ -19,7 +19,7 @@ func (o Options) fixedIdle(w Window) (Recommendation, bool) {
 		return Recommendation{}, false
 	}
 	s, ok := idleSeriesOf(w)
-	if !ok {
+	if !ok || s.covered < o.MinIdleCovered {
 		return Recommendation{}, false
 	}
 	mean := s.mean()

@@ -117,3 +117,16 @@ func TestTinyIdleQuotaWithoutPricesIsLeftAlone(t *testing.T) {
 	}
 	only(t, Advise(w), KindPrices)
 }
+
+// TestAQuotaIsNotJudgedOnMinutes: the same idle quota seen for only the
+// last 50 minutes of the window (a controller just started) is left alone;
+// from an hour on it is judged.
+func TestAQuotaIsNotJudgedOnMinutes(t *testing.T) {
+	w := halfIdle()
+	w.FixedIdle = []Sample{{At: w.Until.Add(-50 * time.Minute), Value: 0.8}}
+	if recs := Advise(w); len(ofKind(recs, KindFixedIdle)) > 0 {
+		t.Fatalf("50 minutes of samples judged the quota: %+v", recs)
+	}
+	w.FixedIdle = []Sample{{At: w.Until.Add(-time.Hour), Value: 0.8}}
+	only(t, Advise(w), KindFixedIdle)
+}

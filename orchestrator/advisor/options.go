@@ -21,6 +21,11 @@ type Options struct {
 	// MaxHigh is the highest high watermark that still leaves core work
 	// free slots. Default 0.90.
 	MaxHigh float64 `json:"max_high"`
+	// MinIdleCovered is how much time the quota's idle samples must cover
+	// before its size is judged: a quota is bought for months, and a few
+	// minutes of an idle quota (a controller just started) say nothing.
+	// Default one hour.
+	MinIdleCovered time.Duration `json:"min_idle_covered"`
 }
 
 // DefaultOptions returns the thresholds from the design.
@@ -31,6 +36,7 @@ func DefaultOptions() Options {
 		MaxIdle:         0.30,
 		MinWatermarkGap: 0.20,
 		MaxHigh:         0.90,
+		MinIdleCovered:  time.Hour,
 	}
 }
 
@@ -51,6 +57,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxHigh <= 0 {
 		o.MaxHigh = d.MaxHigh
+	}
+	if o.MinIdleCovered <= 0 {
+		o.MinIdleCovered = d.MinIdleCovered
 	}
 	return o
 }

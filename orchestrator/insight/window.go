@@ -45,15 +45,26 @@ func (s Source) Window(ctx context.Context, from, until time.Time) (advisor.Wind
 	for _, x := range samples {
 		w.FixedIdle = append(w.FixedIdle, advisor.Sample{At: x.At, Value: x.Value})
 	}
-	tr := trace.Trace{Name: "window", Start: from}
+	var finished []jobs.Job
 	err = s.Store.History(ctx, from, until, func(j jobs.Job) error {
-		if tj, ok := trace.JobOf(j, tr.Start); ok {
-			tr.Jobs = append(tr.Jobs, tj)
+		if j.State.Terminal() {
+			finished = append(finished, j)
 		}
 		return nil
 	})
 	if err != nil {
 		return w, err
+	}
+	// Hours a day are counted over the part of the window Ballast is known
+	// to have run in (from its first idle sample, attempt or job), not the
+	// whole window: a controller started an hour ago has not seen its
+	// templates idle for the other 23.
+	known := knownFrom(from, until, samples, usage, finished)
+	tr := trace.Trace{Name: "window", Start: known}
+	for _, j := range finished {
+		if tj, ok := trace.JobOf(j, tr.Start); ok {
+			tr.Jobs = append(tr.Jobs, tj)
+		}
 	}
 	if len(tr.Jobs) > 0 {
 		trace.SortJobs(tr.Jobs)
@@ -63,7 +74,9 @@ func (s Source) Window(ctx context.Context, from, until time.Time) (advisor.Wind
 				w.MinDemand = math.Min(w.MinDemand, v)
 			}
 		}
-		w.Templates = advisor.TemplatesFrom(planner.Templates(tr, w.Prices), max(1, int(until.Sub(from).Hours()/24)))
+		// A template with less than a day of history is left alone by
+		// the advisor (Days 0): hours a day need a day.
+		w.Templates = advisor.TemplatesFrom(planner.Templates(tr, w.Prices), int(until.Sub(known)/(24*time.Hour)))
 	}
 	return w, nil
 }
@@ -75,6 +88,22 @@ func (s Source) Advise(ctx context.Context, from, until time.Time) (advisor.Wind
 		return w, nil, err
 	}
 	return w, advisor.Advise(w), nil
+}
+
+// knownFrom is the earliest sign in [from, until] that Ballast was running:
+// an idle sample, an attempt's wait or a job's creation.
+func knownFrom(from, until time.Time, samples []queues.Sample, usage []queues.AttemptUsage, finished []jobs.Job) time.Time {
+	known := until
+	for _, x := range samples {
+		known = earlier(known, x.At)
+	}
+	for _, u := range usage {
+		known = earlier(known, u.Queued)
+	}
+	for _, j := range finished {
+		known = earlier(known, j.CreatedAt)
+	}
+	return later(known, from)
 }
 
 // elasticWaits are the waits of the attempts that started on an elastic
