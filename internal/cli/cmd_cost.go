@@ -49,14 +49,14 @@ func runCost(ctx context.Context, e *env, args []string) error {
 	if !from.Before(until) {
 		return usageError{"--from must be before --until"}
 	}
-	if until.Sub(from) > insight.Retention {
-		return usageError{fmt.Sprintf("the window is %s, longer than the %s of usage records kept", until.Sub(from), insight.Retention)}
-	}
 	src, closeFn, err := openSource(ctx, *cfgPath)
 	if err != nil {
 		return err
 	}
 	defer closeFn()
+	if until.Sub(from) > src.KeptFor() {
+		return usageError{fmt.Sprintf("the window is %s, longer than the %s of usage records kept (controller.cost_retention)", until.Sub(from), src.KeptFor())}
+	}
 	rep, problems, err := src.Cost(ctx, from, until)
 	if err != nil {
 		return err

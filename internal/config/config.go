@@ -73,6 +73,12 @@ type ControllerConfig struct {
 	// still fire as on time (default 1m); a time noticed later was missed
 	// while no controller ran, and the pipeline's catch_up policy decides.
 	FireGrace jobs.Duration `yaml:"fire_grace,omitempty"`
+	// CostRetention is how long the leader keeps the usage records and
+	// worker lives the cost ledger prices (default 32 days: a month of
+	// reports). They take about 350 bytes of Redis per attempt, so an
+	// install running 100,000 attempts a day holds about 1.1 GB at the
+	// default; at least a day is kept, as the dashboard prices today.
+	CostRetention jobs.Duration `yaml:"cost_retention,omitempty"`
 }
 
 // WorkerConfig sets how a worker polls, heartbeats, drains and keeps output.

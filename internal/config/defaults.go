@@ -36,6 +36,8 @@ const (
 	DefaultHeartbeat    = time.Second
 	DefaultDrainTimeout = 5 * time.Minute
 	DefaultIdleTTL      = 2 * time.Minute
+	// DefaultCostRetention keeps a month of cost reports, a day to spare.
+	DefaultCostRetention = 32 * 24 * time.Hour
 )
 
 // WithDefaults returns a copy with every field left empty filled in. The
@@ -57,6 +59,7 @@ func (c Config) WithDefaults() Config {
 	setDefault(&c.Controller.WorkerTTL, jobs.Duration(DefaultWorkerTTL))
 	setDefault(&c.Controller.LeaderTTL, jobs.Duration(DefaultLeaderTTL))
 	setDefault(&c.Controller.FireGrace, jobs.Duration(pipeline.FireGrace))
+	setDefault(&c.Controller.CostRetention, jobs.Duration(DefaultCostRetention))
 
 	setDefault(&c.Worker.PollInterval, jobs.Duration(DefaultPollInterval))
 	setDefault(&c.Worker.Heartbeat, jobs.Duration(DefaultHeartbeat))

@@ -88,6 +88,9 @@ func (c Config) validateTiming(ps *problems) {
 	positive(ps, "controller.worker_ttl", c.Controller.WorkerTTL)
 	positive(ps, "controller.leader_ttl", c.Controller.LeaderTTL)
 	positive(ps, "controller.fire_grace", c.Controller.FireGrace)
+	if r := c.Controller.CostRetention; r < jobs.Duration(24*time.Hour) {
+		ps.add("controller.cost_retention", "%s is less than a day; the dashboard and the cost gauges price today: use 24h or more", r)
+	}
 	// One late heartbeat must not make a live worker look dead and get its
 	// jobs run twice, so the TTL spans at least two heartbeats.
 	if hb := c.Worker.Heartbeat; hb > 0 && c.Controller.WorkerTTL < 2*hb {

@@ -13,7 +13,7 @@ import (
 // Collector builds the leader's metrics snapshot each tick, and at a slower
 // pace keeps what the metrics and the advisor read over time: the quota's
 // idle share as a sample in Redis, and today's cost by pool and team priced
-// again from the usage records (which are trimmed to Retention then).
+// again from the usage records (which are trimmed to Source.KeptFor then).
 // Collect is called from one goroutine (telemetry.Metrics.Poll).
 type Collector struct {
 	Source Source
@@ -56,7 +56,7 @@ func (c *Collector) Collect(ctx context.Context) (telemetry.Snapshot, error) {
 
 func (c *Collector) price(ctx context.Context, now time.Time) error {
 	s := c.Source
-	if err := s.Store.TrimAccounting(ctx, now.Add(-Retention)); err != nil {
+	if err := s.Store.TrimAccounting(ctx, now.Add(-s.KeptFor())); err != nil {
 		return err
 	}
 	rep, _, err := s.Cost(ctx, s.DayStart(now), now)

@@ -19,8 +19,8 @@ const (
 	// DefaultAdviceWindow is how far back the overview's advice looks.
 	DefaultAdviceWindow = 24 * time.Hour
 	// Retention is how long usage records and ended worker lives are
-	// kept: a month of cost reports, one day to spare.
-	Retention = 32 * 24 * time.Hour
+	// kept unless the config says otherwise (controller.cost_retention).
+	Retention = config.DefaultCostRetention
 )
 
 // Source reads the live store with the settings that price and judge it.
@@ -34,15 +34,16 @@ type Source struct {
 	High, Low float64
 	// Location sets the cost days; nil means UTC.
 	Location *time.Location
-	// Recent, SeriesWindow, SeriesStep and AdviceWindow override the
-	// defaults above when positive.
-	Recent, SeriesWindow, SeriesStep, AdviceWindow time.Duration
+	// Recent, SeriesWindow, SeriesStep, AdviceWindow and Retention
+	// override the defaults above when positive.
+	Recent, SeriesWindow, SeriesStep, AdviceWindow, Retention time.Duration
 }
 
 // FromConfig is the Source of a loaded config.
 func FromConfig(store *queues.Store, cfg config.Config) Source {
 	pc := cfg.PolicyConfig()
-	return Source{Store: store, Pools: cfg.PolicyPools(), Quota: cfg.FixedQuota(), High: pc.High, Low: pc.Low}
+	return Source{Store: store, Pools: cfg.PolicyPools(), Quota: cfg.FixedQuota(), High: pc.High, Low: pc.Low,
+		Retention: cfg.Controller.CostRetention.Std()}
 }
 
 func (s Source) pool(name string) (policy.Pool, bool) {
@@ -60,6 +61,10 @@ func (s Source) loc() *time.Location {
 	}
 	return s.Location
 }
+
+// KeptFor is how long usage records are kept: the oldest window that can
+// be priced.
+func (s Source) KeptFor() time.Duration { return orDefault(s.Retention, Retention) }
 
 func orDefault(d, def time.Duration) time.Duration {
 	if d > 0 {
