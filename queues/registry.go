@@ -21,6 +21,12 @@ type WorkerInfo struct {
 	PID       int       `json:"pid"`
 	Draining  bool      `json:"draining,omitempty"`
 	StartedAt time.Time `json:"started_at"`
+	// IdentitySince is when this registry identity began: the process's
+	// start, or its re-registration under a new ID after the controller
+	// fenced the old one (whose life ended at its last heartbeat). A new
+	// identity's life is billed from here, so the process's time before
+	// is not billed twice. Zero means StartedAt.
+	IdentitySince time.Time `json:"identity_since,omitzero"`
 	// LastBeat is filled in when reading the registry.
 	LastBeat time.Time `json:"last_beat"`
 	// BilledFrom is when the worker's life began for billing, filled in
@@ -47,7 +53,11 @@ type Beat struct {
 func (s *Store) Heartbeat(ctx context.Context, w WorkerInfo, running []Delivery) (Beat, error) {
 	info, _ := json.Marshal(w)
 	keys := []string{s.ns.Workers(), s.ns.Worker(w.ID), s.ns.WorkerTombstone(w.ID), s.ns.lives(), s.ns.launches()}
-	args := []any{w.ID, s.opts.Now().UnixMilli(), info, w.Slots, w.StartedAt.UnixMilli(), w.Pool}
+	since := w.IdentitySince
+	if since.IsZero() {
+		since = w.StartedAt
+	}
+	args := []any{w.ID, s.opts.Now().UnixMilli(), info, w.Slots, since.UnixMilli(), w.Pool}
 	for _, d := range running {
 		keys = append(keys, s.ns.Job(d.JobID))
 		args = append(args, d.JobID+":"+strconv.Itoa(d.Attempt))

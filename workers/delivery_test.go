@@ -149,6 +149,11 @@ while [ ! -e "$BALLAST_PARAM_DIR/go" ]; do sleep 0.02; done`)
 	spec.Checkpointable = true
 	j := e.submit(spec, queues.QueueCore)
 	e.waitFile("started1", wait)
+	// A few heartbeats in, so the identity's life has a length to bill.
+	testenv.Eventually(t, wait, "a heartbeat 300 ms after the start", func() bool {
+		ws, err := e.store.Workers(ctx)
+		return err == nil && len(ws) == 1 && ws[0].LastBeat.Sub(ws[0].StartedAt) > 300*time.Millisecond
+	})
 
 	// The controller's clock is an hour ahead: this live worker looks dead.
 	ctrl := queues.NewStore(e.rdb, queues.StoreOptions{Namespace: e.ns,
@@ -208,5 +213,20 @@ while [ ! -e "$BALLAST_PARAM_DIR/go" ]; do sleep 0.02; done`)
 	}
 	if _, err := os.Stat(e.path("term1")); err != nil {
 		t.Errorf("attempt 1 was never sent SIGTERM: %v", err)
+	}
+	// Billing: the fenced identity's life ended at its last heartbeat, and
+	// the new one's starts at the re-registration, not at the process's
+	// start: no stretch of the process is billed twice.
+	lives, err := e.store.WorkerLives(ctx, time.Now().Add(-time.Hour), time.Now().Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	byID := map[string]queues.WorkerLife{}
+	for _, l := range lives {
+		byID[l.ID] = l
+	}
+	old, cur := byID["fence-w"], byID[w.ID()]
+	if len(lives) != 2 || old.End.IsZero() || cur.Start.Before(old.End) || !cur.End.IsZero() {
+		t.Errorf("lives %+v: want fence-w ended before %s began", lives, w.ID())
 	}
 }

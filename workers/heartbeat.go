@@ -81,6 +81,7 @@ func (w *Worker) refence(seenBy string) {
 	}
 	w.fenced[old] = true
 	w.id.Store(fmt.Sprintf("%s-r%s", w.opts.ID, randomHex(2)))
+	w.identitySince = w.opts.Now()
 	for _, r := range w.jobs {
 		if r.worker == old {
 			r.stop(stopLost)

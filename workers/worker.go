@@ -35,6 +35,9 @@ type Worker struct {
 	fenced   map[string]bool // identities the controller fenced
 	draining bool
 	started  time.Time
+	// identitySince is when the current registry identity began (see
+	// queues.WorkerInfo.IdentitySince); guarded by mu.
+	identitySince time.Time
 
 	hbCancel    context.CancelFunc
 	hbDone      chan struct{}
@@ -104,6 +107,7 @@ func (w *Worker) start(ctx context.Context) error {
 		},
 	})
 	w.started = w.opts.Now()
+	w.identitySince = w.started
 	if _, err := w.store.Heartbeat(ctx, w.info(), nil); err != nil {
 		return fmt.Errorf("workers.Start: register: %w", err)
 	}
@@ -187,7 +191,7 @@ func (w *Worker) info() queues.WorkerInfo {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return queues.WorkerInfo{ID: w.ID(), Pool: w.opts.Pool, Slots: w.opts.Slots, Busy: len(w.jobs),
-		Queues: w.opts.Queues, Host: host, PID: os.Getpid(), Draining: w.draining, StartedAt: w.started}
+		Queues: w.opts.Queues, Host: host, PID: os.Getpid(), Draining: w.draining, StartedAt: w.started, IdentitySince: w.identitySince}
 }
 
 func (w *Worker) publish(e events.Event) {
