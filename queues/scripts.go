@@ -238,6 +238,22 @@ end
 return out
 `)
 
+// recordLaunchesScript notes launches whose worker has not registered yet.
+// A provider call that retried can return after its first instances have
+// already registered; their lives began at registration, and a launch
+// written now would never be consumed and be billed again as a failed boot.
+// KEYS: launches. ARGV: workerKeyPrefix, then id, "startMs|pool|slots" pairs.
+var recordLaunchesScript = redis.NewScript(`
+local n = 0
+for i = 2, #ARGV, 2 do
+  if redis.call("HEXISTS", ARGV[1] .. ARGV[i], "life") == 0 then
+    redis.call("HSET", KEYS[1], ARGV[i], ARGV[i + 1])
+    n = n + 1
+  end
+end
+return n
+`)
+
 // endLaunchScript closes the launch of a worker that never registered (its
 // boot failed, or it was released first) as a life of its own: the
 // provider billed it all the same. KEYS: launches, lives, livesEnd.

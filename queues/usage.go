@@ -225,16 +225,18 @@ type Launch struct {
 }
 
 // RecordLaunches notes launches, so that each worker's life starts at its
-// launch when it registers.
+// launch when it registers. A launch whose worker has registered already is
+// skipped: its life is open.
 func (s *Store) RecordLaunches(ctx context.Context, ls []Launch) error {
 	if len(ls) == 0 {
 		return nil
 	}
-	vals := make([]any, 0, 2*len(ls))
+	args := make([]any, 0, 1+2*len(ls))
+	args = append(args, s.ns.Worker(""))
 	for _, l := range ls {
-		vals = append(vals, l.ID, fmt.Sprintf("%d|%s|%d", l.At.UnixMilli(), l.Pool, l.Slots))
+		args = append(args, l.ID, fmt.Sprintf("%d|%s|%d", l.At.UnixMilli(), l.Pool, l.Slots))
 	}
-	return wrap("queues.RecordLaunches", s.rdb.HSet(ctx, s.ns.launches(), vals...).Err())
+	return wrap("queues.RecordLaunches", recordLaunchesScript.Run(ctx, s.rdb, []string{s.ns.launches()}, args...).Err())
 }
 
 // PendingLaunches returns the launches whose worker has not registered yet.

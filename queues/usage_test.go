@@ -221,3 +221,26 @@ func TestAStaleLaunchIsClosedAtItsStartByTheTrim(t *testing.T) {
 		t.Fatalf("second close: %v %v", ok, err)
 	}
 }
+
+// TestALaunchRecordedAfterItsWorkerRegisteredIsSkipped: a provider call
+// that retried returns after its first instance registered; that launch
+// must not stay pending, or it would be billed again as a failed boot.
+func TestALaunchRecordedAfterItsWorkerRegisteredIsSkipped(t *testing.T) {
+	t.Parallel()
+	s, c := newStore(t)
+	ctx := context.Background()
+	at := c.Now().Truncate(time.Millisecond)
+	if _, err := s.Heartbeat(ctx, queues.WorkerInfo{ID: "i-1", Pool: "spot", Slots: 1, StartedAt: at}, nil); err != nil {
+		t.Fatal(err)
+	}
+	err := s.RecordLaunches(ctx, []queues.Launch{
+		{ID: "i-1", Pool: "spot", Slots: 1, At: at.Add(-time.Minute)},
+		{ID: "i-2", Pool: "spot", Slots: 1, At: at.Add(-time.Minute)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, err := s.PendingLaunches(ctx); err != nil || len(p) != 1 || p[0].ID != "i-2" {
+		t.Fatalf("pending %+v %v, want only i-2", p, err)
+	}
+}
