@@ -1,8 +1,10 @@
 package insight
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/ballastdev/ballast/orchestrator/cost"
@@ -34,7 +36,14 @@ func (s Source) Cost(ctx context.Context, from, until time.Time) (cost.Report, [
 		return cost.Report{}, problems, err
 	}
 	r, err := cost.Compute(l)
-	return r, problems, err
+	if err != nil {
+		// LedgerOf hands over a consistent ledger; a refusal here means
+		// records the reconciliation does not cover, a fault of the data
+		// rather than of the caller's window.
+		return cost.Report{}, problems, fmt.Errorf("insight: the records of %s → %s cannot be priced: %v",
+			from.Format(time.RFC3339), until.Format(time.RFC3339), err)
+	}
+	return r, problems, nil
 }
 
 // LedgerOf builds the ledger of [from, until) from usage entries and worker
@@ -43,6 +52,9 @@ func (s Source) Cost(ctx context.Context, from, until time.Time) (cost.Report, [
 //   - Every fixed pool with a quota is a Quota at the pool's price.
 //   - Every life of an elastic worker is a WorkerSpan; fixed workers are
 //     paid through the quota.
+//   - A fixed pool whose attempts at some instant outnumber its quota (its
+//     workers hold more slots than the config says) is priced as if the
+//     quota were that peak, and a problem says so: the slots existed.
 //   - Every attempt is a one-slot Usage on the pool its worker belonged to.
 //     An elastic attempt is clipped to the life of its worker: the two are
 //     stamped by different writes (claim and heartbeat, finish and
@@ -116,6 +128,13 @@ func (s Source) LedgerOf(from, until time.Time, usage []queues.AttemptUsage, liv
 			Slots: 1, Start: start, End: end, LostWork: lost})
 	}
 	var problems []string
+	for i, q := range l.Quotas {
+		if peak := peakUse(l.Usage, q.Pool, from, until); peak > q.Slots {
+			problems = append(problems, fmt.Sprintf("fixed pool %s ran %d attempts at once, more than its quota of %d slots: "+
+				"priced as if the quota were %d; set pools.%s.slots to what its workers hold", q.Pool, peak, q.Slots, peak, q.Pool))
+			l.Quotas[i].Slots = peak
+		}
+	}
 	if unknownPool > 0 {
 		problems = append(problems, fmt.Sprintf("%d attempts ran on pools that are not configured (or before workers reported their pool) and are not priced", unknownPool))
 	}
@@ -126,6 +145,38 @@ func (s Source) LedgerOf(from, until time.Time, usage []queues.AttemptUsage, liv
 		problems = append(problems, fmt.Sprintf("%d elastic attempts ran on workers with no life record (started before this version, or trimmed) and are not priced", noLife))
 	}
 	return l, problems
+}
+
+// peakUse is the most attempts on pool at one instant of [from, until); an
+// attempt still running counts up to until.
+func peakUse(usage []cost.Usage, pool string, from, until time.Time) int {
+	type edge struct {
+		at    time.Time
+		delta int
+	}
+	var edges []edge
+	for _, u := range usage {
+		if u.Pool != pool {
+			continue
+		}
+		end := u.End
+		if end.IsZero() || end.After(until) {
+			end = until
+		}
+		start := later(u.Start, from)
+		if !start.Before(end) {
+			continue
+		}
+		edges = append(edges, edge{start, u.Slots}, edge{end, -u.Slots})
+	}
+	// Ends before starts at the same instant: attempts are half-open.
+	slices.SortFunc(edges, func(a, b edge) int { return cmp.Or(a.at.Compare(b.at), cmp.Compare(a.delta, b.delta)) })
+	peak, n := 0, 0
+	for _, e := range edges {
+		n += e.delta
+		peak = max(peak, n)
+	}
+	return peak
 }
 
 // lifeSlack is how far an attempt's start may precede its worker's life

@@ -170,3 +170,28 @@ func TestLedgerOfClipsAttemptsToTheirWorkersLives(t *testing.T) {
 		t.Errorf("quotas %+v", l.Quotas)
 	}
 }
+
+// TestAnOverbookedQuotaIsPricedAtItsPeakAndNamed: fixed workers holding
+// more slots than the quota must not make the whole day unpriceable.
+func TestAnOverbookedQuotaIsPricedAtItsPeakAndNamed(t *testing.T) {
+	src := insight.Source{Pools: pools(), Quota: map[string]int{"onprem": 2}}
+	var usage []queues.AttemptUsage
+	for i, span := range [][2]int{{0, 30}, {10, 40}, {20, 50}, {100, 110}} { // three at once from 20 to 30
+		usage = append(usage, queues.AttemptUsage{JobID: string(rune('a' + i)), Pool: "onprem", Worker: "fixed-1",
+			Start: at(span[0]), End: at(span[1])})
+	}
+	l, problems := src.LedgerOf(at(0), at(60), usage, nil)
+	if len(problems) != 1 || !strings.Contains(problems[0], "ran 3 attempts at once, more than its quota of 2") || l.Quotas[0].Slots != 3 {
+		t.Fatalf("problems %q quotas %+v", problems, l.Quotas)
+	}
+	// The 4th attempt is outside [0, 60): a peak there does not count.
+	if _, problems := src.LedgerOf(at(60), at(120), usage, nil); len(problems) != 0 {
+		t.Fatalf("a later window: %q", problems)
+	}
+	o := src.OverviewOf(at(60), insight.Inputs{Usage: usage})
+	for _, p := range o.Problems {
+		if strings.Contains(p, "today's cost") {
+			t.Fatalf("the day was refused: %q", o.Problems)
+		}
+	}
+}
