@@ -54,8 +54,9 @@ func runCost(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer closeFn()
-	if until.Sub(from) > src.KeptFor() {
-		return usageError{fmt.Sprintf("the window is %s, longer than the %s of usage records kept (controller.cost_retention)", until.Sub(from), src.KeptFor())}
+	if oldest := time.Now().Add(-src.KeptFor()); from.Before(oldest) {
+		return usageError{fmt.Sprintf("--from %s is before the oldest usage records kept (controller.cost_retention is %s): start at %s or later",
+			from.Format(time.RFC3339), src.KeptFor(), oldest.UTC().Format(time.RFC3339))}
 	}
 	rep, problems, err := src.Cost(ctx, from, until)
 	if err != nil {

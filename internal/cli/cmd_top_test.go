@@ -70,7 +70,8 @@ func TestCostPricesTheWindowAndRefusesBadFlags(t *testing.T) {
 		{[]string{"--by", "colour"}, `--by "colour": use one of pool, team`},
 		{[]string{"--from", "yesterday"}, "--from \"yesterday\": give an RFC 3339 time"},
 		{[]string{"--window", "-1h"}, "give a positive duration"},
-		{[]string{"--window", "2000h"}, "longer than the"},
+		{[]string{"--window", "2000h"}, "is before the oldest usage records kept"},
+		{[]string{"--until", "2026-01-01T00:00:00Z"}, "is before the oldest usage records kept"},
 	} {
 		code, _, errOut := run(t, append([]string{"cost", "--config", f.path}, c.args...)...)
 		if code != 2 || !strings.Contains(errOut, c.want) {

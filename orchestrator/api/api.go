@@ -1,6 +1,7 @@
 package api
 
 import (
+	"crypto/hmac"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
@@ -37,7 +38,7 @@ func HandlerWithFlows(store *queues.Store, sub intake.Submitter, token string, f
 // Full is Handler plus the pipeline and sweep endpoints, and the overview,
 // cost and advice endpoints with the dashboard.
 func Full(store *queues.Store, sub intake.Submitter, token string, flows Flows, in Insight) http.Handler {
-	h := &handler{store: store, auth: token != "", token: sha256.Sum256([]byte(token))}
+	h := &handler{store: store, auth: token != "", token: sha256.Sum256([]byte(token)), readToken: readToken(token)}
 	mux := http.NewServeMux()
 	h.mountFlows(mux, flows, token)
 	h.mountInsight(mux, in)
@@ -61,6 +62,9 @@ type handler struct {
 	store *queues.Store
 	auth  bool
 	token [32]byte
+	// readToken is what the dashboard's cookie holds: derived from the
+	// token, good for reads only, and useless as a bearer token.
+	readToken string
 }
 
 // guard lets a request through with the bearer token, or, for reads only,
@@ -70,12 +74,13 @@ func (h *handler) guard(f http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if h.auth {
 			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+			good := ok && h.tokenOK(got)
 			if !ok && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
 				if c, err := r.Cookie(tokenCookie); err == nil {
-					got, ok = c.Value, true
+					good = hmac.Equal([]byte(c.Value), []byte(h.readToken))
 				}
 			}
-			if !ok || !h.tokenOK(got) {
+			if !good {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="ballast"`)
 				writeJSON(w, http.StatusUnauthorized, intake.ErrorBody{Error: intake.Error{Code: intake.CodeUnauthorized,
 					Message: "missing or wrong bearer token: send the header Authorization: Bearer TOKEN"}})

@@ -1,9 +1,13 @@
 package api
 
 import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/ballastdev/ballast/orchestrator/insight"
@@ -25,9 +29,18 @@ type Insight struct {
 // window is read from Redis in one go.
 const MaxWindow = 31 * 24 * time.Hour
 
-// tokenCookie carries the API token for the dashboard's own requests, so
-// the token appears in the address bar only once.
+// tokenCookie carries a read token for the dashboard's own requests, so the
+// API token appears in the address bar only once and never in a cookie.
 const tokenCookie = "ballast_token"
+
+// readToken derives the dashboard's cookie from the API token: an HMAC, so
+// it cannot be turned back into the token, and a stolen cookie reads the
+// dashboard but cannot submit or cancel anything.
+func readToken(token string) string {
+	m := hmac.New(sha256.New, []byte(token))
+	m.Write([]byte("ballast dashboard read access v1"))
+	return hex.EncodeToString(m.Sum(nil))
+}
 
 func (h *handler) mountInsight(mux *http.ServeMux, in Insight) {
 	if in.Live == nil {
@@ -51,6 +64,14 @@ func (h *handler) mountInsight(mux *http.ServeMux, in Insight) {
 	mux.HandleFunc("GET /api/v1/costs", h.guard(func(w http.ResponseWriter, r *http.Request) {
 		from, until, ok := window(w, r)
 		if !ok {
+			return
+		}
+		if oldest := time.Now().Add(-in.Live.Source.KeptFor()); from.Before(oldest) {
+			// Usage before it was trimmed: the quota would be priced and
+			// every attempt missing, a report that looks right and is not.
+			writeJSON(w, http.StatusBadRequest, intake.ErrorBody{Error: intake.Error{Code: intake.CodeInvalid,
+				Message: fmt.Sprintf("from %s is before the oldest usage records kept (controller.cost_retention is %s): ask from %s or later",
+					from.Format(time.RFC3339), in.Live.Source.KeptFor(), oldest.UTC().Format(time.RFC3339))}})
 			return
 		}
 		rep, problems, err := in.Live.Source.Cost(r.Context(), from, until)
@@ -96,8 +117,11 @@ func (h *handler) login(next http.Handler) http.HandlerFunc {
 				Message: "wrong token: open /dashboard?token=TOKEN with the controller's API token"}})
 			return
 		}
-		http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: tok, Path: "/", HttpOnly: true,
-			SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
+		// Secure whenever the browser reached us over TLS, directly or
+		// through a proxy that terminated it.
+		secure := r.TLS != nil || strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https")
+		http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: h.readToken, Path: "/", HttpOnly: true,
+			SameSite: http.SameSiteStrictMode, Secure: secure})
 		http.Redirect(w, r, "/dashboard", http.StatusSeeOther)
 	}
 }

@@ -86,13 +86,29 @@ func TestInsightEndpoints(t *testing.T) {
 		t.Fatalf("login: %d %q %+v", res.StatusCode, res.Header.Get("Location"), cookie)
 	}
 	withCookie := func(r *http.Request) { r.AddCookie(cookie) }
+	// The cookie is not the token and does not work as one.
+	if cookie.Value == "s3cret" || strings.Contains(cookie.Value, "s3cret") {
+		t.Fatalf("the cookie holds the token: %q", cookie.Value)
+	}
+	if res := get("/api/v1/overview", func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+cookie.Value) }); res.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("the cookie's value as a bearer token: %d", res.StatusCode)
+	}
+	forged := &http.Cookie{Name: "ballast_token", Value: "s3cret"}
+	if res := get("/api/v1/overview", func(r *http.Request) { r.AddCookie(forged) }); res.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("the raw token as a cookie: %d", res.StatusCode)
+	}
 	if res := get("/api/v1/overview", withCookie); res.StatusCode != 200 {
 		t.Fatalf("read with the cookie: %d", res.StatusCode)
 	}
 	req, _ := http.NewRequest("POST", srv.URL+"/api/v1/jobs/"+sub.Job.ID+"/cancel", nil)
 	req.AddCookie(cookie)
-	if res, err := http.DefaultClient.Do(req); err != nil || res.StatusCode != http.StatusUnauthorized {
-		t.Fatalf("a write with only the cookie must be refused: %v %v", res.StatusCode, err)
+	res, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("a write with only the cookie must be refused: %d", res.StatusCode)
 	}
 	if res := get("/", nil); res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/dashboard" {
 		t.Fatalf("/ → %d %q", res.StatusCode, res.Header.Get("Location"))
