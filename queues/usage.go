@@ -104,35 +104,64 @@ type usageEntry struct {
 	Outcome  string `json:"outcome"`
 }
 
+// usagePage is how many usage entries one read returns: a month of
+// records is read in many short calls, so Redis never spends long on one
+// reply while workers wait to heartbeat.
+var usagePage = int64(5000)
+
 // Usage returns the attempts that ran at some time in [from, until): those
 // that ended in it or later and started before until, then the attempts
 // running now (End zero) that started before until. Ended attempts come
 // oldest end first.
+//
+// The running attempts are read first: an attempt that ends during the
+// read is then found ended, or running (and, ended by then, left out of
+// the running ones), never in neither. One found both ways counts ended.
 func (s *Store) Usage(ctx context.Context, from, until time.Time) ([]AttemptUsage, error) {
-	raw, err := s.rdb.ZRangeByScore(ctx, s.ns.usage(), &redis.ZRangeBy{
-		Min: strconv.FormatInt(from.UnixMilli(), 10), Max: "+inf"}).Result()
-	if err != nil {
-		return nil, wrap("queues.Usage", err)
-	}
-	var out []AttemptUsage
-	for _, m := range raw {
-		var e usageEntry
-		if json.Unmarshal([]byte(m), &e) != nil {
-			continue // not ours to read; never written by these scripts
-		}
-		u := AttemptUsage{JobID: e.Job, Attempt: e.Attempt, Team: e.Team, Template: e.Template, Class: e.Class,
-			Pool: e.Pool, Worker: e.Worker, Queued: msUTC(e.Queued), Start: msUTC(e.Start), End: msUTC(e.End),
-			Lost: time.Duration(e.Lost) * time.Millisecond, Outcome: e.Outcome}
-		if u.Start.Before(until) && u.End.After(from) {
-			out = append(out, u)
-		}
-	}
 	active, err := s.ActiveJobs(ctx)
 	if err != nil {
 		return nil, err
 	}
+	var out []AttemptUsage
+	ended := map[string]bool{}
+	min, skip := strconv.FormatInt(from.UnixMilli(), 10), int64(0)
+	for {
+		page, err := s.rdb.ZRangeByScoreWithScores(ctx, s.ns.usage(), &redis.ZRangeBy{
+			Min: min, Max: "+inf", Offset: skip, Count: usagePage}).Result()
+		if err != nil {
+			return nil, wrap("queues.Usage", err)
+		}
+		for _, z := range page {
+			var e usageEntry
+			if json.Unmarshal([]byte(z.Member.(string)), &e) != nil {
+				continue // not ours to read; never written by these scripts
+			}
+			u := AttemptUsage{JobID: e.Job, Attempt: e.Attempt, Team: e.Team, Template: e.Template, Class: e.Class,
+				Pool: e.Pool, Worker: e.Worker, Queued: msUTC(e.Queued), Start: msUTC(e.Start), End: msUTC(e.End),
+				Lost: time.Duration(e.Lost) * time.Millisecond, Outcome: e.Outcome}
+			ended[TaskID(u.JobID, u.Attempt)] = true
+			if u.Start.Before(until) && u.End.After(from) {
+				out = append(out, u)
+			}
+		}
+		if int64(len(page)) < usagePage {
+			break
+		}
+		// The next page starts at the last score read, past the members
+		// of that score already read.
+		last := page[len(page)-1].Score
+		n := int64(0)
+		for i := len(page) - 1; i >= 0 && page[i].Score == last; i-- {
+			n++
+		}
+		if next := strconv.FormatFloat(last, 'f', -1, 64); next == min {
+			skip += n
+		} else {
+			min, skip = next, n
+		}
+	}
 	for _, j := range active {
-		if j.State != jobs.StateRunning || j.StartedAt.IsZero() || !j.StartedAt.Before(until) {
+		if j.State != jobs.StateRunning || j.StartedAt.IsZero() || !j.StartedAt.Before(until) || ended[TaskID(j.ID, j.Attempt)] {
 			continue
 		}
 		out = append(out, RunningUsage(j))

@@ -244,3 +244,52 @@ func TestALaunchRecordedAfterItsWorkerRegisteredIsSkipped(t *testing.T) {
 		t.Fatalf("pending %+v %v, want only i-2", p, err)
 	}
 }
+
+// TestUsageReadsEveryEntryAcrossPages: entries sharing an end score
+// straddle page boundaries and none is lost or read twice.
+func TestUsageReadsEveryEntryAcrossPages(t *testing.T) { // not parallel: it sets the page size
+	defer queues.SetUsagePage(3)()
+	s, c := newStore(t)
+	ctx := context.Background()
+	t0 := c.Now()
+	w := queues.WorkerInfo{ID: "fixed-1", Pool: "fixed", Slots: 20, StartedAt: t0}
+	if _, err := s.Heartbeat(ctx, w, nil); err != nil {
+		t.Fatal(err)
+	}
+	var claimed []jobs.Job
+	for range 11 {
+		sub, err := s.Submit(ctx, spec(""), queues.QueueCore)
+		if err != nil {
+			t.Fatal(err)
+		}
+		j, _, err := s.Claim(ctx, queues.Delivery{JobID: sub.Job.ID, Attempt: 1}, w.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		claimed = append(claimed, j)
+	}
+	code := 0
+	for i, j := range claimed[:10] {
+		if i%7 == 0 {
+			c.Add(time.Second) // ends in runs of equal scores: 7 (over two whole pages), 3
+		}
+		if ok, err := s.Finish(ctx, j, w.ID, jobs.StateSucceeded, &code, ""); err != nil || !ok {
+			t.Fatal(ok, err)
+		}
+	}
+	got, err := s.Usage(ctx, t0, c.Now().Add(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]int{}
+	running := 0
+	for _, u := range got {
+		seen[u.JobID]++
+		if u.Outcome == "running" {
+			running++
+		}
+	}
+	if len(got) != 11 || len(seen) != 11 || running != 1 {
+		t.Fatalf("%d entries for %d jobs (%d running), want 11 jobs once each with 1 running", len(got), len(seen), running)
+	}
+}
