@@ -112,10 +112,17 @@ type fakeAPI struct {
 	overview atomic.Bool  // serve GET /api/v1/overview; off = 503
 	stop     chan struct{}
 	stopOnce sync.Once
+
+	// build makes each overview served: sample unless the test says.
+	build func(at time.Time, n int) insight.Overview
 }
 
-func newFakeAPI(t *testing.T) *fakeAPI {
-	f := &fakeAPI{stop: make(chan struct{})}
+func newFakeAPI(t *testing.T) *fakeAPI { return newFakeAPIServing(t, sample) }
+
+// newFakeAPIServing is newFakeAPI serving build's overviews (given the
+// time and the count served so far) instead of sample's.
+func newFakeAPIServing(t *testing.T, build func(at time.Time, n int) insight.Overview) *fakeAPI {
+	f := &fakeAPI{stop: make(chan struct{}), build: build}
 	f.stream.Store(true)
 	f.overview.Store(true)
 	mux := http.NewServeMux()
@@ -169,7 +176,7 @@ func newFakeAPI(t *testing.T) *fakeAPI {
 
 func (f *fakeAPI) next() insight.Overview {
 	n := f.n.Add(1)
-	return sample(time.Now(), int(n))
+	return f.build(time.Now(), int(n))
 }
 
 // saveShot writes the page's screenshot to $BALLAST_DASHBOARD_SCREENSHOT
@@ -357,5 +364,182 @@ func TestPageShowsTheStreamsErrorEvents(t *testing.T) {
 	}
 	if n := api.polls.Load(); n != polls {
 		t.Errorf("the page polled %d times while the stream was up", n-polls)
+	}
+}
+
+// Names, teams, templates, job and worker IDs, the leader, advice and
+// problems come from users and hosts: the page must show them as text,
+// never parse them as HTML. The overview served here puts markup that
+// would run or add elements in each of them, and the page is compared
+// with the same overview holding plain strings instead: the same elements
+// (so none was injected), no handler run, and every string shown exactly.
+func TestPageShowsHostileStringsAsText(t *testing.T) {
+	t.Parallel()
+	const (
+		xssImg    = `<img src=x onerror="document.body.dataset.pwned=1">`
+		xssScript = `"><script>document.body.dataset.pwned=2</script>`
+		xssURL    = `javascript:alert(1)`
+		xssBold   = `<b>bold</b><img src=x onerror="document.body.dataset.pwned=3">`
+	)
+	// overview is sample with img, script, url and bold in place of every
+	// string a user or a host chooses.
+	overview := func(img, script, url, bold string) func(time.Time, int) insight.Overview {
+		return func(at time.Time, n int) insight.Overview {
+			ov := sample(at, n)
+			ov.Leader = img
+			ov.Pools[2].Name = img
+			ov.Workers[0].ID = url
+			ov.Workers[3].ID, ov.Workers[3].Pool = script, img
+			ov.Queues[1].Name = bold
+			r := &ov.Running[0]
+			r.ID, r.Template, r.Team, r.Worker = img, script, url, bold
+			r = &ov.Running[1]
+			r.ID, r.Template, r.Team, r.Worker = script, img, bold, url
+			ov.Cost.Pools[2].Pool = img
+			ov.Cost.Teams[0].Name, ov.Cost.Teams[1].Name = img, script
+			rec := &ov.Recommendations[0]
+			rec.Title, rec.Action, rec.RuleOfThumb = bold, "Set "+bold+" to "+script, url+" "+bold
+			ov.Problems = []string{"recommendations: " + img}
+			return ov
+		}
+	}
+	plain := newFakeAPIServing(t, overview("plain-img", "plain-script", "plain-url", "plain-bold"))
+	hostile := newFakeAPIServing(t, overview(xssImg, xssScript, xssURL, xssBold))
+
+	b := startBrowser(t)
+	// show opens the page on api, lets it draw a few overviews, stops the
+	// stream and returns how many elements of each tag the page holds.
+	show := func(api *fakeAPI) map[string]int {
+		t.Helper()
+		if status, err := b.Open(api.srv.URL+"/dashboard", 10*time.Second); err != nil || status != http.StatusOK {
+			t.Fatalf("opening the page: %d %v", status, err)
+		}
+		if err := b.WaitUpdates(3, 10*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		api.stopOnce.Do(func() { close(api.stop) })
+		// An injected <img src=x> fails to load and runs its onerror: let
+		// a load of the same URL, started after the renders, fail first.
+		if _, err := browser.Eval[bool](b, `(() => { const i = new Image();
+			i.onerror = i.onload = () => { document.body.dataset.probe = 'done'; };
+			i.src = 'x?probe'; return true; })()`, 5*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.WaitFor(`document.body.dataset.probe === 'done'`, 5*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		tags, err := browser.Eval[map[string]int](b, `(() => { const n = {};
+			for (const e of document.querySelectorAll('*')) { const k = e.tagName.toLowerCase(); n[k] = (n[k] || 0) + 1; }
+			return n; })()`, 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tags
+	}
+	const injectable = `document.querySelectorAll('img, script:not([src])').length`
+
+	plainTags := show(plain)
+	plainInjectable, err := browser.Eval[int](b, injectable, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plainTags["tr"] == 0 || plainTags["b"] == 0 {
+		t.Fatalf("the plain page has no rows or no bold: %v", plainTags)
+	}
+
+	hostileTags := show(hostile)
+	// The page's Content-Security-Policy blocks inline handlers, so pwned
+	// stays unset even if markup got in; the element counts and the texts
+	// below are what catch that. This catches a script run despite it.
+	if pwned, err := browser.Eval[string](b, `typeof document.body.dataset.pwned`, 5*time.Second); err != nil || pwned != "undefined" {
+		pw, _ := browser.Eval[string](b, `String(document.body.dataset.pwned)`, 5*time.Second)
+		t.Errorf("document.body.dataset.pwned is %s (%q, %v): a hostile string ran as HTML", pwned, pw, err)
+	}
+	if n, err := browser.Eval[int](b, injectable, 5*time.Second); err != nil || n != plainInjectable {
+		t.Errorf("%s = %d (%v) on the hostile page, %d on the plain one", injectable, n, err, plainInjectable)
+	}
+	if fmt.Sprint(hostileTags) != fmt.Sprint(plainTags) {
+		t.Errorf("the hostile page's elements differ from the plain page's:\nhostile %v\nplain   %v", hostileTags, plainTags)
+	}
+
+	// Every hostile string is shown as it is, in its table cell.
+	ov := overview(xssImg, xssScript, xssURL, xssBold)(time.Now(), 0)
+	cells := []struct {
+		table     string
+		row, cell int
+		want      string
+	}{
+		{"running", 0, 0, ov.Running[0].ID},
+		{"running", 0, 1, ov.Running[0].Template},
+		{"running", 0, 2, ov.Running[0].Team},
+		{"running", 0, 5, ov.Running[0].Worker},
+		{"running", 1, 0, ov.Running[1].ID},
+		{"running", 1, 1, ov.Running[1].Template},
+		{"running", 1, 2, ov.Running[1].Team},
+		{"running", 1, 5, ov.Running[1].Worker},
+		{"pools", 2, 0, ov.Pools[2].Name},
+		{"workers", 0, 0, ov.Workers[0].ID},
+		{"workers", 3, 0, ov.Workers[3].ID},
+		{"workers", 3, 1, ov.Workers[3].Pool},
+		{"queues", 1, 0, ov.Queues[1].Name},
+		{"cost-pools", 2, 0, ov.Cost.Pools[2].Pool},
+		{"cost-teams", 0, 0, ov.Cost.Teams[0].Name},
+		{"cost-teams", 1, 0, ov.Cost.Teams[1].Name},
+		{"recs", 0, 1, ov.Recommendations[0].Title},
+		{"recs", 0, 2, ov.Recommendations[0].Action},
+		{"recs", 0, 3, ov.Recommendations[0].RuleOfThumb},
+	}
+	tables := map[string][][]string{}
+	for _, c := range cells {
+		rows, ok := tables[c.table]
+		if !ok {
+			rows, err = browser.Eval[[][]string](b, fmt.Sprintf(`Array.from(document.getElementById(%q).rows,
+				(tr) => Array.from(tr.cells, (td) => td.textContent))`, c.table), 5*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tables[c.table] = rows
+		}
+		if c.row >= len(rows) || c.cell >= len(rows[c.row]) {
+			t.Errorf("#%s has no cell %d of row %d: %q", c.table, c.cell, c.row, rows)
+			continue
+		}
+		if got := rows[c.row][c.cell]; got != c.want {
+			t.Errorf("#%s row %d cell %d shows %q, want %q", c.table, c.row, c.cell, got, c.want)
+		}
+	}
+	if title := tables["recs"][0][1]; !strings.Contains(title, "<b>bold</b>") {
+		t.Errorf("the recommendation's title reads %q, want the text <b>bold</b> in it", title)
+	}
+	// Attributes and the header carry them too, unchanged.
+	checks := map[string]string{
+		`document.getElementById('leader').textContent`:                                 ov.Leader,
+		`document.getElementById('leader').title`:                                       ov.Leader,
+		`document.querySelector('#alerts li.problem').textContent`:                      ov.Problems[0],
+		`document.querySelector('#running tr').dataset.job`:                             ov.Running[0].ID,
+		`document.querySelector('#running tr td span').title`:                           ov.Running[0].ID,
+		`document.querySelector('#running tr:nth-child(2) td:nth-child(6) span').title`: ov.Running[1].Worker,
+	}
+	for expr, want := range checks {
+		if got, err := browser.Eval[string](b, expr, 5*time.Second); err != nil || got != want {
+			t.Errorf("%s = %q (%v), want %q", expr, got, err, want)
+		}
+	}
+	vals, err := b.Values(5 * time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range map[string]string{
+		"running." + xssImg + ".template":  xssScript,
+		"running." + xssScript + ".team":   xssBold,
+		"worker." + xssScript + ".pool":    xssImg,
+		"queue." + xssBold + ".name":       xssBold,
+		"pool." + xssImg + ".name":         xssImg,
+		"running." + xssImg + ".id":        xssImg,
+		"running." + xssScript + ".worker": xssURL,
+	} {
+		if got, ok := vals[k]; !ok || got != want {
+			t.Errorf("[data-k=%q] = %q (shown: %v), want %q", k, got, ok, want)
+		}
 	}
 }
