@@ -79,6 +79,10 @@ func (h *handler) mountInsight(mux *http.ServeMux, in Insight) {
 			writeErr(w, err)
 			return
 		}
+		// A row per job is a row per job run in the window: only on request.
+		if r.URL.Query().Get("jobs") != "true" {
+			rep.Jobs = nil
+		}
 		writeJSON(w, http.StatusOK, map[string]any{"report": rep, "summary": insight.CostViewOf(rep), "problems": problems})
 	}))
 	mux.HandleFunc("GET /api/v1/recommendations", h.guard(func(w http.ResponseWriter, r *http.Request) {

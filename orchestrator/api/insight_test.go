@@ -129,12 +129,19 @@ func TestInsightEndpoints(t *testing.T) {
 			t.Errorf("%s: %d %q, want 400 %q", path, res.StatusCode, msg, want)
 		}
 	}
-	res = get("/api/v1/costs?window=2h", bearer)
 	var costs struct {
 		Summary insight.CostView `json:"summary"`
+		Report  struct {
+			Jobs []map[string]any `json:"jobs"`
+		} `json:"report"`
 	}
-	if err := json.NewDecoder(res.Body).Decode(&costs); err != nil || res.StatusCode != 200 {
-		t.Fatalf("costs: %d %v", res.StatusCode, err)
+	res = get("/api/v1/costs?window=2h", bearer)
+	if err := json.NewDecoder(res.Body).Decode(&costs); err != nil || res.StatusCode != 200 || len(costs.Report.Jobs) != 0 {
+		t.Fatalf("costs: %d %v, %d job rows without jobs=true", res.StatusCode, err, len(costs.Report.Jobs))
+	}
+	res = get("/api/v1/costs?window=2h&jobs=true", bearer)
+	if err := json.NewDecoder(res.Body).Decode(&costs); err != nil || len(costs.Report.Jobs) != 1 || costs.Report.Jobs[0]["job"] != sub.Job.ID {
+		t.Fatalf("costs with jobs=true: %v %+v", err, costs.Report.Jobs)
 	}
 	// Two hours of a 2-slot quota at 1.5 is paid, whatever ran.
 	if c := costs.Summary; c.Fixed < 5.999 || c.Fixed > 6.001 || len(c.Teams) != 1 || c.Teams[0].Name != "data" {

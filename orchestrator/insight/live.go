@@ -24,16 +24,17 @@ type Live struct {
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 
-	mu       sync.Mutex
-	last     Overview
-	lastAt   time.Time
-	key      KeyMetrics
-	cost     CostView
-	problems []string
-	pastAt   time.Time
-	advice   []advisor.Recommendation
-	adviceAt time.Time
-	adviceOK bool
+	mu        sync.Mutex
+	last      Overview
+	lastAt    time.Time
+	key       KeyMetrics
+	cost      CostView
+	problems  []string
+	pastAt    time.Time
+	advice    []advisor.Recommendation
+	adviceAt  time.Time
+	adviceErr string
+	advising  bool
 }
 
 // Overview returns an overview no older than MaxAge, with the advice.
@@ -59,19 +60,53 @@ func (l *Live) Overview(ctx context.Context) (Overview, error) {
 	o.Key, o.Cost = l.key, l.cost
 	o.Key.FixedIdleNow = idleNow
 	o.Problems = append(o.Problems, l.problems...)
-	if !l.adviceOK || now.Sub(l.adviceAt) >= orDefault(l.AdviceMaxAge, time.Minute) {
-		_, recs, err := l.Source.Advise(ctx, now.Add(-l.Source.adviceWindow()), now)
-		if err != nil {
-			o.Problems = append(o.Problems, "advice: "+err.Error())
-		} else {
-			l.advice, l.adviceAt, l.adviceOK = recs, now, true
-		}
+	switch {
+	case l.adviceAt.IsZero():
+		// The first advice is worked out here, so the first reader (and a
+		// one-shot `ballast top`) gets it.
+		l.mu.Unlock()
+		recs, err := l.Source.adviseNow(ctx, now)
+		l.mu.Lock()
+		l.setAdvice(now, recs, err)
+	case now.Sub(l.adviceAt) >= orDefault(l.AdviceMaxAge, time.Minute) && !l.advising:
+		// Later ones in the background: a day of job history must not
+		// hold every reader, the stream included, while it is read.
+		l.advising = true
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			recs, err := l.Source.adviseNow(ctx, now)
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			l.advising = false
+			l.setAdvice(now, recs, err)
+		}()
+	}
+	if l.adviceErr != "" {
+		o.Problems = append(o.Problems, "advice: "+l.adviceErr)
 	}
 	if l.advice != nil {
 		o.Recommendations = l.advice
 	}
 	l.last, l.lastAt = o, now
 	return o, nil
+}
+
+// setAdvice keeps the advice worked out at now; after an error the last
+// good advice stays, with the error shown, until the next try at pace.
+func (l *Live) setAdvice(now time.Time, recs []advisor.Recommendation, err error) {
+	l.adviceAt = now
+	if err != nil {
+		l.adviceErr = err.Error()
+		return
+	}
+	l.advice, l.adviceErr = recs, ""
+}
+
+// adviseNow is the advice over the advice window ending at now.
+func (s Source) adviseNow(ctx context.Context, now time.Time) ([]advisor.Recommendation, error) {
+	_, recs, err := s.Advise(ctx, now.Add(-s.adviceWindow()), now)
+	return recs, err
 }
 
 func (l *Live) now() time.Time {
