@@ -38,10 +38,17 @@ func runTop(ctx context.Context, e *env, args []string) error {
 	defer t.Stop()
 	for {
 		o, err := live.Overview(ctx)
-		if err != nil {
-			return err
-		}
 		switch {
+		case ctx.Err() != nil:
+			return nil // interrupted mid-read: a clean exit
+		case err != nil && (*once || *out == "json"):
+			return err
+		case err != nil:
+			// Keep watching: Redis coming back heals the picture, as on
+			// the dashboard.
+			fmt.Fprint(e.out, "\x1b[H\x1b[2J")
+			fmt.Fprintf(e.out, "ballast  %s  cannot read the overview: %v\nretrying every %s; Ctrl-C to stop\n",
+				time.Now().Format("15:04:05"), err, *every)
 		case *out == "json":
 			if err := writeJSON(e.out, o); err != nil {
 				return err
