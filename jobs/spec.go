@@ -83,6 +83,17 @@ type Job struct {
 	FinishedAt time.Time `json:"finished_at,omitempty"`
 }
 
+// EligibleAt is when the current attempt could first start: when it was
+// queued, or the end of its retry back-off if that came later. Waits for
+// capacity are measured from here, so a deliberate back-off is not counted
+// as a wait.
+func (j Job) EligibleAt() time.Time {
+	if j.NotBefore.After(j.QueuedAt) {
+		return j.NotBefore
+	}
+	return j.QueuedAt
+}
+
 // NewID returns a job ID that sorts by creation time: 12 hex digits of
 // milliseconds then 16 of randomness.
 func NewID(now time.Time) string {

@@ -36,13 +36,17 @@ func (n Namespace) launches() string { return n.prefix() + "launches" }
 // usageLua defines recordUsage(jobKey, usageKey, id, attempt, endMs,
 // outcome, lost) for the scripts that end a running attempt. Call it before
 // the record changes state: it reads the attempt's start, wait, pool and
-// last checkpoint from the record. With lost set, the work since the later
+// last checkpoint from the record. The wait starts when the attempt could
+// first start: a retry's back-off is not a wait for capacity. With lost set, the work since the later
 // of the attempt's start and its last checkpoint is counted as thrown away.
 const usageLua = `
 local function recordUsage(key, ukey, id, attempt, endms, outcome, lost)
-  local r = redis.call("HMGET", key, "started", "queued", "checkpoint_at", "pool", "worker", "team", "template", "class")
+  local r = redis.call("HMGET", key, "started", "queued", "checkpoint_at", "pool", "worker", "team", "template", "class", "not_before")
   local start = tonumber(r[1])
   if not start then return end
+  local queued = tonumber(r[2]) or start
+  local nb = tonumber(r[9])
+  if nb and nb > queued and nb <= start then queued = nb end
   local e = tonumber(endms)
   if e < start then e = start end
   local l = 0
@@ -52,7 +56,7 @@ local function recordUsage(key, ukey, id, attempt, endms, outcome, lost)
     if cp and cp > from then from = cp end
     if e > from then l = e - from end
   end
-  redis.call("ZADD", ukey, e, cjson.encode({job = id, attempt = tonumber(attempt), queued = tonumber(r[2]) or start,
+  redis.call("ZADD", ukey, e, cjson.encode({job = id, attempt = tonumber(attempt), queued = queued,
     start = start, ["end"] = e, lost = l, pool = r[4] or "", worker = r[5] or "", team = r[6] or "",
     template = r[7] or "", class = r[8] or "", outcome = outcome}))
 end
@@ -70,8 +74,8 @@ type AttemptUsage struct {
 	// attempt claimed before workers reported their pool.
 	Pool   string `json:"pool"`
 	Worker string `json:"worker"`
-	// Queued is when the wait for this attempt began: submission for the
-	// first attempt, the requeue for later ones.
+	// Queued is when this attempt could first start: its submission or
+	// requeue, or the end of its retry back-off if that came later.
 	Queued time.Time `json:"queued"`
 	Start  time.Time `json:"start"`
 	// End is zero for an attempt still running.
@@ -172,7 +176,7 @@ func (s *Store) Usage(ctx context.Context, from, until time.Time) ([]AttemptUsag
 // RunningUsage is the usage of j's running attempt so far.
 func RunningUsage(j jobs.Job) AttemptUsage {
 	return AttemptUsage{JobID: j.ID, Attempt: j.Attempt, Team: j.Spec.Team, Template: j.Spec.Template,
-		Class: string(j.Spec.Class), Pool: j.Pool, Worker: j.Worker, Queued: j.QueuedAt, Start: j.StartedAt,
+		Class: string(j.Spec.Class), Pool: j.Pool, Worker: j.Worker, Queued: j.EligibleAt(), Start: j.StartedAt,
 		Outcome: "running"}
 }
 

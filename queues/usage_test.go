@@ -56,10 +56,12 @@ func TestUsageRecordsEveryAttemptOnceWithItsPool(t *testing.T) {
 		t.Fatalf("claim 2: ok %v pool %q err %v", ok, j.Pool, err)
 	}
 	c.Add(time.Minute)
-	if _, err := s.Requeue(ctx, j, fixed.ID, queues.Requeue{Retry: true, Reason: "exit 1"}); err != nil {
+	if _, err := s.Requeue(ctx, j, fixed.ID, queues.Requeue{Retry: true, Reason: "exit 1", NotBefore: c.Now().Add(30 * time.Second)}); err != nil {
 		t.Fatal(err)
 	}
-	// Attempt 3 succeeds after 5 min.
+	// Attempt 3 starts 40 s later, 10 s after its back-off ended: it
+	// waited 10 s for capacity. It succeeds after 5 min.
+	c.Add(40 * time.Second)
 	j, _, _ = s.Claim(ctx, queues.Delivery{JobID: id, Attempt: 3}, fixed.ID)
 	c.Add(5 * time.Minute)
 	code := 0
@@ -106,7 +108,7 @@ func TestUsageRecordsEveryAttemptOnceWithItsPool(t *testing.T) {
 	wants := []want{
 		{1, "spot", "preempted", 30 * time.Second, 10 * time.Minute, 2 * time.Minute},
 		{2, "fixed", "retried", time.Minute, time.Minute, 0},
-		{3, "fixed", "succeeded", 0, 5 * time.Minute, 0},
+		{3, "fixed", "succeeded", 10 * time.Second, 5 * time.Minute, 0},
 		{1, "spot", "lost", 0, 3 * time.Minute, 3 * time.Minute},
 	}
 	if len(got) != len(wants) {

@@ -34,8 +34,8 @@ func (s Source) Window(ctx context.Context, from, until time.Time) (advisor.Wind
 		return w, err
 	}
 	for _, j := range active {
-		if j.State == jobs.StateQueued && queues.Queue(j.Queue).Elastic() && j.QueuedAt.Before(until) {
-			w.ElasticWaits = append(w.ElasticWaits, advisor.Wait{At: until, Class: string(j.Spec.Class), Wait: until.Sub(j.QueuedAt)})
+		if j.State == jobs.StateQueued && queues.Queue(j.Queue).Elastic() && j.EligibleAt().Before(until) {
+			w.ElasticWaits = append(w.ElasticWaits, advisor.Wait{At: until, Class: string(j.Spec.Class), Wait: until.Sub(j.EligibleAt())})
 		}
 	}
 	samples, err := s.Store.Samples(ctx, advisor.SeriesFixedIdle, from, until)
