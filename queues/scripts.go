@@ -254,6 +254,26 @@ end
 return n
 `)
 
+// closeOrphanLivesScript closes the open lives, among those given, whose
+// worker is no longer registered. The heartbeat opens a life and registers
+// its worker in one step, and deregistration and recovery close it in
+// theirs, so such a life was left open by something else: a controller of
+// an older version recovering the worker, or a registry entry deleted by
+// hand. It would otherwise be billed until the retention ends.
+// KEYS: workers, livesEnd. ARGV: nowMs, then life members.
+var closeOrphanLivesScript = redis.NewScript(`
+local n = 0
+for i = 2, #ARGV do
+  local life = ARGV[i]
+  local id = string.match(life, "^[^|]*|[^|]*|[^|]*|(.*)$")
+  if id and redis.call("HEXISTS", KEYS[2], life) == 0 and not redis.call("ZSCORE", KEYS[1], id) then
+    redis.call("HSET", KEYS[2], life, ARGV[1])
+    n = n + 1
+  end
+end
+return n
+`)
+
 // endLaunchScript closes the launch of a worker that never registered (its
 // boot failed, or it was released first) as a life of its own: the
 // provider billed it all the same. KEYS: launches, lives, livesEnd.

@@ -296,13 +296,17 @@ func (s *Store) EndLaunch(ctx context.Context, id string, end time.Time) (bool, 
 	return n == 1, wrap("queues.EndLaunch", err)
 }
 
-// TrimAccounting drops usage entries of attempts that ended before cutoff
-// and the lives that ended before it. The leader calls it with its cost
+// TrimAccounting closes the lives their workers left open (see
+// closeOrphanLives), then drops usage entries of attempts that ended before
+// cutoff and the lives that ended before it. The leader calls it with its cost
 // retention; lives still running are kept however old. A launch still
 // pending at cutoff is closed at its own start, so it is billed its
 // minimum: nothing registered, and no controller saw it gone in all that
 // time, so how long it lived is not known.
 func (s *Store) TrimAccounting(ctx context.Context, cutoff time.Time) error {
+	if err := s.closeOrphanLives(ctx); err != nil {
+		return err
+	}
 	ms := strconv.FormatInt(cutoff.UnixMilli(), 10)
 	if err := s.rdb.ZRemRangeByScore(ctx, s.ns.usage(), "-inf", "("+ms).Err(); err != nil {
 		return wrap("queues.TrimAccounting", err)
@@ -343,6 +347,31 @@ func (s *Store) TrimAccounting(ctx context.Context, cutoff time.Time) error {
 		return nil
 	})
 	return wrap("queues.TrimAccounting", err)
+}
+
+// closeOrphanLives ends, now, the open lives whose worker left the registry
+// without closing them (see closeOrphanLivesScript). They are found in Go
+// and checked again in the script, so Redis is held only for the few open
+// ones.
+func (s *Store) closeOrphanLives(ctx context.Context) error {
+	all, err := s.rdb.ZRange(ctx, s.ns.lives(), 0, -1).Result()
+	if err != nil || len(all) == 0 {
+		return wrap("queues.TrimAccounting", err)
+	}
+	ends, err := s.rdb.HMGet(ctx, s.ns.livesEnd(), all...).Result()
+	if err != nil {
+		return wrap("queues.TrimAccounting", err)
+	}
+	args := []any{s.opts.Now().UnixMilli()}
+	for i, m := range all {
+		if ends[i] == nil {
+			args = append(args, m)
+		}
+	}
+	if len(args) == 1 {
+		return nil
+	}
+	return wrap("queues.TrimAccounting", closeOrphanLivesScript.Run(ctx, s.rdb, []string{s.ns.Workers(), s.ns.livesEnd()}, args...).Err())
 }
 
 func toAny(ss []string) []any {

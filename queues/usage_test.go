@@ -295,3 +295,36 @@ func TestUsageReadsEveryEntryAcrossPages(t *testing.T) { // not parallel: it set
 		t.Fatalf("%d entries for %d jobs (%d running), want 11 jobs once each with 1 running", len(got), len(seen), running)
 	}
 }
+
+// TestALifeLeftOpenByAGoneWorkerIsClosedByTheTrim: a registry entry removed
+// without closing its life (an older controller's recovery) stops being
+// billed at the next trim; a registered worker's life stays open.
+func TestALifeLeftOpenByAGoneWorkerIsClosedByTheTrim(t *testing.T) {
+	t.Parallel()
+	s, c := newStore(t)
+	ctx := context.Background()
+	start := c.Now().Truncate(time.Millisecond)
+	for _, id := range []string{"gone-1", "alive-1"} {
+		if _, err := s.Heartbeat(ctx, queues.WorkerInfo{ID: id, Pool: "spot", Slots: 1, StartedAt: start}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ns := s.Namespace()
+	if err := s.Redis().ZRem(ctx, ns.Workers(), "gone-1").Err(); err != nil { // as an older recovery did
+		t.Fatal(err)
+	}
+	s.Redis().Del(ctx, ns.Worker("gone-1"))
+	c.Add(10 * time.Minute)
+	if err := s.TrimAccounting(ctx, start.Add(-time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	lives, err := s.WorkerLives(ctx, start, c.Now().Add(time.Hour))
+	if err != nil || len(lives) != 2 {
+		t.Fatalf("lives %+v %v", lives, err)
+	}
+	for _, l := range lives {
+		if (l.ID == "gone-1") != !l.End.IsZero() || (l.ID == "gone-1" && !l.End.Equal(c.Now().Truncate(time.Millisecond))) {
+			t.Errorf("life %+v", l)
+		}
+	}
+}
