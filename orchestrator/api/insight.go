@@ -51,7 +51,11 @@ func (h *handler) mountInsight(mux *http.ServeMux, in Insight) {
 		every = time.Second
 	}
 	mux.HandleFunc("GET /api/v1/overview", h.guard(func(w http.ResponseWriter, r *http.Request) {
-		o, err := in.Live.Overview(r.Context())
+		span, ok := spanOf(w, r)
+		if !ok {
+			return
+		}
+		o, err := in.Live.OverviewSpan(r.Context(), span)
 		if err != nil {
 			writeErr(w, err)
 			return
@@ -59,7 +63,11 @@ func (h *handler) mountInsight(mux *http.ServeMux, in Insight) {
 		writeJSON(w, http.StatusOK, o)
 	}))
 	mux.HandleFunc("GET /api/v1/overview/stream", h.guard(func(w http.ResponseWriter, r *http.Request) {
-		h.stream(w, r, in.Live, every)
+		span, ok := spanOf(w, r)
+		if !ok {
+			return
+		}
+		h.stream(w, r, in.Live, span, every)
 	}))
 	mux.HandleFunc("GET /api/v1/costs", h.guard(func(w http.ResponseWriter, r *http.Request) {
 		from, until, ok := window(w, r)
@@ -133,7 +141,7 @@ func (h *handler) login(next http.Handler) http.HandlerFunc {
 // stream sends the overview as Server-Sent Events, one "overview" event per
 // period, until the client goes away. An error is sent as an "error" event
 // and the stream goes on: Redis coming back heals the page by itself.
-func (h *handler) stream(w http.ResponseWriter, r *http.Request, live *insight.Live, every time.Duration) {
+func (h *handler) stream(w http.ResponseWriter, r *http.Request, live *insight.Live, span insight.Span, every time.Duration) {
 	fl, ok := w.(http.Flusher)
 	if !ok {
 		writeJSON(w, http.StatusInternalServerError, intake.ErrorBody{Error: intake.Error{Code: intake.CodeInternal,
@@ -148,7 +156,7 @@ func (h *handler) stream(w http.ResponseWriter, r *http.Request, live *insight.L
 	defer t.Stop()
 	for {
 		event, body := "overview", []byte(nil)
-		o, err := live.Overview(r.Context())
+		o, err := live.OverviewSpan(r.Context(), span)
 		if err == nil {
 			body, err = json.Marshal(o)
 		}
@@ -165,6 +173,24 @@ func (h *handler) stream(w http.ResponseWriter, r *http.Request, live *insight.L
 		case <-t.C:
 		}
 	}
+}
+
+// spanOf reads ?span= (one of insight.Spans; none means the default).
+func spanOf(w http.ResponseWriter, r *http.Request) (insight.Span, bool) {
+	name := r.URL.Query().Get("span")
+	if name == "" {
+		return insight.Span{}, true
+	}
+	sp, ok := insight.SpanNamed(name)
+	if !ok {
+		names := make([]string, 0, len(insight.Spans))
+		for _, s := range insight.Spans {
+			names = append(names, s.Name)
+		}
+		writeJSON(w, http.StatusBadRequest, intake.ErrorBody{Error: intake.Error{Code: intake.CodeInvalid,
+			Message: fmt.Sprintf("span %q: use one of %s", name, strings.Join(names, ", "))}})
+	}
+	return sp, ok
 }
 
 // window reads ?window=24h (ending now) or ?from=&until= (RFC 3339).

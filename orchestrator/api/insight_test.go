@@ -66,8 +66,14 @@ func TestInsightEndpoints(t *testing.T) {
 		t.Fatalf("overview: %d %v", res.StatusCode, err)
 	}
 	if len(o.Running) != 1 || o.Running[0].Pool != "onprem" || o.Running[0].Team != "data" || len(o.Pools) != 1 ||
-		o.Pools[0].Busy != 1 || o.Pools[0].Idle != 1 || o.Pools[0].CostPerHour != 3 {
+		o.Pools[0].Busy != 1 || o.Pools[0].Idle != 1 || o.Pools[0].CostPerHour != 3 || o.Span != "6h" || len(o.Key.Series) != 37 {
 		t.Fatalf("overview %+v", o)
+	}
+	// A shorter span: an hour in one-minute buckets.
+	res = get("/api/v1/overview?span=1h", bearer)
+	o = insight.Overview{}
+	if err := json.NewDecoder(res.Body).Decode(&o); err != nil || o.Span != "1h" || len(o.Key.Series) != 61 || len(o.Running) != 1 {
+		t.Fatalf("span=1h: %v span %q, %d buckets", err, o.Span, len(o.Key.Series))
 	}
 
 	// The dashboard trades a right token for a cookie, which reads may use
@@ -117,6 +123,8 @@ func TestInsightEndpoints(t *testing.T) {
 	// Windows: bad ones are named; a good one prices the running job.
 	for path, want := range map[string]string{
 		"/api/v1/costs?window=yesterday":                                     "window: give a positive duration",
+		"/api/v1/overview?span=2d":                                           `span "2d": use one of 1h, 6h, 24h`,
+		"/api/v1/overview/stream?span=x":                                     `span "x": use one of`,
 		"/api/v1/costs?window=-1h":                                           "window: give a positive duration",
 		"/api/v1/costs?window=800h":                                          "ask for at most",
 		"/api/v1/recommendations?from=2026-13-01":                            "from: give an RFC 3339 time",

@@ -79,6 +79,7 @@ func (s Source) OverviewOf(now time.Time, in Inputs) Overview {
 	o, idleNow := s.current(now, in)
 	o.Key, o.Cost, o.Problems = s.past(now, in)
 	o.Key.FixedIdleNow = idleNow
+	o.Span = s.span().Name
 	return o
 }
 

@@ -25,41 +25,66 @@ type Live struct {
 	Now func() time.Time
 
 	mu        sync.Mutex
-	last      Overview
-	lastAt    time.Time
-	key       KeyMetrics
-	cost      CostView
-	problems  []string
-	pastAt    time.Time
+	last      map[string]cachedOverview // by span name
+	past      map[string]cachedPast     // by span name
 	advice    []advisor.Recommendation
 	adviceAt  time.Time
 	adviceErr string
 	advising  bool
 }
 
-// Overview returns an overview no older than MaxAge, with the advice.
+type cachedOverview struct {
+	o  Overview
+	at time.Time
+}
+
+type cachedPast struct {
+	key      KeyMetrics
+	cost     CostView
+	problems []string
+	at       time.Time
+}
+
+// Overview returns an overview no older than MaxAge, with the advice, its
+// series over the Source's own span.
 func (l *Live) Overview(ctx context.Context) (Overview, error) {
+	return l.OverviewSpan(ctx, Span{})
+}
+
+// OverviewSpan is Overview with the series over span (a zero Span means
+// the Source's own). Each span is cached on its own.
+func (l *Live) OverviewSpan(ctx context.Context, span Span) (Overview, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := l.now()
-	if !l.lastAt.IsZero() && now.Sub(l.lastAt) < orDefault(l.MaxAge, time.Second) {
-		return l.last, nil
+	src := l.Source
+	if span.Window > 0 {
+		src.SeriesWindow, src.SeriesStep = span.Window, span.Step
+	}
+	if c, ok := l.last[span.Name]; ok && now.Sub(c.at) < orDefault(l.MaxAge, time.Second) {
+		return c.o, nil
 	}
 	var in Inputs
-	if err := l.Source.readCurrent(ctx, &in); err != nil {
+	if err := src.readCurrent(ctx, &in); err != nil {
 		return Overview{At: now}, err
 	}
-	o, idleNow := l.Source.current(now, in)
-	if l.pastAt.IsZero() || now.Sub(l.pastAt) >= orDefault(l.PastMaxAge, 10*time.Second) {
-		if err := l.Source.readPast(ctx, now, &in); err != nil {
+	o, idleNow := src.current(now, in)
+	p, ok := l.past[span.Name]
+	if !ok || now.Sub(p.at) >= orDefault(l.PastMaxAge, 10*time.Second) {
+		if err := src.readPast(ctx, now, &in); err != nil {
 			return Overview{At: now}, err
 		}
-		l.key, l.cost, l.problems = l.Source.past(now, in)
-		l.pastAt = now
+		p.key, p.cost, p.problems = src.past(now, in)
+		p.at = now
+		if l.past == nil {
+			l.past = map[string]cachedPast{}
+		}
+		l.past[span.Name] = p
 	}
-	o.Key, o.Cost = l.key, l.cost
+	o.Span = src.span().Name
+	o.Key, o.Cost = p.key, p.cost
 	o.Key.FixedIdleNow = idleNow
-	o.Problems = append(o.Problems, l.problems...)
+	o.Problems = append(o.Problems, p.problems...)
 	switch {
 	case l.adviceAt.IsZero():
 		// The first advice is worked out here, so the first reader (and a
@@ -88,7 +113,10 @@ func (l *Live) Overview(ctx context.Context) (Overview, error) {
 	if l.advice != nil {
 		o.Recommendations = l.advice
 	}
-	l.last, l.lastAt = o, now
+	if l.last == nil {
+		l.last = map[string]cachedOverview{}
+	}
+	l.last[span.Name] = cachedOverview{o: o, at: now}
 	return o, nil
 }
 

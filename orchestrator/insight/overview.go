@@ -19,6 +19,8 @@ type Overview struct {
 	// Key holds the three measures that say whether the split between
 	// fixed and elastic capacity is right, now and over time.
 	Key KeyMetrics `json:"key"`
+	// Span names how far back Key.Series goes (see Spans).
+	Span string `json:"span"`
 	// Cost is today's spend so far (from midnight in the cost time zone).
 	Cost CostView `json:"cost"`
 	// Recommendations is the advice over the advice window (24 h).

@@ -23,6 +23,42 @@ const (
 	Retention = config.DefaultCostRetention
 )
 
+// Span is how far back the key measures' series goes, and its buckets.
+type Span struct {
+	Name         string
+	Window, Step time.Duration
+}
+
+// Spans are the series spans the API and the dashboard offer: 60 one-minute
+// buckets, 36 of ten minutes (the default), or 48 of half an hour.
+var Spans = []Span{
+	{Name: "1h", Window: time.Hour, Step: time.Minute},
+	{Name: "6h", Window: DefaultSeriesWindow, Step: DefaultSeriesStep},
+	{Name: "24h", Window: 24 * time.Hour, Step: 30 * time.Minute},
+}
+
+// SpanNamed returns the span of that name; ok is false for an unknown one.
+func SpanNamed(name string) (Span, bool) {
+	for _, sp := range Spans {
+		if sp.Name == name {
+			return sp, true
+		}
+	}
+	return Span{}, false
+}
+
+// span is the Source's series span, named when it is one of Spans.
+func (s Source) span() Span {
+	sp := Span{Window: s.seriesWindow(), Step: s.seriesStep()}
+	for _, known := range Spans {
+		if known.Window == sp.Window && known.Step == sp.Step {
+			return known
+		}
+	}
+	sp.Name = sp.Window.String()
+	return sp
+}
+
 // Source reads the live store with the settings that price and judge it.
 type Source struct {
 	Store *queues.Store
