@@ -9,6 +9,11 @@
 // the API's business: the controller sets the token cookie before it
 // hands a request to Handler.
 //
+// The span of the charts (1h, 6h or 24h, insight.Spans) is chosen with
+// buttons above them and kept in the address as #span=NAME; the page
+// then asks both endpoints for ?span=NAME, and for no span (the API's
+// default) when the address names none or one the API does not offer.
+//
 // Every number on the page carries a data-k attribute naming it (for
 // example pool.fixed.busy or cost.team.ml.cost) and, where the shown text
 // is rounded, a data-v attribute with the raw JSON value, so a test can

@@ -47,19 +47,38 @@ func startBrowser(t *testing.T) *browser.Browser {
 
 func ptr(v float64) *float64 { return &v }
 
-// sample is an overview with something in every part, odd values where
-// rounding shows (3.5999999999999996), a worker that drains, a missing
-// idle sample in the series and a problem.
-func sample(at time.Time, burstPending int) insight.Overview {
-	var series []insight.KeyBucket
-	for i := range 24 {
-		b := insight.KeyBucket{From: at.Add(time.Duration(i-24) * 5 * time.Minute),
+// defaultSpan is the span the API serves when none is asked for.
+var defaultSpan = func() insight.Span {
+	for _, sp := range insight.Spans {
+		if sp.Window == insight.DefaultSeriesWindow && sp.Step == insight.DefaultSeriesStep {
+			return sp
+		}
+	}
+	panic("no default among insight.Spans")
+}()
+
+// series is a key-measures series over sp ending at at, bucketed as the
+// API does (the bucket holding at-window to the one holding at, one more
+// than window/step), with an idle sample missing in every 7th bucket.
+func series(at time.Time, sp insight.Span) []insight.KeyBucket {
+	first := at.Add(-sp.Window).Truncate(sp.Step)
+	n := int(at.Sub(first)/sp.Step) + 1
+	out := make([]insight.KeyBucket, 0, n)
+	for i := range n {
+		b := insight.KeyBucket{From: first.Add(time.Duration(i) * sp.Step),
 			ElasticWaitP95Seconds: float64((i*7)%13) * 1.3, ElasticStarts: i % 4, Preemptions: (i * 3) % 5 / 3}
 		if i%7 != 3 {
 			b.FixedIdle = ptr(0.1 + float64((i*5)%9)/20)
 		}
-		series = append(series, b)
+		out = append(out, b)
 	}
+	return out
+}
+
+// sample is an overview with something in every part, odd values where
+// rounding shows (3.5999999999999996), a worker that drains, a missing
+// idle sample in the series (over the default span) and a problem.
+func sample(at time.Time, burstPending int) insight.Overview {
 	return insight.Overview{
 		At: at, Leader: "ctl-host-12345",
 		Pools: []insight.PoolView{
@@ -82,7 +101,8 @@ func sample(at time.Time, burstPending int) insight.Overview {
 				Worker: "spot-0011223344", Attempt: 2, WaitSeconds: 35.1, RunSeconds: 41, Cost: 0.0137},
 		},
 		Key: insight.KeyMetrics{ElasticWaitP95Seconds: 14.2, ElasticStarts: 17, FixedIdleNow: ptr(0.25), FixedIdleMean: ptr(0.3125),
-			Preemptions: 3, PreemptionsByKind: map[string]int{"preempted": 2, "requeued": 1, "lost": 0}, RecentSeconds: 3600, Series: series},
+			Preemptions: 3, PreemptionsByKind: map[string]int{"preempted": 2, "requeued": 1, "lost": 0}, RecentSeconds: 3600, Series: series(at, defaultSpan)},
+		Span: defaultSpan.Name,
 		Cost: insight.CostView{From: at.Truncate(24 * time.Hour), Until: at, Total: 123.456, Fixed: 96, Elastic: 27.456, Idle: 21.5, LostWork: 1.25, Premium: 9.876,
 			Pools: []insight.PoolCost{
 				{Pool: "fixed", Kind: "fixed", Paid: 96, Used: 74.5, Idle: 21.5, IdleShare: 0.2239},
@@ -102,7 +122,8 @@ func sample(at time.Time, burstPending int) insight.Overview {
 
 // fakeAPI serves the page and a stand-in for the overview endpoints. Each
 // answer's burst queue holds a new pending count, so a test can tell
-// updates apart.
+// updates apart. Like the API, both endpoints take ?span= (one of
+// insight.Spans; an unknown one is a 400) and serve a series over it.
 type fakeAPI struct {
 	srv      *httptest.Server
 	n        atomic.Int64 // overviews served
@@ -110,11 +131,46 @@ type fakeAPI struct {
 	stream   atomic.Bool  // serve the stream; off = 500
 	failing  atomic.Bool  // the stream sends "error" events instead of overviews
 	overview atomic.Bool  // serve GET /api/v1/overview; off = 503
+	streams  atomic.Int64 // streams open now
 	stop     chan struct{}
 	stopOnce sync.Once
 
+	mu   sync.Mutex
+	reqs []apiRequest // every overview and stream request, in order
+
 	// build makes each overview served: sample unless the test says.
 	build func(at time.Time, n int) insight.Overview
+}
+
+// apiRequest is one request to the overview endpoints: its path and its
+// query string as sent.
+type apiRequest struct {
+	path, query string
+}
+
+func (r apiRequest) String() string { return r.path + "?" + r.query }
+
+// requests returns the overview and stream requests received so far.
+func (f *fakeAPI) requests() []apiRequest {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]apiRequest(nil), f.reqs...)
+}
+
+// span records r and reads its ?span= as the API does: none is the
+// default, an unknown one is answered 400 and ok is false.
+func (f *fakeAPI) span(w http.ResponseWriter, r *http.Request) (sp insight.Span, ok bool) {
+	f.mu.Lock()
+	f.reqs = append(f.reqs, apiRequest{path: r.URL.Path, query: r.URL.RawQuery})
+	f.mu.Unlock()
+	name := r.URL.Query().Get("span")
+	if name == "" {
+		return defaultSpan, true
+	}
+	if sp, ok = insight.SpanNamed(name); !ok {
+		http.Error(w, fmt.Sprintf("span %q: unknown", name), http.StatusBadRequest)
+	}
+	return sp, ok
 }
 
 func newFakeAPI(t *testing.T) *fakeAPI { return newFakeAPIServing(t, sample) }
@@ -129,19 +185,29 @@ func newFakeAPIServing(t *testing.T, build func(at time.Time, n int) insight.Ove
 	mux.Handle("/dashboard", Handler())
 	mux.Handle("/dashboard/", Handler())
 	mux.HandleFunc("GET /api/v1/overview", func(w http.ResponseWriter, r *http.Request) {
+		sp, ok := f.span(w, r)
+		if !ok {
+			return
+		}
 		if !f.overview.Load() {
 			http.Error(w, "down for the test", http.StatusServiceUnavailable)
 			return
 		}
 		f.polls.Add(1)
 		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(f.next())
+		_ = json.NewEncoder(w).Encode(f.next(sp))
 	})
 	mux.HandleFunc("GET /api/v1/overview/stream", func(w http.ResponseWriter, r *http.Request) {
+		sp, ok := f.span(w, r)
+		if !ok {
+			return
+		}
 		if !f.stream.Load() {
 			http.Error(w, "no stream for the test", http.StatusInternalServerError)
 			return
 		}
+		f.streams.Add(1)
+		defer f.streams.Add(-1)
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.Header().Set("Cache-Control", "no-cache")
 		tick := time.NewTicker(200 * time.Millisecond)
@@ -151,7 +217,7 @@ func newFakeAPIServing(t *testing.T, build func(at time.Time, n int) insight.Ove
 			if f.failing.Load() {
 				event, b = "error", []byte(`"redis: connection refused"`)
 			} else {
-				b, _ = json.Marshal(f.next())
+				b, _ = json.Marshal(f.next(sp))
 			}
 			if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, b); err != nil {
 				return
@@ -174,9 +240,12 @@ func newFakeAPIServing(t *testing.T, build func(at time.Time, n int) insight.Ove
 	return f
 }
 
-func (f *fakeAPI) next() insight.Overview {
+// next is the next overview served, its series over sp.
+func (f *fakeAPI) next(sp insight.Span) insight.Overview {
 	n := f.n.Add(1)
-	return f.build(time.Now(), int(n))
+	ov := f.build(time.Now(), int(n))
+	ov.Span, ov.Key.Series = sp.Name, series(ov.At, sp)
+	return ov
 }
 
 // saveShot writes the page's screenshot to $BALLAST_DASHBOARD_SCREENSHOT
@@ -223,6 +292,7 @@ func TestPageShowsEveryPartOfTheOverview(t *testing.T) {
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 	want := map[string]string{
 		"leader":                                       ov.Leader,
+		"span":                                         "6h",
 		"pool.fixed.price_per_slot_hour":               "1",
 		"pool.fixed.quota":                             "4",
 		"pool.fixed.busy":                              "3",
@@ -277,9 +347,10 @@ func TestPageShowsEveryPartOfTheOverview(t *testing.T) {
 		`document.getElementById('running').dataset.count`:                      "2",
 		`document.querySelectorAll('#recs tr').length`:                          "2",
 		`document.querySelector('#alerts li.problem').textContent`:              ov.Problems[0],
-		`document.getElementById('chart-idle').dataset.points`:                  "21", // 24 buckets, 3 without an idle sample
+		`document.getElementById('chart-wait').dataset.points`:                  "37", // 6 h of 10-minute buckets
+		`document.getElementById('chart-idle').dataset.points`:                  "32", // 5 of them without an idle sample
 		`document.getElementById('chart-wait').querySelectorAll('path').length`: "2",  // one line and its area
-		`document.getElementById('chart-idle').querySelectorAll('path').length`: "8",  // broken into 4 segments by missing samples
+		`document.getElementById('chart-idle').querySelectorAll('path').length`: "12", // broken into 6 segments by missing samples
 	}
 	for expr, w := range checks {
 		got, err := browser.Eval[any](b, expr, 5*time.Second)
@@ -365,6 +436,153 @@ func TestPageShowsTheStreamsErrorEvents(t *testing.T) {
 	if n := api.polls.Load(); n != polls {
 		t.Errorf("the page polled %d times while the stream was up", n-polls)
 	}
+}
+
+// spanShown is what the page shows of the charts' span.
+type spanShown struct {
+	Span    string   `json:"span"`    // the [data-k=span] text
+	Pressed []string `json:"pressed"` // the buttons marked aria-pressed
+	On      []string `json:"on"`      // the buttons with the class on
+	Points  string   `json:"points"`  // the points of the wait chart
+	From    string   `json:"from"`    // the time of the charts' first bucket, as shown
+	Hash    string   `json:"hash"`    // location.hash
+}
+
+const spanShownJS = `(() => {
+	const pressed = (sel) => Array.from(document.querySelectorAll('#spans button' + sel), (e) => e.dataset.span);
+	return {
+		span: document.querySelector('[data-k="span"]').textContent,
+		pressed: pressed('[aria-pressed="true"]'),
+		on: pressed('.on'),
+		points: document.getElementById('chart-wait').dataset.points || '',
+		from: document.querySelector('#axis-wait > span:last-child').textContent.split(' – ')[0],
+		hash: location.hash,
+	};
+})()`
+
+// The buttons above the charts switch their span. The page starts on the
+// API's default without asking for a span; a click on 1h asks the
+// overview and a new stream (the old one closed) for span=1h and redraws
+// the charts from the 61 one-minute buckets; the choice is kept in the
+// address, so a reload keeps it, #span=24h starts on 24h (and polls for
+// it without the stream) and a span the API does not offer starts on the
+// default.
+func TestPageSwitchesTheSeriesSpan(t *testing.T) {
+	t.Parallel()
+	b := startBrowser(t)
+	api := newFakeAPI(t)
+	if status, err := b.Open(api.srv.URL+"/dashboard", 10*time.Second); err != nil || status != http.StatusOK {
+		t.Fatalf("opening the page: %d %v", status, err)
+	}
+	if err := b.WaitFor(`document.body.dataset.conn === 'live'`, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	shown := func() spanShown {
+		t.Helper()
+		s, err := browser.Eval[spanShown](b, spanShownJS, 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	// since returns the requests after the first mark, checking that
+	// each asks for query and that both endpoints were asked.
+	since := func(mark int, query string) {
+		t.Helper()
+		reqs := api.requests()[mark:]
+		paths := map[string]bool{}
+		for _, r := range reqs {
+			paths[r.path] = true
+			if r.query != query {
+				t.Errorf("request %s, want the query %q", r, query)
+			}
+		}
+		if !paths["/api/v1/overview"] || !paths["/api/v1/overview/stream"] {
+			t.Errorf("requests %v: want both the overview and its stream", reqs)
+		}
+	}
+	check := func(got spanShown, span, points, hash string) {
+		t.Helper()
+		if got.Span != span || fmt.Sprint(got.Pressed) != "["+span+"]" || fmt.Sprint(got.On) != "["+span+"]" ||
+			got.Points != points || got.Hash != hash {
+			t.Errorf("the page shows %+v, want span %s marked, %s points and the hash %q", got, span, points, hash)
+		}
+	}
+
+	since(0, "")
+	before := shown()
+	check(before, "6h", "37", "")
+
+	mark := len(api.requests())
+	if _, err := browser.Eval[bool](b, `document.querySelector('#spans button[data-span="1h"]').click(), true`, 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.WaitFor(`document.querySelector('[data-k="span"]').textContent === '1h'`, 5*time.Second); err != nil {
+		t.Fatalf("the page did not switch to 1h: %v (it shows %+v)", err, shown())
+	}
+	// The new stream is open and the old one closed, and the page goes on
+	// drawing from the new one.
+	testenv.Eventually(t, 5*time.Second, "a span=1h stream open, and only it", func() bool {
+		reqs := api.requests()[mark:]
+		return len(reqs) > 0 && reqs[len(reqs)-1] == apiRequest{"/api/v1/overview/stream", "span=1h"} && api.streams.Load() == 1
+	})
+	updates, err := browser.Eval[string](b, `document.body.dataset.updates`, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.WaitFor(`Number(document.body.dataset.updates) > `+updates+` && document.body.dataset.conn === 'live'`, 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	since(mark, "span=1h")
+	after := shown()
+	check(after, "1h", "61", "#span=1h")
+	if after.From == before.From {
+		t.Errorf("the charts still start at %s after switching from 6h to 1h", after.From)
+	}
+
+	// reload loads the page again, with the address's hash set to hash
+	// first unless it is empty, waits until its connection is conn and
+	// returns the number of requests before.
+	reload := func(hash, conn string) int {
+		t.Helper()
+		mark := len(api.requests())
+		set := ""
+		if hash != "" {
+			set = fmt.Sprintf("history.replaceState(null, '', %q); ", hash)
+		}
+		// The marker on the window is gone once the page is loaded again.
+		if _, err := browser.Eval[bool](b, `window.notReloaded = true; `+set+`setTimeout(() => location.reload(), 10); true`, 5*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		testenv.Eventually(t, 10*time.Second, "the page loaded again and "+conn, func() bool {
+			ok, err := browser.Eval[bool](b, `window.notReloaded === undefined && document.body.dataset.conn === '`+conn+`'`, time.Second)
+			return err == nil && ok
+		})
+		return mark
+	}
+	mark = reload("", "live")
+	since(mark, "span=1h")
+	check(shown(), "1h", "61", "#span=1h")
+
+	// Without the stream the page polls, for the span too.
+	api.stream.Store(false)
+	mark = reload("#span=24h", "polling")
+	testenv.Eventually(t, 5*time.Second, "a poll after the first read", func() bool {
+		n := 0
+		for _, r := range api.requests()[mark:] {
+			if r.path == "/api/v1/overview" {
+				n++
+			}
+		}
+		return n >= 2
+	})
+	since(mark, "span=24h")
+	check(shown(), "24h", "49", "#span=24h")
+	api.stream.Store(true)
+
+	mark = reload("#span=7h", "live")
+	since(mark, "")
+	check(shown(), "6h", "37", "#span=7h")
 }
 
 // Names, teams, templates, job and worker IDs, the leader, advice and

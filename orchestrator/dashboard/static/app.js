@@ -1,5 +1,8 @@
 // Ballast dashboard: draws GET /api/v1/overview and keeps it current from
 // the overview stream, falling back to polling when the stream fails.
+// The charts' span (1h, 6h or 24h) is chosen with the buttons above them
+// and kept in the address as #span=NAME; without one the API's default is
+// asked for (no ?span=).
 //
 // Every number is drawn by num(), which gives it a data-k naming it and a
 // data-v holding the raw JSON value, so a test can read the page and
@@ -13,6 +16,7 @@
   const STALE_MS = 5000; // no update for this long: the page says stale
   const RESTREAM_MS = 10000; // how soon to try a stream the browser gave up on
   const SVG = 'http://www.w3.org/2000/svg';
+  const SPANS = ['1h', '6h', '24h']; // the series spans the API offers (insight.Spans)
 
   const state = {
     updates: 0, // renders so far; mirrored in body[data-updates] for tests
@@ -21,6 +25,11 @@
     streaming: false, // an event arrived since the stream last failed
     poll: 0,
     error: '',
+    span: '', // the span asked for; '' asks for the API's default
+    shownSpan: '', // the span of the series drawn, as the overview names it
+    gen: 0, // bumped on each change of span: answers asked for before are dropped
+    es: null, // the open EventSource
+    restream: 0, // timer of the next try at a stream the browser gave up on
   };
 
   // ---- formatting -------------------------------------------------------
@@ -206,6 +215,10 @@
     parts.push(' in the last ' + recent);
     byId('key-preempt-kinds').replaceChildren(...parts);
 
+    state.shownSpan = ov.span || '';
+    byId('span').textContent = ov.span || dash;
+    renderSpan();
+
     const series = key.series || [];
     const span = series.length ? clock(new Date(series[0].from)) + ' – ' + clock(new Date(ov.at)) : 'no samples yet';
     const wait = series.map((b) => b.elastic_wait_p95_seconds);
@@ -217,6 +230,17 @@
     const pre = series.map((b) => b.preemptions);
     const preMax = chart(byId('chart-preempt'), pre, 'bar', null);
     axis('axis-preempt', 'chart.preemptions.max', preMax, int, span);
+  }
+
+  // renderSpan marks the button of the span asked for or, when the API's
+  // default was asked for, of the span the series drawn has.
+  function renderSpan() {
+    const active = state.span || state.shownSpan;
+    for (const b of document.querySelectorAll('#spans button')) {
+      const on = b.dataset.span === active;
+      b.setAttribute('aria-pressed', String(on));
+      b.classList.toggle('on', on);
+    }
   }
 
   function axis(id, key, max, fmt, span) {
@@ -383,17 +407,48 @@
 
   // ---- transport --------------------------------------------------------
 
+  // spanFromHash is the span the address names (#span=NAME), or '' (the
+  // API's default) when it names none or one the API does not offer.
+  function spanFromHash() {
+    const name = new URLSearchParams(location.hash.replace(/^#/, '')).get('span');
+    return SPANS.includes(name) ? name : '';
+  }
+
+  // withSpan is url asking for the chosen span.
+  function withSpan(url) {
+    return state.span ? url + '?span=' + encodeURIComponent(state.span) : url;
+  }
+
+  // setSpan switches the page to span name: what is in flight for the old
+  // one is dropped, the overview is read again and the stream reopened.
+  function setSpan(name) {
+    if (name === state.span) return;
+    state.span = name;
+    state.gen++;
+    state.lastAt = 0; // the new span's overview may be cached a little older
+    renderSpan();
+    closeStream();
+    const gen = state.gen;
+    load().finally(() => {
+      if (gen === state.gen) openStream();
+    });
+  }
+
   async function load() {
+    const gen = state.gen;
+    const url = withSpan(OVERVIEW);
     try {
-      const res = await fetch(OVERVIEW, { cache: 'no-store', credentials: 'same-origin', headers: { Accept: 'application/json' } });
+      const res = await fetch(url, { cache: 'no-store', credentials: 'same-origin', headers: { Accept: 'application/json' } });
       if (res.status === 401) {
         throw new Error('Not signed in: open /dashboard?token=YOUR_API_TOKEN once to sign this browser in.');
       }
-      if (!res.ok) throw new Error('GET ' + OVERVIEW + ' answered ' + res.status + ' ' + res.statusText);
+      if (!res.ok) throw new Error('GET ' + url + ' answered ' + res.status + ' ' + res.statusText);
       const ov = await res.json();
+      if (gen !== state.gen) return; // asked for a span no longer shown
       setError('');
       render(ov);
     } catch (e) {
+      if (gen !== state.gen) return;
       setError(e instanceof Error ? e.message : String(e));
     }
   }
@@ -407,13 +462,23 @@
     state.poll = 0;
   }
 
+  function closeStream() {
+    if (state.es) state.es.close();
+    state.es = null;
+    clearTimeout(state.restream);
+    state.restream = 0;
+  }
+
   function openStream() {
+    closeStream();
     if (!('EventSource' in window)) {
       startPolling();
       return;
     }
-    const es = new EventSource(STREAM);
+    const es = new EventSource(withSpan(STREAM));
+    state.es = es;
     es.addEventListener('overview', (ev) => {
+      if (es !== state.es) return; // a stream of a span no longer shown
       state.streaming = true;
       stopPolling();
       let ov;
@@ -427,6 +492,7 @@
       render(ov);
     });
     es.addEventListener('error', (ev) => {
+      if (es !== state.es) return;
       if (typeof ev.data === 'string') {
         // An "error" event the controller sent (the overview could not be
         // read this tick): the stream itself is fine and goes on.
@@ -447,12 +513,24 @@
       if (es.readyState === EventSource.CLOSED) {
         // It gave up (an HTTP error or a wrong content type): try a fresh
         // stream later, polling meanwhile.
-        setTimeout(openStream, RESTREAM_MS);
+        state.restream = setTimeout(openStream, RESTREAM_MS);
       }
     });
   }
 
   function start() {
+    state.span = spanFromHash();
+    renderSpan();
+    byId('spans').addEventListener('click', (ev) => {
+      const b = ev.target instanceof Element ? ev.target.closest('button[data-span]') : null;
+      if (!b || !SPANS.includes(b.dataset.span)) return;
+      // Kept in the address so a reload or a shared link keeps the span;
+      // replaced, not pushed, so Back leaves the page as before.
+      history.replaceState(null, '', '#span=' + b.dataset.span);
+      setSpan(b.dataset.span);
+    });
+    // An address edited by hand switches too.
+    window.addEventListener('hashchange', () => setSpan(spanFromHash()));
     tick();
     setInterval(tick, 1000);
     load().finally(openStream);
