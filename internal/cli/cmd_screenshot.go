@@ -13,6 +13,7 @@ import (
 
 	"github.com/ballastdev/ballast/internal/browser"
 	"github.com/ballastdev/ballast/internal/config"
+	"github.com/ballastdev/ballast/orchestrator/insight"
 )
 
 // runScreenshot opens the controller's dashboard in headless Chromium,
@@ -27,6 +28,7 @@ func runScreenshot(ctx context.Context, e *env, args []string) error {
 	height := fs.Int("height", 900, "window height; the screenshot covers the whole page, however long")
 	chromium := fs.String("chromium", "", "Chromium binary (default $"+browser.EnvChromium+", else "+browser.DefaultPath+", else chromium on PATH)")
 	timeout := fs.Duration("timeout", 30*time.Second, "how long to wait for the page to show data")
+	span := fs.String("span", "", "series span of the charts: 1h, 6h or 24h (default the page's)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -50,7 +52,7 @@ func runScreenshot(ctx context.Context, e *env, args []string) error {
 			}
 		}
 	}
-	page, err := dashboardURL(*apiURL, *token)
+	page, err := dashboardURL(*apiURL, *token, *span)
 	if err != nil {
 		return usageError{err.Error()}
 	}
@@ -113,7 +115,7 @@ func apiBase(listen string) string {
 // dashboardURL is the page to open: /dashboard under base, with the token
 // in the query so the controller can set its cookie for the API calls the
 // page makes.
-func dashboardURL(base, token string) (string, error) {
+func dashboardURL(base, token, span string) (string, error) {
 	u, err := url.Parse(strings.TrimRight(base, "/"))
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return "", fmt.Errorf("--api %q: give a URL such as http://127.0.0.1:8480", base)
@@ -121,6 +123,14 @@ func dashboardURL(base, token string) (string, error) {
 	u.Path += "/dashboard"
 	if token != "" {
 		u.RawQuery = url.Values{"token": {token}}.Encode()
+	}
+	if span != "" {
+		if _, ok := insight.SpanNamed(span); !ok {
+			return "", fmt.Errorf("--span %q: use 1h, 6h or 24h", span)
+		}
+		// The page reads its span from the fragment, which the login
+		// redirect keeps.
+		u.Fragment = "span=" + span
 	}
 	return u.String(), nil
 }
