@@ -24,20 +24,11 @@ type Status struct {
 	Recent  int                 `json:"recent_jobs_examined"`
 }
 
-// Handler serves the API. An empty token turns authentication off (dev mode
-// on localhost only; the config refuses it elsewhere).
-func Handler(store *queues.Store, sub intake.Submitter, token string) http.Handler {
-	return HandlerWithFlows(store, sub, token, Flows{})
-}
-
-// HandlerWithFlows is Handler plus the pipeline and sweep endpoints.
-func HandlerWithFlows(store *queues.Store, sub intake.Submitter, token string, flows Flows) http.Handler {
-	return Full(store, sub, token, flows, Insight{})
-}
-
-// Full is Handler plus the pipeline and sweep endpoints, and the overview,
-// cost and advice endpoints with the dashboard.
-func Full(store *queues.Store, sub intake.Submitter, token string, flows Flows, in Insight) http.Handler {
+// Handler serves the API: jobs, status and submission; the pipeline and
+// sweep endpoints of flows; and, when in has a Live, the overview, cost and
+// advice endpoints with the dashboard. An empty token turns authentication
+// off (dev mode on localhost only; the config refuses it elsewhere).
+func Handler(store *queues.Store, sub intake.Submitter, token string, flows Flows, in Insight) http.Handler {
 	h := &handler{store: store, auth: token != "", token: sha256.Sum256([]byte(token)), readToken: readToken(token)}
 	mux := http.NewServeMux()
 	h.mountFlows(mux, flows, token)

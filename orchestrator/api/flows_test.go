@@ -37,7 +37,7 @@ func TestFlowEndpoints(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(api.HandlerWithFlows(store, sub, "s3cret", api.Flows{Sweeps: sw, Pipelines: pl}))
+	srv := httptest.NewServer(api.Handler(store, sub, "s3cret", api.Flows{Sweeps: sw, Pipelines: pl}, api.Insight{}))
 	t.Cleanup(srv.Close)
 	call := func(method, path, body string, token string) (int, map[string]any) {
 		t.Helper()

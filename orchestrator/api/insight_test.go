@@ -39,7 +39,7 @@ func TestInsightEndpoints(t *testing.T) {
 	live := &insight.Live{Source: insight.Source{Store: store, Quota: map[string]int{"onprem": 2},
 		Pools: []policy.Pool{{Name: "onprem", Kind: policy.PoolFixed, PricePerSlotHour: 1.5}}}}
 	page := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("<html>dashboard</html>")) })
-	srv := httptest.NewServer(api.Full(store, nil, "s3cret", api.Flows{}, api.Insight{Live: live, Dashboard: page, StreamEvery: 50 * time.Millisecond}))
+	srv := httptest.NewServer(api.Handler(store, nil, "s3cret", api.Flows{}, api.Insight{Live: live, Dashboard: page, StreamEvery: 50 * time.Millisecond}))
 	t.Cleanup(srv.Close)
 	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	get := func(path string, set func(*http.Request)) *http.Response {

@@ -29,19 +29,6 @@ type Inputs struct {
 	IdleSamples []queues.Sample
 }
 
-// Overview reads the store and builds the overview at now, without advice
-// (see Live, which adds it at its own pace).
-func (s Source) Overview(ctx context.Context, now time.Time) (Overview, error) {
-	var in Inputs
-	if err := s.readCurrent(ctx, &in); err != nil {
-		return Overview{At: now}, err
-	}
-	if err := s.readPast(ctx, now, &in); err != nil {
-		return Overview{At: now}, err
-	}
-	return s.OverviewOf(now, in), nil
-}
-
 // readCurrent reads what the overview shows as it is now: cheap reads,
 // done on every refresh.
 func (s Source) readCurrent(ctx context.Context, in *Inputs) error {
