@@ -71,12 +71,11 @@ func runPipelinesList(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintln(e.out, "no pipelines are configured (add a pipelines: section to the config)")
 		return nil
 	}
-	rdb, err := connectRedis(ctx, cfg)
+	store, closeStore, err := storeFor(ctx, cfg)
 	if err != nil {
 		return err
 	}
-	defer rdb.Close()
-	store := newStore(rdb, cfg)
+	defer closeStore()
 
 	now := time.Now()
 	infos := make([]pipelineInfo, 0, len(cfg.Pipelines))
@@ -133,12 +132,12 @@ func runPipelinesRuns(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	rdb, err := connectRedis(ctx, cfg)
+	store, closeStore, err := storeFor(ctx, cfg)
 	if err != nil {
 		return err
 	}
-	defer rdb.Close()
-	runs, err := newStore(rdb, cfg).ListRuns(ctx, name, *limit)
+	defer closeStore()
+	runs, err := store.ListRuns(ctx, name, *limit)
 	if err != nil {
 		return err
 	}
@@ -234,12 +233,11 @@ func runPipelinesTrigger(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	rdb, err := connectRedis(ctx, cfg)
+	store, closeStore, err := storeFor(ctx, cfg)
 	if err != nil {
 		return err
 	}
-	defer rdb.Close()
-	store := newStore(rdb, cfg)
+	defer closeStore()
 	pub, closePub := eventPublisher(e, cfg, "ballast-pipelines")
 	defer closePub()
 	// RecordOnly: the CLI records the run and leaves placing its steps to
@@ -287,12 +285,11 @@ func runPipelinesCancel(ctx context.Context, e *env, args []string) error {
 	if *natsURL != "" {
 		cfg.NATS.URL = *natsURL
 	}
-	rdb, err := connectRedis(ctx, cfg)
+	store, closeStore, err := storeFor(ctx, cfg)
 	if err != nil {
 		return err
 	}
-	defer rdb.Close()
-	store := newStore(rdb, cfg)
+	defer closeStore()
 	before, err := store.GetRun(ctx, id)
 	if err != nil {
 		return err

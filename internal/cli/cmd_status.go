@@ -6,6 +6,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/ballastdev/ballast/internal/config"
 	"github.com/ballastdev/ballast/jobs"
 	"github.com/ballastdev/ballast/orchestrator/api"
 	"github.com/ballastdev/ballast/orchestrator/telemetry"
@@ -21,7 +22,11 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 	if err := checkOutput(*out); err != nil {
 		return err
 	}
-	store, closeFn, err := openStore(ctx, *cfgPath)
+	cfg, err := loadConfig(*cfgPath)
+	if err != nil {
+		return err
+	}
+	store, closeFn, err := storeFor(ctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -47,7 +52,7 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	fmt.Fprintln(e.out)
-	if err := printPools(e, *cfgPath, st); err != nil {
+	if err := printPools(e, cfg, st); err != nil {
 		return err
 	}
 	fmt.Fprintln(e.out)
@@ -68,11 +73,7 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 
 // printPools shows each pool's slots and what it costs right now, from the
 // same snapshot the controller exports as metrics.
-func printPools(e *env, cfgPath string, st api.Status) error {
-	cfg, err := loadConfig(cfgPath)
-	if err != nil {
-		return err
-	}
+func printPools(e *env, cfg config.Config, st api.Status) error {
 	snap := telemetry.SnapshotOf(time.Now(), st.Queues, st.Workers, cfg.PolicyPools(), cfg.FixedQuota())
 	rows := make([][]any, len(snap.Pools))
 	total := 0.0

@@ -95,12 +95,12 @@ func runSweepSubmit(ctx context.Context, e *env, args []string) error {
 	if err := printSweepReceipt(e, *out, rc); err != nil || !*wait {
 		return err
 	}
-	rdb, err := connectRedis(ctx, cfg)
+	store, closeStore, err := storeFor(ctx, cfg)
 	if err != nil {
 		return err
 	}
-	defer rdb.Close()
-	return waitSweep(ctx, e, newStore(rdb, cfg), rc.SweepID, *out)
+	defer closeStore()
+	return waitSweep(ctx, e, store, rc.SweepID, *out)
 }
 
 // readSpec reads at most one byte past the spec limit, so an oversized

@@ -4,22 +4,29 @@ import (
 	"context"
 	"sort"
 
+	"github.com/ballastdev/ballast/internal/config"
 	"github.com/ballastdev/ballast/orchestrator/insight"
 	"github.com/ballastdev/ballast/queues"
 )
 
-// openStore connects to the configured Redis for the read-side commands,
-// which go straight to the job store.
-func openStore(ctx context.Context, cfgPath string) (*queues.Store, func(), error) {
-	cfg, err := loadConfig(cfgPath)
-	if err != nil {
-		return nil, nil, err
-	}
+// storeFor connects to the Redis of a loaded config; the func closes the
+// connection.
+func storeFor(ctx context.Context, cfg config.Config) (*queues.Store, func(), error) {
 	rdb, err := connectRedis(ctx, cfg)
 	if err != nil {
 		return nil, nil, err
 	}
 	return newStore(rdb, cfg), func() { rdb.Close() }, nil
+}
+
+// openStore loads the config and connects to its Redis, for the read-side
+// commands, which go straight to the job store.
+func openStore(ctx context.Context, cfgPath string) (*queues.Store, func(), error) {
+	cfg, err := loadConfig(cfgPath)
+	if err != nil {
+		return nil, nil, err
+	}
+	return storeFor(ctx, cfg)
 }
 
 // openSource opens the store and the live reader the config prices it
@@ -29,11 +36,11 @@ func openSource(ctx context.Context, cfgPath string) (insight.Source, func(), er
 	if err != nil {
 		return insight.Source{}, nil, err
 	}
-	rdb, err := connectRedis(ctx, cfg)
+	store, closeFn, err := storeFor(ctx, cfg)
 	if err != nil {
 		return insight.Source{}, nil, err
 	}
-	return insight.FromConfig(newStore(rdb, cfg), cfg), func() { rdb.Close() }, nil
+	return insight.FromConfig(store, cfg), closeFn, nil
 }
 
 // sortedKeys returns m's keys in order, so tables print the same each time.
