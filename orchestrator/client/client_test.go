@@ -164,7 +164,7 @@ func TestSubmitRetriesTimeouts(t *testing.T) {
 	t.Run("nats", func(t *testing.T) {
 		t.Parallel()
 		release := make(chan struct{})
-		rec := &recorder{answer: slowFirst(release)}
+		rec := newRecorder(slowFirst(release))
 		c := natsClient(t, rec)
 		c.Options.Timeout = 100 * time.Millisecond
 		check(t, c, rec, release)
@@ -172,7 +172,7 @@ func TestSubmitRetriesTimeouts(t *testing.T) {
 	t.Run("http", func(t *testing.T) {
 		t.Parallel()
 		release := make(chan struct{})
-		rec := &recorder{answer: slowFirst(release)}
+		rec := newRecorder(slowFirst(release))
 		c := httpClient(t, rec, "")
 		c.Options.Timeout = 100 * time.Millisecond
 		check(t, c, rec, release)

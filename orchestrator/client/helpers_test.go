@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http/httptest"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,34 +21,30 @@ var subj = events.Subjects{Prefix: "bt"}
 // fast keeps retry tests quick; the backoff itself is tested separately.
 var fast = client.Options{Retries: 3, Backoff: time.Millisecond, Timeout: 5 * time.Second}
 
-// recorder is a Submitter answering the n-th call (from 0) with answer(n).
+// recorder is a Submitter answering the n-th call (from 0) with answer(n),
+// or with a fresh receipt when answer is nil.
 type recorder struct {
-	mu     sync.Mutex
-	got    []jobs.Submission
-	answer func(ctx context.Context, n int) (intake.Receipt, error)
+	stub testenv.Stub[jobs.Submission, intake.Receipt]
+}
+
+// newRecorder is a recorder answering with answer (nil: the default).
+func newRecorder(answer func(ctx context.Context, n int) (intake.Receipt, error)) *recorder {
+	r := &recorder{}
+	if answer != nil {
+		r.stub.Set(func(ctx context.Context, _ jobs.Submission, n int) (intake.Receipt, error) { return answer(ctx, n) })
+	}
+	return r
 }
 
 func (r *recorder) Submit(ctx context.Context, s jobs.Submission) (intake.Receipt, error) {
-	r.mu.Lock()
-	n := len(r.got)
-	r.got = append(r.got, s)
-	answer := r.answer
-	r.mu.Unlock()
-	if answer != nil {
-		return answer(ctx, n)
-	}
-	return receiptFor(s), nil
+	return r.stub.Call(ctx, s, receiptFor)
 }
 
 func receiptFor(s jobs.Submission) intake.Receipt {
 	return intake.Receipt{JobID: "job-" + s.IdempotencyKey, Attempt: 1, State: jobs.StateQueued, Queue: "burst"}
 }
 
-func (r *recorder) submissions() []jobs.Submission {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]jobs.Submission(nil), r.got...)
-}
+func (r *recorder) submissions() []jobs.Submission { return r.stub.Calls() }
 
 // keys returns the idempotency keys the Submitter saw.
 func (r *recorder) keys() []string {
@@ -92,12 +87,12 @@ func transports(t *testing.T, answer func(ctx context.Context, n int) (intake.Re
 	t.Helper()
 	t.Run("nats", func(t *testing.T) {
 		t.Parallel()
-		rec := &recorder{answer: answer}
+		rec := newRecorder(answer)
 		f(t, natsClient(t, rec), rec)
 	})
 	t.Run("http", func(t *testing.T) {
 		t.Parallel()
-		rec := &recorder{answer: answer}
+		rec := newRecorder(answer)
 		f(t, httpClient(t, rec, ""), rec)
 	})
 }

@@ -9,7 +9,6 @@ import (
 	"net/http/httptest"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -29,30 +28,27 @@ var (
 )
 
 // sweepRecorder is a SweepSubmitter answering the n-th call (from 0) with
-// answer(n).
+// answer(n), or with a fresh receipt when answer is nil.
 type sweepRecorder struct {
-	mu     sync.Mutex
-	got    []sweep.Spec
-	answer func(ctx context.Context, n int) (intake.SweepReceipt, error)
+	stub testenv.Stub[sweep.Spec, intake.SweepReceipt]
+}
+
+// newSweepRecorder is a sweepRecorder answering with answer (nil: the default).
+func newSweepRecorder(answer func(ctx context.Context, n int) (intake.SweepReceipt, error)) *sweepRecorder {
+	r := &sweepRecorder{}
+	if answer != nil {
+		r.stub.Set(func(ctx context.Context, _ sweep.Spec, n int) (intake.SweepReceipt, error) { return answer(ctx, n) })
+	}
+	return r
 }
 
 func (r *sweepRecorder) SubmitSweep(ctx context.Context, s sweep.Spec) (intake.SweepReceipt, error) {
-	r.mu.Lock()
-	n := len(r.got)
-	r.got = append(r.got, s)
-	answer := r.answer
-	r.mu.Unlock()
-	if answer != nil {
-		return answer(ctx, n)
-	}
-	return intake.SweepReceipt{SweepID: "sweep-" + s.IdempotencyKey, Trials: 2, Queued: 1}, nil
+	return r.stub.Call(ctx, s, func(s sweep.Spec) intake.SweepReceipt {
+		return intake.SweepReceipt{SweepID: "sweep-" + s.IdempotencyKey, Trials: 2, Queued: 1}
+	})
 }
 
-func (r *sweepRecorder) specs() []sweep.Spec {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]sweep.Spec(nil), r.got...)
-}
+func (r *sweepRecorder) specs() []sweep.Spec { return r.stub.Calls() }
 
 func (r *sweepRecorder) keys() []string {
 	var out []string
@@ -76,7 +72,7 @@ func sweepTransports(t *testing.T, answer func(ctx context.Context, n int) (inta
 	t.Helper()
 	t.Run("nats", func(t *testing.T) {
 		t.Parallel()
-		rec, jobsRec := &sweepRecorder{answer: answer}, &recorder{}
+		rec, jobsRec := newSweepRecorder(answer), &recorder{}
 		ns := testenv.NATS(t)
 		srv, err := intake.NewNATSServer(testenv.NATSConn(t, ns), jobsRec, intake.NATSOptions{Subjects: subj, Sweeps: rec, Timeout: 5 * time.Second})
 		if err != nil {
@@ -92,7 +88,7 @@ func sweepTransports(t *testing.T, answer func(ctx context.Context, n int) (inta
 	})
 	t.Run("http", func(t *testing.T) {
 		t.Parallel()
-		rec, jobsRec := &sweepRecorder{answer: answer}, &recorder{}
+		rec, jobsRec := newSweepRecorder(answer), &recorder{}
 		mux := http.NewServeMux()
 		mux.Handle("POST "+intake.SubmitPath, intake.HTTPHandler(jobsRec, ""))
 		mux.Handle("POST "+intake.SweepSubmitPath, intake.SweepHTTPHandler(rec, ""))

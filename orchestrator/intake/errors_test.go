@@ -110,7 +110,7 @@ func TestNATSErrorReplies(t *testing.T) {
 	for _, tc := range errorCases(t) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			rec := &recorder{do: tc.do}
+			rec := newRecorder(tc.do)
 			e := startNATS(t, rec, intake.NATSOptions{Timeout: 100 * time.Millisecond})
 			checkErrorReply(t, tc, e.request(t, tc.body), rec)
 			if !strings.Contains(e.log.String(), tc.logged) {
@@ -133,7 +133,7 @@ func TestHTTPErrorReplies(t *testing.T) {
 			if tc.name == "submit timeout" {
 				t.Skip("the HTTP handler uses DefaultTimeout; the client's deadline is covered in TestHTTPRequestContextBoundsSubmit")
 			}
-			rec := &recorder{do: tc.do}
+			rec := newRecorder(tc.do)
 			h := startHTTP(t, rec, "")
 			got := h.post(t, bytes.NewReader(tc.body), "application/json", "")
 			if got.status != tc.status {

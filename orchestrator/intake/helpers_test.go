@@ -19,35 +19,33 @@ import (
 )
 
 // recorder is a Submitter that records what it was given and answers with
-// do, or with a fresh receipt when do is nil.
+// the function given to set, or with a fresh receipt.
 type recorder struct {
-	mu  sync.Mutex
-	got []jobs.Submission
-	do  func(ctx context.Context, s jobs.Submission) (intake.Receipt, error)
+	stub testenv.Stub[jobs.Submission, intake.Receipt]
 }
 
 func (r *recorder) Submit(ctx context.Context, s jobs.Submission) (intake.Receipt, error) {
-	r.mu.Lock()
-	r.got = append(r.got, s)
-	do := r.do
-	r.mu.Unlock()
-	if do != nil {
-		return do(ctx, s)
-	}
-	return intake.Receipt{JobID: "job-" + s.IdempotencyKey, Attempt: 1, State: jobs.StateQueued, Queue: "burst"}, nil
+	return r.stub.Call(ctx, s, func(s jobs.Submission) intake.Receipt {
+		return intake.Receipt{JobID: "job-" + s.IdempotencyKey, Attempt: 1, State: jobs.StateQueued, Queue: "burst"}
+	})
+}
+
+// newRecorder is a recorder answering with do (nil: the default).
+func newRecorder(do func(ctx context.Context, s jobs.Submission) (intake.Receipt, error)) *recorder {
+	r := &recorder{}
+	r.set(do)
+	return r
 }
 
 func (r *recorder) set(do func(ctx context.Context, s jobs.Submission) (intake.Receipt, error)) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.do = do
+	if do == nil {
+		r.stub.Set(nil) // back to the default
+		return
+	}
+	r.stub.Set(func(ctx context.Context, s jobs.Submission, _ int) (intake.Receipt, error) { return do(ctx, s) })
 }
 
-func (r *recorder) submissions() []jobs.Submission {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]jobs.Submission(nil), r.got...)
-}
+func (r *recorder) submissions() []jobs.Submission { return r.stub.Calls() }
 
 // logBuffer collects a server's log for assertions.
 type logBuffer struct {

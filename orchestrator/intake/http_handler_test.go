@@ -31,7 +31,17 @@ func startHTTP(t *testing.T, sub intake.Submitter, token string) httpEnv {
 
 func (h httpEnv) post(t *testing.T, body io.Reader, contentType, auth string) reply {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, h.srv.URL+intake.SubmitPath, body)
+	status, data := postTo(t, h.srv, intake.SubmitPath, body, contentType, auth)
+	r := decodeReply(t, data)
+	r.status = status
+	return r
+}
+
+// postTo posts body to path on srv and returns the status and body of the
+// answer, which must be JSON whatever the status.
+func postTo(t *testing.T, srv *httptest.Server, path string, body io.Reader, contentType, auth string) (int, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, srv.URL+path, body)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +51,7 @@ func (h httpEnv) post(t *testing.T, body io.Reader, contentType, auth string) re
 	if auth != "" {
 		req.Header.Set("Authorization", auth)
 	}
-	resp, err := h.srv.Client().Do(req)
+	resp, err := srv.Client().Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,9 +63,7 @@ func (h httpEnv) post(t *testing.T, body io.Reader, contentType, auth string) re
 	if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
 		t.Errorf("Content-Type %q", ct)
 	}
-	r := decodeReply(t, data)
-	r.status = resp.StatusCode
-	return r
+	return resp.StatusCode, data
 }
 
 func TestHTTPSubmitStatuses(t *testing.T) {
@@ -156,11 +164,11 @@ func TestHTTPOnlyPost(t *testing.T) {
 func TestHTTPRequestContextBoundsSubmit(t *testing.T) {
 	t.Parallel()
 	var cancelled atomic.Bool
-	rec := &recorder{do: func(ctx context.Context, _ jobs.Submission) (intake.Receipt, error) {
+	rec := newRecorder(func(ctx context.Context, _ jobs.Submission) (intake.Receipt, error) {
 		<-ctx.Done()
 		cancelled.Store(true)
 		return intake.Receipt{}, ctx.Err()
-	}}
+	})
 	h := startHTTP(t, rec, "")
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()

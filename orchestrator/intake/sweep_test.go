@@ -25,35 +25,33 @@ import (
 )
 
 // sweepRecorder is a SweepSubmitter that records what it was given and
-// answers with do, or with a fresh receipt when do is nil.
+// answers with the function given to set, or with a fresh receipt.
 type sweepRecorder struct {
-	mu  sync.Mutex
-	got []sweep.Spec
-	do  func(ctx context.Context, s sweep.Spec) (intake.SweepReceipt, error)
+	stub testenv.Stub[sweep.Spec, intake.SweepReceipt]
 }
 
 func (r *sweepRecorder) SubmitSweep(ctx context.Context, s sweep.Spec) (intake.SweepReceipt, error) {
-	r.mu.Lock()
-	r.got = append(r.got, s)
-	do := r.do
-	r.mu.Unlock()
-	if do != nil {
-		return do(ctx, s)
-	}
-	return intake.SweepReceipt{SweepID: "sweep-" + s.IdempotencyKey, Trials: 2, Queued: 1}, nil
+	return r.stub.Call(ctx, s, func(s sweep.Spec) intake.SweepReceipt {
+		return intake.SweepReceipt{SweepID: "sweep-" + s.IdempotencyKey, Trials: 2, Queued: 1}
+	})
+}
+
+// newSweepRecorder is a sweepRecorder answering with do (nil: the default).
+func newSweepRecorder(do func(ctx context.Context, s sweep.Spec) (intake.SweepReceipt, error)) *sweepRecorder {
+	r := &sweepRecorder{}
+	r.set(do)
+	return r
 }
 
 func (r *sweepRecorder) set(do func(ctx context.Context, s sweep.Spec) (intake.SweepReceipt, error)) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.do = do
+	if do == nil {
+		r.stub.Set(nil) // back to the default
+		return
+	}
+	r.stub.Set(func(ctx context.Context, s sweep.Spec, _ int) (intake.SweepReceipt, error) { return do(ctx, s) })
 }
 
-func (r *sweepRecorder) specs() []sweep.Spec {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]sweep.Spec(nil), r.got...)
-}
+func (r *sweepRecorder) specs() []sweep.Spec { return r.stub.Calls() }
 
 // SubmitSweep lets a gate hold sweeps as it holds jobs.
 func (g *gate) SubmitSweep(ctx context.Context, s sweep.Spec) (intake.SweepReceipt, error) {
@@ -258,7 +256,7 @@ func TestNATSSweepErrorReplies(t *testing.T) {
 	for _, tc := range sweepErrorCases(t) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			jobsRec, sweeps := &recorder{}, &sweepRecorder{do: tc.do}
+			jobsRec, sweeps := &recorder{}, newSweepRecorder(tc.do)
 			e := startNATS(t, jobsRec, intake.NATSOptions{Sweeps: sweeps, Timeout: 100 * time.Millisecond})
 			checkSweepErrorReply(t, tc, e.requestSweep(t, tc.body), sweeps)
 			if !strings.Contains(e.log.String(), tc.logged) {
@@ -284,7 +282,7 @@ func TestHTTPSweepErrorReplies(t *testing.T) {
 			if tc.name == "submit timeout" {
 				t.Skip("the HTTP handler uses DefaultTimeout")
 			}
-			sweeps := &sweepRecorder{do: tc.do}
+			sweeps := newSweepRecorder(tc.do)
 			h := startSweepHTTP(t, sweeps, "")
 			got := h.post(t, bytes.NewReader(tc.body), "application/json", "")
 			if got.status != tc.status {
@@ -398,30 +396,9 @@ func startSweepHTTP(t *testing.T, sw intake.SweepSubmitter, token string) sweepH
 
 func (h sweepHTTPEnv) post(t *testing.T, body io.Reader, contentType, auth string) sweepReply {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, h.srv.URL+intake.SweepSubmitPath, body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if contentType != "" {
-		req.Header.Set("Content-Type", contentType)
-	}
-	if auth != "" {
-		req.Header.Set("Authorization", auth)
-	}
-	resp, err := h.srv.Client().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
-		t.Errorf("Content-Type %q", ct)
-	}
+	status, data := postTo(t, h.srv, intake.SweepSubmitPath, body, contentType, auth)
 	r := decodeSweepReply(t, data)
-	r.status = resp.StatusCode
+	r.status = status
 	return r
 }
 
