@@ -56,48 +56,37 @@ func mustCompute(t *testing.T, l Ledger) Report {
 	return r
 }
 
-func pool(t *testing.T, r Report, name string) PoolRow {
+// row returns the row of rows whose key is want, failing the test without one.
+func row[R any](t *testing.T, rows []R, key func(R) string, want string) R {
 	t.Helper()
-	for _, p := range r.Pools {
-		if p.Pool == name {
-			return p
+	for _, r := range rows {
+		if key(r) == want {
+			return r
 		}
 	}
-	t.Fatalf("no pool %q in %+v", name, r.Pools)
-	return PoolRow{}
+	t.Fatalf("no row %q in %+v", want, rows)
+	var zero R
+	return zero
+}
+
+func pool(t *testing.T, r Report, name string) PoolRow {
+	t.Helper()
+	return row(t, r.Pools, func(p PoolRow) string { return p.Pool }, name)
 }
 
 func groupRow(t *testing.T, rows []GroupRow, name string) GroupRow {
 	t.Helper()
-	for _, g := range rows {
-		if g.Name == name {
-			return g
-		}
-	}
-	t.Fatalf("no group %q in %+v", name, rows)
-	return GroupRow{}
+	return row(t, rows, func(g GroupRow) string { return g.Name }, name)
 }
 
 func job(t *testing.T, r Report, id string) JobRow {
 	t.Helper()
-	for _, j := range r.Jobs {
-		if j.JobID == id {
-			return j
-		}
-	}
-	t.Fatalf("no job %q in %+v", id, r.Jobs)
-	return JobRow{}
+	return row(t, r.Jobs, func(j JobRow) string { return j.JobID }, id)
 }
 
 func day(t *testing.T, r Report, key string) DayRow {
 	t.Helper()
-	for _, d := range r.Days {
-		if d.Day == key {
-			return d
-		}
-	}
-	t.Fatalf("no day %q in %+v", key, r.Days)
-	return DayRow{}
+	return row(t, r.Days, func(d DayRow) string { return d.Day }, key)
 }
 
 // The mixed fixture's pools: one of each billing granularity, plus quota.
