@@ -39,11 +39,9 @@ type event struct {
 // Trace arrivals do not go through it: the trace is already sorted, so the
 // run merges its cursor with the heap.
 type eventQueue struct {
-	items []event
-	seq   uint64
+	heapItems[event]
+	seq uint64
 }
-
-func (q *eventQueue) Len() int { return len(q.items) }
 
 func (q *eventQueue) Less(i, j int) bool {
 	a, b := &q.items[i], &q.items[j]
@@ -51,19 +49,6 @@ func (q *eventQueue) Less(i, j int) bool {
 		return a.at < b.at
 	}
 	return a.seq < b.seq
-}
-
-func (q *eventQueue) Swap(i, j int) { q.items[i], q.items[j] = q.items[j], q.items[i] }
-
-// Push is heap.Interface's; the run uses push.
-func (q *eventQueue) Push(x any) { q.items = append(q.items, x.(event)) }
-
-// Pop is heap.Interface's; the run uses pop.
-func (q *eventQueue) Pop() any {
-	n := len(q.items) - 1
-	e := q.items[n]
-	q.items = q.items[:n]
-	return e
 }
 
 func (q *eventQueue) push(e event) {

@@ -40,24 +40,11 @@ func (a queueEntry) before(b queueEntry) bool {
 // outnumber live ones, so a queue that nobody consumes (burst without
 // elastic pools) does not grow without bound.
 type taskQueue struct {
-	items []queueEntry
-	live  int
+	heapItems[queueEntry]
+	live int
 }
 
-func (q *taskQueue) Len() int           { return len(q.items) }
 func (q *taskQueue) Less(i, j int) bool { return q.items[i].before(q.items[j]) }
-func (q *taskQueue) Swap(i, j int)      { q.items[i], q.items[j] = q.items[j], q.items[i] }
-
-// Push is heap.Interface's; the run uses add.
-func (q *taskQueue) Push(x any) { q.items = append(q.items, x.(queueEntry)) }
-
-// Pop is heap.Interface's; the run uses head.
-func (q *taskQueue) Pop() any {
-	n := len(q.items) - 1
-	e := q.items[n]
-	q.items = q.items[:n]
-	return e
-}
 
 func (q *taskQueue) add(e queueEntry) {
 	q.items = append(q.items, e)
