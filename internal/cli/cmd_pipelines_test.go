@@ -9,11 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
-
-	"github.com/nats-io/nats.go"
 
 	"github.com/ballastdev/ballast/internal/config"
 	"github.com/ballastdev/ballast/internal/testenv"
@@ -165,31 +162,10 @@ func TestPipelinesTriggerRunsShowAndCancel(t *testing.T) {
 
 	// The CLI publishes the run's events for followers.
 	nc := testenv.NATSConn(t, srv)
-	var mu sync.Mutex
-	var seen []events.Event
-	sub, err := nc.Subscribe(subjects(f.cfg).Pipeline("nightly"), func(m *nats.Msg) {
-		var ev events.Event
-		if json.Unmarshal(m.Data, &ev) == nil {
-			mu.Lock()
-			seen = append(seen, ev)
-			mu.Unlock()
-		}
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sub.Unsubscribe()
-	nc.Flush()
+	seen := testenv.CollectEvents(t, nc, subjects(f.cfg).Pipeline("nightly"))
 	sawEvent := func(typ events.Type, runID string) func() bool {
 		return func() bool {
-			mu.Lock()
-			defer mu.Unlock()
-			for _, ev := range seen {
-				if ev.Type == typ && ev.RunID == runID {
-					return true
-				}
-			}
-			return false
+			return seen.Any(func(ev events.Event) bool { return ev.Type == typ && ev.RunID == runID })
 		}
 	}
 

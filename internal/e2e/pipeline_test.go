@@ -2,14 +2,10 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"path/filepath"
 	"sort"
-	"sync"
 	"testing"
 	"time"
-
-	"github.com/nats-io/nats.go"
 
 	"github.com/ballastdev/ballast/internal/config"
 	"github.com/ballastdev/ballast/internal/testenv"
@@ -117,20 +113,7 @@ func TestPipelineCatchUpAfterControllerSIGKILL(t *testing.T) {
 			r.setPipelines(map[string]pipeline.Pipeline{"every6s": {Schedule: "*/6 * * * * *", CatchUp: policy,
 				Steps: map[string]pipeline.Step{"only": markStep(record)}}}, time.Second)
 			r.startFixedWorker("fixed-1", 2)
-			var mu sync.Mutex
-			var seen []events.Event
-			sub, err := r.nc.Subscribe(r.subj.Pipeline("every6s"), func(m *nats.Msg) {
-				var e events.Event
-				if json.Unmarshal(m.Data, &e) == nil {
-					mu.Lock()
-					seen = append(seen, e)
-					mu.Unlock()
-				}
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = sub.Unsubscribe() })
+			seen := testenv.CollectEvents(t, r.nc, r.subj.Pipeline("every6s"))
 
 			first := r.startBallast("ctl-1", "controller", "--config", r.cfgPath)
 			testenv.Eventually(t, 20*time.Second, "the first run", func() bool { return len(r.runs("every6s")) > 0 })
@@ -163,14 +146,9 @@ func TestPipelineCatchUpAfterControllerSIGKILL(t *testing.T) {
 					t.Fatalf("skip: runs at %v, want %s and %s only", times, t0, next)
 				}
 				testenv.Eventually(t, 5*time.Second, "a pipeline.missed event for the skipped time", func() bool {
-					mu.Lock()
-					defer mu.Unlock()
-					for _, e := range seen {
-						if e.Type == events.TypePipelineMissed && e.Data["scheduled"] == missed.UTC().Format(time.RFC3339Nano) {
-							return true
-						}
-					}
-					return false
+					return seen.Any(func(e events.Event) bool {
+						return e.Type == events.TypePipelineMissed && e.Data["scheduled"] == missed.UTC().Format(time.RFC3339Nano)
+					})
 				})
 			case pipeline.CatchUpLatest:
 				if len(runs) != 3 || !times[1].Equal(missed) || runs[1].Trigger != queues.TriggerCatchUp || runs[2].Trigger != queues.TriggerSchedule {
