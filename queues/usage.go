@@ -126,6 +126,13 @@ func (s *Store) Usage(ctx context.Context, from, until time.Time) ([]AttemptUsag
 	if err != nil {
 		return nil, err
 	}
+	return s.UsageWith(ctx, active, from, until)
+}
+
+// UsageWith is Usage for a caller that has just read the active jobs
+// itself: active must have been read before this call, which is what makes
+// an attempt ending meanwhile impossible to miss.
+func (s *Store) UsageWith(ctx context.Context, active []jobs.Job, from, until time.Time) ([]AttemptUsage, error) {
 	var out []AttemptUsage
 	ended := map[string]bool{}
 	min, skip := strconv.FormatInt(from.UnixMilli(), 10), int64(0)

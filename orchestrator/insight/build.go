@@ -47,11 +47,13 @@ func (s Source) readCurrent(ctx context.Context, in *Inputs) error {
 }
 
 // readPast reads the history behind the key measures and today's cost: a
-// day of usage records, which Live reads at a slower pace.
+// day of usage records, which Live reads at a slower pace. It follows
+// readCurrent, whose active jobs it reuses.
 func (s Source) readPast(ctx context.Context, now time.Time, in *Inputs) error {
 	var err error
 	from := earlier(s.DayStart(now), now.Add(-s.seriesWindow()))
-	if in.Usage, err = s.Store.Usage(ctx, from, now); err != nil {
+	// The active jobs were read just before, by readCurrent.
+	if in.Usage, err = s.Store.UsageWith(ctx, in.Active, from, now); err != nil {
 		return err
 	}
 	if in.Lives, err = s.Store.WorkerLives(ctx, from, now); err != nil {

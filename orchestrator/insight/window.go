@@ -24,15 +24,15 @@ func (s Source) Window(ctx context.Context, from, until time.Time) (advisor.Wind
 	for _, n := range s.Quota {
 		w.FixedSlots += n
 	}
-	usage, err := s.Store.Usage(ctx, from, until)
-	if err != nil {
-		return w, err
-	}
-	w.ElasticWaits = s.elasticWaits(usage, from, until)
 	active, err := s.Store.ActiveJobs(ctx)
 	if err != nil {
 		return w, err
 	}
+	usage, err := s.Store.UsageWith(ctx, active, from, until)
+	if err != nil {
+		return w, err
+	}
+	w.ElasticWaits = s.elasticWaits(usage, from, until)
 	for _, j := range active {
 		if j.State == jobs.StateQueued && queues.Queue(j.Queue).Elastic() && j.EligibleAt().Before(until) {
 			w.ElasticWaits = append(w.ElasticWaits, advisor.Wait{At: until, Class: string(j.Spec.Class), Wait: until.Sub(j.EligibleAt())})
