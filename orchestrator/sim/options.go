@@ -63,6 +63,13 @@ type Options struct {
 	CheckpointOverhead time.Duration
 	// Seed seeds the only randomness of a run, the spot reclaims.
 	Seed uint64
+	// StopOverP95, when > 0, ends the run as soon as the p95 wait of core
+	// or of burst jobs is sure to exceed it: more of the class's jobs have
+	// waited longer than the p95 allows. The Result then says why in
+	// Stopped and counts the jobs not run as Unfinished. A planner that
+	// only wants plans meeting a wait target learns "no" in a fraction of
+	// the time a hopeless backlog would take to replay.
+	StopOverP95 time.Duration
 }
 
 // setup is Options checked and with the defaults filled in.
@@ -77,6 +84,7 @@ type setup struct {
 	ckptEvery  time.Duration
 	ckptCost   time.Duration
 	seed       uint64
+	stopOver   time.Duration
 }
 
 // prepare validates o and fills in its defaults. Every problem is reported
@@ -92,6 +100,7 @@ func prepare(o Options) (setup, error) {
 		ckptEvery:  o.CheckpointInterval,
 		ckptCost:   o.CheckpointOverhead,
 		seed:       o.Seed,
+		stopOver:   o.StopOverP95,
 	}
 	if s.cfg == (policy.Config{}) {
 		s.cfg = policy.DefaultConfig()
@@ -112,6 +121,9 @@ func prepare(o Options) (setup, error) {
 	}
 	if !(s.spotRate >= 0) || math.IsInf(s.spotRate, 0) {
 		bad("spot_reclaim_rate is %v; it must be a finite rate >= 0", s.spotRate)
+	}
+	if s.stopOver < 0 {
+		bad("stop_over_p95 is %v; write 0 to run every job, or a positive wait", s.stopOver)
 	}
 	if s.ckptEvery < 0 || s.ckptCost < 0 {
 		bad("checkpoint_interval and checkpoint_overhead cannot be negative")
