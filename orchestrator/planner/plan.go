@@ -95,12 +95,11 @@ type Plan struct {
 // Make plans the quota for tr.
 //
 // The search runs on the tuning window first, where simulations are
-// cheaper: a quota search from the offline optimum with the design's
-// watermarks, with and without core overflow; every watermark pair and
-// overflow wait at the best quota found; a finer quota search for the best
-// of those. The best window plans, all-fixed, all-elastic and the closed
-// forms are then simulated on the whole history, and a last quota search
-// there lands within a slot of its best. Only plans that meet the wait
+// cheaper: every watermark pair and overflow wait at the window's offline
+// optimum, then a quota search for the best of them and for the best plan
+// without overflow. The best window plans, all-fixed, all-elastic and the
+// closed forms are then simulated on the whole history, and a last quota
+// search there lands within a slot of its best. Only plans that meet the wait
 // target on the whole history, and leave nothing queued, are ranked by
 // cost.
 func Make(tr trace.Trace, o Options) (Plan, error) {
@@ -159,22 +158,11 @@ func (p *Plan) search(tune, whole *evaluator, window trace.Trace, o Options, sw 
 	wl := DemandLevels(window)
 	wpeak, wopt := wl.Peak(), OfflineOptimum(wl, p.Prices).FixedSlots
 	waits := overflowWaits(sw.WaitTarget, o.Sim)
-	families := []Candidate{{Strategy: StrategyHybrid, Watermarks: design}}
-	if !o.WithoutCoreOverflow {
-		families = append(families, Candidate{Strategy: StrategyHybrid, Watermarks: design, CoreOverflow: true,
-			CoreMaxWait: waits[min(1, len(waits)-1)]})
-	}
-	// 1. The quota, from the window's offline optimum.
-	for _, f := range families {
-		if _, err := tune.searchQuota("quota search on the tuning window", f, wopt, max(1, wpeak/8), wpeak); err != nil {
-			return err
-		}
-	}
-	// 2. Every watermark pair and overflow wait at the best quota.
-	b, _ := tune.best(nil)
+	// 1. Every watermark pair and overflow wait at the window's offline
+	// optimum, the quota the best plans land near.
 	var variants []Candidate
 	for _, m := range sw.Watermarks {
-		c := Candidate{Strategy: StrategyHybrid, FixedSlots: b.FixedSlots, Watermarks: m}
+		c := Candidate{Strategy: StrategyHybrid, FixedSlots: wopt, Watermarks: m}
 		variants = append(variants, c)
 		if o.WithoutCoreOverflow {
 			continue
@@ -184,14 +172,22 @@ func (p *Plan) search(tune, whole *evaluator, window trace.Trace, o Options, sw 
 			variants = append(variants, c)
 		}
 	}
-	tune.clock.expect("watermarks and overflow waits", len(variants))
+	tune.clock.expect("watermarks and overflow waits on the tuning window", len(variants))
 	if _, err := tune.eval(variants...); err != nil {
 		return err
 	}
-	// 3. A finer quota search for the best of them.
-	b, _ = tune.best(nil)
-	if _, err := tune.searchQuota("fine quota search on the tuning window", b.Candidate, b.FixedSlots, max(1, wpeak/16), wpeak); err != nil {
-		return err
+	// 2. The quota for the best of them, and for the best plan without
+	// overflow, which needs a quota near the core peak and so may lie far
+	// from the optimum. Hopeless quotas stop early (StopOverP95).
+	b, _ := tune.best(nil)
+	starts := []Point{b}
+	if nb, ok := tune.best(func(pt Point) bool { return !pt.CoreOverflow }); ok && b.CoreOverflow {
+		starts = append(starts, nb)
+	}
+	for _, st := range starts {
+		if _, err := tune.searchQuota("quota search on the tuning window", st.Candidate, st.FixedSlots, max(1, wpeak/8), wpeak); err != nil {
+			return err
+		}
 	}
 
 	// 4. The whole history decides: the best window plans, all-fixed,
@@ -228,7 +224,7 @@ func (p *Plan) search(tune, whole *evaluator, window trace.Trace, o Options, sw 
 	// 5. A last quota search on the whole history, from its best hybrid.
 	hb, ok := whole.best(func(pt Point) bool { return pt.Strategy == StrategyHybrid })
 	if ok {
-		if _, err := whole.searchQuota("quota search on the whole history", hb.Candidate, hb.FixedSlots, max(1, p.Peak/32), p.Peak); err != nil {
+		if _, err := whole.searchQuota("quota search on the whole history", hb.Candidate, hb.FixedSlots, 2, p.Peak); err != nil {
 			return err
 		}
 	}
