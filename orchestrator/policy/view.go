@@ -3,7 +3,6 @@ package policy
 import (
 	"cmp"
 	"slices"
-	"sync"
 	"time"
 )
 
@@ -45,7 +44,8 @@ func newView(s Snapshot, now time.Time) *view {
 		now:          now,
 		pools:        make(map[string]*Pool, len(s.Pools)),
 		worker:       make(map[string]*Worker, len(s.Workers)),
-		on:           make(map[string][]*Job),
+		on:           make(map[string][]*Job, len(s.Workers)),
+		jobs:         make([]*Job, 0, len(s.Jobs)),
 		fixedRegions: map[string]bool{},
 		demand:       map[string]*poolDemand{},
 	}
@@ -65,8 +65,7 @@ func newView(s Snapshot, now time.Time) *view {
 	}
 	slices.SortFunc(v.workers, func(a, b *Worker) int { return cmp.Compare(a.ID, b.ID) })
 
-	seen := seenSets.Get().(map[string]bool)
-	defer func() { clear(seen); seenSets.Put(seen) }()
+	seen := make(map[string]bool, len(s.Jobs))
 	for i := range s.Jobs {
 		j := &s.Jobs[i]
 		if seen[j.ID] || !(j.queued() || j.running()) {
@@ -89,13 +88,6 @@ func newView(s Snapshot, now time.Time) *view {
 	v.measureElastic(s.Launches)
 	return v
 }
-
-// seenSets lends newView its duplicate-ID sets across calls: Decide runs
-// every tick, and the simulator runs it hundreds of thousands of times a
-// plan, where growing a fresh set each call was a large share of the cost.
-// A set is cleared before it is handed back, so no call sees another's IDs
-// and Decide stays a function of its arguments.
-var seenSets = sync.Pool{New: func() any { return map[string]bool{} }}
 
 // kind is the kind of the worker's pool.
 func (v *view) kind(w *Worker) PoolKind { return v.pools[w.Pool].Kind }
