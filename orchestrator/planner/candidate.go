@@ -103,6 +103,8 @@ type Point struct {
 	Verdict
 	// MeetsTarget is Feasible, kept under its older name.
 	MeetsTarget bool `json:"meets_target"`
+	// Took is the simulation's wall time.
+	Took time.Duration `json:"took"`
 }
 
 // better orders points: feasible before infeasible; feasible ones by cost,

@@ -106,15 +106,16 @@ func (e *evaluator) eval(cs ...Candidate) ([]Point, error) {
 			o := c.options(e.base, e.whole)
 			o.StopOverP95 = e.target
 			r, err := sim.Run(e.tr, o)
+			took := time.Since(start)
 			if e.clock != nil {
-				e.clock.finished(time.Since(start))
+				e.clock.finished(took)
 			}
 			if err != nil {
 				errs[i] = fmt.Errorf("planner: %s: %w", c, err)
 				return
 			}
 			v := judge(r, e.target)
-			pts[i] = Point{Candidate: c, Result: r, Verdict: v, MeetsTarget: v.Feasible}
+			pts[i] = Point{Candidate: c, Result: r, Verdict: v, MeetsTarget: v.Feasible, Took: took}
 		})
 	}
 	wg.Wait()

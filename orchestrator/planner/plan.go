@@ -190,9 +190,42 @@ func (p *Plan) search(tune, whole *evaluator, window trace.Trace, o Options, sw 
 		}
 	}
 
-	// 4. The whole history decides: the best window plans, all-fixed,
-	// all-elastic, and the closed forms at the best plan's settings.
+	// 4. The whole history decides. It sees all fixed, all elastic, the
+	// best window plans, and the window's best watermarks at the whole
+	// history's offline optimum with and without overflow: the window may
+	// be unlike the rest (a busy last fortnight wants a quota the year does
+	// not), so its quota is only a hint.
 	b, _ = tune.best(nil)
+	cands := []Candidate{
+		{Strategy: StrategyAllFixed, FixedSlots: p.Peak, Watermarks: Watermarks{High: 1, Low: design.Low}},
+		{Strategy: StrategyAllElastic},
+	}
+	for _, pt := range topDistinct(tune.points(), 2) {
+		cands = append(cands, pt.Candidate)
+	}
+	at := Candidate{Strategy: StrategyHybrid, FixedSlots: p.Optimum.FixedSlots, Watermarks: b.Watermarks}
+	cands = append(cands, at)
+	if !o.WithoutCoreOverflow {
+		for _, w := range waits {
+			at.CoreOverflow, at.CoreMaxWait = true, w
+			cands = append(cands, at)
+		}
+	}
+	whole.clock.expect("the whole history", len(cands))
+	pts, err := whole.eval(cands...)
+	if err != nil {
+		return err
+	}
+	p.AllFixed, p.AllElastic = pts[0].Result, pts[1].Result
+	// 5. A last quota search on the whole history, from its best hybrid.
+	if hb, ok := whole.best(func(pt Point) bool { return pt.Strategy == StrategyHybrid }); ok {
+		if _, err := whole.searchQuota("quota search on the whole history", hb.Candidate, hb.FixedSlots, max(2, p.Peak/32), p.Peak); err != nil {
+			return err
+		}
+	}
+	// 6. The closed forms at the best hybrid's settings, for comparison
+	// (and as candidates: one may yet be the cheapest).
+	hb, _ := whole.best(func(pt Point) bool { return pt.Strategy == StrategyHybrid })
 	rot, opt := RuleOfThumb(p.Curve), CostOptimal(p.Curve, p.Prices)
 	closed := []struct {
 		method string
@@ -203,30 +236,15 @@ func (p *Plan) search(tune, whole *evaluator, window trace.Trace, o Options, sw 
 		{"cost-optimal", opt, fmt.Sprintf("demand reaches %d slots %.0f%% of the time = fixed/elastic price", opt, 100*p.Prices.Ratio())},
 		{"offline optimum", p.Optimum.FixedSlots, fmt.Sprintf("the cheapest quota if elastic capacity came the instant it was needed: %.2f", p.Optimum.Cost)},
 	}
-	cands := []Candidate{
-		{Strategy: StrategyAllFixed, FixedSlots: p.Peak, Watermarks: Watermarks{High: 1, Low: design.Low}},
-		{Strategy: StrategyAllElastic},
-	}
+	cands = cands[:0]
 	for _, c := range closed {
-		k := b.Candidate
+		k := hb.Candidate
 		k.FixedSlots = c.quota
 		cands = append(cands, k)
 	}
-	for _, pt := range topDistinct(tune.points(), 4) {
-		cands = append(cands, pt.Candidate)
-	}
-	whole.clock.expect("the whole history", len(cands))
-	pts, err := whole.eval(cands...)
-	if err != nil {
+	whole.clock.expect("the closed forms on the whole history", len(cands))
+	if pts, err = whole.eval(cands...); err != nil {
 		return err
-	}
-	p.AllFixed, p.AllElastic = pts[0].Result, pts[1].Result
-	// 5. A last quota search on the whole history, from its best hybrid.
-	hb, ok := whole.best(func(pt Point) bool { return pt.Strategy == StrategyHybrid })
-	if ok {
-		if _, err := whole.searchQuota("quota search on the whole history", hb.Candidate, hb.FixedSlots, 2, p.Peak); err != nil {
-			return err
-		}
 	}
 	best, _ := whole.best(nil)
 	p.Best = best
@@ -236,7 +254,7 @@ func (p *Plan) search(tune, whole *evaluator, window trace.Trace, o Options, sw 
 		p.RunnerUp = &s
 	}
 	for i, c := range closed {
-		pt := pts[2+i]
+		pt := pts[i]
 		f, e := CostOf(p.Curve, c.quota, p.Prices)
 		p.Recommendations = append(p.Recommendations, Recommendation{Method: c.method, FixedSlots: c.quota, Why: c.why,
 			ClosedForm: f + e, Watermarks: pt.Watermarks, CoreOverflow: pt.CoreOverflow, CoreMaxWait: pt.CoreMaxWait,
