@@ -95,9 +95,9 @@ type Plan struct {
 // Make plans the quota for tr.
 //
 // The search runs on the tuning window first, where simulations are
-// cheaper: every watermark pair and overflow wait at the window's offline
-// optimum, then a quota search for the best of them and for the best plan
-// without overflow. The best window plans, all-fixed, all-elastic and the
+// cheaper: the overflow wait and then the watermark pair at the window's
+// offline optimum, then a quota search for the best of them and for the
+// best plan without overflow. The best window plans, all-fixed, all-elastic and the
 // closed forms are then simulated on the whole history, and a last quota
 // search there lands within a slot of its best. Only plans that meet the wait
 // target on the whole history, and leave nothing queued, are ranked by
@@ -158,28 +158,36 @@ func (p *Plan) search(tune, whole *evaluator, window trace.Trace, o Options, sw 
 	wl := DemandLevels(window)
 	wpeak, wopt := wl.Peak(), OfflineOptimum(wl, p.Prices).FixedSlots
 	waits := overflowWaits(sw.WaitTarget, o.Sim)
-	// 1. Every watermark pair and overflow wait at the window's offline
-	// optimum, the quota the best plans land near.
-	var variants []Candidate
-	for _, m := range sw.Watermarks {
-		c := Candidate{Strategy: StrategyHybrid, FixedSlots: wopt, Watermarks: m}
-		variants = append(variants, c)
-		if o.WithoutCoreOverflow {
-			continue
-		}
+	// 1. The overflow wait, then the watermarks, at the window's offline
+	// optimum, the quota the best plans land near: one coordinate at a
+	// time, since the two barely interact and every simulation counts.
+	at := Candidate{Strategy: StrategyHybrid, FixedSlots: wopt, Watermarks: design}
+	variants := []Candidate{at}
+	if !o.WithoutCoreOverflow {
 		for _, w := range waits {
-			c.CoreOverflow, c.CoreMaxWait = true, w
-			variants = append(variants, c)
+			at.CoreOverflow, at.CoreMaxWait = true, w
+			variants = append(variants, at)
 		}
 	}
-	tune.clock.expect("watermarks and overflow waits on the tuning window", len(variants))
+	tune.clock.expect("overflow waits on the tuning window", len(variants)+len(sw.Watermarks))
+	if _, err := tune.eval(variants...); err != nil {
+		return err
+	}
+	b, _ := tune.best(nil)
+	variants = variants[:0]
+	for _, m := range sw.Watermarks {
+		c := b.Candidate
+		c.Watermarks = m
+		variants = append(variants, c)
+	}
+	tune.clock.expect("watermarks on the tuning window", len(variants))
 	if _, err := tune.eval(variants...); err != nil {
 		return err
 	}
 	// 2. The quota for the best of them, and for the best plan without
 	// overflow, which needs a quota near the core peak and so may lie far
 	// from the optimum. Hopeless quotas stop early (StopOverP95).
-	b, _ := tune.best(nil)
+	b, _ = tune.best(nil)
 	starts := []Point{b}
 	if nb, ok := tune.best(func(pt Point) bool { return !pt.CoreOverflow }); ok && b.CoreOverflow {
 		starts = append(starts, nb)
@@ -203,7 +211,7 @@ func (p *Plan) search(tune, whole *evaluator, window trace.Trace, o Options, sw 
 	for _, pt := range topDistinct(tune.points(), 2) {
 		cands = append(cands, pt.Candidate)
 	}
-	at := Candidate{Strategy: StrategyHybrid, FixedSlots: p.Optimum.FixedSlots, Watermarks: b.Watermarks}
+	at = Candidate{Strategy: StrategyHybrid, FixedSlots: p.Optimum.FixedSlots, Watermarks: b.Watermarks}
 	cands = append(cands, at)
 	if !o.WithoutCoreOverflow {
 		for _, w := range waits {

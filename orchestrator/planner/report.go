@@ -187,7 +187,7 @@ Fixed {{f2 .Plan.Prices.FixedPerSlotHour}} and elastic {{f2 .Plan.Prices.Elastic
 {{end}}</table>
 <p><b>{{.Verdict}}</b></p>
 <p>How the pick was made: a plan is feasible when every job ran and the p95 waits of core and of burst jobs are within {{dur .Plan.WaitTarget}} over
-the whole history; only feasible plans are ranked by cost. The search ran {{.Plan.Simulations}} simulations: every watermark pair and core overflow wait at the tuning
+the whole history; only feasible plans are ranked by cost. The search ran {{.Plan.Simulations}} simulations: the core overflow wait and then the watermark pair at the tuning
 window's offline optimum, quota searches for the best of them and the best without overflow, then the best window plans, all fixed, all
 elastic and the closed forms on the whole history, and a last quota search there. The offline optimum for the whole history is
 {{.Plan.Optimum.FixedSlots}} slots at {{f2 .Plan.Optimum.Cost}}.</p>
