@@ -178,8 +178,7 @@ func (h *Hybrid) snapshot(ctx context.Context, now time.Time) (policy.Snapshot, 
 		attempts[j.ID] = j.Attempt
 		seen[j.ID] = j
 		q := policy.Queue(j.Queue)
-		cur := queues.Queue(j.Queue)
-		if cur.Elastic() {
+		if queues.Queue(j.Queue).Elastic() {
 			// The policy sees one elastic backlog: ondemand and the
 			// regional queues are burst to it, and it reads the pin
 			// from the job's region, not from the queue name.
@@ -189,14 +188,6 @@ func (h *Hybrid) snapshot(ctx context.Context, now time.Time) (policy.Snapshot, 
 			Pool: poolOf[j.Worker], Checkpointable: j.Spec.Checkpointable, Retryable: j.Spec.Retryable,
 			SpotPreemptions: j.SpotPreemptions, Region: j.Spec.Labels[RegionLabel], SubmittedAt: j.CreatedAt,
 			QueuedAt: j.QueuedAt, StartedAt: j.StartedAt, LastCheckpointAt: j.CheckpointAt}
-		// Which of the elastic queues a queued burst job waits in, so the
-		// policy can re-home it (rule 3). A pin to a malformed region has
-		// no queue (Submit refuses it; a job queued before pins were
-		// enforced has one): its home is left unknown and it stays put.
-		if j.State == jobs.StateQueued && j.Spec.Class == jobs.ClassBurst && cur.Elastic() &&
-			(pj.Region == "" || queues.ValidRegion(pj.Region)) {
-			pj.Home = policy.ElasticHome{Known: true, OnDemand: cur.Base() == queues.QueueOnDemand, Region: cur.Region()}
-		}
 		if f, ok := h.inflight[j.ID]; ok {
 			if f.attempt == j.Attempt && j.State == jobs.StateRunning {
 				pj.PendingAction = f.kind
@@ -204,6 +195,7 @@ func (h *Hybrid) snapshot(ctx context.Context, now time.Time) (policy.Snapshot, 
 				delete(h.inflight, j.ID) // done: the attempt moved on
 			}
 		}
+		pj.Home = elasticHome(j)
 		s.Jobs = append(s.Jobs, pj)
 	}
 	for id := range h.inflight {
@@ -220,6 +212,18 @@ func (h *Hybrid) snapshot(ctx context.Context, now time.Time) (policy.Snapshot, 
 		}
 	}
 	return s, instances, nil
+}
+
+// elasticHome is which of the elastic queues a queued burst job waits in,
+// so the policy can re-home it (rule 3). A pin to a malformed region has no
+// queue (Submit refuses it; a job queued before pins were enforced may
+// have one): its home is left unknown, and it stays where it is.
+func elasticHome(j jobs.Job) policy.ElasticHome {
+	cur, pin := queues.Queue(j.Queue), j.Spec.Labels[RegionLabel]
+	if j.State != jobs.StateQueued || j.Spec.Class != jobs.ClassBurst || !cur.Elastic() || (pin != "" && !queues.ValidRegion(pin)) {
+		return policy.ElasticHome{}
+	}
+	return policy.ElasticHome{Known: true, OnDemand: cur.Base() == queues.QueueOnDemand, Region: cur.Region()}
 }
 
 // RegionLabel is the job label that pins a job to a region.
