@@ -204,6 +204,10 @@ func (n Namespace) WorkerTombstone(id string) string { return n.prefix() + "work
 // Leader is the controller leader lease.
 func (n Namespace) Leader() string { return n.prefix() + "leader" }
 
+// Started holds when a controller first led this namespace (ms): the first
+// moment Ballast has records for, from which the quota is paid.
+func (n Namespace) Started() string { return n.prefix() + "since" }
+
 // TaskID is the asynq task ID of one attempt. Unique per attempt, so an
 // enqueue can be repeated safely: asynq refuses a second task with the ID.
 func TaskID(jobID string, attempt int) string { return fmt.Sprintf("%s:%d", jobID, attempt) }

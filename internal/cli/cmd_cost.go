@@ -66,8 +66,16 @@ func runCost(ctx context.Context, e *env, args []string) error {
 		return writeJSON(e.out, map[string]any{"report": rep, "summary": insight.CostViewOf(rep), "problems": problems})
 	}
 	v := insight.CostViewOf(rep)
-	fmt.Fprintf(e.out, "%s → %s: paid %.2f (fixed %.2f, elastic %.2f), idle %.2f, lost work %.2f, premium over fixed %.2f\n\n",
-		from.Format(time.RFC3339), until.Format(time.RFC3339), v.Total, v.Fixed, v.Elastic, v.Idle, v.LostWork, v.Premium)
+	// The report starts where pricing did: no earlier than Ballast's first
+	// records, so a young install is not charged a window of quota it did
+	// not exist for.
+	fmt.Fprintf(e.out, "%s → %s: paid %.2f (fixed %.2f, elastic %.2f), idle %.2f, lost work %.2f, premium over fixed %.2f\n",
+		rep.From.UTC().Format(time.RFC3339), until.Format(time.RFC3339), v.Total, v.Fixed, v.Elastic, v.Idle, v.LostWork, v.Premium)
+	if rep.From.After(from) {
+		fmt.Fprintf(e.out, "(priced from %s, when Ballast started keeping records, not from %s)\n",
+			rep.From.UTC().Format(time.RFC3339), from.Format(time.RFC3339))
+	}
+	fmt.Fprintln(e.out)
 	if err := rep.Table(e.out, *by); err != nil {
 		return err
 	}

@@ -79,3 +79,24 @@ func TestCostPricesTheWindowAndRefusesBadFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestCostIsPricedFromBallastsStart: on an install two minutes old, a
+// 24-hour window is priced from its start, and the table says so.
+func TestCostIsPricedFromBallastsStart(t *testing.T) {
+	f := newFlowEnv(t, unreachableNATS)
+	start, err := f.store.MarkStarted(context.Background(), time.Now().Add(-2*time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := run(t, "cost", "--config", f.path, "--window", "24h")
+	if code != 0 || !strings.Contains(out, "priced from "+start.Format(time.RFC3339)) {
+		t.Fatalf("code %d out %q err %q", code, out, errOut)
+	}
+	code, out, _ = run(t, "cost", "--config", f.path, "--window", "24h", "-o", "json")
+	var got struct {
+		Report struct{ From time.Time }
+	}
+	if err := json.Unmarshal([]byte(out), &got); code != 0 || err != nil || !got.Report.From.Equal(start) {
+		t.Fatalf("json: code %d %v from %s, want %s", code, err, got.Report.From, start)
+	}
+}

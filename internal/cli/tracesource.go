@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/ballastdev/ballast/jobs"
@@ -70,6 +71,11 @@ func (t *traceSource) load(ctx context.Context, cfgPath string, errOut io.Writer
 		defer f.Close()
 		tr, st, err := trace.ReadAlibabaGPU2023(f, trace.AlibabaGPUOptions{})
 		fmt.Fprintf(errOut, "imported %s: %s\n", *t.alibaba, st)
+		// A slot of this trace is a GPU: the hours and readings let a
+		// user check the import against the raw file.
+		for _, d := range st.Details() {
+			fmt.Fprintf(errOut, "  %s\n", strings.ReplaceAll(d, "slot-hours", "GPU-hours"))
+		}
 		return tr, err
 	case *t.pai != "":
 		f, err := open(*t.pai)

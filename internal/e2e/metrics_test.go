@@ -154,16 +154,22 @@ func TestMetricsAfterAScriptedScenario(t *testing.T) {
 			t.Errorf("%s%v = %v, want %v", w.name, w.labels, got, w.v)
 		}
 	}
-	// Today's cost: the quota is paid from midnight, 2 slots x 1.5 an
-	// hour; the jobs (no team) were charged the slot time they used at the
-	// quota's price, at least the 0.5 s core job's and less than the
-	// scenario's whole span on both slots.
+	// Today's cost: the quota is paid from when the controller first led
+	// (it started after midnight), 2 slots x 1.5 an hour; the jobs (no
+	// team) were charged the slot time they used at the quota's price, at
+	// least the 0.5 s core job's and less than the scenario's whole span on
+	// both slots. The ±0.01 is 12 s of the quota: the last pricing is at
+	// most a tick old.
 	now := time.Now().UTC()
 	midnight := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
 	if scenarioStart.UTC().Before(midnight) {
 		t.Skip("the scenario crossed midnight UTC, where today's cost starts again")
 	}
-	quota := 3 * now.Sub(midnight).Hours()
+	started, err := r.store.Started(context.Background())
+	if err != nil || started.Before(midnight) || started.After(now) {
+		t.Fatalf("the controller's recorded start %s (%v) is not between midnight and now %s", started, err, now)
+	}
+	quota := 3 * now.Sub(started).Hours()
 	if got := value("ballast_cost_pool_today", map[string]string{"pool": "fixed"}); got < quota-0.01 || got > quota+0.01 {
 		t.Errorf("ballast_cost_pool_today{pool=fixed} = %v, want %.4f (±0.01)", got, quota)
 	}

@@ -104,6 +104,7 @@ type Controller struct {
 	leader    bool
 	healthy   time.Time // when Redis last came back; zero while down
 	trimmed   time.Time // when the job index was last trimmed
+	started   bool      // whether Ballast's start is known to be recorded
 	cancel    context.CancelFunc
 	done      chan struct{}
 	poke      chan struct{}
@@ -283,6 +284,15 @@ func (c *Controller) Tick(ctx context.Context) {
 	}
 	if !lead {
 		return
+	}
+	// The quota is paid from the first moment Ballast ran; the first
+	// leader ever records it, and the store keeps that first moment.
+	if !c.started {
+		if _, err := c.store.MarkStarted(tctx, now); err != nil {
+			c.log.Warn("recording when Ballast started failed; retrying next tick", "err", err)
+		} else {
+			c.started = true
+		}
 	}
 	// After an outage every worker's heartbeat looks old; give them one TTL
 	// to beat again before declaring anyone dead.

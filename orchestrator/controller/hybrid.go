@@ -73,35 +73,46 @@ func (h *Hybrid) LastPlan() policy.Plan {
 	return h.lastPlan
 }
 
-// Tick runs one round: snapshot, decide, apply.
+// Tick runs one round: snapshot, close the launches the provider reports
+// gone, decide, apply.
 func (h *Hybrid) Tick(ctx context.Context, now time.Time) (policy.Plan, error) {
-	s, err := h.Snapshot(ctx, now)
+	s, instances, err := h.snapshot(ctx, now)
 	if err != nil {
 		return policy.Plan{}, err
 	}
+	h.endLaunches(ctx, instances, now)
 	plan := policy.Decide(s, now)
-	h.rehome(ctx)
 	h.mu.Lock()
 	h.lastPlan = plan
 	h.mu.Unlock()
 	return plan, h.Apply(ctx, plan, now)
 }
 
-// Snapshot builds the policy's view of the world.
+// Snapshot builds the policy's view of the world. It only reads the store
+// and the provider: what the view implies for the store (closing launches
+// that are gone, moving jobs) is Tick's and Apply's, so building a view,
+// for status or a test, changes nothing.
 func (h *Hybrid) Snapshot(ctx context.Context, now time.Time) (policy.Snapshot, error) {
+	s, _, err := h.snapshot(ctx, now)
+	return s, err
+}
+
+// snapshot is Snapshot with the provider's instances it read, which Tick
+// closes the recorded launches of.
+func (h *Hybrid) snapshot(ctx context.Context, now time.Time) (policy.Snapshot, []provider.Instance, error) {
 	h.init()
 	ws, err := h.Store.Workers(ctx)
 	if err != nil {
-		return policy.Snapshot{}, err
+		return policy.Snapshot{}, nil, err
 	}
 	active, err := h.Store.ActiveJobs(ctx)
 	if err != nil {
-		return policy.Snapshot{}, err
+		return policy.Snapshot{}, nil, err
 	}
 	var instances []provider.Instance
 	if h.Provider != nil {
 		if instances, err = h.Provider.List(ctx); err != nil {
-			return policy.Snapshot{}, err
+			return policy.Snapshot{}, nil, err
 		}
 	}
 
@@ -141,7 +152,6 @@ func (h *Hybrid) Snapshot(ctx context.Context, now time.Time) (policy.Snapshot, 
 		}
 		s.Workers = append(s.Workers, pw)
 	}
-	h.endLaunches(ctx, instances, now)
 	// Launches not yet registered count as capacity on its way, so the same
 	// backlog is not launched for twice.
 	for _, inst := range instances {
@@ -185,6 +195,7 @@ func (h *Hybrid) Snapshot(ctx context.Context, now time.Time) (policy.Snapshot, 
 				delete(h.inflight, j.ID) // done: the attempt moved on
 			}
 		}
+		pj.Home = elasticHome(j)
 		s.Jobs = append(s.Jobs, pj)
 	}
 	for id := range h.inflight {
@@ -200,7 +211,19 @@ func (h *Hybrid) Snapshot(ctx context.Context, now time.Time) (policy.Snapshot, 
 			delete(h.idleSince, id)
 		}
 	}
-	return s, nil
+	return s, instances, nil
+}
+
+// elasticHome is which of the elastic queues a queued burst job waits in,
+// so the policy can re-home it (rule 3). A pin to a malformed region has no
+// queue (Submit refuses it; a job queued before pins were enforced may
+// have one): its home is left unknown, and it stays where it is.
+func elasticHome(j jobs.Job) policy.ElasticHome {
+	cur, pin := queues.Queue(j.Queue), j.Spec.Labels[RegionLabel]
+	if j.State != jobs.StateQueued || j.Spec.Class != jobs.ClassBurst || !cur.Elastic() || (pin != "" && !queues.ValidRegion(pin)) {
+		return policy.ElasticHome{}
+	}
+	return policy.ElasticHome{Known: true, OnDemand: cur.Base() == queues.QueueOnDemand, Region: cur.Region()}
 }
 
 // RegionLabel is the job label that pins a job to a region.
@@ -229,6 +252,15 @@ func (h *Hybrid) Apply(ctx context.Context, plan policy.Plan, now time.Time) err
 				to = h.elasticQueue(a.Job)
 			}
 			_, err := h.Store.Move(ctx, a.Job, h.attempt(a.Job), to, a.Reason)
+			note(a, err)
+		case policy.Rehome:
+			// Fenced like every move: a job that started, or moved
+			// since the snapshot, keeps its new attempt.
+			base := queues.QueueBurst
+			if a.Home.OnDemand {
+				base = queues.QueueOnDemand
+			}
+			_, err := h.Store.Move(ctx, a.Job, h.attempt(a.Job), queues.RegionalQueue(base, a.Home.Region), a.Reason)
 			note(a, err)
 		case policy.Reclaim, policy.Migrate:
 			note(a, h.preempt(ctx, a))
@@ -263,49 +295,6 @@ func (h *Hybrid) elasticQueue(job string) queues.Queue {
 	j := h.seen[job]
 	h.mu.Unlock()
 	return ElasticQueue(j.Spec, j.SpotPreemptions, h.Config.MaxSpotPreemptions)
-}
-
-// rehome moves queued elastic jobs that wait in the wrong elastic queue to
-// the one ElasticQueue picks: burst jobs whose spot budget is spent
-// (typically after a spot notice sent them back to burst) go to ondemand,
-// where spot workers do not look; pinned jobs sent to a queue without their
-// region (a spot notice requeues to plain burst) go to their regional queue,
-// so a worker of another region cannot take them. It never moves a job from
-// ondemand back to burst.
-func (h *Hybrid) rehome(ctx context.Context) {
-	type move struct {
-		j  jobs.Job
-		to queues.Queue
-	}
-	h.mu.Lock()
-	var moves []move
-	for _, j := range h.seen {
-		cur := queues.Queue(j.Queue)
-		if j.State != jobs.StateQueued || !cur.Elastic() {
-			continue
-		}
-		to := ElasticQueue(j.Spec, j.SpotPreemptions, h.Config.MaxSpotPreemptions)
-		if cur.Base() == queues.QueueOnDemand {
-			// Only the region is fixed here: a job once sent off spot
-			// stays off it, even if a raised spot budget would allow it.
-			to = queues.RegionalQueue(queues.QueueOnDemand, to.Region())
-		}
-		// A pin to a malformed region has no queue (Submit refuses it);
-		// a job queued before pins were enforced stays where it is.
-		if to != cur && to.Valid() {
-			moves = append(moves, move{j, to})
-		}
-	}
-	h.mu.Unlock()
-	for _, m := range moves {
-		reason := "spot budget spent: on-demand only"
-		if m.to.Base() == queues.Queue(m.j.Queue).Base() {
-			reason = "pinned to region " + m.to.Region()
-		}
-		if _, err := h.Store.Move(ctx, m.j.ID, m.j.Attempt, m.to, reason); err != nil {
-			h.Logger.Warn("rehoming a job failed", "job", m.j.ID, "to", m.to, "err", err)
-		}
-	}
 }
 
 func (h *Hybrid) attempt(job string) int {

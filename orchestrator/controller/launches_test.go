@@ -91,11 +91,18 @@ func TestLaunchesStartTheirWorkersLivesAndFailedOnesAreBilled(t *testing.T) {
 	prov.set("i-2", provider.Failed) // never booted
 	prov.hide("i-3")                 // the provider forgot it long ago
 	now := t0.Add(5 * time.Minute)
+	// A snapshot only reads: the launches stay open until a tick.
 	if _, err := h.Snapshot(ctx, now); err != nil {
 		t.Fatal(err)
 	}
+	if p, err := store.PendingLaunches(ctx); err != nil || len(p) != 3 {
+		t.Fatalf("after a snapshot, pending launches %+v %v, want i-2, i-3 and i-4 still open", p, err)
+	}
+	if _, err := h.Tick(ctx, now); err != nil {
+		t.Fatal(err)
+	}
 	prov.hide("i-4") // forgotten, but the launch is recent: not yet gone
-	if _, err := h.Snapshot(ctx, t0.Add(30*time.Second)); err != nil {
+	if _, err := h.Tick(ctx, t0.Add(30*time.Second)); err != nil {
 		t.Fatal(err)
 	}
 

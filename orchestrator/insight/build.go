@@ -27,6 +27,9 @@ type Inputs struct {
 	Lives []queues.WorkerLife
 	// IdleSamples are the quota's idle share samples of the series window.
 	IdleSamples []queues.Sample
+	// Started is when Ballast started (Store.Started): today's cost is
+	// priced from it when it is later than midnight.
+	Started time.Time
 }
 
 // readCurrent reads what the overview shows as it is now: cheap reads,
@@ -57,6 +60,9 @@ func (s Source) readPast(ctx context.Context, now time.Time, in *Inputs) error {
 		return err
 	}
 	if in.Lives, err = s.Store.WorkerLives(ctx, from, now); err != nil {
+		return err
+	}
+	if in.Started, err = s.Store.Started(ctx); err != nil {
 		return err
 	}
 	in.IdleSamples, err = s.Store.Samples(ctx, advisor.SeriesFixedIdle, now.Add(-s.seriesWindow()), now)
@@ -120,7 +126,7 @@ func (s Source) current(now time.Time, in Inputs) (Overview, *float64) {
 // records, with what could not be priced.
 func (s Source) past(now time.Time, in Inputs) (KeyMetrics, CostView, []string) {
 	key := s.keyMetrics(now, in)
-	l, problems := s.LedgerOf(s.DayStart(now), now, in.Usage, in.Lives)
+	l, problems := s.LedgerOf(s.DayStart(now), now, in.Started, in.Usage, in.Lives)
 	r, err := cost.Compute(l)
 	if err != nil {
 		return key, CostView{From: l.From, Until: l.Until, Pools: []PoolCost{}, Teams: []NamedCost{}},

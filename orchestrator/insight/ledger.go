@@ -25,7 +25,11 @@ func (s Source) Ledger(ctx context.Context, from, until time.Time) (cost.Ledger,
 	if err != nil {
 		return cost.Ledger{}, nil, err
 	}
-	l, problems := s.LedgerOf(from, until, usage, lives)
+	started, err := s.Store.Started(ctx)
+	if err != nil {
+		return cost.Ledger{}, nil, err
+	}
+	l, problems := s.LedgerOf(from, until, started, usage, lives)
 	return l, problems, nil
 }
 
@@ -47,8 +51,13 @@ func (s Source) Cost(ctx context.Context, from, until time.Time) (cost.Report, [
 }
 
 // LedgerOf builds the ledger of [from, until) from usage entries and worker
-// lives already read. It is pure, so the rules below are tested directly.
+// lives already read, and started, when Ballast started (Store.Started). It
+// is pure, so the rules below are tested directly.
 //
+//   - The window is priced from the first moment Ballast has records for
+//     (pricedFrom) when that is later than from: the quota is not paid for
+//     a time before Ballast existed, and its idle share is taken over the
+//     same span. The ledger's From says where pricing started.
 //   - Every fixed pool with a quota is a Quota at the pool's price.
 //   - Every life of an elastic worker is a WorkerSpan; fixed workers are
 //     paid through the quota.
@@ -60,7 +69,8 @@ func (s Source) Cost(ctx context.Context, from, until time.Time) (cost.Report, [
 //     stamped by different writes (claim and heartbeat, finish and
 //     deregister) and must not disagree by a few milliseconds into a
 //     worker that did not exist, which the ledger rightly refuses.
-func (s Source) LedgerOf(from, until time.Time, usage []queues.AttemptUsage, lives []queues.WorkerLife) (cost.Ledger, []string) {
+func (s Source) LedgerOf(from, until, started time.Time, usage []queues.AttemptUsage, lives []queues.WorkerLife) (cost.Ledger, []string) {
+	from = pricedFrom(from, until, started, usage, lives)
 	l := cost.Ledger{Pools: s.Pools, From: from, Until: until, Location: s.loc()}
 	for _, p := range s.Pools {
 		if p.Kind == policy.PoolFixed && s.Quota[p.Name] > 0 {
@@ -145,6 +155,33 @@ func (s Source) LedgerOf(from, until time.Time, usage []queues.AttemptUsage, liv
 		problems = append(problems, fmt.Sprintf("%d elastic attempts ran on workers with no life record (started before this version, or trimmed) and are not priced", noLife))
 	}
 	return l, problems
+}
+
+// pricedFrom is where the window [from, until) starts being priced: the
+// first moment Ballast has records for, when that is inside the window.
+// That moment is when a controller first led (started), or the earliest
+// record read if one is older: records written before the start was kept
+// (an install upgraded to this version) are still priced. Without a
+// recorded start (no controller has led this store yet) the whole window
+// is priced, as nothing says when Ballast began.
+func pricedFrom(from, until, started time.Time, usage []queues.AttemptUsage, lives []queues.WorkerLife) time.Time {
+	if started.IsZero() {
+		return from
+	}
+	first := started
+	for _, u := range usage {
+		for _, t := range []time.Time{u.Queued, u.Start} {
+			if !t.IsZero() {
+				first = earlier(first, t)
+			}
+		}
+	}
+	for _, w := range lives {
+		if !w.Start.IsZero() {
+			first = earlier(first, w.Start)
+		}
+	}
+	return earlier(later(from, first), until)
 }
 
 // peakUse is the most attempts on pool at one instant of [from, until); an

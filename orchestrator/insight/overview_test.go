@@ -152,7 +152,7 @@ func TestLedgerOfClipsAttemptsToTheirWorkersLives(t *testing.T) {
 		{JobID: "d", Pool: "spot", Worker: "ghost", Start: at(15), End: at(20)},
 		{JobID: "e", Pool: "gone-pool", Worker: "x", Start: at(15), End: at(20)},
 	}
-	l, problems := src.LedgerOf(at(0), at(60), usage, lives)
+	l, problems := src.LedgerOf(at(0), at(60), time.Time{}, usage, lives)
 	if len(l.Workers) != 2 || l.Workers[0].ID == l.Workers[1].ID {
 		t.Fatalf("lives of one ID must stay apart: %+v", l.Workers)
 	}
@@ -180,12 +180,12 @@ func TestAnOverbookedQuotaIsPricedAtItsPeakAndNamed(t *testing.T) {
 		usage = append(usage, queues.AttemptUsage{JobID: string(rune('a' + i)), Pool: "onprem", Worker: "fixed-1",
 			Start: at(span[0]), End: at(span[1])})
 	}
-	l, problems := src.LedgerOf(at(0), at(60), usage, nil)
+	l, problems := src.LedgerOf(at(0), at(60), time.Time{}, usage, nil)
 	if len(problems) != 1 || !strings.Contains(problems[0], "ran 3 attempts at once, more than its quota of 2") || l.Quotas[0].Slots != 3 {
 		t.Fatalf("problems %q quotas %+v", problems, l.Quotas)
 	}
 	// The 4th attempt is outside [0, 60): a peak there does not count.
-	if _, problems := src.LedgerOf(at(60), at(120), usage, nil); len(problems) != 0 {
+	if _, problems := src.LedgerOf(at(60), at(120), time.Time{}, usage, nil); len(problems) != 0 {
 		t.Fatalf("a later window: %q", problems)
 	}
 	o := src.OverviewOf(at(60), insight.Inputs{Usage: usage})

@@ -31,10 +31,10 @@ const (
 )
 
 // Action is one step of a plan. Which fields are set depends on Kind:
-// Job for the moves (Lend, Unlend, Reclaim, Migrate, Overflow), Worker for
-// Reclaim, Migrate, Drain and Release, Pool for ScaleUp and Overflow (the
-// target) and for Migrate (the pool left), Queue for every move (the target
-// queue), Count for ScaleUp.
+// Job for the moves (Lend, Unlend, Reclaim, Migrate, Overflow, Rehome),
+// Worker for Reclaim, Migrate, Drain and Release, Pool for ScaleUp and
+// Overflow (the target) and for Migrate (the pool left), Queue for every
+// move (the target queue), Count for ScaleUp, Home for Rehome.
 type Action struct {
 	Kind   ActionKind
 	Job    string
@@ -42,6 +42,8 @@ type Action struct {
 	Pool   string
 	Queue  Queue
 	Count  int
+	// Home is the elastic queue a Rehome sends the job to.
+	Home ElasticHome
 	// Rule is the design rule (1-7) that produced the action.
 	Rule int
 	// Reason says why, with the numbers, for logs and "ballast plan".
@@ -64,7 +66,9 @@ func (a Action) String() string {
 	if a.Count != 0 {
 		fmt.Fprintf(&b, " n=%d", a.Count)
 	}
-	if a.Queue != "" {
+	if a.Kind == Rehome {
+		fmt.Fprintf(&b, " -> %s", a.Home)
+	} else if a.Queue != "" {
 		fmt.Fprintf(&b, " -> %s", a.Queue)
 	}
 	fmt.Fprintf(&b, " (rule %d: %s)", a.Rule, a.Reason)

@@ -39,7 +39,7 @@ func Apply(s Snapshot, p Plan, now time.Time) Snapshot {
 	released := map[string]bool{}
 	for _, a := range p.Actions {
 		switch a.Kind {
-		case Lend, Unlend, Reclaim, Migrate, Overflow:
+		case Lend, Unlend, Reclaim, Migrate, Overflow, Rehome:
 			i, ok := jobAt[a.Job]
 			if !ok {
 				continue

@@ -21,6 +21,7 @@ func Decide(s Snapshot, now time.Time) Plan {
 	p.unlend()   // rule 2
 	p.lend()     // rules 2 and 4
 	p.migrate()  // rule 4
+	p.rehome()   // rule 3: queued elastic work into the elastic queue it belongs in
 	p.place()    // rule 3: where the queued burst work will run
 	p.scaleUp()  // rule 3
 	p.drain()    // rule 4, before release so release sees what drained workers no longer need

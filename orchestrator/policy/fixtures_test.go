@@ -83,7 +83,8 @@ func fixBusy(s Snapshot) Snapshot {
 
 // summary renders a plan as "kind(args)" terms in plan order, without
 // reasons: what table tests compare. Args are the job, the worker, the pool
-// (ScaleUp and Overflow) and the count, when set.
+// (ScaleUp and Overflow), the target queue of a Rehome and the count, when
+// set.
 func summary(p Plan) string {
 	var parts []string
 	for _, a := range p.Actions {
@@ -95,6 +96,9 @@ func summary(p Plan) string {
 		}
 		if a.Kind == ScaleUp || a.Kind == Overflow {
 			args = append(args, a.Pool)
+		}
+		if a.Kind == Rehome {
+			args = append(args, a.Home.String())
 		}
 		if a.Count != 0 {
 			args = append(args, fmt.Sprint(a.Count))

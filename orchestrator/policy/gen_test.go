@@ -143,8 +143,17 @@ func genSnapshot(t *rapid.T) Snapshot {
 			}
 		default:
 			j.Queue = rapid.SampledFrom([]Queue{QueueBurst, QueueBurst, QueueLoan}).Draw(t, "queue")
+			// Half the elastic backlog says which elastic queue it waits
+			// in, as the controller's does; the rest, as the simulator's,
+			// does not.
+			if j.Queue == QueueBurst && rapid.Bool().Draw(t, "home_known") {
+				j.Home = ElasticHome{Known: true, OnDemand: rapid.Bool().Draw(t, "home_ondemand"), Region: region("home_region")}
+			}
 			if inFlight {
 				j.PendingAction = map[Queue]ActionKind{QueueBurst: Lend, QueueLoan: Unlend}[j.Queue]
+				if j.Home.Known && rapid.Bool().Draw(t, "rehoming") {
+					j.PendingAction = Rehome
+				}
 			}
 		}
 		s.Jobs = append(s.Jobs, j)

@@ -46,7 +46,7 @@ func (w *world) step() Plan {
 	w.plans = append(w.plans, p)
 	w.s = Apply(w.s, p, w.now)
 	mustValid(w.t, w.s)
-	w.land()
+	w.land(p)
 	w.boot()
 	w.finish()
 	w.dispatch()
@@ -113,10 +113,24 @@ func (w *world) free(j *Job) {
 
 // land completes every move in flight, as the controller would once the
 // checkpoint is written and the next attempt is queued.
-func (w *world) land() {
+func (w *world) land(p Plan) {
+	homes := map[string]ElasticHome{}
+	for _, a := range p.Actions {
+		if a.Kind == Rehome {
+			homes[a.Job] = a.Home
+		}
+	}
 	for i := range w.s.Jobs {
 		j := &w.s.Jobs[i]
 		switch j.PendingAction {
+		case Rehome:
+			// A rehome generated in flight has no action behind it: it
+			// lands where the job belongs.
+			h, ok := homes[j.ID]
+			if !ok {
+				h = j.home(w.s.Config.MaxSpotPreemptions)
+			}
+			j.Home = h
 		case Lend:
 			j.Queue = QueueLoan
 		case Unlend:
@@ -132,6 +146,9 @@ func (w *world) land() {
 			}
 		}
 		j.PendingAction = ""
+		if j.Queue != QueueBurst {
+			j.Home = ElasticHome{} // lent: out of the elastic queues
+		}
 	}
 }
 
@@ -205,6 +222,7 @@ func (w *world) dispatch() {
 					continue
 				}
 				j.State, j.Worker, j.Pool, j.StartedAt = jobs.StateRunning, wk.ID, wk.Pool, w.now
+				j.Home = ElasticHome{} // only queued work has an elastic home
 				wk.Busy++
 				wk.IdleSince = time.Time{}
 			}

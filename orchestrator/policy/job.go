@@ -43,6 +43,10 @@ type Job struct {
 	// and only they (if also Retryable) go to spot.
 	Checkpointable bool
 	Retryable      bool
+	// Home is which elastic queue a queued burst job waits in, where the
+	// snapshot has several (see ElasticHome); Queue is QueueBurst for all
+	// of them.
+	Home ElasticHome
 	// SpotPreemptions counts spot reclaims the job suffered.
 	SpotPreemptions int
 	// Region pins the job to pools in one region; empty means any.

@@ -132,6 +132,15 @@ func checkSound(t *rapid.T, s Snapshot, p Plan) {
 			if !j.queued() || j.Class != jobs.ClassCore || pool[a.Pool].Kind != PoolOnDemand || !j.fitsRegion(pool[a.Pool].Region) {
 				fail("overflow of a job that is not queued core work, or to a pool that is not on-demand in its region")
 			}
+		case Rehome:
+			to := j.home(s.Config.MaxSpotPreemptions)
+			if !j.queued() || j.Class != jobs.ClassBurst || j.Queue != QueueBurst || a.Queue != QueueBurst || !j.Home.Known ||
+				a.Home != to || a.Home == j.Home {
+				fail(fmt.Sprintf("rehome of a job that is not queued burst work in its wrong elastic queue (%s), or to %s, not %s", j.Home, a.Home, to))
+			}
+			if j.Home.OnDemand && !a.Home.OnDemand {
+				fail("rehome sends a job that was off spot back to it")
+			}
 		case ScaleUp:
 			pl, ok := pool[a.Pool]
 			if !ok || !pl.Kind.Elastic() || a.Count <= 0 {

@@ -138,6 +138,9 @@ func (s Snapshot) validateJobs(p *problems, pools map[string]Pool, workers map[s
 		if msg := j.pendingProblem(pools, workers); msg != "" {
 			p.add(at+".pending_action", msg)
 		}
+		if msg := j.homeProblem(); msg != "" {
+			p.add(at+".home", msg)
+		}
 	}
 }
 
@@ -159,6 +162,8 @@ func (j Job) pendingProblem(pools map[string]Pool, workers map[string]Worker) st
 		ok = j.queued() && j.Queue == QueueLoan
 	case Overflow:
 		ok = j.queued() && j.Class == jobs.ClassCore && j.Queue == QueueCore
+	case Rehome:
+		ok = j.queued() && j.Class == jobs.ClassBurst && j.Queue == QueueBurst && j.Home.Known
 	case Reclaim:
 		ok = j.running() && j.Class == jobs.ClassBurst && kind == PoolFixed
 	case Migrate:

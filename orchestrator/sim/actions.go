@@ -65,6 +65,22 @@ func (s *sim) carryOut(a policy.Action) error {
 		}
 		s.stop(ti, stopMigrate, dest)
 
+	case policy.Rehome:
+		// The model has one burst queue, not the controller's four forms
+		// of it: its spot workers skip work that is not spot-eligible
+		// themselves, and jobs are not pinned to regions, so every queued
+		// burst task is already where its workers look. Its snapshot
+		// leaves Job.Home unknown and the policy plans no rehome; one
+		// planned anyway is accepted as the no-op it is here, but only for
+		// a queued burst task.
+		ti, err := s.queuedTask(a.Job)
+		if err != nil {
+			return err
+		}
+		if t := &s.tasks[ti]; t.core || t.queue != qBurst {
+			return fmt.Errorf("job %s waits in %s, not in burst", a.Job, policyQueue[t.queue])
+		}
+
 	case policy.ScaleUp:
 		pi, ok := s.poolByName[a.Pool]
 		if !ok || !s.pools[pi].elastic || a.Count <= 0 {

@@ -23,10 +23,13 @@ type AlibabaGPUOptions struct {
 	CountCPUPods bool
 }
 
-// alibabaGPUColumns are the columns ReadAlibabaGPU2023 uses. Others
-// (memory_mib, pod_phase, a pandas index) may be present and are ignored:
-// pod_phase adds nothing, since a pod that has not ended has no deletion time.
+// alibabaGPUColumns are the columns ReadAlibabaGPU2023 needs. Others
+// (memory_mib, a pandas index) may be present and are ignored; pod_phase,
+// when present, tells a pod deleted while pending from one that ran.
 var alibabaGPUColumns = []string{"name", "cpu_milli", "num_gpu", "gpu_milli", "gpu_spec", "qos", "creation_time", "deletion_time", "scheduled_time"}
+
+// alibabaGPUPhase is the optional pod_phase column.
+const alibabaGPUPhase = "pod_phase"
 
 const (
 	agName = iota
@@ -40,17 +43,41 @@ const (
 	agScheduled
 )
 
+// How ReadAlibabaGPU2023 read a kept pod's fields, as ImportStats.Readings
+// counts them.
+const (
+	readStartScheduled = "start: scheduled_time"
+	readStartCreation  = "start: creation_time (no scheduled_time)"
+	readEndDeletion    = "end: deletion_time"
+	readEndTraceEnd    = "end: trace end (no deletion_time)"
+	readWholeGPUs      = "GPUs: whole"
+	readSharedGPU      = "GPUs: shared (gpu_milli < 1000), one whole slot each"
+	readCPUPod         = "CPU pod: ceil(cpu_milli/1000) slots"
+)
+
 // ReadAlibabaGPU2023 imports a pod list of the Alibaba GPU cluster trace
 // 2023 (cluster-trace-gpu-v2023, files openb_pod_list*.csv), whose header
 // names at least name, cpu_milli, num_gpu, gpu_milli, gpu_spec, qos,
-// creation_time, deletion_time and scheduled_time (times in seconds).
+// creation_time, deletion_time and scheduled_time (times in seconds from
+// the trace start), and usually pod_phase.
 //
-// Each pod becomes a job:
+// Every pod that holds GPUs for a known time becomes a job:
+//   - Slots: num_gpu. A shared GPU (num_gpu 1, gpu_milli < 1000) is one
+//     whole slot: the simulator and the planner place whole slots, and a
+//     GPU that a pod shares is not free for a whole-GPU pod. The stats
+//     give the GPU-hours both ways (SlotHours, ShareHours).
+//   - Start: scheduled_time, when the pod got its GPUs. A pod without one
+//     (missing, or 0 for a pod created after the trace start: 0 is how the
+//     trace writes "never") was deleted while pending if pod_phase says
+//     Pending: it waited and never held a GPU, and is skipped. Otherwise,
+//     or without a pod_phase column, it starts at creation_time.
+//   - End: deletion_time. A pod without one (missing or 0) was still
+//     running when the trace ended, and ends at the trace end, the latest
+//     time in the file: it held its GPUs at least that long, and leaving
+//     it out would drop the longest-running pods.
+//   - Submit: creation_time minus the earliest creation_time of kept pods;
+//     Duration: end - start, the time it held its GPUs.
 //   - Class: qos LS or Guaranteed is core; BE or Burstable is burst.
-//   - Slots: num_gpu when > 0; 1 for a GPU-sharing pod (num_gpu 0,
-//     gpu_milli > 0), since a shared GPU still occupies a GPU slot.
-//   - Submit: creation_time minus the earliest creation_time of kept pods.
-//   - Duration: deletion_time - scheduled_time, the time it held resources.
 //   - Team: the name's first dash-separated part ("openb" for
 //     "openb-pod-0017"); "default" for a name without a dash.
 //   - Template: gpu_spec ("V100M16|V100M32"), or "pod" when it is empty or
@@ -59,10 +86,13 @@ const (
 //     survive eviction.
 //
 // Rows are skipped, and counted under the first reason that applies, for:
-// SkipNoGPU (no GPU and CountCPUPods off), SkipMissingTime (creation time
-// missing, or scheduled or deletion time missing or 0), SkipNonPositiveDuration,
-// SkipUnknownQoS. A malformed row (wrong field count, a number that is not
-// one) is an error, a *ParseError: it means the file is not this format.
+// SkipShareWithoutGPU (gpu_milli without num_gpu), SkipNoGPU (num_gpu 0, a
+// CPU-only pod, unless CountCPUPods keeps it as ceil(cpu_milli/1000)
+// slots), SkipMissingTime (no creation time), SkipNeverScheduled,
+// SkipUnknownQoS and SkipNonPositiveDuration. The stats count each kept
+// pod's readings of the fields above and the slot-hours kept and skipped.
+// A malformed row (wrong field count, a number that is not one) is an
+// error, a *ParseError: it means the file is not this format.
 func ReadAlibabaGPU2023(r io.Reader, o AlibabaGPUOptions) (Trace, ImportStats, error) {
 	t := Trace{Name: o.Name, Start: o.Start}
 	if t.Name == "" {
@@ -87,9 +117,28 @@ func ReadAlibabaGPU2023(r io.Reader, o AlibabaGPUOptions) (Trace, ImportStats, e
 	if err != nil {
 		return Trace{}, stats, &ParseError{Line: lr.line, Err: err}
 	}
+	phase := -1
+	if i, err := columnIndex(fields, []string{alibabaGPUPhase}); err == nil {
+		phase = i[0]
+	}
 
 	strs := make(interner)
 	minCreation := time.Duration(-1)
+	keep := func(p gpuPod) {
+		stats.Kept++
+		stats.SlotHours += float64(p.job.Slots) * p.job.Duration.Hours()
+		stats.ShareHours += p.share * p.job.Duration.Hours()
+		for _, how := range p.readings {
+			stats.read(how)
+		}
+		if minCreation < 0 || p.job.Submit < minCreation {
+			minCreation = p.job.Submit
+		}
+		t.Jobs = append(t.Jobs, p.job)
+	}
+	// Pods still running wait for the trace end, the latest time of all rows.
+	var running []gpuPod
+	var traceEnd time.Duration
 	for {
 		line, err := lr.next()
 		if err == io.EOF {
@@ -108,20 +157,27 @@ func ReadAlibabaGPU2023(r io.Reader, o AlibabaGPUOptions) (Trace, ImportStats, e
 		if len(fields) != width {
 			return Trace{}, stats, &ParseError{Line: lr.line, Err: fmt.Errorf("has %d fields, the header %d", len(fields), width)}
 		}
-		j, reason, perr := alibabaGPUJob(fields, idx, o.CountCPUPods, strs)
+		p, perr := alibabaGPUPod(fields, idx, phase, o.CountCPUPods, strs)
 		if perr != nil {
 			perr.Line = lr.line
 			return Trace{}, stats, perr
 		}
-		if reason != "" {
-			stats.skip(reason)
+		traceEnd = max(traceEnd, p.latest)
+		switch {
+		case p.skip != "":
+			stats.skipHeld(p.skip, p.spanHours)
+		case p.running:
+			running = append(running, p)
+		default:
+			keep(p)
+		}
+	}
+	for _, p := range running {
+		if p.job.Duration = traceEnd - p.start; p.job.Duration <= 0 {
+			stats.skip(SkipNonPositiveDuration) // started as the trace ended
 			continue
 		}
-		stats.Kept++
-		if minCreation < 0 || j.Submit < minCreation {
-			minCreation = j.Submit
-		}
-		t.Jobs = append(t.Jobs, j)
+		keep(p)
 	}
 	for i := range t.Jobs {
 		t.Jobs[i].Submit -= minCreation
@@ -130,14 +186,31 @@ func ReadAlibabaGPU2023(r io.Reader, o AlibabaGPUOptions) (Trace, ImportStats, e
 	return t, stats, nil
 }
 
-// alibabaGPUJob converts one pod, its Submit still the absolute creation
-// time. It returns a skip reason, or a *ParseError without a line number.
-func alibabaGPUJob(f [][]byte, idx []int, countCPU bool, strs interner) (Job, SkipReason, *ParseError) {
+// gpuPod is one row read: a job (its Submit still the absolute creation
+// time) or the reason it is skipped.
+type gpuPod struct {
+	job Job
+	// start is when the pod got its GPUs; running means it had not ended
+	// by the trace end, so its Duration waits for that.
+	start   time.Duration
+	running bool
+	// share is the GPUs it asked for with shares counted as such.
+	share    float64
+	readings [3]string
+	skip     SkipReason
+	// spanHours is slots x the span of a skipped row, 0 without a span.
+	spanHours float64
+	// latest is the latest time the row gives.
+	latest time.Duration
+}
+
+// alibabaGPUPod reads one pod. The *ParseError has no line number.
+func alibabaGPUPod(f [][]byte, idx []int, phase int, countCPU bool, strs interner) (gpuPod, *ParseError) {
 	col := func(c int) []byte { return f[idx[c]] }
-	bad := func(c int, err error) (Job, SkipReason, *ParseError) {
-		return Job{}, "", &ParseError{Column: alibabaGPUColumns[c], Err: err}
+	bad := func(c int, err error) (gpuPod, *ParseError) {
+		return gpuPod{}, &ParseError{Column: alibabaGPUColumns[c], Err: err}
 	}
-	var j Job
+	var p gpuPod
 	numGPU, err := parseCount(orZero(col(agNumGPU)), MaxSlots)
 	if err != nil {
 		return bad(agNumGPU, err)
@@ -148,24 +221,37 @@ func alibabaGPUJob(f [][]byte, idx []int, countCPU bool, strs interner) (Job, Sk
 	}
 	switch {
 	case numGPU > 0:
-		j.Slots = numGPU
+		p.job.Slots = numGPU
+		// A missing or zero gpu_milli on a GPU pod is read as whole GPUs.
+		if gpuMilli > 0 && gpuMilli < 1000 {
+			p.share = float64(numGPU) * float64(gpuMilli) / 1000
+			p.readings[2] = readSharedGPU
+		} else {
+			p.share = float64(numGPU)
+			p.readings[2] = readWholeGPUs
+		}
 	case gpuMilli > 0:
-		j.Slots = 1
+		p.skip = SkipShareWithoutGPU
 	case !countCPU:
-		return Job{}, SkipNoGPU, nil
+		p.skip = SkipNoGPU
 	default:
 		cpuMilli, err := parseCount(orZero(col(agCPUMilli)), MaxSlots*1000)
 		if err != nil {
 			return bad(agCPUMilli, err)
 		}
-		j.Slots = max(1, (cpuMilli+999)/1000)
+		p.job.Slots = max(1, (cpuMilli+999)/1000)
+		p.share = float64(p.job.Slots)
+		p.readings[2] = readCPUPod
 	}
 
+	// Times: each is absent when missing; scheduled and deletion also
+	// when 0 after a creation past 0 (0 is the trace's "never").
 	var times [3]time.Duration // creation, scheduled, deletion
+	var has [3]bool
 	for i, c := range [3]int{agCreation, agScheduled, agDeletion} {
 		v := col(c)
 		if isMissing(v) {
-			return Job{}, SkipMissingTime, nil
+			continue
 		}
 		d, err := parseSeconds(v)
 		if err != nil {
@@ -174,40 +260,68 @@ func alibabaGPUJob(f [][]byte, idx []int, countCPU bool, strs interner) (Job, Sk
 		if d < 0 {
 			return bad(c, errors.New("must be >= 0"))
 		}
-		if d == 0 && c != agCreation {
-			// 0 is how the trace writes "never happened" for these two;
-			// creation at 0 is simply the start of the trace.
-			return Job{}, SkipMissingTime, nil
-		}
-		times[i] = d
+		times[i], has[i] = d, true
+		p.latest = max(p.latest, d)
 	}
-	j.Submit = times[0]
-	j.Duration = times[2] - times[1]
-	if j.Duration <= 0 {
-		return Job{}, SkipNonPositiveDuration, nil
+	creation, scheduled, deletion := times[0], times[1], times[2]
+	hasCreation := has[0]
+	hasScheduled := has[1] && (scheduled > 0 || (hasCreation && creation == 0))
+	hasDeletion := has[2] && deletion > 0
+	if p.skip != "" {
+		return p, nil
+	}
+	if !hasCreation {
+		p.skip = SkipMissingTime
+		return p, nil
+	}
+	p.job.Submit = creation
+	switch {
+	case hasScheduled:
+		p.start, p.readings[0] = scheduled, readStartScheduled
+	case phase >= 0 && string(f[phase]) == "Pending":
+		p.skip = SkipNeverScheduled
+		if hasDeletion && deletion > creation {
+			p.spanHours = float64(p.job.Slots) * (deletion - creation).Hours()
+		}
+		return p, nil
+	default:
+		p.start, p.readings[0] = creation, readStartCreation
+	}
+	if hasDeletion {
+		p.job.Duration, p.readings[1] = deletion-p.start, readEndDeletion
+	} else {
+		p.running, p.readings[1] = true, readEndTraceEnd
 	}
 
 	switch string(col(agQoS)) {
 	case "LS", "Guaranteed":
-		j.Class = jobs.ClassCore
+		p.job.Class = jobs.ClassCore
 	case "BE", "Burstable":
-		j.Class = jobs.ClassBurst
+		p.job.Class = jobs.ClassBurst
 	default:
-		return Job{}, SkipUnknownQoS, nil
+		p.skip = SkipUnknownQoS
+		if !p.running && p.job.Duration > 0 {
+			p.spanHours = float64(p.job.Slots) * p.job.Duration.Hours()
+		}
+		return p, nil
 	}
-	j.Checkpointable = j.Class == jobs.ClassBurst
+	if !p.running && p.job.Duration <= 0 {
+		p.skip = SkipNonPositiveDuration
+		return p, nil
+	}
+	p.job.Checkpointable = p.job.Class == jobs.ClassBurst
 
 	if team, _, ok := bytes.Cut(col(agName), []byte("-")); ok && len(team) > 0 {
-		j.Team = strs.get(team)
+		p.job.Team = strs.get(team)
 	} else {
-		j.Team = "default"
+		p.job.Team = "default"
 	}
 	if spec := col(agGPUSpec); isMissing(spec) {
-		j.Template = "pod"
+		p.job.Template = "pod"
 	} else {
-		j.Template = strs.get(spec)
+		p.job.Template = strs.get(spec)
 	}
-	return j, "", nil
+	return p, nil
 }
 
 // columnIndex finds each wanted column in a header.

@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"math"
 	"os"
 	"reflect"
 	"strings"
@@ -9,6 +10,8 @@ import (
 
 	"github.com/ballastdev/ballast/jobs"
 )
+
+func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
 
 func readFixture(t *testing.T, name string) *os.File {
 	t.Helper()
@@ -20,32 +23,84 @@ func readFixture(t *testing.T, name string) *os.File {
 	return f
 }
 
+// TestReadAlibabaGPU2023 reads the fixture, whose 15 rows cover each case
+// of the documented reading; every figure below is worked out from the rows
+// by hand. The trace end is the latest time in the file, 10769854
+// (openb-pod-0017's deletion and openb-pod-0130's creation).
 func TestReadAlibabaGPU2023(t *testing.T) {
 	tr, stats, err := ReadAlibabaGPU2023(readFixture(t, "openb_pod_list_small.csv"), AlibabaGPUOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := time.Second
+	// Submit is creation_time less the earliest kept creation, openb-pod-0001's 0.
 	want := []Job{
-		// openb-pod-0040: a shared GPU (num_gpu 0, gpu_milli 500), the earliest creation.
-		{Submit: 0, Duration: 500 * s, Slots: 1, Class: jobs.ClassCore, Team: "openb", Template: "pod"},
-		// batchjob: no dash in the name, gpu_spec "nan".
-		{Submit: 300 * s, Duration: 3500 * s, Slots: 2, Class: jobs.ClassCore, Team: "default", Template: "pod"},
-		{Submit: 497 * s, Duration: 1332357 * s, Slots: 8, Class: jobs.ClassBurst, Team: "openb", Template: "pod", Checkpointable: true},
-		{Submit: 242175 * s, Duration: 294651 * s, Slots: 1, Class: jobs.ClassBurst, Team: "openb", Template: "pod", Checkpointable: true},
-		{Submit: 530058 * s, Duration: 1512 * s, Slots: 1, Class: jobs.ClassCore, Team: "openb", Template: "V100M16|V100M32"},
+		// openb-pod-0001: created and scheduled at 0, the trace start (a
+		// 0 there is a time, not "never"); deleted at 3600.
+		{Submit: 0, Duration: 3600 * s, Slots: 1, Class: jobs.ClassCore, Team: "openb", Template: "pod"},
+		// batchjob: no dash in the name, gpu_spec "nan"; 9440900 - 9437400.
+		{Submit: 9437300 * s, Duration: 3500 * s, Slots: 2, Class: jobs.ClassCore, Team: "default", Template: "pod"},
+		// openb-pod-0017: 8 whole GPUs, 10769854 - 9437497.
+		{Submit: 9437497 * s, Duration: 1332357 * s, Slots: 8, Class: jobs.ClassBurst, Team: "openb", Template: "pod", Checkpointable: true},
+		// openb-pod-0022: a shared GPU (gpu_milli 220), one whole slot; 9973826 - 9679175.
+		{Submit: 9679175 * s, Duration: 294651 * s, Slots: 1, Class: jobs.ClassBurst, Team: "openb", Template: "pod", Checkpointable: true},
+		// openb-pod-0090: deletion_time 0, running at the trace end; 10769854 - 9800100.
+		{Submit: 9800100 * s, Duration: 969754 * s, Slots: 1, Class: jobs.ClassBurst, Team: "openb", Template: "pod", Checkpointable: true},
+		// openb-pod-0110: Running without a scheduled_time: from its creation, 9917200 - 9910000.
+		{Submit: 9910000 * s, Duration: 7200 * s, Slots: 2, Class: jobs.ClassCore, Team: "openb", Template: "pod"},
+		// openb-pod-0035: scheduled 5 s after its creation; 9968575 - 9967063.
+		{Submit: 9967058 * s, Duration: 1512 * s, Slots: 1, Class: jobs.ClassCore, Team: "openb", Template: "V100M16|V100M32"},
+		// openb-pod-0120: no deletion_time: to the trace end, 10769854 - 10700054.
+		{Submit: 10700000 * s, Duration: 69800 * s, Slots: 4, Class: jobs.ClassBurst, Team: "openb", Template: "A10", Checkpointable: true},
 	}
 	if !reflect.DeepEqual(tr.Jobs, want) {
 		t.Errorf("jobs:\n got %+v\nwant %+v", tr.Jobs, want)
 	}
-	wantStats := ImportStats{Read: 10, Kept: 5, Skipped: map[SkipReason]int{
-		SkipNoGPU: 1, SkipMissingTime: 2, SkipNonPositiveDuration: 1, SkipUnknownQoS: 1,
-	}}
-	if !reflect.DeepEqual(stats, wantStats) {
-		t.Errorf("stats = %v, want %v", stats, wantStats)
+	// Skipped: openb-pod-0040 (gpu_milli 500, num_gpu 0); openb-pod-0051
+	// (CPU only); openb-pod-0063 and -0100 (Pending, no scheduled_time);
+	// openb-pod-0081 (qos Unknown); openb-pod-0070 (scheduled when
+	// deleted) and -0130 (started at the trace end, still running).
+	wantSkipped := map[SkipReason]int{SkipShareWithoutGPU: 1, SkipNoGPU: 1, SkipNeverScheduled: 2, SkipUnknownQoS: 1, SkipNonPositiveDuration: 2}
+	if stats.Read != 15 || stats.Kept != 8 || !reflect.DeepEqual(stats.Skipped, wantSkipped) {
+		t.Errorf("stats = %v, want read 15, kept 8, skipped %v", stats, wantSkipped)
 	}
-	if got := stats.String(); got != "read 10, kept 5, skipped 5 (missing time 2, no GPU 1, non-positive duration 1, unknown qos 1)" {
+	// GPU-seconds held by the kept pods, slots x duration in job order:
+	heldSeconds := 1*3600 + 2*3500 + 8*1332357 + 1*294651 + 1*969754 + 2*7200 + 1*1512 + 4*69800 // 12228973
+	// At their share, openb-pod-0022 holds 0.22 of its GPU, not all of it.
+	shareSeconds := float64(heldSeconds) - (1-0.22)*294651
+	// Skipped with a span: openb-pod-0100 waited 1 GPU x 3600 s (holding
+	// none); openb-pod-0081 held 1 GPU x 600 s. openb-pod-0063 has no
+	// deletion time, so no span.
+	wantSkippedHours := map[SkipReason]float64{SkipNeverScheduled: 3600.0 / 3600, SkipUnknownQoS: 600.0 / 3600}
+	if !near(stats.SlotHours, float64(heldSeconds)/3600) || !near(stats.ShareHours, shareSeconds/3600) ||
+		len(stats.SkippedSlotHours) != len(wantSkippedHours) {
+		t.Errorf("hours: kept %.6f (want %.6f), at shares %.6f (want %.6f), skipped %v (want %v)", stats.SlotHours,
+			float64(heldSeconds)/3600, stats.ShareHours, shareSeconds/3600, stats.SkippedSlotHours, wantSkippedHours)
+	}
+	for r, h := range wantSkippedHours {
+		if !near(stats.SkippedSlotHours[r], h) {
+			t.Errorf("skipped %s: %.6f GPU-hours, want %.6f", r, stats.SkippedSlotHours[r], h)
+		}
+	}
+	wantReadings := map[string]int{
+		readStartScheduled: 7, readStartCreation: 1, // openb-pod-0110 from its creation
+		readEndDeletion: 6, readEndTraceEnd: 2, // openb-pod-0090 and -0120 to the trace end
+		readWholeGPUs: 7, readSharedGPU: 1, // openb-pod-0022 shares its GPU
+	}
+	if !reflect.DeepEqual(stats.Readings, wantReadings) {
+		t.Errorf("readings %v, want %v", stats.Readings, wantReadings)
+	}
+	if got := stats.String(); got != "read 15, kept 8, skipped 7 (gpu_milli without num_gpu 1, never scheduled 2, no GPU 1, non-positive duration 2, unknown qos 1)" {
 		t.Errorf("String() = %q", got)
+	}
+	wantDetails := []string{
+		"kept 3396.9 slot-hours (slots x hours), 3333.1 with shared GPUs at their share",
+		"skipped slot-hours: never scheduled 1.0 (waited, none held), unknown qos 0.2",
+		"read: GPUs: shared (gpu_milli < 1000), one whole slot each 1, GPUs: whole 7, end: deletion_time 6, " +
+			"end: trace end (no deletion_time) 2, start: creation_time (no scheduled_time) 1, start: scheduled_time 7",
+	}
+	if got := stats.Details(); !reflect.DeepEqual(got, wantDetails) {
+		t.Errorf("Details() =\n%q\nwant\n%q", got, wantDetails)
 	}
 	if tr.Name != "alibaba-gpu-2023" || !tr.Start.IsZero() {
 		t.Errorf("name %q start %v", tr.Name, tr.Start)
@@ -55,17 +110,34 @@ func TestReadAlibabaGPU2023(t *testing.T) {
 	}
 }
 
+// TestReadAlibabaGPU2023WithoutPhase: without a pod_phase column a pod
+// without a scheduled time cannot be told pending, and starts at its
+// creation.
+func TestReadAlibabaGPU2023WithoutPhase(t *testing.T) {
+	in := "name,cpu_milli,num_gpu,gpu_milli,gpu_spec,qos,creation_time,deletion_time,scheduled_time\n" +
+		"p-1,1000,1,1000,,BE,100,160,\n"
+	tr, stats, err := ReadAlibabaGPU2023(strings.NewReader(in), AlibabaGPUOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Job{{Submit: 0, Duration: time.Minute, Slots: 1, Class: jobs.ClassBurst, Team: "p", Template: "pod", Checkpointable: true}}
+	if !reflect.DeepEqual(tr.Jobs, want) || stats.Readings[readStartCreation] != 1 {
+		t.Errorf("got %+v, %v %v", tr.Jobs, stats, stats.Readings)
+	}
+}
+
 func TestReadAlibabaGPU2023CountsCPUPods(t *testing.T) {
 	start := time.Date(2023, 1, 1, 0, 0, 0, 0, time.UTC)
 	tr, stats, err := ReadAlibabaGPU2023(readFixture(t, "openb_pod_list_small.csv"), AlibabaGPUOptions{Name: "cpu", Start: start, CountCPUPods: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if stats.Kept != 6 || stats.Skipped[SkipNoGPU] != 0 || len(tr.Jobs) != 6 {
-		t.Fatalf("stats %v, %d jobs", stats, len(tr.Jobs))
+	if stats.Kept != 9 || stats.Skipped[SkipNoGPU] != 0 || len(tr.Jobs) != 9 || stats.Readings[readCPUPod] != 1 {
+		t.Fatalf("stats %v %v, %d jobs", stats, stats.Readings, len(tr.Jobs))
 	}
-	// openb-pod-0051: 32000 milli-CPUs, created 63000 s after the first pod.
-	cpu := Job{Submit: 63000 * time.Second, Duration: 99990 * time.Second, Slots: 32, Class: jobs.ClassBurst, Team: "openb", Template: "pod", Checkpointable: true}
+	// openb-pod-0051: 32000 milli-CPUs, created at 9500000, scheduled at
+	// 9500010, deleted at 9600000.
+	cpu := Job{Submit: 9500000 * time.Second, Duration: 99990 * time.Second, Slots: 32, Class: jobs.ClassBurst, Team: "openb", Template: "pod", Checkpointable: true}
 	if tr.Jobs[3] != cpu {
 		t.Errorf("job 3 = %+v, want %+v", tr.Jobs[3], cpu)
 	}

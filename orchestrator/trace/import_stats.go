@@ -23,6 +23,12 @@ const (
 	SkipUnknownQoS SkipReason = "unknown qos"
 	// SkipStatus is a job whose status is not Terminated, Failed or Running.
 	SkipStatus SkipReason = "status"
+	// SkipNeverScheduled is a pod that was deleted while still pending: it
+	// waited for GPUs and never held one.
+	SkipNeverScheduled SkipReason = "never scheduled"
+	// SkipShareWithoutGPU is a pod with a GPU share (gpu_milli) but no
+	// GPU (num_gpu 0), which the published format does not have.
+	SkipShareWithoutGPU SkipReason = "gpu_milli without num_gpu"
 )
 
 // ImportStats counts what an importer did with the rows of its input.
@@ -31,6 +37,21 @@ type ImportStats struct {
 	Read    int                // data rows read (header and blank lines excluded)
 	Kept    int                // rows that became jobs
 	Skipped map[SkipReason]int // rows left out, by reason
+	// SlotHours is what the kept jobs hold: slots × duration, in hours. A
+	// slot of the GPU trace is a GPU, so these are its GPU-hours as the
+	// simulator and the planner count them.
+	SlotHours float64
+	// ShareHours is SlotHours with a shared GPU counted at its share
+	// (gpu_milli/1000) instead of whole; zero for traces without shares.
+	ShareHours float64
+	// SkippedSlotHours is, by reason, slots × the span from start to end
+	// of the skipped rows that have both; rows without a span count zero.
+	// For a pod never scheduled the span is its wait, held on no GPU.
+	SkippedSlotHours map[SkipReason]float64
+	// Readings counts the kept rows by how a field with more than one
+	// reading was read ("start: scheduled_time"), so the figures can be
+	// checked against the raw file.
+	Readings map[string]int
 }
 
 func (s *ImportStats) skip(r SkipReason) {
@@ -38,6 +59,60 @@ func (s *ImportStats) skip(r SkipReason) {
 		s.Skipped = make(map[SkipReason]int)
 	}
 	s.Skipped[r]++
+}
+
+// skipHeld skips a row that spans hours slot-hours.
+func (s *ImportStats) skipHeld(r SkipReason, hours float64) {
+	s.skip(r)
+	if hours <= 0 {
+		return
+	}
+	if s.SkippedSlotHours == nil {
+		s.SkippedSlotHours = make(map[SkipReason]float64)
+	}
+	s.SkippedSlotHours[r] += hours
+}
+
+func (s *ImportStats) read(how string) {
+	if s.Readings == nil {
+		s.Readings = make(map[string]int)
+	}
+	s.Readings[how]++
+}
+
+// Details are the lines that follow String when an importer reports
+// hours and readings: what was kept, what was skipped in slot-hours, and
+// how the fields were read, each in a fixed order.
+func (s ImportStats) Details() []string {
+	var out []string
+	if s.SlotHours > 0 || len(s.SkippedSlotHours) > 0 {
+		line := fmt.Sprintf("kept %.1f slot-hours (slots x hours)", s.SlotHours)
+		if s.ShareHours > 0 {
+			line += fmt.Sprintf(", %.1f with shared GPUs at their share", s.ShareHours)
+		}
+		out = append(out, line)
+	}
+	if len(s.SkippedSlotHours) > 0 {
+		var parts []string
+		for r, h := range s.SkippedSlotHours {
+			part := fmt.Sprintf("%s %.1f", r, h)
+			if r == SkipNeverScheduled {
+				part += " (waited, none held)"
+			}
+			parts = append(parts, part)
+		}
+		slices.Sort(parts)
+		out = append(out, "skipped slot-hours: "+strings.Join(parts, ", "))
+	}
+	if len(s.Readings) > 0 {
+		var parts []string
+		for how, n := range s.Readings {
+			parts = append(parts, fmt.Sprintf("%s %d", how, n))
+		}
+		slices.Sort(parts)
+		out = append(out, "read: "+strings.Join(parts, ", "))
+	}
+	return out
 }
 
 // String reads "read 10, kept 7, skipped 3 (missing time 2, no GPU 1)".
