@@ -396,11 +396,11 @@ func checkQueue(op string, q Queue, emptyOK bool) error {
 	if q.Valid() {
 		return nil
 	}
-	if q.Elastic() && q.Region() != "" {
+	if (q.Elastic() || q.Overflow()) && q.Region() != "" {
 		return fmt.Errorf("%s: queue %q: region %q is not a valid region name (1 to %d of a-z, 0-9, \"-\")",
 			op, q, q.Region(), MaxRegionLen)
 	}
-	return fmt.Errorf("%s: unknown queue %q (use core, loan, burst or ondemand, or burst@REGION or ondemand@REGION)", op, q)
+	return fmt.Errorf("%s: unknown queue %q (use core, loan, burst, ondemand or overflow, or burst@REGION, ondemand@REGION or overflow@REGION)", op, q)
 }
 
 // Checkpoint records the last checkpoint of j's running attempt.

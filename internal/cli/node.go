@@ -215,7 +215,8 @@ func startWorker(ctx context.Context, cfg config.Config, store *queues.Store, pu
 		return nil, usageError{fmt.Sprintf("--pool %q is not a configured pool (known: %s)", pool, poolNames(cfg))}
 	}
 	// Strict priority, first queue first. Spot serves only burst: work that
-	// must not be reclaimed waits in ondemand for on-demand workers. Elastic
+	// must not be reclaimed waits in ondemand, and core work overflowed past
+	// its allowed wait (rule 7) in overflow, for on-demand workers. Elastic
 	// workers also serve the regional queues of their pool's region, and
 	// only theirs, so work pinned to a region stays there.
 	qs := []queues.Queue{queues.QueueCore, queues.QueueLoan}
