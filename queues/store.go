@@ -110,7 +110,7 @@ func (s *Store) Submit(ctx context.Context, spec jobs.Spec, q Queue) (Submitted,
 	}
 	id := jobs.NewID(now)
 	sum := sha256.Sum256(body)
-	if spec.TraceParent != "" { // the common case encodes the spec once
+	if spec.TraceParent != "" || !spec.StartBy.IsZero() { // the common case encodes the spec once
 		if sum, err = requestSum(spec); err != nil {
 			return Submitted{}, fmt.Errorf("queues.Submit: encode spec: %w", err)
 		}
@@ -154,9 +154,12 @@ func (s *Store) Submit(ctx context.Context, spec jobs.Spec, q Queue) (Submitted,
 
 // requestSum identifies the request an idempotency key stands for. The
 // traceparent is left out: a client retrying the same request does so from a
-// new span, and that must find the first job, not a conflict.
+// new span, and that must find the first job, not a conflict. So is StartBy,
+// which a pipeline step's retried submission derives again from a history
+// that may have grown.
 func requestSum(spec jobs.Spec) ([sha256.Size]byte, error) {
 	spec.TraceParent = ""
+	spec.StartBy = time.Time{}
 	body, err := json.Marshal(spec)
 	if err != nil {
 		return [sha256.Size]byte{}, err

@@ -369,6 +369,16 @@ func (p *Pipelines) startStep(ctx context.Context, run queues.Run, name string) 
 		p.log.Error("pipeline step cannot be submitted", "pipeline", run.Pipeline, "run", run.ID, "step", name, "err", err)
 		return pipeline.StepFailed, fmt.Sprintf("step %s cannot be submitted: %v", name, err), nil
 	}
+	if !run.Deadline.IsZero() && spec.Class == jobs.ClassCore {
+		// A core step of a run with a deadline may wait for fixed quota
+		// only until it must start to finish in time; past that, rule 7
+		// overflows it (when capacity.core_overflow is on).
+		hist, err := p.opts.Store.StepDurations(ctx, run.Pipeline, name, stepHistoryRuns)
+		if err != nil {
+			return "", "", err
+		}
+		spec.StartBy = pipeline.LatestStart(run.Deadline, hist, spec.Timeout.Std())
+	}
 	j, _, err := p.opts.Submitter.SubmitSpec(ctx, spec)
 	var ve *jobs.ValidationError
 	switch {
@@ -382,6 +392,11 @@ func (p *Pipelines) startStep(ctx context.Context, run queues.Run, name string) 
 	}
 	return pipeline.StepRunning, "", nil
 }
+
+// stepHistoryRuns is how many of a pipeline's last runs a step's expected
+// duration is taken from: enough for a p90 that one slow night does not set
+// alone, few enough to follow a step that grows with its data.
+const stepHistoryRuns = 20
 
 // failureReason names the first step, in DAG order, that failed: the run's
 // reason to fail. Submission refusals found at this tick carry more detail.
