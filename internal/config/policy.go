@@ -19,6 +19,10 @@ func (c Config) PolicyConfig() policy.Config {
 	if c.Capacity.MaxSpotPreemptions != nil {
 		pc.MaxSpotPreemptions = *c.Capacity.MaxSpotPreemptions
 	}
+	pc.CoreOverflow = c.Capacity.CoreOverflow
+	if c.Capacity.CoreMaxWait != nil {
+		pc.CoreMaxWait = c.Capacity.CoreMaxWait.Std()
+	}
 	return pc
 }
 
