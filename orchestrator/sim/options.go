@@ -63,6 +63,11 @@ type Options struct {
 	CheckpointOverhead time.Duration
 	// Seed seeds the only randomness of a run, the spot reclaims.
 	Seed uint64
+	// CoreMaxWaitByTemplate overrides Config.CoreMaxWait for the core jobs
+	// of a template, by template name, as a template's core_max_wait does
+	// live (0 overflows at once). Config.CoreOverflow still switches rule 7
+	// on.
+	CoreMaxWaitByTemplate map[string]time.Duration
 }
 
 // setup is Options checked and with the defaults filled in.
@@ -77,6 +82,7 @@ type setup struct {
 	ckptEvery  time.Duration
 	ckptCost   time.Duration
 	seed       uint64
+	waitByTmpl map[string]time.Duration
 }
 
 // prepare validates o and fills in its defaults. Every problem is reported
@@ -92,6 +98,7 @@ func prepare(o Options) (setup, error) {
 		ckptEvery:  o.CheckpointInterval,
 		ckptCost:   o.CheckpointOverhead,
 		seed:       o.Seed,
+		waitByTmpl: o.CoreMaxWaitByTemplate,
 	}
 	if s.cfg == (policy.Config{}) {
 		s.cfg = policy.DefaultConfig()
@@ -112,6 +119,11 @@ func prepare(o Options) (setup, error) {
 	}
 	if !(s.spotRate >= 0) || math.IsInf(s.spotRate, 0) {
 		bad("spot_reclaim_rate is %v; it must be a finite rate >= 0", s.spotRate)
+	}
+	for name, d := range s.waitByTmpl {
+		if d < 0 {
+			bad("core_max_wait_by_template[%s] is %v; write 0 to overflow at once, or a positive wait", name, d)
+		}
 	}
 	if s.ckptEvery < 0 || s.ckptCost < 0 {
 		bad("checkpoint_interval and checkpoint_overhead cannot be negative")
