@@ -41,7 +41,8 @@ type Spec struct {
 	CoreMaxWait *Duration `json:"core_max_wait,omitempty"`
 	// StartBy is the latest start that still meets the deadline of the
 	// pipeline run this job is a step of: the deadline less the step's
-	// expected duration (pipeline.LatestStart). Zero for none. The policy
+	// expected duration (pipeline.LatestStart) and the time on-demand
+	// capacity takes to start it. Zero for none. The policy
 	// lets the job wait no later than this, whatever CoreMaxWait says.
 	// Derived from history when the step is submitted, so like TraceParent
 	// it is left out of the idempotency check: a retried submission must

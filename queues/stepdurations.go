@@ -22,7 +22,9 @@ func (s *Store) StepDurations(ctx context.Context, pipelineName, step string, ru
 	}
 	var ids []string
 	for _, r := range rs {
-		if st, ok := r.Steps[step]; ok && st.State == pipeline.StepSucceeded && st.JobID != "" {
+		// The job's own state decides, not the step's: a run advances its
+		// step states a tick after the job ends.
+		if st, ok := r.Steps[step]; ok && st.JobID != "" && st.State != pipeline.StepSkipped {
 			ids = append(ids, st.JobID)
 		}
 	}

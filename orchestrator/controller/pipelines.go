@@ -33,6 +33,11 @@ type PipelinesOptions struct {
 	Grace  time.Duration
 	Events events.Publisher
 	Logger *slog.Logger
+	// OverflowLead is how long on-demand capacity takes from an overflow
+	// to the job's start (the slowest on-demand pool's start-up delay and a
+	// tick or two): a core step of a run with a deadline overflows that
+	// much before its latest start, so that it starts in time.
+	OverflowLead time.Duration
 	// RecordOnly makes Trigger record the run and leave its steps to the
 	// leader's next tick. The CLI uses it: the leader's router, not the
 	// CLI's guess of it, must place the steps.
@@ -377,7 +382,7 @@ func (p *Pipelines) startStep(ctx context.Context, run queues.Run, name string) 
 		if err != nil {
 			return "", "", err
 		}
-		spec.StartBy = pipeline.LatestStart(run.Deadline, hist, spec.Timeout.Std())
+		spec.StartBy = pipeline.LatestStart(run.Deadline, hist, spec.Timeout.Std()).Add(-p.opts.OverflowLead)
 	}
 	j, _, err := p.opts.Submitter.SubmitSpec(ctx, spec)
 	var ve *jobs.ValidationError
