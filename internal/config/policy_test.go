@@ -89,6 +89,9 @@ pipelines:
 	if w := cfg.Templates["train"].CoreMaxWait; w != nil {
 		t.Fatalf("template train core_max_wait %v, want unset", *w)
 	}
+	if got := cfg.CoreMaxWaitByTemplate(); len(got) != 1 || got["nightly"] != 0 {
+		t.Fatalf("CoreMaxWaitByTemplate = %v, want only nightly: 0", got)
+	}
 	if w := cfg.Pipelines["p"].Steps["a"].CoreMaxWait; w == nil || w.Std() != 5*time.Minute {
 		t.Fatalf("step core_max_wait %v, want 5m", w)
 	}
