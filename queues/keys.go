@@ -3,6 +3,8 @@ package queues
 import (
 	"fmt"
 	"strings"
+
+	"github.com/ballastdev/ballast/jobs"
 )
 
 // Queue is a logical queue name. Fixed workers consume core then loan (strict
@@ -94,6 +96,16 @@ func (q Queue) Elastic() bool {
 // Overflow reports whether q (base or regional) holds core work overflowed to
 // on-demand capacity (rule 7).
 func (q Queue) Overflow() bool { return q.Base() == QueueOverflow }
+
+// Overflowed reports whether j's current attempt is core work overflowed to
+// on-demand capacity: waiting in an overflow queue, or running from one (a
+// running job's Queue is where its attempt was taken from). Status, the
+// overview and the dashboard show such jobs apart, as they run at the
+// on-demand premium.
+func Overflowed(j jobs.Job) bool {
+	return j.Spec.Class == jobs.ClassCore && Queue(j.Queue).Overflow() &&
+		(j.State == jobs.StateQueued || j.State == jobs.StateRunning)
+}
 
 // Valid reports whether q is a queue some worker consumes: a base queue, or
 // the regional form of burst, ondemand or overflow. core and loan have no

@@ -141,6 +141,24 @@ func TestOverflowIsNotElastic(t *testing.T) {
 	}
 }
 
+func TestOverflowedJobs(t *testing.T) {
+	core := jobs.Spec{Class: jobs.ClassCore}
+	for _, c := range []struct {
+		j    jobs.Job
+		want bool
+	}{
+		{jobs.Job{Spec: core, State: jobs.StateQueued, Queue: "overflow"}, true},
+		{jobs.Job{Spec: core, State: jobs.StateRunning, Queue: "overflow@eu-1"}, true},
+		{jobs.Job{Spec: core, State: jobs.StateSucceeded, Queue: "overflow"}, false},
+		{jobs.Job{Spec: core, State: jobs.StateRunning, Queue: "core"}, false},
+		{jobs.Job{Spec: jobs.Spec{Class: jobs.ClassBurst}, State: jobs.StateRunning, Queue: "ondemand"}, false},
+	} {
+		if got := queues.Overflowed(c.j); got != c.want {
+			t.Errorf("Overflowed(%s %s in %s) = %v, want %v", c.j.Spec.Class, c.j.State, c.j.Queue, got, c.want)
+		}
+	}
+}
+
 func TestMoveACoreJobToOverflow(t *testing.T) {
 	t.Parallel()
 	s, _ := newStore(t)
