@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/ballastdev/ballast/orchestrator/planner"
@@ -17,7 +19,7 @@ func runPlan(ctx context.Context, e *env, args []string) error {
 	sf := addSimFlags(fs)
 	target := fs.Duration("wait-target", 10*time.Minute, "p95 wait of burst and core jobs the simulated plan must meet")
 	tuneDays := fs.Int("tune-days", 14, "tune the watermarks on the trace's last N days (0: the whole trace)")
-	overflow := fs.Bool("core-overflow", false, "also try each quota with core work overflowing to on-demand after the policy's core max wait (rule 7)")
+	overflow := fs.Bool("core-overflow", true, "consider plans where core work overflows to on-demand after a wait (rule 7, capacity.core_overflow); false keeps every plan without it")
 	htmlPath := fs.String("html", "", "also write an HTML report with charts to FILE")
 	svgPrefix := fs.String("svg", "", "also write the charts as PREFIX-demand.svg, PREFIX-cost.svg and PREFIX-wait.svg")
 	out := outputFlag(fs)
@@ -36,14 +38,23 @@ func runPlan(ctx context.Context, e *env, args []string) error {
 	if days == 0 {
 		days = -1 // Make reads 0 as "default"; negative is the whole trace
 	}
-	progress := func(done, total int) {
-		if done == total || done%10 == 0 {
-			fmt.Fprintf(e.errOut, "simulated %d of %d sweep points\n", done, total)
+	var lastReport time.Time
+	progress := func(pr planner.Progress) {
+		// At most one line a second: a fast plan prints one or two.
+		if time.Since(lastReport) < time.Second {
+			return
 		}
+		lastReport = time.Now()
+		fmt.Fprintf(e.errOut, "%s: %d of at most %d simulations, %s so far, about %s left\n",
+			pr.Stage, pr.Done, pr.Expected, pr.Elapsed.Round(100*time.Millisecond), pr.Left.Round(100*time.Millisecond))
+	}
+	fixedPool := ""
+	if names := slices.Sorted(maps.Keys(cfg.FixedQuota())); len(names) > 0 {
+		fixedPool = names[0]
 	}
 	p, err := untilCancelled(ctx, func() (planner.Plan, error) {
-		return planner.Make(tr, planner.Options{Sim: sf.options(cfg, *src.seed), TuneDays: days,
-			Sweep: planner.SweepOptions{WaitTarget: *target, TryCoreOverflow: *overflow, Progress: progress}})
+		return planner.Make(tr, planner.Options{Sim: sf.options(cfg, *src.seed), TuneDays: days, WithoutCoreOverflow: !*overflow,
+			FixedPool: fixedPool, Sweep: planner.SweepOptions{WaitTarget: *target, Progress: progress}})
 	})
 	if err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"time"
 
 	"github.com/ballastdev/ballast/orchestrator/policy"
@@ -15,14 +16,23 @@ import (
 type Options struct {
 	// Sim is the simulation every figure comes from: elastic pools with
 	// their prices, billing and start-up delays, the fixed price, the tick,
-	// spot reclaims and checkpoints. Its FixedSlots is ignored.
+	// spot reclaims and checkpoints. Its FixedSlots, watermarks and core
+	// overflow settings are what the plan chooses.
 	Sim sim.Options
-	// Sweep sets the quotas, watermarks and wait target of the simulated
-	// sweep (its Base is Sim).
+	// Sweep sets the wait target, the watermarks tried, parallelism and
+	// progress reports (its Base and Quotas are not used by Make).
 	Sweep SweepOptions
-	// TuneDays is the window the watermarks are tuned on: the trace's last
-	// TuneDays days (default 14; 0 or less uses the whole trace).
+	// TuneDays is the window the search runs on first: the trace's last
+	// TuneDays days (default 14; 0 or less uses the whole trace). Every
+	// plan that does well there is simulated again on the whole history,
+	// and only the whole history decides.
 	TuneDays int
+	// WithoutCoreOverflow keeps rule 7 off in every candidate, for teams
+	// that will not pay on-demand prices for core work.
+	WithoutCoreOverflow bool
+	// FixedPool names the fixed pool in the config snippet of the verdict
+	// (default "fixed").
+	FixedPool string
 }
 
 // Recommendation is one way of sizing the quota, and what it would cost.
@@ -35,10 +45,13 @@ type Recommendation struct {
 	ClosedForm float64 `json:"closed_form_cost"`
 	// Watermarks are those the simulation used.
 	Watermarks Watermarks `json:"watermarks"`
-	// CoreOverflow is true when the simulation ran with rule 7 on.
-	CoreOverflow bool `json:"core_overflow,omitempty"`
+	// CoreOverflow is true when the simulation ran with rule 7 on, after
+	// CoreMaxWait.
+	CoreOverflow bool          `json:"core_overflow,omitempty"`
+	CoreMaxWait  time.Duration `json:"core_max_wait,omitempty"`
 	// Simulated is the whole trace through the live policy at this quota.
 	Simulated sim.Result `json:"simulated"`
+	Verdict
 }
 
 // Plan is the planner's answer for one trace.
@@ -50,23 +63,47 @@ type Plan struct {
 	Peak     int           `json:"peak_demand"`
 	BaseLoad float64       `json:"base_load"` // lowest hourly average demand
 	Curve    Curve         `json:"-"`
-	// Recommendations: the rule of thumb, the cost-optimal level and the
-	// simulated sweep's pick, in that order.
+	// Optimum is the offline optimum for the whole trace: the cheapest
+	// static quota with elastic capacity there the instant it is needed.
+	Optimum Optimum `json:"offline_optimum"`
+	// Recommended is the cheapest feasible candidate on the whole history;
+	// RunnerUp the next one of another shape, if any.
+	Recommended Summary  `json:"recommended"`
+	RunnerUp    *Summary `json:"runner_up,omitempty"`
+	// Recommendations: the rule of thumb, the cost-optimal level, the
+	// offline optimum's quota and the search's pick, each simulated on the
+	// whole trace.
 	Recommendations []Recommendation `json:"recommendations"`
 	// AllFixed is quota sized to the peak and no elastic capacity;
 	// AllElastic no quota at all. Both through the same simulation.
 	AllFixed   sim.Result `json:"all_fixed"`
 	AllElastic sim.Result `json:"all_elastic"`
-	// Sweep is every point tried on the tuning window, Best its pick.
+	// Sweep is every point tried on the tuning window, History every one
+	// simulated on the whole trace, Best the pick.
 	TuneDays   int           `json:"tune_days"`
 	WaitTarget time.Duration `json:"wait_target"`
 	Sweep      []Point       `json:"sweep"`
+	History    []Point       `json:"history"`
 	Best       Point         `json:"best"`
 	Templates  []TemplateUse `json:"templates"`
+	// Simulations is how many runs the search made, Took its wall time.
+	Simulations int           `json:"simulations"`
+	Took        time.Duration `json:"took"`
+	fixedPool   string
 }
 
 // Make plans the quota for tr.
+//
+// The search runs on the tuning window first, where simulations are
+// cheaper: every watermark pair and overflow wait at the window's offline
+// optimum, then a quota search for the best of them and for the best plan
+// without overflow. The best window plans, all-fixed, all-elastic and the
+// closed forms are then simulated on the whole history, and a last quota
+// search there lands within a slot of its best. Only plans that meet the wait
+// target on the whole history, and leave nothing queued, are ranked by
+// cost.
 func Make(tr trace.Trace, o Options) (Plan, error) {
+	began := time.Now()
 	if len(tr.Jobs) == 0 {
 		return Plan{}, errors.New("planner: the trace has no jobs")
 	}
@@ -77,81 +114,157 @@ func Make(tr trace.Trace, o Options) (Plan, error) {
 	if o.TuneDays == 0 {
 		o.TuneDays = 14
 	}
-	curve := DemandCurve(tr, DemandStep)
-	p := Plan{Trace: tr.Name, Jobs: len(tr.Jobs), Span: tr.Span(), Prices: prices, Peak: curve.Peak(), Curve: curve,
-		TuneDays: o.TuneDays, Templates: Templates(tr, prices)}
-	if h := curve.Hourly(); len(h) > 0 {
-		p.BaseLoad = minOf(h)
-	}
-	rot, opt := RuleOfThumb(curve), CostOptimal(curve, prices)
-
 	sw := o.Sweep
-	sw.Base = o.Sim
-	if len(sw.Quotas) == 0 {
-		sw.Quotas = withQuotas(spread(p.Peak, quotaSteps), rot, opt)
-	}
 	if sw.WaitTarget <= 0 {
 		sw.WaitTarget = 10 * time.Minute
 	}
-	p.WaitTarget = sw.WaitTarget
-	if p.Best, p.Sweep, err = SimulatedSweep(LastDays(tr, o.TuneDays), sw); err != nil {
-		return p, err
+	if len(sw.Watermarks) == 0 {
+		sw.Watermarks = DefaultWatermarks
+	}
+	if o.FixedPool == "" {
+		o.FixedPool = defaultFixedPool
+	}
+	curve := DemandCurve(tr, DemandStep)
+	levels := DemandLevels(tr)
+	p := Plan{Trace: tr.Name, Jobs: len(tr.Jobs), Span: tr.Span(), Prices: prices, Peak: levels.Peak(), Curve: curve,
+		TuneDays: o.TuneDays, WaitTarget: sw.WaitTarget, Templates: Templates(tr, prices),
+		Optimum: OfflineOptimum(levels, prices), fixedPool: o.FixedPool}
+	if h := curve.Hourly(); len(h) > 0 {
+		p.BaseLoad = minOf(h)
 	}
 
-	design := Watermarks{High: policy.DefaultConfig().High, Low: policy.DefaultConfig().Low}
-	recs := []Recommendation{
-		{Method: "rule of thumb", FixedSlots: rot, Watermarks: design,
-			Why: fmt.Sprintf("minimum hourly demand %.1f slots x 1.2", p.BaseLoad)},
-		{Method: "cost-optimal", FixedSlots: opt, Watermarks: design,
-			Why: fmt.Sprintf("demand reaches %d slots %.0f%% of the time = fixed/elastic price", opt, 100*prices.Ratio())},
-		{Method: "simulated", FixedSlots: p.Best.FixedSlots, Watermarks: p.Best.Watermarks, CoreOverflow: p.Best.CoreOverflow,
-			Why: simulatedWhy(p.Best, sw.WaitTarget, o.TuneDays)},
+	clock := &runClock{start: began, now: time.Now, report: sw.Progress, parallel: sw.Parallel}
+	if clock.parallel <= 0 {
+		clock.parallel = runtime.GOMAXPROCS(0)
 	}
-	for i := range recs {
-		f, e := CostOf(curve, recs[i].FixedSlots, prices)
-		recs[i].ClosedForm = f + e
-		if recs[i].Simulated, err = p.run(tr, o.Sim, recs[i].FixedSlots, recs[i].Watermarks, recs[i].CoreOverflow); err != nil {
-			return p, err
-		}
+	window := LastDays(tr, o.TuneDays)
+	whole := newEvaluator(tr, tr, o.Sim, sw.WaitTarget, sw.Parallel, clock)
+	tune := whole
+	if len(window.Jobs) != len(tr.Jobs) || window.Span() != tr.Span() {
+		tune = newEvaluator(window, tr, o.Sim, sw.WaitTarget, sw.Parallel, clock)
 	}
-	p.Recommendations = recs
-	if p.AllFixed, err = sim.Run(tr, sim.AllFixed(tr, o.Sim)); err != nil {
-		return p, fmt.Errorf("planner: all-fixed: %w", err)
+	if err := p.search(tune, whole, window, o, sw); err != nil {
+		return p, err
 	}
-	if p.AllElastic, err = sim.Run(tr, sim.AllElastic(o.Sim)); err != nil {
-		return p, fmt.Errorf("planner: all-elastic: %w", err)
-	}
+	p.Sweep = tune.points()
+	p.History = whole.points()
+	p.Simulations = clock.done
+	p.Took = time.Since(began)
 	return p, nil
 }
 
-func (p *Plan) run(tr trace.Trace, base sim.Options, quota int, m Watermarks, overflow bool) (sim.Result, error) {
-	o := base
-	o.FixedSlots = quota
-	if o.Config == (policy.Config{}) {
-		o.Config = policy.DefaultConfig()
+func (p *Plan) search(tune, whole *evaluator, window trace.Trace, o Options, sw SweepOptions) error {
+	design := designWatermarks()
+	wl := DemandLevels(window)
+	wpeak, wopt := wl.Peak(), OfflineOptimum(wl, p.Prices).FixedSlots
+	waits := overflowWaits(sw.WaitTarget, o.Sim)
+	// 1. Every watermark pair and overflow wait at the window's offline
+	// optimum, the quota the best plans land near.
+	var variants []Candidate
+	for _, m := range sw.Watermarks {
+		c := Candidate{Strategy: StrategyHybrid, FixedSlots: wopt, Watermarks: m}
+		variants = append(variants, c)
+		if o.WithoutCoreOverflow {
+			continue
+		}
+		for _, w := range waits {
+			c.CoreOverflow, c.CoreMaxWait = true, w
+			variants = append(variants, c)
+		}
 	}
-	o.Config.High, o.Config.Low = m.High, m.Low
-	o.Config.CoreOverflow = o.Config.CoreOverflow || overflow
-	r, err := sim.Run(tr, o)
+	tune.clock.expect("watermarks and overflow waits on the tuning window", len(variants))
+	if _, err := tune.eval(variants...); err != nil {
+		return err
+	}
+	// 2. The quota for the best of them, and for the best plan without
+	// overflow, which needs a quota near the core peak and so may lie far
+	// from the optimum. Hopeless quotas stop early (StopOverP95).
+	b, _ := tune.best(nil)
+	starts := []Point{b}
+	if nb, ok := tune.best(func(pt Point) bool { return !pt.CoreOverflow }); ok && b.CoreOverflow {
+		starts = append(starts, nb)
+	}
+	for _, st := range starts {
+		if _, err := tune.searchQuota("quota search on the tuning window", st.Candidate, st.FixedSlots, max(1, wpeak/8), wpeak); err != nil {
+			return err
+		}
+	}
+
+	// 4. The whole history decides: the best window plans, all-fixed,
+	// all-elastic, and the closed forms at the best plan's settings.
+	b, _ = tune.best(nil)
+	rot, opt := RuleOfThumb(p.Curve), CostOptimal(p.Curve, p.Prices)
+	closed := []struct {
+		method string
+		quota  int
+		why    string
+	}{
+		{"rule of thumb", rot, fmt.Sprintf("minimum hourly demand %.1f slots x 1.2", p.BaseLoad)},
+		{"cost-optimal", opt, fmt.Sprintf("demand reaches %d slots %.0f%% of the time = fixed/elastic price", opt, 100*p.Prices.Ratio())},
+		{"offline optimum", p.Optimum.FixedSlots, fmt.Sprintf("the cheapest quota if elastic capacity came the instant it was needed: %.2f", p.Optimum.Cost)},
+	}
+	cands := []Candidate{
+		{Strategy: StrategyAllFixed, FixedSlots: p.Peak, Watermarks: Watermarks{High: 1, Low: design.Low}},
+		{Strategy: StrategyAllElastic},
+	}
+	for _, c := range closed {
+		k := b.Candidate
+		k.FixedSlots = c.quota
+		cands = append(cands, k)
+	}
+	for _, pt := range topDistinct(tune.points(), 4) {
+		cands = append(cands, pt.Candidate)
+	}
+	whole.clock.expect("the whole history", len(cands))
+	pts, err := whole.eval(cands...)
 	if err != nil {
-		return r, fmt.Errorf("planner: quota %d: %w", quota, err)
+		return err
 	}
-	return r, nil
+	p.AllFixed, p.AllElastic = pts[0].Result, pts[1].Result
+	// 5. A last quota search on the whole history, from its best hybrid.
+	hb, ok := whole.best(func(pt Point) bool { return pt.Strategy == StrategyHybrid })
+	if ok {
+		if _, err := whole.searchQuota("quota search on the whole history", hb.Candidate, hb.FixedSlots, 2, p.Peak); err != nil {
+			return err
+		}
+	}
+	best, _ := whole.best(nil)
+	p.Best = best
+	p.Recommended = p.summarize(best)
+	if ru, ok := whole.best(func(pt Point) bool { return pt.Feasible && sameShapeDiffers(pt, best) }); ok {
+		s := p.summarize(ru)
+		p.RunnerUp = &s
+	}
+	for i, c := range closed {
+		pt := pts[2+i]
+		f, e := CostOf(p.Curve, c.quota, p.Prices)
+		p.Recommendations = append(p.Recommendations, Recommendation{Method: c.method, FixedSlots: c.quota, Why: c.why,
+			ClosedForm: f + e, Watermarks: pt.Watermarks, CoreOverflow: pt.CoreOverflow, CoreMaxWait: pt.CoreMaxWait,
+			Simulated: pt.Result, Verdict: pt.Verdict})
+	}
+	f, e := CostOf(p.Curve, best.FixedSlots, p.Prices)
+	p.Recommendations = append(p.Recommendations, Recommendation{Method: "simulated", FixedSlots: best.FixedSlots,
+		Why: simulatedWhy(best, sw.WaitTarget), ClosedForm: f + e, Watermarks: best.Watermarks,
+		CoreOverflow: best.CoreOverflow, CoreMaxWait: best.CoreMaxWait, Simulated: best.Result, Verdict: best.Verdict})
+	return nil
 }
 
-func simulatedWhy(b Point, target time.Duration, days int) string {
-	window := fmt.Sprintf("the last %d days", days)
-	if days <= 0 {
-		window = "the whole trace"
-	}
-	if !b.MeetsTarget {
-		return fmt.Sprintf("no quota and watermarks tried kept p95 waits within %s over %s; this one comes closest", target, window)
+// sameShapeDiffers reports whether pt is a different plan from best: the
+// runner-up worth naming is another strategy, or another quota or overflow
+// setting, not the same plan with a neighbouring watermark pair.
+func sameShapeDiffers(pt, best Point) bool {
+	return pt.Strategy != best.Strategy || pt.FixedSlots != best.FixedSlots || pt.CoreOverflow != best.CoreOverflow
+}
+
+func simulatedWhy(b Point, target time.Duration) string {
+	if !b.Feasible {
+		return fmt.Sprintf("no plan tried met the %s wait target on the whole history (%s); this one comes closest", target, b.Why)
 	}
 	how := ""
 	if b.CoreOverflow {
-		how = ", with core overflow to on-demand (rule 7) on"
+		how = fmt.Sprintf(", with core work overflowing to on-demand after %s (rule 7)", b.CoreMaxWait)
 	}
-	return fmt.Sprintf("cheapest of the quotas and watermarks tried over %s with p95 waits within %s%s", window, target, how)
+	return fmt.Sprintf("cheapest plan tried that meets the %s p95 wait target over the whole history and leaves nothing queued%s", target, how)
 }
 
 // PricesOf reads the closed forms' prices from pools: the fixed pool's price

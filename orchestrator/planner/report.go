@@ -20,35 +20,65 @@ type row struct {
 	Watermarks string
 	ClosedForm string
 	Result     sim.Result
+	Verdict    Verdict
+	OfOptimum  float64
+}
+
+func marksOf(m Watermarks, overflow bool, wait time.Duration) string {
+	s := fmt.Sprintf("%.0f/%.0f", 100*m.High, 100*m.Low)
+	if overflow {
+		s += " +overflow " + dur(wait)
+	}
+	return s
 }
 
 func (p Plan) rows() []row {
 	var out []row
-	for _, r := range p.Recommendations {
-		marks := fmt.Sprintf("%.0f/%.0f", 100*r.Watermarks.High, 100*r.Watermarks.Low)
-		if r.CoreOverflow {
-			marks += " +overflow"
+	of := func(r sim.Result) float64 {
+		if p.Optimum.Cost <= 0 {
+			return 0
 		}
-		out = append(out, row{r.Method, r.FixedSlots, marks, fmt.Sprintf("%.2f", r.ClosedForm), r.Simulated})
+		return r.Cost.Total / p.Optimum.Cost
 	}
-	out = append(out, row{"all fixed (peak)", p.AllFixed.FixedSlots, "-", "-", p.AllFixed},
-		row{"all elastic", 0, "-", "-", p.AllElastic})
+	for _, r := range p.Recommendations {
+		out = append(out, row{r.Method, r.FixedSlots, marksOf(r.Watermarks, r.CoreOverflow, r.CoreMaxWait),
+			fmt.Sprintf("%.2f", r.ClosedForm), r.Simulated, r.Verdict, of(r.Simulated)})
+	}
+	for _, h := range p.History {
+		if h.Strategy == StrategyAllFixed {
+			out = append(out, row{"all fixed (peak)", h.FixedSlots, "-", "-", h.Result, h.Verdict, of(h.Result)})
+		}
+	}
+	for _, h := range p.History {
+		if h.Strategy == StrategyAllElastic {
+			out = append(out, row{"all elastic", 0, "-", "-", h.Result, h.Verdict, of(h.Result)})
+		}
+	}
 	return out
 }
 
-// WriteText writes the plan as tables for a terminal.
+// WriteText writes the plan as tables for a terminal, ending with the
+// verdict.
 func (p Plan) WriteText(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "trace %s: %d jobs over %.1f days; peak demand %d slots, base load %.1f slots (lowest hourly average)\n",
 		p.Trace, p.Jobs, p.Span.Hours()/24, p.Peak, p.BaseLoad)
-	fmt.Fprintf(tw, "prices: fixed %.3f, elastic %.3f per slot-hour (ratio %.2f: break-even %.1f h/day; the 8 h rule assumes 3.00)\n\n",
+	fmt.Fprintf(tw, "prices: fixed %.3f, elastic %.3f per slot-hour (ratio %.2f: break-even %.1f h/day; the 8 h rule assumes 3.00)\n",
 		p.Prices.FixedPerSlotHour, p.Prices.ElasticPerSlotHour, p.Prices.Ratio(), p.Prices.BreakEvenHours())
-	fmt.Fprintln(tw, "METHOD\tFIXED\tWATERMARKS\tCOST (CLOSED FORM)\tCOST (SIMULATED)\tFIXED IDLE\tBURST WAIT P95\tCORE WAIT P95\tPREEMPTIONS\tLOST SLOT-H\tDEADLINE MISSES")
+	fmt.Fprintf(tw, "offline optimum: %d fixed slots at %.2f (fixed %.2f + elastic %.2f), elastic capacity there the instant it is needed\n",
+		p.Optimum.FixedSlots, p.Optimum.Cost, p.Optimum.Fixed, p.Optimum.Elastic)
+	fmt.Fprintf(tw, "search: %d simulations in %s (%d on the tuning window, %d on the whole history)\n\n",
+		p.Simulations, p.Took.Round(10*time.Millisecond), len(p.Sweep), len(p.History))
+	fmt.Fprintln(tw, "METHOD\tFIXED\tWATERMARKS\tCOST (CLOSED FORM)\tCOST (SIMULATED)\tX OPTIMUM\tFIXED IDLE\tBURST WAIT P95\tCORE WAIT P95\tPREEMPTIONS\tLOST SLOT-H\tFEASIBLE")
 	for _, r := range p.rows() {
 		res := r.Result
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%.2f\t%.0f%%\t%s\t%s\t%d\t%.1f\t%d\n", r.Method, r.Fixed, r.Watermarks, r.ClosedForm,
-			res.Cost.Total, 100*res.FixedIdleShare, dur(res.ElasticWait.P95), dur(res.CoreWait.P95),
-			res.Preemptions.Reclaim+res.Preemptions.Migrate+res.Preemptions.Spot, res.LostWork, res.DeadlineMisses)
+		feasible := "yes"
+		if !r.Verdict.Feasible {
+			feasible = "no: " + r.Verdict.Why
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%.2f\t%.3f\t%.0f%%\t%s\t%s\t%d\t%.1f\t%s\n", r.Method, r.Fixed, r.Watermarks, r.ClosedForm,
+			res.Cost.Total, r.OfOptimum, 100*res.FixedIdleShare, dur(res.ElasticWait.P95), dur(res.CoreWait.P95),
+			res.Preemptions.Reclaim+res.Preemptions.Migrate+res.Preemptions.Spot, res.LostWork, feasible)
 	}
 	fmt.Fprintln(tw)
 	for _, r := range p.Recommendations {
@@ -64,7 +94,11 @@ func (p Plan) WriteText(w io.Writer) error {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%.1f\t%.1f\t%.1f\t%s\t%s\t%s\n", t.Template, t.Class, t.Jobs, t.ActiveHoursPerDay,
 			t.SlotHoursPerDay, t.BreakEvenHours, t.Belongs, t.RuleOfThumb, move)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "\n%s\n", p.VerdictLine())
+	return err
 }
 
 func dur(d time.Duration) string {
@@ -93,15 +127,19 @@ func (p Plan) DemandChart() Chart {
 // watermark pair, from the tuning window.
 func (p Plan) SweepCharts() (cost, wait Chart) {
 	cost = Chart{Title: fmt.Sprintf("Simulated cost by quota (last %d days)", p.TuneDays), XLabel: "fixed slots", YLabel: "cost"}
-	wait = Chart{Title: "Simulated p95 burst wait by quota", XLabel: "fixed slots", YLabel: "minutes"}
+	wait = Chart{Title: "Simulated p95 burst and core waits by quota", XLabel: "fixed slots", YLabel: "minutes"}
 	type line struct {
-		m  Watermarks
-		ov bool
+		m    Watermarks
+		ov   bool
+		wait time.Duration
 	}
 	byMarks := map[line][]Point{}
 	var order []line
 	for _, pt := range p.Sweep {
-		k := line{pt.Watermarks, pt.CoreOverflow}
+		if pt.Strategy != StrategyHybrid {
+			continue
+		}
+		k := line{pt.Watermarks, pt.CoreOverflow, pt.CoreMaxWait}
 		if _, ok := byMarks[k]; !ok {
 			order = append(order, k)
 		}
@@ -110,17 +148,16 @@ func (p Plan) SweepCharts() (cost, wait Chart) {
 	for _, k := range order {
 		pts := byMarks[k]
 		slices.SortFunc(pts, func(a, b Point) int { return cmp.Compare(a.FixedSlots, b.FixedSlots) })
-		name := fmt.Sprintf("%.0f/%.0f", 100*k.m.High, 100*k.m.Low)
-		if k.ov {
-			name += " +overflow"
-		}
-		var cs, ws Series
-		cs.Name, ws.Name = name, name
+		name := marksOf(k.m, k.ov, k.wait)
+		var cs, ws, cw Series
+		cs.Name, ws.Name, cw.Name = name, name+" burst", name+" core"
 		for _, pt := range pts {
-			cs.X, cs.Y = append(cs.X, float64(pt.FixedSlots)), append(cs.Y, pt.Result.Cost.Total)
-			ws.X, ws.Y = append(ws.X, float64(pt.FixedSlots)), append(ws.Y, pt.Result.ElasticWait.P95.Minutes())
+			x := float64(pt.FixedSlots)
+			cs.X, cs.Y = append(cs.X, x), append(cs.Y, pt.Result.Cost.Total)
+			ws.X, ws.Y = append(ws.X, x), append(ws.Y, pt.Result.ElasticWait.P95.Minutes())
+			cw.X, cw.Y = append(cw.X, x), append(cw.Y, pt.Result.CoreWait.P95.Minutes())
 		}
-		cost.Series, wait.Series = append(cost.Series, cs), append(wait.Series, ws)
+		cost.Series, wait.Series = append(cost.Series, cs), append(wait.Series, ws, cw)
 	}
 	wait.Lines = []RefLine{{Name: "target", Y: p.WaitTarget.Minutes()}}
 	return cost, wait
@@ -131,6 +168,7 @@ var reportHTML = template.Must(template.New("report").Funcs(template.FuncMap{
 	"dur": dur,
 	"f2":  func(f float64) string { return fmt.Sprintf("%.2f", f) },
 	"f1":  func(f float64) string { return fmt.Sprintf("%.1f", f) },
+	"f3":  func(f float64) string { return fmt.Sprintf("%.3f", f) },
 	"pre": func(r sim.Result) int { return r.Preemptions.Reclaim + r.Preemptions.Migrate + r.Preemptions.Spot },
 }).Parse(`<!doctype html>
 <html><head><meta charset="utf-8"><title>Ballast quota plan: {{.Plan.Trace}}</title>
@@ -142,11 +180,17 @@ td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}th{background:#f4f4
 Fixed {{f2 .Plan.Prices.FixedPerSlotHour}} and elastic {{f2 .Plan.Prices.ElasticPerSlotHour}} per slot-hour: a fixed slot pays off when busy more than
 {{f1 .Plan.Prices.BreakEvenHours}} h a day (the "8 h" rule of thumb assumes elastic at 3x fixed).</p>
 <table><tr><th>method</th><th>fixed slots</th><th>watermarks</th><th>cost, closed form</th><th>cost, simulated</th><th>fixed idle</th>
-<th>burst wait p95</th><th>core wait p95</th><th>preemptions</th><th>lost slot-hours</th><th>deadline misses</th></tr>
+<th>x optimum</th><th>burst wait p95</th><th>core wait p95</th><th>preemptions</th><th>lost slot-hours</th><th>deadline misses</th><th>feasible</th></tr>
 {{range .Rows}}<tr><td>{{.Method}}</td><td>{{.Fixed}}</td><td>{{.Watermarks}}</td><td>{{.ClosedForm}}</td><td>{{f2 .Result.Cost.Total}}</td>
-<td>{{pct .Result.FixedIdleShare}}</td><td>{{dur .Result.ElasticWait.P95}}</td><td>{{dur .Result.CoreWait.P95}}</td><td>{{pre .Result}}</td>
-<td>{{f1 .Result.LostWork}}</td><td>{{.Result.DeadlineMisses}}</td></tr>
+<td>{{pct .Result.FixedIdleShare}}</td><td>{{f3 .OfOptimum}}</td><td>{{dur .Result.ElasticWait.P95}}</td><td>{{dur .Result.CoreWait.P95}}</td><td>{{pre .Result}}</td>
+<td>{{f1 .Result.LostWork}}</td><td>{{.Result.DeadlineMisses}}</td><td>{{if .Verdict.Feasible}}yes{{else}}no: {{.Verdict.Why}}{{end}}</td></tr>
 {{end}}</table>
+<p><b>{{.Verdict}}</b></p>
+<p>How the pick was made: a plan is feasible when every job ran and the p95 waits of core and of burst jobs are within {{dur .Plan.WaitTarget}} over
+the whole history; only feasible plans are ranked by cost. The search ran {{.Plan.Simulations}} simulations: every watermark pair and core overflow wait at the tuning
+window's offline optimum, quota searches for the best of them and the best without overflow, then the best window plans, all fixed, all
+elastic and the closed forms on the whole history, and a last quota search there. The offline optimum for the whole history is
+{{.Plan.Optimum.FixedSlots}} slots at {{f2 .Plan.Optimum.Cost}}.</p>
 <ul>{{range .Plan.Recommendations}}<li><b>{{.Method}}</b>: {{.Why}}</li>{{end}}</ul>
 {{.Demand}}
 {{.Cost}}
@@ -181,6 +225,6 @@ func (p Plan) WriteHTML(w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	return reportHTML.Execute(w, map[string]any{"Plan": p, "Rows": p.rows(), "Days": p.Span.Hours() / 24,
+	return reportHTML.Execute(w, map[string]any{"Plan": p, "Rows": p.rows(), "Days": p.Span.Hours() / 24, "Verdict": p.VerdictLine(),
 		"Demand": demand, "Cost": cost, "Wait": wait})
 }

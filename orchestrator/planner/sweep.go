@@ -1,12 +1,8 @@
 package planner
 
 import (
-	"cmp"
 	"errors"
-	"fmt"
-	"runtime"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/ballastdev/ballast/orchestrator/policy"
@@ -14,14 +10,17 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/trace"
 )
 
-// Watermarks is one high/low pair the sweep tries.
-type Watermarks struct{ High, Low float64 }
+// Watermarks is one high/low pair the search tries.
+type Watermarks struct {
+	High float64 `json:"high"`
+	Low  float64 `json:"low"`
+}
 
-// DefaultWatermarks are the pairs the sweep tries when none are given: the
+// DefaultWatermarks are the pairs the search tries when none are given: the
 // design's 70/40 and its neighbours, each keeping a 0.3 gap against flapping.
 var DefaultWatermarks = []Watermarks{{0.6, 0.3}, {0.7, 0.4}, {0.8, 0.5}, {0.9, 0.6}}
 
-// SweepOptions configures the simulated sweep.
+// SweepOptions configures a simulated sweep, and the search of Make.
 type SweepOptions struct {
 	// Base is the simulation: elastic pools, prices, tick, spot reclaims,
 	// checkpoints. Its FixedSlots and watermarks are what the sweep varies.
@@ -35,42 +34,32 @@ type SweepOptions struct {
 	WaitTarget time.Duration
 	// Parallel bounds simulations run at once (default GOMAXPROCS).
 	Parallel int
-	// Progress, when set, is told after each simulation how many of the
-	// sweep's points are done: a month-long trace takes minutes.
-	Progress func(done, total int)
-	// TryCoreOverflow also tries every point with rule 7 on (core work
-	// waiting longer than the policy's CoreMaxWait runs on on-demand
-	// capacity): with it a quota below the core peak can meet the target.
+	// Progress, when set, is told after each simulation how far the run
+	// is and how long it may still take: a month-long trace takes a while.
+	Progress func(Progress)
+	// TryCoreOverflow also tries every point with rule 7 on, after the
+	// policy's CoreMaxWait.
 	TryCoreOverflow bool
-}
-
-// Point is one simulated combination.
-type Point struct {
-	FixedSlots int        `json:"fixed_slots"`
-	Watermarks Watermarks `json:"watermarks"`
-	// CoreOverflow is true when rule 7 was on for this point.
-	CoreOverflow bool       `json:"core_overflow,omitempty"`
-	Result       sim.Result `json:"result"`
-	// MeetsTarget is true when both p95 waits are within the target.
-	MeetsTarget bool `json:"meets_target"`
 }
 
 // quotaSteps is how many quota sizes the default spread tries.
 const quotaSteps = 12
 
+// defaultFixedPool names the quota's pool in config snippets when the
+// caller does not.
+const defaultFixedPool = "fixed"
+
 // SimulatedSweep runs the trace through the live policy for every quota and
-// watermark pair and returns every point and the best: the cheapest that
-// meets the wait target, or, if none does, the one with the shortest p95
-// wait. Runs are deterministic (sim is), so the answer is too.
+// watermark pair of a grid and returns every point and the best: the
+// cheapest feasible one, or, if none is, the one nearest the target. Runs
+// are deterministic (sim is), so the answer is too. Make searches instead
+// of sweeping a grid; this serves a quick look at given quotas.
 func SimulatedSweep(tr trace.Trace, o SweepOptions) (best Point, all []Point, err error) {
 	if len(tr.Jobs) == 0 {
 		return Point{}, nil, errors.New("planner: the trace has no jobs")
 	}
 	if o.WaitTarget <= 0 {
 		o.WaitTarget = 10 * time.Minute
-	}
-	if o.Parallel <= 0 {
-		o.Parallel = runtime.GOMAXPROCS(0)
 	}
 	quotas := o.Quotas
 	if len(quotas) == 0 {
@@ -84,81 +73,32 @@ func SimulatedSweep(tr trace.Trace, o SweepOptions) (best Point, all []Point, er
 	if o.TryCoreOverflow {
 		overflow = append(overflow, true)
 	}
+	wait := configOf(o.Base).CoreMaxWait
+	var cs []Candidate
 	for _, q := range quotas {
 		for _, m := range marks {
 			for _, ov := range overflow {
-				all = append(all, Point{FixedSlots: q, Watermarks: m, CoreOverflow: ov})
+				c := Candidate{Strategy: StrategyHybrid, FixedSlots: q, Watermarks: m, CoreOverflow: ov}
+				if ov {
+					c.CoreMaxWait = wait
+				}
+				cs = append(cs, c)
 			}
 		}
 	}
-	errs := make([]error, len(all))
-	sem := make(chan struct{}, o.Parallel)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	finished := 0
-	report := func() {
-		if o.Progress == nil {
-			return
-		}
-		mu.Lock()
-		finished++
-		n := finished
-		mu.Unlock()
-		o.Progress(n, len(all))
+	clock := &runClock{start: time.Now(), now: time.Now, report: o.Progress, parallel: o.Parallel, expected: len(cs), stage: "sweep"}
+	ev := newEvaluator(tr, tr, o.Base, o.WaitTarget, o.Parallel, clock)
+	if all, err = ev.eval(cs...); err != nil {
+		return Point{}, nil, err
 	}
-	for i := range all {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			defer report()
-			opts := o.Base
-			opts.FixedSlots = all[i].FixedSlots
-			if opts.Config == (policy.Config{}) {
-				opts.Config = policy.DefaultConfig()
-			}
-			opts.Config.High, opts.Config.Low = all[i].Watermarks.High, all[i].Watermarks.Low
-			opts.Config.CoreOverflow = opts.Config.CoreOverflow || all[i].CoreOverflow
-			r, err := sim.Run(tr, opts)
-			if err != nil {
-				errs[i] = fmt.Errorf("quota %d, watermarks %.2f/%.2f: %w", all[i].FixedSlots, all[i].Watermarks.High, all[i].Watermarks.Low, err)
-				return
-			}
-			all[i].Result = r
-			all[i].MeetsTarget = r.ElasticWait.P95 <= o.WaitTarget && r.CoreWait.P95 <= o.WaitTarget && r.Unfinished == 0
-		}()
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return Point{}, all, err
-	}
-	return pickBest(all), all, nil
+	return slices.MinFunc(all, better), all, nil
 }
 
-// pickBest prefers points meeting the target, then lower cost, then fewer
-// fixed slots (less commitment), then the design's default watermarks.
-func pickBest(all []Point) Point {
-	return slices.MinFunc(all, func(a, b Point) int {
-		if a.MeetsTarget != b.MeetsTarget {
-			if a.MeetsTarget {
-				return -1
-			}
-			return 1
-		}
-		if !a.MeetsTarget { // none meets it: the shortest wait is the least bad
-			if c := cmp.Compare(worstWait(a), worstWait(b)); c != 0 {
-				return c
-			}
-		}
-		if c := cmp.Compare(a.Result.Cost.Total, b.Result.Cost.Total); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(a.FixedSlots, b.FixedSlots); c != 0 {
-			return c
-		}
-		return cmp.Compare(distance(a.Watermarks), distance(b.Watermarks))
-	})
+func configOf(o sim.Options) policy.Config {
+	if o.Config == (policy.Config{}) {
+		return policy.DefaultConfig()
+	}
+	return o.Config
 }
 
 func worstWait(p Point) time.Duration { return max(p.Result.ElasticWait.P95, p.Result.CoreWait.P95) }
@@ -184,9 +124,14 @@ func spread(peak, n int) []int {
 	return out
 }
 
-// LastDays returns the part of tr submitted in its last days, re-based to
+// LastDays returns the part of tr that runs in its last days, re-based to
 // start at offset 0: the window watermarks are tuned on, so that a change
-// of habits two months ago does not set this month's thresholds.
+// of habits two months ago does not set this month's thresholds. A job
+// that started before the window and still runs in it is kept, submitted at
+// the window's start for the time it has left (and without its deadline,
+// which belongs to a start the window does not see): long jobs hold
+// capacity through the window, and dropping them would make it look
+// emptier than it was.
 func LastDays(tr trace.Trace, days int) trace.Trace {
 	if days <= 0 || len(tr.Jobs) == 0 {
 		return tr
@@ -195,14 +140,22 @@ func LastDays(tr trace.Trace, days int) trace.Trace {
 	if cut <= 0 {
 		return tr
 	}
-	i, _ := slices.BinarySearchFunc(tr.Jobs, cut, func(j trace.Job, t time.Duration) int { return cmp.Compare(j.Submit, t) })
-	out := trace.Trace{Name: tr.Name, Jobs: make([]trace.Job, len(tr.Jobs)-i)}
+	out := trace.Trace{Name: tr.Name}
 	if !tr.Start.IsZero() {
 		out.Start = tr.Start.Add(cut)
 	}
-	for k, j := range tr.Jobs[i:] {
-		j.Submit -= cut
-		out.Jobs[k] = j
+	for _, j := range tr.Jobs {
+		switch {
+		case j.Submit >= cut:
+			j.Submit -= cut
+		case j.Submit+j.Duration > cut:
+			j.Duration = j.Submit + j.Duration - cut
+			j.Submit, j.Deadline = 0, 0
+		default:
+			continue
+		}
+		out.Jobs = append(out.Jobs, j)
 	}
+	trace.SortJobs(out.Jobs)
 	return out
 }

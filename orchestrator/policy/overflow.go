@@ -11,17 +11,31 @@ import (
 // own, else Config.CoreMaxWait) and still cannot get a fixed slot after
 // rule 1 goes to the cheapest on-demand pool with room, for teams that
 // would rather pay the premium than miss a deadline. Never spot: a core job
-// must not lose its worker to a provider's whim. The longest waits go first.
+// must not lose its worker to a provider's whim.
+//
+// The head of the core queue is skipped: the free fixed slots and the slots
+// that rule 1's reclaims (planned and in flight) are freeing go to the
+// longest-waiting core jobs, since fixed workers take core work in queue
+// order. Overflowing one of those would race the fixed worker for it and pay
+// on-demand for a job a fixed slot is about to take.
 func (p *planner) overflow() {
 	if !p.cfg.CoreOverflow || p.short <= 0 {
 		return
 	}
+	served := p.coreQueued - p.short
 	for _, j := range p.queue {
 		if p.short <= 0 {
 			return
 		}
+		if j.Class != jobs.ClassCore || j.Queue != QueueCore {
+			continue
+		}
+		if served > 0 {
+			served--
+			continue
+		}
 		wait := j.maxWait(p.cfg)
-		if j.Class != jobs.ClassCore || j.Queue != QueueCore || !p.movable(j) || p.now.Sub(j.QueuedAt) < wait {
+		if !p.movable(j) || p.now.Sub(j.QueuedAt) < wait {
 			continue
 		}
 		d := p.pickPool(j, false)

@@ -31,9 +31,13 @@ func TestOverflow(t *testing.T) {
 			"overflow(c1,od-eu) scale_up(od-eu,1)"},
 		{"a short wait stays", on(snap(pools, fxw, c("c1", 29*time.Minute, ""))), t0, ""},
 		{"reclaim comes first", on(snap(pools, fxw, borrowed, c("c1", time.Hour, ""))), t0, "reclaim(b1,f1) scale_up(sp,1)"},
-		{"only what reclaim cannot place overflows, longest wait first",
+		// The reclaimed slot goes to the head of the core queue (c2, the
+		// longest wait): fixed workers take core work in queue order, so
+		// overflowing c2 would pay on-demand for a job the slot is about to
+		// take, and leave c1 waiting. The rest overflow in queue order.
+		{"only what reclaim cannot place overflows, and not the job the reclaim serves",
 			on(snap(pools, fxw, borrowed, c("c1", 40*time.Minute, ""), c("c2", time.Hour, ""), c("c3", 35*time.Minute, ""))), t0,
-			"reclaim(b1,f1) overflow(c2,od-us) overflow(c1,od-us) scale_up(od-us,1) scale_up(sp,1)"},
+			"reclaim(b1,f1) overflow(c1,od-us) overflow(c3,od-us) scale_up(od-us,1) scale_up(sp,1)"},
 	})
 }
 

@@ -3,6 +3,7 @@ package policy
 import (
 	"cmp"
 	"slices"
+	"sync"
 	"time"
 )
 
@@ -64,7 +65,8 @@ func newView(s Snapshot, now time.Time) *view {
 	}
 	slices.SortFunc(v.workers, func(a, b *Worker) int { return cmp.Compare(a.ID, b.ID) })
 
-	seen := make(map[string]bool, len(s.Jobs))
+	seen := seenSets.Get().(map[string]bool)
+	defer func() { clear(seen); seenSets.Put(seen) }()
 	for i := range s.Jobs {
 		j := &s.Jobs[i]
 		if seen[j.ID] || !(j.queued() || j.running()) {
@@ -87,6 +89,13 @@ func newView(s Snapshot, now time.Time) *view {
 	v.measureElastic(s.Launches)
 	return v
 }
+
+// seenSets lends newView its duplicate-ID sets across calls: Decide runs
+// every tick, and the simulator runs it hundreds of thousands of times a
+// plan, where growing a fresh set each call was a large share of the cost.
+// A set is cleared before it is handed back, so no call sees another's IDs
+// and Decide stays a function of its arguments.
+var seenSets = sync.Pool{New: func() any { return map[string]bool{} }}
 
 // kind is the kind of the worker's pool.
 func (v *view) kind(w *Worker) PoolKind { return v.pools[w.Pool].Kind }

@@ -68,6 +68,13 @@ type Options struct {
 	// live (0 overflows at once). Config.CoreOverflow still switches rule 7
 	// on.
 	CoreMaxWaitByTemplate map[string]time.Duration
+	// StopOverP95, when > 0, ends the run as soon as the p95 wait of core
+	// or of burst jobs is sure to exceed it: more of the class's jobs have
+	// waited longer than the p95 allows. The Result then says why in
+	// Stopped and counts the jobs not run as Unfinished. A planner that
+	// only wants plans meeting a wait target learns "no" in a fraction of
+	// the time a hopeless backlog would take to replay.
+	StopOverP95 time.Duration
 }
 
 // setup is Options checked and with the defaults filled in.
@@ -83,6 +90,7 @@ type setup struct {
 	ckptCost   time.Duration
 	seed       uint64
 	waitByTmpl map[string]time.Duration
+	stopOver   time.Duration
 }
 
 // prepare validates o and fills in its defaults. Every problem is reported
@@ -99,6 +107,7 @@ func prepare(o Options) (setup, error) {
 		ckptCost:   o.CheckpointOverhead,
 		seed:       o.Seed,
 		waitByTmpl: o.CoreMaxWaitByTemplate,
+		stopOver:   o.StopOverP95,
 	}
 	if s.cfg == (policy.Config{}) {
 		s.cfg = policy.DefaultConfig()
@@ -124,6 +133,9 @@ func prepare(o Options) (setup, error) {
 		if d < 0 {
 			bad("core_max_wait_by_template[%s] is %v; write 0 to overflow at once, or a positive wait", name, d)
 		}
+	}
+	if s.stopOver < 0 {
+		bad("stop_over_p95 is %v; write 0 to run every job, or a positive wait", s.stopOver)
 	}
 	if s.ckptEvery < 0 || s.ckptCost < 0 {
 		bad("checkpoint_interval and checkpoint_overhead cannot be negative")

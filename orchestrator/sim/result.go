@@ -32,8 +32,12 @@ type Result struct {
 	// at all.
 	DeadlineMisses int
 	// Jobs is how many jobs finished; Unfinished how many never could
-	// (queued with no capacity that may run them).
+	// (queued with no capacity that may run them), or were not run because
+	// the run stopped early.
 	Jobs, Unfinished int
+	// Stopped says why the run ended before its last job (Options.StopOverP95);
+	// empty for a run that went to the end.
+	Stopped string
 	// SlotHours is the slot time jobs used, by pool kind, including lost
 	// work and stop overhead.
 	SlotHours SlotHours

@@ -100,8 +100,9 @@ type sim struct {
 	jobLeft      []int32 // per trace job: slots not finished
 	jobUnstarted []int32 // per trace job: slots never started
 
-	rng *rand.Rand
-	st  stats
+	rng   *rand.Rand
+	st    stats
+	bound *waitBound // nil unless Options.StopOverP95 is set
 
 	// Test knobs: decide on every tick instead of only when something
 	// changed, and show every non-terminal task to Decide. Results must
@@ -144,6 +145,7 @@ func newSim(tr trace.Trace, o Options) (*sim, error) {
 	}
 	s.valid = s.validEntry
 	s.st.init()
+	s.bound = newWaitBound(s)
 	for _, j := range tr.Jobs {
 		s.workLeft += j.Slots
 	}
@@ -285,6 +287,10 @@ func (s *sim) arrive() {
 // but the policy only uses them to order victims of a move that something
 // else must trigger.
 func (s *sim) tick() error {
+	if s.bound.check(s) {
+		s.done = true
+		return nil
+	}
 	woken := !s.dirty && s.now >= s.wake
 	s.lastTick = s.now
 	s.wake = never

@@ -134,6 +134,9 @@ func (s *sim) result() Result {
 		Actions:            maps.Clone(s.st.actions),
 		DeadlineMisses:     s.st.misses,
 	}
+	if s.bound != nil {
+		r.Stopped = s.bound.reason
+	}
 	for ji, left := range s.jobLeft {
 		if left > 0 {
 			r.Unfinished++

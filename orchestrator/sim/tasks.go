@@ -148,6 +148,7 @@ func (s *sim) start(ti, wi int32) {
 		t.started = true
 		if s.jobUnstarted[t.job]--; s.jobUnstarted[t.job] == 0 {
 			s.st.started(t.core, s.now-t.submit)
+			s.bound.started(t.job, s.now-t.submit)
 		}
 	}
 	s.refresh(ti)

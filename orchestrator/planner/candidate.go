@@ -1,0 +1,143 @@
+package planner
+
+import (
+	"cmp"
+	"fmt"
+	"time"
+
+	"github.com/ballastdev/ballast/orchestrator/policy"
+	"github.com/ballastdev/ballast/orchestrator/sim"
+	"github.com/ballastdev/ballast/orchestrator/trace"
+)
+
+// Strategy names the shape of a candidate plan.
+type Strategy string
+
+// The strategies a plan is chosen from.
+const (
+	// StrategyHybrid is a quota with elastic capacity beside it, run by
+	// the watermarks and, if on, core overflow.
+	StrategyHybrid Strategy = "hybrid"
+	// StrategyAllFixed is quota sized to the peak and no elastic capacity.
+	StrategyAllFixed Strategy = "all fixed"
+	// StrategyAllElastic is no quota: core work goes on-demand at once.
+	StrategyAllElastic Strategy = "all elastic"
+)
+
+// Candidate is one way to run the capacity that the live controller can
+// carry out: every field maps to a config setting.
+type Candidate struct {
+	Strategy   Strategy   `json:"strategy"`
+	FixedSlots int        `json:"fixed_slots"`
+	Watermarks Watermarks `json:"watermarks"`
+	// CoreOverflow is rule 7 (capacity.core_overflow): a core job that
+	// waited CoreMaxWait for a fixed slot runs on on-demand capacity.
+	CoreOverflow bool          `json:"core_overflow"`
+	CoreMaxWait  time.Duration `json:"core_max_wait"`
+}
+
+// String is the candidate in the words of the config.
+func (c Candidate) String() string {
+	switch c.Strategy {
+	case StrategyAllFixed:
+		return fmt.Sprintf("all fixed (%d slots)", c.FixedSlots)
+	case StrategyAllElastic:
+		return "all elastic"
+	}
+	s := fmt.Sprintf("quota %d, watermarks %.0f/%.0f", c.FixedSlots, 100*c.Watermarks.High, 100*c.Watermarks.Low)
+	if c.CoreOverflow {
+		s += fmt.Sprintf(", core overflow after %s", c.CoreMaxWait)
+	}
+	return s
+}
+
+// options is base set up to run c.
+func (c Candidate) options(base sim.Options, whole trace.Trace) sim.Options {
+	switch c.Strategy {
+	case StrategyAllFixed:
+		o := sim.AllFixed(whole, base)
+		o.FixedSlots = c.FixedSlots
+		return o
+	case StrategyAllElastic:
+		return sim.AllElastic(base)
+	}
+	o := sim.Hybrid(base, c.Watermarks.High, c.Watermarks.Low)
+	o.FixedSlots = c.FixedSlots
+	o.Config.CoreOverflow = c.CoreOverflow
+	if c.CoreOverflow {
+		o.Config.CoreMaxWait = c.CoreMaxWait
+	}
+	return o
+}
+
+// Verdict is whether a simulated candidate is one a team can live with.
+type Verdict struct {
+	// Feasible: every job ran, and the p95 waits of core and of burst jobs
+	// are within the target. Only feasible plans are ranked by cost: a
+	// plan that leaves work queued looks cheap only because the work
+	// waited.
+	Feasible bool `json:"feasible"`
+	// Why says what an infeasible plan missed.
+	Why string `json:"why,omitempty"`
+}
+
+// judge gives r's verdict against target.
+func judge(r sim.Result, target time.Duration) Verdict {
+	switch {
+	case r.Stopped != "":
+		return Verdict{Why: r.Stopped}
+	case r.Unfinished > 0:
+		return Verdict{Why: fmt.Sprintf("%d jobs never ran", r.Unfinished)}
+	case r.CoreWait.P95 > target:
+		return Verdict{Why: fmt.Sprintf("core wait p95 %s is over the %s target", dur(r.CoreWait.P95), target)}
+	case r.ElasticWait.P95 > target:
+		return Verdict{Why: fmt.Sprintf("burst wait p95 %s is over the %s target", dur(r.ElasticWait.P95), target)}
+	}
+	return Verdict{Feasible: true}
+}
+
+// Point is one simulated candidate.
+type Point struct {
+	Candidate
+	Result sim.Result `json:"result"`
+	Verdict
+	// MeetsTarget is Feasible, kept under its older name.
+	MeetsTarget bool `json:"meets_target"`
+}
+
+// better orders points: feasible before infeasible; feasible ones by cost,
+// then fewer fixed slots (less commitment), then watermarks nearer the
+// design's, then a longer overflow wait (fewer premium hours); infeasible
+// ones by how far their worst wait is over, so a search that starts in the
+// infeasible region is led out of it.
+func better(a, b Point) int {
+	if a.Feasible != b.Feasible {
+		if a.Feasible {
+			return -1
+		}
+		return 1
+	}
+	if !a.Feasible {
+		if c := cmp.Compare(a.Result.Unfinished, b.Result.Unfinished); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(worstWait(a), worstWait(b)); c != 0 {
+			return c
+		}
+	}
+	if c := cmp.Compare(a.Result.Cost.Total, b.Result.Cost.Total); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.FixedSlots, b.FixedSlots); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(distance(a.Watermarks), distance(b.Watermarks)); c != 0 {
+		return c
+	}
+	return cmp.Compare(b.CoreMaxWait, a.CoreMaxWait)
+}
+
+func designWatermarks() Watermarks {
+	d := policy.DefaultConfig()
+	return Watermarks{High: d.High, Low: d.Low}
+}

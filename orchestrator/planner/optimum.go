@@ -1,0 +1,108 @@
+package planner
+
+import (
+	"cmp"
+	"slices"
+	"time"
+
+	"github.com/ballastdev/ballast/orchestrator/trace"
+)
+
+// Levels is a trace's exact demand as a histogram: Time[k] is how long
+// exactly k slots were busy if every job started at its submission and ran
+// for its Duration. Unlike Curve it is not sampled: a job of seconds counts
+// for its seconds.
+type Levels struct {
+	Time []time.Duration `json:"-"`
+	// Span is the trace's span (the sum of Time).
+	Span time.Duration `json:"span"`
+}
+
+// DemandLevels builds the exact demand histogram of tr in O(n log n).
+func DemandLevels(tr trace.Trace) Levels {
+	type change struct {
+		at    time.Duration
+		delta int
+	}
+	cs := make([]change, 0, 2*len(tr.Jobs))
+	for _, j := range tr.Jobs {
+		cs = append(cs, change{j.Submit, j.Slots}, change{j.Submit + j.Duration, -j.Slots})
+	}
+	slices.SortFunc(cs, func(a, b change) int { return cmp.Compare(a.at, b.at) })
+	var l Levels
+	cur := 0
+	var last time.Duration
+	for _, c := range cs {
+		if c.at > last {
+			for len(l.Time) <= cur {
+				l.Time = append(l.Time, 0)
+			}
+			l.Time[cur] += c.at - last
+			last = c.at
+		}
+		cur += c.delta
+	}
+	l.Span = last
+	return l
+}
+
+// Peak is the highest level demand reaches.
+func (l Levels) Peak() int {
+	for k := len(l.Time) - 1; k > 0; k-- {
+		if l.Time[k] > 0 {
+			return k
+		}
+	}
+	return 0
+}
+
+// Optimum is the offline optimum: the cheapest static quota if elastic
+// capacity were there the instant demand passed the quota, billed to the
+// second with no start-up delay, no minimum and no idle time. No plan that
+// has to wait for workers to boot can beat it, so a plan's cost over it is
+// the headroom left.
+type Optimum struct {
+	FixedSlots int     `json:"fixed_slots"`
+	Fixed      float64 `json:"fixed_cost"`
+	Elastic    float64 `json:"elastic_cost"`
+	Cost       float64 `json:"cost"`
+}
+
+// CostAt prices quota q against the levels: q fixed slots over the span,
+// and the demand above q at the elastic price.
+func (l Levels) CostAt(q int, p Prices) (fixed, elastic float64) {
+	fixed = float64(q) * p.FixedPerSlotHour * l.Span.Hours()
+	for k := q + 1; k < len(l.Time); k++ {
+		elastic += float64(k-q) * p.ElasticPerSlotHour * l.Time[k].Hours()
+	}
+	return fixed, elastic
+}
+
+// OfflineOptimum searches every quota from 0 to the peak (a newsvendor
+// problem: the q-th slot costs the fixed price all the time and saves the
+// elastic price while demand is at least q) and returns the cheapest, the
+// smaller quota on a tie. It is O(peak) after one pass over the levels.
+func OfflineOptimum(l Levels, p Prices) Optimum {
+	peak := l.Peak()
+	best := Optimum{}
+	best.Fixed, best.Elastic = l.CostAt(0, p)
+	best.Cost = best.Fixed + best.Elastic
+	fixed, elastic := best.Fixed, best.Elastic
+	above := l.Span // time demand > q, for q = 0 first
+	if len(l.Time) > 0 {
+		above -= l.Time[0]
+	}
+	// Moving from q to q+1 adds a fixed slot over the span and saves the
+	// elastic price for the time demand exceeds q.
+	for q := 0; q < peak; q++ {
+		fixed += p.FixedPerSlotHour * l.Span.Hours()
+		elastic -= p.ElasticPerSlotHour * above.Hours()
+		if q+1 < len(l.Time) {
+			above -= l.Time[q+1]
+		}
+		if c := fixed + elastic; c < best.Cost-1e-9 {
+			best = Optimum{FixedSlots: q + 1, Fixed: fixed, Elastic: max(elastic, 0), Cost: c}
+		}
+	}
+	return best
+}

@@ -1,0 +1,94 @@
+package planner
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Summary is a chosen plan in the figures a reader acts on; the plan's
+// `recommended` object in JSON.
+type Summary struct {
+	Strategy      Strategy   `json:"strategy"`
+	FixedSlots    int        `json:"fixed_slots"`
+	Watermarks    Watermarks `json:"watermarks"`
+	CoreOverflow  bool       `json:"core_overflow"`
+	CoreMaxWaitS  float64    `json:"core_max_wait_s"`
+	Cost          float64    `json:"cost"`
+	CoreWaitP95S  float64    `json:"core_wait_p95_s"`
+	BurstWaitP95S float64    `json:"burst_wait_p95_s"`
+	FixedIdle     float64    `json:"fixed_idle_share"`
+	Feasible      bool       `json:"feasible"`
+	Why           string     `json:"why,omitempty"`
+	// OfflineOptimumCost is the offline optimum's cost, and OfOptimum the
+	// plan's cost as a multiple of it: how much headroom is left.
+	OfflineOptimumCost float64 `json:"offline_optimum_cost"`
+	OfOptimum          float64 `json:"multiple_of_optimum"`
+	// SavingVsAllFixed is the share of the all-fixed cost the plan saves.
+	SavingVsAllFixed float64 `json:"saving_vs_all_fixed"`
+	// Config is the config to paste to run the plan live.
+	Config string `json:"config"`
+}
+
+func (p *Plan) summarize(pt Point) Summary {
+	r := pt.Result
+	s := Summary{Strategy: pt.Strategy, FixedSlots: pt.FixedSlots, Watermarks: pt.Watermarks, CoreOverflow: pt.CoreOverflow,
+		CoreMaxWaitS: pt.CoreMaxWait.Seconds(), Cost: r.Cost.Total, CoreWaitP95S: r.CoreWait.P95.Seconds(),
+		BurstWaitP95S: r.ElasticWait.P95.Seconds(), FixedIdle: r.FixedIdleShare, Feasible: pt.Feasible, Why: pt.Why,
+		OfflineOptimumCost: p.Optimum.Cost}
+	if p.Optimum.Cost > 0 {
+		s.OfOptimum = r.Cost.Total / p.Optimum.Cost
+	}
+	if p.AllFixed.Cost.Total > 0 {
+		s.SavingVsAllFixed = 1 - r.Cost.Total/p.AllFixed.Cost.Total
+	}
+	s.Config = p.configFor(pt.Candidate)
+	return s
+}
+
+// configFor is the config that runs c live, in the config file's keys.
+func (p *Plan) configFor(c Candidate) string {
+	pool := p.fixedPool
+	if pool == "" {
+		pool = defaultFixedPool
+	}
+	var b strings.Builder
+	if c.Strategy == StrategyAllElastic {
+		fmt.Fprintf(&b, "pools.%s.slots: 0; capacity.core_overflow: true; capacity.core_max_wait: 0s", pool)
+		return b.String()
+	}
+	fmt.Fprintf(&b, "pools.%s.slots: %d; watermarks.high: %.2f; watermarks.low: %.2f; capacity.core_overflow: %t",
+		pool, c.FixedSlots, c.Watermarks.High, c.Watermarks.Low, c.CoreOverflow)
+	if c.CoreOverflow {
+		fmt.Fprintf(&b, "; capacity.core_max_wait: %s", c.CoreMaxWait)
+	}
+	return b.String()
+}
+
+// VerdictLine is the plan's last word: what to do, the config to paste,
+// and how it compares.
+func (p *Plan) VerdictLine() string {
+	r := p.Recommended
+	var b strings.Builder
+	if !r.Feasible {
+		fmt.Fprintf(&b, "no plan tried meets the %s wait target on the whole history (%s); closest: ", p.WaitTarget, r.Why)
+	} else {
+		b.WriteString("verdict: ")
+	}
+	fmt.Fprintf(&b, "%s at %.2f", p.Best.Candidate, r.Cost)
+	fmt.Fprintf(&b, " (%.3fx the offline optimum %.2f at %d slots; %.0f%% below all fixed; p95 waits core %s, burst %s)",
+		r.OfOptimum, r.OfflineOptimumCost, p.Optimum.FixedSlots, 100*r.SavingVsAllFixed,
+		dur(time.Duration(r.CoreWaitP95S*float64(time.Second))), dur(time.Duration(r.BurstWaitP95S*float64(time.Second))))
+	fmt.Fprintf(&b, ". Config: %s.", r.Config)
+	if p.RunnerUp != nil {
+		ru := p.RunnerUp
+		fmt.Fprintf(&b, " Second: %s at %.2f (%.3fx).", ru.describe(), ru.Cost, ru.OfOptimum)
+	}
+	return b.String()
+}
+
+func (s Summary) describe() string {
+	c := Candidate{Strategy: s.Strategy, FixedSlots: s.FixedSlots, Watermarks: s.Watermarks, CoreOverflow: s.CoreOverflow,
+		CoreMaxWait: time.Duration(s.CoreMaxWaitS * float64(time.Second))}
+	return c.String()
+}
