@@ -122,6 +122,19 @@ func TestOverflowMovesCoreWorkToOnDemandAndBack(t *testing.T) {
 	if err := s.Validate(); err != nil {
 		t.Fatalf("the snapshot does not validate: %v", err)
 	}
+	// A controller that did not make the move (a restart, a new leader)
+	// counts the job against the cheapest on-demand pool of its region:
+	// od-eu, not the cheaper od-us.
+	fresh := &controller.Hybrid{Store: store, Config: cfg, Pools: pools, Logger: h.Logger}
+	s2, err := fresh.Snapshot(ctx, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pj := range s2.Jobs {
+		if pj.ID == waiting.ID && pj.Pool != "od-eu" {
+			t.Fatalf("after a restart the overflowed job counts for pool %q, want od-eu", pj.Pool)
+		}
+	}
 	plan, err := h.Tick(ctx, time.Now())
 	if err != nil {
 		t.Fatal(err)
