@@ -122,6 +122,7 @@ func (c *Catalog) Resolve(s Submission) (Spec, error) {
 		Timeout:        t.Timeout,
 		Grace:          t.Grace,
 		Team:           t.Team,
+		CoreMaxWait:    t.CoreMaxWait,
 		Labels:         copyLabels(s.Labels),
 		IdempotencyKey: s.IdempotencyKey,
 	}

@@ -34,6 +34,40 @@ type Spec struct {
 	// worker, joins the submit's trace from it. It is not part of the
 	// request, so idempotency ignores it.
 	TraceParent string `json:"traceparent,omitempty"`
+	// CoreMaxWait, when set, is how long this core job may wait for fixed
+	// quota before rule 7 may overflow it to on-demand capacity, in place of
+	// the global capacity.core_max_wait: from its template, or its pipeline
+	// step. Nil uses the global; 0 overflows at once.
+	CoreMaxWait *Duration `json:"core_max_wait,omitempty"`
+	// StartBy is the latest start that still meets the deadline of the
+	// pipeline run this job is a step of: the deadline less the step's
+	// expected duration (pipeline.LatestStart) and the time on-demand
+	// capacity takes to start it. Zero for none. The policy
+	// lets the job wait no later than this, whatever CoreMaxWait says.
+	// Derived from history when the step is submitted, so like TraceParent
+	// it is left out of the idempotency check: a retried submission must
+	// find the first job even if the history moved meanwhile.
+	StartBy time.Time `json:"start_by,omitempty"`
+}
+
+// OwnMaxWait is how long the job may wait in the current attempt, queued at
+// queuedAt, before it may overflow, and whether it has a wait of its own at
+// all (false: the global capacity.core_max_wait applies). A StartBy already
+// past gives 0: overflow at once.
+func (s Spec) OwnMaxWait(queuedAt time.Time) (time.Duration, bool) {
+	var wait time.Duration
+	has := false
+	if s.CoreMaxWait != nil {
+		wait, has = max(s.CoreMaxWait.Std(), 0), true
+	}
+	if !s.StartBy.IsZero() {
+		left := max(s.StartBy.Sub(queuedAt), 0)
+		if !has || left < wait {
+			wait = left
+		}
+		has = true
+	}
+	return wait, has
 }
 
 // Job is the record of one job: its spec and where it is now. The record in

@@ -84,3 +84,27 @@ func TestNewIDUnique(t *testing.T) {
 		}
 	}
 }
+
+func TestOwnMaxWait(t *testing.T) {
+	q := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	d := func(v time.Duration) *Duration { x := Duration(v); return &x }
+	for _, c := range []struct {
+		name string
+		spec Spec
+		want time.Duration
+		has  bool
+	}{
+		{"none: the global applies", Spec{}, 0, false},
+		{"the template's or step's own", Spec{CoreMaxWait: d(5 * time.Minute)}, 5 * time.Minute, true},
+		{"zero is at once", Spec{CoreMaxWait: d(0)}, 0, true},
+		{"a latest start alone", Spec{StartBy: q.Add(10 * time.Minute)}, 10 * time.Minute, true},
+		{"the sooner of the two", Spec{CoreMaxWait: d(time.Hour), StartBy: q.Add(10 * time.Minute)}, 10 * time.Minute, true},
+		{"an own wait sooner than the deadline's", Spec{CoreMaxWait: d(time.Minute), StartBy: q.Add(10 * time.Minute)}, time.Minute, true},
+		{"a latest start already past is at once", Spec{StartBy: q.Add(-time.Minute)}, 0, true},
+	} {
+		got, has := c.spec.OwnMaxWait(q)
+		if got != c.want || has != c.has {
+			t.Errorf("%s: OwnMaxWait = %v, %v; want %v, %v", c.name, got, has, c.want, c.has)
+		}
+	}
+}

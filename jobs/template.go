@@ -62,6 +62,11 @@ type Template struct {
 	Grace Duration `yaml:"grace,omitempty" json:"grace,omitempty"`
 	// Team is charged for the job unless the submission names another team.
 	Team string `yaml:"team,omitempty" json:"team,omitempty"`
+	// CoreMaxWait overrides capacity.core_max_wait for this template's core
+	// jobs: how long one may wait for fixed quota before it overflows to
+	// on-demand capacity (rule 7, when capacity.core_overflow is on). A
+	// pointer, because 0 is meaningful: overflow at once.
+	CoreMaxWait *Duration `yaml:"core_max_wait,omitempty" json:"core_max_wait,omitempty"`
 	// Description is shown by the CLI and the API.
 	Description string `yaml:"description,omitempty" json:"description,omitempty"`
 }
@@ -126,6 +131,9 @@ func (t Template) validate(field string, ps *problems) {
 	}
 	if t.Grace < 0 || t.Grace.Std() > MaxGrace {
 		ps.add(field+".grace", fmt.Sprintf("must be between 0 (default %s) and %s", DefaultGrace, MaxGrace))
+	}
+	if t.CoreMaxWait != nil && *t.CoreMaxWait < 0 {
+		ps.add(field+".core_max_wait", fmt.Sprintf("is %s; write 0 to overflow at once, or a positive wait such as 15m", *t.CoreMaxWait))
 	}
 	if t.MaxRetries != nil {
 		if *t.MaxRetries < 0 || *t.MaxRetries > MaxRetriesLimit {

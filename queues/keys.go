@@ -3,16 +3,18 @@ package queues
 import (
 	"fmt"
 	"strings"
+
+	"github.com/ballastdev/ballast/jobs"
 )
 
 // Queue is a logical queue name. Fixed workers consume core then loan (strict
-// priority); on-demand workers consume ondemand then burst; spot workers
-// consume burst only. The elastic queues also have regional forms
-// (RegionalQueue) for jobs pinned to a region: only elastic workers of that
-// region consume them.
+// priority); on-demand workers consume overflow, then ondemand, then burst;
+// spot workers consume burst only. The queues elastic workers read also have
+// regional forms (RegionalQueue) for jobs pinned to a region: only elastic
+// workers of that region consume them.
 type Queue string
 
-// The four base logical queues.
+// The five base logical queues.
 const (
 	QueueCore  Queue = "core"
 	QueueLoan  Queue = "loan"
@@ -21,10 +23,15 @@ const (
 	// jobs that cannot checkpoint or retry, or that spot has taken from too
 	// often. Only on-demand workers serve it.
 	QueueOnDemand Queue = "ondemand"
+	// QueueOverflow holds core work that waited too long for fixed quota and
+	// that the controller sent to on-demand capacity (rule 7). On-demand
+	// workers read it before anything else, since the job has already waited
+	// its allowed delay; spot and fixed workers never read it.
+	QueueOverflow Queue = "overflow"
 )
 
 // Queues lists every base logical queue (regional forms are made on demand).
-var Queues = []Queue{QueueCore, QueueLoan, QueueBurst, QueueOnDemand}
+var Queues = []Queue{QueueCore, QueueLoan, QueueBurst, QueueOnDemand, QueueOverflow}
 
 // regionSep joins a base queue and a region. "@" is not used by namespaces
 // (which join with ".") nor by region names, so a regional name splits back
@@ -77,16 +84,33 @@ func (q Queue) Region() string {
 	return ""
 }
 
-// Elastic reports whether q (base or regional) is served by elastic workers.
+// Elastic reports whether q (base or regional) holds burst work waiting for
+// elastic workers: burst and ondemand. The overflow queue is read by elastic
+// workers too but is not Elastic: it holds core work, which must never be
+// sent back to burst nor reach spot (see Overflow).
 func (q Queue) Elastic() bool {
 	b := q.Base()
 	return b == QueueBurst || b == QueueOnDemand
 }
 
+// Overflow reports whether q (base or regional) holds core work overflowed to
+// on-demand capacity (rule 7).
+func (q Queue) Overflow() bool { return q.Base() == QueueOverflow }
+
+// Overflowed reports whether j's current attempt is core work overflowed to
+// on-demand capacity: waiting in an overflow queue, or running from one (a
+// running job's Queue is where its attempt was taken from). Status, the
+// overview and the dashboard show such jobs apart, as they run at the
+// on-demand premium.
+func Overflowed(j jobs.Job) bool {
+	return j.Spec.Class == jobs.ClassCore && Queue(j.Queue).Overflow() &&
+		(j.State == jobs.StateQueued || j.State == jobs.StateRunning)
+}
+
 // Valid reports whether q is a queue some worker consumes: a base queue, or
-// the regional form of burst or ondemand. core and loan have no regional
-// form: fixed workers do not look for one, so a job sent there would wait
-// forever.
+// the regional form of burst, ondemand or overflow. core and loan have no
+// regional form: fixed workers do not look for one, so a job sent there
+// would wait forever.
 func (q Queue) Valid() bool {
 	base, region := q.Base(), q.Region()
 	if base == q {
@@ -97,23 +121,27 @@ func (q Queue) Valid() bool {
 		}
 		return false
 	}
-	return q.Elastic() && ValidRegion(region)
+	return (q.Elastic() || q.Overflow()) && ValidRegion(region)
 }
 
 // ElasticQueues lists, in strict priority order, the queues an elastic worker
 // of a pool in region consumes. Work pinned to the worker's own region comes
 // first: no other worker may take it, whereas unpinned work can go anywhere.
-// On-demand workers serve ondemand before burst, as spot cannot take it; spot
-// workers serve burst only. An empty or invalid region adds no regional
-// queue (no job can be pinned to an invalid one: Store.Submit refuses it).
+// On-demand workers serve overflow first (core work that has already waited
+// its allowed delay), then ondemand, then burst, as spot can take neither of
+// the first two; spot workers serve burst only. An empty or invalid region
+// adds no regional queue (no job can be pinned to an invalid one:
+// Store.Submit refuses it).
 func ElasticQueues(onDemand bool, region string) []Queue {
 	regional := ValidRegion(region)
 	var qs []Queue
 	if onDemand {
-		if regional {
-			qs = append(qs, RegionalQueue(QueueOnDemand, region))
+		for _, base := range []Queue{QueueOverflow, QueueOnDemand} {
+			if regional {
+				qs = append(qs, RegionalQueue(base, region))
+			}
+			qs = append(qs, base)
 		}
-		qs = append(qs, QueueOnDemand)
 	}
 	if regional {
 		qs = append(qs, RegionalQueue(QueueBurst, region))

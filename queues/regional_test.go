@@ -27,12 +27,12 @@ func TestRegionalQueueNames(t *testing.T) {
 		want bool
 	}{
 		{"core", true}, {"loan", true}, {"burst", true}, {"ondemand", true},
-		{"burst@eu-1", true}, {"ondemand@us-east-2", true},
+		{"overflow", true}, {"burst@eu-1", true}, {"ondemand@us-east-2", true}, {"overflow@eu-1", true},
 		{queues.Queue("burst@" + strings.Repeat("a", queues.MaxRegionLen)), true},
 		// Fixed workers never read a regional queue.
 		{"core@eu-1", false}, {"loan@eu-1", false},
 		// Bad region names.
-		{"burst@", false}, {"burst@EU-1", false}, {"burst@eu_1", false}, {"burst@eu.1", false},
+		{"burst@", false}, {"overflow@EU-1", false}, {"burst@EU-1", false}, {"burst@eu_1", false}, {"burst@eu.1", false},
 		{"burst@a@b", false}, {queues.Queue("burst@" + strings.Repeat("a", queues.MaxRegionLen+1)), false},
 		{"", false}, {"nowhere", false}, {"nowhere@eu-1", false},
 	} {
@@ -44,7 +44,7 @@ func TestRegionalQueueNames(t *testing.T) {
 
 func TestLogicalQueueRoundTripsRegionalNames(t *testing.T) {
 	for _, ns := range []queues.Namespace{queues.NewNamespace(""), queues.NewNamespace("bt01")} {
-		for _, q := range []queues.Queue{queues.QueueCore, queues.QueueBurst, "burst@eu-1", "ondemand@eu-1"} {
+		for _, q := range []queues.Queue{queues.QueueCore, queues.QueueBurst, "burst@eu-1", "ondemand@eu-1", "overflow@eu-1"} {
 			name := ns.AsynqQueue(q)
 			got, ok := ns.LogicalQueue(name)
 			if !ok || got != q {
@@ -73,10 +73,11 @@ func TestElasticQueuesServePinnedWorkFirst(t *testing.T) {
 		region   string
 		want     []queues.Queue
 	}{
-		{true, "b", []queues.Queue{"ondemand@b", "ondemand", "burst@b", "burst"}},
+		{true, "b", []queues.Queue{"overflow@b", "overflow", "ondemand@b", "ondemand", "burst@b", "burst"}},
 		{false, "b", []queues.Queue{"burst@b", "burst"}},
-		{true, "", []queues.Queue{"ondemand", "burst"}},
+		{true, "", []queues.Queue{"overflow", "ondemand", "burst"}},
 		{false, "Not_A_Region", []queues.Queue{"burst"}},
+		{true, "Not_A_Region", []queues.Queue{"overflow", "ondemand", "burst"}},
 	} {
 		if got := queues.ElasticQueues(c.onDemand, c.region); !slices.Equal(got, c.want) {
 			t.Errorf("ElasticQueues(%v, %q) = %v, want %v", c.onDemand, c.region, got, c.want)
@@ -121,6 +122,65 @@ func TestMoveToARegionalQueue(t *testing.T) {
 	}
 	if _, err := s.Move(ctx, sub.Job.ID, 2, "core@eu-1", "no such queue"); err == nil {
 		t.Fatal("Move to core@eu-1 succeeded")
+	}
+}
+
+// TestOverflowIsNotElastic: overflowed core work is read by on-demand
+// workers but is not burst work, so nothing that sends elastic work back to
+// burst (or to spot) may treat it as such.
+func TestOverflowIsNotElastic(t *testing.T) {
+	for _, q := range []queues.Queue{queues.QueueOverflow, "overflow@eu-1"} {
+		if q.Elastic() || !q.Overflow() {
+			t.Errorf("%q: Elastic %v, Overflow %v; want false, true", q, q.Elastic(), q.Overflow())
+		}
+	}
+	for _, q := range []queues.Queue{queues.QueueCore, queues.QueueBurst, "ondemand@eu-1"} {
+		if q.Overflow() {
+			t.Errorf("%q.Overflow() = true", q)
+		}
+	}
+}
+
+func TestOverflowedJobs(t *testing.T) {
+	core := jobs.Spec{Class: jobs.ClassCore}
+	for _, c := range []struct {
+		j    jobs.Job
+		want bool
+	}{
+		{jobs.Job{Spec: core, State: jobs.StateQueued, Queue: "overflow"}, true},
+		{jobs.Job{Spec: core, State: jobs.StateRunning, Queue: "overflow@eu-1"}, true},
+		{jobs.Job{Spec: core, State: jobs.StateSucceeded, Queue: "overflow"}, false},
+		{jobs.Job{Spec: core, State: jobs.StateRunning, Queue: "core"}, false},
+		{jobs.Job{Spec: jobs.Spec{Class: jobs.ClassBurst}, State: jobs.StateRunning, Queue: "ondemand"}, false},
+	} {
+		if got := queues.Overflowed(c.j); got != c.want {
+			t.Errorf("Overflowed(%s %s in %s) = %v, want %v", c.j.Spec.Class, c.j.State, c.j.Queue, got, c.want)
+		}
+	}
+}
+
+func TestMoveACoreJobToOverflow(t *testing.T) {
+	t.Parallel()
+	s, _ := newStore(t)
+	ctx := context.Background()
+	sub, err := s.Submit(ctx, spec(""), queues.QueueCore) // spec is core
+
+	if err != nil {
+		t.Fatal(err)
+	}
+	to := queues.RegionalQueue(queues.QueueOverflow, "eu-1")
+	if n, err := s.Move(ctx, sub.Job.ID, 1, to, "overflow"); n != 2 || err != nil {
+		t.Fatalf("Move to %s = %d, %v; want 2, nil", to, n, err)
+	}
+	if p := pending(t, s, to); p != 1 {
+		t.Fatalf("%s holds %d tasks, want 1", to, p)
+	}
+	if p := pending(t, s, queues.QueueCore); p != 0 {
+		t.Fatalf("core still holds %d tasks after the move", p)
+	}
+	// Fenced: a move planned for the old attempt changes nothing.
+	if n, err := s.Move(ctx, sub.Job.ID, 1, queues.QueueOverflow, "stale"); n != 0 || err != nil {
+		t.Fatalf("stale Move = %d, %v; want 0, nil", n, err)
 	}
 }
 

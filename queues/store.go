@@ -110,7 +110,7 @@ func (s *Store) Submit(ctx context.Context, spec jobs.Spec, q Queue) (Submitted,
 	}
 	id := jobs.NewID(now)
 	sum := sha256.Sum256(body)
-	if spec.TraceParent != "" { // the common case encodes the spec once
+	if spec.TraceParent != "" || !spec.StartBy.IsZero() { // the common case encodes the spec once
 		if sum, err = requestSum(spec); err != nil {
 			return Submitted{}, fmt.Errorf("queues.Submit: encode spec: %w", err)
 		}
@@ -154,9 +154,12 @@ func (s *Store) Submit(ctx context.Context, spec jobs.Spec, q Queue) (Submitted,
 
 // requestSum identifies the request an idempotency key stands for. The
 // traceparent is left out: a client retrying the same request does so from a
-// new span, and that must find the first job, not a conflict.
+// new span, and that must find the first job, not a conflict. So is StartBy,
+// which a pipeline step's retried submission derives again from a history
+// that may have grown.
 func requestSum(spec jobs.Spec) ([sha256.Size]byte, error) {
 	spec.TraceParent = ""
+	spec.StartBy = time.Time{}
 	body, err := json.Marshal(spec)
 	if err != nil {
 		return [sha256.Size]byte{}, err
@@ -396,11 +399,11 @@ func checkQueue(op string, q Queue, emptyOK bool) error {
 	if q.Valid() {
 		return nil
 	}
-	if q.Elastic() && q.Region() != "" {
+	if (q.Elastic() || q.Overflow()) && q.Region() != "" {
 		return fmt.Errorf("%s: queue %q: region %q is not a valid region name (1 to %d of a-z, 0-9, \"-\")",
 			op, q, q.Region(), MaxRegionLen)
 	}
-	return fmt.Errorf("%s: unknown queue %q (use core, loan, burst or ondemand, or burst@REGION or ondemand@REGION)", op, q)
+	return fmt.Errorf("%s: unknown queue %q (use core, loan, burst, ondemand or overflow, or burst@REGION, ondemand@REGION or overflow@REGION)", op, q)
 }
 
 // Checkpoint records the last checkpoint of j's running attempt.

@@ -39,7 +39,8 @@ func addSimFlags(fs *flag.FlagSet) *simFlags {
 // options builds the simulation from the config and the flags.
 func (f *simFlags) options(cfg config.Config, seed uint64) sim.Options {
 	o := sim.Options{Config: cfg.PolicyConfig(), Tick: *f.tick, SpotReclaimRate: *f.spotRate,
-		CheckpointInterval: *f.ckptEvery, CheckpointOverhead: *f.ckptCost, Seed: seed}
+		CheckpointInterval: *f.ckptEvery, CheckpointOverhead: *f.ckptCost, Seed: seed,
+		CoreMaxWaitByTemplate: cfg.CoreMaxWaitByTemplate()}
 	if *f.high > 0 {
 		o.Config.High = *f.high
 	}

@@ -68,7 +68,21 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.out, " %s %d", s, st.Counts[s])
 	}
 	fmt.Fprintln(e.out)
-	return nil
+	return printOverflowed(e, st)
+}
+
+// printOverflowed lists the core jobs running or waiting on on-demand
+// capacity because the quota was full for longer than they may wait.
+func printOverflowed(e *env, st api.Status) error {
+	fmt.Fprintf(e.out, "\noverflowed to on-demand (rule 7): %d\n", len(st.Overflowed))
+	if len(st.Overflowed) == 0 {
+		return nil
+	}
+	rows := make([][]any, len(st.Overflowed))
+	for i, o := range st.Overflowed {
+		rows[i] = []any{o.ID, dash(o.Template), o.State, o.Queue, dash(o.Pool), dash(o.Worker), fmt.Sprintf("%.1fs", o.WaitedSeconds)}
+	}
+	return table(e.out, "JOB\tTEMPLATE\tSTATE\tQUEUE\tPOOL\tWORKER\tWAITED", rows)
 }
 
 // printPools shows each pool's slots and what it costs right now, from the

@@ -79,7 +79,7 @@ func startControlPlane(ctx context.Context, cfg config.Config, rdb redis.Univers
 		opts.Capacity = newCapacity(cfg, store, nc, prov, pub, log)
 	}
 	if opts.Pipelines, err = controller.NewPipelines(controller.PipelinesOptions{Store: store, Submitter: sub, Catalog: cat,
-		Pipelines: cfg.Pipelines, Grace: cfg.Controller.FireGrace.Std(), Events: pub, Logger: log}); err != nil {
+		Pipelines: cfg.Pipelines, Grace: cfg.Controller.FireGrace.Std(), OverflowLead: overflowLead(cfg), Events: pub, Logger: log}); err != nil {
 		return nil, err
 	}
 	sweeps, err := controller.NewSweeps(controller.SweepsOptions{Store: store, Submitter: sub, Catalog: cat, Events: pub, Logger: log})
@@ -215,7 +215,8 @@ func startWorker(ctx context.Context, cfg config.Config, store *queues.Store, pu
 		return nil, usageError{fmt.Sprintf("--pool %q is not a configured pool (known: %s)", pool, poolNames(cfg))}
 	}
 	// Strict priority, first queue first. Spot serves only burst: work that
-	// must not be reclaimed waits in ondemand for on-demand workers. Elastic
+	// must not be reclaimed waits in ondemand, and core work overflowed past
+	// its allowed wait (rule 7) in overflow, for on-demand workers. Elastic
 	// workers also serve the regional queues of their pool's region, and
 	// only theirs, so work pinned to a region stays there.
 	qs := []queues.Queue{queues.QueueCore, queues.QueueLoan}
@@ -244,6 +245,19 @@ func startWorker(ctx context.Context, cfg config.Config, store *queues.Store, pu
 	}
 	st.push(w.Stop)
 	return w, nil
+}
+
+// overflowLead is how long an overflowed core job takes to start on
+// on-demand capacity: the slowest on-demand pool's start-up delay, plus two
+// ticks (one for the policy to see the wait, one for the launch).
+func overflowLead(cfg config.Config) time.Duration {
+	var slowest time.Duration
+	for _, p := range cfg.Pools {
+		if p.Kind == config.PoolOnDemand {
+			slowest = max(slowest, p.StartupDelay.Std())
+		}
+	}
+	return slowest + 2*cfg.Controller.Tick.Std()
 }
 
 func poolNames(cfg config.Config) string {

@@ -113,6 +113,16 @@ type CapacityConfig struct {
 	// ReleaseMargin: under per-minute or per-hour billing an idle worker is
 	// released this long before its paid period ends.
 	ReleaseMargin jobs.Duration `yaml:"release_margin,omitempty"`
+	// CoreOverflow (rule 7, off by default) lets a core job that has waited
+	// CoreMaxWait for fixed quota run on on-demand capacity instead, never
+	// spot: for teams that would rather pay the on-demand premium than miss
+	// a deadline.
+	CoreOverflow bool `yaml:"core_overflow,omitempty"`
+	// CoreMaxWait is how long a queued core job may wait before it
+	// overflows (default 30m; 0 overflows as soon as fixed is full). A
+	// template's or pipeline step's core_max_wait overrides it, and a step
+	// of a run with a deadline overflows in time to meet it.
+	CoreMaxWait *jobs.Duration `yaml:"core_max_wait,omitempty"`
 }
 
 // Watermarks are fixed-pool utilization thresholds. Above High the controller

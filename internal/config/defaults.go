@@ -79,6 +79,10 @@ func (c Config) WithDefaults() Config {
 		n := def.MaxSpotPreemptions
 		c.Capacity.MaxSpotPreemptions = &n
 	}
+	if c.Capacity.CoreMaxWait == nil {
+		w := jobs.Duration(def.CoreMaxWait)
+		c.Capacity.CoreMaxWait = &w
+	}
 
 	if c.Pools != nil {
 		pools := make(map[string]PoolConfig, len(c.Pools))

@@ -2,6 +2,7 @@ package config
 
 import (
 	"sort"
+	"time"
 
 	"github.com/ballastdev/ballast/orchestrator/policy"
 )
@@ -19,7 +20,28 @@ func (c Config) PolicyConfig() policy.Config {
 	if c.Capacity.MaxSpotPreemptions != nil {
 		pc.MaxSpotPreemptions = *c.Capacity.MaxSpotPreemptions
 	}
+	pc.CoreOverflow = c.Capacity.CoreOverflow
+	if c.Capacity.CoreMaxWait != nil {
+		pc.CoreMaxWait = c.Capacity.CoreMaxWait.Std()
+	}
 	return pc
+}
+
+// CoreMaxWaitByTemplate is each template's own core_max_wait, for those
+// that set one: what the simulator needs (sim.Options) to overflow core
+// work as the live controller does.
+func (c Config) CoreMaxWaitByTemplate() map[string]time.Duration {
+	var out map[string]time.Duration
+	for name, t := range c.Templates {
+		if t.CoreMaxWait == nil {
+			continue
+		}
+		if out == nil {
+			out = map[string]time.Duration{}
+		}
+		out[name] = t.CoreMaxWait.Std()
+	}
+	return out
 }
 
 // PolicyPools is the capacity policy's view of the configured pools, in name

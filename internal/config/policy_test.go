@@ -59,3 +59,83 @@ capacity:
 		t.Fatalf("bad capacity settings: %v", err)
 	}
 }
+
+func TestCoreOverflowSettings(t *testing.T) {
+	cfg, err := Parse([]byte(`
+pools:
+  fixed: {kind: fixed, slots: 2}
+capacity:
+  core_overflow: true
+  core_max_wait: 2s
+templates:
+  nightly: {command: [run], class: core, core_max_wait: 0s}
+  train: {command: [train], class: core}
+pipelines:
+  p:
+    schedule: "@daily"
+    deadline: "06:00"
+    steps:
+      a: {template: train, core_max_wait: 5m}
+`), "c.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pc := cfg.PolicyConfig(); !pc.CoreOverflow || pc.CoreMaxWait != 2*time.Second {
+		t.Fatalf("policy config %+v: want overflow on after 2s", pc)
+	}
+	if w := cfg.Templates["nightly"].CoreMaxWait; w == nil || *w != 0 {
+		t.Fatalf("template nightly core_max_wait %v, want an explicit 0", w)
+	}
+	if w := cfg.Templates["train"].CoreMaxWait; w != nil {
+		t.Fatalf("template train core_max_wait %v, want unset", *w)
+	}
+	if got := cfg.CoreMaxWaitByTemplate(); len(got) != 1 || got["nightly"] != 0 {
+		t.Fatalf("CoreMaxWaitByTemplate = %v, want only nightly: 0", got)
+	}
+	if w := cfg.Pipelines["p"].Steps["a"].CoreMaxWait; w == nil || w.Std() != 5*time.Minute {
+		t.Fatalf("step core_max_wait %v, want 5m", w)
+	}
+
+	// Off by default, with the policy's 30m wait.
+	def, err := Parse([]byte("pools:\n  fixed: {kind: fixed, slots: 2}\n"), "d.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pc := def.PolicyConfig(); pc.CoreOverflow || pc.CoreMaxWait != policy.DefaultConfig().CoreMaxWait {
+		t.Fatalf("defaults %+v: want overflow off, 30m", pc)
+	}
+
+	_, err = Parse([]byte(`
+pools:
+  fixed: {kind: fixed, slots: 2}
+capacity:
+  core_max_wait: -1s
+templates:
+  t: {command: [run], class: core, core_max_wait: -2s}
+`), "bad.yaml")
+	for _, f := range []string{"capacity.core_max_wait", "templates.t.core_max_wait"} {
+		if err == nil || !strings.Contains(err.Error(), f) {
+			t.Errorf("negative waits: %v; want a problem naming %s", err, f)
+		}
+	}
+	// Steps are checked against a valid catalog.
+	_, err = Parse([]byte(`
+pools:
+  fixed: {kind: fixed, slots: 2}
+templates:
+  t: {command: [run], class: core}
+pipelines:
+  p:
+    schedule: "@daily"
+    steps:
+      a: {template: t, core_max_wait: -3s}
+`), "bad-step.yaml")
+	if err == nil || !strings.Contains(err.Error(), "pipelines.p.steps.a.core_max_wait") {
+		t.Errorf("a negative step wait: %v; want a problem naming pipelines.p.steps.a.core_max_wait", err)
+	}
+	// Strict decoding: a misspelt key is refused, not ignored.
+	_, err = Parse([]byte("capacity:\n  core_overflows: true\n"), "typo.yaml")
+	if err == nil || !strings.Contains(err.Error(), "core_overflows") {
+		t.Fatalf("a misspelt key: %v", err)
+	}
+}

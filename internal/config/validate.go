@@ -144,6 +144,9 @@ func (c CapacityConfig) validate(ps *problems) {
 	if c.MaxSpotPreemptions != nil && (*c.MaxSpotPreemptions < 0 || *c.MaxSpotPreemptions > 100) {
 		ps.add("capacity.max_spot_preemptions", "%d is out of range: 0 (never spot) to 100", *c.MaxSpotPreemptions)
 	}
+	if c.CoreMaxWait != nil && *c.CoreMaxWait < 0 {
+		ps.add("capacity.core_max_wait", "%s is negative: write 0 to overflow as soon as fixed is full, or a wait such as 30m", *c.CoreMaxWait)
+	}
 }
 
 // positive reports a duration that is negative; zero was replaced by a default.

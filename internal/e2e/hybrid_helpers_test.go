@@ -110,6 +110,13 @@ func hybridTemplates(bin string) map[string]jobs.Template {
 // low are the watermarks.
 func newHybridRig(t *testing.T, pools map[string]config.PoolConfig, high, low float64) *hybridRig {
 	t.Helper()
+	return newHybridRigWith(t, pools, high, low, nil)
+}
+
+// newHybridRigWith is newHybridRig with edit applied to the config before it
+// is written (nil: none), for settings such as the capacity section.
+func newHybridRigWith(t *testing.T, pools map[string]config.PoolConfig, high, low float64, edit func(*config.Config)) *hybridRig {
+	t.Helper()
 	bin := ballastBinary(t)
 	rdb, ns := testenv.Redis(t)
 	srv := testenv.NATS(t)
@@ -135,6 +142,9 @@ func newHybridRig(t *testing.T, pools map[string]config.PoolConfig, high, low fl
 	cfg.Pools = pools
 	cfg.Templates = hybridTemplates(bin)
 	cfg.Pipelines = nil // the dev demo's pipelines name dev templates; tests set their own
+	if edit != nil {
+		edit(&cfg)
+	}
 	data, err := yaml.Marshal(cfg)
 	if err != nil {
 		t.Fatalf("marshal config: %v", err)

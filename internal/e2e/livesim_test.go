@@ -2,12 +2,14 @@ package e2e
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
 	"testing"
 	"time"
 
+	"github.com/ballastdev/ballast/internal/config"
 	"github.com/ballastdev/ballast/internal/testenv"
 	"github.com/ballastdev/ballast/jobs"
 	"github.com/ballastdev/ballast/orchestrator/policy"
@@ -16,15 +18,19 @@ import (
 )
 
 // liveScenario is a small day in 12 seconds: core work filling the two fixed
-// slots, a burst spike that needs on-demand workers, a second smaller one,
-// and a late core job.
+// slots, a burst spike that needs on-demand workers, an urgent core job that
+// overflows to on-demand while the quota is full (its template allows
+// urgentWait), a second smaller spike, and a late core job.
 func liveScenario() trace.Trace {
 	j := func(at, d float64, class jobs.Class) trace.Job {
 		return trace.Job{Submit: secs(at), Duration: secs(d), Slots: 1, Class: class, Team: "t", Template: "hy-sleep"}
 	}
+	urgent := j(1, 1.5, jobs.ClassCore)
+	urgent.Template = "hy-urgent"
 	tr := trace.Trace{Name: "live-vs-sim", Jobs: []trace.Job{
 		j(0, 4, jobs.ClassCore), j(0, 4, jobs.ClassCore),
 		j(0.5, 2, jobs.ClassBurst), j(0.5, 2, jobs.ClassBurst), j(0.6, 2, jobs.ClassBurst), j(0.7, 2, jobs.ClassBurst),
+		urgent,
 		j(5, 1.5, jobs.ClassBurst), j(5, 1.5, jobs.ClassBurst),
 		j(7, 2, jobs.ClassCore),
 	}}
@@ -33,6 +39,10 @@ func liveScenario() trace.Trace {
 }
 
 func secs(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
+// urgentWait is the hy-urgent template's core_max_wait; every other core job
+// has the global 30 minutes, so in the scenario only hy-urgent overflows.
+const urgentWait = 500 * time.Millisecond
 
 // TestLiveAndSimulatedRunsAgree plays liveScenario on the real system (a
 // fixed worker, `ballast worker` children for on-demand capacity, the
@@ -48,9 +58,15 @@ func TestLiveAndSimulatedRunsAgree(t *testing.T) {
 	const startup = 500 * time.Millisecond
 	pools := hybridElasticPools(2)
 	od := pools["ondemand"]
-	od.StartupDelay, od.MaxWorkers = jobs.Duration(startup), 4
+	od.StartupDelay, od.MaxWorkers = jobs.Duration(startup), 5 // the spike's four and the overflow
 	pools["ondemand"] = od
-	r := newHybridRig(t, pools, 0.7, 0.4)
+	r := newHybridRigWith(t, pools, 0.7, 0.4, func(c *config.Config) {
+		c.Capacity.CoreOverflow = true
+		urgent := c.Templates["hy-sleep"]
+		w := jobs.Duration(urgentWait)
+		urgent.CoreMaxWait = &w
+		c.Templates["hy-urgent"] = urgent
+	})
 	r.startFixedWorker("fixed-1", 2)
 	prov := r.localProvider(map[string]time.Duration{"ondemand": startup})
 	r.startController("ctl-1", r.capacity(prov))
@@ -60,7 +76,8 @@ func TestLiveAndSimulatedRunsAgree(t *testing.T) {
 	ids := make([]string, len(tr.Jobs))
 	for i, tj := range tr.Jobs {
 		sleepUntil(start.Add(tj.Submit))
-		ids[i] = r.submitSleep("live-"+strconv.Itoa(i), tj.Class, tj.Duration.Seconds())
+		ids[i] = r.submit(jobs.Submission{Template: tj.Template, IdempotencyKey: "live-" + strconv.Itoa(i), Class: string(tj.Class),
+			Params: map[string]json.RawMessage{"seconds": json.RawMessage(strconv.FormatFloat(tj.Duration.Seconds(), 'f', -1, 64))}})
 	}
 	testenv.Eventually(t, 60*time.Second, "every job of the scenario succeeded", func() bool {
 		for _, id := range ids {
@@ -74,8 +91,15 @@ func TestLiveAndSimulatedRunsAgree(t *testing.T) {
 	})
 	var liveCore, liveBurst []time.Duration
 	livePre := 0
+	var liveOverflowed []string // templates of the core jobs that ran on on-demand
 	for i, id := range ids {
 		j := r.job(id)
+		if tr.Jobs[i].Class == jobs.ClassCore && j.Pool != "fixed" {
+			liveOverflowed = append(liveOverflowed, tr.Jobs[i].Template)
+			if j.Pool != "ondemand" || j.Attempt != 2 {
+				t.Errorf("overflowed core job %s ran in pool %q on attempt %d, want ondemand on 2", id, j.Pool, j.Attempt)
+			}
+		}
 		w := j.StartedAt.Sub(j.CreatedAt)
 		if tr.Jobs[i].Class == jobs.ClassCore {
 			liveCore = append(liveCore, w)
@@ -86,7 +110,8 @@ func TestLiveAndSimulatedRunsAgree(t *testing.T) {
 	}
 	liveLaunches := len(listInstances(t, prov))
 
-	o := sim.Options{Config: r.cfg.PolicyConfig(), FixedSlots: 2, FixedPricePerSlotHour: 1, Tick: hyTick, Seed: 1}
+	o := sim.Options{Config: r.cfg.PolicyConfig(), FixedSlots: 2, FixedPricePerSlotHour: 1, Tick: hyTick, Seed: 1,
+		CoreMaxWaitByTemplate: r.cfg.CoreMaxWaitByTemplate()}
 	for _, p := range r.cfg.PolicyPools() {
 		if p.Kind != policy.PoolFixed {
 			o.Pools = append(o.Pools, p)
@@ -110,6 +135,22 @@ func TestLiveAndSimulatedRunsAgree(t *testing.T) {
 		"core wait max", ms(lc.max), ms(res.CoreWait.Max), ms(lc.max-res.CoreWait.Max),
 		"on-demand launches", liveLaunches, simLaunches, liveLaunches-simLaunches,
 		"preemptions", livePre, simPre, livePre-simPre)
+
+	// The same job overflows in both: live, the only core job off the quota
+	// is hy-urgent's; simulated, there is one overflow, and none once the
+	// template's own wait is taken away, so it was hy-urgent's too.
+	if !slices.Equal(liveOverflowed, []string{"hy-urgent"}) {
+		t.Errorf("live, the core jobs off the quota were of templates %v, want [hy-urgent]", liveOverflowed)
+	}
+	if n := res.Actions[policy.Overflow]; n != 1 {
+		t.Errorf("simulated overflows: %d, want 1", n)
+	}
+	without := o
+	without.CoreMaxWaitByTemplate = nil
+	if res2, err := sim.Run(tr, without); err != nil || res2.Actions[policy.Overflow] != 0 {
+		t.Errorf("without hy-urgent's own wait the simulation overflowed %d jobs (%v), want 0", res2.Actions[policy.Overflow], err)
+	}
+	t.Logf("overflows: live %v, simulated %d", liveOverflowed, res.Actions[policy.Overflow])
 
 	if d := liveLaunches - simLaunches; d < -1 || d > 1 {
 		t.Errorf("live launched %d on-demand workers, the simulation %d", liveLaunches, simLaunches)

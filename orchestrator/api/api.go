@@ -22,6 +22,24 @@ type Status struct {
 	Queues  []queues.QueueStats `json:"queues"`
 	Counts  map[jobs.State]int  `json:"recent_jobs_by_state"`
 	Recent  int                 `json:"recent_jobs_examined"`
+	// Overflowed lists the core jobs rule 7 sent to on-demand capacity that
+	// are still queued or running there, oldest first.
+	Overflowed []OverflowedJob `json:"overflowed"`
+}
+
+// OverflowedJob is one core job overflowed to on-demand capacity.
+type OverflowedJob struct {
+	ID       string     `json:"id"`
+	Template string     `json:"template"`
+	Team     string     `json:"team,omitempty"`
+	State    jobs.State `json:"state"`
+	Queue    string     `json:"queue"`
+	// Pool and Worker are set once it runs.
+	Pool   string `json:"pool,omitempty"`
+	Worker string `json:"worker,omitempty"`
+	// WaitedSeconds is how long it waited from queued to start, or until
+	// now if it has not started.
+	WaitedSeconds float64 `json:"waited_seconds"`
 }
 
 // Handler serves the API: jobs, status and submission; the pipeline and

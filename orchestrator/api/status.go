@@ -1,7 +1,10 @@
 package api
 
 import (
+	"cmp"
 	"context"
+	"slices"
+	"time"
 
 	"github.com/ballastdev/ballast/jobs"
 	"github.com/ballastdev/ballast/queues"
@@ -10,7 +13,8 @@ import (
 // recentWindow is how many of the newest jobs the status counts by state.
 const recentWindow = 1000
 
-// CollectStatus reads workers, queue depths and recent job states.
+// CollectStatus reads workers, queue depths, recent job states and the
+// jobs overflowed to on-demand capacity.
 func CollectStatus(ctx context.Context, store *queues.Store) (Status, error) {
 	var st Status
 	var err error
@@ -32,5 +36,28 @@ func CollectStatus(ctx context.Context, store *queues.Store) (Status, error) {
 		st.Counts[j.State]++
 	}
 	st.Recent = len(recent)
+	active, err := store.ActiveJobs(ctx)
+	if err != nil {
+		return st, err
+	}
+	st.Overflowed = overflowedOf(active, time.Now())
 	return st, nil
+}
+
+// overflowedOf picks the overflowed jobs of active, oldest queued first.
+func overflowedOf(active []jobs.Job, now time.Time) []OverflowedJob {
+	out := []OverflowedJob{}
+	for _, j := range active {
+		if !queues.Overflowed(j) {
+			continue
+		}
+		until := now
+		if j.State == jobs.StateRunning {
+			until = j.StartedAt
+		}
+		out = append(out, OverflowedJob{ID: j.ID, Template: j.Spec.Template, Team: j.Spec.Team, State: j.State,
+			Queue: j.Queue, Pool: j.Pool, Worker: j.Worker, WaitedSeconds: max(until.Sub(j.QueuedAt), 0).Seconds()})
+	}
+	slices.SortFunc(out, func(a, b OverflowedJob) int { return cmp.Compare(b.WaitedSeconds, a.WaitedSeconds) })
+	return out
 }

@@ -52,6 +52,10 @@ type Hybrid struct {
 	seen      map[string]jobs.Job          // job → record seen in the last snapshot
 	launched  map[string]provider.Instance // instance ID → launch, until it registers
 	lastPlan  policy.Plan
+	// overflowTo remembers, per job overflowed by this controller, the
+	// on-demand pool rule 7 sized for it and the attempt it went with; see
+	// overflowPool.
+	overflowTo map[string]overflowed
 
 	// stockOut holds, per elastic pool, the workers a launch asked for that the
 	// provider refused with ErrStockOut. A refused launch returns no
@@ -178,7 +182,12 @@ func (h *Hybrid) snapshot(ctx context.Context, now time.Time) (policy.Snapshot, 
 		attempts[j.ID] = j.Attempt
 		seen[j.ID] = j
 		q := policy.Queue(j.Queue)
-		if queues.Queue(j.Queue).Elastic() {
+		switch jq := queues.Queue(j.Queue); {
+		case jq.Overflow():
+			// Overflowed core work, regional or not, is its own backlog:
+			// on-demand demand the policy sizes for, never burst.
+			q = policy.QueueOverflow
+		case jq.Elastic():
 			// The policy sees one elastic backlog: ondemand and the
 			// regional queues are burst to it, and it reads the pin
 			// from the job's region, not from the queue name.
@@ -188,6 +197,10 @@ func (h *Hybrid) snapshot(ctx context.Context, now time.Time) (policy.Snapshot, 
 			Pool: poolOf[j.Worker], Checkpointable: j.Spec.Checkpointable, Retryable: j.Spec.Retryable,
 			SpotPreemptions: j.SpotPreemptions, Region: j.Spec.Labels[RegionLabel], SubmittedAt: j.CreatedAt,
 			QueuedAt: j.QueuedAt, StartedAt: j.StartedAt, LastCheckpointAt: j.CheckpointAt}
+		pj.MaxWait, pj.HasMaxWait = j.Spec.OwnMaxWait(j.QueuedAt)
+		if j.State == jobs.StateQueued && q == policy.QueueOverflow {
+			pj.Pool = h.overflowPool(j)
+		}
 		if f, ok := h.inflight[j.ID]; ok {
 			if f.attempt == j.Attempt && j.State == jobs.StateRunning {
 				pj.PendingAction = f.kind
@@ -201,6 +214,11 @@ func (h *Hybrid) snapshot(ctx context.Context, now time.Time) (policy.Snapshot, 
 	for id := range h.inflight {
 		if _, ok := attempts[id]; !ok {
 			delete(h.inflight, id)
+		}
+	}
+	for id, o := range h.overflowTo {
+		if attempts[id] != o.attempt {
+			delete(h.overflowTo, id) // ended, or moved on from its overflow
 		}
 	}
 	h.attempts = attempts
@@ -280,9 +298,7 @@ func (h *Hybrid) Apply(ctx context.Context, plan policy.Plan, now time.Time) err
 				note(a, h.Provider.Release(ctx, a.Worker))
 			}
 		case policy.Overflow:
-			// Needs per-pool routing of core work, which the queues do not
-			// have yet; the policy only plans it when enabled.
-			h.Logger.Warn("overflow planned but not supported by the queues yet", "job", a.Job)
+			note(a, h.overflow(ctx, a, now))
 		}
 	}
 	return firstErr
@@ -427,6 +443,7 @@ func (h *Hybrid) init() {
 		h.seen = map[string]jobs.Job{}
 		h.launched = map[string]provider.Instance{}
 		h.stockOut = map[string]policy.Launch{}
+		h.overflowTo = map[string]overflowed{}
 	}
 	if h.Logger == nil {
 		h.Logger = slog.Default()

@@ -33,6 +33,11 @@ type PipelinesOptions struct {
 	Grace  time.Duration
 	Events events.Publisher
 	Logger *slog.Logger
+	// OverflowLead is how long on-demand capacity takes from an overflow
+	// to the job's start (the slowest on-demand pool's start-up delay and a
+	// tick or two): a core step of a run with a deadline overflows that
+	// much before its latest start, so that it starts in time.
+	OverflowLead time.Duration
 	// RecordOnly makes Trigger record the run and leave its steps to the
 	// leader's next tick. The CLI uses it: the leader's router, not the
 	// CLI's guess of it, must place the steps.
@@ -369,6 +374,16 @@ func (p *Pipelines) startStep(ctx context.Context, run queues.Run, name string) 
 		p.log.Error("pipeline step cannot be submitted", "pipeline", run.Pipeline, "run", run.ID, "step", name, "err", err)
 		return pipeline.StepFailed, fmt.Sprintf("step %s cannot be submitted: %v", name, err), nil
 	}
+	if !run.Deadline.IsZero() && spec.Class == jobs.ClassCore {
+		// A core step of a run with a deadline may wait for fixed quota
+		// only until it must start to finish in time; past that, rule 7
+		// overflows it (when capacity.core_overflow is on).
+		hist, err := p.opts.Store.StepDurations(ctx, run.Pipeline, name, stepHistoryRuns)
+		if err != nil {
+			return "", "", err
+		}
+		spec.StartBy = pipeline.LatestStart(run.Deadline, hist, spec.Timeout.Std()).Add(-p.opts.OverflowLead)
+	}
 	j, _, err := p.opts.Submitter.SubmitSpec(ctx, spec)
 	var ve *jobs.ValidationError
 	switch {
@@ -382,6 +397,11 @@ func (p *Pipelines) startStep(ctx context.Context, run queues.Run, name string) 
 	}
 	return pipeline.StepRunning, "", nil
 }
+
+// stepHistoryRuns is how many of a pipeline's last runs a step's expected
+// duration is taken from: enough for a p90 that one slow night does not set
+// alone, few enough to follow a step that grows with its data.
+const stepHistoryRuns = 20
 
 // failureReason names the first step, in DAG order, that failed: the run's
 // reason to fail. Submission refusals found at this tick carry more detail.

@@ -93,12 +93,15 @@ func sample(at time.Time, burstPending int) insight.Overview {
 			{ID: "spot-5566778899", Pool: "spot", Kind: "spot", Slots: 1, Busy: 1, State: "draining", AgeSeconds: 900.5, BilledCost: 0.3},
 			{ID: "spot-aabbccddee", Pool: "spot", Kind: "spot", Slots: 1, State: "up", AgeSeconds: 3.2, BilledCost: 0.02},
 		},
-		Queues: []insight.QueueView{{Name: "core", Running: 3}, {Name: "burst", Pending: burstPending, Running: 3, OldestSeconds: 12.5}, {Name: "loan"}},
+		Queues:     []insight.QueueView{{Name: "core", Running: 3}, {Name: "burst", Pending: burstPending, Running: 3, OldestSeconds: 12.5}, {Name: "loan"}},
+		Overflowed: 1,
 		Running: []insight.RunningJob{
 			{ID: "019a8b7c6d5e4f3a2b1c0d9e8f7a", Template: "train", Team: "ml", Class: "core", Queue: "core", Pool: "fixed",
 				Worker: "host-fixed-1", Attempt: 1, WaitSeconds: 0.4, RunSeconds: 3720, Cost: 1.0333},
 			{ID: "019a8b7c6d5e4f3a2b1c0d9e8f7b", Template: "etl", Team: "data", Class: "burst", Queue: "burst", Pool: "spot",
 				Worker: "spot-0011223344", Attempt: 2, WaitSeconds: 35.1, RunSeconds: 41, Cost: 0.0137},
+			{ID: "019a8b7c6d5e4f3a2b1c0d9e8f7c", Template: "nightly", Team: "data", Class: "core", Queue: "overflow", Pool: "ondemand",
+				Worker: "ondemand-a1b2c3d4e5", Attempt: 2, WaitSeconds: 0.3, RunSeconds: 60, Cost: 0.0417, Overflowed: true},
 		},
 		Key: insight.KeyMetrics{ElasticWaitP95Seconds: 14.2, ElasticStarts: 17, FixedIdleNow: ptr(0.25), FixedIdleMean: ptr(0.3125),
 			Preemptions: 3, PreemptionsByKind: map[string]int{"preempted": 2, "requeued": 1, "lost": 0}, RecentSeconds: 3600, Series: series(at, defaultSpan)},
@@ -312,6 +315,8 @@ func TestPageShowsEveryPartOfTheOverview(t *testing.T) {
 		"running.019a8b7c6d5e4f3a2b1c0d9e8f7b.attempt": "2",
 		"running.019a8b7c6d5e4f3a2b1c0d9e8f7a.cost":    "1.0333",
 		"running.019a8b7c6d5e4f3a2b1c0d9e8f7a.worker":  "host-fixed-1",
+		"running.019a8b7c6d5e4f3a2b1c0d9e8f7c.pool":    "ondemand",
+		"overflowed":                                   "1",
 		"key.elastic_wait_p95_seconds":                 "14.2",
 		"key.elastic_starts":                           "17",
 		"key.fixed_idle_now":                           "0.25",
@@ -344,7 +349,8 @@ func TestPageShowsEveryPartOfTheOverview(t *testing.T) {
 		t.Errorf("shown texts %q", text)
 	}
 	checks := map[string]string{
-		`document.getElementById('running').dataset.count`:                      "2",
+		`document.getElementById('running').dataset.count`:                      "3",
+		`document.querySelectorAll('#running [data-k$=".overflowed"]').length`:  "1",
 		`document.querySelectorAll('#recs tr').length`:                          "2",
 		`document.querySelector('#alerts li.problem').textContent`:              ov.Problems[0],
 		`document.getElementById('chart-wait').dataset.points`:                  "37", // 6 h of 10-minute buckets

@@ -88,6 +88,9 @@ func (s Source) current(now time.Time, in Inputs) (Overview, *float64) {
 	running := map[string]int{}
 	runningByQueue := map[string]int{}
 	for _, j := range in.Active {
+		if queues.Overflowed(j) {
+			o.Overflowed++
+		}
 		if j.State == jobs.StateRunning {
 			running[j.Worker]++
 			runningByQueue[j.Queue]++
@@ -138,7 +141,8 @@ func (s Source) past(now time.Time, in Inputs) (KeyMetrics, CostView, []string) 
 func (s Source) runningJob(now time.Time, j jobs.Job) RunningJob {
 	r := RunningJob{ID: j.ID, Template: j.Spec.Template, Team: j.Spec.Team, Class: string(j.Spec.Class), Queue: j.Queue,
 		Pool: j.Pool, Worker: j.Worker, Attempt: j.Attempt, Started: j.StartedAt,
-		WaitSeconds: j.StartedAt.Sub(j.EligibleAt()).Seconds(), RunSeconds: max(0, now.Sub(j.StartedAt).Seconds())}
+		WaitSeconds: j.StartedAt.Sub(j.EligibleAt()).Seconds(), RunSeconds: max(0, now.Sub(j.StartedAt).Seconds()),
+		Overflowed: queues.Overflowed(j)}
 	if p, ok := s.pool(j.Pool); ok {
 		r.Cost = r.RunSeconds / 3600 * p.PricePerSlotHour
 	}

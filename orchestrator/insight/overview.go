@@ -16,6 +16,10 @@ type Overview struct {
 	Workers []WorkerView `json:"workers"`
 	Queues  []QueueView  `json:"queues"`
 	Running []RunningJob `json:"running"`
+	// Overflowed counts core jobs sent to on-demand capacity by rule 7 that
+	// are still queued or running there: work paid at the on-demand
+	// premium because the quota was full for too long.
+	Overflowed int `json:"overflowed"`
 	// Key holds the three measures that say whether the split between
 	// fixed and elastic capacity is right, now and over time.
 	Key KeyMetrics `json:"key"`
@@ -92,6 +96,9 @@ type RunningJob struct {
 	WaitSeconds float64 `json:"wait_seconds"`
 	// RunSeconds is At minus Started.
 	RunSeconds float64 `json:"run_seconds"`
+	// Overflowed marks core work running on on-demand capacity because it
+	// waited too long for the quota (rule 7).
+	Overflowed bool `json:"overflowed,omitempty"`
 	// Cost is RunSeconds at its pool's price per slot-hour (the quota's
 	// price on a fixed pool): what the ledger will charge it so far.
 	Cost float64 `json:"cost"`

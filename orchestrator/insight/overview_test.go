@@ -195,3 +195,30 @@ func TestAnOverbookedQuotaIsPricedAtItsPeakAndNamed(t *testing.T) {
 		}
 	}
 }
+
+// TestOverviewShowsOverflowedWork: core work that rule 7 sent to on-demand is
+// counted, queued or running, and marked in the running-jobs table; core work
+// on the quota and burst work on on-demand are not.
+func TestOverviewShowsOverflowedWork(t *testing.T) {
+	now := time.Date(2026, 11, 2, 12, 0, 0, 0, time.UTC)
+	core, burst := jobs.Spec{Class: jobs.ClassCore}, jobs.Spec{Class: jobs.ClassBurst}
+	in := insight.Inputs{
+		Workers: []queues.WorkerInfo{{ID: "od-1", Pool: "ondemand", Slots: 1, StartedAt: now.Add(-time.Hour)},
+			{ID: "fixed-1", Pool: "onprem", Slots: 2, StartedAt: now.Add(-time.Hour)}},
+		Active: []jobs.Job{
+			{ID: "over-run", State: jobs.StateRunning, Queue: "overflow", Pool: "ondemand", Worker: "od-1", Spec: core, StartedAt: now.Add(-time.Minute)},
+			{ID: "over-wait", State: jobs.StateQueued, Queue: "overflow@eu", Spec: core},
+			{ID: "home", State: jobs.StateRunning, Queue: "core", Pool: "onprem", Worker: "fixed-1", Spec: core, StartedAt: now.Add(-time.Minute)},
+			{ID: "od-burst", State: jobs.StateRunning, Queue: "ondemand", Pool: "onprem", Worker: "fixed-1", Spec: burst, StartedAt: now.Add(-time.Minute)},
+		},
+	}
+	o := insight.Source{Pools: pools(), Quota: map[string]int{"onprem": 2}}.OverviewOf(now, in)
+	if o.Overflowed != 2 {
+		t.Errorf("overflowed %d, want 2 (one running, one queued)", o.Overflowed)
+	}
+	for _, r := range o.Running {
+		if r.Overflowed != (r.ID == "over-run") {
+			t.Errorf("running job %s marked overflowed %v", r.ID, r.Overflowed)
+		}
+	}
+}

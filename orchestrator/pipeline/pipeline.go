@@ -1,5 +1,7 @@
 package pipeline
 
+import "github.com/ballastdev/ballast/jobs"
+
 // Overlap says what happens when a pipeline's time comes while its previous
 // run is still active. The values follow Kubernetes CronJob's
 // concurrencyPolicy.
@@ -64,6 +66,12 @@ type Step struct {
 	// PostProcessing marks uploads, reports and visualizations: work that
 	// may wait for elastic capacity, so it runs as burst.
 	PostProcessing bool `yaml:"post_processing,omitempty" json:"post_processing,omitempty"`
+	// CoreMaxWait overrides the template's and the global core_max_wait for
+	// this step's job: how long it may wait for fixed quota before it
+	// overflows to on-demand capacity (rule 7, with capacity.core_overflow
+	// on). A run with a deadline may make the step overflow sooner still
+	// (LatestStart). 0 overflows at once.
+	CoreMaxWait *jobs.Duration `yaml:"core_max_wait,omitempty" json:"core_max_wait,omitempty"`
 }
 
 // WithDefaults returns a copy with Overlap and CatchUp filled in.

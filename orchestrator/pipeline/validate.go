@@ -116,6 +116,10 @@ func checkStep(st Step, cat *jobs.Catalog) []*jobs.FieldError {
 		return []*jobs.FieldError{{Field: "template", Message: "missing: name one of the configured templates"}}
 	}
 	sub, out := submission(st)
+	if st.CoreMaxWait != nil && *st.CoreMaxWait < 0 {
+		out = append(out, &jobs.FieldError{Field: "core_max_wait",
+			Message: fmt.Sprintf("is %s; write 0 to overflow at once, or a positive wait such as 15m", *st.CoreMaxWait)})
+	}
 	if _, err := cat.Resolve(sub); err != nil {
 		var ve *jobs.ValidationError
 		if !errors.As(err, &ve) {
@@ -145,6 +149,9 @@ func StepSpec(cat *jobs.Catalog, pipelineName, runID, name string, st Step) (job
 		return jobs.Spec{}, err
 	}
 	spec.Rhythm = jobs.RhythmPeriodic
+	if st.CoreMaxWait != nil {
+		spec.CoreMaxWait = st.CoreMaxWait
+	}
 	labels := make(map[string]string, len(spec.Labels)+3)
 	for k, v := range spec.Labels {
 		labels[k] = v

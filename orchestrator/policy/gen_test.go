@@ -68,6 +68,10 @@ func genSnapshot(t *rapid.T) Snapshot {
 			j.Region = rapid.SampledFrom(regions[1:]).Draw(t, "job_region")
 		}
 		j.SubmittedAt = j.QueuedAt.Add(-minutes("submitted_before", 10))
+		if class == jobs.ClassCore && rapid.IntRange(0, 2).Draw(t, "own_wait") == 0 {
+			// A template's, step's or deadline's own wait (rule 7).
+			j.MaxWait, j.HasMaxWait = rapid.SampledFrom([]time.Duration{0, 5 * time.Minute, time.Hour}).Draw(t, "own_max_wait"), true
+		}
 		return j
 	}
 	for _, p := range s.Pools {

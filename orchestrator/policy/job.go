@@ -55,8 +55,15 @@ type Job struct {
 	SubmittedAt time.Time
 	// QueuedAt is when the current attempt was queued: the queue order, and
 	// the start of a core job's wait for rule 7.
-	QueuedAt  time.Time
-	StartedAt time.Time
+	QueuedAt time.Time
+	// MaxWait, when HasMaxWait is set, is how long this core job may wait
+	// from QueuedAt before rule 7, in place of Config.CoreMaxWait: a
+	// template's or pipeline step's own delay, or what a step's deadline
+	// leaves. Zero then means "overflow at once", which is why the flag is
+	// apart from the value. Config.CoreOverflow still switches rule 7 on.
+	MaxWait    time.Duration
+	HasMaxWait bool
+	StartedAt  time.Time
 	// LastCheckpointAt is the job's last checkpoint, zero if none: what a
 	// stop loses is the work since then.
 	LastCheckpointAt time.Time
@@ -66,6 +73,14 @@ type Job struct {
 	// and plans nothing more for it. The controller clears it when the move
 	// lands; Apply sets it.
 	PendingAction ActionKind
+}
+
+// maxWait is how long the job may wait for fixed quota before rule 7.
+func (j *Job) maxWait(c Config) time.Duration {
+	if j.HasMaxWait {
+		return j.MaxWait
+	}
+	return c.CoreMaxWait
 }
 
 func (j *Job) queued() bool  { return j.State == jobs.StateQueued }

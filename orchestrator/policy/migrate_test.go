@@ -56,3 +56,23 @@ func TestMigrateAndDrain(t *testing.T) {
 			snap(pools[1:], []Worker{s1}, mixed...), t0, ""},
 	})
 }
+
+// TestMigrateSendsOverflowedCoreHome: an overflowed checkpointable core job
+// running on on-demand goes back to core, never to loan, once fixed cools.
+func TestMigrateSendsOverflowedCoreHome(t *testing.T) {
+	od := elasticPool("od", PoolOnDemand, "", 1.0)
+	o1 := worker("o1", "od", 4, 0)
+	k := running("k1", jobs.ClassCore, o1, ago(time.Hour))
+	k.Checkpointable, k.Queue, k.Pool = true, QueueOverflow, "od"
+	s := snap([]Pool{fixedPool("fx", ""), od}, []Worker{worker("f1", "fx", 10, 1), o1}, k)
+	s.Config.CoreOverflow = true
+	var got []Action
+	for _, a := range Decide(s, t0).Actions {
+		if a.Kind == Migrate {
+			got = append(got, a)
+		}
+	}
+	if len(got) != 1 || got[0].Job != "k1" || got[0].Queue != QueueCore || got[0].Rule != 4 {
+		t.Fatalf("migrations %v, want k1 -> core by rule 4", got)
+	}
+}

@@ -7,7 +7,8 @@ import (
 )
 
 // overflow is rule 7, off unless Config.CoreOverflow is set: a queued core
-// job that has waited CoreMaxWait and still cannot get a fixed slot after
+// job that has waited its allowed delay (Job.MaxWait when the job has its
+// own, else Config.CoreMaxWait) and still cannot get a fixed slot after
 // rule 1 goes to the cheapest on-demand pool with room, for teams that
 // would rather pay the premium than miss a deadline. Never spot: a core job
 // must not lose its worker to a provider's whim.
@@ -33,7 +34,8 @@ func (p *planner) overflow() {
 			served--
 			continue
 		}
-		if !p.movable(j) || p.now.Sub(j.QueuedAt) < p.cfg.CoreMaxWait {
+		wait := j.maxWait(p.cfg)
+		if !p.movable(j) || p.now.Sub(j.QueuedAt) < wait {
 			continue
 		}
 		d := p.pickPool(j, false)
@@ -46,7 +48,7 @@ func (p *planner) overflow() {
 		p.add(Action{
 			Kind: Overflow, Job: j.ID, Pool: d.pool.Name, Queue: QueueOverflow, Rule: 7,
 			Reason: fmt.Sprintf("core queued %s >= max wait %s with no fixed slot; on-demand at %.2f/slot-hour",
-				p.now.Sub(j.QueuedAt), p.cfg.CoreMaxWait, d.pool.PricePerSlotHour),
+				p.now.Sub(j.QueuedAt), wait, d.pool.PricePerSlotHour),
 		})
 	}
 }

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -38,4 +39,44 @@ func TestOverflow(t *testing.T) {
 			on(snap(pools, fxw, borrowed, c("c1", 40*time.Minute, ""), c("c2", time.Hour, ""), c("c3", 35*time.Minute, ""))), t0,
 			"reclaim(b1,f1) overflow(c1,od-us) overflow(c3,od-us) scale_up(od-us,1) scale_up(sp,1)"},
 	})
+}
+
+// TestOverflowPerJobWait: a job's own wait replaces the global one, either
+// way, and zero means at once; the global switch still rules.
+func TestOverflowPerJobWait(t *testing.T) {
+	fxp, fxw := fixedWith(4, 4)
+	pools := append(fxp, elasticPool("od", PoolOnDemand, "", 1.2))
+	on := func(s Snapshot) Snapshot { s.Config.CoreOverflow = true; return s }
+	c := func(id string, waited time.Duration, own *time.Duration) Job {
+		j := queued(id, jobs.ClassCore, QueueCore, ago(waited))
+		if own != nil {
+			j.MaxWait, j.HasMaxWait = *own, true
+		}
+		return j
+	}
+	d := func(v time.Duration) *time.Duration { return &v }
+
+	runCases(t, []planCase{
+		{"a shorter own wait overflows before the global 30m", on(snap(pools, fxw, c("c1", 6*time.Minute, d(5*time.Minute)))), t0,
+			"overflow(c1,od) scale_up(od,1)"},
+		{"a longer own wait holds past the global 30m", on(snap(pools, fxw, c("c1", time.Hour, d(2*time.Hour)))), t0, ""},
+		{"zero means at once", on(snap(pools, fxw, c("c1", 0, d(0)))), t0, "overflow(c1,od) scale_up(od,1)"},
+		{"the own wait is reached exactly", on(snap(pools, fxw, c("c1", 5*time.Minute, d(5*time.Minute)))), t0,
+			"overflow(c1,od) scale_up(od,1)"},
+		{"without an own wait the global applies", on(snap(pools, fxw, c("c1", 6*time.Minute, nil))), t0, ""},
+		{"an own wait without the switch changes nothing", snap(pools, fxw, c("c1", time.Hour, d(0))), t0, ""},
+		{"own waits order nothing: longest queued first",
+			on(snap(pools, fxw, c("c1", 10*time.Minute, d(0)), c("c2", 40*time.Minute, nil))), t0,
+			"overflow(c2,od) overflow(c1,od) scale_up(od,1)"},
+	})
+}
+
+func TestValidateRefusesANegativeOwnWait(t *testing.T) {
+	fxp, fxw := fixedWith(4, 4)
+	j := queued("c1", jobs.ClassCore, QueueCore, t0)
+	j.MaxWait, j.HasMaxWait = -time.Second, true
+	err := snap(fxp, fxw, j).Validate()
+	if err == nil || !strings.Contains(err.Error(), "jobs[c1].max_wait") {
+		t.Fatalf("Validate = %v, want a problem at jobs[c1].max_wait", err)
+	}
 }

@@ -115,6 +115,9 @@ func (s Snapshot) validateJobs(p *problems, pools map[string]Pool, workers map[s
 		if j.Class != jobs.ClassCore && j.Class != jobs.ClassBurst {
 			p.add(at+".class", fmt.Sprintf("%q is unknown (use core or burst)", j.Class))
 		}
+		if j.HasMaxWait && j.MaxWait < 0 {
+			p.add(at+".max_wait", fmt.Sprintf("is %v; write 0 to overflow at once, or a positive wait", j.MaxWait))
+		}
 		switch j.State {
 		case jobs.StateQueued:
 			if !slices.Contains(queuesFor[j.Class], j.Queue) {

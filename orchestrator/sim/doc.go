@@ -23,7 +23,8 @@
 // slots: the policy only counts fixed slots, so how they are split into
 // machines changes nothing it decides. It takes core work, then loaned
 // work (strict priority). On-demand workers take the core work overflowed
-// to their pool, then burst work; spot workers only spot-eligible burst
+// to their pool (live, any on-demand worker of the job's region may take it
+// from the overflow queue), then burst work; spot workers only spot-eligible burst
 // work. A worker with a free slot takes queued work at once (the live
 // system takes about 20 ms), in the policy's queue order; a newly queued
 // burst task goes to the cheapest pool with a free slot and, within it, to

@@ -63,6 +63,11 @@ type Options struct {
 	CheckpointOverhead time.Duration
 	// Seed seeds the only randomness of a run, the spot reclaims.
 	Seed uint64
+	// CoreMaxWaitByTemplate overrides Config.CoreMaxWait for the core jobs
+	// of a template, by template name, as a template's core_max_wait does
+	// live (0 overflows at once). Config.CoreOverflow still switches rule 7
+	// on.
+	CoreMaxWaitByTemplate map[string]time.Duration
 	// StopOverP95, when > 0, ends the run as soon as the p95 wait of core
 	// or of burst jobs is sure to exceed it: more of the class's jobs have
 	// waited longer than the p95 allows. The Result then says why in
@@ -84,6 +89,7 @@ type setup struct {
 	ckptEvery  time.Duration
 	ckptCost   time.Duration
 	seed       uint64
+	waitByTmpl map[string]time.Duration
 	stopOver   time.Duration
 }
 
@@ -100,6 +106,7 @@ func prepare(o Options) (setup, error) {
 		ckptEvery:  o.CheckpointInterval,
 		ckptCost:   o.CheckpointOverhead,
 		seed:       o.Seed,
+		waitByTmpl: o.CoreMaxWaitByTemplate,
 		stopOver:   o.StopOverP95,
 	}
 	if s.cfg == (policy.Config{}) {
@@ -121,6 +128,11 @@ func prepare(o Options) (setup, error) {
 	}
 	if !(s.spotRate >= 0) || math.IsInf(s.spotRate, 0) {
 		bad("spot_reclaim_rate is %v; it must be a finite rate >= 0", s.spotRate)
+	}
+	for name, d := range s.waitByTmpl {
+		if d < 0 {
+			bad("core_max_wait_by_template[%s] is %v; write 0 to overflow at once, or a positive wait", name, d)
+		}
 	}
 	if s.stopOver < 0 {
 		bad("stop_over_p95 is %v; write 0 to run every job, or a positive wait", s.stopOver)

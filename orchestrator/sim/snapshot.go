@@ -44,7 +44,7 @@ func (s *sim) snapshot() policy.Snapshot {
 			_, at := s.checkpoint(t)
 			s.jobs[i].LastCheckpointAt = s.timeOrZero(at)
 		case t.state == tsQueued && t.queue == qCore && s.cfg.CoreOverflow:
-			s.wakeAt(t.queuedAt + s.cfg.CoreMaxWait)
+			s.wakeAt(t.queuedAt + s.coreMaxWait(t))
 		}
 	}
 
@@ -72,6 +72,9 @@ func (s *sim) policyJob(t *task) policy.Job {
 	}
 	if t.core {
 		j.Class = jobs.ClassCore
+		if len(s.waitByTmpl) > 0 {
+			j.MaxWait, j.HasMaxWait = s.waitByTmpl[s.st.templates[t.tmpl].name]
+		}
 	}
 	switch t.state {
 	case tsQueued:
@@ -86,6 +89,15 @@ func (s *sim) policyJob(t *task) policy.Job {
 	w := &s.workers[t.worker]
 	j.State, j.Worker, j.Pool, j.StartedAt = jobs.StateRunning, w.id, s.pools[w.pool].Name, s.at(t.startedAt)
 	return j
+}
+
+// coreMaxWait is how long core task t may wait before rule 7: its
+// template's own wait, else the global one.
+func (s *sim) coreMaxWait(t *task) time.Duration {
+	if d, ok := s.waitByTmpl[s.st.templates[t.tmpl].name]; ok {
+		return d
+	}
+	return s.cfg.CoreMaxWait
 }
 
 // timeOrZero maps "none" (-1) to the policy's zero time.

@@ -14,6 +14,7 @@
 //	ballast.job.wait            → ballast_job_wait_seconds (histogram; class, pool)
 //	ballast.jobs.finished       → ballast_jobs_finished_total (counter; class, outcome)
 //	ballast.preemptions         → ballast_preemptions_total (counter; reason)
+//	ballast.overflows           → ballast_overflows_total (counter; pool)
 //	ballast.queue.depth         → ballast_queue_depth (gauge; queue)
 //	ballast.queue.oldest_age    → ballast_queue_oldest_age_seconds (gauge; queue)
 //	ballast.slots               → ballast_slots (gauge; pool, kind, state)

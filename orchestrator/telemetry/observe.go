@@ -8,7 +8,8 @@ import (
 )
 
 // Observe records what one job event says: a start and its wait, an end and
-// its outcome, or a preemption and its reason. Other events are ignored.
+// its outcome, a preemption and its reason, or an overflow to on-demand
+// capacity. Other events are ignored.
 // The controller feeds it every event on the bus while it leads, so a
 // standby does not count the same jobs again.
 func (m *Metrics) Observe(e events.Event) {
@@ -28,6 +29,9 @@ func (m *Metrics) Observe(e events.Event) {
 		if r, ok := PreemptionReason(e.Reason); ok {
 			m.Preempted(r)
 		}
+	case events.TypeJobOverflowed:
+		o, _ := events.ParseOverflow(e)
+		m.Overflowed(o.Pool)
 	}
 }
 

@@ -109,6 +109,7 @@ type Metrics struct {
 	jobWait     metric.Float64Histogram
 	jobFinished metric.Int64Counter
 	preemptions metric.Int64Counter
+	overflows   metric.Int64Counter
 	gaugeSet    gauges
 
 	mu   sync.Mutex
@@ -222,6 +223,10 @@ func (m *Metrics) instruments(meter metric.Meter, ns string) error {
 		metric.WithUnit("{preemption}"),
 		metric.WithDescription("Running attempts the controller took off their worker, by reason (reclaim, migrate, spot, drain, worker_lost)."))
 	add(err)
+	m.overflows, err = meter.Int64Counter(ns+".overflows",
+		metric.WithUnit("{job}"),
+		metric.WithDescription("Queued core jobs sent to on-demand capacity after waiting their allowed delay for fixed quota (rule 7), by target pool."))
+	add(err)
 
 	g, err := m.gauges(meter, ns)
 	add(err)
@@ -290,6 +295,18 @@ func (m *Metrics) Preempted(reason string) {
 	}
 	m.preemptions.Add(context.Background(), 1, metric.WithAttributes(
 		attribute.String("reason", reason),
+	))
+}
+
+// Overflowed counts a queued core job that rule 7 sent to on-demand pool
+// after it waited too long for fixed quota: each one is work paid at the
+// on-demand premium, so a rising count says the quota is short for core.
+func (m *Metrics) Overflowed(pool string) {
+	if m == nil {
+		return
+	}
+	m.overflows.Add(context.Background(), 1, metric.WithAttributes(
+		attribute.String("pool", pool),
 	))
 }
 

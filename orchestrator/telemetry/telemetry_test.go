@@ -14,6 +14,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"github.com/ballastdev/ballast/orchestrator/events"
 )
 
 // newTest builds a Metrics that never pushes OTLP, whatever the test
@@ -170,6 +172,8 @@ func TestScrapeReportsRecordedValues(t *testing.T) {
 	m.Preempted(ReasonReclaim)
 	m.Preempted(ReasonWorkerLost)
 	m.Preempted(ReasonSpot)
+	m.Observe(events.Overflow{JobID: "j1", Attempt: 2, Pool: "od", Time: time.Now()}.Event())
+	m.Overflowed("od")
 
 	m.SetSnapshot(Snapshot{
 		At: time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC),
@@ -225,6 +229,9 @@ func TestScrapeReportsRecordedValues(t *testing.T) {
 		t.Errorf("ballast_preemptions_total: %d series, want 3", got)
 	}
 
+	wantType(t, fams, "ballast_overflows_total", dto.MetricType_COUNTER)
+	wantValue(t, fams, "ballast_overflows_total", map[string]string{"pool": "od"}, 2)
+
 	wantType(t, fams, "ballast_queue_depth", dto.MetricType_GAUGE)
 	wantValue(t, fams, "ballast_queue_depth", map[string]string{"queue": "core"}, 4)
 	wantValue(t, fams, "ballast_queue_depth", map[string]string{"queue": "burst"}, 0)
@@ -266,7 +273,7 @@ func TestScrapeReportsRecordedValues(t *testing.T) {
 	// otel_scope_info, no Go runtime collectors from a global registry.
 	want := map[string]bool{
 		"ballast_job_wait_seconds": true, "ballast_jobs_finished_total": true, "ballast_preemptions_total": true,
-		"ballast_queue_depth": true, "ballast_queue_oldest_age_seconds": true, "ballast_slots": true,
+		"ballast_overflows_total": true, "ballast_queue_depth": true, "ballast_queue_oldest_age_seconds": true, "ballast_slots": true,
 		"ballast_workers": true, "ballast_fixed_idle_ratio": true, "ballast_fixed_idle_ratio_hour": true,
 		"ballast_cost_rate_per_hour": true, "ballast_cost_team_today": true, "ballast_cost_pool_today": true,
 	}

@@ -182,7 +182,7 @@
         td(el('span', { class: 'mono', 'data-k': k + 'id', title: j.id }, j.id)),
         td(txt(k + 'template', j.template)),
         td(txt(k + 'team', j.team)),
-        td(txt(k + 'class', j.class)),
+        el('td', {}, txt(k + 'class', j.class), overflowMark(k, j)),
         td(txt(k + 'pool', j.pool)),
         td(el('span', { class: 'mono', 'data-k': k + 'worker', title: j.worker }, j.worker || dash)),
         td(num(k + 'attempt', j.attempt), 'n'),
@@ -193,7 +193,16 @@
     const body = byId('running');
     fill(body, rows, 10, 'nothing running');
     body.dataset.count = String(jobs.length);
-    byId('running-count').replaceChildren(num('running.count', jobs.length));
+    const count = [num('running.count', jobs.length)];
+    if (ov.overflowed > 0) count.push(' · ', num('overflowed', ov.overflowed), ' overflowed');
+    byId('running-count').replaceChildren(...count);
+  }
+
+  // overflowMark flags core work running on on-demand capacity because it
+  // waited too long for the quota (rule 7): it is paid at the premium.
+  function overflowMark(k, j) {
+    if (!j.overflowed) return null;
+    return el('span', { class: 'badge overflow', 'data-k': k + 'overflowed', title: 'core job overflowed to on-demand (rule 7)' }, 'overflow');
   }
 
   function renderKey(ov) {

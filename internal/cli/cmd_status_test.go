@@ -1,0 +1,47 @@
+package cli
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ballastdev/ballast/jobs"
+	"github.com/ballastdev/ballast/queues"
+)
+
+// TestStatusShowsOverflowedJobs: a core job moved to the overflow queue is
+// counted and listed; a core job still in core is not.
+func TestStatusShowsOverflowedJobs(t *testing.T) {
+	f := newFlowEnv(t, unreachableNATS)
+	ctx := context.Background()
+	spec := jobs.Spec{Template: "urgent", Command: []string{"true"}, Class: jobs.ClassCore,
+		Timeout: jobs.Duration(time.Minute), Grace: jobs.Duration(time.Second)}
+	over, err := f.store.Submit(ctx, spec, queues.QueueCore)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := f.store.Move(ctx, over.Job.ID, 1, queues.QueueOverflow, "rule 7"); n != 2 || err != nil {
+		t.Fatalf("move: %d %v", n, err)
+	}
+	spec.Template = "patient"
+	if _, err := f.store.Submit(ctx, spec, queues.QueueCore); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := run(t, "status", "--config", f.path)
+	if code != 0 {
+		t.Fatalf("status: code %d: %s", code, errOut)
+	}
+	for _, want := range []string{"overflowed to on-demand (rule 7): 1", over.Job.ID, "urgent"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("status lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "patient") {
+		t.Errorf("status lists a core job still in core as overflowed:\n%s", out)
+	}
+	code, out, _ = run(t, "status", "--config", f.path, "-o", "json")
+	if code != 0 || !strings.Contains(out, `"overflowed": [`) || !strings.Contains(out, `"queue": "overflow"`) {
+		t.Errorf("status -o json lacks the overflowed list:\n%s", out)
+	}
+}
