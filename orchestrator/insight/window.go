@@ -56,10 +56,14 @@ func (s Source) Window(ctx context.Context, from, until time.Time) (advisor.Wind
 		return w, err
 	}
 	// Hours a day are counted over the part of the window Ballast is known
-	// to have run in (from its first idle sample, attempt or job), not the
-	// whole window: a controller started an hour ago has not seen its
-	// templates idle for the other 23.
-	known := knownFrom(from, until, samples, usage, finished)
+	// to have run in (from its recorded start, or its first idle sample,
+	// attempt or job), not the whole window: a controller started an hour
+	// ago has not seen its templates idle for the other 23.
+	started, err := s.Store.Started(ctx)
+	if err != nil {
+		return w, err
+	}
+	known := knownFrom(from, until, started, samples, usage, finished)
 	tr := trace.Trace{Name: "window", Start: known}
 	for _, j := range finished {
 		if tj, ok := trace.JobOf(j, tr.Start); ok {
@@ -91,9 +95,13 @@ func (s Source) Advise(ctx context.Context, from, until time.Time) (advisor.Wind
 }
 
 // knownFrom is the earliest sign in [from, until] that Ballast was running:
-// an idle sample, an attempt's wait or a job's creation.
-func knownFrom(from, until time.Time, samples []queues.Sample, usage []queues.AttemptUsage, finished []jobs.Job) time.Time {
+// its recorded start (zero when none is recorded), an idle sample, an
+// attempt's wait or a job's creation.
+func knownFrom(from, until, started time.Time, samples []queues.Sample, usage []queues.AttemptUsage, finished []jobs.Job) time.Time {
 	known := until
+	if !started.IsZero() {
+		known = earlier(known, started)
+	}
 	for _, x := range samples {
 		known = earlier(known, x.At)
 	}

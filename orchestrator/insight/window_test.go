@@ -45,3 +45,26 @@ func TestWindowCountsHoursOverTheKnownPartOnly(t *testing.T) {
 		t.Fatalf("template %+v, want 2 days and %.4f h/day", tp, 24.0/49)
 	}
 }
+
+func TestWindowCountsHoursFromTheRecordedStart(t *testing.T) {
+	t.Parallel()
+	r := newRig(t)
+	src := insight.Source{Store: r.store, Pools: pools(), Quota: map[string]int{"onprem": 2}}
+	w := queues.WorkerInfo{ID: "fixed-1", Pool: "onprem", Slots: 2, StartedAt: at(-10)}
+	r.beat(0, w)
+	id := r.submit(0, "etl", jobs.ClassCore)
+	r.finish(60, r.claim(0, id, 1, w.ID))
+	end := at(60)
+	// No idle sample, only the job, but a controller first led 73 hours
+	// before the job's end: three days known, one hour over 73.
+	if _, err := r.store.MarkStarted(r.ctx, end.Add(-73*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	win, err := src.Window(r.ctx, end.Add(-96*time.Hour), end)
+	if err != nil || len(win.Templates) != 1 {
+		t.Fatalf("%v %+v", err, win.Templates)
+	}
+	if tp := win.Templates[0]; tp.Days != 3 || math.Abs(tp.ActiveHoursPerDay-24.0/73) > 1e-9 {
+		t.Fatalf("template %+v, want 3 days and %.4f h/day", tp, 24.0/73)
+	}
+}
