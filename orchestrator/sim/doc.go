@@ -30,6 +30,12 @@
 // burst task goes to the cheapest pool with a free slot and, within it, to
 // the oldest worker, so the newest workers are the ones that go idle.
 //
+// Core overflow (rule 7) waits as live: the global core_max_wait, a
+// template's own (Options.CoreMaxWaitByTemplate), and for a core job with
+// a deadline no later than its latest start, the deadline less its
+// duration less the on-demand lead (slowest start-up plus two ticks). Live,
+// a pipeline step's duration is the p90 of its past runs; here it is known.
+//
 // Ticks. Decide runs on tick boundaries (multiples of Options.Tick from
 // the trace start), after every event at that instant. It is skipped on a
 // tick when nothing in the model changed since the last snapshot and no

@@ -90,7 +90,10 @@ type setup struct {
 	ckptCost   time.Duration
 	seed       uint64
 	waitByTmpl map[string]time.Duration
-	stopOver   time.Duration
+	// overflowLead is how long an overflowed core job takes to start:
+	// the slowest on-demand start-up plus two ticks, as live.
+	overflowLead time.Duration
+	stopOver     time.Duration
 }
 
 // prepare validates o and fills in its defaults. Every problem is reported
@@ -115,6 +118,12 @@ func prepare(o Options) (setup, error) {
 	if s.tickLen == 0 {
 		s.tickLen = DefaultTick
 	}
+	for _, p := range s.pools {
+		if p.Kind == policy.PoolOnDemand {
+			s.overflowLead = max(s.overflowLead, p.StartupDelay)
+		}
+	}
+	s.overflowLead += 2 * s.tickLen
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf("sim: "+format, args...)) }
 	if s.tickLen < 0 {

@@ -36,3 +36,29 @@ func TestCoreMaxWaitByTemplate(t *testing.T) {
 		t.Fatalf("a negative wait: %v", err)
 	}
 }
+
+// A core job with a deadline overflows at its latest start (deadline less
+// its duration, less the lead on-demand capacity takes), as a pipeline step
+// with a deadline does live, and so finishes in time; without the deadline
+// it waits for the quota, past the deadline.
+func TestADeadlineOverflowsAtTheLatestStart(t *testing.T) {
+	due := coreJob(time.Minute, 10*time.Minute)
+	due.Deadline = 25 * time.Minute // latest start 26m - 10m - (3m + 2s) = 12m58s after the trace start
+	o := Options{Pools: []policy.Pool{quota(1), onDemand(3, 1)}, FixedSlots: 1, Tick: time.Second}
+	o.Config = policy.DefaultConfig()
+	o.Config.CoreOverflow = true // the global 30m would hold it until the quota frees at 30m
+
+	r := mustRun(t, mkTrace(coreJob(0, 30*time.Minute), due), o)
+	if r.Actions[policy.Overflow] != 1 || r.DeadlineMisses != 0 {
+		t.Fatalf("with a deadline: %d overflows and %d misses, want 1 and 0", r.Actions[policy.Overflow], r.DeadlineMisses)
+	}
+	// Waited from 1m to its latest start (within a tick), then the
+	// on-demand start-up: 11m58s + 3m.
+	if w := r.CoreWait.Max; w < 14*time.Minute+57*time.Second || w > 15*time.Minute {
+		t.Fatalf("core wait %v, want about 14m58s", w)
+	}
+	due.Deadline = 0
+	if r := mustRun(t, mkTrace(coreJob(0, 30*time.Minute), due), o); r.Actions[policy.Overflow] != 0 {
+		t.Fatalf("without a deadline: %d overflows, want 0", r.Actions[policy.Overflow])
+	}
+}

@@ -72,9 +72,7 @@ func (s *sim) policyJob(t *task) policy.Job {
 	}
 	if t.core {
 		j.Class = jobs.ClassCore
-		if len(s.waitByTmpl) > 0 {
-			j.MaxWait, j.HasMaxWait = s.waitByTmpl[s.st.templates[t.tmpl].name]
-		}
+		j.MaxWait, j.HasMaxWait = s.ownMaxWait(t)
 	}
 	switch t.state {
 	case tsQueued:
@@ -91,13 +89,29 @@ func (s *sim) policyJob(t *task) policy.Job {
 	return j
 }
 
-// coreMaxWait is how long core task t may wait before rule 7: its
-// template's own wait, else the global one.
+// coreMaxWait is how long core task t may wait before rule 7: its own
+// wait (ownMaxWait), else the global one.
 func (s *sim) coreMaxWait(t *task) time.Duration {
-	if d, ok := s.waitByTmpl[s.st.templates[t.tmpl].name]; ok {
+	if d, ok := s.ownMaxWait(t); ok {
 		return d
 	}
 	return s.cfg.CoreMaxWait
+}
+
+// ownMaxWait is core task t's own wait before rule 7, as the live
+// controller gives a job one: its template's core_max_wait, and for a job
+// with a deadline no later than its latest start (the deadline less its
+// duration, which the model knows where live uses the p90 of past runs,
+// less the lead on-demand capacity takes to start), whichever is sooner.
+func (s *sim) ownMaxWait(t *task) (time.Duration, bool) {
+	wait, has := s.waitByTmpl[s.st.templates[t.tmpl].name]
+	if j := &s.tr.Jobs[t.job]; j.Deadline > 0 {
+		latest := j.Submit + j.Deadline - j.Duration - s.overflowLead
+		if left := max(latest-t.queuedAt, 0); !has || left < wait {
+			wait, has = left, true
+		}
+	}
+	return wait, has
 }
 
 // timeOrZero maps "none" (-1) to the policy's zero time.
