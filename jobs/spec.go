@@ -52,20 +52,18 @@ type Spec struct {
 
 // OwnMaxWait is how long the job may wait in the current attempt, queued at
 // queuedAt, before it may overflow, and whether it has a wait of its own at
-// all (false: the global capacity.core_max_wait applies). A StartBy already
-// past gives 0: overflow at once.
-func (s Spec) OwnMaxWait(queuedAt time.Time) (time.Duration, bool) {
-	var wait time.Duration
-	has := false
+// all (false: the global capacity.core_max_wait, global, applies). Its own
+// core_max_wait replaces the global one; a StartBy only ever shortens the
+// wait (of its own, or else the global), since a deadline is a reason to
+// overflow sooner, never later. A StartBy already past gives 0: overflow
+// at once.
+func (s Spec) OwnMaxWait(queuedAt time.Time, global time.Duration) (time.Duration, bool) {
+	wait, has := global, false
 	if s.CoreMaxWait != nil {
 		wait, has = max(s.CoreMaxWait.Std(), 0), true
 	}
 	if !s.StartBy.IsZero() {
-		left := max(s.StartBy.Sub(queuedAt), 0)
-		if !has || left < wait {
-			wait = left
-		}
-		has = true
+		wait, has = min(wait, max(s.StartBy.Sub(queuedAt), 0)), true
 	}
 	return wait, has
 }

@@ -88,21 +88,25 @@ func TestNewIDUnique(t *testing.T) {
 func TestOwnMaxWait(t *testing.T) {
 	q := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
 	d := func(v time.Duration) *Duration { x := Duration(v); return &x }
+	global := 30 * time.Minute
 	for _, c := range []struct {
 		name string
 		spec Spec
 		want time.Duration
 		has  bool
 	}{
-		{"none: the global applies", Spec{}, 0, false},
+		{"none: the global applies", Spec{}, global, false},
 		{"the template's or step's own", Spec{CoreMaxWait: d(5 * time.Minute)}, 5 * time.Minute, true},
 		{"zero is at once", Spec{CoreMaxWait: d(0)}, 0, true},
 		{"a latest start alone", Spec{StartBy: q.Add(10 * time.Minute)}, 10 * time.Minute, true},
 		{"the sooner of the two", Spec{CoreMaxWait: d(time.Hour), StartBy: q.Add(10 * time.Minute)}, 10 * time.Minute, true},
 		{"an own wait sooner than the deadline's", Spec{CoreMaxWait: d(time.Minute), StartBy: q.Add(10 * time.Minute)}, time.Minute, true},
 		{"a latest start already past is at once", Spec{StartBy: q.Add(-time.Minute)}, 0, true},
+		// A deadline only makes a job overflow sooner: a latest start
+		// further away than the global wait leaves the global in force.
+		{"a latest start later than the global wait", Spec{StartBy: q.Add(2 * time.Hour)}, global, true},
 	} {
-		got, has := c.spec.OwnMaxWait(q)
+		got, has := c.spec.OwnMaxWait(q, global)
 		if got != c.want || has != c.has {
 			t.Errorf("%s: OwnMaxWait = %v, %v; want %v, %v", c.name, got, has, c.want, c.has)
 		}

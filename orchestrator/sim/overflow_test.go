@@ -62,3 +62,18 @@ func TestADeadlineOverflowsAtTheLatestStart(t *testing.T) {
 		t.Fatalf("without a deadline: %d overflows, want 0", r.Actions[policy.Overflow])
 	}
 }
+
+// A deadline only makes a core job overflow sooner: a latest start further
+// away than the global wait leaves the global in force.
+func TestADeadlineNeverDelaysAnOverflow(t *testing.T) {
+	due := coreJob(time.Minute, 10*time.Minute)
+	due.Deadline = 10 * time.Hour
+	o := Options{Pools: []policy.Pool{quota(1), onDemand(3, 1)}, FixedSlots: 1, Tick: time.Second}
+	o.Config = policy.DefaultConfig()
+	o.Config.CoreOverflow, o.Config.CoreMaxWait = true, 0
+	r := mustRun(t, mkTrace(coreJob(0, 30*time.Minute), due), o)
+	// At once: a tick to see it, then the on-demand start-up.
+	if r.Actions[policy.Overflow] != 1 || r.CoreWait.Max > 3*time.Minute+2*time.Second {
+		t.Fatalf("%d overflows, core wait %v: want 1 and the start-up only", r.Actions[policy.Overflow], r.CoreWait.Max)
+	}
+}

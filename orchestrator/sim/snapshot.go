@@ -99,17 +99,19 @@ func (s *sim) coreMaxWait(t *task) time.Duration {
 }
 
 // ownMaxWait is core task t's own wait before rule 7, as the live
-// controller gives a job one: its template's core_max_wait, and for a job
-// with a deadline no later than its latest start (the deadline less its
-// duration, which the model knows where live uses the p90 of past runs,
-// less the lead on-demand capacity takes to start), whichever is sooner.
+// controller gives a job one (jobs.Spec.OwnMaxWait): its template's
+// core_max_wait in place of the global, and for a job with a deadline no
+// later than its latest start (the deadline less its duration, which the
+// model knows where live uses the p90 of past runs, less the lead on-demand
+// capacity takes to start). A deadline only ever makes it sooner.
 func (s *sim) ownMaxWait(t *task) (time.Duration, bool) {
 	wait, has := s.waitByTmpl[s.st.templates[t.tmpl].name]
+	if !has {
+		wait = s.cfg.CoreMaxWait
+	}
 	if j := &s.tr.Jobs[t.job]; j.Deadline > 0 {
 		latest := j.Submit + j.Deadline - j.Duration - s.overflowLead
-		if left := max(latest-t.queuedAt, 0); !has || left < wait {
-			wait, has = left, true
-		}
+		wait, has = min(wait, max(latest-t.queuedAt, 0)), true
 	}
 	return wait, has
 }
