@@ -58,9 +58,11 @@ func (l Levels) Peak() int {
 
 // Optimum is the offline optimum: the cheapest static quota if elastic
 // capacity were there the instant demand passed the quota, billed to the
-// second with no start-up delay, no minimum and no idle time. No plan that
-// has to wait for workers to boot can beat it, so a plan's cost over it is
-// the headroom left.
+// second with no start-up delay, no minimum and no idle time, at the
+// elastic price of Prices (on-demand when there is an on-demand pool). No
+// plan on such capacity that has to wait for workers to boot can beat it,
+// so a plan's cost over it is the headroom left; a plan that runs on
+// cheaper spot capacity can come in under it.
 type Optimum struct {
 	FixedSlots int     `json:"fixed_slots"`
 	Fixed      float64 `json:"fixed_cost"`
