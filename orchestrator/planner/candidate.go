@@ -107,11 +107,17 @@ type Point struct {
 	Took time.Duration `json:"took"`
 }
 
-// better orders points: feasible before infeasible; feasible ones by cost,
+// better orders points: feasible before infeasible. Feasible ones by cost,
 // then fewer fixed slots (less commitment), then watermarks nearer the
-// design's, then a longer overflow wait (fewer premium hours); infeasible
-// ones by how far their worst wait is over, so a search that starts in the
-// infeasible region is led out of it.
+// design's, then overflow off (the smaller config change), then a longer
+// overflow wait (fewer premium hours). Infeasible ones by how near they
+// came: a run that went to the end before one stopped early (its cost and
+// waits cover only part of the trace, so they are not compared), a run
+// stopped later (the backlog grew slower) before one stopped sooner, and
+// runs that went to the end by the jobs left and the worst p95 wait. So a
+// search that starts among hopeless quotas is led towards feasible ones.
+// Among equally hopeless runs the larger quota goes first, for the same
+// reason.
 func better(a, b Point) int {
 	if a.Feasible != b.Feasible {
 		if a.Feasible {
@@ -120,12 +126,32 @@ func better(a, b Point) int {
 		return 1
 	}
 	if !a.Feasible {
-		if c := cmp.Compare(a.Result.Unfinished, b.Result.Unfinished); c != 0 {
-			return c
+		as, bs := a.Result.Stopped != "", b.Result.Stopped != ""
+		switch {
+		case as != bs:
+			if bs {
+				return -1
+			}
+			return 1
+		case as:
+			// Stopped later, then with more done by then: a stop is
+			// checked on ticks, so several quotas may stop at one time.
+			if c := cmp.Compare(b.Result.SimulatedSeconds, a.Result.SimulatedSeconds); c != 0 {
+				return c
+			}
+			if c := cmp.Compare(b.Result.Jobs, a.Result.Jobs); c != 0 {
+				return c
+			}
+			return cmp.Compare(b.FixedSlots, a.FixedSlots)
+		default:
+			if c := cmp.Compare(a.Result.Unfinished, b.Result.Unfinished); c != 0 {
+				return c
+			}
+			if c := cmp.Compare(worstWait(a), worstWait(b)); c != 0 {
+				return c
+			}
 		}
-		if c := cmp.Compare(worstWait(a), worstWait(b)); c != 0 {
-			return c
-		}
+		return cmp.Compare(b.FixedSlots, a.FixedSlots)
 	}
 	if c := cmp.Compare(a.Result.Cost.Total, b.Result.Cost.Total); c != 0 {
 		return c
@@ -135,6 +161,12 @@ func better(a, b Point) int {
 	}
 	if c := cmp.Compare(distance(a.Watermarks), distance(b.Watermarks)); c != 0 {
 		return c
+	}
+	if a.CoreOverflow != b.CoreOverflow {
+		if !a.CoreOverflow {
+			return -1
+		}
+		return 1
 	}
 	return cmp.Compare(b.CoreMaxWait, a.CoreMaxWait)
 }

@@ -52,11 +52,15 @@ type runClock struct {
 	parallel int
 }
 
+// expect names the stage now running and the most simulations it may
+// still add. The expected total never falls below a bound set for the
+// whole run (Make sets one up front), so "at most" holds across stages;
+// simulations a stage finds in the cache make it an overestimate.
 func (c *runClock) expect(stage string, more int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.stage = stage
-	c.expected = c.done + more
+	c.expected = max(c.expected, c.done+more)
 }
 
 func (c *runClock) finished(took time.Duration) {

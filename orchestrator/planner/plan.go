@@ -23,7 +23,8 @@ type Options struct {
 	// progress reports (its Base and Quotas are not used by Make).
 	Sweep SweepOptions
 	// TuneDays is the window the search runs on first: the trace's last
-	// TuneDays days (default 14; 0 or less uses the whole trace). Every
+	// TuneDays days (0 means the default, 14; a negative value uses the
+	// whole trace). Every
 	// plan that does well there is simulated again on the whole history,
 	// and only the whole history decides.
 	TuneDays int
@@ -89,7 +90,9 @@ type Plan struct {
 	// Simulations is how many runs the search made, Took its wall time.
 	Simulations int           `json:"simulations"`
 	Took        time.Duration `json:"took"`
-	fixedPool   string
+	// fixedPool and elasticPools name the pools in the verdict's config.
+	fixedPool    string
+	elasticPools []string
 }
 
 // Make plans the quota for tr.
@@ -129,6 +132,11 @@ func Make(tr trace.Trace, o Options) (Plan, error) {
 	p := Plan{Trace: tr.Name, Jobs: len(tr.Jobs), Span: tr.Span(), Prices: prices, Peak: levels.Peak(), Curve: curve,
 		TuneDays: o.TuneDays, WaitTarget: sw.WaitTarget, Templates: Templates(tr, prices),
 		Optimum: OfflineOptimum(levels, prices), fixedPool: o.FixedPool}
+	for _, pool := range o.Sim.Pools {
+		if pool.Kind.Elastic() {
+			p.elasticPools = append(p.elasticPools, pool.Name)
+		}
+	}
 	if h := curve.Hourly(); len(h) > 0 {
 		p.BaseLoad = minOf(h)
 	}
@@ -143,6 +151,12 @@ func Make(tr trace.Trace, o Options) (Plan, error) {
 	if len(window.Jobs) != len(tr.Jobs) || window.Span() != tr.Span() {
 		tune = newEvaluator(window, tr, o.Sim, sw.WaitTarget, sw.Parallel, clock)
 	}
+	// The most simulations the stages of search may run, so progress
+	// reports an "at most" and a time left for the whole plan.
+	waits := len(overflowWaits(sw.WaitTarget, o.Sim))
+	wpeak := DemandLevels(window).Peak()
+	clock.expected = 1 + waits + len(sw.Watermarks) + 2*searchBound(max(1, wpeak/8)) +
+		5 + waits + searchBound(max(2, p.Peak/32)) + 3 + searchBound(1)
 	if err := p.search(tune, whole, window, o, sw); err != nil {
 		return p, err
 	}
@@ -205,7 +219,7 @@ func (p *Plan) search(tune, whole *evaluator, window trace.Trace, o Options, sw 
 	// not), so its quota is only a hint.
 	b, _ = tune.best(nil)
 	cands := []Candidate{
-		{Strategy: StrategyAllFixed, FixedSlots: p.Peak, Watermarks: Watermarks{High: 1, Low: design.Low}},
+		{Strategy: StrategyAllFixed, FixedSlots: p.Peak, Watermarks: Watermarks{High: 1, Low: configOf(o.Sim).Low}},
 		{Strategy: StrategyAllElastic},
 	}
 	for _, pt := range topDistinct(tune.points(), 2) {
@@ -254,10 +268,17 @@ func (p *Plan) search(tune, whole *evaluator, window trace.Trace, o Options, sw 
 	if pts, err = whole.eval(cands...); err != nil {
 		return err
 	}
+	// A closed form may have won without its neighbours tried: refine it
+	// too, so the pick is within a slot of the best quota for its settings.
+	if best, _ := whole.best(nil); best.Strategy == StrategyHybrid {
+		if _, err := whole.searchQuota("quota search on the whole history", best.Candidate, best.FixedSlots, 1, p.Peak); err != nil {
+			return err
+		}
+	}
 	best, _ := whole.best(nil)
 	p.Best = best
 	p.Recommended = p.summarize(best)
-	if ru, ok := whole.best(func(pt Point) bool { return pt.Feasible && sameShapeDiffers(pt, best) }); ok {
+	if ru, ok := whole.best(func(pt Point) bool { return pt.Feasible && otherShape(pt, best) }); ok {
 		s := p.summarize(ru)
 		p.RunnerUp = &s
 	}
@@ -275,11 +296,11 @@ func (p *Plan) search(tune, whole *evaluator, window trace.Trace, o Options, sw 
 	return nil
 }
 
-// sameShapeDiffers reports whether pt is a different plan from best: the
-// runner-up worth naming is another strategy, or another quota or overflow
-// setting, not the same plan with a neighbouring watermark pair.
-func sameShapeDiffers(pt, best Point) bool {
-	return pt.Strategy != best.Strategy || pt.FixedSlots != best.FixedSlots || pt.CoreOverflow != best.CoreOverflow
+// otherShape reports whether pt is another kind of plan than best: the
+// runner-up worth naming is another strategy, or the same with core
+// overflow the other way, not the same plan a slot or a watermark away.
+func otherShape(pt, best Point) bool {
+	return pt.Strategy != best.Strategy || pt.CoreOverflow != best.CoreOverflow
 }
 
 func simulatedWhy(b Point, target time.Duration) string {
@@ -325,19 +346,6 @@ func PricesOf(pools []policy.Pool, fixedPrice float64) (Prices, error) {
 		return p, fmt.Errorf("planner: %w", err)
 	}
 	return p, nil
-}
-
-func withQuotas(qs []int, extra ...int) []int {
-	for _, e := range extra {
-		found := false
-		for _, q := range qs {
-			found = found || q == e
-		}
-		if !found {
-			qs = append(qs, e)
-		}
-	}
-	return qs
 }
 
 func minOf(v []float64) float64 {

@@ -126,7 +126,11 @@ func (p Plan) DemandChart() Chart {
 // SweepCharts draw cost and p95 burst wait against the quota, one line per
 // watermark pair, from the tuning window.
 func (p Plan) SweepCharts() (cost, wait Chart) {
-	cost = Chart{Title: fmt.Sprintf("Simulated cost by quota (last %d days)", p.TuneDays), XLabel: "fixed slots", YLabel: "cost"}
+	window := fmt.Sprintf("last %d days", p.TuneDays)
+	if p.TuneDays <= 0 {
+		window = "the whole trace"
+	}
+	cost = Chart{Title: "Simulated cost by quota (" + window + ")", XLabel: "fixed slots", YLabel: "cost"}
 	wait = Chart{Title: "Simulated p95 burst and core waits by quota", XLabel: "fixed slots", YLabel: "minutes"}
 	type line struct {
 		m    Watermarks

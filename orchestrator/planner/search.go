@@ -21,7 +21,7 @@ func (e *evaluator) searchQuota(stage string, c Candidate, start, step, peak int
 	c.FixedSlots = clamp(start)
 	step = max(step, 1)
 	if e.clock != nil {
-		e.clock.expect(stage, 2*(bits.Len(uint(step))+2))
+		e.clock.expect(stage, searchBound(step))
 	}
 	pts, err := e.eval(c)
 	if err != nil {
@@ -49,6 +49,10 @@ func (e *evaluator) searchQuota(stage string, c Candidate, start, step, peak int
 	}
 	return cur, nil
 }
+
+// searchBound is about the most simulations a quota search from step
+// runs: two per halving, and a few moves.
+func searchBound(step int) int { return 2 * (bits.Len(uint(max(step, 1))) + 2) }
 
 // overflowWaits are the core max waits the search tries: the longest a
 // core job may wait for a fixed slot and still start within target on an

@@ -26,7 +26,8 @@ type Summary struct {
 	OfOptimum          float64 `json:"multiple_of_optimum"`
 	// SavingVsAllFixed is the share of the all-fixed cost the plan saves.
 	SavingVsAllFixed float64 `json:"saving_vs_all_fixed"`
-	// Config is the config to paste to run the plan live.
+	// Config is the config to paste to run the plan live; empty for a plan
+	// that is not feasible.
 	Config string `json:"config"`
 }
 
@@ -42,27 +43,52 @@ func (p *Plan) summarize(pt Point) Summary {
 	if p.AllFixed.Cost.Total > 0 {
 		s.SavingVsAllFixed = 1 - r.Cost.Total/p.AllFixed.Cost.Total
 	}
-	s.Config = p.configFor(pt.Candidate)
+	if pt.Feasible {
+		// Nothing to paste for a plan that misses the target.
+		s.Config = p.configFor(pt.Candidate)
+	}
 	return s
 }
 
-// configFor is the config that runs c live, in the config file's keys.
+// configFor is the config that runs c live, in the config file's keys:
+// only settings the live controller accepts. A fixed pool cannot have zero
+// slots, so no quota means no fixed pool; all fixed means no elastic pools,
+// as it was simulated.
 func (p *Plan) configFor(c Candidate) string {
 	pool := p.fixedPool
 	if pool == "" {
 		pool = defaultFixedPool
 	}
-	var b strings.Builder
+	var parts []string
+	switch {
+	case c.Strategy == StrategyAllElastic || c.FixedSlots == 0:
+		parts = append(parts, fmt.Sprintf("no fixed pool (remove pools.%s)", pool))
+	default:
+		parts = append(parts, fmt.Sprintf("pools.%s.slots: %d", pool, c.FixedSlots))
+	}
+	if c.Strategy == StrategyAllFixed {
+		if len(p.elasticPools) > 0 {
+			parts = append(parts, "no elastic pools (remove "+strings.Join(prefixed("pools.", p.elasticPools), ", ")+")")
+		}
+		return strings.Join(parts, "; ")
+	}
 	if c.Strategy == StrategyAllElastic {
-		fmt.Fprintf(&b, "pools.%s.slots: 0; capacity.core_overflow: true; capacity.core_max_wait: 0s", pool)
-		return b.String()
+		return strings.Join(append(parts, "capacity.core_overflow: true", "capacity.core_max_wait: 0s"), "; ")
 	}
-	fmt.Fprintf(&b, "pools.%s.slots: %d; watermarks.high: %.2f; watermarks.low: %.2f; capacity.core_overflow: %t",
-		pool, c.FixedSlots, c.Watermarks.High, c.Watermarks.Low, c.CoreOverflow)
+	parts = append(parts, fmt.Sprintf("watermarks.high: %.2f", c.Watermarks.High), fmt.Sprintf("watermarks.low: %.2f", c.Watermarks.Low),
+		fmt.Sprintf("capacity.core_overflow: %t", c.CoreOverflow))
 	if c.CoreOverflow {
-		fmt.Fprintf(&b, "; capacity.core_max_wait: %s", c.CoreMaxWait)
+		parts = append(parts, fmt.Sprintf("capacity.core_max_wait: %s", c.CoreMaxWait))
 	}
-	return b.String()
+	return strings.Join(parts, "; ")
+}
+
+func prefixed(prefix string, names []string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = prefix + n
+	}
+	return out
 }
 
 // VerdictLine is the plan's last word: what to do, the config to paste,
@@ -79,7 +105,11 @@ func (p *Plan) VerdictLine() string {
 	fmt.Fprintf(&b, " (%.3fx the offline optimum %.2f at %d slots; %.0f%% below all fixed; p95 waits core %s, burst %s)",
 		r.OfOptimum, r.OfflineOptimumCost, p.Optimum.FixedSlots, 100*r.SavingVsAllFixed,
 		dur(time.Duration(r.CoreWaitP95S*float64(time.Second))), dur(time.Duration(r.BurstWaitP95S*float64(time.Second))))
-	fmt.Fprintf(&b, ". Config: %s.", r.Config)
+	if r.Config != "" {
+		fmt.Fprintf(&b, ". Config: %s.", r.Config)
+	} else {
+		b.WriteString(". Nothing to paste: loosen --wait-target, or allow core overflow, or add capacity.")
+	}
 	if p.RunnerUp != nil {
 		ru := p.RunnerUp
 		fmt.Fprintf(&b, " Second: %s at %.2f (%.3fx).", ru.describe(), ru.Cost, ru.OfOptimum)

@@ -134,8 +134,9 @@ func (s *sim) result() Result {
 		Actions:            maps.Clone(s.st.actions),
 		DeadlineMisses:     s.st.misses,
 	}
-	if s.bound != nil {
+	if s.bound != nil && s.bound.reason != "" {
 		r.Stopped = s.bound.reason
+		r.Unfinished += len(s.tr.Jobs) - s.next // never arrived: the run stopped first
 	}
 	for ji, left := range s.jobLeft {
 		if left > 0 {

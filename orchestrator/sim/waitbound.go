@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/ballastdev/ballast/jobs"
@@ -41,6 +42,11 @@ func newWaitBound(s *sim) *waitBound {
 		b.total[c]++
 	}
 	for c, n := range b.total {
+		if n == 0 {
+			// No jobs of the class: no wait of it can miss the bound.
+			b.allowed[c] = math.MaxInt
+			continue
+		}
 		// percentiles takes the p95 at rank ceil(0.95 n): it exceeds the
 		// bound once n - rank + 1 waits do.
 		rank := max(int(0.95*float64(n)+0.999999999), 1)

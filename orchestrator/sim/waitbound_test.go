@@ -65,6 +65,27 @@ func TestStopOverP95StopsOnlyWhenTheVerdictIsSure(t *testing.T) {
 	if !stoppedOnce || !ranOnce {
 		t.Fatalf("the bounds tried should both stop (%v) and not stop (%v) the run", stoppedOnce, ranOnce)
 	}
+	// Complete here: the core backlog keeps growing, so a bound just under
+	// the whole run's core p95 is seen to be missed while work remains.
+	o := base
+	o.StopOverP95 = full.CoreWait.P95 - time.Nanosecond
+	if r := mustRun(t, tr, o); r.Stopped == "" {
+		t.Errorf("bound %v just under the core p95 did not stop the run", o.StopOverP95)
+	} else if r.Unfinished+r.Jobs != len(tr.Jobs) {
+		t.Errorf("stopped: %d finished and %d unfinished of %d jobs; jobs that never arrived are unfinished too", r.Jobs, r.Unfinished, len(tr.Jobs))
+	}
+}
+
+// A trace of one class has no waits of the other to miss the bound.
+func TestStopOverP95WithOneClassOnly(t *testing.T) {
+	var js []trace.Job
+	for i := range 3 {
+		js = append(js, coreJob(time.Duration(i)*time.Minute, time.Hour))
+	}
+	o := Options{Pools: []policy.Pool{quota(1), onDemand(3, 1)}, FixedSlots: 4, Tick: 10 * time.Second, StopOverP95: 10 * time.Minute}
+	if r := mustRun(t, mkTrace(js...), o); r.Stopped != "" || r.Jobs != 3 {
+		t.Fatalf("a core-only trace on ample quota: %d jobs done, stopped %q", r.Jobs, r.Stopped)
+	}
 }
 
 func TestStopOverP95MustNotBeNegative(t *testing.T) {
