@@ -9,8 +9,6 @@ import (
 	"strings"
 	"syscall"
 	"time"
-
-	"github.com/ballastdev/ballast/jobs"
 )
 
 // SelfCommand as argv[0] of a template means "this ballast binary", so demo
@@ -20,20 +18,6 @@ const SelfCommand = "@ballast"
 // CheckpointMarker is a file a job may write in BALLAST_CHECKPOINT_DIR instead
 // of printing a checkpoint line; its content is the checkpoint.
 const CheckpointMarker = ".ballast-checkpoint"
-
-// environment is the checkpoint contract a job process sees.
-func environment(j jobs.Job, ckDir string) []string {
-	env := []string{
-		"BALLAST_JOB_ID=" + j.ID,
-		fmt.Sprintf("BALLAST_ATTEMPT=%d", j.Attempt),
-		"BALLAST_CHECKPOINT_DIR=" + ckDir,
-		"BALLAST_RESUME_FROM=" + j.Checkpoint,
-	}
-	for name, v := range j.Spec.Params {
-		env = append(env, "BALLAST_PARAM_"+strings.ToUpper(name)+"="+jobs.FormatParam(normalise(v)))
-	}
-	return env
-}
 
 // normalise turns a JSON-decoded whole float back into an integer so that 10
 // is passed as "10", not "1e+01".
@@ -56,7 +40,7 @@ func (w *Worker) runProcess(r *running, out *output, ckDir string) outcome {
 		argv[0] = exe
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = append(os.Environ(), environment(r.job, ckDir)...)
+	cmd.Env = environment(r.job, ckDir)
 	stdout, stderr := out.writer("stdout"), out.writer("stderr")
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.SysProcAttr = processAttrs()
