@@ -126,7 +126,7 @@ type Dist struct {
 }
 
 // DecodeSpec parses a sweep spec strictly: size-limited, unknown fields
-// refused, exactly one JSON object. Errors are *jobs.ValidationError naming
+// and duplicate keys refused, exactly one JSON object. Errors are *jobs.ValidationError naming
 // the field. It does not check the spec against the catalog: Expand does.
 func DecodeSpec(data []byte) (Spec, error) {
 	var s Spec
@@ -135,6 +135,9 @@ func DecodeSpec(data []byte) (Spec, error) {
 	}
 	if !utf8.Valid(data) {
 		return s, invalid("body", "the message is not valid UTF-8")
+	}
+	if fe := jobs.DuplicateKey(data, specMaps); fe != nil {
+		return s, &jobs.ValidationError{Problems: []*jobs.FieldError{fe}}
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -145,6 +148,18 @@ func DecodeSpec(data []byte) (Spec, error) {
 		return Spec{}, invalid("body", "extra data after the JSON object; send exactly one object")
 	}
 	return s, nil
+}
+
+// specMaps reports the objects of a Spec that are maps, whose keys are
+// compared exactly by the duplicate-key check: parameters and labels.
+func specMaps(path string) bool {
+	switch path {
+	case "fixed", "labels", "space.grid", "space.random.params":
+		return true
+	}
+	// A trial of a list: "space.list[3]", not something inside it.
+	rest, ok := strings.CutPrefix(path, "space.list[")
+	return ok && strings.HasSuffix(rest, "]") && !strings.ContainsAny(rest, ".[")
 }
 
 func invalid(field, msg string) error {
