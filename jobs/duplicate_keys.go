@@ -49,9 +49,9 @@ func walkJSON(dec *json.Decoder, path string, depth int, exact func(string) bool
 				return nil, err
 			}
 			key, _ := kt.(string)
-			child := key
+			child := pathSegment(key)
 			if path != "" {
-				child = path + "." + key
+				child = path + "." + child
 			}
 			norm := key
 			if fold {
@@ -79,6 +79,15 @@ func walkJSON(dec *json.Decoder, path string, depth int, exact func(string) bool
 		return nil, err
 	}
 	return nil, nil
+}
+
+// pathSegment is how a key shows in a field path; the empty key is written
+// "" so that the path still names something.
+func pathSegment(key string) string {
+	if key == "" {
+		return `""`
+	}
+	return key
 }
 
 var errTooDeep = errors.New("nested too deeply")

@@ -95,6 +95,9 @@ func jsonFieldError(err error) *FieldError {
 		return &FieldError{Field: "body", Message: "empty message; send a JSON object such as {\"template\":\"NAME\",\"params\":{}}"}
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
+		if name == "" {
+			name = `""` // the empty key: the field path must still name it
+		}
 		return &FieldError{Field: name, Message: "unknown field (known: template, params, idempotency_key, team, labels, class, timeout, command)"}
 	}
 	return &FieldError{Field: "body", Message: err.Error()}

@@ -183,6 +183,9 @@ func decodeError(err error) *jobs.FieldError {
 		return &jobs.FieldError{Field: "body", Message: `empty message; send a JSON object such as {"template":"NAME","space":{"grid":{"lr":[0.1,0.01]}}}`}
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
+		if name == "" {
+			name = `""` // the empty key: the field path must still name it
+		}
 		return &jobs.FieldError{Field: name, Message: "unknown field (a sweep takes: template, space{grid|random{seed,count,params}|list}, max_parallel, metric, goal, fixed, team, labels, early_stop{min_trials,after_step}, idempotency_key; a distribution takes: type, min, max, values)"}
 	}
 	return &jobs.FieldError{Field: "body", Message: err.Error()}
