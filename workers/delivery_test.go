@@ -141,10 +141,10 @@ func TestFencedWorkerStopsJobUnrecorded(t *testing.T) {
 	spec := e.shell(`
 if [ "$BALLAST_ATTEMPT" = 1 ]; then
   trap 'echo "{\"checkpoint\":\"from-fenced\"}"; echo term > "$BALLAST_PARAM_DIR/term1"; exit 7' TERM
-  echo $$ > "$BALLAST_PARAM_DIR/started1"
+  echo $$ > "$BALLAST_PARAM_DIR/started1.tmp"; mv "$BALLAST_PARAM_DIR/started1.tmp" "$BALLAST_PARAM_DIR/started1"
   while :; do sleep 0.05; done
 fi
-echo "[$BALLAST_RESUME_FROM]" > "$BALLAST_PARAM_DIR/resume2"
+echo "[$BALLAST_RESUME_FROM]" > "$BALLAST_PARAM_DIR/resume2.tmp"; mv "$BALLAST_PARAM_DIR/resume2.tmp" "$BALLAST_PARAM_DIR/resume2"
 while [ ! -e "$BALLAST_PARAM_DIR/go" ]; do sleep 0.02; done`)
 	spec.Checkpointable = true
 	j := e.submit(spec, queues.QueueCore)
