@@ -44,6 +44,14 @@ type Template struct {
 	Handler string `yaml:"handler,omitempty" json:"handler,omitempty"`
 	// Params declares the typed parameters by name.
 	Params map[string]ParamSpec `yaml:"params,omitempty" json:"params,omitempty"`
+	// Env sets variables in the job's environment; a value may use
+	// "${name}" like the command. The job inherits nothing else from the
+	// worker but PATH, HOME, LANG and TZ (see BaseEnv).
+	Env map[string]string `yaml:"env,omitempty" json:"env,omitempty"`
+	// PassEnv names variables copied from the worker's environment into the
+	// job's, when the worker has them. Config validation refuses names that
+	// hold the worker's own credentials.
+	PassEnv []string `yaml:"pass_env,omitempty" json:"pass_env,omitempty"`
 	// Class is core or burst; empty takes the rhythm's default.
 	Class Class `yaml:"class,omitempty" json:"class,omitempty"`
 	// Rhythm is periodic, pulse, mixed or sweep; empty means pulse for burst
@@ -62,14 +70,6 @@ type Template struct {
 	Grace Duration `yaml:"grace,omitempty" json:"grace,omitempty"`
 	// Team is charged for the job unless the submission names another team.
 	Team string `yaml:"team,omitempty" json:"team,omitempty"`
-	// Env sets variables in the job's environment; a value may use
-	// "${name}" like the command. The job inherits nothing else from the
-	// worker but PATH, HOME, LANG and TZ (see BaseEnv).
-	Env map[string]string `yaml:"env,omitempty" json:"env,omitempty"`
-	// PassEnv names variables copied from the worker's environment into the
-	// job's, when the worker has them. Config validation refuses names that
-	// hold the worker's own credentials.
-	PassEnv []string `yaml:"pass_env,omitempty" json:"pass_env,omitempty"`
 	// Description is shown by the CLI and the API.
 	Description string `yaml:"description,omitempty" json:"description,omitempty"`
 }
