@@ -130,6 +130,8 @@ func (c *Catalog) Resolve(s Submission) (Spec, error) {
 		spec.Command = append([]string(nil), s.Command...)
 	} else {
 		spec.Command = t.render(values)
+		spec.Env = t.renderEnv(values)
+		spec.PassEnv = append([]string(nil), t.PassEnv...)
 	}
 	if s.Team != "" {
 		spec.Team = s.Team

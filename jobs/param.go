@@ -117,6 +117,9 @@ func (p ParamSpec) Check(raw json.RawMessage) (any, error) {
 			}
 			return nil, fmt.Errorf("%q is not one of %s", v, strings.Join(p.Values, ", "))
 		}
+		if msg := CheckText(v, TextControls); msg != "" {
+			return nil, fmt.Errorf("%s", msg)
+		}
 		limit := p.MaxLen
 		if limit == 0 {
 			limit = MaxStringParamBytes

@@ -28,6 +28,10 @@ type Spec struct {
 	// line such as {"loss": 0.12}; the worker records every value reported
 	// under that key, in order. Sweep trials set it to the sweep's metric.
 	Metric string `json:"metric,omitempty"`
+	// Env and PassEnv are the template's, with parameters substituted into
+	// Env: the worker adds them to the job's built environment.
+	Env     map[string]string `json:"env,omitempty"`
+	PassEnv []string          `json:"pass_env,omitempty"`
 	// TraceParent is the W3C traceparent of the span that submitted the job.
 	// It lives in the spec because the spec is what travels with every
 	// attempt through Redis and asynq: each attempt's span, on whichever

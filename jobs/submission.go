@@ -50,7 +50,7 @@ type Submission struct {
 }
 
 // DecodeSubmission parses a submission strictly: size-limited, unknown fields
-// refused, exactly one JSON object. Errors are *ValidationError.
+// and duplicate keys refused, exactly one JSON object. Errors are *ValidationError.
 func DecodeSubmission(data []byte) (Submission, error) {
 	var s Submission
 	if len(data) > MaxSubmissionBytes {
@@ -59,6 +59,9 @@ func DecodeSubmission(data []byte) (Submission, error) {
 	}
 	if !utf8.Valid(data) {
 		return s, &ValidationError{Problems: []*FieldError{{Field: "body", Message: "the message is not valid UTF-8"}}}
+	}
+	if fe := DuplicateKey(data, submissionMaps); fe != nil {
+		return s, &ValidationError{Problems: []*FieldError{fe}}
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -92,6 +95,9 @@ func jsonFieldError(err error) *FieldError {
 		return &FieldError{Field: "body", Message: "empty message; send a JSON object such as {\"template\":\"NAME\",\"params\":{}}"}
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
+		if name == "" {
+			name = `""` // the empty key: the field path must still name it
+		}
 		return &FieldError{Field: name, Message: "unknown field (known: template, params, idempotency_key, team, labels, class, timeout, command)"}
 	}
 	return &FieldError{Field: "body", Message: err.Error()}
@@ -118,10 +124,13 @@ func (s Submission) checkEnvelope(ps *problems) {
 		ps.add("idempotency_key", fmt.Sprintf("is %d bytes; the limit is %d", len(s.IdempotencyKey), MaxIdempotencyBytes))
 	}
 	for _, r := range s.IdempotencyKey {
-		if r < 0x21 || r == 0x7f {
+		if r == ' ' || isControl(r) {
 			ps.add("idempotency_key", "must not contain spaces or control characters")
 			break
 		}
+	}
+	if msg := CheckText(s.Template, NoControls); msg != "" {
+		ps.add("template", msg)
 	}
 	if s.Team != "" && !nameRE.MatchString(s.Team) {
 		ps.add("team", "use lower-case letters, digits, '.', '_' or '-' (at most 63)")
@@ -135,6 +144,9 @@ func (s Submission) checkEnvelope(ps *problems) {
 		}
 		if k == RegionLabel && !regionRE.MatchString(s.Labels[k]) {
 			ps.add("labels."+k, "a region is 1 to 32 of a-z, 0-9 and '-', as in the pools' region settings")
+		}
+		if msg := CheckText(s.Labels[k], NoControls); msg != "" {
+			ps.add("labels."+k, "the value "+msg)
 		}
 		if len(s.Labels[k]) > MaxLabelValueBytes {
 			ps.add("labels."+k, fmt.Sprintf("value is %d bytes; the limit is %d", len(s.Labels[k]), MaxLabelValueBytes))
@@ -157,5 +169,10 @@ func (s Submission) checkEnvelope(ps *problems) {
 	}
 	if len(s.Command) > 0 && strings.TrimSpace(s.Command[0]) == "" {
 		ps.add("command[0]", "the program name is empty")
+	}
+	for i, arg := range s.Command {
+		if msg := CheckText(arg, TextControls); msg != "" {
+			ps.add(fmt.Sprintf("command[%d]", i), msg)
+		}
 	}
 }

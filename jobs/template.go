@@ -44,6 +44,14 @@ type Template struct {
 	Handler string `yaml:"handler,omitempty" json:"handler,omitempty"`
 	// Params declares the typed parameters by name.
 	Params map[string]ParamSpec `yaml:"params,omitempty" json:"params,omitempty"`
+	// Env sets variables in the job's environment; a value may use
+	// "${name}" like the command. The job inherits nothing else from the
+	// worker but PATH, HOME, LANG and TZ (see BaseEnv).
+	Env map[string]string `yaml:"env,omitempty" json:"env,omitempty"`
+	// PassEnv names variables copied from the worker's environment into the
+	// job's, when the worker has them. Config validation refuses names that
+	// hold the worker's own credentials.
+	PassEnv []string `yaml:"pass_env,omitempty" json:"pass_env,omitempty"`
 	// Class is core or burst; empty takes the rhythm's default.
 	Class Class `yaml:"class,omitempty" json:"class,omitempty"`
 	// Rhythm is periodic, pulse, mixed or sweep; empty means pulse for burst
@@ -153,6 +161,7 @@ func (t Template) validate(field string, ps *problems) {
 		}
 		t.Params[name].validate(pf, ps)
 	}
+	t.validateEnv(field, ps)
 	for i, arg := range t.Command {
 		for _, m := range placeRE.FindAllStringSubmatch(arg, -1) {
 			if _, ok := t.Params[m[1]]; !ok {
@@ -169,15 +178,20 @@ func (t Template) render(values map[string]any) []string {
 	}
 	out := make([]string, len(t.Command))
 	for i, arg := range t.Command {
-		out[i] = placeRE.ReplaceAllStringFunc(arg, func(m string) string {
-			v, ok := values[m[2:len(m)-1]]
-			if !ok {
-				return "" // an optional parameter left unset renders empty
-			}
-			return FormatParam(v)
-		})
+		out[i] = substitute(arg, values)
 	}
 	return out
+}
+
+// substitute replaces each "${name}" in s by the parameter's value.
+func substitute(s string, values map[string]any) string {
+	return placeRE.ReplaceAllStringFunc(s, func(m string) string {
+		v, ok := values[m[2:len(m)-1]]
+		if !ok {
+			return "" // an optional parameter left unset renders empty
+		}
+		return FormatParam(v)
+	})
 }
 
 func sortedKeys[V any](m map[string]V) []string {

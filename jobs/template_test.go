@@ -103,6 +103,27 @@ func TestTemplateValidate(t *testing.T) {
 			[]want{{f + ".command[1]", "${} names no declared parameter"}}},
 		{"placeholder in program name", Template{Command: []string{"${prog}"}},
 			[]want{{f + ".command[0]", "${prog} names no declared parameter"}}},
+
+		{"env and pass_env", Template{Command: cmd, Env: map[string]string{"MODE": "fast-${n}", "_X1": ""},
+			PassEnv: []string{"CUDA_HOME", "http_proxy"}, Params: map[string]ParamSpec{"n": {Type: ParamInt}}}, nil},
+		{"env name with a dash", Template{Command: cmd, Env: map[string]string{"A-B": "x"}},
+			[]want{{f + ".env.A-B", "not an environment variable name"}}},
+		{"env name starting with a digit", Template{Command: cmd, Env: map[string]string{"1X": "x"}},
+			[]want{{f + ".env.1X", "not an environment variable name"}}},
+		{"env sets a contract variable", Template{Command: cmd, Env: map[string]string{"BALLAST_RESUME_FROM": "x"}},
+			[]want{{f + ".env.BALLAST_RESUME_FROM", "is reserved"}}},
+		{"env value with NUL", Template{Command: cmd, Env: map[string]string{"X": "a\x00b"}},
+			[]want{{f + ".env.X", "NUL"}}},
+		{"env undeclared placeholder", Template{Command: cmd, Env: map[string]string{"X": "${y}"}},
+			[]want{{f + ".env.X", "${y} names no declared parameter"}}},
+		{"pass_env the API token", Template{Command: cmd, PassEnv: []string{"BALLAST_API_TOKEN"}},
+			[]want{{f + ".pass_env[0]", "is reserved"}}},
+		{"pass_env twice", Template{Command: cmd, PassEnv: []string{"A", "B", "A"}},
+			[]want{{f + ".pass_env[2]", "A is listed twice"}}},
+		{"pass_env also in env", Template{Command: cmd, Env: map[string]string{"A": "1"}, PassEnv: []string{"A"}},
+			[]want{{f + ".pass_env[0]", "also set in env"}}},
+		{"pass_env empty name", Template{Command: cmd, PassEnv: []string{""}},
+			[]want{{f + ".pass_env[0]", "not an environment variable name"}}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

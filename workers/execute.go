@@ -81,7 +81,12 @@ func (w *Worker) run(r *running) outcome {
 	if len(r.job.Spec.Command) == 0 {
 		return outcome{err: errors.New("the job has neither command nor handler")}
 	}
-	if err := os.MkdirAll(ckDir, 0o755); err != nil {
+	// Checkpoints are the job's data: only the worker's user may read them.
+	// Chmod too, for a directory an earlier attempt or release left open.
+	if err := os.MkdirAll(ckDir, 0o700); err != nil {
+		return outcome{err: fmt.Errorf("checkpoint dir: %w", err)}
+	}
+	if err := os.Chmod(ckDir, 0o700); err != nil {
 		return outcome{err: fmt.Errorf("checkpoint dir: %w", err)}
 	}
 	return w.runProcess(r, out, ckDir)

@@ -69,9 +69,11 @@ func (w *Worker) beat(ctx context.Context) {
 }
 
 // refence handles the controller declaring this worker identity dead: its
-// attempts were requeued elsewhere, so they are stopped unrecorded, and the
-// worker continues under a new identity. The new identity is taken first so
-// that a slot freed by these stops cannot claim under the fenced one.
+// attempts were requeued elsewhere and may already run there, so their
+// process trees are killed first, before anything else (no grace: a
+// checkpoint written now could not be recorded), and the worker continues
+// under a new identity. The new identity is taken in the same step so that
+// a slot freed by these kills cannot claim under the fenced one.
 func (w *Worker) refence(seenBy string) {
 	w.mu.Lock()
 	old := w.ID()
@@ -85,6 +87,7 @@ func (w *Worker) refence(seenBy string) {
 	for _, r := range w.jobs {
 		if r.worker == old {
 			r.stop(stopLost)
+			r.killNow()
 		}
 	}
 	w.mu.Unlock()

@@ -1,6 +1,7 @@
 package workers_test
 
 import (
+	"os"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -11,6 +12,12 @@ import (
 // heartbeat loop and output flushers. No goroutine needs ignoring: asynq's
 // server goroutines end in Shutdown, and the go-redis clients (with their
 // pools) are closed by testenv when each test ends.
+//
+// With helperNamespaceEnv set, the binary is a worker process instead (see
+// runHelperWorker).
 func TestMain(m *testing.M) {
+	if ns := os.Getenv(helperNamespaceEnv); ns != "" {
+		os.Exit(runHelperWorker(ns))
+	}
 	goleak.VerifyTestMain(m)
 }

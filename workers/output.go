@@ -62,9 +62,9 @@ func (o *output) line(stream, text string) {
 	o.pending = append(o.pending, queues.LogLine{Attempt: o.attempt, Stream: stream, Text: text})
 	if o.file == nil && o.dir != "" {
 		// The local file keeps everything; Redis keeps the last lines.
-		if err := os.MkdirAll(o.dir, 0o755); err == nil {
+		if err := os.MkdirAll(o.dir, 0o700); err == nil {
 			o.file, _ = os.OpenFile(filepath.Join(o.dir, o.jobID+"."+strconv.Itoa(o.attempt)+".log"),
-				os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+				os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 		}
 		o.dir = "" // one try: a full disk must not cost a syscall per line
 	}

@@ -7,10 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
-
-	"github.com/ballastdev/ballast/jobs"
 )
 
 // SelfCommand as argv[0] of a template means "this ballast binary", so demo
@@ -21,20 +18,6 @@ const SelfCommand = "@ballast"
 // of printing a checkpoint line; its content is the checkpoint.
 const CheckpointMarker = ".ballast-checkpoint"
 
-// environment is the checkpoint contract a job process sees.
-func environment(j jobs.Job, ckDir string) []string {
-	env := []string{
-		"BALLAST_JOB_ID=" + j.ID,
-		fmt.Sprintf("BALLAST_ATTEMPT=%d", j.Attempt),
-		"BALLAST_CHECKPOINT_DIR=" + ckDir,
-		"BALLAST_RESUME_FROM=" + j.Checkpoint,
-	}
-	for name, v := range j.Spec.Params {
-		env = append(env, "BALLAST_PARAM_"+strings.ToUpper(name)+"="+jobs.FormatParam(normalise(v)))
-	}
-	return env
-}
-
 // normalise turns a JSON-decoded whole float back into an integer so that 10
 // is passed as "10", not "1e+01".
 func normalise(v any) any {
@@ -44,8 +27,13 @@ func normalise(v any) any {
 	return v
 }
 
+// killWait bounds the wait for a supervisor told to kill its job's tree; it
+// takes milliseconds unless something is stuck in the kernel.
+const killWait = 5 * time.Second
+
 // runProcess runs the job's command until it exits or r is stopped. On stop it
-// sends SIGTERM to the process group, waits the grace period, then SIGKILL.
+// asks the job to stop (SIGTERM to its process group), waits the grace
+// period, then kills its whole process tree.
 func (w *Worker) runProcess(r *running, out *output, ckDir string) outcome {
 	argv := append([]string(nil), r.job.Spec.Command...)
 	if argv[0] == SelfCommand {
@@ -55,16 +43,24 @@ func (w *Worker) runProcess(r *running, out *output, ckDir string) outcome {
 		}
 		argv[0] = exe
 	}
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = append(os.Environ(), environment(r.job, ckDir)...)
+	// Resolved here, not by the supervisor, so a missing program fails the
+	// start as it always did rather than as an exit code.
+	path, err := exec.LookPath(argv[0])
+	if err != nil {
+		return outcome{err: fmt.Errorf("start %q: %w", argv[0], err)}
+	}
+	cmd := jobCommand(path, argv)
+	cmd.Env = environment(r.job, ckDir)
 	stdout, stderr := out.writer("stdout"), out.writer("stderr")
 	cmd.Stdout, cmd.Stderr = stdout, stderr
-	cmd.SysProcAttr = processAttrs()
 	// A grandchild that keeps the pipes open must not hold the slot forever.
 	cmd.WaitDelay = 2 * time.Second
 	if err := cmd.Start(); err != nil {
 		return outcome{err: fmt.Errorf("start %q: %w", argv[0], err)}
 	}
+	pid := cmd.Process.Pid
+	r.setKill(func() { killTree(pid) })
+	defer r.setKill(nil)
 	waited := make(chan error, 1)
 	go func() { waited <- cmd.Wait() }()
 
@@ -93,7 +89,8 @@ func (w *Worker) runProcess(r *running, out *output, ckDir string) outcome {
 // stopProcess ends a process the worker was asked to stop. A preemption yields
 // to a process that has already exited by itself: its own outcome is the
 // truth, and finishing it drops the request; requeueing a finished job would
-// run it again.
+// run it again. A lost attempt gets no grace: it already runs elsewhere, and
+// a checkpoint it wrote now could not be recorded.
 func (w *Worker) stopProcess(r *running, cmd *exec.Cmd, waited chan error) outcome {
 	why := r.reason()
 	if why == stopPreempt {
@@ -103,26 +100,44 @@ func (w *Worker) stopProcess(r *running, cmd *exec.Cmd, waited chan error) outco
 		default:
 		}
 	}
-	res := w.terminate(cmd, waited, r.job.Spec.Grace.Std())
+	var res outcome
+	if why == stopLost {
+		res = kill(cmd, waited)
+	} else {
+		res = w.terminate(cmd, waited, r.job.Spec.Grace.Std())
+	}
 	res.stop = why
 	return res
 }
 
-// terminate asks the process group to stop, then forces it.
+// terminate asks the job to stop, then kills its tree after the grace period.
 func (w *Worker) terminate(cmd *exec.Cmd, waited chan error, grace time.Duration) outcome {
-	signalGroup(cmd.Process.Pid, syscall.SIGTERM)
+	askStop(cmd.Process.Pid)
 	t := time.NewTimer(grace)
 	defer t.Stop()
 	select {
 	case err := <-waited:
 		return exitOutcome(cmd, err)
 	case <-t.C:
-		signalGroup(cmd.Process.Pid, syscall.SIGKILL)
-		err := <-waited
-		o := exitOutcome(cmd, err)
-		o.killed = true
-		return o
+		return kill(cmd, waited)
 	}
+}
+
+// kill ends the job's whole process tree at once.
+func kill(cmd *exec.Cmd, waited chan error) outcome {
+	killTree(cmd.Process.Pid)
+	t := time.NewTimer(killWait)
+	defer t.Stop()
+	var err error
+	select {
+	case err = <-waited:
+	case <-t.C:
+		killHard(cmd.Process.Pid)
+		err = <-waited
+	}
+	o := exitOutcome(cmd, err)
+	o.killed = true
+	return o
 }
 
 func exitOutcome(cmd *exec.Cmd, err error) outcome {

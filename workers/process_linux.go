@@ -2,13 +2,35 @@
 
 package workers
 
-import "syscall"
+import (
+	"os"
+	"os/exec"
+	"strconv"
+	"syscall"
+)
 
-// processAttrs puts the job in its own process group (so a stop reaches its
-// children) and has the kernel kill it if the worker dies: a SIGKILLed worker
-// must not leave a job running that the controller is about to run again.
-func processAttrs() *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+// jobCommand runs the job under a supervisor (see SupervisorCommand): this
+// very binary, re-executed through /proc/self/exe so that an upgrade that
+// replaced the file on disk cannot slip another version in. The supervisor
+// has a process group of its own and is told by the kernel when the worker
+// dies, however it dies: then it kills the job's whole tree.
+func jobCommand(path string, argv []string) *exec.Cmd {
+	args := append([]string{SupervisorCommand, "--ppid", strconv.Itoa(os.Getpid()), "--path", path, "--"}, argv...)
+	cmd := exec.Command("/proc/self/exe", args...)
+	if exe, err := os.Executable(); err == nil {
+		cmd.Args[0] = exe // what ps shows
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: supervisorKill}
+	return cmd
 }
 
-func signalGroup(pid int, sig syscall.Signal) { _ = syscall.Kill(-pid, sig) }
+// askStop asks the job to stop: the supervisor forwards SIGTERM to the job's
+// process group.
+func askStop(pid int) { _ = syscall.Kill(pid, syscall.SIGTERM) }
+
+// killTree has the supervisor kill every process of the job and exit.
+func killTree(pid int) { _ = syscall.Kill(pid, supervisorKill) }
+
+// killHard is the last resort for a supervisor that did not exit after
+// killTree.
+func killHard(pid int) { _ = syscall.Kill(-pid, syscall.SIGKILL) }

@@ -2,10 +2,21 @@
 
 package workers
 
-import "syscall"
+import (
+	"os/exec"
+	"syscall"
+)
 
-// processAttrs puts the job in its own process group. Outside Linux there is
-// no parent-death signal: a crashed worker can leave its job running.
-func processAttrs() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
+// jobCommand puts the job in its own process group. Outside Linux there is
+// neither a parent-death signal nor a child subreaper: a crashed worker can
+// leave its job running, and a process that leaves the group survives a stop.
+func jobCommand(path string, argv []string) *exec.Cmd {
+	cmd := exec.Command(path, argv[1:]...)
+	cmd.Args[0] = argv[0]
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	return cmd
+}
 
-func signalGroup(pid int, sig syscall.Signal) { _ = syscall.Kill(-pid, sig) }
+func askStop(pid int)  { _ = syscall.Kill(-pid, syscall.SIGTERM) }
+func killTree(pid int) { _ = syscall.Kill(-pid, syscall.SIGKILL) }
+func killHard(pid int) { _ = syscall.Kill(-pid, syscall.SIGKILL) }

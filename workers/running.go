@@ -30,6 +30,8 @@ type running struct {
 	why     stopReason
 	ckpt    string
 	spot    bool // stopped by a spot notice: counts against the spot budget
+	// kill ends the job's process tree at once; nil while no process runs.
+	kill func()
 }
 
 func newRunning(j jobs.Job, worker string) *running {
@@ -44,6 +46,24 @@ func (r *running) stop(why stopReason) {
 		r.mu.Unlock()
 		close(r.stopped)
 	})
+}
+
+// setKill registers how to kill the job's process tree (nil: none runs).
+func (r *running) setKill(f func()) {
+	r.mu.Lock()
+	r.kill = f
+	r.mu.Unlock()
+}
+
+// killNow kills the job's process tree, if a process runs, without waiting
+// for the goroutine that runs it to notice a stop.
+func (r *running) killNow() {
+	r.mu.Lock()
+	f := r.kill
+	r.mu.Unlock()
+	if f != nil {
+		f()
+	}
 }
 
 func (r *running) reason() stopReason {

@@ -39,7 +39,13 @@ func Load(path string) (Config, error) {
 func Parse(data []byte, filename string) (Config, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return Config{}, Problems{positioned(filename, err.Error(), err)}
+		p := positioned(filename, err.Error(), err)
+		if p.Line == 0 && strings.Contains(p.Message, "end of stream") {
+			// yaml.v3 gives no line for an unclosed quote or bracket; the
+			// end of the file is where the reader ran out.
+			p.Line = bytes.Count(data, []byte("\n")) + 1
+		}
+		return Config{}, Problems{p}
 	}
 	root := documentRoot(&doc)
 	if root != nil && resolveAlias(root).Kind != yaml.MappingNode {

@@ -35,6 +35,8 @@ pools:
 
 func TestParseReportsFieldAndLine(t *testing.T) {
 	t.Setenv("BALLAST_TEST_UNSET", "")
+	t.Setenv("TEST_REDIS_SECRET", "s3cret")
+	t.Setenv("TEST_NATS_SECRET", "s3cret")
 	cases := []struct {
 		name  string
 		doc   string
@@ -180,6 +182,52 @@ templates:
   v1.2: # <-
     description: no command
 `, "templates.v1.2.command", "missing"},
+		{"pass_env of the Redis password", fixedPool + `
+redis:
+  password_env: TEST_REDIS_SECRET
+templates:
+  leak:
+    command: [env]
+    pass_env:
+      - LD_LIBRARY_PATH
+      - TEST_REDIS_SECRET # <-
+`, "templates.leak.pass_env[1]", "holds a worker credential (redis.password_env)"},
+		{"pass_env of the NATS token", fixedPool + `
+nats:
+  token_env: TEST_NATS_SECRET
+templates:
+  leak:
+    command: [env]
+    pass_env: [TEST_NATS_SECRET] # <-
+`, "templates.leak.pass_env[0]", "holds a worker credential (nats.token_env)"},
+		{"pass_env of the API token", fixedPool + `
+templates:
+  leak:
+    command: [env]
+    pass_env: [BALLAST_API_TOKEN] # <-
+`, "templates.leak.pass_env[0]", "reserved"},
+		{"env sets a contract variable", fixedPool + `
+templates:
+  fake:
+    command: [env]
+    env:
+      BALLAST_JOB_ID: x # <-
+`, "templates.fake.env.BALLAST_JOB_ID", "reserved"},
+		{"env name that is no name", fixedPool + `
+templates:
+  bad:
+    command: [env]
+    env:
+      "A-B": x # <-
+`, "templates.bad.env.A-B", "not an environment variable name"},
+		{"pass_env twice", fixedPool + `
+templates:
+  twice:
+    command: [env]
+    pass_env:
+      - CUDA_HOME
+      - CUDA_HOME # <-
+`, "templates.twice.pass_env[1]", "listed twice"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -45,6 +45,7 @@ func (c Config) Validate() error {
 	c.Watermarks.validate(&ps)
 	c.Capacity.validate(&ps)
 	validatePools(&ps, c.Pools)
+	c.validatePassEnv(&ps)
 	cat, err := c.Catalog()
 	ps.merge(err)
 	if err == nil {

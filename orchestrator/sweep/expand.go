@@ -138,8 +138,11 @@ func (s Spec) checkEnvelope(ps *problems) {
 	switch {
 	case len(s.Metric) > MaxMetricKeyBytes:
 		ps.add("metric", fmt.Sprintf("is %d bytes; the limit is %d", len(s.Metric), MaxMetricKeyBytes))
-	case strings.ContainsFunc(s.Metric, func(r rune) bool { return r < 0x20 || r == 0x7f }):
-		ps.add("metric", "must not contain control characters")
+	case jobs.CheckText(s.Metric, jobs.NoControls) != "":
+		ps.add("metric", jobs.CheckText(s.Metric, jobs.NoControls))
+	}
+	if msg := jobs.CheckText(s.Template, jobs.NoControls); msg != "" {
+		ps.add("template", msg)
 	}
 	switch s.Goal {
 	case "", Minimize, Maximize:
@@ -156,6 +159,9 @@ func (s Spec) checkEnvelope(ps *problems) {
 	}
 	if limit := jobs.MaxIdempotencyBytes; len(s.IdempotencyKey) > limit {
 		ps.add("idempotency_key", fmt.Sprintf("is %d bytes; the limit is %d", len(s.IdempotencyKey), limit))
+	}
+	if msg := jobs.CheckText(s.IdempotencyKey, jobs.NoControls); msg != "" || strings.Contains(s.IdempotencyKey, " ") {
+		ps.add("idempotency_key", "must not contain spaces or control characters")
 	}
 }
 

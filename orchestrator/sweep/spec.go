@@ -126,7 +126,7 @@ type Dist struct {
 }
 
 // DecodeSpec parses a sweep spec strictly: size-limited, unknown fields
-// refused, exactly one JSON object. Errors are *jobs.ValidationError naming
+// and duplicate keys refused, exactly one JSON object. Errors are *jobs.ValidationError naming
 // the field. It does not check the spec against the catalog: Expand does.
 func DecodeSpec(data []byte) (Spec, error) {
 	var s Spec
@@ -135,6 +135,9 @@ func DecodeSpec(data []byte) (Spec, error) {
 	}
 	if !utf8.Valid(data) {
 		return s, invalid("body", "the message is not valid UTF-8")
+	}
+	if fe := jobs.DuplicateKey(data, specMaps); fe != nil {
+		return s, &jobs.ValidationError{Problems: []*jobs.FieldError{fe}}
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -145,6 +148,18 @@ func DecodeSpec(data []byte) (Spec, error) {
 		return Spec{}, invalid("body", "extra data after the JSON object; send exactly one object")
 	}
 	return s, nil
+}
+
+// specMaps reports the objects of a Spec that are maps, whose keys are
+// compared exactly by the duplicate-key check: parameters and labels.
+func specMaps(path string) bool {
+	switch path {
+	case "fixed", "labels", "space.grid", "space.random.params":
+		return true
+	}
+	// A trial of a list: "space.list[3]", not something inside it.
+	rest, ok := strings.CutPrefix(path, "space.list[")
+	return ok && strings.HasSuffix(rest, "]") && !strings.ContainsAny(rest, ".[")
 }
 
 func invalid(field, msg string) error {
@@ -168,6 +183,9 @@ func decodeError(err error) *jobs.FieldError {
 		return &jobs.FieldError{Field: "body", Message: `empty message; send a JSON object such as {"template":"NAME","space":{"grid":{"lr":[0.1,0.01]}}}`}
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
+		if name == "" {
+			name = `""` // the empty key: the field path must still name it
+		}
 		return &jobs.FieldError{Field: name, Message: "unknown field (a sweep takes: template, space{grid|random{seed,count,params}|list}, max_parallel, metric, goal, fixed, team, labels, early_stop{min_trials,after_step}, idempotency_key; a distribution takes: type, min, max, values)"}
 	}
 	return &jobs.FieldError{Field: "body", Message: err.Error()}

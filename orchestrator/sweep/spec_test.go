@@ -67,12 +67,27 @@ func TestDecodeSpecRejects(t *testing.T) {
 		{"grid not arrays", `{"template":"train","space":{"grid":{"lr":0.1}}}`, "space.grid"},
 		{"invalid utf8", "{\"template\":\"\xff\"}", "body"},
 		{"oversize", `{"template":"` + strings.Repeat("x", MaxSpecBytes) + `"}`, "body"},
+		{"duplicate grid parameter", `{"template":"train","space":{"grid":{"lr":[0.1],"lr":[0.2]}}}`, "space.grid.lr"},
+		{"duplicate key in a listed trial", `{"template":"train","space":{"list":[{"a":1},{"a":1,"a":2}]}}`, "space.list[1].a"},
+		{"duplicate struct field in another case", `{"template":"train","Template":"other"}`, "Template"},
+		{"duplicate random parameter", `{"template":"train","space":{"random":{"seed":1,"count":2,"params":{"x":{"type":"uniform"},"x":{"type":"choice"}}}}}`, "space.random.params.x"},
+		{"duplicate fixed parameter", `{"template":"train","fixed":{"e":1,"e":1}}`, "fixed.e"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := DecodeSpec([]byte(c.in))
 			wantField(t, err, c.field)
 		})
+	}
+}
+
+func TestDecodeSpecMapKeysAreCaseSensitive(t *testing.T) {
+	s, err := DecodeSpec([]byte(`{"template":"train","space":{"grid":{"lr":[1],"LR":[2]},"list":[{"a":1,"A":2}]},"fixed":{"e":1,"E":2}}`))
+	if err != nil {
+		t.Fatalf("DecodeSpec: %v", err)
+	}
+	if len(s.Space.Grid) != 2 || len(s.Space.List[0]) != 2 || len(s.Fixed) != 2 {
+		t.Errorf("decoded %+v, want keys differing in case kept apart", s)
 	}
 }
 

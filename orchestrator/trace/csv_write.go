@@ -44,8 +44,16 @@ func WriteCSV(w io.Writer, t Trace) error {
 // formatStart writes the start instant with its offset, then the zone name
 // when it is one time.LoadLocation can find again: "Local" means a different
 // zone on the reading machine, so it is left at the offset.
+//
+// RFC 3339 offsets are whole minutes; a zone's local mean time before
+// standard time (Europe/Berlin's +00:53:28 in the year 1800) is not, and
+// would move the start by its seconds. Such an instant is written in UTC:
+// the zone name after it still gives the reader the local time.
 func formatStart(start time.Time) string {
 	s := start.Format(time.RFC3339Nano)
+	if _, off := start.Zone(); off%60 != 0 {
+		s = start.UTC().Format(time.RFC3339Nano)
+	}
 	if loc := start.Location(); loc != time.UTC && loc != time.Local && loc.String() != "" {
 		if _, err := time.LoadLocation(loc.String()); err == nil {
 			s += " " + loc.String()

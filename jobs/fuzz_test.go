@@ -1,0 +1,112 @@
+package jobs
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"reflect"
+	"testing"
+)
+
+// FuzzDecodeSubmission: no input panics; a refused one names the field at
+// fault; an accepted one re-encodes to a body that decodes to the same
+// submission (and encodes to the same bytes again). Resolving it against a
+// catalog neither panics nor returns an unnamed problem.
+func FuzzDecodeSubmission(f *testing.F) {
+	for _, seed := range []string{
+		`{"template":"train","params":{"lr":0.01,"epochs":20},"idempotency_key":"nightly-2026-11-29","team":"ml","labels":{"exp":"a"},"class":"burst","timeout":"6h"}`,
+		`{"command":["echo","hi"]}`,
+		`{"template":"train","params":{"name":"a\u0000b"}}`,
+		`{"template":"train","team":"a","team":"b"}`,
+		`{"template":"t","Template":"u"}`,
+		`{"template":"t","params":{"x":{"y":[1,{"z":null}]}}}`,
+		`{"template":"t","timeout":-1}`,
+		`[]`, `null`, `{}`, ``, `{"template":"t"} {}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	cat := fuzzCatalog(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s, err := DecodeSubmission(data)
+		if err != nil {
+			requireNamed(t, err)
+			return
+		}
+		b, err := json.Marshal(s)
+		if err != nil {
+			t.Fatalf("an accepted submission does not encode: %v", err)
+		}
+		s2, err := DecodeSubmission(b)
+		if err != nil {
+			t.Fatalf("the re-encoded submission %s is refused: %v", b, err)
+		}
+		if b2, _ := json.Marshal(s2); !bytes.Equal(b, b2) {
+			t.Fatalf("encodings differ:\n%s\n%s", b, b2)
+		}
+		if !sameSubmission(s, s2) {
+			t.Fatalf("decoded %+v, after a round trip %+v", s, s2)
+		}
+		if _, err := cat.Resolve(s); err != nil {
+			requireNamed(t, err)
+		}
+	})
+}
+
+func fuzzCatalog(f *testing.F) *Catalog {
+	cat, err := NewCatalog(map[string]Template{
+		"train": {Command: []string{"train", "--lr=${lr}", "${name}"}, Env: map[string]string{"EPOCHS": "${epochs}"},
+			Params: map[string]ParamSpec{
+				"lr":     {Type: ParamFloat, Min: ptr(0.0), Max: ptr(1.0), Default: 0.01},
+				"epochs": {Type: ParamInt, Min: ptr(1.0), Required: true},
+				"name":   {Type: ParamString, MaxLen: 64},
+				"mode":   {Type: ParamEnum, Values: []string{"a", "b"}},
+				"dry":    {Type: ParamBool},
+			}},
+	})
+	if err != nil {
+		f.Fatal(err)
+	}
+	cat.AllowRaw = true
+	return cat
+}
+
+// requireNamed fails unless err is a *ValidationError whose every problem
+// names a field.
+func requireNamed(t *testing.T, err error) {
+	t.Helper()
+	var ve *ValidationError
+	if !errors.As(err, &ve) || len(ve.Problems) == 0 {
+		t.Fatalf("error %v (%T) is not a *ValidationError with problems", err, err)
+	}
+	for _, p := range ve.Problems {
+		if p.Field == "" || p.Message == "" {
+			t.Fatalf("problem %+v names no field or says nothing", p)
+		}
+	}
+}
+
+// sameSubmission compares two submissions, parameters by their decoded
+// value: encoding compacts raw JSON and escapes HTML characters. An empty
+// map or list is the same as none (omitempty drops it).
+func sameSubmission(a, b Submission) bool {
+	pa, pb := a.Params, b.Params
+	a.Params, b.Params = nil, nil
+	for _, s := range []*Submission{&a, &b} {
+		if len(s.Labels) == 0 {
+			s.Labels = nil
+		}
+		if len(s.Command) == 0 {
+			s.Command = nil
+		}
+	}
+	if !reflect.DeepEqual(a, b) || len(pa) != len(pb) {
+		return false
+	}
+	for k, va := range pa {
+		var x, y any
+		if json.Unmarshal(va, &x) != nil || json.Unmarshal(pb[k], &y) != nil || !reflect.DeepEqual(x, y) {
+			return false
+		}
+	}
+	return true
+}

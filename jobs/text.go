@@ -1,0 +1,66 @@
+package jobs
+
+import (
+	"fmt"
+	"unicode/utf8"
+)
+
+// Control characters in inputs. What a user sends ends up in argv, in a job's
+// environment, in Redis keys, in logs and on terminals: a NUL cannot pass
+// exec at all, and other control characters (escape sequences, carriage
+// returns) can rewrite what an operator's terminal or a log viewer shows.
+//
+// Per field:
+//   - names (template, team, label keys and values, idempotency keys,
+//     sweep metric keys): no control character at all;
+//   - string parameters and raw command arguments: free text, so tab,
+//     newline and carriage return are allowed (a prompt, a multi-line
+//     query); NUL and every other control character are not.
+
+// Which whitespace controls a field allows.
+const (
+	// NoControls: names and keys.
+	NoControls = ""
+	// TextControls: free text (string parameters, raw command arguments).
+	TextControls = "\t\n\r"
+)
+
+// CheckText returns a message naming the first control character in s that
+// allow does not list, or "" when there is none. Control characters are
+// C0 (U+0000 to U+001F), DEL and C1 (U+0080 to U+009F); invalid UTF-8 is
+// refused too, since it cannot be shown or compared reliably.
+func CheckText(s, allow string) string {
+	for i, r := range s {
+		switch {
+		case r == utf8.RuneError && !validAt(s, i):
+			return fmt.Sprintf("is not valid UTF-8 at byte %d", i)
+		case isControl(r) && !allowed(r, allow):
+			return fmt.Sprintf("contains the control character %U at byte %d; %s", r, i, allowedText(allow))
+		}
+	}
+	return ""
+}
+
+func isControl(r rune) bool { return r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f) }
+
+func allowed(r rune, allow string) bool {
+	for _, a := range allow {
+		if r == a {
+			return true
+		}
+	}
+	return false
+}
+
+func allowedText(allow string) string {
+	if allow == "" {
+		return "names take no control characters"
+	}
+	return "text takes tab, newline and carriage return but no other control characters"
+}
+
+// validAt tells a real U+FFFD from a decoding error at byte i.
+func validAt(s string, i int) bool {
+	r, size := utf8.DecodeRuneInString(s[i:])
+	return !(r == utf8.RuneError && size <= 1)
+}

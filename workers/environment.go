@@ -1,0 +1,64 @@
+package workers
+
+import (
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/ballastdev/ballast/jobs"
+)
+
+// defaultPath is a job's PATH when the worker has none: a worker started by
+// an init system with an empty environment must still run "sh".
+const defaultPath = "/usr/local/bin:/usr/bin:/bin"
+
+// environment builds the environment a job process sees. It is built, never
+// inherited: the worker's environment holds its credentials (the API token,
+// the Redis password, the NATS token), and whatever a job sees may end up in
+// its log. In order, later entries winning: the base variables from the
+// worker (PATH, HOME, LANG, TZ), the template's env, the variables it
+// passes from the worker, and last the contract variables, so no template
+// can fake a job ID or a checkpoint directory.
+func environment(j jobs.Job, ckDir string) []string {
+	vars := make(map[string]string, 8+len(j.Spec.Params)+len(j.Spec.Env)+len(j.Spec.PassEnv))
+	for _, name := range jobs.BaseEnv {
+		if v, ok := os.LookupEnv(name); ok {
+			vars[name] = v
+		}
+	}
+	if vars["PATH"] == "" {
+		vars["PATH"] = defaultPath
+	}
+	for name, v := range j.Spec.Env {
+		if passable(name) {
+			vars[name] = v
+		}
+	}
+	for _, name := range j.Spec.PassEnv {
+		if v, ok := os.LookupEnv(name); ok && passable(name) {
+			vars[name] = v
+		}
+	}
+	vars[jobs.EnvJobID] = j.ID
+	vars[jobs.EnvAttempt] = strconv.Itoa(j.Attempt)
+	vars[jobs.EnvCheckpointDir] = ckDir
+	vars[jobs.EnvResumeFrom] = j.Checkpoint
+	for name, v := range j.Spec.Params {
+		vars[jobs.EnvParamPrefix+strings.ToUpper(name)] = jobs.FormatParam(normalise(v))
+	}
+	env := make([]string, 0, len(vars))
+	for name, v := range vars {
+		env = append(env, name+"="+v)
+	}
+	sort.Strings(env) // a stable order makes a job's environment reproducible
+	return env
+}
+
+// passable re-checks, on the worker, a name the spec asks for. Config
+// validation already refused bad names, but the spec comes out of Redis and
+// the worker's own BALLAST_ settings (BALLAST_API_TOKEN among them) must
+// not reach a job even if a record was written by other means.
+func passable(name string) bool {
+	return jobs.ValidEnvName(name) && !strings.HasPrefix(name, jobs.ReservedEnvPrefix)
+}
