@@ -1,8 +1,6 @@
 package planner
 
 import (
-	"cmp"
-	"slices"
 	"time"
 
 	"github.com/ballastdev/ballast/orchestrator/trace"
@@ -18,31 +16,12 @@ type Levels struct {
 	Span time.Duration `json:"span"`
 }
 
-// DemandLevels builds the exact demand histogram of tr in O(n log n).
+// DemandLevels is tr's exact demand histogram (trace.BusyTime).
 func DemandLevels(tr trace.Trace) Levels {
-	type change struct {
-		at    time.Duration
-		delta int
+	l := Levels{Time: tr.BusyTime()}
+	for _, d := range l.Time {
+		l.Span += d
 	}
-	cs := make([]change, 0, 2*len(tr.Jobs))
-	for _, j := range tr.Jobs {
-		cs = append(cs, change{j.Submit, j.Slots}, change{j.Submit + j.Duration, -j.Slots})
-	}
-	slices.SortFunc(cs, func(a, b change) int { return cmp.Compare(a.at, b.at) })
-	var l Levels
-	cur := 0
-	var last time.Duration
-	for _, c := range cs {
-		if c.at > last {
-			for len(l.Time) <= cur {
-				l.Time = append(l.Time, 0)
-			}
-			l.Time[cur] += c.at - last
-			last = c.at
-		}
-		cur += c.delta
-	}
-	l.Span = last
 	return l
 }
 

@@ -1,12 +1,10 @@
 package sim
 
 import (
-	"cmp"
 	"maps"
 	"runtime"
 	"slices"
 	"sync"
-	"time"
 
 	"github.com/ballastdev/ballast/orchestrator/policy"
 	"github.com/ballastdev/ballast/orchestrator/trace"
@@ -62,22 +60,13 @@ func configOf(o Options) policy.Config {
 // [Submit, Submit+Duration), so one ending as another starts is not counted
 // twice.
 func PeakDemand(tr trace.Trace) int {
-	type change struct {
-		at    time.Duration
-		delta int
+	busy := tr.BusyTime()
+	for k := len(busy) - 1; k > 0; k-- {
+		if busy[k] > 0 {
+			return k
+		}
 	}
-	cs := make([]change, 0, 2*len(tr.Jobs))
-	for _, j := range tr.Jobs {
-		cs = append(cs, change{j.Submit, j.Slots}, change{j.Submit + j.Duration, -j.Slots})
-	}
-	// Ends sort before starts at the same instant.
-	slices.SortFunc(cs, func(a, b change) int { return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(a.delta, b.delta)) })
-	peak, cur := 0, 0
-	for _, c := range cs {
-		cur += c.delta
-		peak = max(peak, cur)
-	}
-	return peak
+	return 0
 }
 
 // Named is one strategy's result in a comparison.
