@@ -193,19 +193,47 @@ return {"finished", st[1]}
 `)
 
 // heartbeatScript refreshes a worker and reports which of its jobs it must
-// stop. The first beat of a worker process also opens its life record (see
-// usage.go), which the cost ledger bills: from its launch when the
-// controller recorded one (the provider bills the boot too), else from the
-// process's start. Every beat keeps the worker's pool where claimScript
-// reads it, and the life where deregistration and recovery close it.
-// KEYS: workers, worker, tombstone, lives, launches, then one job key per
-// running job. ARGV: workerID, now, info (JSON), slots, start, pool, then
-// "id:attempt" per running job (ARGV[i+1] for KEYS[i]).
-// Returns "fenced" if the controller declared the worker dead, else a list of
-// {id, "cancel"|"preempt"|"lost"}. A cancel outranks a preemption: the user
-// wants the job gone, not moved.
-var heartbeatScript = redis.NewScript(`
-if redis.call("EXISTS", KEYS[3]) == 1 then return "fenced" end
+// stop and which control intents are recorded for it. The first beat of a
+// worker process also opens its life record (see usage.go), which the cost
+// ledger bills: from its launch when the controller recorded one (the
+// provider bills the boot too), else from the process's start. Every beat
+// keeps the worker's pool where claimScript reads it, and the life where
+// deregistration and recovery close it.
+//
+// Incarnations: each process start has a random token, kept under the ID's
+// incarnation key. A registering beat (ARGV[8] = "1") of a new incarnation
+// takes the ID over: the previous incarnation's life ends at its last beat,
+// its jobs are requeued at once (requeueWorkerJobs), its intents are dropped
+// with its registry entry, and a tombstone left by recovery no longer
+// applies. Any other beat of an incarnation that is not the current one is
+// fenced, so a paused old process stops its jobs unrecorded.
+//
+// KEYS: workers, worker, tombstone, lives, launches, incarnation,
+// workerJobs, outbox, active, usage, livesEnd, then one job key per running
+// job. ARGV: workerID, now, info (JSON), slots, start, pool, incarnation,
+// register, spot ("1" for a spot pool), jobKeyPrefix, retentionMs,
+// incarnationTTLms, then "id:attempt" per running job (ARGV[i+1] for KEYS[i]).
+// Returns "fenced", else {drain, spotDeadlineMs, taken, jobs}: taken is a
+// flat {id, newAttempt, queue, ...} of jobs requeued from the previous
+// incarnation, jobs a flat {id, "cancel"|"preempt"|"lost", ...}. A cancel
+// outranks a preemption: the user wants the job gone, not moved.
+var heartbeatScript = redis.NewScript(usageLua + requeueWorkerJobsLua + `
+local cur = redis.call("GET", KEYS[6])
+local taken = {}
+if ARGV[8] == "1" then
+  if cur ~= ARGV[7] then
+    local beat = redis.call("HGET", KEYS[2], "beat") or ARGV[2]
+    local oldLife = redis.call("HGET", KEYS[2], "life")
+    if oldLife then redis.call("HSETNX", KEYS[11], oldLife, beat) end
+    redis.call("DEL", KEYS[2])
+    taken = requeueWorkerJobs(ARGV[1], KEYS[7], ARGV[10], KEYS[8], KEYS[9], KEYS[10], ARGV[2], beat, ARGV[11], "restarted")
+  end
+  redis.call("DEL", KEYS[3])
+else
+  if redis.call("EXISTS", KEYS[3]) == 1 then return "fenced" end
+  if cur and cur ~= ARGV[7] then return "fenced" end
+end
+redis.call("SET", KEYS[6], ARGV[7], "PX", ARGV[12])
 redis.call("ZADD", KEYS[1], ARGV[2], ARGV[1])
 local life = redis.call("HGET", KEYS[2], "life")
 if not life then
@@ -219,9 +247,9 @@ if not life then
   life = start .. "|" .. ARGV[6] .. "|" .. ARGV[4] .. "|" .. ARGV[1]
   redis.call("ZADD", KEYS[4], "NX", start, life)
 end
-redis.call("HSET", KEYS[2], "info", ARGV[3], "beat", ARGV[2], "pool", ARGV[6], "life", life)
+redis.call("HSET", KEYS[2], "info", ARGV[3], "beat", ARGV[2], "pool", ARGV[6], "life", life, "spot_pool", ARGV[9])
 local out = {}
-for i = 6, #KEYS do
+for i = 12, #KEYS do
   local ref = ARGV[i + 1]
   local sep = string.find(ref, ":", 1, true)
   local id = string.sub(ref, 1, sep - 1)
@@ -235,7 +263,8 @@ for i = 6, #KEYS do
     table.insert(out, id); table.insert(out, "preempt")
   end
 end
-return out
+local intents = redis.call("HMGET", KEYS[2], "intent_drain", "intent_spot")
+return {intents[1] or "", intents[2] or "", taken, out}
 `)
 
 // recordLaunchesScript notes launches whose worker has not registered yet.
@@ -313,7 +342,7 @@ return 1
 // jobKeyPrefix, tombstoneTTLms, retentionMs (for jobs that end cancelled;
 // their log and metrics keys are the record's key plus ":log"/":metrics").
 // Returns a flat list {id, newAttempt, queue, ...}.
-var recoverWorkerScript = redis.NewScript(usageLua + `
+var recoverWorkerScript = redis.NewScript(usageLua + requeueWorkerJobsLua + `
 local beat = redis.call("ZSCORE", KEYS[1], ARGV[1])
 if beat and tonumber(beat) > tonumber(ARGV[3]) then return {} end
 local ended = ARGV[2]
@@ -324,35 +353,7 @@ if life then redis.call("HSETNX", KEYS[8], life, ended) end
 redis.call("ZREM", KEYS[1], ARGV[1])
 redis.call("DEL", KEYS[2])
 redis.call("SET", KEYS[4], ARGV[2], "PX", ARGV[5])
-local out = {}
-for _, id in ipairs(redis.call("SMEMBERS", KEYS[3])) do
-  local k = ARGV[4] .. id
-  local st = redis.call("HMGET", k, "state", "attempt", "worker", "queue", "cancel", "preempt")
-  if st[1] == "running" and st[3] == ARGV[1] then
-    local outcome = "lost"
-    if st[5] == "1" then outcome = "cancelled" end
-    recordUsage(k, KEYS[7], id, st[2], ended, outcome, st[5] ~= "1")
-  end
-  if st[1] == "running" and st[3] == ARGV[1] and st[5] == "1" then
-    redis.call("HSET", k, "state", "cancelled", "finished", ARGV[2], "worker", "", "error", "cancelled; its worker " .. ARGV[1] .. " was lost")
-    redis.call("ZREM", KEYS[6], id)
-    redis.call("HDEL", k, "preempt", "preempt_reason")
-    if tonumber(ARGV[6]) > 0 then
-      redis.call("PEXPIRE", k, ARGV[6])
-      redis.call("PEXPIRE", k .. ":log", ARGV[6])
-      redis.call("PEXPIRE", k .. ":metrics", ARGV[6])
-    end
-  elseif st[1] == "running" and st[3] == ARGV[1] then
-    local nxt = tonumber(st[2]) + 1
-    if st[6] and st[6] ~= "" then st[4] = st[6] end
-    redis.call("HDEL", k, "preempt", "preempt_reason")
-    redis.call("HSET", k, "state", "queued", "attempt", nxt, "worker", "", "queued", ARGV[2],
-      "not_before", ARGV[2], "queue", st[4], "error", "worker " .. ARGV[1] .. " lost")
-    redis.call("HINCRBY", k, "requeues", 1)
-    redis.call("ZADD", KEYS[5], ARGV[2], id)
-    table.insert(out, id); table.insert(out, nxt); table.insert(out, st[4])
-  end
-end
+local out = requeueWorkerJobs(ARGV[1], KEYS[3], ARGV[4], KEYS[5], KEYS[6], KEYS[7], ARGV[2], ended, ARGV[6], "lost")
 redis.call("DEL", KEYS[3])
 return out
 `)
