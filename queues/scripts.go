@@ -170,9 +170,10 @@ return 1
 // one to stop it. KEYS: job, outbox, active, metrics, log. ARGV: id, now, retentionMs.
 // A queued job may hold a metric series from an earlier attempt (requeued
 // after reporting): it expires with the record, as in finishScript.
-// Returns {"cancelled", attempt, queue} | {"requested"} | {"finished", state} | {"gone"}.
+// Returns {"cancelled", attempt, queue} | {"requested", worker, attempt} |
+// {"finished", state} | {"gone"}.
 var cancelScript = redis.NewScript(`
-local st = redis.call("HMGET", KEYS[1], "state", "attempt", "queue")
+local st = redis.call("HMGET", KEYS[1], "state", "attempt", "queue", "worker")
 if not st[1] then return {"gone"} end
 if st[1] == "queued" then
   redis.call("HSET", KEYS[1], "state", "cancelled", "finished", ARGV[2], "error", "cancelled before it started")
@@ -187,7 +188,7 @@ if st[1] == "queued" then
 end
 if st[1] == "running" then
   redis.call("HSET", KEYS[1], "cancel", "1")
-  return {"requested"}
+  return {"requested", st[4] or "", st[2]}
 end
 return {"finished", st[1]}
 `)
