@@ -87,7 +87,7 @@ func (o Options) WithDefaults() Options {
 		o.PollInterval = 25 * time.Millisecond
 	}
 	if o.Heartbeat == 0 {
-		o.Heartbeat = time.Second
+		o.Heartbeat = 500 * time.Millisecond
 	}
 	if o.DrainTimeout == 0 {
 		o.DrainTimeout = 5 * time.Minute

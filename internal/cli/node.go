@@ -75,6 +75,9 @@ func startControlPlane(ctx context.Context, cfg config.Config, rdb redis.Univers
 	sub := &controller.Submitter{Catalog: cat, Store: store, Router: controller.Router{ElasticManaged: capacity}, Events: pub, Logger: log}
 	opts := controller.Options{Tick: cfg.Controller.Tick.Std(), WorkerTTL: cfg.Controller.WorkerTTL.Std(),
 		LeaderTTL: cfg.Controller.LeaderTTL.Std(), Events: pub, Logger: log}
+	if en, ok := prov.(provider.ExitNotifier); ok {
+		opts.Exited = en.Exits()
+	}
 	if capacity {
 		opts.Capacity = newCapacity(cfg, store, nc, prov, pub, log)
 	}
