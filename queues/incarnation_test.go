@@ -134,3 +134,42 @@ func TestWorkerIntents(t *testing.T) {
 		t.Fatal("a new incarnation inherited its predecessor's drain")
 	}
 }
+
+// TestBeatRequeuesAttemptsAnOldIncarnationClaimed: after a takeover, an old
+// process that wakes can still claim under the ID before its next beat
+// fences it; it then stops that attempt unrecorded. The new process's beats
+// requeue such an attempt once it is older than any claim in flight.
+func TestBeatRequeuesAttemptsAnOldIncarnationClaimed(t *testing.T) {
+	t.Parallel()
+	s, c := newStore(t)
+	ctx := context.Background()
+	fresh := queues.WorkerInfo{ID: "w1", Slots: 1, Incarnation: "bbbb"}
+	s.Register(ctx, queues.WorkerInfo{ID: "w1", Slots: 1, Incarnation: "aaaa"})
+	if _, err := s.Register(ctx, fresh); err != nil {
+		t.Fatal(err)
+	}
+	sub, _ := s.Submit(ctx, spec(""), queues.QueueCore)
+	// The old process's claim: Claim does not know incarnations.
+	j, ok, err := s.Claim(ctx, queues.Delivery{JobID: sub.Job.ID, Attempt: 1}, "w1")
+	if !ok || err != nil {
+		t.Fatalf("claim: %v %v", ok, err)
+	}
+	c.Add(time.Second) // a claim this recent may be the new process's own, not yet reported
+	if b, _ := s.Heartbeat(ctx, fresh, nil); len(b.TakenOver) != 0 {
+		t.Fatalf("requeued a fresh claim: %+v", b.TakenOver)
+	}
+	// The new process's own attempts are never orphans.
+	sub2, _ := s.Submit(ctx, spec(""), queues.QueueCore)
+	own, _, _ := s.Claim(ctx, queues.Delivery{JobID: sub2.Job.ID, Attempt: 1}, "w1")
+	c.Add(time.Minute)
+	b, err := s.Heartbeat(ctx, fresh, []queues.Delivery{{JobID: own.ID, Attempt: 1}})
+	if err != nil || len(b.TakenOver) != 1 || b.TakenOver[0].JobID != j.ID || b.TakenOver[0].Attempt != 2 {
+		t.Fatalf("orphan not requeued: %+v %v", b.TakenOver, err)
+	}
+	if got, _ := s.Get(ctx, own.ID); got.State != jobs.StateRunning || got.Attempt != 1 {
+		t.Fatalf("the new process's own job: %s attempt %d", got.State, got.Attempt)
+	}
+	if ok, _ := s.Finish(ctx, j, "w1", jobs.StateSucceeded, nil, ""); ok {
+		t.Fatal("the old process recorded the orphan's result")
+	}
+}

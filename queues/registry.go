@@ -61,8 +61,10 @@ type Beat struct {
 	// SpotNotice is the deadline of a spot notice recorded for this worker
 	// (RequestSpotNotice); zero when there is none.
 	SpotNotice time.Time
-	// TakenOver lists the jobs of this ID's previous incarnation that the
-	// registration requeued (Register only).
+	// TakenOver lists the jobs requeued because no live process of this ID
+	// runs them: the previous incarnation's, at registration, and, at a
+	// beat, attempts an older process claimed after the takeover (they are
+	// already enqueued when Heartbeat returns).
 	TakenOver []Recovered
 }
 
@@ -81,6 +83,20 @@ func (s *Store) Register(ctx context.Context, w WorkerInfo) (Beat, error) {
 	if err != nil {
 		return b, err
 	}
+	return b, s.enqueueTaken(ctx, b)
+}
+
+// Heartbeat refreshes w in the registry and checks its running deliveries.
+func (s *Store) Heartbeat(ctx context.Context, w WorkerInfo, running []Delivery) (Beat, error) {
+	b, err := s.beat(ctx, w, running, false)
+	if err != nil {
+		return b, err
+	}
+	return b, s.enqueueTaken(ctx, b)
+}
+
+// enqueueTaken enqueues the next attempts of the jobs a beat requeued.
+func (s *Store) enqueueTaken(ctx context.Context, b Beat) error {
 	for _, r := range b.TakenOver {
 		j, err := s.Get(ctx, r.JobID)
 		if err == nil {
@@ -88,15 +104,10 @@ func (s *Store) Register(ctx context.Context, w WorkerInfo) (Beat, error) {
 			err = s.enqueue(ctx, j)
 		}
 		if err != nil {
-			return b, err
+			return err
 		}
 	}
-	return b, nil
-}
-
-// Heartbeat refreshes w in the registry and checks its running deliveries.
-func (s *Store) Heartbeat(ctx context.Context, w WorkerInfo, running []Delivery) (Beat, error) {
-	return s.beat(ctx, w, running, false)
+	return nil
 }
 
 func (s *Store) beat(ctx context.Context, w WorkerInfo, running []Delivery, register bool) (Beat, error) {
@@ -223,27 +234,51 @@ func (s *Store) RecoverDeadWorkers(ctx context.Context, ttl time.Duration) ([]Re
 	}
 	var out []Recovered
 	for _, z := range dead {
-		id := z.Member.(string)
-		v, err := recoverWorkerScript.Run(ctx, s.rdb,
-			[]string{s.ns.Workers(), s.ns.Worker(id), s.ns.WorkerJobs(id), s.ns.WorkerTombstone(id), s.ns.Outbox(), s.ns.ActiveJobs(),
-				s.ns.usage(), s.ns.livesEnd()},
-			id, now.UnixMilli(), cutoff, s.ns.Job(""), time.Hour.Milliseconds(), s.opts.Retention.Milliseconds()).Slice()
+		rs, err := s.recoverWorker(ctx, z.Member.(string), now, cutoff)
+		out = append(out, rs...)
 		if err != nil {
-			return out, wrap("queues.RecoverDeadWorkers", err)
+			return out, err
 		}
-		silence := now.Sub(time.UnixMilli(int64(z.Score)))
-		for i := 0; i+2 < len(v); i += 3 {
-			r := Recovered{JobID: fmt.Sprint(v[i]), Worker: id, Attempt: int(v[i+1].(int64)), Queue: fmt.Sprint(v[i+2]), Silence: silence}
-			j, err := s.Get(ctx, r.JobID)
-			if err == nil {
-				// Left in the outbox on failure; the reconciler retries.
-				err = s.enqueue(ctx, j)
-			}
-			if err != nil {
-				return out, err
-			}
-			out = append(out, r)
+	}
+	return out, nil
+}
+
+// RecoverWorker declares worker id dead now, however recent its last
+// heartbeat, and requeues its jobs as RecoverDeadWorkers does. It is for a
+// worker whose process is known to have exited (its provider reaped it), so
+// its jobs need not wait out the worker TTL. A worker that already left the
+// registry has nothing to requeue.
+func (s *Store) RecoverWorker(ctx context.Context, id string) ([]Recovered, error) {
+	now := s.opts.Now()
+	// Any heartbeat up to now is before the cutoff: the process is gone.
+	return s.recoverWorker(ctx, id, now, now.UnixMilli()+1)
+}
+
+func (s *Store) recoverWorker(ctx context.Context, id string, now time.Time, cutoff int64) ([]Recovered, error) {
+	beat, _ := s.rdb.ZScore(ctx, s.ns.Workers(), id).Result()
+	v, err := recoverWorkerScript.Run(ctx, s.rdb,
+		[]string{s.ns.Workers(), s.ns.Worker(id), s.ns.WorkerJobs(id), s.ns.WorkerTombstone(id), s.ns.Outbox(), s.ns.ActiveJobs(),
+			s.ns.usage(), s.ns.livesEnd()},
+		id, now.UnixMilli(), cutoff, s.ns.Job(""), time.Hour.Milliseconds(), s.opts.Retention.Milliseconds()).Slice()
+	if err != nil {
+		return nil, wrap("queues.RecoverDeadWorkers", err)
+	}
+	var silence time.Duration
+	if beat > 0 {
+		silence = now.Sub(time.UnixMilli(int64(beat)))
+	}
+	var out []Recovered
+	for i := 0; i+2 < len(v); i += 3 {
+		r := Recovered{JobID: fmt.Sprint(v[i]), Worker: id, Attempt: int(v[i+1].(int64)), Queue: fmt.Sprint(v[i+2]), Silence: silence}
+		j, err := s.Get(ctx, r.JobID)
+		if err == nil {
+			// Left in the outbox on failure; the reconciler retries.
+			err = s.enqueue(ctx, j)
 		}
+		if err != nil {
+			return out, err
+		}
+		out = append(out, r)
 	}
 	return out, nil
 }

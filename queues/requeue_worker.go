@@ -10,11 +10,13 @@ package queues
 // requeueWorkerJobs(worker, workerJobsKey, jobKeyPrefix, outboxKey,
 // activeKey, usageKey, nowMs, endedMs, retentionMs, why) returns a flat list
 // {id, newAttempt, queue, ...} and empties workerJobsKey. why ("lost",
-// "restarted") goes into each record's error.
+// "restarted") goes into each record's error. requeueJobs does the same for
+// the given job IDs only, removing them from workerJobsKey.
 const requeueWorkerJobsLua = `
-local function requeueWorkerJobs(worker, wjobs, prefix, outbox, active, ukey, now, ended, retention, why)
+local function requeueJobs(ids, worker, wjobs, prefix, outbox, active, ukey, now, ended, retention, why)
   local out = {}
-  for _, id in ipairs(redis.call("SMEMBERS", wjobs)) do
+  for _, id in ipairs(ids) do
+    redis.call("SREM", wjobs, id)
     local k = prefix .. id
     local st = redis.call("HMGET", k, "state", "attempt", "worker", "queue", "cancel", "preempt")
     if st[1] == "running" and st[3] == worker then
@@ -43,6 +45,11 @@ local function requeueWorkerJobs(worker, wjobs, prefix, outbox, active, ukey, no
       end
     end
   end
+  return out
+end
+
+local function requeueWorkerJobs(worker, wjobs, prefix, outbox, active, ukey, now, ended, retention, why)
+  local out = requeueJobs(redis.call("SMEMBERS", wjobs), worker, wjobs, prefix, outbox, active, ukey, now, ended, retention, why)
   redis.call("DEL", wjobs)
   return out
 end

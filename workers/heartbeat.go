@@ -52,6 +52,7 @@ func (w *Worker) beat(ctx context.Context) {
 		w.refence("heartbeat")
 		return
 	}
+	w.tookOver(b.TakenOver)
 	for _, id := range b.Cancel {
 		if r := byID[id]; r != nil {
 			r.stop(stopCancel)

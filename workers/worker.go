@@ -175,9 +175,10 @@ func (w *Worker) Stop() {
 	})
 }
 
-// tookOver reports the jobs the registration requeued from this ID's
-// previous incarnation (a process that died, or is paused, under the same
-// ID): they run again as new attempts, from their last checkpoint.
+// tookOver reports the jobs the registry requeued because no live process of
+// this ID runs them: those of its previous incarnation (a process that died,
+// or is paused, under the same ID), or claimed by it after the takeover.
+// They run again as new attempts, from their last checkpoint.
 func (w *Worker) tookOver(rs []queues.Recovered) {
 	for _, r := range rs {
 		w.log.Warn("requeued a job of this worker ID's previous process", "job", r.JobID, "attempt", r.Attempt, "queue", r.Queue)
