@@ -196,6 +196,9 @@ func TestWorkerRestartUnderSameIDRequeuesAtOnce(t *testing.T) {
 	if at, n := rec.first(); n != 0 {
 		t.Fatalf("the controller's dead-worker detection requeued it (%s after the pause), not the registration", at.Sub(paused))
 	}
+	testenv.Eventually(t, 5*time.Second, "the new process to report the takeover", func() bool {
+		return strings.Contains(fresh.log(), "requeued a job of this worker ID's previous process")
+	})
 	testenv.Eventually(t, 30*time.Second, "the job succeeded", func() bool {
 		j := p.getJob(t, id)
 		if j.State.Terminal() && j.State != jobs.StateSucceeded {
