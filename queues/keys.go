@@ -229,6 +229,13 @@ func (n Namespace) WorkerJobs(id string) string { return n.prefix() + "worker:" 
 // was only slow it learns it has been fenced off.
 func (n Namespace) WorkerTombstone(id string) string { return n.prefix() + "worker:" + id + ":dead" }
 
+// WorkerIncarnation holds the token of the process currently registered
+// under a worker ID: a process whose token differs is fenced, and a new one
+// registering takes the ID over (see heartbeatScript).
+func (n Namespace) WorkerIncarnation(id string) string {
+	return n.prefix() + "worker:" + id + ":incarnation"
+}
+
 // Leader is the controller leader lease.
 func (n Namespace) Leader() string { return n.prefix() + "leader" }
 

@@ -27,6 +27,13 @@ type WorkerInfo struct {
 	// identity's life is billed from here, so the process's time before
 	// is not billed twice. Zero means StartedAt.
 	IdentitySince time.Time `json:"identity_since,omitzero"`
+	// Incarnation is a random token of this process start. A new process
+	// under the same ID takes the ID over (Register); the old one, if it
+	// still runs, is fenced.
+	Incarnation string `json:"incarnation,omitempty"`
+	// Spot is true for a worker of a spot pool: only those accept a spot
+	// notice (RequestSpotNotice).
+	Spot bool `json:"spot,omitempty"`
 	// LastBeat is filled in when reading the registry.
 	LastBeat time.Time `json:"last_beat"`
 	// BilledFrom is when the worker's life began for billing, filled in
@@ -37,8 +44,9 @@ type WorkerInfo struct {
 
 // Beat is the registry's answer to a heartbeat.
 type Beat struct {
-	// Fenced is true when the controller declared this worker dead: its jobs
-	// were requeued and it must stop them without recording anything.
+	// Fenced is true when the controller declared this worker dead, or a
+	// newer incarnation took its ID: its jobs were requeued and it must stop
+	// them without recording anything.
 	Fenced bool
 	// Cancel lists running jobs whose cancellation was requested.
 	Cancel []string
@@ -47,17 +55,78 @@ type Beat struct {
 	Preempt []string
 	// Lost lists running jobs whose attempt is no longer this worker's.
 	Lost []string
+	// Drain is true once a drain was recorded for this worker
+	// (RequestDrain): it must take no more work.
+	Drain bool
+	// SpotNotice is the deadline of a spot notice recorded for this worker
+	// (RequestSpotNotice); zero when there is none.
+	SpotNotice time.Time
+	// TakenOver lists the jobs requeued because no live process of this ID
+	// runs them: the previous incarnation's, at registration, and, at a
+	// beat, attempts an older process claimed after the takeover (they are
+	// already enqueued when Heartbeat returns).
+	TakenOver []Recovered
+}
+
+// incarnationTTL is how long an ID remembers its last incarnation after the
+// last beat: as long as a recovery tombstone, so a process paused for less
+// is still fenced when it wakes.
+const incarnationTTL = time.Hour
+
+// Register is a worker process's first heartbeat. It takes the ID over from
+// any previous incarnation (w.Incarnation differs): that one's jobs are
+// requeued as new attempts at once and enqueued, rather than waiting for the
+// controller to find the ID silent, which it never would while the new
+// process beats.
+func (s *Store) Register(ctx context.Context, w WorkerInfo) (Beat, error) {
+	b, err := s.beat(ctx, w, nil, true)
+	if err != nil {
+		return b, err
+	}
+	return b, s.enqueueTaken(ctx, b)
 }
 
 // Heartbeat refreshes w in the registry and checks its running deliveries.
 func (s *Store) Heartbeat(ctx context.Context, w WorkerInfo, running []Delivery) (Beat, error) {
+	b, err := s.beat(ctx, w, running, false)
+	if err != nil {
+		return b, err
+	}
+	return b, s.enqueueTaken(ctx, b)
+}
+
+// enqueueTaken enqueues the next attempts of the jobs a beat requeued.
+func (s *Store) enqueueTaken(ctx context.Context, b Beat) error {
+	for _, r := range b.TakenOver {
+		j, err := s.Get(ctx, r.JobID)
+		if err == nil {
+			// Left in the outbox on failure; the reconciler retries.
+			err = s.enqueue(ctx, j)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Store) beat(ctx context.Context, w WorkerInfo, running []Delivery, register bool) (Beat, error) {
+	inc := w.Incarnation
+	if inc == "" {
+		// Tools and tests that beat for a worker without being one share
+		// one token: they never take over from each other.
+		inc = "-"
+	}
 	info, _ := json.Marshal(w)
-	keys := []string{s.ns.Workers(), s.ns.Worker(w.ID), s.ns.WorkerTombstone(w.ID), s.ns.lives(), s.ns.launches()}
+	keys := []string{s.ns.Workers(), s.ns.Worker(w.ID), s.ns.WorkerTombstone(w.ID), s.ns.lives(), s.ns.launches(),
+		s.ns.WorkerIncarnation(w.ID), s.ns.WorkerJobs(w.ID), s.ns.Outbox(), s.ns.ActiveJobs(), s.ns.usage(), s.ns.livesEnd()}
 	since := w.IdentitySince
 	if since.IsZero() {
 		since = w.StartedAt
 	}
-	args := []any{w.ID, s.opts.Now().UnixMilli(), info, w.Slots, since.UnixMilli(), w.Pool}
+	now := s.opts.Now()
+	args := []any{w.ID, now.UnixMilli(), info, w.Slots, since.UnixMilli(), w.Pool, inc, flag(register), flag(w.Spot),
+		s.ns.Job(""), s.opts.Retention.Milliseconds(), incarnationTTL.Milliseconds()}
 	for _, d := range running {
 		keys = append(keys, s.ns.Job(d.JobID))
 		args = append(args, d.JobID+":"+strconv.Itoa(d.Attempt))
@@ -70,7 +139,20 @@ func (s *Store) Heartbeat(ctx context.Context, w WorkerInfo, running []Delivery)
 		return Beat{Fenced: true}, nil
 	}
 	var b Beat
-	list, _ := v.([]any)
+	res, _ := v.([]any)
+	if len(res) != 4 {
+		return Beat{}, fmt.Errorf("queues.Heartbeat: unexpected reply %v", v)
+	}
+	b.Drain = res[0] == "1"
+	if ms, err := strconv.ParseInt(fmt.Sprint(res[1]), 10, 64); err == nil && ms > 0 {
+		b.SpotNotice = time.UnixMilli(ms).UTC()
+	}
+	taken, _ := res[2].([]any)
+	for i := 0; i+2 < len(taken); i += 3 {
+		n, _ := taken[i+1].(int64)
+		b.TakenOver = append(b.TakenOver, Recovered{JobID: fmt.Sprint(taken[i]), Worker: w.ID, Attempt: int(n), Queue: fmt.Sprint(taken[i+2])})
+	}
+	list, _ := res[3].([]any)
 	for i := 0; i+1 < len(list); i += 2 {
 		id, _ := list[i].(string)
 		switch list[i+1] {
@@ -152,27 +234,51 @@ func (s *Store) RecoverDeadWorkers(ctx context.Context, ttl time.Duration) ([]Re
 	}
 	var out []Recovered
 	for _, z := range dead {
-		id := z.Member.(string)
-		v, err := recoverWorkerScript.Run(ctx, s.rdb,
-			[]string{s.ns.Workers(), s.ns.Worker(id), s.ns.WorkerJobs(id), s.ns.WorkerTombstone(id), s.ns.Outbox(), s.ns.ActiveJobs(),
-				s.ns.usage(), s.ns.livesEnd()},
-			id, now.UnixMilli(), cutoff, s.ns.Job(""), time.Hour.Milliseconds(), s.opts.Retention.Milliseconds()).Slice()
+		rs, err := s.recoverWorker(ctx, z.Member.(string), now, cutoff)
+		out = append(out, rs...)
 		if err != nil {
-			return out, wrap("queues.RecoverDeadWorkers", err)
+			return out, err
 		}
-		silence := now.Sub(time.UnixMilli(int64(z.Score)))
-		for i := 0; i+2 < len(v); i += 3 {
-			r := Recovered{JobID: fmt.Sprint(v[i]), Worker: id, Attempt: int(v[i+1].(int64)), Queue: fmt.Sprint(v[i+2]), Silence: silence}
-			j, err := s.Get(ctx, r.JobID)
-			if err == nil {
-				// Left in the outbox on failure; the reconciler retries.
-				err = s.enqueue(ctx, j)
-			}
-			if err != nil {
-				return out, err
-			}
-			out = append(out, r)
+	}
+	return out, nil
+}
+
+// RecoverWorker declares worker id dead now, however recent its last
+// heartbeat, and requeues its jobs as RecoverDeadWorkers does. It is for a
+// worker whose process is known to have exited (its provider reaped it), so
+// its jobs need not wait out the worker TTL. A worker that already left the
+// registry has nothing to requeue.
+func (s *Store) RecoverWorker(ctx context.Context, id string) ([]Recovered, error) {
+	now := s.opts.Now()
+	// Any heartbeat up to now is before the cutoff: the process is gone.
+	return s.recoverWorker(ctx, id, now, now.UnixMilli()+1)
+}
+
+func (s *Store) recoverWorker(ctx context.Context, id string, now time.Time, cutoff int64) ([]Recovered, error) {
+	beat, _ := s.rdb.ZScore(ctx, s.ns.Workers(), id).Result()
+	v, err := recoverWorkerScript.Run(ctx, s.rdb,
+		[]string{s.ns.Workers(), s.ns.Worker(id), s.ns.WorkerJobs(id), s.ns.WorkerTombstone(id), s.ns.Outbox(), s.ns.ActiveJobs(),
+			s.ns.usage(), s.ns.livesEnd()},
+		id, now.UnixMilli(), cutoff, s.ns.Job(""), time.Hour.Milliseconds(), s.opts.Retention.Milliseconds()).Slice()
+	if err != nil {
+		return nil, wrap("queues.RecoverDeadWorkers", err)
+	}
+	var silence time.Duration
+	if beat > 0 {
+		silence = now.Sub(time.UnixMilli(int64(beat)))
+	}
+	var out []Recovered
+	for i := 0; i+2 < len(v); i += 3 {
+		r := Recovered{JobID: fmt.Sprint(v[i]), Worker: id, Attempt: int(v[i+1].(int64)), Queue: fmt.Sprint(v[i+2]), Silence: silence}
+		j, err := s.Get(ctx, r.JobID)
+		if err == nil {
+			// Left in the outbox on failure; the reconciler retries.
+			err = s.enqueue(ctx, j)
 		}
+		if err != nil {
+			return out, err
+		}
+		out = append(out, r)
 	}
 	return out, nil
 }

@@ -1,6 +1,17 @@
 package queues
 
-import "github.com/redis/go-redis/v9"
+import (
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// orphanGrace is how long after its claim an attempt on record for a worker
+// ID must show in that ID's heartbeats before the beat requeues it as an
+// orphan. A claim is added to the worker's running set at once, so this
+// only has to outlast one beat's round trip (bounded at 2 s) with margin.
+const orphanGrace = 10 * time.Second
 
 // Each script checks the attempt (the fencing token) before it writes, so
 // whichever of two racing actors comes second changes nothing.
@@ -170,9 +181,10 @@ return 1
 // one to stop it. KEYS: job, outbox, active, metrics, log. ARGV: id, now, retentionMs.
 // A queued job may hold a metric series from an earlier attempt (requeued
 // after reporting): it expires with the record, as in finishScript.
-// Returns {"cancelled", attempt, queue} | {"requested"} | {"finished", state} | {"gone"}.
+// Returns {"cancelled", attempt, queue} | {"requested", worker, attempt} |
+// {"finished", state} | {"gone"}.
 var cancelScript = redis.NewScript(`
-local st = redis.call("HMGET", KEYS[1], "state", "attempt", "queue")
+local st = redis.call("HMGET", KEYS[1], "state", "attempt", "queue", "worker")
 if not st[1] then return {"gone"} end
 if st[1] == "queued" then
   redis.call("HSET", KEYS[1], "state", "cancelled", "finished", ARGV[2], "error", "cancelled before it started")
@@ -187,25 +199,61 @@ if st[1] == "queued" then
 end
 if st[1] == "running" then
   redis.call("HSET", KEYS[1], "cancel", "1")
-  return {"requested"}
+  return {"requested", st[4] or "", st[2]}
 end
 return {"finished", st[1]}
 `)
 
 // heartbeatScript refreshes a worker and reports which of its jobs it must
-// stop. The first beat of a worker process also opens its life record (see
-// usage.go), which the cost ledger bills: from its launch when the
-// controller recorded one (the provider bills the boot too), else from the
-// process's start. Every beat keeps the worker's pool where claimScript
-// reads it, and the life where deregistration and recovery close it.
-// KEYS: workers, worker, tombstone, lives, launches, then one job key per
-// running job. ARGV: workerID, now, info (JSON), slots, start, pool, then
-// "id:attempt" per running job (ARGV[i+1] for KEYS[i]).
-// Returns "fenced" if the controller declared the worker dead, else a list of
-// {id, "cancel"|"preempt"|"lost"}. A cancel outranks a preemption: the user
-// wants the job gone, not moved.
-var heartbeatScript = redis.NewScript(`
-if redis.call("EXISTS", KEYS[3]) == 1 then return "fenced" end
+// stop and which control intents are recorded for it. The first beat of a
+// worker process also opens its life record (see usage.go), which the cost
+// ledger bills: from its launch when the controller recorded one (the
+// provider bills the boot too), else from the process's start. Every beat
+// keeps the worker's pool where claimScript reads it, and the life where
+// deregistration and recovery close it.
+//
+// Incarnations: each process start has a random token, kept under the ID's
+// incarnation key. A registering beat (ARGV[8] = "1") of a new incarnation
+// takes the ID over: the previous incarnation's life ends at its last beat,
+// its jobs are requeued at once (requeueWorkerJobs), its intents are dropped
+// with its registry entry, and a tombstone left by recovery no longer
+// applies. Any other beat of an incarnation that is not the current one is
+// fenced, so a paused old process stops its jobs unrecorded.
+//
+// KEYS: workers, worker, tombstone, lives, launches, incarnation,
+// workerJobs, outbox, active, usage, livesEnd, then one job key per running
+// job. ARGV: workerID, now, info (JSON), slots, start, pool, incarnation,
+// register, spot ("1" for a spot pool), jobKeyPrefix, retentionMs,
+// incarnationTTLms, then "id:attempt" per running job (ARGV[i+1] for KEYS[i]).
+// After a takeover, every other beat of the new incarnation requeues the
+// orphans: attempts on record for the ID, claimed more than orphanGrace ago,
+// that the beating process does not run (the old process claimed them on
+// waking, before its next beat fenced it).
+// Returns "fenced", else {drain, spotDeadlineMs, taken, jobs}: taken is a
+// flat {id, newAttempt, queue, ...} of jobs requeued from the previous
+// incarnation or as orphans, jobs a flat {id, "cancel"|"preempt"|"lost", ...}. A cancel
+// outranks a preemption: the user wants the job gone, not moved.
+var heartbeatScript = redis.NewScript(usageLua + requeueWorkerJobsLua +
+	"local orphanGraceMs = " + strconv.FormatInt(orphanGrace.Milliseconds(), 10) + "\n" + `
+local cur = redis.call("GET", KEYS[6])
+local taken = {}
+if ARGV[8] == "1" then
+  if cur ~= ARGV[7] then
+    local beat = redis.call("HGET", KEYS[2], "beat") or ARGV[2]
+    local oldLife = redis.call("HGET", KEYS[2], "life")
+    if oldLife then redis.call("HSETNX", KEYS[11], oldLife, beat) end
+    redis.call("DEL", KEYS[2])
+    taken = requeueWorkerJobs(ARGV[1], KEYS[7], ARGV[10], KEYS[8], KEYS[9], KEYS[10], ARGV[2], beat, ARGV[11], "restarted")
+    -- An older process may still wake and claim under the ID: look for
+    -- its orphans at every beat of this one.
+    if cur then redis.call("HSET", KEYS[2], "took_over", ARGV[2]) end
+  end
+  redis.call("DEL", KEYS[3])
+else
+  if redis.call("EXISTS", KEYS[3]) == 1 then return "fenced" end
+  if cur and cur ~= ARGV[7] then return "fenced" end
+end
+redis.call("SET", KEYS[6], ARGV[7], "PX", ARGV[12])
 redis.call("ZADD", KEYS[1], ARGV[2], ARGV[1])
 local life = redis.call("HGET", KEYS[2], "life")
 if not life then
@@ -219,9 +267,9 @@ if not life then
   life = start .. "|" .. ARGV[6] .. "|" .. ARGV[4] .. "|" .. ARGV[1]
   redis.call("ZADD", KEYS[4], "NX", start, life)
 end
-redis.call("HSET", KEYS[2], "info", ARGV[3], "beat", ARGV[2], "pool", ARGV[6], "life", life)
+redis.call("HSET", KEYS[2], "info", ARGV[3], "beat", ARGV[2], "pool", ARGV[6], "life", life, "spot_pool", ARGV[9])
 local out = {}
-for i = 6, #KEYS do
+for i = 12, #KEYS do
   local ref = ARGV[i + 1]
   local sep = string.find(ref, ":", 1, true)
   local id = string.sub(ref, 1, sep - 1)
@@ -235,7 +283,31 @@ for i = 6, #KEYS do
     table.insert(out, id); table.insert(out, "preempt")
   end
 end
-return out
+if ARGV[8] ~= "1" and redis.call("HEXISTS", KEYS[2], "took_over") == 1 then
+  -- Attempts on record for this ID that the current process does not run,
+  -- claimed long enough ago that it would: an older process of the ID,
+  -- paused across the takeover, claimed them on waking before its beat
+  -- fenced it, and then stopped them unrecorded.
+  local reported = {}
+  for i = 13, #ARGV do
+    reported[string.sub(ARGV[i], 1, string.find(ARGV[i], ":", 1, true) - 1)] = true
+  end
+  local orphans = {}
+  local before = tonumber(ARGV[2]) - orphanGraceMs
+  for _, id in ipairs(redis.call("SMEMBERS", KEYS[7])) do
+    if not reported[id] then
+      local st = redis.call("HMGET", ARGV[10] .. id, "state", "worker", "started")
+      if st[1] == "running" and st[2] == ARGV[1] and tonumber(st[3]) and tonumber(st[3]) < before then
+        table.insert(orphans, id)
+      end
+    end
+  end
+  if #orphans > 0 then
+    taken = requeueJobs(orphans, ARGV[1], KEYS[7], ARGV[10], KEYS[8], KEYS[9], KEYS[10], ARGV[2], ARGV[2], ARGV[11], "fenced")
+  end
+end
+local intents = redis.call("HMGET", KEYS[2], "intent_drain", "intent_spot")
+return {intents[1] or "", intents[2] or "", taken, out}
 `)
 
 // recordLaunchesScript notes launches whose worker has not registered yet.
@@ -313,7 +385,7 @@ return 1
 // jobKeyPrefix, tombstoneTTLms, retentionMs (for jobs that end cancelled;
 // their log and metrics keys are the record's key plus ":log"/":metrics").
 // Returns a flat list {id, newAttempt, queue, ...}.
-var recoverWorkerScript = redis.NewScript(usageLua + `
+var recoverWorkerScript = redis.NewScript(usageLua + requeueWorkerJobsLua + `
 local beat = redis.call("ZSCORE", KEYS[1], ARGV[1])
 if beat and tonumber(beat) > tonumber(ARGV[3]) then return {} end
 local ended = ARGV[2]
@@ -324,35 +396,7 @@ if life then redis.call("HSETNX", KEYS[8], life, ended) end
 redis.call("ZREM", KEYS[1], ARGV[1])
 redis.call("DEL", KEYS[2])
 redis.call("SET", KEYS[4], ARGV[2], "PX", ARGV[5])
-local out = {}
-for _, id in ipairs(redis.call("SMEMBERS", KEYS[3])) do
-  local k = ARGV[4] .. id
-  local st = redis.call("HMGET", k, "state", "attempt", "worker", "queue", "cancel", "preempt")
-  if st[1] == "running" and st[3] == ARGV[1] then
-    local outcome = "lost"
-    if st[5] == "1" then outcome = "cancelled" end
-    recordUsage(k, KEYS[7], id, st[2], ended, outcome, st[5] ~= "1")
-  end
-  if st[1] == "running" and st[3] == ARGV[1] and st[5] == "1" then
-    redis.call("HSET", k, "state", "cancelled", "finished", ARGV[2], "worker", "", "error", "cancelled; its worker " .. ARGV[1] .. " was lost")
-    redis.call("ZREM", KEYS[6], id)
-    redis.call("HDEL", k, "preempt", "preempt_reason")
-    if tonumber(ARGV[6]) > 0 then
-      redis.call("PEXPIRE", k, ARGV[6])
-      redis.call("PEXPIRE", k .. ":log", ARGV[6])
-      redis.call("PEXPIRE", k .. ":metrics", ARGV[6])
-    end
-  elseif st[1] == "running" and st[3] == ARGV[1] then
-    local nxt = tonumber(st[2]) + 1
-    if st[6] and st[6] ~= "" then st[4] = st[6] end
-    redis.call("HDEL", k, "preempt", "preempt_reason")
-    redis.call("HSET", k, "state", "queued", "attempt", nxt, "worker", "", "queued", ARGV[2],
-      "not_before", ARGV[2], "queue", st[4], "error", "worker " .. ARGV[1] .. " lost")
-    redis.call("HINCRBY", k, "requeues", 1)
-    redis.call("ZADD", KEYS[5], ARGV[2], id)
-    table.insert(out, id); table.insert(out, nxt); table.insert(out, st[4])
-  end
-end
+local out = requeueWorkerJobs(ARGV[1], KEYS[3], ARGV[4], KEYS[5], KEYS[6], KEYS[7], ARGV[2], ended, ARGV[6], "lost")
 redis.call("DEL", KEYS[3])
 return out
 `)

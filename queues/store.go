@@ -41,6 +41,18 @@ type StoreOptions struct {
 	IdempotencyTTL time.Duration
 	// Now is the clock (tests inject one); nil means time.Now.
 	Now func() time.Time
+	// CancelWaker, when set, is told of each cancel recorded for a running
+	// attempt (by any caller: CLI, API, sweeps, pipelines), to wake that
+	// attempt's worker so the job stops now rather than at its next
+	// heartbeat. workers.NATSControl implements it.
+	CancelWaker CancelWaker
+}
+
+// CancelWaker wakes the worker of a running attempt whose cancel Cancel has
+// just recorded. It is best effort: the worker finds the cancel at its next
+// heartbeat all the same.
+type CancelWaker interface {
+	Cancelled(ctx context.Context, workerID, jobID string, attempt int)
 }
 
 // Store is the job store: job records, their asynq deliveries and the
@@ -446,6 +458,9 @@ func (s *Store) Cancel(ctx context.Context, id string) (CancelResult, error) {
 		_ = s.insp.DeleteTask(s.ns.AsynqQueue(Queue(res[2])), TaskID(id, atoi(res[1])))
 		return Cancelled, nil
 	case "requested":
+		if s.opts.CancelWaker != nil && len(res) == 3 && res[1] != "" {
+			s.opts.CancelWaker.Cancelled(ctx, res[1], id, atoi(res[2]))
+		}
 		return CancelRequested, nil
 	}
 	return AlreadyFinished, nil

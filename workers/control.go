@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/ballastdev/ballast/orchestrator/events"
+	"github.com/ballastdev/ballast/queues"
 )
 
 // ControlAction is what a control message asks of a worker.
@@ -25,10 +26,12 @@ const (
 	// (queues.Store.Cancel).
 	ControlCancel ControlAction = "cancel"
 	// ControlSpotNotice: the provider reclaims this (spot) worker soon:
-	// checkpoint and requeue every job, then exit.
+	// checkpoint and requeue every job, then exit
+	// (queues.Store.RequestSpotNotice).
 	ControlSpotNotice ControlAction = "spot_notice"
-	// ControlDrain: stop taking work; running jobs finish where they are.
-	// The controller releases the worker once it is empty.
+	// ControlDrain: stop taking work; running jobs finish where they are
+	// (queues.Store.RequestDrain). The controller releases the worker once
+	// it is empty.
 	ControlDrain ControlAction = "drain"
 )
 
@@ -36,15 +39,19 @@ const (
 // subject (events.Subjects.Control) to make it act on a request at once
 // rather than at its next heartbeat.
 //
-// It is a wake-up, not a command: the request itself must already be in the
-// job record (RequestPreempt, Cancel), and the worker reads the record before
-// it stops anything. So a lost message only costs a heartbeat of delay, a
-// duplicate costs one Redis round trip, and a forged one changes nothing.
+// It is a wake-up, not a command: every request is already recorded in Redis
+// before it is sent (RequestPreempt and Cancel in the job record,
+// RequestDrain and RequestSpotNotice on the worker's registry entry), and on
+// any message the worker only beats, reading what is recorded for it and its
+// attempts; none of the message's fields is trusted. So a lost message only
+// costs a heartbeat of delay, a duplicate costs one Redis round trip, and a
+// forged or replayed one changes nothing.
 type ControlMessage struct {
 	JobID   string        `json:"job_id,omitempty"`
 	Attempt int           `json:"attempt,omitempty"`
 	Action  ControlAction `json:"action"`
-	// NoticeSeconds is how long a spot notice leaves before the machine goes.
+	// NoticeSeconds is how long a spot notice leaves before the machine
+	// goes. Informational: the worker uses the recorded deadline.
 	NoticeSeconds int `json:"notice_seconds,omitempty"`
 }
 
@@ -158,9 +165,9 @@ func (w *Worker) stopControl() {
 }
 
 // onControl handles a control message: it wakes the heartbeat loop, which
-// reads the registry's view of every running attempt (the truth) and stops
-// those with a cancel or preempt request. A burst of messages collapses into
-// one beat, and beats never run concurrently.
+// reads what Redis records for this worker and its attempts (the truth) and
+// acts on that alone. A burst of messages collapses into one beat, and beats
+// never run concurrently.
 func (w *Worker) onControl(m *nats.Msg) {
 	var msg ControlMessage
 	if err := json.Unmarshal(m.Data, &msg); err != nil {
@@ -171,19 +178,32 @@ func (w *Worker) onControl(m *nats.Msg) {
 		w.log.Warn("invalid control message ignored", "subject", m.Subject, "err", err)
 		return
 	}
-	switch msg.Action {
-	case ControlSpotNotice:
-		go w.spotNotice(time.Duration(msg.NoticeSeconds) * time.Second)
-		return
-	case ControlDrain:
-		go w.StopTakingWork()
-		return
-	}
 	w.log.Debug("control message: checking the registry now", "job", msg.JobID, "attempt", msg.Attempt, "action", msg.Action)
 	select {
 	case w.wake <- struct{}{}:
 	default: // a beat is already due; it will see this request too
 	}
+}
+
+// actOnIntents carries out the worker intents a beat read from the
+// registry. Both are idempotent, so every beat may repeat them.
+func (w *Worker) actOnIntents(b queues.Beat) {
+	if b.Drain {
+		w.StopTakingWork()
+	}
+	if b.SpotNotice.IsZero() {
+		return
+	}
+	if !w.opts.Spot {
+		// The registry refuses a spot notice for a non-spot worker; one
+		// found anyway (written by hand, or the pool changed kind) must not
+		// take fixed or on-demand capacity away.
+		w.spotRefused.Do(func() {
+			w.log.Error("spot notice recorded for a worker that is not in a spot pool: ignored", "deadline", b.SpotNotice)
+		})
+		return
+	}
+	go w.spotNotice(b.SpotNotice)
 }
 
 // NATSControl sends control messages to workers over NATS. It is what the
@@ -200,7 +220,20 @@ func (c NATSControl) Preempted(_ context.Context, workerID, jobID string, attemp
 	_ = NotifyControl(c.Conn, c.Subjects, workerID, ControlMessage{JobID: jobID, Attempt: attempt, Action: ControlPreempt})
 }
 
-// Drain asks workerID to take no more work.
+// Drain wakes workerID to act on the drain recorded for it
+// (queues.Store.RequestDrain).
 func (c NATSControl) Drain(_ context.Context, workerID string) {
 	_ = NotifyControl(c.Conn, c.Subjects, workerID, ControlMessage{Action: ControlDrain})
+}
+
+// SpotNotice wakes workerID to act on the spot notice recorded for it
+// (queues.Store.RequestSpotNotice).
+func (c NATSControl) SpotNotice(_ context.Context, workerID string, within time.Duration) {
+	_ = NotifyControl(c.Conn, c.Subjects, workerID, ControlMessage{Action: ControlSpotNotice, NoticeSeconds: int(within.Seconds())})
+}
+
+// Cancelled wakes workerID to act on the cancel recorded for job's attempt
+// (queues.Store.Cancel), so the job stops now rather than at the next beat.
+func (c NATSControl) Cancelled(_ context.Context, workerID, jobID string, attempt int) {
+	_ = NotifyControl(c.Conn, c.Subjects, workerID, ControlMessage{JobID: jobID, Attempt: attempt, Action: ControlCancel})
 }

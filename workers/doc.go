@@ -5,4 +5,11 @@
 // retryable failures as new attempts, heartbeats into the worker registry and
 // drains on stop: running jobs get the drain timeout to finish, then are
 // checkpointed and requeued.
+//
+// Control requests (cancel, preempt, drain, spot notice) are records in
+// Redis; a NATS control message only makes the worker beat now, and the
+// worker acts on what the beat reads. Each process start registers a random
+// incarnation with its ID, so a restart under the same ID takes over (and
+// requeues) what the previous process held, and that process, if it wakes,
+// is fenced.
 package workers

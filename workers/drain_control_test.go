@@ -12,7 +12,7 @@ import (
 	"github.com/ballastdev/ballast/workers"
 )
 
-// A drain request stops new work but lets running jobs finish where they are:
+// A recorded drain stops new work but lets running jobs finish where they are:
 // no preemption, no requeue.
 func TestDrainControlLetsRunningJobsFinish(t *testing.T) {
 	t.Parallel()
@@ -31,6 +31,9 @@ func TestDrainControlLetsRunningJobsFinish(t *testing.T) {
 	j := e.submit(e.shell(`echo started > "$BALLAST_PARAM_DIR/started1"
 while [ ! -e "$BALLAST_PARAM_DIR/finish" ]; do sleep 0.05; done`), queues.QueueOnDemand)
 	e.waitFile("started1", wait)
+	if err := e.store.RequestDrain(context.Background(), w.ID()); err != nil {
+		t.Fatal(err)
+	}
 	if err := workers.NotifyControl(ctl, subj, w.ID(), workers.ControlMessage{Action: workers.ControlDrain}); err != nil {
 		t.Fatal(err)
 	}

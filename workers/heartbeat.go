@@ -9,8 +9,9 @@ import (
 )
 
 // heartbeatLoop keeps the worker in the registry and acts on what the
-// registry says: cancel and preempt requests, attempts that moved on, and
-// fencing. A control message makes it beat at once.
+// registry says: cancel and preempt requests, drain and spot notice
+// intents, attempts that moved on, and fencing (by the controller, or by a
+// newer process under the same ID). A control message makes it beat at once.
 func (w *Worker) heartbeatLoop(ctx context.Context) {
 	defer close(w.hbDone)
 	t := time.NewTicker(w.opts.Heartbeat)
@@ -51,6 +52,7 @@ func (w *Worker) beat(ctx context.Context) {
 		w.refence("heartbeat")
 		return
 	}
+	w.tookOver(b.TakenOver)
 	for _, id := range b.Cancel {
 		if r := byID[id]; r != nil {
 			r.stop(stopCancel)
@@ -66,6 +68,7 @@ func (w *Worker) beat(ctx context.Context) {
 			r.stop(stopLost)
 		}
 	}
+	w.actOnIntents(b)
 }
 
 // refence handles the controller declaring this worker identity dead: its

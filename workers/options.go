@@ -18,6 +18,10 @@ import (
 type Options struct {
 	// Pool is the pool this worker belongs to ("fixed", "spot", ...).
 	Pool string
+	// Spot marks a worker of a spot pool. Only such a worker acts on a
+	// spot notice recorded for it; the registry refuses one for any other
+	// worker, and the worker checks again.
+	Spot bool
 	// Slots is how many jobs run at once.
 	Slots int
 	// Queues are consumed in strict priority order: a later queue is served
@@ -83,7 +87,7 @@ func (o Options) WithDefaults() Options {
 		o.PollInterval = 25 * time.Millisecond
 	}
 	if o.Heartbeat == 0 {
-		o.Heartbeat = time.Second
+		o.Heartbeat = 500 * time.Millisecond
 	}
 	if o.DrainTimeout == 0 {
 		o.DrainTimeout = 5 * time.Minute

@@ -8,13 +8,14 @@ import (
 	"github.com/ballastdev/ballast/queues"
 )
 
-// spotNotice handles the provider's warning that this worker's machine will
-// be taken within the notice: stop taking work, ask every running job to
-// checkpoint and go back to the burst queue (a preemption, so it counts
-// against the job's spot budget), wait for them, then signal Reclaimed so
-// the process can exit as the machine would.
-func (w *Worker) spotNotice(within time.Duration) {
+// spotNotice handles the provider's warning, recorded in the registry, that
+// this worker's machine will be taken at deadline: stop taking work, ask
+// every running job to checkpoint and go back to the burst queue (a
+// preemption, so it counts against the job's spot budget), wait for them,
+// then signal Reclaimed so the process can exit as the machine would.
+func (w *Worker) spotNotice(deadline time.Time) {
 	w.noticeOnce.Do(func() {
+		within := max(deadline.Sub(w.opts.Now()), 0)
 		w.log.Warn("spot notice: the provider reclaims this worker; checkpointing and requeueing its jobs", "within", within)
 		if w.srv != nil {
 			w.srv.Stop()

@@ -1,6 +1,7 @@
 package workers_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -13,7 +14,7 @@ import (
 	"github.com/ballastdev/ballast/workers"
 )
 
-// A spot notice makes the worker checkpoint and requeue every job to burst,
+// A recorded spot notice makes the worker checkpoint and requeue every job to burst,
 // take no more work, and report that it has been reclaimed.
 func TestSpotNoticeRequeuesEveryJobAndReclaims(t *testing.T) {
 	t.Parallel()
@@ -22,7 +23,7 @@ func TestSpotNoticeRequeuesEveryJobAndReclaims(t *testing.T) {
 	ctl := testenv.NATSConn(t, srv)
 	subj := events.Subjects{Prefix: e.ns}
 	o := e.options()
-	o.Pool, o.Slots, o.Queues = "spot", 2, []queues.Queue{queues.QueueBurst}
+	o.Pool, o.Slots, o.Queues, o.Spot = "spot", 2, []queues.Queue{queues.QueueBurst}, true
 	o.Heartbeat = 5 * time.Second // only the control message can explain a fast reaction
 	o.Control = testenv.NATSConn(t, srv)
 	o.Subjects = subj
@@ -45,6 +46,9 @@ func TestSpotNoticeRequeuesEveryJobAndReclaims(t *testing.T) {
 	e.waitFile("b/started1", wait)
 
 	sent := time.Now()
+	if err := e.store.RequestSpotNotice(context.Background(), w.ID(), sent.Add(10*time.Second)); err != nil {
+		t.Fatal(err)
+	}
 	if err := workers.NotifyControl(ctl, subj, w.ID(), workers.ControlMessage{Action: workers.ControlSpotNotice, NoticeSeconds: 10}); err != nil {
 		t.Fatal(err)
 	}

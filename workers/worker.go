@@ -15,6 +15,7 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/nats-io/nats.go"
 
+	"github.com/ballastdev/ballast/jobs"
 	"github.com/ballastdev/ballast/orchestrator/events"
 	"github.com/ballastdev/ballast/queues"
 )
@@ -27,6 +28,9 @@ type Worker struct {
 	srv   *asynq.Server
 
 	id atomic.Value // string; replaced when the controller fences this worker
+	// inc is this process start's incarnation token: a newer process under
+	// the same ID takes the ID over, and this one is then fenced.
+	inc string
 
 	mu sync.Mutex
 	// jobs holds the running attempts by task ID (job:attempt): after a
@@ -46,8 +50,9 @@ type Worker struct {
 	// one slot, so a burst of messages costs one beat.
 	wake chan struct{}
 
-	noticeOnce sync.Once
-	reclaimed  chan struct{} // closed once a spot notice was handled
+	noticeOnce  sync.Once
+	spotRefused sync.Once     // logs a misaddressed spot notice once
+	reclaimed   chan struct{} // closed once a spot notice was handled
 
 	// The control subscription follows the identity; ctlMu orders its
 	// changes (start, refence, stop).
@@ -70,6 +75,7 @@ func New(store *queues.Store, opts Options) (*Worker, error) {
 	w := &Worker{store: store, opts: opts, log: opts.Logger.With("worker", opts.ID, "pool", opts.Pool),
 		jobs: map[string]*running{}, fenced: map[string]bool{}, wake: make(chan struct{}, 1), reclaimed: make(chan struct{})}
 	w.id.Store(opts.ID)
+	w.inc = randomHex(16)
 	return w, nil
 }
 
@@ -108,9 +114,11 @@ func (w *Worker) start(ctx context.Context) error {
 	})
 	w.started = w.opts.Now()
 	w.identitySince = w.started
-	if _, err := w.store.Heartbeat(ctx, w.info(), nil); err != nil {
+	b, err := w.store.Register(ctx, w.info())
+	if err != nil {
 		return fmt.Errorf("workers.Start: register: %w", err)
 	}
+	w.tookOver(b.TakenOver)
 	// Listen before taking work, so no job runs unreachable.
 	if err := w.syncControl(); err != nil {
 		return fmt.Errorf("workers.Start: %w", err)
@@ -167,6 +175,19 @@ func (w *Worker) Stop() {
 	})
 }
 
+// tookOver reports the jobs the registry requeued because no live process of
+// this ID runs them: those of its previous incarnation (a process that died,
+// or is paused, under the same ID), or claimed by it after the takeover.
+// They run again as new attempts, from their last checkpoint.
+func (w *Worker) tookOver(rs []queues.Recovered) {
+	for _, r := range rs {
+		w.log.Warn("requeued a job of this worker ID's previous process", "job", r.JobID, "attempt", r.Attempt, "queue", r.Queue)
+		w.publish(events.Event{ID: fmt.Sprintf("%s.%d.%s", r.JobID, r.Attempt, events.TypeJobRequeued), Type: events.TypeJobRequeued,
+			JobID: r.JobID, Attempt: r.Attempt, State: jobs.StateQueued, Queue: r.Queue, Worker: r.Worker,
+			Reason: "worker restarted", Time: w.opts.Now()})
+	}
+}
+
 // waitIdle waits until no job runs, for at most d (0 = no limit).
 func (w *Worker) waitIdle(d time.Duration) bool {
 	deadline := time.Now().Add(d)
@@ -191,7 +212,8 @@ func (w *Worker) info() queues.WorkerInfo {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return queues.WorkerInfo{ID: w.ID(), Pool: w.opts.Pool, Slots: w.opts.Slots, Busy: len(w.jobs),
-		Queues: w.opts.Queues, Host: host, PID: os.Getpid(), Draining: w.draining, StartedAt: w.started, IdentitySince: w.identitySince}
+		Queues: w.opts.Queues, Host: host, PID: os.Getpid(), Draining: w.draining, StartedAt: w.started, IdentitySince: w.identitySince,
+		Incarnation: w.inc, Spot: w.opts.Spot}
 }
 
 func (w *Worker) publish(e events.Event) {

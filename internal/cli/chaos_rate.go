@@ -60,10 +60,14 @@ func (c *spotChaos) round(ctx context.Context) {
 		if c.cfg.Pools[w.Pool].Kind != config.PoolSpot || w.Draining || c.rng.Float64() >= p {
 			continue
 		}
+		if err := c.store.RequestSpotNotice(ctx, w.ID, time.Now().Add(c.notice)); err != nil {
+			c.log.Warn("random spot reclaim not recorded", "worker", w.ID, "err", err)
+			continue
+		}
 		msg := workers.ControlMessage{Action: workers.ControlSpotNotice, NoticeSeconds: int(c.notice.Seconds())}
 		if err := workers.NotifyControl(c.nc, subjects(c.cfg), w.ID, msg); err != nil {
-			c.log.Warn("random spot reclaim not sent", "worker", w.ID, "err", err)
-			continue
+			// Recorded: the worker acts at its next heartbeat.
+			c.log.Warn("random spot reclaim wake-up not sent", "worker", w.ID, "err", err)
 		}
 		c.log.Warn("random spot reclaim (demo)", "worker", w.ID, "notice", c.notice)
 	}

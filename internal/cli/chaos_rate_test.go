@@ -28,7 +28,7 @@ func TestSpotChaosReclaimsOnlyLiveSpotWorkers(t *testing.T) {
 	ctx := context.Background()
 	for _, w := range []queues.WorkerInfo{
 		{ID: "fixed-1", Pool: "fixed"}, {ID: "od-1", Pool: "ondemand"},
-		{ID: "spot-1", Pool: "spot"}, {ID: "spot-2", Pool: "spot"}, {ID: "spot-3", Pool: "spot", Draining: true},
+		{ID: "spot-1", Pool: "spot", Spot: true}, {ID: "spot-2", Pool: "spot", Spot: true}, {ID: "spot-3", Pool: "spot", Spot: true, Draining: true},
 	} {
 		if _, err := store.Heartbeat(ctx, w, nil); err != nil {
 			t.Fatal(err)
@@ -63,6 +63,12 @@ func TestSpotChaosReclaimsOnlyLiveSpotWorkers(t *testing.T) {
 	mu.Unlock()
 	if got[0] != want[0] || got[1] != want[1] {
 		t.Fatalf("notices to %v, want %v", got, want)
+	}
+	// Each wake-up follows a recorded notice, which the worker's beat reads.
+	for _, id := range []string{"spot-1", "spot-2"} {
+		if b, err := store.Heartbeat(ctx, queues.WorkerInfo{ID: id, Pool: "spot", Spot: true}, nil); err != nil || b.SpotNotice.IsZero() {
+			t.Fatalf("%s: no spot notice recorded (%v)", id, err)
+		}
 	}
 	// A zero rate never reclaims: one round, then a flush round trip, which
 	// any notice it had sent would have preceded.

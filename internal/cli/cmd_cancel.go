@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/ballastdev/ballast/queues"
 )
@@ -16,11 +17,23 @@ func runCancel(ctx context.Context, e *env, args []string) error {
 	if fs.NArg() != 1 {
 		return usageError{"give exactly one job ID"}
 	}
-	store, closeFn, err := openStore(ctx, *cfgPath)
+	cfg, err := loadConfig(*cfgPath)
 	if err != nil {
 		return err
 	}
-	defer closeFn()
+	rdb, err := connectRedis(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer rdb.Close()
+	store := newStore(rdb, cfg)
+	// The cancel is recorded either way; the wake-up only makes a running
+	// job stop now rather than at its worker's next heartbeat.
+	nc, err := connectNATS(cfg, "ballast-cancel")
+	if err == nil {
+		defer nc.Close()
+		store = newWakingStore(rdb, cfg, nc)
+	}
 	res, err := store.Cancel(ctx, fs.Arg(0))
 	if err != nil {
 		return err
@@ -29,7 +42,11 @@ func runCancel(ctx context.Context, e *env, args []string) error {
 	case queues.Cancelled:
 		fmt.Fprintf(e.out, "job %s cancelled before it started\n", fs.Arg(0))
 	case queues.CancelRequested:
-		fmt.Fprintf(e.out, "job %s is running: its worker sends SIGTERM within a heartbeat, then SIGKILL after the grace period\n", fs.Arg(0))
+		fmt.Fprintf(e.out, "job %s is running: its worker was woken to send SIGTERM (at the latest within a heartbeat), then SIGKILL after the grace period\n", fs.Arg(0))
+		if nc != nil {
+			// Published in the background: make sure it leaves before exit.
+			_ = nc.FlushTimeout(2 * time.Second)
+		}
 	default:
 		fmt.Fprintf(e.out, "job %s had already finished; nothing changed\n", fs.Arg(0))
 	}

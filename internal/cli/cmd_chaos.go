@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/ballastdev/ballast/internal/config"
 	"github.com/ballastdev/ballast/workers"
 )
 
@@ -31,18 +32,35 @@ func runChaos(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	store, closeStore, err := storeFor(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer closeStore()
+	id := fs.Arg(0)
+	// The notice is recorded first, where the worker's heartbeat reads it
+	// (and only for a spot worker); the message is only the wake-up, so a
+	// failure to send it delays the notice by a heartbeat at most.
+	if err := store.RequestSpotNotice(ctx, id, time.Now().Add(*in)); err != nil {
+		return fmt.Errorf("chaos spot-notice: %w", err)
+	}
+	if err := wakeSpot(cfg, id, *in); err != nil {
+		fmt.Fprintf(e.errOut, "wake-up not sent (%v); the worker acts at its next heartbeat\n", err)
+	}
+	fmt.Fprintf(e.out, "spot notice recorded for %s: its jobs checkpoint and go back to burst within %s, then it exits\n", id, *in)
+	return nil
+}
+
+// wakeSpot sends the wake-up for a recorded spot notice.
+func wakeSpot(cfg config.Config, id string, in time.Duration) error {
 	nc, err := connectNATS(cfg, "ballast-chaos")
 	if err != nil {
 		return err
 	}
 	defer nc.Close()
 	msg := workers.ControlMessage{Action: workers.ControlSpotNotice, NoticeSeconds: int(in.Seconds())}
-	if err := workers.NotifyControl(nc, subjects(cfg), fs.Arg(0), msg); err != nil {
+	if err := workers.NotifyControl(nc, subjects(cfg), id, msg); err != nil {
 		return err
 	}
-	if err := nc.FlushTimeout(2 * time.Second); err != nil {
-		return err
-	}
-	fmt.Fprintf(e.out, "spot notice sent to %s: its jobs checkpoint and go back to burst within %s, then it exits\n", fs.Arg(0), *in)
-	return nil
+	return nc.FlushTimeout(2 * time.Second)
 }

@@ -67,7 +67,7 @@ func startControlPlane(ctx context.Context, cfg config.Config, rdb redis.Univers
 	if err := startTracing(ctx, "ballast-controller", st); err != nil {
 		return nil, err
 	}
-	store := newStore(rdb, cfg)
+	store := newWakingStore(rdb, cfg, nc)
 	pub := events.NewNATSPublisher(nc, subj)
 	// With the capacity policy on, burst work waits in burst and the policy
 	// lends it to fixed slots; without it, burst work goes straight to loan
@@ -75,6 +75,9 @@ func startControlPlane(ctx context.Context, cfg config.Config, rdb redis.Univers
 	sub := &controller.Submitter{Catalog: cat, Store: store, Router: controller.Router{ElasticManaged: capacity}, Events: pub, Logger: log}
 	opts := controller.Options{Tick: cfg.Controller.Tick.Std(), WorkerTTL: cfg.Controller.WorkerTTL.Std(),
 		LeaderTTL: cfg.Controller.LeaderTTL.Std(), Events: pub, Logger: log}
+	if en, ok := prov.(provider.ExitNotifier); ok {
+		opts.Exited = en.Exits()
+	}
 	if capacity {
 		opts.Capacity = newCapacity(cfg, store, nc, prov, pub, log)
 	}
@@ -233,7 +236,7 @@ func startWorker(ctx context.Context, cfg config.Config, store *queues.Store, pu
 			slots = p.SlotsPerWorker
 		}
 	}
-	w, err := workers.New(store, workers.Options{ID: ws.id, Pool: pool, Slots: slots, Queues: qs,
+	w, err := workers.New(store, workers.Options{ID: ws.id, Pool: pool, Spot: p.Kind == config.PoolSpot, Slots: slots, Queues: qs,
 		PollInterval: cfg.Worker.PollInterval.Std(), Heartbeat: cfg.Worker.Heartbeat.Std(), DrainTimeout: cfg.Worker.DrainTimeout.Std(),
 		LogDir: cfg.Worker.LogDir, CheckpointDir: cfg.Worker.CheckpointDir, LogLines: int64(cfg.Worker.JobLogLines),
 		Events: pub, Logger: log, Control: ws.nc, Subjects: subjects(cfg)})

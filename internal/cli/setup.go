@@ -13,6 +13,7 @@ import (
 	"github.com/ballastdev/ballast/internal/config"
 	"github.com/ballastdev/ballast/orchestrator/events"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/workers"
 )
 
 // configFlag registers --config (default $BALLAST_CONFIG).
@@ -62,6 +63,14 @@ func connectNATS(cfg config.Config, name string) (*nats.Conn, error) {
 
 func newStore(rdb redis.UniversalClient, cfg config.Config) *queues.Store {
 	return queues.NewStore(rdb, queues.StoreOptions{Namespace: cfg.Namespace})
+}
+
+// newWakingStore is newStore for processes with a NATS connection: a cancel
+// recorded for a running job (CLI, API, sweeps, pipelines) also wakes the
+// job's worker, so the job stops at once rather than at its next heartbeat.
+func newWakingStore(rdb redis.UniversalClient, cfg config.Config, nc *nats.Conn) *queues.Store {
+	return queues.NewStore(rdb, queues.StoreOptions{Namespace: cfg.Namespace,
+		CancelWaker: workers.NATSControl{Conn: nc, Subjects: subjects(cfg)}})
 }
 
 func subjects(cfg config.Config) events.Subjects {

@@ -28,12 +28,12 @@ const (
 	DefaultDialTimeout  = 2 * time.Second
 	DefaultStreamMaxAge = 7 * 24 * time.Hour
 	DefaultTick         = time.Second
-	DefaultWorkerTTL    = 5 * time.Second
+	DefaultWorkerTTL    = 4 * time.Second
 	DefaultLeaderTTL    = 5 * time.Second
 	// DefaultPollInterval replaces asynq's 1s check interval, which makes an
 	// idle worker start a new job about half a second late on average.
 	DefaultPollInterval = 25 * time.Millisecond
-	DefaultHeartbeat    = time.Second
+	DefaultHeartbeat    = 500 * time.Millisecond
 	DefaultDrainTimeout = 5 * time.Minute
 	DefaultIdleTTL      = 2 * time.Minute
 	// DefaultCostRetention keeps a month of cost reports, a day to spare.

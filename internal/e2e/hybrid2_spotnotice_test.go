@@ -56,8 +56,18 @@ func TestHybrid2SpotNoticeLosesNoStep(t *testing.T) {
 	})
 	cpBefore := checkpointStep(r.job(id).Checkpoint)
 
+	// A spot notice for the fixed worker is refused, naming the problem, and
+	// its core job keeps running there.
+	out, err := exec.Command(r.bin, "chaos", "spot-notice", "--config", r.cfgPath, "--in", "1s", fixed.ID()).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "not in a spot pool") {
+		t.Fatalf("spot notice to the fixed worker: err %v, output %q", err, out)
+	}
+	if j := r.job(long); j.State != jobs.StateRunning || j.Worker != fixed.ID() || j.Attempt != 1 {
+		t.Fatalf("the core job after a refused notice: %s attempt %d on %s", j.State, j.Attempt, j.Worker)
+	}
+
 	noticeAt := time.Now()
-	out, err := exec.Command(r.bin, "chaos", "spot-notice", "--config", r.cfgPath, "--in", "5s", "spot-1").CombinedOutput()
+	out, err = exec.Command(r.bin, "chaos", "spot-notice", "--config", r.cfgPath, "--in", "5s", "spot-1").CombinedOutput()
 	if err != nil {
 		t.Fatalf("ballast chaos spot-notice: %v\n%s", err, out)
 	}

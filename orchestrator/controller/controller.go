@@ -22,6 +22,14 @@ type Options struct {
 	Tick time.Duration
 	// WorkerTTL: a worker silent for longer is declared dead.
 	WorkerTTL time.Duration
+	// RecoverEvery is how often the leader looks for silent workers, apart
+	// from its tick: a dead worker's jobs then wait at most WorkerTTL plus
+	// this, not plus a whole tick (default DefaultRecoverEvery).
+	RecoverEvery time.Duration
+	// Exited, when set, delivers the IDs of workers whose process the
+	// provider saw exit (provider.ExitNotifier). The leader recovers each at
+	// once: its jobs need not wait out WorkerTTL.
+	Exited <-chan string
 	// LeaderTTL is the leader lease; a dead leader is replaced after it.
 	LeaderTTL time.Duration
 	// OutboxGrace: an attempt queued in a record but without a confirmed
@@ -56,7 +64,10 @@ func (o Options) WithDefaults() Options {
 		o.Tick = time.Second
 	}
 	if o.WorkerTTL == 0 {
-		o.WorkerTTL = 5 * time.Second
+		o.WorkerTTL = DefaultWorkerTTL
+	}
+	if o.RecoverEvery == 0 {
+		o.RecoverEvery = DefaultRecoverEvery
 	}
 	if o.LeaderTTL == 0 {
 		o.LeaderTTL = 5 * time.Second
@@ -85,11 +96,23 @@ func (o Options) Validate() error {
 	if o.WorkerTTL < 2*o.Tick {
 		errs = append(errs, fmt.Errorf("worker_ttl: %s should be at least two ticks (%s) so one slow tick does not declare workers dead", o.WorkerTTL, 2*o.Tick))
 	}
+	if o.RecoverEvery < 0 {
+		errs = append(errs, errors.New("recover_every: must not be negative"))
+	}
 	if o.LeaderTTL < 2*o.Tick {
 		errs = append(errs, fmt.Errorf("leader_ttl: %s should be at least two ticks (%s)", o.LeaderTTL, 2*o.Tick))
 	}
 	return errors.Join(errs...)
 }
+
+// DefaultWorkerTTL is how long a worker may be silent before it is declared
+// dead: eight of the default heartbeats (500 ms), so a slow beat or two is
+// not a death, while a killed worker's jobs are requeued in about 4 s.
+const DefaultWorkerTTL = 4 * time.Second
+
+// DefaultRecoverEvery is the default cadence of dead-worker detection. It
+// is one ZRANGEBYSCORE on the registry when nobody is dead.
+const DefaultRecoverEvery = 200 * time.Millisecond
 
 // trimEvery is how often the leader drops expired jobs from the index.
 const trimEvery = time.Minute
@@ -107,6 +130,7 @@ type Controller struct {
 	started   bool      // whether Ballast's start is known to be recorded
 	cancel    context.CancelFunc
 	done      chan struct{}
+	recDone   chan struct{} // closed when recoverLoop ends
 	poke      chan struct{}
 	flowPoke  chan struct{}
 	startOnce sync.Once
@@ -128,7 +152,9 @@ func (c *Controller) Start(ctx context.Context) error {
 	c.startOnce.Do(func() {
 		ctx, c.cancel = context.WithCancel(context.WithoutCancel(ctx))
 		c.done = make(chan struct{})
+		c.recDone = make(chan struct{})
 		go c.loop(ctx)
+		go c.recoverLoop(ctx)
 	})
 	return nil
 }
@@ -142,6 +168,7 @@ func (c *Controller) Stop() {
 		}
 		c.cancel()
 		<-c.done
+		<-c.recDone
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
 		_ = c.store.ResignLeadership(ctx, c.opts.ID)
@@ -323,12 +350,17 @@ func (c *Controller) recover(ctx context.Context) {
 	if err != nil {
 		c.log.Warn("dead worker recovery failed", "err", err)
 	}
+	c.recovered(recovered, "worker lost")
+}
+
+// recovered publishes and reports the jobs requeued from dead workers.
+func (c *Controller) recovered(recovered []queues.Recovered, reason string) {
 	lost := map[string]bool{}
 	for _, r := range recovered {
-		c.log.Info("requeued a job of a dead worker", "job", r.JobID, "worker", r.Worker, "attempt", r.Attempt, "silence", r.Silence)
+		c.log.Info("requeued a job of a dead worker", "job", r.JobID, "worker", r.Worker, "attempt", r.Attempt, "silence", r.Silence, "reason", reason)
 		c.publish(events.Event{ID: fmt.Sprintf("%s.%d.%s", r.JobID, r.Attempt, events.TypeJobRequeued), Type: events.TypeJobRequeued,
 			JobID: r.JobID, Attempt: r.Attempt, State: jobs.StateQueued, Queue: r.Queue, Worker: r.Worker,
-			Reason: "worker lost", Time: time.Now()})
+			Reason: reason, Time: time.Now()})
 		if !lost[r.Worker] {
 			lost[r.Worker] = true
 			c.publish(events.Event{ID: events.NewID(), Type: events.TypeWorkerLost, Worker: r.Worker, Time: time.Now(),
@@ -338,6 +370,47 @@ func (c *Controller) recover(ctx context.Context) {
 			c.opts.OnRecover(r)
 		}
 	}
+}
+
+// recoverLoop looks for dead workers between ticks, and recovers at once a
+// worker whose process the provider saw exit. Only the leader acts, and only
+// once Redis has been reachable for a worker TTL (see Tick).
+func (c *Controller) recoverLoop(ctx context.Context) {
+	defer close(c.recDone)
+	t := time.NewTicker(c.opts.RecoverEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if c.mayRecover() {
+				rctx, cancel := context.WithTimeout(ctx, c.opts.Tick*4)
+				c.recover(rctx)
+				cancel()
+			}
+		case id := <-c.opts.Exited:
+			if !c.Leader() {
+				continue // the leader's own provider reports its children
+			}
+			rctx, cancel := context.WithTimeout(ctx, c.opts.Tick*4)
+			rs, err := c.store.RecoverWorker(rctx, id)
+			cancel()
+			if err != nil {
+				// The TTL path recovers it a few seconds later.
+				c.log.Warn("recovering an exited worker failed", "worker", id, "err", err)
+			}
+			c.recovered(rs, "worker process exited")
+		}
+	}
+}
+
+// mayRecover reports whether this controller leads and Redis has been
+// healthy for a worker TTL, so that old heartbeats mean silence.
+func (c *Controller) mayRecover() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.leader && !c.healthy.IsZero() && c.opts.Now().Sub(c.healthy) >= c.opts.WorkerTTL
 }
 
 func (c *Controller) publish(e events.Event) { publish(c.opts.Events, c.log, e) }

@@ -16,16 +16,17 @@ import (
 	"github.com/ballastdev/ballast/queues"
 )
 
-// WorkerControl reaches a worker directly. A preemption is already recorded
-// in Redis when Preempted is called, and a worker that misses the wake-up
-// acts at its next heartbeat; a missed Drain is planned again next tick.
+// WorkerControl reaches a worker directly. A preemption or drain is already
+// recorded in Redis when Preempted or Drain is called, and a worker that
+// misses the wake-up acts at its next heartbeat.
 // workers.NATSControl implements it.
 type WorkerControl interface {
 	// Preempted wakes the worker running attempt of job to act on its
 	// preempt request now.
 	Preempted(ctx context.Context, workerID, jobID string, attempt int)
-	// Drain asks a worker to take no more work; its running jobs finish
-	// where they are and it is released once empty.
+	// Drain wakes a worker to act on the drain recorded for it
+	// (queues.Store.RequestDrain): it takes no more work, its running jobs
+	// finish where they are, and it is released once empty.
 	Drain(ctx context.Context, workerID string)
 }
 
@@ -286,9 +287,13 @@ func (h *Hybrid) Apply(ctx context.Context, plan policy.Plan, now time.Time) err
 			note(a, h.launch(ctx, a, now))
 		case policy.Drain:
 			// Stop taking work and let running jobs finish where they are;
-			// Release follows once the worker is empty. Without a wake-up
-			// channel the provider's release drains it instead.
-			if h.Control != nil {
+			// Release follows once the worker is empty. The drain is
+			// recorded on the worker's registry entry, where its heartbeat
+			// reads it; the message only saves waiting for that beat.
+			// Without a wake-up channel the provider's release drains it.
+			if err := h.Store.RequestDrain(ctx, a.Worker); err != nil {
+				note(a, err)
+			} else if h.Control != nil {
 				h.Control.Drain(ctx, a.Worker)
 			} else if h.Provider != nil {
 				note(a, h.Provider.Release(ctx, a.Worker))

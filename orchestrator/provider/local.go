@@ -79,9 +79,14 @@ type Local struct {
 	// wg counts the goroutines behind children: delayed starts and exit
 	// watchers. Close waits for it.
 	wg sync.WaitGroup
+	// exits receives each child's ID when its process ends (ExitNotifier).
+	exits chan string
 }
 
-var _ Provider = (*Local)(nil)
+var (
+	_ Provider     = (*Local)(nil)
+	_ ExitNotifier = (*Local)(nil)
+)
 
 // NewLocal returns a Local provider, filling in the defaults of opts.
 func NewLocal(opts LocalOptions) (*Local, error) {
@@ -128,7 +133,8 @@ func NewLocal(opts LocalOptions) (*Local, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Local{opts: opts, log: log.With("provider", "local"), children: make(map[string]*child)}, nil
+	return &Local{opts: opts, log: log.With("provider", "local"), children: make(map[string]*child),
+		exits: make(chan string, exitBuffer)}, nil
 }
 
 // Launch starts n workers of pool. Without a startup delay the children are

@@ -93,6 +93,12 @@ func (l *Local) watch(c *child) {
 		c.killTimer.Stop()
 	}
 	c.endedAt = l.opts.Now()
+	// The process is gone, so its registry entry is stale whatever its last
+	// heartbeat says; never block the reaper on a slow reader.
+	select {
+	case l.exits <- c.inst.ID:
+	default:
+	}
 	switch {
 	case c.inst.State == Releasing:
 		c.inst.State = Gone

@@ -1,0 +1,175 @@
+package queues_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/ballastdev/ballast/jobs"
+	"github.com/ballastdev/ballast/queues"
+)
+
+// TestRegisterTakesOverThePreviousIncarnation: a process restarted under the
+// same ID while the old one still holds a job on record gets that job
+// requeued at once (not after worker_ttl, which never comes while the new
+// one beats), and the old process is fenced and records nothing.
+func TestRegisterTakesOverThePreviousIncarnation(t *testing.T) {
+	t.Parallel()
+	s, c := newStore(t)
+	ctx := context.Background()
+	old := queues.WorkerInfo{ID: "w1", Slots: 1, Incarnation: "aaaa"}
+	if _, err := s.Register(ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	sub, _ := s.Submit(ctx, spec(""), queues.QueueCore)
+	j, ok, err := s.Claim(ctx, queues.Delivery{JobID: sub.Job.ID, Attempt: 1}, "w1")
+	if !ok || err != nil {
+		t.Fatalf("claim: %v %v", ok, err)
+	}
+	if _, err := s.Checkpoint(ctx, j, "w1", `"step=3"`); err != nil {
+		t.Fatal(err)
+	}
+	running := []queues.Delivery{{JobID: j.ID, Attempt: 1}}
+	if b, err := s.Heartbeat(ctx, old, running); err != nil || b.Fenced || len(b.Lost) != 0 {
+		t.Fatalf("old beat: %+v %v", b, err)
+	}
+	c.Add(time.Second) // well under any worker_ttl
+
+	b, err := s.Register(ctx, queues.WorkerInfo{ID: "w1", Slots: 1, Incarnation: "bbbb"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b.TakenOver) != 1 || b.TakenOver[0].JobID != j.ID || b.TakenOver[0].Attempt != 2 {
+		t.Fatalf("taken over: %+v", b.TakenOver)
+	}
+	got, _ := s.Get(ctx, j.ID)
+	if got.State != jobs.StateQueued || got.Attempt != 2 || got.Checkpoint != `"step=3"` {
+		t.Fatalf("after takeover: state %s attempt %d checkpoint %q", got.State, got.Attempt, got.Checkpoint)
+	}
+	if n := pending(t, s, queues.QueueCore); n != 2 { // attempt 1 (never dequeued here) and attempt 2
+		t.Fatalf("core pending = %d, want 2", n)
+	}
+	// The old process wakes: fenced, and its result is not recorded.
+	if b, _ := s.Heartbeat(ctx, old, running); !b.Fenced {
+		t.Fatal("the old incarnation was not fenced")
+	}
+	if ok, _ := s.Finish(ctx, j, "w1", jobs.StateSucceeded, nil, ""); ok {
+		t.Fatal("the old incarnation recorded a result")
+	}
+	// The new one keeps beating, and registering again changes nothing.
+	if b, _ := s.Heartbeat(ctx, queues.WorkerInfo{ID: "w1", Slots: 1, Incarnation: "bbbb"}, nil); b.Fenced {
+		t.Fatal("the new incarnation was fenced")
+	}
+	if b, _ := s.Register(ctx, queues.WorkerInfo{ID: "w1", Slots: 1, Incarnation: "bbbb"}); len(b.TakenOver) != 0 {
+		t.Fatalf("re-registering took over %+v", b.TakenOver)
+	}
+}
+
+// TestRegisterAfterRecoveryClearsTheTombstone: a process restarted after the
+// controller declared its predecessor dead keeps its ID; the predecessor
+// stays fenced.
+func TestRegisterAfterRecoveryClearsTheTombstone(t *testing.T) {
+	t.Parallel()
+	s, c := newStore(t)
+	ctx := context.Background()
+	old := queues.WorkerInfo{ID: "w1", Slots: 1, Incarnation: "aaaa"}
+	s.Register(ctx, old)
+	c.Add(10 * time.Second)
+	if _, err := s.RecoverDeadWorkers(ctx, 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Register(ctx, queues.WorkerInfo{ID: "w1", Slots: 1, Incarnation: "bbbb"}); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := s.Heartbeat(ctx, queues.WorkerInfo{ID: "w1", Slots: 1, Incarnation: "bbbb"}, nil); b.Fenced {
+		t.Fatal("the new incarnation was fenced by its predecessor's tombstone")
+	}
+	if b, _ := s.Heartbeat(ctx, old, nil); !b.Fenced {
+		t.Fatal("the recovered incarnation was not fenced")
+	}
+}
+
+// TestWorkerIntents: drain and spot notice are recorded only for registered
+// workers, a spot notice only for a spot worker, and the worker reads them
+// in its beat.
+func TestWorkerIntents(t *testing.T) {
+	t.Parallel()
+	s, c := newStore(t)
+	ctx := context.Background()
+	fixed := queues.WorkerInfo{ID: "f1", Pool: "fixed", Slots: 1, Incarnation: "x"}
+	spot := queues.WorkerInfo{ID: "s1", Pool: "spot", Slots: 1, Incarnation: "y", Spot: true}
+	s.Register(ctx, fixed)
+	s.Register(ctx, spot)
+
+	if err := s.RequestDrain(ctx, "nobody"); !errors.Is(err, queues.ErrUnknownWorker) {
+		t.Fatalf("drain of an unknown worker: %v", err)
+	}
+	if err := s.RequestSpotNotice(ctx, "nobody", c.Now()); !errors.Is(err, queues.ErrUnknownWorker) {
+		t.Fatalf("spot notice to an unknown worker: %v", err)
+	}
+	if err := s.RequestSpotNotice(ctx, "f1", c.Now()); !errors.Is(err, queues.ErrNotSpot) {
+		t.Fatalf("spot notice to a fixed worker: %v", err)
+	}
+	if b, _ := s.Heartbeat(ctx, fixed, nil); b.Drain || !b.SpotNotice.IsZero() {
+		t.Fatalf("intents appeared unasked: %+v", b)
+	}
+
+	if err := s.RequestDrain(ctx, "f1"); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := s.Heartbeat(ctx, fixed, nil); !b.Drain {
+		t.Fatal("recorded drain not in the beat")
+	}
+	first := c.Now().Add(10 * time.Second).Truncate(time.Millisecond)
+	if err := s.RequestSpotNotice(ctx, "s1", first); err != nil {
+		t.Fatal(err)
+	}
+	s.RequestSpotNotice(ctx, "s1", first.Add(time.Minute)) // a later notice does not postpone the first
+	if b, _ := s.Heartbeat(ctx, spot, nil); !b.SpotNotice.Equal(first) || b.Drain {
+		t.Fatalf("spot beat: %+v, want notice at %s", b, first)
+	}
+	// A new incarnation starts with no intents.
+	if b, _ := s.Register(ctx, queues.WorkerInfo{ID: "f1", Pool: "fixed", Slots: 1, Incarnation: "z"}); b.Drain {
+		t.Fatal("a new incarnation inherited its predecessor's drain")
+	}
+}
+
+// TestBeatRequeuesAttemptsAnOldIncarnationClaimed: after a takeover, an old
+// process that wakes can still claim under the ID before its next beat
+// fences it; it then stops that attempt unrecorded. The new process's beats
+// requeue such an attempt once it is older than any claim in flight.
+func TestBeatRequeuesAttemptsAnOldIncarnationClaimed(t *testing.T) {
+	t.Parallel()
+	s, c := newStore(t)
+	ctx := context.Background()
+	fresh := queues.WorkerInfo{ID: "w1", Slots: 1, Incarnation: "bbbb"}
+	s.Register(ctx, queues.WorkerInfo{ID: "w1", Slots: 1, Incarnation: "aaaa"})
+	if _, err := s.Register(ctx, fresh); err != nil {
+		t.Fatal(err)
+	}
+	sub, _ := s.Submit(ctx, spec(""), queues.QueueCore)
+	// The old process's claim: Claim does not know incarnations.
+	j, ok, err := s.Claim(ctx, queues.Delivery{JobID: sub.Job.ID, Attempt: 1}, "w1")
+	if !ok || err != nil {
+		t.Fatalf("claim: %v %v", ok, err)
+	}
+	c.Add(time.Second) // a claim this recent may be the new process's own, not yet reported
+	if b, _ := s.Heartbeat(ctx, fresh, nil); len(b.TakenOver) != 0 {
+		t.Fatalf("requeued a fresh claim: %+v", b.TakenOver)
+	}
+	// The new process's own attempts are never orphans.
+	sub2, _ := s.Submit(ctx, spec(""), queues.QueueCore)
+	own, _, _ := s.Claim(ctx, queues.Delivery{JobID: sub2.Job.ID, Attempt: 1}, "w1")
+	c.Add(time.Minute)
+	b, err := s.Heartbeat(ctx, fresh, []queues.Delivery{{JobID: own.ID, Attempt: 1}})
+	if err != nil || len(b.TakenOver) != 1 || b.TakenOver[0].JobID != j.ID || b.TakenOver[0].Attempt != 2 {
+		t.Fatalf("orphan not requeued: %+v %v", b.TakenOver, err)
+	}
+	if got, _ := s.Get(ctx, own.ID); got.State != jobs.StateRunning || got.Attempt != 1 {
+		t.Fatalf("the new process's own job: %s attempt %d", got.State, got.Attempt)
+	}
+	if ok, _ := s.Finish(ctx, j, "w1", jobs.StateSucceeded, nil, ""); ok {
+		t.Fatal("the old process recorded the orphan's result")
+	}
+}

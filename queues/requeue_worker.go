@@ -1,0 +1,56 @@
+package queues
+
+// requeueWorkerJobsLua ends every attempt a worker identity holds and queues
+// the next one, resuming from its last checkpoint; a job being cancelled ends
+// cancelled instead. Two scripts share it: recovery of a silent worker, and
+// the registration of a new incarnation under an ID whose previous one still
+// holds jobs (the old process is dead or paused, and its jobs must not wait
+// for it to time out). Prepend usageLua too.
+//
+// requeueWorkerJobs(worker, workerJobsKey, jobKeyPrefix, outboxKey,
+// activeKey, usageKey, nowMs, endedMs, retentionMs, why) returns a flat list
+// {id, newAttempt, queue, ...} and empties workerJobsKey. why ("lost",
+// "restarted") goes into each record's error. requeueJobs does the same for
+// the given job IDs only, removing them from workerJobsKey.
+const requeueWorkerJobsLua = `
+local function requeueJobs(ids, worker, wjobs, prefix, outbox, active, ukey, now, ended, retention, why)
+  local out = {}
+  for _, id in ipairs(ids) do
+    redis.call("SREM", wjobs, id)
+    local k = prefix .. id
+    local st = redis.call("HMGET", k, "state", "attempt", "worker", "queue", "cancel", "preempt")
+    if st[1] == "running" and st[3] == worker then
+      local outcome = "lost"
+      if st[5] == "1" then outcome = "cancelled" end
+      recordUsage(k, ukey, id, st[2], ended, outcome, st[5] ~= "1")
+      if st[5] == "1" then
+        redis.call("HSET", k, "state", "cancelled", "finished", now, "worker", "", "error", "cancelled; its worker " .. worker .. " was " .. why)
+        redis.call("ZREM", active, id)
+        redis.call("HDEL", k, "preempt", "preempt_reason")
+        if tonumber(retention) > 0 then
+          redis.call("PEXPIRE", k, retention)
+          redis.call("PEXPIRE", k .. ":log", retention)
+          redis.call("PEXPIRE", k .. ":metrics", retention)
+        end
+      else
+        local nxt = tonumber(st[2]) + 1
+        -- A job the controller was preempting goes where it asked.
+        if st[6] and st[6] ~= "" then st[4] = st[6] end
+        redis.call("HDEL", k, "preempt", "preempt_reason")
+        redis.call("HSET", k, "state", "queued", "attempt", nxt, "worker", "", "queued", now,
+          "not_before", now, "queue", st[4], "error", "worker " .. worker .. " " .. why)
+        redis.call("HINCRBY", k, "requeues", 1)
+        redis.call("ZADD", outbox, now, id)
+        table.insert(out, id); table.insert(out, nxt); table.insert(out, st[4])
+      end
+    end
+  end
+  return out
+end
+
+local function requeueWorkerJobs(worker, wjobs, prefix, outbox, active, ukey, now, ended, retention, why)
+  local out = requeueJobs(redis.call("SMEMBERS", wjobs), worker, wjobs, prefix, outbox, active, ukey, now, ended, retention, why)
+  redis.call("DEL", wjobs)
+  return out
+end
+`

@@ -1,0 +1,42 @@
+package workers_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/ballastdev/ballast/internal/testenv"
+	"github.com/ballastdev/ballast/jobs"
+	"github.com/ballastdev/ballast/orchestrator/events"
+	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/workers"
+)
+
+// TestCancelWakesTheWorker: a store built with a CancelWaker sends the
+// wake-up itself once the cancel is recorded, so a running job stops long
+// before the worker's next heartbeat.
+func TestCancelWakesTheWorker(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	srv := testenv.NATS(t)
+	subj := events.Subjects{Prefix: e.ns}
+	o := e.options()
+	o.Heartbeat = 10 * time.Second // only the wake-up can explain a fast stop
+	o.Control = testenv.NATSConn(t, srv)
+	o.Subjects = subj
+	w := e.start(o)
+	canceller := queues.NewStore(e.rdb, queues.StoreOptions{Namespace: e.ns,
+		CancelWaker: workers.NATSControl{Conn: testenv.NATSConn(t, srv), Subjects: subj}})
+
+	j := e.submit(e.shell(`echo started > "$BALLAST_PARAM_DIR/started1"; while :; do sleep 0.05; done`), queues.QueueCore)
+	e.waitFile("started1", wait)
+	asked := time.Now()
+	if res, err := canceller.Cancel(context.Background(), j.ID); res != queues.CancelRequested || err != nil {
+		t.Fatalf("Cancel = %v, %v", res, err)
+	}
+	got := e.waitFor(j.ID, 3*time.Second, "the cancel to stop the job", func(j jobs.Job) bool { return j.State.Terminal() })
+	if got.State != jobs.StateCancelled || got.Worker != w.ID() && got.Worker != "" {
+		t.Fatalf("state %s on %q, want cancelled", got.State, got.Worker)
+	}
+	t.Logf("cancel to cancelled: %s (heartbeat %s)", time.Since(asked).Round(time.Millisecond), o.Heartbeat)
+}
