@@ -205,11 +205,18 @@ func (r *hybridRig) startController(id string, h *controller.Hybrid) *controller
 // listening for control wake-ups.
 func (r *hybridRig) startFixedWorker(id string, slots int) *workers.Worker {
 	r.t.Helper()
-	w, err := workers.New(r.store, workers.Options{ID: id, Pool: "fixed", Slots: slots,
-		Queues:       []queues.Queue{queues.QueueCore, queues.QueueLoan},
-		PollInterval: hyPoll, Heartbeat: hyHeartbeat, DrainTimeout: time.Second,
-		LogDir: r.cfg.Worker.LogDir, CheckpointDir: r.cfg.Worker.CheckpointDir, LogLines: 50,
-		Events: r.pub, Logger: quietLogger(), Control: r.nc, Subjects: r.subj})
+	return r.startWorker(workers.Options{ID: id, Pool: "fixed", Slots: slots,
+		Queues: []queues.Queue{queues.QueueCore, queues.QueueLoan}})
+}
+
+// startWorker starts an in-process worker with the rig's timings, paths,
+// events and control wake-ups; o names its identity, pool and queues.
+func (r *hybridRig) startWorker(o workers.Options) *workers.Worker {
+	r.t.Helper()
+	o.PollInterval, o.Heartbeat, o.DrainTimeout = hyPoll, hyHeartbeat, time.Second
+	o.LogDir, o.CheckpointDir, o.LogLines = r.cfg.Worker.LogDir, r.cfg.Worker.CheckpointDir, 50
+	o.Events, o.Logger, o.Control, o.Subjects = r.pub, quietLogger(), r.nc, r.subj
+	w, err := workers.New(r.store, o)
 	if err != nil {
 		r.t.Fatalf("workers.New: %v", err)
 	}

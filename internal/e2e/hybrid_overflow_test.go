@@ -43,18 +43,7 @@ func overflowing(on bool, wait time.Duration) func(*config.Config) {
 // spot worker reads, so a job it could take would show up on it.
 func (r *hybridRig) startSpotWorker(id string) *workers.Worker {
 	r.t.Helper()
-	w, err := workers.New(r.store, workers.Options{ID: id, Pool: "spot", Slots: 1, Queues: queues.ElasticQueues(false, ""),
-		PollInterval: hyPoll, Heartbeat: hyHeartbeat, DrainTimeout: time.Second,
-		LogDir: r.cfg.Worker.LogDir, CheckpointDir: r.cfg.Worker.CheckpointDir, LogLines: 50,
-		Events: r.pub, Logger: quietLogger(), Control: r.nc, Subjects: r.subj})
-	if err != nil {
-		r.t.Fatalf("workers.New: %v", err)
-	}
-	if err := w.Start(context.Background()); err != nil {
-		r.t.Fatalf("worker.Start: %v", err)
-	}
-	r.t.Cleanup(w.Stop)
-	return w
+	return r.startWorker(workers.Options{ID: id, Pool: "spot", Spot: true, Slots: 1, Queues: queues.ElasticQueues(false, "")})
 }
 
 // fillFixed submits n long core jobs and waits until they hold the fixed
