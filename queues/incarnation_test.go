@@ -149,7 +149,8 @@ func TestBeatRequeuesAttemptsAnOldIncarnationClaimed(t *testing.T) {
 		t.Fatal(err)
 	}
 	sub, _ := s.Submit(ctx, spec(""), queues.QueueCore)
-	// The old process's claim: Claim does not know incarnations.
+	// A claim that names no incarnation (the check is skipped), as an old
+	// process's claim was before ClaimAs.
 	j, ok, err := s.Claim(ctx, queues.Delivery{JobID: sub.Job.ID, Attempt: 1}, "w1")
 	if !ok || err != nil {
 		t.Fatalf("claim: %v %v", ok, err)
@@ -171,5 +172,28 @@ func TestBeatRequeuesAttemptsAnOldIncarnationClaimed(t *testing.T) {
 	}
 	if ok, _ := s.Finish(ctx, j, "w1", jobs.StateSucceeded, nil, ""); ok {
 		t.Fatal("the old process recorded the orphan's result")
+	}
+}
+
+// A process paused past a restart under its --id cannot claim: the claim
+// names its incarnation, which is no longer the one registered.
+func TestAnOldIncarnationCannotClaim(t *testing.T) {
+	t.Parallel()
+	s, _ := newStore(t)
+	ctx := context.Background()
+	s.Register(ctx, queues.WorkerInfo{ID: "w1", Slots: 1, Incarnation: "aaaa"})
+	if _, err := s.Register(ctx, queues.WorkerInfo{ID: "w1", Slots: 1, Incarnation: "bbbb"}); err != nil {
+		t.Fatal(err)
+	}
+	sub, _ := s.Submit(ctx, spec(""), queues.QueueCore)
+	d := queues.Delivery{JobID: sub.Job.ID, Attempt: 1}
+	if _, ok, err := s.ClaimAs(ctx, d, "w1", "aaaa"); ok || !errors.Is(err, queues.ErrFenced) {
+		t.Fatalf("the old incarnation claimed: ok %v, err %v", ok, err)
+	}
+	if got, _ := s.Get(ctx, sub.Job.ID); got.State != jobs.StateQueued {
+		t.Fatalf("a refused claim changed the job: %s", got.State)
+	}
+	if _, ok, err := s.ClaimAs(ctx, d, "w1", "bbbb"); !ok || err != nil {
+		t.Fatalf("the current incarnation could not claim: ok %v, err %v", ok, err)
 	}
 }

@@ -46,11 +46,18 @@ return {"new", ARGV[1]}
 // controller fenced cannot claim: its jobs would be invisible to recovery.
 // The attempt is stamped with the worker's pool (from its registration), so
 // its usage record says where it ran: a burst job on lent fixed capacity and
-// one on elastic capacity cost different amounts.
-// KEYS: job, outbox, workerJobs, tombstone, worker. ARGV: id, attempt, worker, now.
+// one on elastic capacity cost different amounts. A claim naming an
+// incarnation other than the one registered for the ID is fenced too: a
+// process paused past a restart under its --id must not start work.
+// KEYS: job, outbox, workerJobs, tombstone, worker, incarnation.
+// ARGV: id, attempt, worker, now, incarnation ("" = unchecked).
 // Returns the record as a flat HGETALL list when claimed, else a reason string.
 var claimScript = redis.NewScript(`
 if redis.call("EXISTS", KEYS[4]) == 1 then return "fenced" end
+if ARGV[5] ~= "" then
+  local inc = redis.call("GET", KEYS[6])
+  if inc and inc ~= ARGV[5] then return "fenced" end
+end
 local st = redis.call("HMGET", KEYS[1], "state", "attempt")
 if not st[1] then return "gone" end
 if tonumber(st[2]) ~= tonumber(ARGV[2]) then return "stale" end

@@ -221,9 +221,19 @@ var ErrFenced = errors.New("worker identity fenced by the controller")
 // Claim gives delivery d to worker. It returns ok=false for a stale delivery
 // (the attempt moved on, or the job was cancelled), which the caller drops.
 func (s *Store) Claim(ctx context.Context, d Delivery, worker string) (jobs.Job, bool, error) {
+	return s.ClaimAs(ctx, d, worker, "")
+}
+
+// ClaimAs is Claim by one incarnation of worker: when another incarnation
+// has taken the ID over since (a process restarted under the same --id
+// while this one was paused), the claim is refused with ErrFenced before it
+// changes anything, so a process that wakes up late cannot start a job
+// beside its successor. An empty incarnation skips the check.
+func (s *Store) ClaimAs(ctx context.Context, d Delivery, worker, incarnation string) (jobs.Job, bool, error) {
 	v, err := claimScript.Run(ctx, s.rdb,
-		[]string{s.ns.Job(d.JobID), s.ns.Outbox(), s.ns.WorkerJobs(worker), s.ns.WorkerTombstone(worker), s.ns.Worker(worker)},
-		d.JobID, d.Attempt, worker, s.opts.Now().UnixMilli()).Result()
+		[]string{s.ns.Job(d.JobID), s.ns.Outbox(), s.ns.WorkerJobs(worker), s.ns.WorkerTombstone(worker), s.ns.Worker(worker),
+			s.ns.WorkerIncarnation(worker)},
+		d.JobID, d.Attempt, worker, s.opts.Now().UnixMilli(), incarnation).Result()
 	if err != nil {
 		return jobs.Job{}, false, wrap("queues.Claim", err)
 	}

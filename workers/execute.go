@@ -31,7 +31,7 @@ func (w *Worker) process(ctx context.Context, t *asynq.Task) error {
 		return fmt.Errorf("worker draining")
 	}
 	wid := w.ID()
-	j, ok, err := w.store.Claim(ctx, d, wid)
+	j, ok, err := w.store.ClaimAs(ctx, d, wid, w.inc)
 	if errors.Is(err, queues.ErrFenced) {
 		// The delivery is valid, this identity is not: take a new one and
 		// let asynq redeliver the attempt.
