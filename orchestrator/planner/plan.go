@@ -156,7 +156,7 @@ func Make(tr trace.Trace, o Options) (Plan, error) {
 	waits := len(overflowWaits(sw.WaitTarget, o.Sim))
 	wpeak := DemandLevels(window).Peak()
 	clock.expected = 1 + waits + len(sw.Watermarks) + 2*searchBound(max(1, wpeak/8)) +
-		5 + waits + searchBound(max(2, p.Peak/32)) + 3 + searchBound(1)
+		7 + searchBound(max(2, p.Peak/32)) + 3 + searchBound(1)
 	if err := p.search(tune, whole, window, o, sw); err != nil {
 		return p, err
 	}
@@ -214,7 +214,8 @@ func (p *Plan) search(tune, whole *evaluator, window trace.Trace, o Options, sw 
 
 	// 4. The whole history decides. It sees all fixed, all elastic, the
 	// best window plans, and the window's best watermarks at the whole
-	// history's offline optimum with and without overflow: the window may
+	// history's offline optimum with and without overflow (at the window's
+	// best overflow wait): the window may
 	// be unlike the rest (a busy last fortnight wants a quota the year does
 	// not), so its quota is only a hint.
 	b, _ = tune.best(nil)
@@ -228,8 +229,13 @@ func (p *Plan) search(tune, whole *evaluator, window trace.Trace, o Options, sw 
 	at = Candidate{Strategy: StrategyHybrid, FixedSlots: p.Optimum.FixedSlots, Watermarks: b.Watermarks}
 	cands = append(cands, at)
 	if !o.WithoutCoreOverflow {
-		for _, w := range waits {
-			at.CoreOverflow, at.CoreMaxWait = true, w
+		// With the longest wait and the one the window liked best, not
+		// every wait: a whole-history simulation costs as much as several
+		// window ones. (The evaluator runs a repeated candidate once.)
+		at.CoreOverflow, at.CoreMaxWait = true, waits[0]
+		cands = append(cands, at)
+		if ob, ok := tune.best(func(pt Point) bool { return pt.CoreOverflow }); ok {
+			at.CoreMaxWait = ob.CoreMaxWait
 			cands = append(cands, at)
 		}
 	}
