@@ -2,8 +2,11 @@ package queues
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // durabilitySettings are the Redis settings that decide whether accepted
@@ -91,17 +94,21 @@ func DurabilityOf(settings map[string]string) Durability {
 }
 
 // CheckDurability reads the durability settings of the Redis the store
-// uses and judges them (DurabilityOf). A refused CONFIG GET is not an
-// error: managed services often deny it, and Ballast runs on regardless;
-// the result is then not Known and says why.
+// uses and judges them (DurabilityOf). A refused or failed CONFIG GET is
+// not an error: managed services often deny it, and Ballast runs on
+// regardless; the result is then not Known and its note says which.
 func (s *Store) CheckDurability(ctx context.Context) Durability {
 	settings := map[string]string{}
 	for _, name := range durabilitySettings {
 		// One GET per setting: a pattern would also match unrelated
 		// settings, and some proxies refuse several names in one call.
 		v, err := s.rdb.ConfigGet(ctx, name).Result()
-		if err != nil {
+		var refused redis.Error
+		switch {
+		case errors.As(err, &refused):
 			return Durability{Notes: []string{fmt.Sprintf("CONFIG GET %s refused (%v): cannot verify that Redis keeps accepted jobs; check appendonly yes and maxmemory-policy noeviction with your provider", name, err)}}
+		case err != nil:
+			return Durability{Notes: []string{fmt.Sprintf("CONFIG GET %s failed (%v): cannot verify that Redis keeps accepted jobs", name, err)}}
 		}
 		if val, ok := v[name]; ok {
 			settings[name] = val

@@ -4,6 +4,9 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/ballastdev/ballast/internal/testenv"
 	"github.com/ballastdev/ballast/queues"
@@ -113,5 +116,18 @@ func TestCheckDurabilityWithoutConfig(t *testing.T) {
 	}
 	if len(d.Notes) != 1 || !strings.Contains(d.Notes[0], "CONFIG GET appendonly refused") {
 		t.Fatalf("notes %q, want one saying CONFIG GET was refused", d.Notes)
+	}
+}
+
+// TestCheckDurabilityUnreachable: a Redis that cannot be reached is not
+// reported as refusing CONFIG, which would send the operator to the wrong
+// fix.
+func TestCheckDurabilityUnreachable(t *testing.T) {
+	t.Parallel()
+	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialTimeout: time.Second})
+	t.Cleanup(func() { _ = rdb.Close() })
+	d := queues.NewStore(rdb, queues.StoreOptions{Namespace: "durability"}).CheckDurability(context.Background())
+	if d.Known || len(d.Notes) != 1 || !strings.Contains(d.Notes[0], "CONFIG GET appendonly failed") {
+		t.Fatalf("unreachable Redis: %+v, want one note saying CONFIG GET failed", d)
 	}
 }

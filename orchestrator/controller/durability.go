@@ -3,9 +3,13 @@ package controller
 import (
 	"context"
 	"log/slog"
+	"time"
 
 	"github.com/ballastdev/ballast/queues"
 )
+
+// checkRedisTimeout bounds CheckRedis.
+const checkRedisTimeout = 5 * time.Second
 
 // CheckRedis reads whether the Redis behind store keeps accepted jobs
 // across a restart and under memory pressure, and logs the verdict: a
@@ -14,6 +18,10 @@ import (
 // operator sees the risk before a restart proves it. A Redis that refuses
 // CONFIG is reported and otherwise ignored.
 func CheckRedis(ctx context.Context, store *queues.Store, log *slog.Logger) queues.Durability {
+	// Bounded: an unreachable Redis must not hold up the start, which
+	// reports it on its own.
+	ctx, cancel := context.WithTimeout(ctx, checkRedisTimeout)
+	defer cancel()
 	d := store.CheckDurability(ctx)
 	for _, p := range d.Problems {
 		log.Warn("redis: "+p, "durable", false)
