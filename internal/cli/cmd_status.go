@@ -10,6 +10,7 @@ import (
 	"github.com/ballastdev/ballast/jobs"
 	"github.com/ballastdev/ballast/orchestrator/api"
 	"github.com/ballastdev/ballast/orchestrator/telemetry"
+	"github.com/ballastdev/ballast/queues"
 )
 
 func runStatus(ctx context.Context, e *env, args []string) error {
@@ -39,7 +40,9 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 		return writeJSON(e.out, st)
 	}
 	now := time.Now()
-	fmt.Fprintf(e.out, "leader: %s\n\n", dash(st.Leader))
+	fmt.Fprintf(e.out, "leader: %s\n", dash(st.Leader))
+	printRedis(e, st.Redis)
+	fmt.Fprintln(e.out)
 	rows := make([][]any, len(st.Workers))
 	for i, w := range st.Workers {
 		state := "up"
@@ -69,6 +72,26 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 	}
 	fmt.Fprintln(e.out)
 	return printOverflowed(e, st)
+}
+
+// printRedis says whether Redis keeps accepted jobs, and what to change
+// when it does not: status is where an operator looks before trusting it.
+func printRedis(e *env, d queues.Durability) {
+	switch {
+	case !d.Known:
+		fmt.Fprintln(e.out, "redis: durability unknown")
+	case d.Durable():
+		fmt.Fprintf(e.out, "redis: durable (appendonly %s, save %q, maxmemory-policy %s)\n",
+			d.Settings["appendonly"], d.Settings["save"], d.Settings["maxmemory-policy"])
+	default:
+		fmt.Fprintln(e.out, "redis: NOT durable: accepted jobs can be lost")
+	}
+	for _, p := range d.Problems {
+		fmt.Fprintf(e.out, "  - %s\n", p)
+	}
+	for _, n := range d.Notes {
+		fmt.Fprintf(e.out, "  note: %s\n", n)
+	}
 }
 
 // printOverflowed lists the core jobs running or waiting on on-demand

@@ -40,8 +40,15 @@ func TestStatusShowsOverflowedJobs(t *testing.T) {
 	if strings.Contains(out, "patient") {
 		t.Errorf("status lists a core job still in core as overflowed:\n%s", out)
 	}
+	// The test Redis runs with --save "" --appendonly no.
+	if !strings.Contains(out, "redis: NOT durable") || !strings.Contains(out, `appendonly no and save ""`) {
+		t.Errorf("status does not say the test Redis loses jobs on a restart:\n%s", out)
+	}
 	code, out, _ = run(t, "status", "--config", f.path, "-o", "json")
 	if code != 0 || !strings.Contains(out, `"overflowed": [`) || !strings.Contains(out, `"queue": "overflow"`) {
 		t.Errorf("status -o json lacks the overflowed list:\n%s", out)
+	}
+	if !strings.Contains(out, `"persisted": false`) {
+		t.Errorf("status -o json lacks the Redis verdict:\n%s", out)
 	}
 }

@@ -68,6 +68,9 @@ func startControlPlane(ctx context.Context, cfg config.Config, rdb redis.Univers
 		return nil, err
 	}
 	store := newWakingStore(rdb, cfg, nc)
+	// Said before any work is accepted: a Redis that forgets is only
+	// noticed otherwise when a restart has already lost jobs.
+	durability := controller.CheckRedis(ctx, store, log)
 	pub := events.NewNATSPublisher(nc, subj)
 	// With the capacity policy on, burst work waits in burst and the policy
 	// lends it to fixed slots; without it, burst work goes straight to loan
@@ -117,6 +120,7 @@ func startControlPlane(ctx context.Context, cfg config.Config, rdb redis.Univers
 	if err != nil {
 		return nil, err
 	}
+	metrics.RedisDurability(durability.Durable(), durability.Reason())
 
 	in, err := intake.NewNATSServer(nc, sub, intake.NATSOptions{Subjects: subj, Logger: log, Sweeps: sweeps})
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ballastdev/ballast/jobs"
+	"github.com/nats-io/nats.go"
 	"gopkg.in/yaml.v3"
 )
 
@@ -316,4 +317,31 @@ func hasField(err error, field string) bool {
 		}
 	}
 	return false
+}
+
+// TestInboxPrefix: a wildcard prefix is refused with the field named, and
+// a good one reaches nats.go (which would otherwise use _INBOX).
+func TestInboxPrefix(t *testing.T) {
+	cfg := Config{}.WithDefaults()
+	cfg.NATS.InboxPrefix = "_INBOX.>"
+	if err := cfg.Validate(); !hasField(err, "nats.inbox_prefix") {
+		t.Errorf("inbox_prefix %q accepted: %v", cfg.NATS.InboxPrefix, err)
+	}
+	cfg.NATS.InboxPrefix = "_INBOX_submitter"
+	if err := cfg.Validate(); hasField(err, "nats.inbox_prefix") {
+		t.Errorf("inbox_prefix %q refused: %v", cfg.NATS.InboxPrefix, err)
+	}
+	opts, err := cfg.NATS.Options()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var o nats.Options
+	for _, opt := range opts {
+		if err := opt(&o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if o.InboxPrefix != "_INBOX_submitter" {
+		t.Errorf("nats.go inbox prefix %q, want _INBOX_submitter", o.InboxPrefix)
+	}
 }

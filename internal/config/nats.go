@@ -45,6 +45,12 @@ type NATSConfig struct {
 	// TLS secures the connection.
 	TLS TLSConfig `yaml:"tls,omitempty"`
 
+	// InboxPrefix replaces "_INBOX" in the reply subjects this process
+	// listens on, so that a NATS server can let each user subscribe to its
+	// own replies only ("_INBOX_submitter.>", see deploy/nats/ballast.conf).
+	// Empty keeps the nats.go default, which any user may then read.
+	InboxPrefix string `yaml:"inbox_prefix,omitempty"`
+
 	// SubjectPrefix starts every subject: PREFIX.jobs.submit,
 	// PREFIX.events.job.<id>. Default: the namespace.
 	SubjectPrefix string `yaml:"subject_prefix,omitempty"`
@@ -92,6 +98,9 @@ func (n NATSConfig) Options() ([]nats.Option, error) {
 		}
 		opts = append(opts, nats.UserCredentials(n.CredsFile))
 	}
+	if n.InboxPrefix != "" {
+		opts = append(opts, nats.CustomInboxPrefix(n.InboxPrefix))
+	}
 	// nats.go fills in the server name from the URL it dials, so no host here.
 	tlsConf, err := n.TLS.client("nats.tls", "")
 	if err != nil {
@@ -132,6 +141,9 @@ func (n NATSConfig) validate(ps *problems) {
 	n.TLS.validate(ps, "nats.tls")
 	if !subjectPrefixRE.MatchString(n.SubjectPrefix) {
 		ps.add("nats.subject_prefix", "%q is not a subject prefix: use tokens of letters, digits, '_' or '-' joined by '.', no wildcards", n.SubjectPrefix)
+	}
+	if n.InboxPrefix != "" && !subjectPrefixRE.MatchString(n.InboxPrefix) {
+		ps.add("nats.inbox_prefix", "%q is not an inbox prefix: use tokens of letters, digits, '_' or '-' joined by '.', no wildcards, for example _INBOX_submitter", n.InboxPrefix)
 	}
 	if !streamNameRE.MatchString(n.Stream) {
 		ps.add("nats.stream", "%q is not a stream name: use 1 to 64 letters, digits, '_' or '-'", n.Stream)

@@ -25,6 +25,9 @@ type Status struct {
 	// Overflowed lists the core jobs rule 7 sent to on-demand capacity that
 	// are still queued or running there, oldest first.
 	Overflowed []OverflowedJob `json:"overflowed"`
+	// Redis says whether the Redis in use keeps accepted jobs across a
+	// restart and under memory pressure.
+	Redis queues.Durability `json:"redis"`
 }
 
 // OverflowedJob is one core job overflowed to on-demand capacity.

@@ -13,8 +13,8 @@ import (
 // recentWindow is how many of the newest jobs the status counts by state.
 const recentWindow = 1000
 
-// CollectStatus reads workers, queue depths, recent job states and the
-// jobs overflowed to on-demand capacity.
+// CollectStatus reads workers, queue depths, recent job states, the jobs
+// overflowed to on-demand capacity and whether Redis keeps accepted jobs.
 func CollectStatus(ctx context.Context, store *queues.Store) (Status, error) {
 	var st Status
 	var err error
@@ -41,6 +41,7 @@ func CollectStatus(ctx context.Context, store *queues.Store) (Status, error) {
 		return st, err
 	}
 	st.Overflowed = overflowedOf(active, time.Now())
+	st.Redis = store.CheckDurability(ctx)
 	return st, nil
 }
 

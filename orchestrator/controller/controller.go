@@ -127,7 +127,7 @@ type Controller struct {
 	leader    bool
 	healthy   time.Time // when Redis last came back; zero while down
 	trimmed   time.Time // when the job index was last trimmed
-	started   bool      // whether Ballast's start is known to be recorded
+	marked    bool      // whether this process has seen the namespace marker
 	cancel    context.CancelFunc
 	done      chan struct{}
 	recDone   chan struct{} // closed when recoverLoop ends
@@ -312,15 +312,7 @@ func (c *Controller) Tick(ctx context.Context) {
 	if !lead {
 		return
 	}
-	// The quota is paid from the first moment Ballast ran; the first
-	// leader ever records it, and the store keeps that first moment.
-	if !c.started {
-		if _, err := c.store.MarkStarted(tctx, now); err != nil {
-			c.log.Warn("recording when Ballast started failed; retrying next tick", "err", err)
-		} else {
-			c.started = true
-		}
-	}
+	c.checkMarker(tctx, now)
 	// After an outage every worker's heartbeat looks old; give them one TTL
 	// to beat again before declaring anyone dead.
 	if now.Sub(healthySince) >= c.opts.WorkerTTL {
@@ -343,6 +335,31 @@ func (c *Controller) Tick(ctx context.Context) {
 			c.log.Warn("capacity plan not fully applied", "err", err)
 		}
 	}
+}
+
+// checkMarker keeps the namespace marker (queues.Store.Remark) written and
+// says when it vanished. The quota is paid from the first moment Ballast
+// ran, which the marker records; it is written once and never deleted, so
+// once this process has seen it, finding it gone means Redis came back
+// empty: a restart without persistence, a flush or an eviction. Nothing in
+// the records can say which jobs were lost, so the log must. Re-writing it
+// restarts the cost window at now, the first moment Redis has records for
+// again. One SET NX per leader tick.
+func (c *Controller) checkMarker(ctx context.Context, now time.Time) {
+	written, err := c.store.Remark(ctx, now)
+	if err != nil {
+		c.log.Warn("checking the namespace marker failed; retrying next tick", "err", err)
+		return
+	}
+	if written && c.marked {
+		attrs := []any{"namespace", c.store.Namespace().Name(), "marker", c.store.Namespace().Started(),
+			"fix", "set appendonly yes (appendfsync everysec) and maxmemory-policy noeviction; resubmit lost work"}
+		if jobsLeft, outboxLeft, err := c.store.Holdings(ctx); err == nil {
+			attrs = append(attrs, "job_records_left", jobsLeft, "outbox_left", outboxLeft)
+		}
+		c.log.Error("Redis lost its data: the namespace marker is gone; accepted jobs since the last persistence point are lost", attrs...)
+	}
+	c.marked = true
 }
 
 func (c *Controller) recover(ctx context.Context) {

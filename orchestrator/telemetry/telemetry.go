@@ -110,6 +110,7 @@ type Metrics struct {
 	jobFinished metric.Int64Counter
 	preemptions metric.Int64Counter
 	overflows   metric.Int64Counter
+	redis       metric.Int64Gauge
 	gaugeSet    gauges
 
 	mu   sync.Mutex
@@ -228,6 +229,12 @@ func (m *Metrics) instruments(meter metric.Meter, ns string) error {
 		metric.WithDescription("Queued core jobs sent to on-demand capacity after waiting their allowed delay for fixed quota (rule 7), by target pool."))
 	add(err)
 
+	// A synchronous gauge: the controller checks Redis once at start, not
+	// every tick, so there is no snapshot for the callback to read.
+	m.redis, err = meter.Int64Gauge(ns+".redis.durable",
+		metric.WithDescription("1 when Redis keeps accepted jobs across a restart and never evicts them (appendonly or save set, maxmemory-policy noeviction), else 0; reason says why (no_persistence, evicting, unknown when CONFIG is refused)."))
+	add(err)
+
 	g, err := m.gauges(meter, ns)
 	add(err)
 	if len(errs) == 0 {
@@ -308,6 +315,20 @@ func (m *Metrics) Overflowed(pool string) {
 	m.overflows.Add(context.Background(), 1, metric.WithAttributes(
 		attribute.String("pool", pool),
 	))
+}
+
+// RedisDurability records the controller's verdict on its Redis's settings
+// (queues.Durability): durable or not, and a short reason label. The reason
+// stays on the series so an alert can say what to fix.
+func (m *Metrics) RedisDurability(durable bool, reason string) {
+	if m == nil {
+		return
+	}
+	v := int64(0)
+	if durable {
+		v = 1
+	}
+	m.redis.Record(context.Background(), v, metric.WithAttributes(attribute.String("reason", reason)))
 }
 
 // promLogger sends promhttp's scrape errors to slog.

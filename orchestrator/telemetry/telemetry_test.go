@@ -476,6 +476,7 @@ func TestNilMetricsIsNoop(t *testing.T) {
 	m.JobStarted(ClassCore, "p", time.Second)
 	m.JobFinished(ClassCore, OutcomeFailed)
 	m.Preempted(ReasonSpot)
+	m.RedisDurability(false, "unknown")
 	m.SetSnapshot(Snapshot{FixedIdleRatio: 1})
 	if err := m.Shutdown(context.Background()); err != nil {
 		t.Fatalf("Shutdown: %v", err)
@@ -536,4 +537,20 @@ func TestConcurrentUse(t *testing.T) {
 	if n != workers*each {
 		t.Errorf("histogram count %d, want %d", n, workers*each)
 	}
+}
+
+// TestRedisDurabilityGauge: the verdict on Redis exports as
+// ballast_redis_durable, 0 or 1 with the reason as a label.
+func TestRedisDurabilityGauge(t *testing.T) {
+	m, err := New(Options{DisableOTLP: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = m.Shutdown(context.Background()) })
+	m.RedisDurability(false, "no_persistence")
+	fams := scrape(t, m)
+	wantType(t, fams, "ballast_redis_durable", dto.MetricType_GAUGE)
+	wantValue(t, fams, "ballast_redis_durable", map[string]string{"reason": "no_persistence"}, 0)
+	m.RedisDurability(true, "ok")
+	wantValue(t, scrape(t, m), "ballast_redis_durable", map[string]string{"reason": "ok"}, 1)
 }

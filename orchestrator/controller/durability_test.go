@@ -1,0 +1,117 @@
+package controller_test
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ballastdev/ballast/internal/testenv"
+	"github.com/ballastdev/ballast/jobs"
+	"github.com/ballastdev/ballast/orchestrator/controller"
+	"github.com/ballastdev/ballast/queues"
+)
+
+// logRecords keeps every record logged through it, for tests that assert
+// what an operator is told.
+type logRecords struct {
+	mu   sync.Mutex
+	recs []slog.Record
+}
+
+func (l *logRecords) Enabled(context.Context, slog.Level) bool { return true }
+func (l *logRecords) Handle(_ context.Context, r slog.Record) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.recs = append(l.recs, r.Clone())
+	return nil
+}
+func (l *logRecords) WithAttrs([]slog.Attr) slog.Handler { return l }
+func (l *logRecords) WithGroup(string) slog.Handler      { return l }
+
+// at returns the messages logged at level.
+func (l *logRecords) at(level slog.Level) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	for _, r := range l.recs {
+		if r.Level == level {
+			out = append(out, r.Message)
+		}
+	}
+	return out
+}
+
+const lostData = "Redis lost its data: the namespace marker is gone; accepted jobs since the last persistence point are lost"
+
+// TestLeaderNoticesRedisCameBackEmpty: a leader that saw the namespace
+// marker, then finds the namespace empty (as after a restart of a Redis
+// without persistence), logs that accepted jobs were lost and writes the
+// marker again; a first start on an empty namespace is not a loss.
+func TestLeaderNoticesRedisCameBackEmpty(t *testing.T) {
+	t.Parallel()
+	rdb, ns := testenv.Redis(t)
+	store := queues.NewStore(rdb, queues.StoreOptions{Namespace: ns})
+	logs := &logRecords{}
+	opts := fastOptions("a")
+	opts.Logger = slog.New(logs)
+	ctl, err := controller.New(store, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	ctl.Tick(ctx)
+	ctl.Tick(ctx)
+	if !ctl.Leader() {
+		t.Fatal("a does not lead")
+	}
+	if errs := logs.at(slog.LevelError); len(errs) != 0 {
+		t.Fatalf("a first start logged errors: %q", errs)
+	}
+	first, err := store.Started(ctx)
+	if err != nil || first.IsZero() {
+		t.Fatalf("marker after the first lead: %v %v", first, err)
+	}
+	if _, err := store.Submit(ctx, jobs.Spec{Command: []string{"true"}, Class: jobs.ClassCore,
+		Timeout: jobs.Duration(time.Minute), Grace: jobs.Duration(time.Second)}, queues.QueueCore); err != nil {
+		t.Fatal(err)
+	}
+
+	// Redis comes back empty: the marker, the records, the outbox, the
+	// lease, all gone.
+	testenv.DeleteNamespace(rdb, ns)
+	if n, _, err := store.Holdings(ctx); err != nil || n != 0 {
+		t.Fatalf("namespace not emptied: %d records, %v", n, err)
+	}
+	ctl.Tick(ctx)
+	if errs := logs.at(slog.LevelError); len(errs) != 1 || errs[0] != lostData {
+		t.Fatalf("errors logged %q, want exactly %q", errs, lostData)
+	}
+	if again, err := store.Started(ctx); err != nil || again.IsZero() {
+		t.Fatalf("marker not written again: %v %v", again, err)
+	}
+	ctl.Tick(ctx)
+	if errs := logs.at(slog.LevelError); len(errs) != 1 {
+		t.Fatalf("a tick with the marker back logged %q", errs)
+	}
+}
+
+// TestCheckRedisWarnsOnTheTestRedis: the shared test Redis has neither AOF
+// nor RDB, and the start-up check names both settings and the fix.
+func TestCheckRedisWarnsOnTheTestRedis(t *testing.T) {
+	t.Parallel()
+	rdb, ns := testenv.Redis(t)
+	logs := &logRecords{}
+	d := controller.CheckRedis(context.Background(), queues.NewStore(rdb, queues.StoreOptions{Namespace: ns}), slog.New(logs))
+	if d.Settings["appendonly"] != "no" || d.Settings["save"] != "" {
+		t.Skipf("the test Redis persists (appendonly %q, save %q)", d.Settings["appendonly"], d.Settings["save"])
+	}
+	want := `redis: appendonly no and save "": a restart loses accepted jobs; set appendonly yes (appendfsync everysec)`
+	if w := logs.at(slog.LevelWarn); len(w) == 0 || w[0] != want {
+		t.Fatalf("warnings %q, want first %q", w, want)
+	}
+	if d.Durable() {
+		t.Fatalf("judged durable: %+v", d)
+	}
+}
