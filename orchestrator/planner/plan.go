@@ -156,7 +156,7 @@ func Make(tr trace.Trace, o Options) (Plan, error) {
 	waits := len(overflowWaits(sw.WaitTarget, o.Sim))
 	wpeak := DemandLevels(window).Peak()
 	clock.expected = 1 + waits + len(sw.Watermarks) + 2*searchBound(max(1, wpeak/8)) +
-		7 + searchBound(max(2, p.Peak/32)) + 3 + searchBound(1)
+		7 + searchBound(max(2, p.Peak/64)) + 3 + searchBound(1)
 	if err := p.search(tune, whole, window, o, sw); err != nil {
 		return p, err
 	}
@@ -207,7 +207,13 @@ func (p *Plan) search(tune, whole *evaluator, window trace.Trace, o Options, sw 
 		starts = append(starts, nb)
 	}
 	for _, st := range starts {
-		if _, err := tune.searchQuota("quota search on the tuning window", st.Candidate, st.FixedSlots, max(1, wpeak/8), wpeak); err != nil {
+		// With overflow the best quota lies near the optimum, where the
+		// search starts; without it, near the core peak, which may be far.
+		step := max(1, wpeak/8)
+		if st.CoreOverflow {
+			step = max(1, wpeak/16)
+		}
+		if _, err := tune.searchQuota("quota search on the tuning window", st.Candidate, st.FixedSlots, step, wpeak); err != nil {
 			return err
 		}
 	}
@@ -247,7 +253,7 @@ func (p *Plan) search(tune, whole *evaluator, window trace.Trace, o Options, sw 
 	p.AllFixed, p.AllElastic = pts[0].Result, pts[1].Result
 	// 5. A last quota search on the whole history, from its best hybrid.
 	if hb, ok := whole.best(func(pt Point) bool { return pt.Strategy == StrategyHybrid }); ok {
-		if _, err := whole.searchQuota("quota search on the whole history", hb.Candidate, hb.FixedSlots, max(2, p.Peak/32), p.Peak); err != nil {
+		if _, err := whole.searchQuota("quota search on the whole history", hb.Candidate, hb.FixedSlots, max(2, p.Peak/64), p.Peak); err != nil {
 			return err
 		}
 	}
