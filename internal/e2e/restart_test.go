@@ -102,8 +102,9 @@ func stepsCatalog(t *testing.T) *jobs.Catalog {
 	return cat
 }
 
-// startWorkerProc starts `ballast worker` with extra flags; the test's end
-// stops it.
+// startWorkerProc starts a fixed `ballast worker` of 2 slots with extra
+// flags (a later --slots wins); the test's end stops it, waking it first in
+// case the test paused it.
 func startWorkerProc(t *testing.T, bin, cfgPath, name string, extra ...string) *child {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), name+".log")

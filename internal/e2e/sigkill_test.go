@@ -99,40 +99,11 @@ type child struct {
 	done chan struct{}
 }
 
+// startWorkerChild starts a 4-slot fixed `ballast worker`; the test's end
+// stops it.
 func startWorkerChild(t *testing.T, bin, cfgPath, name string) *child {
 	t.Helper()
-	out := filepath.Join(t.TempDir(), name+".log")
-	f, err := os.Create(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, "worker", "--config", cfgPath, "--pool", "fixed", "--slots", "4")
-	cmd.Stdout, cmd.Stderr = f, f
-	if err := cmd.Start(); err != nil {
-		f.Close()
-		t.Fatalf("starting %s: %v", name, err)
-	}
-	c := &child{cmd: cmd, out: out, done: make(chan struct{})}
-	go func() {
-		_ = cmd.Wait()
-		f.Close()
-		close(c.done)
-	}()
-	t.Cleanup(func() {
-		select {
-		case <-c.done:
-			return
-		default:
-		}
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-c.done:
-		case <-time.After(15 * time.Second):
-			_ = cmd.Process.Kill()
-			<-c.done
-		}
-	})
-	return c
+	return startWorkerProc(t, bin, cfgPath, name, "--slots", "4")
 }
 
 func (c *child) log() string {
