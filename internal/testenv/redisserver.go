@@ -5,6 +5,7 @@ import (
 	"net"
 	"os/exec"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
@@ -33,6 +34,10 @@ func RedisServer(t testing.TB, args ...string) *redis.Client {
 	argv := append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
 		"--dir", t.TempDir()}, args...)
 	cmd := exec.Command(bin, argv...)
+	// Its own process group: a background save or AOF rewrite is a forked
+	// child that must end with it, or it writes into the test's directory
+	// while the directory is removed.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("starting redis-server: %v", err)
 	}
@@ -40,8 +45,17 @@ func RedisServer(t testing.TB, args ...string) *redis.Client {
 	go func() { _ = cmd.Wait(); close(exited) }()
 	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:" + strconv.Itoa(port)})
 	t.Cleanup(func() {
+		// SHUTDOWN ends the rewrite child and waits for it; the group kill
+		// covers a server that does not answer.
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		_ = c.ShutdownNoSave(ctx).Err()
+		cancel()
 		_ = c.Close()
-		_ = cmd.Process.Kill()
+		select {
+		case <-exited:
+		case <-time.After(3 * time.Second):
+		}
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		<-exited
 	})
 	deadline := time.Now().Add(5 * time.Second)
