@@ -311,6 +311,13 @@ func alibabaGPUPod(f [][]byte, idx []int, phase int, countCPU bool, strs interne
 	}
 	p.job.Checkpointable = p.job.Class == jobs.ClassBurst
 
+	// The name's prefix and the GPU spec become a team and a template: no
+	// control characters, as for any name Ballast keeps.
+	for _, c := range []int{agName, agGPUSpec} {
+		if msg := jobs.CheckText(string(col(c)), jobs.NoControls); msg != "" {
+			return bad(c, errors.New(msg))
+		}
+	}
 	if team, _, ok := bytes.Cut(col(agName), []byte("-")); ok && len(team) > 0 {
 		p.job.Team = strs.get(team)
 	} else {

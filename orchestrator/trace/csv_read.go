@@ -128,6 +128,13 @@ func parseStart(s string) (time.Time, error) {
 		}
 		start = start.In(loc)
 	}
+	// RFC 3339 has four-digit years: a start that is in range only in its
+	// own offset (year 0000 at +00:01) could not be written back.
+	for _, y := range []int{start.Year(), start.UTC().Year()} {
+		if y < 1 || y > 9999 {
+			return time.Time{}, fmt.Errorf("%q is outside the years 0001 to 9999", stamp)
+		}
+	}
 	return start, nil
 }
 
@@ -167,6 +174,13 @@ func parseCSVJob(f [][]byte, strs interner) (Job, *ParseError) {
 		j.Class = jobs.ClassBurst
 	default:
 		return bad(colClass, fmt.Errorf("%q is not core or burst", f[colClass]))
+	}
+	// Names: no control characters, as for any name Ballast keeps (a
+	// carriage return alone could not be written back).
+	for _, c := range []int{colTeam, colTemplate} {
+		if msg := jobs.CheckText(string(f[c]), jobs.NoControls); msg != "" {
+			return bad(c, errors.New(msg))
+		}
 	}
 	j.Team = strs.get(f[colTeam])
 	j.Template = strs.get(f[colTemplate])

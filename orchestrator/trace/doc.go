@@ -26,7 +26,8 @@
 //   - duration_s: run time when never interrupted, decimal seconds, > 0.
 //   - slots: slots the job occupies, a whole number >= 1.
 //   - class: core or burst.
-//   - team, template: any text without a line break; a value holding a comma
+//   - team, template: any text without a control character (no line break,
+//     no carriage return, no NUL) and valid UTF-8; a value holding a comma
 //     or a quote is quoted as in RFC 4180 ("search, web"; "say ""hi""").
 //   - checkpointable: true or false (any letter case).
 //   - deadline_s: seconds after submission by which the job must have

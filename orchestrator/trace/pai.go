@@ -150,6 +150,11 @@ func paiJob(f [][]byte, strs interner) (Job, SkipReason, *ParseError) {
 		}
 		times[i] = d
 	}
+	// The user becomes a team name: no control characters, as for any
+	// name Ballast keeps (a line break could not even be written back).
+	if msg := jobs.CheckText(string(f[2]), jobs.NoControls); msg != "" {
+		return Job{}, "", &ParseError{Column: paiColumns[2], Err: errors.New(msg)}
+	}
 	j := Job{
 		Submit:   times[0],
 		Duration: times[1] - times[0],

@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"errors"
 	"io"
 	"os"
 	"reflect"
@@ -131,5 +132,15 @@ func TestReadPAI2020Empty(t *testing.T) {
 	tr, stats, err := ReadPAI2020(f, PAIOptions{})
 	if err != nil || len(tr.Jobs) != 0 || stats.Read != 0 || !tr.Start.IsZero() {
 		t.Errorf("got %+v, %v, %v", tr, stats, err)
+	}
+}
+
+// A user with a control character becomes no team: the line and column
+// are named (found by FuzzReadPAI2020: a lone carriage return).
+func TestPAIRefusesControlCharactersInNames(t *testing.T) {
+	_, _, err := ReadPAI2020(strings.NewReader("j1,i1,u\r1,Terminated,0,10\n"), PAIOptions{})
+	var pe *ParseError
+	if !errors.As(err, &pe) || pe.Line != 1 || pe.Column != "user" {
+		t.Fatalf("err %v, want a ParseError at line 1, column user", err)
 	}
 }
