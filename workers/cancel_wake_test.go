@@ -7,7 +7,6 @@ import (
 
 	"github.com/ballastdev/ballast/internal/testenv"
 	"github.com/ballastdev/ballast/jobs"
-	"github.com/ballastdev/ballast/orchestrator/events"
 	"github.com/ballastdev/ballast/queues"
 	"github.com/ballastdev/ballast/workers"
 )
@@ -18,15 +17,11 @@ import (
 func TestCancelWakesTheWorker(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	srv := testenv.NATS(t)
-	subj := events.Subjects{Prefix: e.ns}
-	o := e.options()
+	o, ch := e.withControl()
 	o.Heartbeat = 10 * time.Second // only the wake-up can explain a fast stop
-	o.Control = testenv.NATSConn(t, srv)
-	o.Subjects = subj
 	w := e.start(o)
 	canceller := queues.NewStore(e.rdb, queues.StoreOptions{Namespace: e.ns,
-		CancelWaker: workers.NATSControl{Conn: testenv.NATSConn(t, srv), Subjects: subj}})
+		CancelWaker: workers.NATSControl{Conn: testenv.NATSConn(t, ch.srv), Subjects: ch.subj}})
 
 	j := e.submit(e.shell(`echo started > "$BALLAST_PARAM_DIR/started1"; while :; do sleep 0.05; done`), queues.QueueCore)
 	e.waitFile("started1", wait)

@@ -7,7 +7,6 @@ import (
 
 	"github.com/ballastdev/ballast/internal/testenv"
 	"github.com/ballastdev/ballast/jobs"
-	"github.com/ballastdev/ballast/orchestrator/events"
 	"github.com/ballastdev/ballast/queues"
 	"github.com/ballastdev/ballast/workers"
 )
@@ -17,14 +16,9 @@ import (
 func TestDrainControlLetsRunningJobsFinish(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	srv := testenv.NATS(t)
-	ctl := testenv.NATSConn(t, srv)
-	subj := events.Subjects{Prefix: e.ns}
-	o := e.options()
+	o, ch := e.withControl()
 	o.Pool, o.Queues = "ondemand", []queues.Queue{queues.QueueOnDemand, queues.QueueBurst}
 	o.Heartbeat = 100 * time.Millisecond
-	o.Control = testenv.NATSConn(t, srv)
-	o.Subjects = subj
 	w := e.start(o)
 
 	// Runs until the test creates "finish".
@@ -34,7 +28,7 @@ while [ ! -e "$BALLAST_PARAM_DIR/finish" ]; do sleep 0.05; done`), queues.QueueO
 	if err := e.store.RequestDrain(context.Background(), w.ID()); err != nil {
 		t.Fatal(err)
 	}
-	if err := workers.NotifyControl(ctl, subj, w.ID(), workers.ControlMessage{Action: workers.ControlDrain}); err != nil {
+	if err := workers.NotifyControl(ch.ctl, ch.subj, w.ID(), workers.ControlMessage{Action: workers.ControlDrain}); err != nil {
 		t.Fatal(err)
 	}
 	testenv.Eventually(t, 3*time.Second, "the registry shows the worker draining", func() bool {

@@ -8,7 +8,6 @@ import (
 
 	"github.com/ballastdev/ballast/internal/testenv"
 	"github.com/ballastdev/ballast/jobs"
-	"github.com/ballastdev/ballast/orchestrator/events"
 	"github.com/ballastdev/ballast/queues"
 	"github.com/ballastdev/ballast/workers"
 )
@@ -20,12 +19,7 @@ import (
 func TestForgedControlMessagesChangeNothing(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	srv := testenv.NATS(t)
-	ctl := testenv.NATSConn(t, srv)
-	subj := events.Subjects{Prefix: e.ns}
-	o := e.options()
-	o.Control = testenv.NATSConn(t, srv)
-	o.Subjects = subj
+	o, ch := e.withControl()
 	w := e.start(o)
 
 	j := e.submit(e.shell(`echo started > "$BALLAST_PARAM_DIR/started1"
@@ -38,11 +32,11 @@ while [ ! -e "$BALLAST_PARAM_DIR/finish" ]; do sleep 0.05; done`), queues.QueueC
 		{Action: workers.ControlPreempt, JobID: j.ID, Attempt: 1},
 	}
 	for _, m := range forged {
-		if err := workers.NotifyControl(ctl, subj, w.ID(), m); err != nil {
+		if err := workers.NotifyControl(ch.ctl, ch.subj, w.ID(), m); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := ctl.Flush(); err != nil {
+	if err := ch.ctl.Flush(); err != nil {
 		t.Fatal(err)
 	}
 	// Let the worker act if it would: several beats after the messages.
@@ -80,12 +74,7 @@ while [ ! -e "$BALLAST_PARAM_DIR/finish" ]; do sleep 0.05; done`), queues.QueueC
 func TestSpotNoticeRefusedForAFixedWorker(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	srv := testenv.NATS(t)
-	ctl := testenv.NATSConn(t, srv)
-	subj := events.Subjects{Prefix: e.ns}
-	o := e.options()
-	o.Control = testenv.NATSConn(t, srv)
-	o.Subjects = subj
+	o, ch := e.withControl()
 	w := e.start(o)
 	ctx := context.Background()
 
@@ -101,7 +90,7 @@ while [ ! -e "$BALLAST_PARAM_DIR/finish" ]; do sleep 0.05; done`), queues.QueueC
 	if err := e.rdb.HSet(ctx, e.store.Namespace().Worker(w.ID()), "intent_spot", time.Now().UnixMilli()).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if err := workers.NotifyControl(ctl, subj, w.ID(), workers.ControlMessage{Action: workers.ControlSpotNotice}); err != nil {
+	if err := workers.NotifyControl(ch.ctl, ch.subj, w.ID(), workers.ControlMessage{Action: workers.ControlSpotNotice}); err != nil {
 		t.Fatal(err)
 	}
 	since := time.Now()

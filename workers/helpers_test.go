@@ -13,10 +13,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ballastdev/ballast/internal/testenv"
 	"github.com/ballastdev/ballast/jobs"
+	"github.com/ballastdev/ballast/orchestrator/events"
 	"github.com/ballastdev/ballast/queues"
 	"github.com/ballastdev/ballast/workers"
 )
@@ -46,6 +49,25 @@ func newEnv(t *testing.T) *env {
 }
 
 // options are fast settings for tests: short polls, heartbeats and drains.
+// controlled is the control channel of a worker under test: an embedded
+// NATS server of the test's own, the controller's connection to it, and
+// the subjects.
+type controlled struct {
+	srv  *server.Server
+	ctl  *nats.Conn
+	subj events.Subjects
+}
+
+// withControl returns e's worker options listening for control wake-ups,
+// and the controller's side of the channel.
+func (e *env) withControl() (workers.Options, controlled) {
+	srv := testenv.NATS(e.t)
+	c := controlled{srv: srv, ctl: testenv.NATSConn(e.t, srv), subj: events.Subjects{Prefix: e.ns}}
+	o := e.options()
+	o.Control, o.Subjects = testenv.NATSConn(e.t, srv), c.subj
+	return o, c
+}
+
 func (e *env) options() workers.Options {
 	return workers.Options{
 		Pool:          "fixed",

@@ -160,25 +160,20 @@ func TestPreemptByControlMessage(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
-	srv := testenv.NATS(t)
-	ctl := testenv.NATSConn(t, srv) // the controller's connection
-	subj := events.Subjects{Prefix: e.ns}
 	rec := &recorder{}
-	o := e.options()
+	o, ch := e.withControl()
 	o.Slots = 2
 	// Five seconds: a stop within a fraction of that can only be the
 	// control message's doing.
 	o.Heartbeat = 5 * time.Second
 	o.Events = rec
-	o.Control = testenv.NATSConn(t, srv)
-	o.Subjects = subj
 	w := e.start(o)
 	started := time.Now()
 
 	j := e.submit(e.checkpointing(), queues.QueueLoan)
 	e.waitFile("started1", wait)
 	// Noise on the subject is ignored.
-	if err := ctl.Publish(subj.Control(w.ID()), []byte("{not json")); err != nil {
+	if err := ch.ctl.Publish(ch.subj.Control(w.ID()), []byte("{not json")); err != nil {
 		t.Fatal(err)
 	}
 	asked := time.Now()
@@ -186,7 +181,7 @@ func TestPreemptByControlMessage(t *testing.T) {
 		t.Fatalf("RequestPreempt = %v, %v", ok, err)
 	}
 	msg := workers.ControlMessage{JobID: j.ID, Attempt: 1, Action: workers.ControlPreempt}
-	if err := workers.NotifyControl(ctl, subj, w.ID(), msg); err != nil {
+	if err := workers.NotifyControl(ch.ctl, ch.subj, w.ID(), msg); err != nil {
 		t.Fatalf("NotifyControl: %v", err)
 	}
 	got := e.waitFor(j.ID, time.Second, "the preempted job to be requeued", func(j jobs.Job) bool {
@@ -206,7 +201,7 @@ func TestPreemptByControlMessage(t *testing.T) {
 	if res, err := e.store.Cancel(ctx, c.ID); res != queues.CancelRequested || err != nil {
 		t.Fatalf("Cancel = %v, %v", res, err)
 	}
-	if err := workers.NotifyControl(ctl, subj, w.ID(), workers.ControlMessage{JobID: c.ID, Attempt: 1, Action: workers.ControlCancel}); err != nil {
+	if err := workers.NotifyControl(ch.ctl, ch.subj, w.ID(), workers.ControlMessage{JobID: c.ID, Attempt: 1, Action: workers.ControlCancel}); err != nil {
 		t.Fatalf("NotifyControl: %v", err)
 	}
 	got = e.waitFor(c.ID, time.Second, "the cancel to stop the job", func(j jobs.Job) bool { return j.State.Terminal() })
@@ -221,7 +216,7 @@ func TestPreemptByControlMessage(t *testing.T) {
 	d := e.submit(e.shell(`echo started > "$BALLAST_PARAM_DIR/startedD"; while [ ! -e "$BALLAST_PARAM_DIR/goD" ]; do sleep 0.02; done`), queues.QueueCore)
 	e.waitFile("startedD", wait)
 	woken := time.Now().Truncate(time.Millisecond)
-	if err := workers.NotifyControl(ctl, subj, w.ID(), workers.ControlMessage{JobID: d.ID, Attempt: 1, Action: workers.ControlPreempt}); err != nil {
+	if err := workers.NotifyControl(ch.ctl, ch.subj, w.ID(), workers.ControlMessage{JobID: d.ID, Attempt: 1, Action: workers.ControlPreempt}); err != nil {
 		t.Fatal(err)
 	}
 	// The woken beat shows in the registry while the job still runs (it
@@ -244,17 +239,12 @@ func TestControlFollowsNewIdentity(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
-	srv := testenv.NATS(t)
-	ctl := testenv.NATSConn(t, srv)
-	subj := events.Subjects{Prefix: e.ns}
-	o := e.options()
+	o, ch := e.withControl()
 	o.ID = "ctl-fence"
 	o.Slots = 2
 	// Longer than the test: the fence is learned by the claim, and the stop
 	// below can only come from the control message.
 	o.Heartbeat = time.Minute
-	o.Control = testenv.NATSConn(t, srv)
-	o.Subjects = subj
 	w := e.start(o)
 	j := e.submit(e.checkpointing(), queues.QueueLoan)
 	e.waitFile("started1", wait)
@@ -281,7 +271,7 @@ func TestControlFollowsNewIdentity(t *testing.T) {
 	if ok, err := e.store.RequestPreempt(ctx, j.ID, 2, queues.QueueBurst, "migrate"); !ok || err != nil {
 		t.Fatalf("RequestPreempt = %v, %v", ok, err)
 	}
-	if err := workers.NotifyControl(ctl, subj, w.ID(), workers.ControlMessage{JobID: j.ID, Attempt: 2, Action: workers.ControlPreempt}); err != nil {
+	if err := workers.NotifyControl(ch.ctl, ch.subj, w.ID(), workers.ControlMessage{JobID: j.ID, Attempt: 2, Action: workers.ControlPreempt}); err != nil {
 		t.Fatal(err)
 	}
 	got = e.waitFor(j.ID, 2*time.Second, "the new identity to act on the control message", func(j jobs.Job) bool {

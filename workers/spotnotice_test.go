@@ -7,9 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ballastdev/ballast/internal/testenv"
 	"github.com/ballastdev/ballast/jobs"
-	"github.com/ballastdev/ballast/orchestrator/events"
 	"github.com/ballastdev/ballast/queues"
 	"github.com/ballastdev/ballast/workers"
 )
@@ -19,14 +17,9 @@ import (
 func TestSpotNoticeRequeuesEveryJobAndReclaims(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	srv := testenv.NATS(t)
-	ctl := testenv.NATSConn(t, srv)
-	subj := events.Subjects{Prefix: e.ns}
-	o := e.options()
+	o, ch := e.withControl()
 	o.Pool, o.Slots, o.Queues, o.Spot = "spot", 2, []queues.Queue{queues.QueueBurst}, true
 	o.Heartbeat = 5 * time.Second // only the control message can explain a fast reaction
-	o.Control = testenv.NATSConn(t, srv)
-	o.Subjects = subj
 	w := e.start(o)
 
 	// Each job in its own directory, so that "started1" means that job's
@@ -49,7 +42,7 @@ func TestSpotNoticeRequeuesEveryJobAndReclaims(t *testing.T) {
 	if err := e.store.RequestSpotNotice(context.Background(), w.ID(), sent.Add(10*time.Second)); err != nil {
 		t.Fatal(err)
 	}
-	if err := workers.NotifyControl(ctl, subj, w.ID(), workers.ControlMessage{Action: workers.ControlSpotNotice, NoticeSeconds: 10}); err != nil {
+	if err := workers.NotifyControl(ch.ctl, ch.subj, w.ID(), workers.ControlMessage{Action: workers.ControlSpotNotice, NoticeSeconds: 10}); err != nil {
 		t.Fatal(err)
 	}
 	select {
