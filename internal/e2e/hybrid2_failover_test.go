@@ -3,8 +3,6 @@ package e2e
 import (
 	"context"
 	"encoding/json"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -23,38 +21,7 @@ import (
 // the rig's directory; at cleanup it is sent SIGTERM, then SIGKILL.
 func (r *hybridRig) startBallast(name string, args ...string) *child {
 	r.t.Helper()
-	out := filepath.Join(r.dir, name+".log")
-	f, err := os.Create(out)
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	cmd := exec.Command(r.bin, args...)
-	cmd.Stdout, cmd.Stderr = f, f
-	if err := cmd.Start(); err != nil {
-		f.Close()
-		r.t.Fatalf("starting %s: %v", name, err)
-	}
-	c := &child{cmd: cmd, out: out, done: make(chan struct{})}
-	go func() {
-		_ = cmd.Wait()
-		f.Close()
-		close(c.done)
-	}()
-	r.t.Cleanup(func() {
-		select {
-		case <-c.done:
-			return
-		default:
-		}
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-c.done:
-		case <-time.After(15 * time.Second):
-			_ = cmd.Process.Kill()
-			<-c.done
-		}
-	})
-	return c
+	return startChild(r.t, r.bin, filepath.Join(r.dir, name+".log"), args...)
 }
 
 func (c *child) exited() bool {

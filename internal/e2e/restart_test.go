@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -107,40 +106,8 @@ func stepsCatalog(t *testing.T) *jobs.Catalog {
 // case the test paused it.
 func startWorkerProc(t *testing.T, bin, cfgPath, name string, extra ...string) *child {
 	t.Helper()
-	out := filepath.Join(t.TempDir(), name+".log")
-	f, err := os.Create(out)
-	if err != nil {
-		t.Fatal(err)
-	}
 	args := append([]string{"worker", "--config", cfgPath, "--pool", "fixed", "--slots", "2"}, extra...)
-	cmd := exec.Command(bin, args...)
-	cmd.Stdout, cmd.Stderr = f, f
-	if err := cmd.Start(); err != nil {
-		f.Close()
-		t.Fatalf("starting %s: %v", name, err)
-	}
-	c := &child{cmd: cmd, out: out, done: make(chan struct{})}
-	go func() {
-		_ = cmd.Wait()
-		f.Close()
-		close(c.done)
-	}()
-	t.Cleanup(func() {
-		select {
-		case <-c.done:
-			return
-		default:
-		}
-		_ = cmd.Process.Signal(syscall.SIGCONT)
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-c.done:
-		case <-time.After(15 * time.Second):
-			_ = cmd.Process.Kill()
-			<-c.done
-		}
-	})
-	return c
+	return startChild(t, bin, filepath.Join(t.TempDir(), name+".log"), args...)
 }
 
 // submitSteps submits an e2e-steps job of n steps (100 ms each) recording

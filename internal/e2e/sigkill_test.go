@@ -99,6 +99,43 @@ type child struct {
 	done chan struct{}
 }
 
+// startChild starts bin with args, its output going to the file out. At
+// the test's end a child still running is woken (it may have been paused),
+// sent SIGTERM, and killed if it has not exited within 15 s.
+func startChild(t *testing.T, bin, out string, args ...string) *child {
+	t.Helper()
+	f, err := os.Create(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = f, f
+	if err := cmd.Start(); err != nil {
+		f.Close()
+		t.Fatalf("starting %s: %v", filepath.Base(out), err)
+	}
+	c := &child{cmd: cmd, out: out, done: make(chan struct{})}
+	go func() {
+		_ = cmd.Wait()
+		f.Close()
+		close(c.done)
+	}()
+	t.Cleanup(func() {
+		if c.exited() {
+			return
+		}
+		_ = cmd.Process.Signal(syscall.SIGCONT)
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-c.done:
+		case <-time.After(15 * time.Second):
+			_ = cmd.Process.Kill()
+			<-c.done
+		}
+	})
+	return c
+}
+
 // startWorkerChild starts a 4-slot fixed `ballast worker`; the test's end
 // stops it.
 func startWorkerChild(t *testing.T, bin, cfgPath, name string) *child {
