@@ -16,13 +16,7 @@ import (
 // seen for less than a day gets Days 0, which the advisor leaves alone.
 func TestWindowCountsHoursOverTheKnownPartOnly(t *testing.T) {
 	t.Parallel()
-	r := newRig(t)
-	src := insight.Source{Store: r.store, Pools: pools(), Quota: map[string]int{"onprem": 2}}
-	w := queues.WorkerInfo{ID: "fixed-1", Pool: "onprem", Slots: 2, StartedAt: at(-10)}
-	r.beat(0, w)
-	id := r.submit(0, "etl", jobs.ClassCore)
-	r.finish(60, r.claim(0, id, 1, w.ID)) // one hour of "train"
-	end := at(60)
+	r, src, end := oneHourOfETL(t)
 
 	// Seen for half an hour before the job: less than a day known.
 	if err := r.store.RecordSample(r.ctx, advisor.SeriesFixedIdle, at(-30), 0.5, 30*24*time.Hour); err != nil {
@@ -48,13 +42,7 @@ func TestWindowCountsHoursOverTheKnownPartOnly(t *testing.T) {
 
 func TestWindowCountsHoursFromTheRecordedStart(t *testing.T) {
 	t.Parallel()
-	r := newRig(t)
-	src := insight.Source{Store: r.store, Pools: pools(), Quota: map[string]int{"onprem": 2}}
-	w := queues.WorkerInfo{ID: "fixed-1", Pool: "onprem", Slots: 2, StartedAt: at(-10)}
-	r.beat(0, w)
-	id := r.submit(0, "etl", jobs.ClassCore)
-	r.finish(60, r.claim(0, id, 1, w.ID))
-	end := at(60)
+	r, src, end := oneHourOfETL(t)
 	// No idle sample, only the job, but a controller first led 73 hours
 	// before the job's end: three days known, one hour over 73.
 	if _, err := r.store.MarkStarted(r.ctx, end.Add(-73*time.Hour)); err != nil {
@@ -67,4 +55,17 @@ func TestWindowCountsHoursFromTheRecordedStart(t *testing.T) {
 	if tp := win.Templates[0]; tp.Days != 3 || math.Abs(tp.ActiveHoursPerDay-24.0/73) > 1e-9 {
 		t.Fatalf("template %+v, want 3 days and %.4f h/day", tp, 24.0/73)
 	}
+}
+
+// oneHourOfETL is a rig whose fixed worker ran one hour of "etl", ending
+// at the returned time, and a source over it.
+func oneHourOfETL(t *testing.T) (*rig, insight.Source, time.Time) {
+	t.Helper()
+	r := newRig(t)
+	src := insight.Source{Store: r.store, Pools: pools(), Quota: map[string]int{"onprem": 2}}
+	w := queues.WorkerInfo{ID: "fixed-1", Pool: "onprem", Slots: 2, StartedAt: at(-10)}
+	r.beat(0, w)
+	id := r.submit(0, "etl", jobs.ClassCore)
+	r.finish(60, r.claim(0, id, 1, w.ID))
+	return r, src, at(60)
 }
