@@ -154,10 +154,11 @@ func Make(tr trace.Trace, o Options) (Plan, error) {
 	// The most simulations the stages of search may run, so progress
 	// reports an "at most" and a time left for the whole plan.
 	waits := len(overflowWaits(sw.WaitTarget, o.Sim))
-	wpeak := DemandLevels(window).Peak()
+	wl := DemandLevels(window)
+	wpeak := wl.Peak()
 	clock.expected = 1 + waits + len(sw.Watermarks) + 2*searchBound(max(1, wpeak/8)) +
 		7 + searchBound(max(2, p.Peak/64)) + 3 + searchBound(1)
-	if err := p.search(tune, whole, window, o, sw); err != nil {
+	if err := p.search(tune, whole, wl, o, sw); err != nil {
 		return p, err
 	}
 	p.Sweep = tune.points()
@@ -167,9 +168,8 @@ func Make(tr trace.Trace, o Options) (Plan, error) {
 	return p, nil
 }
 
-func (p *Plan) search(tune, whole *evaluator, window trace.Trace, o Options, sw SweepOptions) error {
+func (p *Plan) search(tune, whole *evaluator, wl Levels, o Options, sw SweepOptions) error {
 	design := designWatermarks()
-	wl := DemandLevels(window)
 	wpeak, wopt := wl.Peak(), OfflineOptimum(wl, p.Prices).FixedSlots
 	waits := overflowWaits(sw.WaitTarget, o.Sim)
 	// 1. The overflow wait, then the watermarks, at the window's offline
