@@ -101,8 +101,6 @@ type Point struct {
 	Candidate
 	Result sim.Result `json:"result"`
 	Verdict
-	// MeetsTarget is Feasible, kept under its older name.
-	MeetsTarget bool `json:"meets_target"`
 	// Took is the simulation's wall time.
 	Took time.Duration `json:"took"`
 }

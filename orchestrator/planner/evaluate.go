@@ -119,7 +119,7 @@ func (e *evaluator) eval(cs ...Candidate) ([]Point, error) {
 				return
 			}
 			v := judge(r, e.target)
-			pts[i] = Point{Candidate: c, Result: r, Verdict: v, MeetsTarget: v.Feasible, Took: took}
+			pts[i] = Point{Candidate: c, Result: r, Verdict: v, Took: took}
 		})
 	}
 	wg.Wait()
