@@ -75,8 +75,14 @@ return redis.call("HGETALL", KEYS[1])
 // ARGV: id, attempt, worker, state, now, exitCode, error, retentionMs.
 // The log and the metric series expire with the record: they are read only
 // through it, and a job's keys must not outlive it.
+// Returns 1 when recorded, 0 when the attempt is not this worker's, and 2
+// when this very end is already on record: a retry whose first try
+// committed but whose reply was lost. Only the worker running an attempt
+// ends it, once, so state, attempt and worker together name the end
+// exactly, and the caller still announces it.
 var finishScript = redis.NewScript(usageLua + `
 local st = redis.call("HMGET", KEYS[1], "state", "attempt", "worker")
+if st[1] == ARGV[4] and tonumber(st[2]) == tonumber(ARGV[2]) and st[3] == ARGV[3] then return 2 end
 if st[1] ~= "running" or tonumber(st[2]) ~= tonumber(ARGV[2]) or st[3] ~= ARGV[3] then return 0 end
 recordUsage(KEYS[1], KEYS[6], ARGV[1], ARGV[2], ARGV[5], ARGV[4], false)
 redis.call("HSET", KEYS[1], "state", ARGV[4], "finished", ARGV[5], "exit_code", ARGV[6], "error", ARGV[7])
@@ -101,13 +107,21 @@ return 1
 // preemption = built from the request's reason), spot, retentionMs.
 // Returns {newAttempt, queue, reason}: newAttempt is 0 when the attempt had
 // moved on, or -1 when a cancel was pending, in which case the job is
-// cancelled instead. A preemption's reason goes to last_move, not error: it
+// cancelled instead.
+// The move is remembered in the record ("ended": attempt|worker|counter,
+// "ended_reply": the reply), so that a retry whose first try committed but
+// whose reply was lost gets the same reply, not "moved on", and the caller
+// still announces the move. A later move overwrites it; by then the retry
+// is long over. A preemption's reason goes to last_move, not error: it
 // is no failure, and the last real error stays readable.
 // The usage record of the attempt counts the work since its last checkpoint
 // as lost, except for a retry: a failed attempt's work is not thrown away by
 // Ballast, and lost work measures what preemption costs.
 var requeueScript = redis.NewScript(usageLua + `
-local st = redis.call("HMGET", KEYS[1], "state", "attempt", "worker", "cancel", "preempt", "preempt_reason", "queue")
+local st = redis.call("HMGET", KEYS[1], "state", "attempt", "worker", "cancel", "preempt", "preempt_reason", "queue",
+  "ended", "ended_reply")
+local this = ARGV[2] .. "|" .. ARGV[3] .. "|" .. ARGV[7]
+if st[8] == this and st[9] then return cjson.decode(st[9]) end
 if st[1] ~= "running" or tonumber(st[2]) ~= tonumber(ARGV[2]) then return {0, "", ""} end
 if ARGV[3] ~= "" and st[3] ~= ARGV[3] then return {0, "", ""} end
 local outcome = "preempted"
@@ -122,7 +136,8 @@ if ARGV[7] == "preemptions" and reason == "" then
 end
 redis.call("HDEL", KEYS[1], "preempt", "preempt_reason")
 if st[4] == "1" then
-  redis.call("HSET", KEYS[1], "state", "cancelled", "finished", ARGV[5], "worker", "", "error", "cancelled while " .. reason)
+  redis.call("HSET", KEYS[1], "state", "cancelled", "finished", ARGV[5], "worker", "", "error", "cancelled while " .. reason,
+    "ended", this, "ended_reply", cjson.encode({-1, "", reason}))
   redis.call("ZREM", KEYS[4], ARGV[1])
   if tonumber(ARGV[10]) > 0 then
     redis.call("PEXPIRE", KEYS[1], ARGV[10])
@@ -136,7 +151,7 @@ if q == "" and st[5] then q = st[5] end
 if q == "" then q = st[7] end
 local nxt = tonumber(st[2]) + 1
 redis.call("HSET", KEYS[1], "state", "queued", "attempt", nxt, "worker", "", "queued", ARGV[5],
-  "not_before", ARGV[6], "queue", q)
+  "not_before", ARGV[6], "queue", q, "ended", this, "ended_reply", cjson.encode({nxt, q, reason}))
 if ARGV[7] == "preemptions" then
   redis.call("HSET", KEYS[1], "last_move", reason)
 else
@@ -189,9 +204,11 @@ return 1
 // A queued job may hold a metric series from an earlier attempt (requeued
 // after reporting): it expires with the record, as in finishScript.
 // Returns {"cancelled", attempt, queue} | {"requested", worker, attempt} |
-// {"finished", state} | {"gone"}.
+// {"finished", state, attempt, finished} | {"gone"}. The attempt and the
+// time of a finished job let a retried cancel, whose first try committed,
+// announce the cancel it made.
 var cancelScript = redis.NewScript(`
-local st = redis.call("HMGET", KEYS[1], "state", "attempt", "queue", "worker")
+local st = redis.call("HMGET", KEYS[1], "state", "attempt", "queue", "worker", "finished")
 if not st[1] then return {"gone"} end
 if st[1] == "queued" then
   redis.call("HSET", KEYS[1], "state", "cancelled", "finished", ARGV[2], "error", "cancelled before it started")
@@ -208,7 +225,7 @@ if st[1] == "running" then
   redis.call("HSET", KEYS[1], "cancel", "1")
   return {"requested", st[4] or "", st[2]}
 end
-return {"finished", st[1]}
+return {"finished", st[1], st[2] or "0", st[5] or "0"}
 `)
 
 // heartbeatScript refreshes a worker and reports which of its jobs it must

@@ -46,7 +46,20 @@ type StoreOptions struct {
 	// attempt's worker so the job stops now rather than at its next
 	// heartbeat. workers.NATSControl implements it.
 	CancelWaker CancelWaker
+	// OnQueuedCancel, when set, is called after Cancel ended a job that was
+	// queued, with the attempt that was waiting and when it ended. No worker
+	// holds such a job, so nobody else would announce it. It is also called
+	// when a cancel finds the job cancelled moments ago (within
+	// RecentCancel): that is a retried cancel whose first try committed but
+	// whose reply was lost, and its announcement may be lost too. Event IDs
+	// derived from job and attempt make the second announcement harmless.
+	OnQueuedCancel func(ctx context.Context, jobID string, attempt int, at time.Time)
 }
+
+// RecentCancel is how long after a job was cancelled a repeated cancel
+// announces it again (see StoreOptions.OnQueuedCancel). It matches the event
+// stream's duplicate window, within which a repeat is stored once.
+const RecentCancel = 2 * time.Minute
 
 // CancelWaker wakes the worker of a running attempt whose cancel Cancel has
 // just recorded. It is best effort: the worker finds the cancel at its next
@@ -250,7 +263,9 @@ func (s *Store) ClaimAs(ctx context.Context, d Delivery, worker, incarnation str
 
 // Finish records the end of j's attempt on worker. It returns false when the
 // attempt was no longer the worker's (moved or recovered meanwhile), in which
-// case nothing changes.
+// case nothing changes. Finish is repeatable: when this same end is already
+// on record (a retry after a reply was lost), it returns true, so the caller
+// announces the end it made.
 func (s *Store) Finish(ctx context.Context, j jobs.Job, worker string, state jobs.State, exitCode *int, errMsg string) (bool, error) {
 	if !state.Terminal() {
 		return false, fmt.Errorf("queues.Finish: %q is not a terminal state", state)
@@ -266,7 +281,7 @@ func (s *Store) Finish(ctx context.Context, j jobs.Job, worker string, state job
 	if err != nil {
 		return false, wrap("queues.Finish", err)
 	}
-	return n == 1, nil
+	return n == 1 || n == 2, nil
 }
 
 // Requeue describes why and where a running attempt is sent back.
@@ -466,12 +481,20 @@ func (s *Store) Cancel(ctx context.Context, id string) (CancelResult, error) {
 		// The task would be dropped by the claim anyway; deleting it keeps
 		// queue depths honest. Best effort: it may already be running.
 		_ = s.insp.DeleteTask(s.ns.AsynqQueue(Queue(res[2])), TaskID(id, atoi(res[1])))
+		if s.opts.OnQueuedCancel != nil {
+			s.opts.OnQueuedCancel(ctx, id, atoi(res[1]), s.opts.Now())
+		}
 		return Cancelled, nil
 	case "requested":
 		if s.opts.CancelWaker != nil && len(res) == 3 && res[1] != "" {
 			s.opts.CancelWaker.Cancelled(ctx, res[1], id, atoi(res[2]))
 		}
 		return CancelRequested, nil
+	}
+	if len(res) == 4 && res[1] == string(jobs.StateCancelled) && s.opts.OnQueuedCancel != nil {
+		if at := msTime(res[3]); s.opts.Now().Sub(at) < RecentCancel {
+			s.opts.OnQueuedCancel(ctx, id, atoi(res[2]), at)
+		}
 	}
 	return AlreadyFinished, nil
 }

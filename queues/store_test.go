@@ -152,7 +152,13 @@ func TestRequeueFencesTheOldAttempt(t *testing.T) {
 	if ok, _ := s.Checkpoint(ctx, j, "w1", "step-9"); ok {
 		t.Fatal("stale attempt checkpointed")
 	}
-	if r2, _ := s.Requeue(ctx, j, "w1", queues.Requeue{}); r2.Attempt != 0 {
+	// The same requeue again (a retry after a lost reply) gets the same
+	// reply and moves nothing (the record below still shows one requeue);
+	// a different one is fenced.
+	if r2, _ := s.Requeue(ctx, j, "w1", queues.Requeue{}); r2 != r {
+		t.Fatalf("repeated requeue: %+v, want the first reply %+v", r2, r)
+	}
+	if r2, _ := s.Requeue(ctx, j, "w1", queues.Requeue{Retry: true, Reason: "exit 1"}); r2.Attempt != 0 {
 		t.Fatal("stale attempt requeued twice")
 	}
 	if _, ok, _ := s.Claim(ctx, queues.Delivery{JobID: j.ID, Attempt: 1}, "w2"); ok {

@@ -68,9 +68,14 @@ func TestUsageRecordsEveryAttemptOnceWithItsPool(t *testing.T) {
 	if ok, err := s.Finish(ctx, j, fixed.ID, jobs.StateSucceeded, &code, ""); err != nil || !ok {
 		t.Fatalf("finish: %v %v", ok, err)
 	}
-	// A stale finish of attempt 3 changes nothing and records nothing.
-	if ok, _ := s.Finish(ctx, j, fixed.ID, jobs.StateSucceeded, &code, ""); ok {
-		t.Fatal("a second finish of one attempt was accepted")
+	// A repeated finish of attempt 3 (a retry after a lost reply) is told
+	// its end is on record, and records nothing more; a different end of
+	// it is refused.
+	if ok, _ := s.Finish(ctx, j, fixed.ID, jobs.StateSucceeded, &code, ""); !ok {
+		t.Fatal("a repeated finish of one attempt was not told it is on record")
+	}
+	if ok, _ := s.Finish(ctx, j, fixed.ID, jobs.StateFailed, &code, "late"); ok {
+		t.Fatal("a second, different finish of one attempt was accepted")
 	}
 
 	// A second job runs on spot-1, which then goes silent.

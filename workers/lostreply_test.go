@@ -1,0 +1,59 @@
+package workers_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/ballastdev/ballast/internal/testenv"
+	"github.com/ballastdev/ballast/jobs"
+	"github.com/ballastdev/ballast/orchestrator/events"
+	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/workers"
+)
+
+// TestFinishWhoseReplyWasLostIsAnnounced is the failure seen with a Redis
+// paused mid-write: the worker's finish commits, its reply is lost, the
+// retry used to be told "attempt moved on", and job.succeeded was never
+// published, so anything waiting on it hung. Now the retry learns its end
+// is on record and the worker announces it.
+func TestFinishWhoseReplyWasLostIsAnnounced(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	proxy := testenv.NewLossyProxy(t, e.rdb.Options().Addr)
+	rdb := redis.NewClient(&redis.Options{Addr: proxy.Addr(), MaxRetries: -1, PoolSize: 16})
+	t.Cleanup(func() { _ = rdb.Close() })
+	store := queues.NewStore(rdb, queues.StoreOptions{Namespace: e.ns})
+
+	srv := testenv.NATS(t)
+	subj := events.Subjects{Prefix: e.ns}
+	nc := testenv.NATSConn(t, srv)
+	seen := testenv.CollectEvents(t, nc, subj.All())
+	o := e.options()
+	o.Events = events.NewNATSPublisher(testenv.NATSConn(t, srv), subj)
+	w, err := workers.New(store, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Stop)
+
+	j := e.submit(e.shell(`while [ ! -e "$BALLAST_PARAM_DIR/go" ]; do sleep 0.02; done`), queues.QueueCore)
+	e.waitFor(j.ID, wait, "running", func(j jobs.Job) bool { return j.State == jobs.StateRunning })
+	// Only the finish names the outcome: heartbeats and claims carry the
+	// job's ID but not "succeeded".
+	proxy.LoseNextReply([]byte(jobs.StateSucceeded))
+	e.touch("go")
+	got := e.waitTerminal(j.ID, wait)
+	if got.State != jobs.StateSucceeded || got.Attempt != 1 {
+		t.Fatalf("job %+v, want succeeded at its first attempt", got)
+	}
+	succeeded := func(ev events.Event) bool { return ev.JobID == j.ID && ev.Type == events.TypeJobSucceeded }
+	testenv.Eventually(t, wait, "job.succeeded though the finish's reply was lost", func() bool { return seen.Any(succeeded) })
+	if proxy.Lost() != 1 {
+		t.Fatalf("the proxy lost %d replies, want 1: the test did not hit the finish", proxy.Lost())
+	}
+}
