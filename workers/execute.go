@@ -191,4 +191,4 @@ func (w *Worker) recordMetric(r *running, v float64) {
 	}
 }
 
-func eventID(j jobs.Job, t events.Type) string { return fmt.Sprintf("%s.%d.%s", j.ID, j.Attempt, t) }
+func eventID(j jobs.Job, t events.Type) string { return events.JobEventID(j.ID, j.Attempt, t) }

@@ -182,7 +182,7 @@ func (w *Worker) Stop() {
 func (w *Worker) tookOver(rs []queues.Recovered) {
 	for _, r := range rs {
 		w.log.Warn("requeued a job of this worker ID's previous process", "job", r.JobID, "attempt", r.Attempt, "queue", r.Queue)
-		w.publish(events.Event{ID: fmt.Sprintf("%s.%d.%s", r.JobID, r.Attempt, events.TypeJobRequeued), Type: events.TypeJobRequeued,
+		w.publish(events.Event{ID: events.JobEventID(r.JobID, r.Attempt, events.TypeJobRequeued), Type: events.TypeJobRequeued,
 			JobID: r.JobID, Attempt: r.Attempt, State: jobs.StateQueued, Queue: r.Queue, Worker: r.Worker,
 			Reason: "worker restarted", Time: w.opts.Now()})
 	}

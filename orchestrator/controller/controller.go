@@ -375,7 +375,7 @@ func (c *Controller) recovered(recovered []queues.Recovered, reason string) {
 	lost := map[string]bool{}
 	for _, r := range recovered {
 		c.log.Info("requeued a job of a dead worker", "job", r.JobID, "worker", r.Worker, "attempt", r.Attempt, "silence", r.Silence, "reason", reason)
-		c.publish(events.Event{ID: fmt.Sprintf("%s.%d.%s", r.JobID, r.Attempt, events.TypeJobRequeued), Type: events.TypeJobRequeued,
+		c.publish(events.Event{ID: events.JobEventID(r.JobID, r.Attempt, events.TypeJobRequeued), Type: events.TypeJobRequeued,
 			JobID: r.JobID, Attempt: r.Attempt, State: jobs.StateQueued, Queue: r.Queue, Worker: r.Worker,
 			Reason: reason, Time: time.Now()})
 		if !lost[r.Worker] {

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"log/slog"
+	"time"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -76,8 +77,13 @@ func (s *Submitter) SubmitSpec(ctx context.Context, spec jobs.Spec) (jobs.Job, b
 	}
 	span.SetAttributes(attribute.String("ballast.job_id", res.Job.ID), attribute.Bool("ballast.duplicate", res.Duplicate))
 	j := res.Job
-	if !res.Duplicate {
-		publish(s.Events, s.Logger, events.Event{ID: j.ID + ".1.queued", Type: events.TypeJobQueued, JobID: j.ID, Attempt: j.Attempt,
+	// A duplicate within the stream's duplicate window is most likely the
+	// client retrying a submit whose reply was lost, and the first try's
+	// announcement may be lost with it: announce again under the same ID,
+	// which the stream stores once. An older duplicate is a resubmission
+	// of a job announced long ago.
+	if !res.Duplicate || time.Since(j.CreatedAt) < events.DuplicateWindow {
+		publish(s.Events, s.Logger, events.Event{ID: events.JobEventID(j.ID, 1, events.TypeJobQueued), Type: events.TypeJobQueued, JobID: j.ID, Attempt: 1,
 			State: jobs.StateQueued, Queue: j.Queue, Time: j.CreatedAt,
 			Data: map[string]any{"template": spec.Template, "class": string(spec.Class), "team": spec.Team}})
 	}

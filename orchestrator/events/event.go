@@ -90,6 +90,15 @@ func NewID() string {
 	return hex.EncodeToString(b[:])
 }
 
+// JobEventID is the ID of the event of type t for attempt of job jobID. A
+// state change happens once per attempt, so whoever announces it, and however
+// often (a retry after a lost reply, a second actor that saw the same
+// change), the stream stores it once within DuplicateWindow and Follow
+// shows it once.
+func JobEventID(jobID string, attempt int, t Type) string {
+	return fmt.Sprintf("%s.%d.%s", jobID, attempt, t)
+}
+
 // Validate reports what is missing before an event can be published: an
 // event without an ID cannot be deduplicated, and one without a time cannot
 // be ordered by readers.
