@@ -38,15 +38,16 @@ func runCancel(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if nc != nil {
+		// The wake-up or the announcement is published in the background:
+		// make sure it leaves before exit.
+		_ = nc.FlushTimeout(2 * time.Second)
+	}
 	switch res {
 	case queues.Cancelled:
 		fmt.Fprintf(e.out, "job %s cancelled before it started\n", fs.Arg(0))
 	case queues.CancelRequested:
 		fmt.Fprintf(e.out, "job %s is running: its worker was woken to send SIGTERM (at the latest within a heartbeat), then SIGKILL after the grace period\n", fs.Arg(0))
-		if nc != nil {
-			// Published in the background: make sure it leaves before exit.
-			_ = nc.FlushTimeout(2 * time.Second)
-		}
 	default:
 		fmt.Fprintf(e.out, "job %s had already finished; nothing changed\n", fs.Arg(0))
 	}

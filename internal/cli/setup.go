@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ballastdev/ballast/internal/config"
+	"github.com/ballastdev/ballast/jobs"
 	"github.com/ballastdev/ballast/orchestrator/events"
 	"github.com/ballastdev/ballast/queues"
 	"github.com/ballastdev/ballast/workers"
@@ -67,10 +68,26 @@ func newStore(rdb redis.UniversalClient, cfg config.Config) *queues.Store {
 
 // newWakingStore is newStore for processes with a NATS connection: a cancel
 // recorded for a running job (CLI, API, sweeps, pipelines) also wakes the
-// job's worker, so the job stops at once rather than at its next heartbeat.
+// job's worker, so the job stops at once rather than at its next heartbeat,
+// and a cancel that ends a queued job announces it (no worker will).
 func newWakingStore(rdb redis.UniversalClient, cfg config.Config, nc *nats.Conn) *queues.Store {
+	pub := events.NewNATSPublisher(nc, subjects(cfg))
 	return queues.NewStore(rdb, queues.StoreOptions{Namespace: cfg.Namespace,
-		CancelWaker: workers.NATSControl{Conn: nc, Subjects: subjects(cfg)}})
+		CancelWaker:    workers.NATSControl{Conn: nc, Subjects: subjects(cfg)},
+		OnQueuedCancel: announceCancel(pub)})
+}
+
+// announceCancel publishes job.cancelled for a job a cancel ended before
+// it started, under the ID its worker would have used, so that a repeat is
+// stored once. A lost event delays followers by their poll at most.
+func announceCancel(pub events.Publisher) func(context.Context, string, int, time.Time) {
+	return func(ctx context.Context, id string, attempt int, at time.Time) {
+		e := events.Event{ID: events.JobEventID(id, attempt, events.TypeJobCancelled), Type: events.TypeJobCancelled,
+			JobID: id, Attempt: attempt, State: jobs.StateCancelled, Reason: "cancelled before it started", Time: at}
+		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+		defer cancel()
+		_ = pub.Publish(pctx, e)
+	}
 }
 
 func subjects(cfg config.Config) events.Subjects {
