@@ -139,3 +139,19 @@ func NewID(now time.Time) string {
 	}
 	return fmt.Sprintf("%012x%s", now.UnixMilli(), hex.EncodeToString(r[:]))
 }
+
+// ValidID reports whether id has the form NewID gives: 28 lowercase hex
+// digits. A reader checks it before using an ID from outside as part of a
+// key.
+func ValidID(id string) bool {
+	if len(id) != 28 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}

@@ -116,26 +116,29 @@ func TestShippedNATSConfigIsLeastPrivilege(t *testing.T) {
 		t.Fatalf("controller cannot create its stream: %v", err)
 	}
 
-	// The intake answers on the requester's inbox (allow_responses).
-	replies := make(chan string, 1)
-	if _, err := ctl.nc.Subscribe(subj.Submit(), func(m *nats.Msg) {
-		replies <- m.Reply
-		_ = m.Respond([]byte(`{"ok":true}`))
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if err := ctl.nc.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	m, err := sub.nc.RequestWithContext(ctx, subj.Submit(), []byte(`{}`))
-	if err != nil {
-		t.Fatalf("submitter cannot submit: %v", err)
-	}
-	if string(m.Data) != `{"ok":true}` {
-		t.Fatalf("reply %q", m.Data)
-	}
-	if r := <-replies; !strings.HasPrefix(r, "_INBOX_submitter.") {
-		t.Fatalf("the submitter's request asked for a reply on %q, not its own inbox prefix", r)
+	// The intake answers submissions and status requests (which
+	// `submit --wait` polls) on the requester's inbox (allow_responses).
+	for _, subject := range []string{subj.Submit(), subj.JobStatus()} {
+		replies := make(chan string, 1)
+		if _, err := ctl.nc.Subscribe(subject, func(m *nats.Msg) {
+			replies <- m.Reply
+			_ = m.Respond([]byte(`{"ok":true}`))
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if err := ctl.nc.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		m, err := sub.nc.RequestWithContext(ctx, subject, []byte(`{}`))
+		if err != nil {
+			t.Fatalf("submitter cannot request on %s: %v", subject, err)
+		}
+		if string(m.Data) != `{"ok":true}` {
+			t.Fatalf("reply %q", m.Data)
+		}
+		if r := <-replies; !strings.HasPrefix(r, "_INBOX_submitter.") {
+			t.Fatalf("the submitter's request on %s asked for a reply on %q, not its own inbox prefix", subject, r)
+		}
 	}
 
 	// A worker receives control wake-ups from the controller.

@@ -122,7 +122,7 @@ func startControlPlane(ctx context.Context, cfg config.Config, rdb redis.Univers
 	}
 	metrics.RedisDurability(durability.Durable(), durability.Reason())
 
-	in, err := intake.NewNATSServer(nc, sub, intake.NATSOptions{Subjects: subj, Logger: log, Sweeps: sweeps})
+	in, err := intake.NewNATSServer(nc, sub, intake.NATSOptions{Subjects: subj, Logger: log, Sweeps: sweeps, Jobs: store})
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -61,4 +62,30 @@ func natsTry[V, R any](c *NATS, k kind[V, R]) tryFunc[R] {
 		}
 		return decodeReply(m.Data, 0, k)
 	}
+}
+
+// Status asks the intake for what job id's record says now (PREFIX.jobs.get).
+// It is one request, not retried: a follower calls it on a timer anyway.
+// An unknown job is an *Error with Code intake.CodeNotFound.
+func (c *NATS) Status(ctx context.Context, id string) (intake.JobStatus, error) {
+	if c == nil || c.nc == nil {
+		return intake.JobStatus{}, errors.New("client.Status: no NATS connection")
+	}
+	body, err := json.Marshal(intake.StatusRequest{JobID: id})
+	if err != nil {
+		return intake.JobStatus{}, fmt.Errorf("client.Status: %w", err)
+	}
+	subject := c.subj.JobStatus()
+	m, err := c.nc.RequestWithContext(ctx, subject, body)
+	switch {
+	case errors.Is(err, nats.ErrNoResponders):
+		return intake.JobStatus{}, fmt.Errorf("client.Status: %w on %s: start `ballast controller` or `ballast dev`, or check the subject prefix (%w)", ErrNoIntake, subject, err)
+	case err != nil:
+		return intake.JobStatus{}, fmt.Errorf("client.Status: request on %s: %w", subject, err)
+	}
+	st, err := decodeReply(m.Data, 0, statusKind)
+	if err != nil {
+		return intake.JobStatus{}, fmt.Errorf("client.Status: %w", err)
+	}
+	return st, nil
 }

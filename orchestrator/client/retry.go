@@ -41,6 +41,12 @@ var (
 		key: func(s *jobs.Submission) *string { return &s.IdempotencyKey },
 		id:  func(r intake.Receipt) string { return r.JobID },
 	}
+	// statusKind only decodes replies: status requests are not
+	// submissions and have no key or retries.
+	statusKind = kind[intake.StatusRequest, intake.JobStatus]{
+		op: "client.Status", noun: "job",
+		id: func(r intake.JobStatus) string { return r.JobID },
+	}
 	sweepKind = kind[sweep.Spec, intake.SweepReceipt]{
 		op: "client.SubmitSweep", noun: "sweep",
 		limit: sweep.MaxSpecBytes, hint: "write a long list of trials as a grid or a random space, and send large inputs by reference",

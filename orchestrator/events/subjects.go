@@ -30,6 +30,11 @@ func (s Subjects) Submit() string { return s.prefix() + ".jobs.submit" }
 // has its own body (sweep.Spec), size limit and receipt.
 func (s Subjects) SweepSubmit() string { return s.prefix() + ".sweeps.submit" }
 
+// JobStatus is where a job's current record is asked for (a request whose
+// body is {"job_id": ID}): followers of events poll it, so that a lost
+// event cannot leave them waiting.
+func (s Subjects) JobStatus() string { return s.prefix() + ".jobs.get" }
+
 // Job is the subject of one job's events: PREFIX.events.job.ID.
 func (s Subjects) Job(id string) string { return s.prefix() + ".events.job." + id }
 

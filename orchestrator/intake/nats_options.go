@@ -33,6 +33,10 @@ type NATSOptions struct {
 	// 1 MB; a server configured below that refuses larger sweeps before
 	// they reach the intake. Nil serves jobs only.
 	Sweeps SweepSubmitter
+	// Jobs, when set, answers status requests on PREFIX.jobs.get with what
+	// the job's record says (JobStatus), in the same queue group. Nil
+	// serves no status requests.
+	Jobs JobReader
 	// QueueGroup defaults to DefaultQueueGroup.
 	QueueGroup string
 	// Timeout bounds one Submit or SubmitSweep call; default DefaultTimeout.

@@ -54,6 +54,9 @@ func NewNATSServer(nc *nats.Conn, sub Submitter, opts NATSOptions) (*NATSServer,
 	if opts.Sweeps != nil {
 		routes = append(routes, route{opts.Subjects.SweepSubmit(), sweepHandler(opts.Sweeps, opts.Timeout, opts.Logger)})
 	}
+	if opts.Jobs != nil {
+		routes = append(routes, route{opts.Subjects.JobStatus(), &statusEndpoint{jobs: opts.Jobs, timeout: opts.Timeout, log: opts.Logger}})
+	}
 	return &NATSServer{
 		nc:      nc,
 		opts:    opts,

@@ -24,6 +24,9 @@ const (
 	CodeConflict Code = "conflict"
 	// CodeUnauthorized: missing or wrong bearer token (HTTP only).
 	CodeUnauthorized Code = "unauthorized"
+	// CodeNotFound: no job has this ID (a status request for a job never
+	// submitted, or whose record expired after the retention).
+	CodeNotFound Code = "not_found"
 	// CodeInternal: a bug or an unexpected failure; details are in the
 	// intake's log, not in the reply.
 	CodeInternal Code = "internal"
@@ -42,6 +45,8 @@ func (c Code) HTTPStatus() int {
 		return http.StatusConflict
 	case CodeUnauthorized:
 		return http.StatusUnauthorized
+	case CodeNotFound:
+		return http.StatusNotFound
 	}
 	return http.StatusInternalServerError
 }
