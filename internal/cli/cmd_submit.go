@@ -140,31 +140,69 @@ func printReceipt(e *env, out string, r intake.Receipt) error {
 	return err
 }
 
+// followPoll is how often `submit --wait` reads the job's record besides
+// following its events: an event can be lost (a publisher that crashed
+// between its write and its publish), the record cannot, so a lost event
+// delays the wait by this much at most.
+const followPoll = 2 * time.Second
+
 // follow prints a job's events, past and live, until it reaches a terminal
-// state.
+// state, which it also learns from the record every followPoll. A
+// connection allowed to submit but not to read events (the least-privilege
+// submitter) is followed through the record alone.
 func follow(ctx context.Context, e *env, nc *nats.Conn, stream string, subj events.Subjects, id, out string) error {
-	js, err := jetstream.New(nc)
-	if err != nil {
-		return err
-	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	ch, err := events.Follow(ctx, nc, js, stream, subj, id)
+	var evs <-chan events.Event
+	js, err := jetstream.New(nc)
+	if err == nil {
+		evs, err = events.Follow(ctx, nc, js, stream, subj, id)
+	}
 	if err != nil {
-		return err
+		fmt.Fprintf(e.errOut, "cannot follow the job's events (%v); reading its record every %s instead\n", err, followPoll)
 	}
-	for ev := range ch {
-		if out == "json" {
-			writeJSON(e.out, ev)
-		} else {
-			fmt.Fprintf(e.out, "%s  %-15s attempt %d %s %s\n", ev.Time.Format("15:04:05.000"), ev.Type, ev.Attempt, ev.Worker, ev.Reason)
-		}
-		if ev.State.Terminal() {
-			if ev.State != jobs.StateSucceeded {
-				return fmt.Errorf("job %s %s", id, ev.State)
+	status := client.NewNATS(nc, subj)
+	tick := time.NewTicker(followPoll)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case ev, ok := <-evs:
+			if !ok {
+				evs = nil // the record still ends the wait
+				continue
 			}
-			return nil
+			if out == "json" {
+				writeJSON(e.out, ev)
+			} else {
+				fmt.Fprintf(e.out, "%s  %-15s attempt %d %s %s\n", ev.Time.Format("15:04:05.000"), ev.Type, ev.Attempt, ev.Worker, ev.Reason)
+			}
+			if ev.State.Terminal() {
+				return ended(id, ev.State)
+			}
+		case <-tick.C:
+			pctx, pcancel := context.WithTimeout(ctx, followPoll)
+			st, err := status.Status(pctx, id)
+			pcancel()
+			if err != nil || !st.State.Terminal() {
+				continue // the next tick asks again; events may come first
+			}
+			if out == "json" {
+				writeJSON(e.out, st)
+			} else {
+				fmt.Fprintf(e.out, "%s  %-15s attempt %d %s %s (from the job's record)\n", st.FinishedAt.Local().Format("15:04:05.000"),
+					"job."+string(st.State), st.Attempt, st.Worker, st.LastError)
+			}
+			return ended(id, st.State)
 		}
 	}
-	return ctx.Err()
+}
+
+// ended is the result of `submit --wait` for a job that reached state.
+func ended(id string, state jobs.State) error {
+	if state != jobs.StateSucceeded {
+		return fmt.Errorf("job %s %s", id, state)
+	}
+	return nil
 }

@@ -1,0 +1,91 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/ballastdev/ballast/internal/testenv"
+	"github.com/ballastdev/ballast/jobs"
+	"github.com/ballastdev/ballast/orchestrator/events"
+	"github.com/ballastdev/ballast/orchestrator/intake"
+	"github.com/ballastdev/ballast/queues"
+)
+
+// TestSubmitWaitEndsOnTheRecordWhenEventsAreLost: `submit --wait` follows
+// a job whose every event is lost (the intake here publishes none, and the
+// job is ended straight in Redis, as a worker that crashed between its
+// write and its publish would leave it). It must still end, within a poll
+// of the record, with the job's outcome as its exit status.
+func TestSubmitWaitEndsOnTheRecordWhenEventsAreLost(t *testing.T) {
+	srv := testenv.NATS(t)
+	f := newFlowEnv(t, srv.ClientURL())
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	js, err := jetstream.New(testenv.NATSConn(t, srv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := events.EnsureStream(ctx, js, f.cfg.NATS.Stream, subjects(f.cfg), time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	_, sub := f.submitter(t) // no Events: nothing is announced
+	in, err := intake.NewNATSServer(testenv.NATSConn(t, srv), sub, intake.NATSOptions{Subjects: subjects(f.cfg), Jobs: f.store, Logger: quietLog})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := in.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(in.Stop)
+
+	for _, c := range []struct {
+		state    jobs.State
+		wantCode int
+	}{{jobs.StateSucceeded, 0}, {jobs.StateFailed, 1}} {
+		type result struct {
+			code        int
+			out, errOut string
+		}
+		done := make(chan result, 1)
+		go func() {
+			var out, errOut bytes.Buffer
+			code := Run(ctx, []string{"submit", "--wait", "--config", f.path, "upload"}, &out, &errOut)
+			done <- result{code, out.String(), errOut.String()}
+		}()
+		var j jobs.Job
+		testenv.Eventually(t, 10*time.Second, "the submitted job", func() bool {
+			list, err := f.store.List(ctx, queues.ListOptions{Limit: 1, State: jobs.StateQueued})
+			if err != nil || len(list) == 0 {
+				return false
+			}
+			j = list[0]
+			return true
+		})
+		claimed, ok, err := f.store.Claim(ctx, queues.Delivery{JobID: j.ID, Attempt: j.Attempt}, "w1")
+		if err != nil || !ok {
+			t.Fatalf("claim: %v %v", ok, err)
+		}
+		code := 0
+		if c.state == jobs.StateFailed {
+			code = 4
+		}
+		if ok, err := f.store.Finish(ctx, claimed, "w1", c.state, &code, ""); err != nil || !ok {
+			t.Fatalf("finish: %v %v", ok, err)
+		}
+		ended := time.Now()
+		select {
+		case r := <-done:
+			if r.code != c.wantCode || !strings.Contains(r.out, "job."+string(c.state)) || !strings.Contains(r.out, "from the job's record") {
+				t.Fatalf("%s: exit %d, stdout %q, stderr %q; want exit %d and the end read from the record", c.state, r.code, r.out, r.errOut, c.wantCode)
+			}
+			t.Logf("%s: --wait ended %s after the job, with no event", c.state, time.Since(ended).Round(time.Millisecond))
+		case <-time.After(followPoll + 5*time.Second):
+			t.Fatalf("%s: submit --wait still waiting %s after the job ended: a lost event hangs it", c.state, followPoll+5*time.Second)
+		}
+	}
+}
