@@ -77,7 +77,8 @@ func startControlPlane(ctx context.Context, cfg config.Config, rdb redis.Univers
 	// so that fixed workers run it at all.
 	sub := &controller.Submitter{Catalog: cat, Store: store, Router: controller.Router{ElasticManaged: capacity}, Events: pub, Logger: log}
 	opts := controller.Options{Tick: cfg.Controller.Tick.Std(), WorkerTTL: cfg.Controller.WorkerTTL.Std(),
-		LeaderTTL: cfg.Controller.LeaderTTL.Std(), Events: pub, Logger: log}
+		LeaderTTL: cfg.Controller.LeaderTTL.Std(), Events: pub, Logger: log,
+		PriorEvents: func(ctx context.Context) (uint64, time.Time, error) { return events.Stored(ctx, js, cfg.NATS.Stream) }}
 	if en, ok := prov.(provider.ExitNotifier); ok {
 		opts.Exited = en.Exits()
 	}

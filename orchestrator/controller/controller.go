@@ -52,6 +52,13 @@ type Options struct {
 	// Now is the clock handed to the policies (tests inject one); nil
 	// means time.Now.
 	Now func() time.Time
+	// PriorEvents, when set, says how many events of this namespace the
+	// event stream holds and when the last was stored. A controller that
+	// starts on a Redis without the namespace marker asks it: a stream
+	// with history means Redis lost its data before this process started
+	// (a restart without persistence, a flush), which the marker alone
+	// cannot tell from a first start.
+	PriorEvents func(ctx context.Context) (n uint64, last time.Time, err error)
 }
 
 // WithDefaults fills unset options.
@@ -359,7 +366,27 @@ func (c *Controller) checkMarker(ctx context.Context, now time.Time) {
 		}
 		c.log.Error("Redis lost its data: the namespace marker is gone; accepted jobs since the last persistence point are lost", attrs...)
 	}
+	if written && !c.marked && c.opts.PriorEvents != nil {
+		c.checkPriorEvents(ctx)
+	}
 	c.marked = true
+}
+
+// checkPriorEvents runs when this process found no namespace marker: a
+// first start, or a Redis that lost its data while no controller watched.
+// The event stream, kept by NATS apart from Redis, tells them apart.
+func (c *Controller) checkPriorEvents(ctx context.Context) {
+	n, last, err := c.opts.PriorEvents(ctx)
+	if err != nil {
+		c.log.Warn("cannot read the event stream to tell a first start from a Redis that lost its data", "err", err)
+		return
+	}
+	if n == 0 {
+		return
+	}
+	c.log.Error("Redis has no record of this namespace, but the event stream holds events of earlier jobs: Redis lost its data before this controller started; jobs accepted before are lost",
+		"namespace", c.store.Namespace().Name(), "stream_events", n, "last_event", last,
+		"fix", "set appendonly yes (appendfsync everysec) and maxmemory-policy noeviction; resubmit lost work (the stream's job.queued events name them); if Redis was reset on purpose, purge the stream too")
 }
 
 func (c *Controller) recover(ctx context.Context) {

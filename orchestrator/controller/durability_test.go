@@ -3,13 +3,17 @@ package controller_test
 import (
 	"context"
 	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/ballastdev/ballast/internal/testenv"
 	"github.com/ballastdev/ballast/jobs"
 	"github.com/ballastdev/ballast/orchestrator/controller"
+	"github.com/ballastdev/ballast/orchestrator/events"
 	"github.com/ballastdev/ballast/queues"
 )
 
@@ -113,5 +117,57 @@ func TestCheckRedisWarnsOnTheTestRedis(t *testing.T) {
 	}
 	if d.Durable() {
 		t.Fatalf("judged durable: %+v", d)
+	}
+}
+
+// TestControllerStartingOnAnEmptiedRedisSaysSo: no controller was running
+// when Redis lost its data, so none saw the marker go. The first one to
+// start finds no marker, which a first start finds too; the event stream,
+// which NATS keeps apart from Redis, tells them apart.
+func TestControllerStartingOnAnEmptiedRedisSaysSo(t *testing.T) {
+	t.Parallel()
+	srv := testenv.NATS(t)
+	nc := testenv.NATSConn(t, srv)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, name := range []string{"fresh", "emptied"} {
+		if err := events.EnsureStream(ctx, js, strings.ToUpper(name), events.Subjects{Prefix: name}, time.Hour); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The emptied installation's stream remembers a job.
+	ev := events.Event{ID: events.NewID(), Type: events.TypeJobQueued, JobID: "j1", Attempt: 1, Time: time.Now()}
+	if err := events.NewNATSPublisher(nc, events.Subjects{Prefix: "emptied"}).Publish(ctx, ev); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 5*time.Second, "the event stored", func() bool {
+		n, _, err := events.Stored(ctx, js, "EMPTIED")
+		return err == nil && n == 1
+	})
+	// startOn starts a controller on an empty namespace whose stream is
+	// stream, and returns the errors it logged in two ticks.
+	startOn := func(stream string) []string {
+		rdb, ns := testenv.Redis(t)
+		logs := &logRecords{}
+		opts := fastOptions("a")
+		opts.Logger = slog.New(logs)
+		opts.PriorEvents = func(ctx context.Context) (uint64, time.Time, error) { return events.Stored(ctx, js, stream) }
+		ctl, err := controller.New(queues.NewStore(rdb, queues.StoreOptions{Namespace: ns}), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctl.Tick(ctx)
+		ctl.Tick(ctx)
+		return logs.at(slog.LevelError)
+	}
+	if errs := startOn("FRESH"); len(errs) != 0 {
+		t.Fatalf("a first start logged errors: %q", errs)
+	}
+	errs := startOn("EMPTIED")
+	if len(errs) != 1 || !strings.Contains(errs[0], "Redis lost its data before this controller started") {
+		t.Fatalf("errors logged %q, want one saying Redis lost its data before the start", errs)
 	}
 }

@@ -46,3 +46,14 @@ func EnsureStream(ctx context.Context, js jetstream.JetStream, name string, subj
 	}
 	return nil
 }
+
+// Stored says how many events the stream holds and when the last was
+// stored (zero when none).
+func Stored(ctx context.Context, js jetstream.JetStream, name string) (uint64, time.Time, error) {
+	st, err := js.Stream(ctx, name)
+	if err != nil {
+		return 0, time.Time{}, fmt.Errorf("events.Stored: stream %q: %w", name, err)
+	}
+	info := st.CachedInfo()
+	return info.State.Msgs, info.State.LastTime, nil
+}
