@@ -17,10 +17,16 @@ const orphanGrace = 10 * time.Second
 // whichever of two racing actors comes second changes nothing.
 
 // submitScript creates a job record, honouring an idempotency key.
-// KEYS: job, idem, index, outbox, active. ARGV: id, spec, queue, now, idemTTLms,
-// hasIdem, fingerprint, notBefore, team, template, class. Team, template and
-// class are copied out of the spec so the attempt scripts can stamp usage
-// records with them without decoding the spec.
+// KEYS: job, idem, index, outbox, active[, task, pending]. ARGV: id, spec,
+// queue, now, idemTTLms, hasIdem, fingerprint, notBefore, team, template,
+// class[, taskMsg, taskID, pendingSinceNs]. Team, template and class are
+// copied out of the spec so the attempt scripts can stamp usage records
+// with them without decoding the spec.
+// With the task's keys and arguments (see asynqtask.go), the script creates
+// the first attempt's asynq task too, so the record never exists without
+// it and needs no outbox entry; without them (Redis Cluster, where asynq's
+// keys hash to their queue's slot) the caller enqueues after, and the
+// outbox covers a crash in between.
 // Returns {"new", id} | {"dup", id} | {"conflict", id}.
 var submitScript = redis.NewScript(`
 if ARGV[6] == "1" then
@@ -37,8 +43,13 @@ redis.call("HSET", KEYS[1], "spec", ARGV[2], "state", "queued", "attempt", 1, "q
   "created", ARGV[4], "queued", ARGV[4], "not_before", ARGV[8], "retries", 0, "requeues", 0,
   "team", ARGV[9], "template", ARGV[10], "class", ARGV[11])
 redis.call("ZADD", KEYS[3], ARGV[4], ARGV[1])
-redis.call("ZADD", KEYS[4], ARGV[4], ARGV[1])
 redis.call("ZADD", KEYS[5], ARGV[4], ARGV[1])
+if KEYS[6] then
+  redis.call("HSET", KEYS[6], "msg", ARGV[12], "state", "pending", "pending_since", ARGV[14])
+  redis.call("LPUSH", KEYS[7], ARGV[13])
+else
+  redis.call("ZADD", KEYS[4], ARGV[4], ARGV[1])
+end
 return {"new", ARGV[1]}
 `)
 

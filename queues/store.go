@@ -54,6 +54,11 @@ type StoreOptions struct {
 	// whose reply was lost, and its announcement may be lost too. Event IDs
 	// derived from job and attempt make the second announcement harmless.
 	OnQueuedCancel func(ctx context.Context, jobID string, attempt int, at time.Time)
+	// SeparateEnqueue makes Submit enqueue a new job's asynq task after
+	// the record, as every other move does, instead of in the record's own
+	// script. Redis Cluster needs it: asynq's keys hash to their queue's
+	// slot, not the namespace's. It costs a round trip per job.
+	SeparateEnqueue bool
 }
 
 // RecentCancel is how long after a job was cancelled a repeated cancel
@@ -82,6 +87,23 @@ type Store struct {
 	// decoded once per job, not once per tick.
 	specMu sync.Mutex
 	specs  map[string]jobs.Spec
+
+	// published holds the asynq queue names already added to asynq's
+	// queue set, which asynq.Client also adds once per process.
+	published sync.Map
+}
+
+// publishQueue adds qname to the set asynq lists queues from (its
+// Inspector and our queue stats read it), once per process.
+func (s *Store) publishQueue(ctx context.Context, qname string) error {
+	if _, ok := s.published.Load(qname); ok {
+		return nil
+	}
+	if err := s.rdb.SAdd(ctx, asynqAllQueues, qname).Err(); err != nil {
+		return wrap("queues.Submit", err)
+	}
+	s.published.Store(qname, true)
+	return nil
 }
 
 // NewStore returns a store on rdb. Close releases nothing of rdb's: the
@@ -120,41 +142,81 @@ type Submitted struct {
 
 // Submit records a new job in queue and enqueues its first attempt. It
 // returns only after the asynq task exists, so a success means the job will
-// run. On an error the record may exist without its task: the outbox
-// reconciler enqueues it, and a retry with the same idempotency key returns it.
+// run. The task is written by the record's own script (see asynqtask.go),
+// so the two exist together or not at all; on an error that leaves it
+// unclear which, a retry with the same idempotency key returns the job.
+// With SeparateEnqueue the task follows the record, and the outbox
+// reconciler enqueues it if the caller died in between.
 func (s *Store) Submit(ctx context.Context, spec jobs.Spec, q Queue) (Submitted, error) {
+	c, err := s.prepareSubmit(ctx, spec, q, s.opts.Now())
+	if err != nil {
+		return Submitted{}, err
+	}
+	res, err := submitScript.Run(ctx, s.rdb, c.keys, c.args...).StringSlice()
+	if err != nil {
+		return Submitted{}, wrap("queues.Submit", err)
+	}
+	return s.submitted(ctx, c, res)
+}
+
+// submitCall is one prepared run of submitScript: the job it creates if new.
+type submitCall struct {
+	job    jobs.Job
+	keys   []string
+	args   []any
+	inline bool // the script creates the task (see asynqtask.go)
+}
+
+// prepareSubmit checks the queue and builds the script's keys and
+// arguments for a new job of spec in q.
+func (s *Store) prepareSubmit(ctx context.Context, spec jobs.Spec, q Queue, now time.Time) (submitCall, error) {
 	// A queue no worker consumes (a pin to a malformed region) would hold
 	// the job forever: refuse it before anything is written.
 	if err := checkQueue("queues.Submit", q, false); err != nil {
-		return Submitted{}, &jobs.ValidationError{Problems: []*jobs.FieldError{{Field: "queue", Message: err.Error()}}}
+		return submitCall{}, &jobs.ValidationError{Problems: []*jobs.FieldError{{Field: "queue", Message: err.Error()}}}
 	}
-	now := s.opts.Now()
 	body, err := json.Marshal(spec)
 	if err != nil {
-		return Submitted{}, fmt.Errorf("queues.Submit: encode spec: %w", err)
+		return submitCall{}, fmt.Errorf("queues.Submit: encode spec: %w", err)
 	}
 	id := jobs.NewID(now)
 	sum := sha256.Sum256(body)
 	if spec.TraceParent != "" || !spec.StartBy.IsZero() { // the common case encodes the spec once
 		if sum, err = requestSum(spec); err != nil {
-			return Submitted{}, fmt.Errorf("queues.Submit: encode spec: %w", err)
+			return submitCall{}, fmt.Errorf("queues.Submit: encode spec: %w", err)
 		}
 	}
 	hasIdem := "0"
 	if spec.IdempotencyKey != "" {
 		hasIdem = "1"
 	}
-	res, err := submitScript.Run(ctx, s.rdb,
-		[]string{s.ns.Job(id), s.ns.Idempotency(spec.IdempotencyKey), s.ns.JobIndex(), s.ns.Outbox(), s.ns.ActiveJobs()},
-		id, body, string(q), now.UnixMilli(), s.opts.IdempotencyTTL.Milliseconds(), hasIdem,
-		hex.EncodeToString(sum[:16]), now.UnixMilli(), spec.Team, spec.Template, string(spec.Class)).StringSlice()
-	if err != nil {
-		return Submitted{}, wrap("queues.Submit", err)
+	c := submitCall{job: jobs.Job{ID: id, Spec: spec, State: jobs.StateQueued, Attempt: 1, Queue: string(q),
+		CreatedAt: now.UTC().Truncate(time.Millisecond), QueuedAt: now.UTC().Truncate(time.Millisecond)},
+		inline: !s.opts.SeparateEnqueue}
+	c.keys = []string{s.ns.Job(id), s.ns.Idempotency(spec.IdempotencyKey), s.ns.JobIndex(), s.ns.Outbox(), s.ns.ActiveJobs()}
+	c.args = []any{id, body, string(q), now.UnixMilli(), s.opts.IdempotencyTTL.Milliseconds(), hasIdem,
+		hex.EncodeToString(sum[:16]), now.UnixMilli(), spec.Team, spec.Template, string(spec.Class)}
+	if c.inline {
+		qname := s.ns.AsynqQueue(q)
+		if err := s.publishQueue(ctx, qname); err != nil {
+			return submitCall{}, err
+		}
+		t := newInlineTask(qname, c.job, now)
+		c.keys = append(c.keys, t.key, t.pending)
+		c.args = append(c.args, t.msg, t.id, t.since)
+	}
+	return c, nil
+}
+
+// submitted turns the script's reply to c into the outcome.
+func (s *Store) submitted(ctx context.Context, c submitCall, res []string) (Submitted, error) {
+	if len(res) != 2 {
+		return Submitted{}, fmt.Errorf("queues.Submit: unexpected script reply %q", res)
 	}
 	switch res[0] {
 	case "conflict":
 		return Submitted{}, fmt.Errorf("queues.Submit: %w: key %q belongs to job %s; use a new key for a different request",
-			jobs.ErrIdempotencyConflict, spec.IdempotencyKey, res[1])
+			jobs.ErrIdempotencyConflict, c.job.Spec.IdempotencyKey, res[1])
 	case "dup":
 		j, err := s.Get(ctx, res[1])
 		if err != nil {
@@ -169,12 +231,12 @@ func (s *Store) Submit(ctx context.Context, spec jobs.Spec, q Queue) (Submitted,
 		}
 		return Submitted{Job: j, Duplicate: true}, nil
 	}
-	j := jobs.Job{ID: id, Spec: spec, State: jobs.StateQueued, Attempt: 1, Queue: string(q),
-		CreatedAt: now.UTC().Truncate(time.Millisecond), QueuedAt: now.UTC().Truncate(time.Millisecond)}
-	if err := s.enqueue(ctx, j); err != nil {
-		return Submitted{}, err
+	if !c.inline {
+		if err := s.enqueue(ctx, c.job); err != nil {
+			return Submitted{}, err
+		}
 	}
-	return Submitted{Job: j}, nil
+	return Submitted{Job: c.job}, nil
 }
 
 // requestSum identifies the request an idempotency key stands for. The

@@ -1,0 +1,105 @@
+package jobs
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"sync"
+	"unicode/utf8"
+)
+
+// Limits on one batch of submissions: a JSON array of Submission objects,
+// sent to the same subject and route as one job. Over NATS a batch is also
+// bounded by the server's max_payload (1 MB by default); orchestrator/client
+// splits a long list into batches that fit.
+const (
+	MaxBatchJobs  = 10000
+	MaxBatchBytes = 8 << 20
+)
+
+// IsBatch reports whether a submission body is a batch: a JSON array rather
+// than one object.
+func IsBatch(data []byte) bool {
+	trimmed := bytes.TrimLeft(data, " \t\r\n")
+	return len(trimmed) > 0 && trimmed[0] == '['
+}
+
+// DecodeBatch parses a batch strictly, each element as DecodeSubmission
+// parses one job. Every problem of every element is reported, named by its
+// index ("[3].params.lr"), so a batch is fixed in one round; errors are
+// *ValidationError.
+func DecodeBatch(data []byte) ([]Submission, error) {
+	if len(data) > MaxBatchBytes {
+		return nil, &ValidationError{Problems: []*FieldError{{Field: "body",
+			Message: fmt.Sprintf("the batch is %d bytes; the limit is %d (send it in several batches)", len(data), MaxBatchBytes)}}}
+	}
+	if !utf8.Valid(data) {
+		return nil, &ValidationError{Problems: []*FieldError{{Field: "body", Message: "the message is not valid UTF-8"}}}
+	}
+	var raw []json.RawMessage
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&raw); err != nil {
+		fe := jsonFieldError(err)
+		fe.Field = "body" // the batch itself is malformed, not one job
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			fe.Message = "the JSON ends before the array does; send a whole array: [{...}, {...}]"
+		}
+		return nil, &ValidationError{Problems: []*FieldError{fe}}
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, &ValidationError{Problems: []*FieldError{{Field: "body", Message: "extra data after the JSON array; send exactly one array"}}}
+	}
+	switch {
+	case len(raw) == 0:
+		return nil, &ValidationError{Problems: []*FieldError{{Field: "body", Message: "the batch is empty; send at least one job"}}}
+	case len(raw) > MaxBatchJobs:
+		return nil, &ValidationError{Problems: []*FieldError{{Field: "body",
+			Message: fmt.Sprintf("the batch holds %d jobs; the limit is %d (send it in several batches)", len(raw), MaxBatchJobs)}}}
+	}
+	subs := make([]Submission, len(raw))
+	errs := make([]error, len(raw))
+	// Strict decoding (the duplicate-key walk, then the decode) is most of
+	// a large batch's cost and each element stands alone: spread it over
+	// the cores.
+	parts := min(runtime.GOMAXPROCS(0), 1+len(raw)/256)
+	var wg sync.WaitGroup
+	for p := range parts {
+		wg.Go(func() {
+			for i := p; i < len(raw); i += parts {
+				subs[i], errs[i] = DecodeSubmission(raw[i])
+			}
+		})
+	}
+	wg.Wait()
+	var all []*FieldError
+	for i, err := range errs {
+		if err != nil {
+			all = append(all, Indexed(i, err)...)
+		}
+	}
+	if len(all) > 0 {
+		return nil, &ValidationError{Problems: all}
+	}
+	return subs, nil
+}
+
+// Indexed names the problems of err as those of element i of a batch. An
+// error that is not a *ValidationError becomes one problem of the element.
+func Indexed(i int, err error) []*FieldError {
+	var ve *ValidationError
+	if !errors.As(err, &ve) {
+		return []*FieldError{{Field: fmt.Sprintf("[%d]", i), Message: err.Error()}}
+	}
+	out := make([]*FieldError, len(ve.Problems))
+	for k, p := range ve.Problems {
+		field := fmt.Sprintf("[%d]", i)
+		if p.Field != "body" && p.Field != "" {
+			field += "." + p.Field
+		}
+		out[k] = &FieldError{Field: field, Message: p.Message, Err: p.Err}
+	}
+	return out
+}

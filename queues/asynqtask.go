@@ -1,0 +1,77 @@
+package queues
+
+import (
+	"strconv"
+	"time"
+
+	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/ballastdev/ballast/jobs"
+)
+
+// The submit script creates a new job's first asynq task itself, in the
+// same script that writes the record: one round trip instead of two, and no
+// window in which the record exists without its task (so no outbox entry
+// to write, and none for the claim to remove). That means writing the task
+// as asynq stores it, which asynq does not export: a hash at
+// asynq:{QUEUE}:t:ID with the encoded TaskMessage under "msg", "state"
+// pending and "pending_since" in Unix nanoseconds, the ID pushed on
+// asynq:{QUEUE}:pending, and the queue named in asynq:queues. The layout
+// is asynq v0.26's; TestSubmittedTaskIsAsynqs reads such a task back with
+// asynq's own Inspector and runs it with asynq's own server, so an
+// upgrade that changes the layout fails that test rather than jobs.
+
+// asynqAllQueues is the set asynq lists queues from.
+const asynqAllQueues = "asynq:queues"
+
+func asynqTaskKey(qname, id string) string { return "asynq:{" + qname + "}:t:" + id }
+func asynqPendingKey(qname string) string  { return "asynq:{" + qname + "}:pending" }
+
+// Field numbers of asynq's TaskMessage (its internal/proto/asynq.proto).
+const (
+	tmType    protowire.Number = 1
+	tmPayload protowire.Number = 2
+	tmID      protowire.Number = 3
+	tmQueue   protowire.Number = 4
+	tmRetry   protowire.Number = 5
+	tmTimeout protowire.Number = 8
+)
+
+// asynqMessage encodes the TaskMessage asynq.Client would store for j's
+// current attempt with the options of Store.enqueue: task ID, queue,
+// MaxRetry(infraRetries), Timeout(timeout+grace+slack) in whole seconds, no
+// deadline (asynq stores 0), no retention, no unique key or group. Zero
+// fields are left out, as proto3 does.
+func asynqMessage(qname string, j jobs.Job) []byte {
+	timeout := int64((j.Spec.Timeout.Std() + j.Spec.Grace.Std() + timeoutSlack) / time.Second)
+	b := make([]byte, 0, 96)
+	b = protowire.AppendTag(b, tmType, protowire.BytesType)
+	b = protowire.AppendString(b, TaskType)
+	b = protowire.AppendTag(b, tmPayload, protowire.BytesType)
+	b = protowire.AppendBytes(b, Delivery{JobID: j.ID, Attempt: j.Attempt}.Encode())
+	b = protowire.AppendTag(b, tmID, protowire.BytesType)
+	b = protowire.AppendString(b, TaskID(j.ID, j.Attempt))
+	b = protowire.AppendTag(b, tmQueue, protowire.BytesType)
+	b = protowire.AppendString(b, qname)
+	b = protowire.AppendTag(b, tmRetry, protowire.VarintType)
+	b = protowire.AppendVarint(b, uint64(infraRetries))
+	if timeout != 0 {
+		b = protowire.AppendTag(b, tmTimeout, protowire.VarintType)
+		b = protowire.AppendVarint(b, uint64(timeout))
+	}
+	return b
+}
+
+// inlineTask is what the submit script needs to create j's first task:
+// its two keys and its three arguments.
+type inlineTask struct {
+	key, pending string
+	msg          []byte
+	id, since    string
+}
+
+func newInlineTask(qname string, j jobs.Job, now time.Time) inlineTask {
+	id := TaskID(j.ID, j.Attempt)
+	return inlineTask{key: asynqTaskKey(qname, id), pending: asynqPendingKey(qname), msg: asynqMessage(qname, j),
+		id: id, since: strconv.FormatInt(now.UnixNano(), 10)}
+}
