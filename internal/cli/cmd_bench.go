@@ -2,6 +2,9 @@ package cli
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"runtime/pprof"
 	"time"
 
 	"github.com/ballastdev/ballast/internal/bench"
@@ -15,8 +18,20 @@ func runBench(ctx context.Context, e *env, args []string) error {
 	slots := fs.Int("slots", 32, "worker slots")
 	samples := fs.Int("samples", 200, "latency samples on an idle worker")
 	poll := fs.Duration("poll", 25*time.Millisecond, "worker poll interval (asynq TaskCheckInterval)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run (both phases) to this file")
 	if err := parse(fs, args); err != nil {
 		return err
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return fmt.Errorf("--cpuprofile: %w", err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fmt.Errorf("--cpuprofile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
 	}
 	res, err := bench.Run(ctx, bench.Options{RedisAddr: *addr, Jobs: *n, Producers: *producers, Slots: *slots,
 		LatencySamples: *samples, PollInterval: *poll, Out: e.errOut})

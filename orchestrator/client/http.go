@@ -15,9 +15,10 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/sweep"
 )
 
-// maxReplyBytes bounds what is read of a reply: a receipt is small, and an
+// maxReplyBytes bounds what is read of a reply: a receipt is small, a
+// batch of jobs.MaxBatchJobs receipts about 1.1 MB, and an
 // unexpected page from a proxy need not be read whole.
-const maxReplyBytes = 1 << 20
+const maxReplyBytes = 4 << 20
 
 // HTTP submits jobs with POST BASEURL/api/v1/jobs, and sweeps with POST
 // BASEURL/api/v1/sweeps.

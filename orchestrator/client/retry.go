@@ -77,28 +77,37 @@ func submit[V, R any](ctx context.Context, o Options, k kind[V, R], v V, try try
 		return zero, fmt.Errorf("%s: %w", k.op, &Error{Code: intake.CodeTooLarge, Message: "the submission is too large",
 			Problems: []*jobs.FieldError{{Field: "body", Message: fmt.Sprintf("the message is %d bytes; the limit is %d (%s)", len(body), k.limit, k.hint)}}})
 	}
+	return tries(ctx, o, k.op, fmt.Sprintf("idempotency_key %s; resubmit with it to find the %s", *key, k.noun),
+		func(ctx context.Context) (R, error) { return try(ctx, body) })
+}
+
+// tries calls try until it succeeds, its error is not retryable or o's
+// retries run out. hint tells the caller how to find what a lost try may
+// have recorded.
+func tries[R any](ctx context.Context, o Options, op, hint string, try func(context.Context) (R, error)) (R, error) {
+	var zero R
 	backoff := o.Backoff
 	for n := 1; ; n++ {
 		tctx, cancel := context.WithTimeout(ctx, o.Timeout)
-		r, err := try(tctx, body)
+		r, err := try(tctx)
 		cancel()
 		if err == nil {
 			return r, nil
 		}
 		switch {
 		case ctx.Err() != nil:
-			return zero, fmt.Errorf("%s: %w (idempotency_key %s; resubmit with it to find the %s)", k.op, err, *key, k.noun)
+			return zero, fmt.Errorf("%s: %w (%s)", op, err, hint)
 		case !retryable(err):
-			return zero, fmt.Errorf("%s: %w", k.op, err)
+			return zero, fmt.Errorf("%s: %w", op, err)
 		case n > o.Retries:
-			return zero, fmt.Errorf("%s: after %d tries: %w (idempotency_key %s; resubmit with it to find the %s)", k.op, n, err, *key, k.noun)
+			return zero, fmt.Errorf("%s: after %d tries: %w (%s)", op, n, err, hint)
 		}
 		t := time.NewTimer(backoff)
 		select {
 		case <-t.C:
 		case <-ctx.Done():
 			t.Stop()
-			return zero, fmt.Errorf("%s: %w (after %d tries; last: %w; idempotency_key %s)", k.op, ctx.Err(), n, err, *key)
+			return zero, fmt.Errorf("%s: %w (after %d tries; last: %w; %s)", op, ctx.Err(), n, err, hint)
 		}
 		backoff = min(2*backoff, maxBackoff)
 	}

@@ -92,3 +92,53 @@ func (s *Submitter) SubmitSpec(ctx context.Context, spec jobs.Spec) (jobs.Job, b
 	}
 	return j, res.Duplicate, nil
 }
+
+// SubmitBatch validates every submission first and writes nothing unless
+// all are valid (the error is then one *jobs.ValidationError naming each
+// problem by index); then records them in one round trip and announces the
+// new ones. Each job is recorded atomically on its own, with its
+// idempotency key: the results say, per submission, what became of it.
+func (s *Submitter) SubmitBatch(ctx context.Context, subs []jobs.Submission) ([]intake.BatchResult, error) {
+	items := make([]queues.BatchItem, len(subs))
+	var problems []*jobs.FieldError
+	for i, sub := range subs {
+		spec, err := s.Catalog.Resolve(sub)
+		if err != nil {
+			problems = append(problems, jobs.Indexed(i, err)...)
+			continue
+		}
+		items[i] = queues.BatchItem{Spec: spec, Queue: s.Router.Route(spec)}
+	}
+	if len(problems) > 0 {
+		return nil, &jobs.ValidationError{Problems: problems}
+	}
+	ctx, span := otel.Tracer(tracerName).Start(ctx, "ballast.submit_batch", trace.WithSpanKind(trace.SpanKindProducer),
+		trace.WithAttributes(attribute.Int("ballast.batch_size", len(subs))))
+	defer span.End()
+	res, err := s.Store.SubmitBatch(ctx, items)
+	if err != nil {
+		span.RecordError(err)
+		span.SetStatus(codes.Error, err.Error())
+		return nil, err
+	}
+	out := make([]intake.BatchResult, len(res))
+	for i, r := range res {
+		if r.Err != nil {
+			e := intake.WireError(r.Err, "job", s.Logger)
+			out[i].Error = &e
+			continue
+		}
+		j := r.Job
+		out[i].Receipt = &intake.Receipt{JobID: j.ID, Attempt: j.Attempt, State: j.State, Queue: j.Queue, Duplicate: r.Duplicate}
+		if !r.Duplicate || time.Since(j.CreatedAt) < events.DuplicateWindow {
+			spec := items[i].Spec
+			publish(s.Events, s.Logger, events.Event{ID: events.JobEventID(j.ID, 1, events.TypeJobQueued), Type: events.TypeJobQueued, JobID: j.ID, Attempt: 1,
+				State: jobs.StateQueued, Queue: j.Queue, Time: j.CreatedAt,
+				Data: map[string]any{"template": spec.Template, "class": string(spec.Class), "team": spec.Team}})
+		}
+		if !r.Duplicate && s.OnQueued != nil {
+			s.OnQueued(j)
+		}
+	}
+	return out, nil
+}

@@ -21,7 +21,7 @@ const SubmitPath = "/api/v1/jobs"
 // (for ballast dev on localhost). Submit calls are bounded by
 // DefaultTimeout and failures are logged with slog.Default().
 func HTTPHandler(sub Submitter, token string) http.Handler {
-	return newHTTPHandler(SubmitPath, jobHandler(sub, DefaultTimeout, slog.Default()), token)
+	return newHTTPHandler(SubmitPath, newJobsEndpoint(sub, DefaultTimeout, slog.Default()), token)
 }
 
 // newHTTPHandler serves POST path with ep, behind the bearer token.

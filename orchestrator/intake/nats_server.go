@@ -50,7 +50,7 @@ func NewNATSServer(nc *nats.Conn, sub Submitter, opts NATSOptions) (*NATSServer,
 		return nil, fmt.Errorf("intake.NewNATSServer: %w", err)
 	}
 	opts = opts.WithDefaults()
-	routes := []route{{opts.Subjects.Submit(), jobHandler(sub, opts.Timeout, opts.Logger)}}
+	routes := []route{{opts.Subjects.Submit(), newJobsEndpoint(sub, opts.Timeout, opts.Logger)}}
 	if opts.Sweeps != nil {
 		routes = append(routes, route{opts.Subjects.SweepSubmit(), sweepHandler(opts.Sweeps, opts.Timeout, opts.Logger)})
 	}
@@ -190,6 +190,15 @@ func (s *NATSServer) onMsg(ep endpoint, m *nats.Msg) {
 }
 
 func (s *NATSServer) respond(m *nats.Msg, body []byte) {
+	if max := s.nc.MaxPayload(); max > 0 && int64(len(body)) > max {
+		// A batch's results can outgrow the server's max_payload. Its jobs
+		// are recorded; the same batch in smaller parts, with the same
+		// idempotency keys, finds them.
+		s.opts.Logger.Warn("intake: reply over the server's max_payload", "bytes", len(body), "max_payload", max)
+		body = errorReplyBody(Error{Code: CodeTooLarge, Message: fmt.Sprintf(
+			"the reply (%d bytes) would exceed the NATS server's max_payload (%d): the jobs are recorded; resend the batch in parts of at most %d jobs with the same idempotency keys to read their receipts",
+			len(body), max, MaxNATSBatch(max))})
+	}
 	if err := m.Respond(body); err != nil {
 		s.opts.Logger.Warn("intake: reply not sent", "error", err)
 	}

@@ -1,0 +1,147 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/ballastdev/ballast/jobs"
+	"github.com/ballastdev/ballast/orchestrator/events"
+	"github.com/ballastdev/ballast/orchestrator/intake"
+)
+
+// batchKind is a batch on the job subject and route: the intake tells a
+// batch from one job by its JSON array.
+var batchKind = kind[[]jobs.Submission, intake.BatchReceipt]{
+	op: "client.SubmitBatch", noun: "batch",
+	subject: events.Subjects.Submit, path: intake.SubmitPath,
+	id: func(r intake.BatchReceipt) string {
+		if len(r.Results) == 0 {
+			return ""
+		}
+		return "results"
+	},
+}
+
+// SubmitBatch submits subs in as few requests as fit in the server's
+// max_payload, and returns one result per submission, in order: a receipt,
+// or the error that kept that one job from being recorded. A submission
+// without an idempotency key gets a random one first, so a retried request
+// never records a job twice. The error is for the call as a whole (an
+// invalid batch, naming each problem by index; the intake unreachable);
+// jobs of the parts sent before it are recorded, and their results are
+// returned with it.
+func (c *NATS) SubmitBatch(ctx context.Context, subs []jobs.Submission) ([]intake.BatchResult, error) {
+	if c == nil || c.nc == nil {
+		return nil, errors.New("client.SubmitBatch: no NATS connection")
+	}
+	// Headers and the reply subject also travel in the message.
+	maxBytes := int(c.nc.MaxPayload()) - 1024
+	return submitBatch(ctx, c.Options.WithDefaults(), subs, intake.MaxNATSBatch(c.nc.MaxPayload()), maxBytes, natsTry(c, batchKind))
+}
+
+// SubmitBatch is NATS.SubmitBatch over HTTP, in requests of up to
+// jobs.MaxBatchJobs jobs and jobs.MaxBatchBytes.
+func (c *HTTP) SubmitBatch(ctx context.Context, subs []jobs.Submission) ([]intake.BatchResult, error) {
+	if c == nil || c.base == "" {
+		return nil, errors.New("client.SubmitBatch: no base URL")
+	}
+	return submitBatch(ctx, c.Options.WithDefaults(), subs, jobs.MaxBatchJobs, jobs.MaxBatchBytes, httpTry(c, batchKind))
+}
+
+func submitBatch(ctx context.Context, o Options, subs []jobs.Submission, maxJobs, maxBytes int, try tryFunc[intake.BatchReceipt]) ([]intake.BatchResult, error) {
+	encoded := make([][]byte, len(subs))
+	for i, s := range subs {
+		if s.IdempotencyKey == "" {
+			s.IdempotencyKey = newKey()
+		}
+		b, err := json.Marshal(s)
+		if err != nil {
+			return nil, fmt.Errorf("client.SubmitBatch: encoding job %d: %w", i, err)
+		}
+		if len(b)+2 > maxBytes || len(b) > jobs.MaxSubmissionBytes {
+			return nil, fmt.Errorf("client.SubmitBatch: %w", &Error{Code: intake.CodeTooLarge, Message: "a job of the batch is too large",
+				Problems: []*jobs.FieldError{{Field: fmt.Sprintf("[%d]", i), Message: fmt.Sprintf("the job is %d bytes; the limit is %d (send large inputs by reference, e.g. a path or URL parameter)",
+					len(b), min(maxBytes-2, jobs.MaxSubmissionBytes))}}})
+		}
+		encoded[i] = b
+	}
+	out := make([]intake.BatchResult, len(subs))
+	for lo := 0; lo < len(subs); {
+		hi, size := lo, 2
+		for hi < len(subs) && hi-lo < maxJobs && size+len(encoded[hi])+1 <= maxBytes {
+			size += len(encoded[hi]) + 1
+			hi++
+		}
+		if err := sendPart(ctx, o, encoded, lo, hi, out, try); err != nil {
+			return out[:lo], err
+		}
+		lo = hi
+	}
+	return out, nil
+}
+
+// sendPart sends subs[lo:hi] and fills out[lo:hi]. Jobs the store could not
+// record for want of Redis are sent again, within o's retries: their keys
+// make that safe.
+func sendPart(ctx context.Context, o Options, encoded [][]byte, lo, hi int, out []intake.BatchResult, try tryFunc[intake.BatchReceipt]) error {
+	pending := make([]int, 0, hi-lo)
+	for i := lo; i < hi; i++ {
+		pending = append(pending, i)
+	}
+	for round := 0; ; round++ {
+		body := batchBody(encoded, pending)
+		r, err := tries(ctx, o, batchKind.op, fmt.Sprintf("jobs %d to %d; resubmit them with their idempotency keys to find them", lo, hi-1),
+			func(ctx context.Context) (intake.BatchReceipt, error) { return try(ctx, body) })
+		if err != nil {
+			return reindex(err, pending)
+		}
+		if len(r.Results) != len(pending) {
+			return fmt.Errorf("client.SubmitBatch: %d results for %d jobs: the reply is not from this intake", len(r.Results), len(pending))
+		}
+		var again []int
+		for k, i := range pending {
+			out[i] = r.Results[k]
+			if e := r.Results[k].Error; e != nil && e.Code == intake.CodeUnavailable {
+				again = append(again, i)
+			}
+		}
+		if len(again) == 0 || round >= o.Retries {
+			return nil
+		}
+		pending = again
+	}
+}
+
+// batchBody is the JSON array of the encoded jobs picked.
+func batchBody(encoded [][]byte, pick []int) []byte {
+	var b bytes.Buffer
+	b.WriteByte('[')
+	for k, i := range pick {
+		if k > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(encoded[i])
+	}
+	b.WriteByte(']')
+	return b.Bytes()
+}
+
+// reindex rewrites the "[k]" field names of an invalid part as indexes of
+// the whole batch, so that they name the caller's own submissions.
+func reindex(err error, pick []int) error {
+	var ce *Error
+	if !errors.As(err, &ce) {
+		return err
+	}
+	for _, p := range ce.Problems {
+		var k int
+		var rest string
+		if n, _ := fmt.Sscanf(p.Field, "[%d]%s", &k, &rest); n >= 1 && k >= 0 && k < len(pick) {
+			p.Field = fmt.Sprintf("[%d]%s", pick[k], rest)
+		}
+	}
+	return err
+}

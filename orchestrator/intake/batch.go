@@ -1,0 +1,130 @@
+package intake
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"time"
+
+	"github.com/ballastdev/ballast/jobs"
+)
+
+// BatchSubmitter validates and enqueues many submissions at once. It
+// returns a *jobs.ValidationError naming problems by index ("[3].params")
+// when any submission is invalid, and then records none; otherwise one
+// result per submission, in order.
+type BatchSubmitter interface {
+	SubmitBatch(ctx context.Context, subs []jobs.Submission) ([]BatchResult, error)
+}
+
+// BatchResult is the outcome of one submission of a batch: its receipt, or
+// the error that kept it from being recorded (an idempotency conflict, or
+// a store outage: retry the batch with the same keys).
+type BatchResult struct {
+	*Receipt
+	Error *Error `json:"error,omitempty"`
+}
+
+// BatchReceipt is the reply to an accepted batch.
+type BatchReceipt struct {
+	Results []BatchResult `json:"results"`
+}
+
+// WireError is the wire form of an error from recording one submission of
+// a noun ("job" or "sweep"), as a reply would carry it.
+func WireError(err error, noun string, log *slog.Logger) Error {
+	if log == nil {
+		log = slog.Default()
+	}
+	return wireError(err, noun, log)
+}
+
+// batchReplyBytes bounds the reply to one job of a batch: a receipt with
+// a 28-digit ID, the longest queue name and the field names.
+const batchReplyBytes = 160
+
+// MaxNATSBatch is the most jobs a batch sent over NATS may hold for its
+// reply to fit within the server's max_payload.
+func MaxNATSBatch(maxPayload int64) int {
+	return int(max(1, min(int64(jobs.MaxBatchJobs), (maxPayload-64)/batchReplyBytes)))
+}
+
+// jobsEndpoint serves PREFIX.jobs.submit and POST /api/v1/jobs: one
+// submission (a JSON object) or, when batches are served, a batch (a JSON
+// array of them).
+type jobsEndpoint struct {
+	one     *handler[jobs.Submission, Receipt]
+	batch   BatchSubmitter // nil: one job per request
+	timeout time.Duration
+	log     *slog.Logger
+}
+
+// newJobsEndpoint serves sub; batches too when sub is a BatchSubmitter.
+func newJobsEndpoint(sub Submitter, timeout time.Duration, log *slog.Logger) *jobsEndpoint {
+	e := &jobsEndpoint{one: jobHandler(sub, timeout, log), timeout: timeout, log: log}
+	if b, ok := sub.(BatchSubmitter); ok {
+		e.batch = b
+	}
+	return e
+}
+
+func (e *jobsEndpoint) limit() int {
+	if e.batch != nil {
+		return jobs.MaxBatchBytes
+	}
+	return e.one.limit()
+}
+
+func (e *jobsEndpoint) refuseTooLarge(n int) (int, []byte) {
+	if e.batch == nil {
+		return e.one.refuseTooLarge(n)
+	}
+	return errorReply(Error{Code: CodeTooLarge, Message: fmt.Sprintf("%s (a job is at most %d bytes, a batch at most %d)", msgTooLarge, jobs.MaxSubmissionBytes, jobs.MaxBatchBytes),
+		Problems: tooLarge(n, jobs.MaxBatchBytes, "send a long list in several batches, and large inputs by reference").Problems})
+}
+
+func (e *jobsEndpoint) handle(ctx context.Context, data []byte, attrs ...any) (int, []byte) {
+	if !jobs.IsBatch(data) {
+		return e.one.handle(ctx, data, attrs...)
+	}
+	if e.batch == nil {
+		return errorReply(Error{Code: CodeInvalid, Message: "this intake takes one job per request: send a JSON object, not an array"})
+	}
+	return e.handleBatch(ctx, data, attrs...)
+}
+
+func (e *jobsEndpoint) handleBatch(ctx context.Context, data []byte, attrs ...any) (status int, body []byte) {
+	attrs = append(attrs, "kind", "batch")
+	defer func() {
+		if p := recover(); p != nil {
+			e.log.Error("intake: panic while handling a batch", append(attrs, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))...)
+			status, body = errorReply(Error{Code: CodeInternal, Message: msgInternal})
+		}
+	}()
+	subs, err := jobs.DecodeBatch(data)
+	if err != nil {
+		return errorReply(wireError(err, "job", e.log, attrs...))
+	}
+	attrs = append(attrs, "jobs", len(subs))
+	// A batch is one pipeline per store round trip, but its validation and
+	// encoding grow with it: give it the single timeout per thousand jobs.
+	ctx, cancel := context.WithTimeout(ctx, e.timeout*time.Duration(1+len(subs)/1000))
+	defer cancel()
+	res, err := e.batch.SubmitBatch(ctx, subs)
+	if err == nil && len(res) != len(subs) {
+		err = errors.New("intake: the BatchSubmitter returned a result count unlike the batch's")
+	}
+	if err != nil {
+		return errorReply(wireError(err, "job", e.log, attrs...))
+	}
+	for i, r := range res {
+		if (r.Receipt == nil || r.JobID == "") && r.Error == nil {
+			e.log.Error("intake: the BatchSubmitter returned neither a receipt nor an error", append(attrs, "index", i)...)
+			res[i] = BatchResult{Error: &Error{Code: CodeInternal, Message: msgInternal}}
+		}
+	}
+	return http.StatusOK, encode(BatchReceipt{Results: res})
+}
