@@ -29,12 +29,19 @@ func runSubmit(ctx context.Context, e *env, args []string) error {
 	class := fs.String("class", "", "override the class: core or burst")
 	timeout := fs.String("timeout", "", "override the timeout, e.g. 2h")
 	wait := fs.Bool("wait", false, "follow the job's events until it ends (NATS only)")
+	file := fs.String("file", "", "submit every job of this JSON Lines file (one submission object per line; - reads stdin) as batches")
 	out := outputFlag(fs)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if err := checkOutput(*out); err != nil {
 		return err
+	}
+	if *file != "" {
+		if fs.NArg() > 0 || *key != "" || *team != "" || *class != "" || *timeout != "" || *wait {
+			return usageError{"--file takes its jobs, keys and overrides from the file's lines: give no TEMPLATE, --key, --team, --class, --timeout or --wait with it"}
+		}
+		return submitFile(ctx, e, *cfgPath, *file, *natsURL, *httpURL, *token, *out)
 	}
 	if fs.NArg() < 1 {
 		return usageError{"name a template: ballast submit TEMPLATE [name=value ...]"}

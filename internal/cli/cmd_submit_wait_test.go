@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/ballastdev/ballast/internal/testenv"
@@ -33,15 +34,7 @@ func TestSubmitWaitEndsOnTheRecordWhenEventsAreLost(t *testing.T) {
 	if err := events.EnsureStream(ctx, js, f.cfg.NATS.Stream, subjects(f.cfg), time.Hour); err != nil {
 		t.Fatal(err)
 	}
-	_, sub := f.submitter(t) // no Events: nothing is announced
-	in, err := intake.NewNATSServer(testenv.NATSConn(t, srv), sub, intake.NATSOptions{Subjects: subjects(f.cfg), Jobs: f.store, Logger: quietLog})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := in.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(in.Stop)
+	f.startIntake(t, srv) // no Events: nothing is announced
 
 	for _, c := range []struct {
 		state    jobs.State
@@ -88,4 +81,19 @@ func TestSubmitWaitEndsOnTheRecordWhenEventsAreLost(t *testing.T) {
 			t.Fatalf("%s: submit --wait still waiting %s after the job ended: a lost event hangs it", c.state, followPoll+5*time.Second)
 		}
 	}
+}
+
+// startIntake serves f's submissions and status requests on srv, with a
+// Submitter that publishes no events.
+func (f flowEnv) startIntake(t *testing.T, srv *server.Server) {
+	t.Helper()
+	_, sub := f.submitter(t)
+	in, err := intake.NewNATSServer(testenv.NATSConn(t, srv), sub, intake.NATSOptions{Subjects: subjects(f.cfg), Jobs: f.store, Logger: quietLog})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := in.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(in.Stop)
 }
