@@ -49,8 +49,9 @@ type tally struct {
 // came from an attempt that at-least-once delivery has to repeat: one
 // running on a worker that was SIGKILLed after the line was written and
 // before the result could be recorded, or one running through a Redis
-// pause longer than worker_ttl (its worker could not heartbeat, so it was
-// declared dead while the attempt went on). Anything else is a bug.
+// pause longer than worker_ttl, of Redis or of its worker process (the
+// worker could not heartbeat, so it was declared dead while the attempt
+// went on). Anything else is a bug.
 func classify(ids map[string]string, records map[string]jobs.Job, effects []effect, faults []injected, workerTTL time.Duration) tally {
 	byJob := map[string][]effect{}
 	for _, e := range effects {
@@ -144,10 +145,10 @@ func extras(j jobs.Job, effs []effect, faults []injected, workerTTL time.Duratio
 		switch f, ok := allowedBy(k, e, faults, workerTTL); {
 		case !ok:
 			return anomalyDoubled, fmt.Sprintf("attempt %d wrote a side effect, was not recorded, and no kill or long pause explains it", e.attempt)
-		case f.fault == FaultRedisPause:
+		case f.fault == FaultRedisPause || f.fault == FaultWorkerPause:
 			kind = anomalyPausedTTL
-			why = join(why, fmt.Sprintf("attempt %d ran through a %s Redis pause (worker_ttl %s): its worker was presumed dead",
-				e.attempt, f.lasted.Round(100*time.Millisecond), workerTTL))
+			why = join(why, fmt.Sprintf("attempt %d ran through a %s %s of %s (worker_ttl %s): its worker was presumed dead",
+				e.attempt, f.lasted.Round(100*time.Millisecond), f.fault, f.target, workerTTL))
 		default:
 			why = join(why, fmt.Sprintf("attempt %d wrote its side effect (line read %s before the kill) just before %s %s was SIGKILLed, which left it unrecorded",
 				e.attempt, f.at.Sub(e.seen).Round(time.Millisecond), f.target, f.fault))
@@ -167,7 +168,7 @@ func allowedBy(k attemptKey, e effect, faults []injected, workerTTL time.Duratio
 			if e.index < f.effectsBefore {
 				return f, true
 			}
-		case FaultRedisPause:
+		case FaultRedisPause, FaultWorkerPause:
 			if f.lasted > workerTTL {
 				return f, true
 			}

@@ -11,7 +11,8 @@ import (
 // done once; a job done again after a kill that came after its first
 // side effect (allowed); the same but with the line written after the
 // kill (a bug: a killed worker's job went on); a second side effect with
-// no fault to explain it (a bug); a long and a short Redis pause; a job
+// no fault to explain it (a bug); a long and a short Redis pause; a worker
+// frozen past worker_ttl (allowed); a job
 // recorded succeeded with no line (lost), one still queued (lost), one
 // failed, and a line of a job nobody submitted.
 func TestClassifyTellsAllowedDoublesFromBugs(t *testing.T) {
@@ -22,7 +23,7 @@ func TestClassifyTellsAllowedDoublesFromBugs(t *testing.T) {
 	}
 	records := map[string]jobs.Job{
 		"once": ok("once", 1), "killed": ok("killed", 2), "late": ok("late", 2), "unexplained": ok("unexplained", 2),
-		"paused": ok("paused", 2), "short": ok("short", 2), "twice": ok("twice", 1), "none": ok("none", 1),
+		"paused": ok("paused", 2), "short": ok("short", 2), "frozen": ok("frozen", 2), "twice": ok("twice", 1), "none": ok("none", 1),
 		"queued":  {ID: "queued", State: jobs.StateQueued, Attempt: 3},
 		"failed":  {ID: "failed", State: jobs.StateFailed, Attempt: 4, LastError: "exited with code 1"},
 		"unknown": ok("unknown", 1),
@@ -41,23 +42,25 @@ func TestClassifyTellsAllowedDoublesFromBugs(t *testing.T) {
 	line("killed", 1)
 	line("paused", 1)
 	line("short", 1)
+	line("frozen", 1)
 	// The kill strikes here: four lines are in the file.
 	line("late", 1)
 	line("unexplained", 1)
 	line("twice", 1)
 	line("twice", 1)
-	for _, id := range []string{"killed", "late", "unexplained", "paused", "short"} {
+	for _, id := range []string{"killed", "late", "unexplained", "paused", "short", "frozen"} {
 		line(id, 2)
 	}
 	line("unknown", 1)
 	faults := []injected{
-		{fault: FaultWorkerKill, target: "w1", effectsBefore: 4,
+		{fault: FaultWorkerKill, target: "w1", effectsBefore: 5,
 			running: map[attemptKey]bool{{"killed", 1}: true, {"late", 1}: true}},
 		{fault: FaultRedisPause, lasted: 3 * time.Second, running: map[attemptKey]bool{{"paused", 1}: true}},
 		{fault: FaultRedisPause, lasted: time.Second, running: map[attemptKey]bool{{"short", 1}: true}},
+		{fault: FaultWorkerPause, target: "w2", lasted: 4 * time.Second, running: map[attemptKey]bool{{"frozen", 1}: true}},
 	}
 	got := classify(ids, records, effects, faults, ttl)
-	want := tally{accepted: 10, succeeded: 8, once: 1, killedFirst: 1, pausedTTL: 1, doubled: 4, lost: 2, failed: 1, unknown: 1}
+	want := tally{accepted: 11, succeeded: 9, once: 1, killedFirst: 1, pausedTTL: 2, doubled: 4, lost: 2, failed: 1, unknown: 1}
 	if got.accepted != want.accepted || got.succeeded != want.succeeded || got.once != want.once ||
 		got.killedFirst != want.killedFirst || got.pausedTTL != want.pausedTTL || got.doubled != want.doubled ||
 		got.lost != want.lost || got.failed != want.failed || got.unknown != want.unknown {
@@ -68,7 +71,7 @@ func TestClassifyTellsAllowedDoublesFromBugs(t *testing.T) {
 		kinds[a.Job] = a.Kind
 	}
 	for job, kind := range map[string]string{"killed": anomalyKilledFirst, "late": anomalyDoubled, "unexplained": anomalyDoubled,
-		"paused": anomalyPausedTTL, "short": anomalyDoubled, "twice": anomalyDoubled, "none": anomalyLost,
+		"paused": anomalyPausedTTL, "frozen": anomalyPausedTTL, "short": anomalyDoubled, "twice": anomalyDoubled, "none": anomalyLost,
 		"queued": anomalyLost, "failed": anomalyFailed} {
 		if kinds[job] != kind {
 			t.Errorf("job %s: kind %q, want %q", job, kinds[job], kind)

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/ballastdev/ballast/internal/config"
@@ -28,8 +29,11 @@ type injected struct {
 	// completed its work before the kill.
 	effectsBefore int
 	requeue       []time.Duration
-	note          string
-	problem       string
+	// held are the victim's deliveries taken from asynq but not yet
+	// claimed when it died (see unclaimed).
+	held    map[attemptKey]bool
+	note    string
+	problem string
 }
 
 // schedule lists the faults to inject, in an order drawn from the seed.
@@ -62,6 +66,8 @@ func (o Options) expected(f Fault) time.Duration {
 		return o.NATSOutage
 	case FaultSameID:
 		return time.Second / 2
+	case FaultWorkerPause:
+		return o.WorkerPause + time.Second
 	}
 	return 3*config.DefaultHeartbeat + time.Second/2
 }
@@ -80,6 +86,8 @@ func (r *run) inject(ctx context.Context, f Fault) injected {
 		return r.pauseRedis(ctx)
 	case FaultNATSOutage:
 		return r.stopNATS(ctx)
+	case FaultWorkerPause:
+		return r.pauseWorker(ctx)
 	}
 	return r.forge(ctx)
 }
@@ -140,11 +148,15 @@ func (r *run) killWorker(ctx context.Context, sameID bool) injected {
 		in.problem = fmt.Sprintf("restart: %v", err)
 		return in
 	}
+	in.held = unclaimed(ctx, r.store, r.insp, 500*time.Millisecond)
 	in.requeue, in.lasted = r.measureRequeue(ctx, &in)
 	if err := r.cl.registered(ctx, next, 15*time.Second); err != nil {
 		in.problem = join(in.problem, err.Error())
 	}
 	in.note = fmt.Sprintf("%d running jobs; restarted as %s", len(running), id)
+	if len(in.held) > 0 {
+		in.note += fmt.Sprintf("; %d deliveries taken but not yet claimed", len(in.held))
+	}
 	return in
 }
 
@@ -155,6 +167,42 @@ func (r *run) measureRequeue(ctx context.Context, in *injected) ([]time.Duration
 		in.problem = join(in.problem, fmt.Sprintf("%d jobs not requeued within 30s: %s", len(pending), strings.Join(pending, " ")))
 	}
 	return times, time.Since(in.at)
+}
+
+// pauseWorker freezes a worker process, not its jobs (each runs under a
+// supervisor in a process group of its own), for longer than worker_ttl,
+// then wakes it. The controller requeues its jobs meanwhile, and the woken
+// worker must find itself fenced and stop the attempts it still runs.
+func (r *run) pauseWorker(ctx context.Context) injected {
+	w, _ := r.victim(ctx)
+	running, err := runningOn(ctx, r.store, w)
+	in := injected{fault: FaultWorkerPause, target: w.id, running: running}
+	if err != nil {
+		in.problem = fmt.Sprintf("could not read the victim's jobs: %v", err)
+	}
+	if err := w.c.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		in.at, in.problem = time.Now(), err.Error()
+		return in
+	}
+	in.at = time.Now()
+	times, pending := requeueTimes(ctx, r.store, running, in.at, r.o.WorkerPause)
+	sleepUntil(context.WithoutCancel(ctx), in.at.Add(r.o.WorkerPause))
+	if err := w.c.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		in.problem = join(in.problem, err.Error())
+	}
+	in.lasted = time.Since(in.at)
+	in.note = fmt.Sprintf("%d running jobs, %d requeued while it was frozen (max %s after the pause)",
+		len(running), len(times), spread(times).max().Round(time.Millisecond))
+	if len(pending) > 0 && r.o.WorkerPause > r.o.WorkerTTL+time.Second {
+		in.problem = join(in.problem, fmt.Sprintf("%d jobs not requeued while their worker was frozen past worker_ttl", len(pending)))
+	}
+	// Woken, it must be fenced at its next beat and carry on under a new
+	// identity, not exit.
+	sleepUntil(ctx, time.Now().Add(3*r.cfg.Worker.Heartbeat.Std()))
+	if w.c.exited() {
+		in.problem = join(in.problem, w.id+" exited after it was woken")
+	}
+	return in
 }
 
 // killLeader SIGKILLs the leading controller, waits for another to take

@@ -32,6 +32,11 @@ const (
 	// --id, well within worker_ttl: the new process's registration must
 	// requeue the old one's jobs.
 	FaultSameID Fault = "same-id"
+	// FaultWorkerPause freezes a worker process (SIGSTOP, not its jobs) for
+	// longer than worker_ttl, then wakes it: its jobs are requeued while
+	// the attempts it started go on, which at-least-once allows to repeat a
+	// side effect; the woken worker must find itself fenced.
+	FaultWorkerPause Fault = "worker-pause"
 	// FaultForged publishes drain, spot_notice, cancel and preempt messages
 	// on every worker's control subject with nothing recorded in Redis:
 	// they must change nothing.
@@ -39,7 +44,7 @@ const (
 )
 
 // AllFaults lists every fault kind.
-var AllFaults = []Fault{FaultWorkerKill, FaultLeaderKill, FaultRedisPause, FaultNATSOutage, FaultSameID, FaultForged}
+var AllFaults = []Fault{FaultWorkerKill, FaultLeaderKill, FaultRedisPause, FaultNATSOutage, FaultSameID, FaultWorkerPause, FaultForged}
 
 // ParseFaults reads a comma-separated list of fault names ("all" for every
 // one).
@@ -110,6 +115,9 @@ type Options struct {
 	WorkerKills int
 	// RedisPause and NATSOutage are how long those faults last (3 s each).
 	RedisPause, NATSOutage time.Duration
+	// WorkerPause is how long a worker is frozen (default worker_ttl + 2 s:
+	// past the TTL, so its jobs are requeued under it).
+	WorkerPause time.Duration
 	// Gap is the quiet time between two faults (default 2 s).
 	Gap time.Duration
 	// WorkerTTL and LeaderTTL go into the config (defaults: Ballast's own,
@@ -150,6 +158,7 @@ func (o Options) WithDefaults() Options {
 	def(&o.NATSOutage, 3*time.Second)
 	def(&o.Gap, 2*time.Second)
 	def(&o.WorkerTTL, config.DefaultWorkerTTL)
+	def(&o.WorkerPause, o.WorkerTTL+2*time.Second)
 	def(&o.LeaderTTL, config.DefaultLeaderTTL)
 	def(&o.Timeout, 10*time.Minute)
 	def(&o.RequeueLimit, 5*time.Second)
@@ -178,8 +187,8 @@ func (o Options) Validate() error {
 	if o.Clients < 1 || o.Controllers < 1 || o.Workers < 1 || o.Slots < 1 {
 		bad("clients, controllers, workers and slots must be at least 1")
 	}
-	if o.Workers < 2 && (o.has(FaultWorkerKill) || o.has(FaultSameID)) {
-		bad("workers: killing the only worker leaves nothing to requeue to; use at least 2")
+	if o.Workers < 2 && (o.has(FaultWorkerKill) || o.has(FaultSameID) || o.has(FaultWorkerPause)) {
+		bad("workers: killing or pausing the only worker leaves nothing to requeue to; use at least 2")
 	}
 	if o.Controllers < 2 && o.has(FaultLeaderKill) {
 		bad("controllers: a leader kill needs a standby; use at least 2")
@@ -190,8 +199,8 @@ func (o Options) Validate() error {
 	if o.WorkerKills < 0 {
 		bad("worker-kills: must not be negative")
 	}
-	if o.RedisPause < 0 || o.NATSOutage < 0 || o.Gap < 0 {
-		bad("redis-pause, nats-outage and gap must not be negative")
+	if o.RedisPause < 0 || o.NATSOutage < 0 || o.WorkerPause < 0 || o.Gap < 0 {
+		bad("redis-pause, nats-outage, worker-pause and gap must not be negative")
 	}
 	if o.WorkerTTL < 2*config.DefaultHeartbeat || o.LeaderTTL < 2*config.DefaultTick {
 		bad("worker-ttl must be at least %s (two heartbeats) and leader-ttl at least %s (two ticks)",

@@ -36,9 +36,9 @@ type Report struct {
 	// Doubled counts jobs whose side effect was done more than once with
 	// nothing that at-least-once delivery has to repeat to explain it: bugs.
 	Doubled int `json:"doubled"`
-	// DoubledPausedPastTTL: an extra attempt ran through a Redis pause
-	// longer than worker_ttl, so its worker was presumed dead and the job
-	// ran again; allowed.
+	// DoubledPausedPastTTL: an extra attempt ran through a pause longer
+	// than worker_ttl (of Redis, or of its worker process), so its worker
+	// was presumed dead and the job ran again; allowed.
 	DoubledPausedPastTTL int `json:"doubled_paused_past_ttl"`
 	// DoubledKilledBeforeRecord: an extra attempt completed its side effect
 	// and its worker was SIGKILLed before the result reached Redis; allowed.
@@ -57,6 +57,11 @@ type Report struct {
 	// restart's registration (same-id).
 	Detected  Spread `json:"kill_to_requeue_detected"`
 	TakenOver Spread `json:"kill_to_requeue_same_id"`
+	// Unclaimed is over deliveries a killed worker had taken from asynq
+	// but not yet claimed: no record names the worker, so they wait for
+	// asynq's lease on the task (30 s, checked about every minute) rather
+	// than for worker_ttl.
+	Unclaimed Spread `json:"kill_to_redelivery_unclaimed"`
 	// RecordLag is, over succeeded jobs, from the side-effect line (as
 	// read, up to 20 ms after its write) to the success recorded in Redis:
 	// a worker killed inside it leaves a done side effect unrecorded.
@@ -93,6 +98,9 @@ func (s Spread) String() string {
 	}
 	return fmt.Sprintf("min %.2fs  median %.2fs  max %.2fs  (%d jobs)", s.Min, s.Median, s.Max, s.N)
 }
+
+// max is the longest duration, zero for none.
+func (s Spread) max() time.Duration { return time.Duration(s.Max * float64(time.Second)) }
 
 // durations prints a spread that is not of requeues.
 func (s Spread) durations() string {
@@ -141,6 +149,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 	}
 	row("kill to requeue, worker-kill", r.Detected, "(the controller finds the worker silent)")
 	row("kill to requeue, same-id", r.TakenOver, "(the new process's registration takes over)")
+	if r.Unclaimed.N > 0 {
+		row("kill to redelivery, taken but unclaimed", r.Unclaimed, "(asynq's lease recovery: no record named the dead worker)")
+	}
 	row("side effect to success recorded", r.RecordLag.durations(), "(the window in which a kill makes at-least-once repeat a done side effect)")
 	if err := tw.Flush(); err != nil {
 		return err
@@ -209,6 +220,10 @@ func (r *Report) judge(limit time.Duration) {
 		if s.N > 0 && s.Max >= limit.Seconds() {
 			add("kill to requeue took %.2fs, over the %s limit", s.Max, limit)
 		}
+	}
+	if r.Unclaimed.N > 0 && r.Unclaimed.Max >= limit.Seconds() {
+		add("%d deliveries a killed worker had taken but not claimed ran again only %.1fs after the kill (asynq's lease), over the %s limit",
+			r.Unclaimed.N, r.Unclaimed.Max, limit)
 	}
 	for _, f := range r.Faults {
 		if f.Problem != "" {

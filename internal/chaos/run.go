@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hibiken/asynq"
 	"github.com/nats-io/nats.go"
 	"github.com/redis/go-redis/v9"
 
@@ -34,6 +35,7 @@ type run struct {
 	cfg     config.Config
 	store   *queues.Store
 	rdb     *redis.Client
+	insp    *asynq.Inspector
 	nc      *nats.Conn
 	subj    events.Subjects
 	effects *effectLog
@@ -111,6 +113,7 @@ func (r *run) setUp(ctx context.Context) error {
 	r.rdb = redis.NewClient(&redis.Options{Addr: r.redis.addr, DialTimeout: time.Second, ReadTimeout: time.Second,
 		WriteTimeout: time.Second, ContextTimeoutEnabled: true, PoolSize: 16})
 	r.store = queues.NewStore(r.rdb, queues.StoreOptions{Namespace: cfg.Namespace})
+	r.insp = asynq.NewInspectorFromRedisClient(r.rdb)
 	opts, err := cfg.NATS.Options()
 	if err != nil {
 		return err
@@ -282,8 +285,13 @@ func (r *run) report(sub *submitted, records map[string]jobs.Job, done []injecte
 		DoubledKilledBeforeRecord: t.killedFirst, Lost: t.lost, Failed: t.failed, UnknownEffects: t.unknown,
 		MalformedEffects: len(bad), Anomalies: t.anomalies, Problems: []string{}}
 	sub.mu.Unlock()
-	var detected, takenOver []time.Duration
+	var detected, takenOver, held []time.Duration
 	for _, in := range done {
+		times, pending := redelivered(in.held, in.at, records)
+		held = append(held, times...)
+		if len(pending) > 0 {
+			in.problem = join(in.problem, fmt.Sprintf("%d deliveries the killed worker had taken never ran again", len(pending)))
+		}
 		fr := FaultReport{Fault: in.fault, At: in.at.Sub(r.started).Seconds(), Target: in.target, Lasted: in.lasted.Seconds(),
 			Running: len(in.running), Note: in.note, Problem: in.problem}
 		if len(in.requeue) > 0 {
@@ -297,7 +305,7 @@ func (r *run) report(sub *submitted, records map[string]jobs.Job, done []injecte
 		}
 		rep.Faults = append(rep.Faults, fr)
 	}
-	rep.Detected, rep.TakenOver, rep.RecordLag = spread(detected), spread(takenOver), spread(t.lag)
+	rep.Detected, rep.TakenOver, rep.Unclaimed, rep.RecordLag = spread(detected), spread(takenOver), spread(held), spread(t.lag)
 	rep.Seconds = time.Since(r.started).Seconds()
 	rep.judge(r.o.RequeueLimit)
 	return rep

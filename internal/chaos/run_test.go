@@ -46,7 +46,8 @@ func (l *testLog) Write(p []byte) (int, error) {
 // TestShortChaosRun is the CI version of `ballast chaos run`: 80 jobs
 // through every fault kind on short TTLs, within about a minute. Nothing
 // may be lost or fail, no side effect may be doubled beyond what
-// at-least-once allows, and each fault must have met work to disturb.
+// at-least-once allows, every fault must have been carried out without a
+// problem, and the kills must have met running jobs to requeue.
 func TestShortChaosRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs redis-server, NATS and seven ballast processes")
@@ -67,13 +68,26 @@ func TestShortChaosRun(t *testing.T) {
 	var table strings.Builder
 	_ = rep.WriteTable(&table)
 	t.Logf("run took %s:\n%s", time.Since(started).Round(time.Second), table.String())
-	if !rep.OK() {
+	if rep.Accepted != 80 || rep.Succeeded != 80 || rep.Lost != 0 || rep.Failed != 0 || rep.Doubled != 0 ||
+		rep.UnknownEffects != 0 || rep.MalformedEffects != 0 {
 		logs(t, rep.Dir)
-		t.Fatalf("chaos run failed: %v", rep.Problems)
+		t.Fatalf("accepted %d succeeded %d lost %d failed %d doubled %d unknown %d malformed %d; want 80 80 0 0 0 0 0: %v",
+			rep.Accepted, rep.Succeeded, rep.Lost, rep.Failed, rep.Doubled, rep.UnknownEffects, rep.MalformedEffects, rep.Problems)
 	}
-	if rep.Accepted != 80 || rep.Succeeded != 80 || rep.Lost != 0 || rep.Failed != 0 || rep.Doubled != 0 {
-		t.Fatalf("accepted %d succeeded %d lost %d failed %d doubled %d; want 80 80 0 0 0",
-			rep.Accepted, rep.Succeeded, rep.Lost, rep.Failed, rep.Doubled)
+	for _, f := range rep.Faults {
+		if f.Problem != "" {
+			t.Errorf("%s at +%.1fs: %s", f.Fault, f.At, f.Problem)
+		}
+	}
+	for _, s := range []Spread{rep.Detected, rep.TakenOver} {
+		if s.Max >= 5 {
+			t.Errorf("kill to requeue %.2fs, want under 5s", s.Max)
+		}
+	}
+	// Not asserted: a delivery a killed worker took but had not claimed
+	// waits for asynq's lease (see unclaimed.go); rare, and reported.
+	if rep.Unclaimed.N > 0 {
+		t.Logf("%d deliveries held unclaimed by a killed worker: redelivered after %s", rep.Unclaimed.N, rep.Unclaimed)
 	}
 	// The run must have exercised what it reports on.
 	seen := map[Fault]int{}

@@ -27,6 +27,7 @@ func runChaosRun(ctx context.Context, e *env, args []string) error {
 	fs.IntVar(&o.WorkerKills, "worker-kills", 3, "plain worker SIGKILLs in the schedule")
 	fs.DurationVar(&o.RedisPause, "redis-pause", 3*time.Second, "how long redis-server is frozen (SIGSTOP)")
 	fs.DurationVar(&o.NATSOutage, "nats-outage", 3*time.Second, "how long the NATS server is down")
+	fs.DurationVar(&o.WorkerPause, "worker-pause", 0, "how long a worker process is frozen (SIGSTOP; default worker-ttl + 2s)")
 	fs.DurationVar(&o.Gap, "gap", 2*time.Second, "quiet time between faults")
 	fs.DurationVar(&o.WorkerTTL, "worker-ttl", 0, "controller.worker_ttl for the run (default: Ballast's, 4s)")
 	fs.DurationVar(&o.LeaderTTL, "leader-ttl", 0, "controller.leader_ttl for the run (default: Ballast's, 5s)")
