@@ -39,8 +39,8 @@ type tally struct {
 	anomalies                       []Anomaly
 	unknownJobs                     []string
 	// lag is, per succeeded job, from its side-effect line being read to
-	// its success being recorded: the window in which a worker's death
-	// makes at-least-once delivery do the side effect again.
+	// the finished time its worker sent: the window in which a worker's
+	// death makes at-least-once delivery do the side effect again.
 	lag []time.Duration
 }
 
@@ -150,8 +150,12 @@ func extras(j jobs.Job, effs []effect, faults []injected, workerTTL time.Duratio
 			why = join(why, fmt.Sprintf("attempt %d ran through a %s %s of %s (worker_ttl %s): its worker was presumed dead",
 				e.attempt, f.lasted.Round(100*time.Millisecond), f.fault, f.target, workerTTL))
 		default:
-			why = join(why, fmt.Sprintf("attempt %d wrote its side effect (line read %s before the kill) just before %s %s was SIGKILLed, which left it unrecorded",
-				e.attempt, f.at.Sub(e.seen).Round(time.Millisecond), f.target, f.fault))
+			when := fmt.Sprintf("line read %s before the kill", f.at.Sub(e.seen).Round(time.Millisecond))
+			if !e.seen.Before(f.at) {
+				when = "line read in the poll right after the kill: written at most 20 ms before it"
+			}
+			why = join(why, fmt.Sprintf("attempt %d wrote its side effect (%s) just before %s %s was SIGKILLed, which left it unrecorded",
+				e.attempt, when, f.target, f.fault))
 		}
 	}
 	return kind, why

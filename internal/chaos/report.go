@@ -63,8 +63,9 @@ type Report struct {
 	// than for worker_ttl.
 	Unclaimed Spread `json:"kill_to_redelivery_unclaimed"`
 	// RecordLag is, over succeeded jobs, from the side-effect line (as
-	// read, up to 20 ms after its write) to the success recorded in Redis:
-	// a worker killed inside it leaves a done side effect unrecorded.
+	// read, up to 20 ms after its write) to the record's finished time
+	// (when the worker sent the result): a worker killed inside it leaves
+	// a done side effect unrecorded.
 	RecordLag Spread `json:"side_effect_to_recorded"`
 
 	Faults    []FaultReport `json:"faults"`
@@ -152,7 +153,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 	if r.Unclaimed.N > 0 {
 		row("kill to redelivery, taken but unclaimed", r.Unclaimed, "(asynq's lease recovery: no record named the dead worker)")
 	}
-	row("side effect to success recorded", r.RecordLag.durations(), "(the window in which a kill makes at-least-once repeat a done side effect)")
+	row("side effect to result sent", r.RecordLag.durations(), "(record's finished time: a kill in this window repeats a done side effect)")
 	if err := tw.Flush(); err != nil {
 		return err
 	}
