@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sync"
 	"time"
@@ -53,6 +54,11 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	if _, err := os.Stat(o.Binary); err != nil {
 		return nil, fmt.Errorf("ballast binary: %w", err)
+	}
+	// Checked before the run directory is made, so that a machine without
+	// Redis is told so and left clean.
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		return nil, ErrNoRedisServer
 	}
 	dir := o.Dir
 	if dir == "" {
@@ -208,7 +214,11 @@ func (r *run) play(ctx context.Context) *Report {
 	records := r.readRecords(sub)
 	rep := r.report(sub, records, done)
 	if timedOut {
-		rep.Problems = append([]string{fmt.Sprintf("the run's deadline (%s) passed before every accepted job ended", r.o.Timeout)}, rep.Problems...)
+		why := fmt.Sprintf("the run's deadline (%s) passed", r.o.Timeout)
+		if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			why = "the run was interrupted"
+		}
+		rep.Problems = append([]string{why + " before every accepted job ended"}, rep.Problems...)
 		rep.Verdict = "FAIL"
 	}
 	if subErr != nil {
