@@ -42,7 +42,7 @@ func commands() map[string]command {
 		"example-job":     {"a checkpointing demo job that counts steps (used by the steps template)", runExampleJob},
 		"bench":           {"measure throughput and start latency against raw asynq", runBench},
 		"bench-hybrid":    {"measure the hybrid controller's reclaim, scale-up and release reactions", runBenchHybrid},
-		"chaos":           {"inject failures: chaos spot-notice WORKER", runChaos},
+		"chaos":           {"inject failures: chaos spot-notice WORKER | chaos run (a whole installation under faults, counted)", runChaos},
 		"simulate":        {"replay a trace through the live policy: all-fixed, all-elastic, hybrid and tuned hybrid side by side", runSimulate},
 		"plan":            {"size the fixed quota from a trace or the job history, three ways, with an HTML report", runPlan},
 		"cost":            {"what a window cost, by pool, team, template, day or job, from the usage records", runCost},

@@ -9,17 +9,32 @@ import (
 	"github.com/ballastdev/ballast/workers"
 )
 
-// runChaos injects the failures elastic capacity brings, for demos and
-// drills: `chaos spot-notice WORKER` plays the provider announcing that a
-// spot worker will be reclaimed.
+// chaosUsage lists the chaos subcommands.
+const chaosUsage = "use: ballast chaos spot-notice [--in 30s] WORKER | ballast chaos run [--jobs 1000] [--faults all] (-h for flags)"
+
+// runChaos injects failures, for demos, drills and CI: `chaos spot-notice
+// WORKER` plays the provider announcing that a spot worker will be
+// reclaimed; `chaos run` runs a whole installation under every fault and
+// counts what became of each job.
 func runChaos(ctx context.Context, e *env, args []string) error {
-	if len(args) == 0 || args[0] != "spot-notice" {
-		return usageError{"use: ballast chaos spot-notice [--in 30s] WORKER"}
+	if len(args) == 0 {
+		return usageError{chaosUsage}
 	}
+	switch args[0] {
+	case "spot-notice":
+		return runSpotNotice(ctx, e, args[1:])
+	case "run":
+		return runChaosRun(ctx, e, args[1:])
+	}
+	return usageError{fmt.Sprintf("unknown chaos subcommand %q; %s", args[0], chaosUsage)}
+}
+
+// runSpotNotice records a spot notice for a worker and wakes it.
+func runSpotNotice(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "chaos spot-notice", "chaos spot-notice [--config FILE] [--in 30s] WORKER")
 	cfgPath := configFlag(fs)
 	in := fs.Duration("in", 30*time.Second, "notice before the machine goes: jobs checkpoint and requeue within it")
-	if err := parse(fs, args[1:]); err != nil {
+	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
