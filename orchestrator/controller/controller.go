@@ -32,6 +32,9 @@ type Options struct {
 	Exited <-chan string
 	// LeaderTTL is the leader lease; a dead leader is replaced after it.
 	LeaderTTL time.Duration
+	// HeldGrace: an attempt whose task a worker took but never claimed is
+	// moved on after this (default DefaultHeldGrace).
+	HeldGrace time.Duration
 	// OutboxGrace: an attempt queued in a record but without a confirmed
 	// task for longer is enqueued by the controller.
 	OutboxGrace time.Duration
@@ -78,6 +81,9 @@ func (o Options) WithDefaults() Options {
 	}
 	if o.LeaderTTL == 0 {
 		o.LeaderTTL = 5 * time.Second
+	}
+	if o.HeldGrace == 0 {
+		o.HeldGrace = DefaultHeldGrace
 	}
 	if o.OutboxGrace == 0 {
 		o.OutboxGrace = 5 * time.Second
@@ -132,9 +138,10 @@ type Controller struct {
 
 	mu        sync.Mutex
 	leader    bool
-	healthy   time.Time // when Redis last came back; zero while down
-	trimmed   time.Time // when the job index was last trimmed
-	marked    bool      // whether this process has seen the namespace marker
+	healthy   time.Time            // when Redis last came back; zero while down
+	trimmed   time.Time            // when the job index was last trimmed
+	marked    bool                 // whether this process has seen the namespace marker
+	held      map[string]time.Time // task ID → when first seen taken but unclaimed
 	cancel    context.CancelFunc
 	done      chan struct{}
 	recDone   chan struct{} // closed when recoverLoop ends
@@ -324,6 +331,9 @@ func (c *Controller) Tick(ctx context.Context) {
 	// to beat again before declaring anyone dead.
 	if now.Sub(healthySince) >= c.opts.WorkerTTL {
 		c.recover(tctx)
+		// Also only once Redis has answered for a while: a claim stuck in
+		// an outage would look held.
+		c.moveHeld(tctx, now)
 	}
 	if _, err := c.store.ReconcileOutbox(tctx, c.opts.OutboxGrace, 500); err != nil {
 		c.log.Warn("outbox reconcile failed", "err", err)
