@@ -27,11 +27,14 @@ type Result struct {
 	PollInterval   time.Duration
 	LatencySamples int
 
-	// Raw is plain asynq: enqueue, no-op handler.
+	// Raw is plain asynq: enqueue, no-op handler, end to end.
 	Raw Throughput
+	// RawDrain is plain asynq draining a queue filled beforehand.
+	RawDrain Throughput
 	// Ballast is Store.Submit through the worker's claim, handler and finish.
 	Ballast Throughput
-	// Ratio is Ballast.PerSecond / Raw.PerSecond (1 means no overhead).
+	// Ratio is Ballast.PerSecond over the better of Raw and RawDrain (1
+	// means no overhead).
 	Ratio float64
 
 	// RawLatency and BallastLatency are enqueue-to-start times on an idle
@@ -53,6 +56,24 @@ type Throughput struct {
 	// pipeline is one), everything in the process included: producers,
 	// polling, claims, results, heartbeats.
 	Calls map[string]int
+	// Usage is every command Redis ran and the CPU both sides spent.
+	Usage usage
+}
+
+// Baseline is raw asynq's better figure: end to end, or draining.
+func (r Result) Baseline() Throughput {
+	if r.RawDrain.PerSecond > r.Raw.PerSecond {
+		return r.RawDrain
+	}
+	return r.Raw
+}
+
+// per is x per task or job of t.
+func (t Throughput) per(x float64) float64 {
+	if t.Count == 0 {
+		return 0
+	}
+	return x / float64(t.Count)
 }
 
 // RoundTrips is the number of Redis round trips per task or job.
@@ -143,10 +164,10 @@ func (r Result) Print(w io.Writer) {
 	for _, row := range []struct {
 		name string
 		t    Throughput
-	}{{"raw asynq", r.Raw}, {"ballast", r.Ballast}} {
+	}{{"raw asynq, end to end", r.Raw}, {"raw asynq, draining a filled queue", r.RawDrain}, {"ballast, end to end", r.Ballast}} {
 		fmt.Fprintf(tw, "  %s\t%d\t%s\t%.0f\n", row.name, row.t.Count, row.t.Elapsed.Round(time.Millisecond), row.t.PerSecond)
 	}
-	fmt.Fprintf(tw, "  ratio ballast / raw\t\t\t%.2f\n", r.Ratio)
+	fmt.Fprintf(tw, "  ratio ballast / raw's better\t\t\t%.2f\n", r.Ratio)
 	tw.Flush()
 	fmt.Fprintln(w)
 
@@ -162,6 +183,7 @@ func (r Result) Print(w io.Writer) {
 	fmt.Fprintln(w)
 
 	r.printCalls(w)
+	r.printUsage(w)
 
 	e := r.ExactlyOnce
 	if e.OK() {
@@ -218,5 +240,44 @@ func (r Result) printCalls(w io.Writer) {
 		fmt.Fprintf(tw, "  %s\t%.2f\t%.2f\n", k, a, b)
 	}
 	tw.Flush()
+	fmt.Fprintln(w)
+}
+
+// printUsage shows what Redis ran per task or job (inner commands of
+// scripts included) and the CPU each side spent, for raw end to end and
+// Ballast.
+func (r Result) printUsage(w io.Writer) {
+	raw, bal := r.Raw.Usage, r.Ballast.Usage
+	if len(raw.Commands) == 0 && len(bal.Commands) == 0 {
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 3, ' ', 0)
+	fmt.Fprintln(tw, "redis commands per task / job (scripts' own included)\traw\tballast")
+	fmt.Fprintf(tw, "  total\t%.1f\t%.1f\n", r.Raw.per(float64(raw.total())), r.Ballast.per(float64(bal.total())))
+	names := map[string]bool{}
+	for k := range raw.Commands {
+		names[k] = true
+	}
+	for k := range bal.Commands {
+		names[k] = true
+	}
+	sorted := slices.SortedFunc(maps.Keys(names), func(a, b string) int {
+		if c := cmp.Compare(bal.Commands[b]+raw.Commands[b], bal.Commands[a]+raw.Commands[a]); c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
+	})
+	for _, k := range sorted {
+		a, b := r.Raw.per(float64(raw.Commands[k])), r.Ballast.per(float64(bal.Commands[k]))
+		if a < 0.05 && b < 0.05 {
+			continue
+		}
+		fmt.Fprintf(tw, "  %s\t%.2f\t%.2f\n", k, a, b)
+	}
+	fmt.Fprintf(tw, "cpu per task / job\t\t\n")
+	fmt.Fprintf(tw, "  redis server\t%.1f µs\t%.1f µs\n", r.Raw.per(float64(raw.RedisCPU.Microseconds())), r.Ballast.per(float64(bal.RedisCPU.Microseconds())))
+	fmt.Fprintf(tw, "  this process (producers and consumer)\t%.1f µs\t%.1f µs\n", r.Raw.per(float64(raw.ClientCPU.Microseconds())), r.Ballast.per(float64(bal.ClientCPU.Microseconds())))
+	tw.Flush()
+	fmt.Fprintln(w, "(Redis's figures are its whole server's: measure on a Redis nobody else uses at the same time)")
 	fmt.Fprintln(w)
 }

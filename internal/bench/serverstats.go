@@ -1,0 +1,82 @@
+package bench
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// usage is what a phase cost beyond its round trips: every command Redis
+// ran (those inside scripts too, by name, from INFO commandstats), the
+// Redis server's CPU (INFO cpu) and this process's CPU (getrusage). Redis's
+// figures are the whole server's: on a Redis that others use at the same
+// time they include their work, so measure on one of your own (--redis).
+type usage struct {
+	Commands  map[string]int64
+	RedisCPU  time.Duration
+	ClientCPU time.Duration
+}
+
+// sample reads the counters a phase's usage is the difference of.
+func sample(ctx context.Context, rdb *redis.Client) usage {
+	u := usage{Commands: map[string]int64{}, ClientCPU: processCPU()}
+	if info, err := rdb.Info(ctx, "commandstats").Result(); err == nil {
+		for _, line := range strings.Split(info, "\n") {
+			name, rest, ok := strings.Cut(strings.TrimSpace(line), ":")
+			if !ok || !strings.HasPrefix(name, "cmdstat_") {
+				continue
+			}
+			for _, kv := range strings.Split(rest, ",") {
+				if v, ok := strings.CutPrefix(kv, "calls="); ok {
+					n, _ := strconv.ParseInt(v, 10, 64)
+					u.Commands[strings.TrimPrefix(name, "cmdstat_")] = n
+				}
+			}
+		}
+	}
+	if info, err := rdb.Info(ctx, "cpu").Result(); err == nil {
+		var secs float64
+		for _, line := range strings.Split(info, "\n") {
+			name, v, ok := strings.Cut(strings.TrimSpace(line), ":")
+			if ok && (name == "used_cpu_sys" || name == "used_cpu_user") {
+				f, _ := strconv.ParseFloat(v, 64)
+				secs += f
+			}
+		}
+		u.RedisCPU = time.Duration(secs * float64(time.Second))
+	}
+	return u
+}
+
+// minus is the usage between before and u. The counters of this phase's
+// reads of INFO itself are left out.
+func (u usage) minus(before usage) usage {
+	d := usage{Commands: map[string]int64{}, RedisCPU: u.RedisCPU - before.RedisCPU, ClientCPU: u.ClientCPU - before.ClientCPU}
+	for k, v := range u.Commands {
+		if n := v - before.Commands[k]; n > 0 && k != "info" {
+			d.Commands[k] = n
+		}
+	}
+	return d
+}
+
+// total is every command Redis ran.
+func (u usage) total() int64 {
+	var n int64
+	for _, v := range u.Commands {
+		n += v
+	}
+	return n
+}
+
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
