@@ -48,7 +48,11 @@ func TestBadInputIsRejectedAndNothingIsEnqueued(t *testing.T) {
 		field string
 	}{
 		{"bad JSON", `{"template":"train",`, intake.CodeInvalid, "body"},
-		{"not an object", `[1,2,3]`, intake.CodeInvalid, "body"},
+		{"not an object", `7`, intake.CodeInvalid, "body"},
+		// An array is a batch: each element must be a submission, and the
+		// whole batch is refused, naming the element.
+		{"a batch of non-objects", `[1,2,3]`, intake.CodeInvalid, "[0]"},
+		{"a batch with one bad job", `[{"template":"train","params":{"epochs":5}},{"template":"nope"}]`, intake.CodeInvalid, "[1].template"},
 		{"two objects", `{"template":"train","params":{"epochs":5}} {}`, intake.CodeInvalid, "body"},
 		{"empty body", ``, intake.CodeInvalid, "body"},
 		{"invalid UTF-8", "{\"template\":\"tr\xffain\"}", intake.CodeInvalid, "body"},
