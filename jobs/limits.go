@@ -141,3 +141,36 @@ func (l Limits) within(field, groupName string, group Limits, ps *problems) {
 		ps.add(field+".memory", fmt.Sprintf("%s is above its QoS group %q's %s; a job's limit can only be tighter than its group's", l.Memory, groupName, group.Memory))
 	}
 }
+
+// QoSStats is what a job's cgroup counted over its attempt, read from the
+// cgroup's own counters when it ended: the job record keeps it, so a job
+// that was slow can be seen to have been throttled.
+type QoSStats struct {
+	// Group is the QoS group the attempt ran in; Isolation the cgroup
+	// version that enforced it (v1 or v2).
+	Group     string `json:"group"`
+	Isolation string `json:"isolation"`
+	// CPUSeconds is CPU time used; ThrottledSeconds the time the CFS quota
+	// held the job back, over ThrottledPeriods periods.
+	CPUSeconds       float64 `json:"cpu_seconds"`
+	ThrottledSeconds float64 `json:"cpu_throttled_seconds"`
+	ThrottledPeriods int64   `json:"cpu_throttled_periods"`
+	// GroupThrottledSeconds is how long the group's quota held the whole
+	// group back while the attempt ran: where the limit is the group's,
+	// the kernel counts throttling there, not in the job's cgroup.
+	GroupThrottledSeconds float64 `json:"group_cpu_throttled_seconds"`
+	GroupThrottledPeriods int64   `json:"group_cpu_throttled_periods"`
+	// ReadBytes and WriteBytes are storage IO; IOSource says where they
+	// were counted ("cgroup", or "process" where the job shares its
+	// group's blkio cgroup under v1 and the kernel's per-process IO
+	// accounting of the job's tree is used instead).
+	ReadBytes  int64  `json:"io_read_bytes"`
+	WriteBytes int64  `json:"io_write_bytes"`
+	IOSource   string `json:"io_source,omitempty"`
+	// PeakMemory is the most memory charged at once.
+	PeakMemory ByteSize `json:"peak_memory"`
+	// MemoryLimit is the limit that held (the job's own, else its
+	// group's); OOMKilled is true when the kernel killed the job for it.
+	MemoryLimit ByteSize `json:"memory_limit,omitempty"`
+	OOMKilled   bool     `json:"oom_killed,omitempty"`
+}

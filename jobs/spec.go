@@ -121,6 +121,9 @@ type Job struct {
 	NotBefore  time.Time `json:"not_before,omitempty"`
 	StartedAt  time.Time `json:"started_at,omitempty"`
 	FinishedAt time.Time `json:"finished_at,omitempty"`
+	// QoS is what the last attempt's cgroup counted (CPU time and
+	// throttling, IO bytes, peak memory), nil when it ran without one.
+	QoS *QoSStats `json:"qos,omitempty"`
 }
 
 // EligibleAt is when the current attempt could first start: when it was

@@ -1,0 +1,318 @@
+package isolation
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/ballastdev/ballast/jobs"
+	"github.com/ballastdev/ballast/queues"
+)
+
+// parentName is the cgroup under which every worker keeps its groups, one
+// directory per worker ID, so a worker can tell its own leftovers and a dead
+// worker's from a live one's.
+const parentName = "ballast"
+
+// Options configures a Manager.
+type Options struct {
+	Mode Mode
+	// Root is where the cgroup filesystems are mounted (DefaultRoot).
+	Root string
+	// WorkerID names the worker's cgroup directory.
+	WorkerID string
+	// QoS holds the groups and their limits.
+	QoS jobs.QoS
+	// SysBlock is /sys/dev/block, for resolving partitions (tests).
+	SysBlock string
+	Logger   *slog.Logger
+}
+
+// Manager owns one worker's cgroups.
+type Manager struct {
+	d      driver
+	opts   Options
+	wdir   string
+	report queues.Isolation
+	net    *egress
+
+	mu     sync.Mutex
+	groups map[string]*group
+}
+
+// group is one QoS group on this worker.
+type group struct {
+	limits jobs.Limits
+	// missing lists the group's limits that are not in force, for a
+	// required group's refusal.
+	missing []string
+}
+
+// Open chooses the cgroup version, removes what earlier workers left,
+// creates the groups and sets their limits. With nothing to enforce
+// (mode off, or auto on a machine without cgroups) it returns a Manager
+// that runs jobs as they are and says so in its Report.
+func Open(o Options) (*Manager, error) {
+	if o.Root == "" {
+		o.Root = DefaultRoot
+	}
+	if o.SysBlock == "" {
+		o.SysBlock = "/sys/dev/block"
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.Mode == "" {
+		o.Mode = Auto
+	}
+	d, why, err := pick(o.Mode, o.Root)
+	if err != nil {
+		return nil, fmt.Errorf("isolation.Open: %w", err)
+	}
+	m := &Manager{d: d, opts: o, wdir: dirName(o.WorkerID), groups: map[string]*group{}}
+	m.report = queues.Isolation{Requested: string(o.Mode), Mode: string(Off), Reason: why}
+	if d == nil {
+		for _, name := range o.QoS.GroupNames() {
+			m.refuseAll(name, o.QoS.Groups[name], "isolation is off: "+why)
+		}
+		return m, nil
+	}
+	m.report.Mode = d.version()
+	m.cleanStale()
+	m.net = newEgress(o.Root, o.Logger)
+	for _, name := range o.QoS.GroupNames() {
+		m.makeGroup(name, o.QoS.Groups[name])
+	}
+	return m, nil
+}
+
+// dirName makes a worker ID safe as one path element.
+func dirName(id string) string {
+	return strings.NewReplacer("/", "_", "\x00", "_").Replace(id)
+}
+
+// cleanStale removes the cgroups of workers that are gone: any worker
+// directory with no process left in it. Its own directory, left by an
+// earlier process under the same ID, is cleared even of processes: the
+// registry took that incarnation's jobs over, so whatever still runs there
+// is a job running twice.
+func (m *Manager) cleanStale() {
+	for _, w := range m.d.workers() {
+		pids := m.d.pids(w)
+		if w == m.wdir {
+			for _, pid := range pids {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+		} else if len(pids) > 0 {
+			continue // a live worker on this machine
+		}
+		if err := m.d.remove(w); err != nil {
+			m.opts.Logger.Warn("could not remove a stale worker's cgroups", "worker", w, "err", err)
+			continue
+		}
+		m.opts.Logger.Info("removed a stale worker's cgroups", "worker", w)
+	}
+}
+
+func (m *Manager) refuseAll(name string, l jobs.Limits, why string) {
+	g := &group{limits: l}
+	for _, s := range limitStates(name, l) {
+		s.Reason = why
+		m.report.Limits = append(m.report.Limits, s)
+		g.missing = append(g.missing, s.Limit)
+	}
+	m.groups[name] = g
+}
+
+// makeGroup creates a group's cgroup and sets each of its limits,
+// recording each as in force or not, with the reason.
+func (m *Manager) makeGroup(name string, l jobs.Limits) *group {
+	g := &group{limits: l}
+	m.groups[name] = g
+	rel := m.wdir + "/" + name
+	if err := m.d.mkdir(rel, false); err != nil {
+		m.opts.Logger.Warn("could not create a QoS group's cgroup", "group", name, "err", err)
+		for _, s := range limitStates(name, l) {
+			s.Reason = err.Error()
+			m.report.Limits = append(m.report.Limits, s)
+			g.missing = append(g.missing, s.Limit)
+		}
+		return g
+	}
+	m.record(g, name, apply(m.d, rel, name, l, false, m.opts.SysBlock))
+	if l.Egress > 0 {
+		s := queues.LimitState{Group: name, Limit: "egress", Value: l.Egress.String() + "/s"}
+		if err := m.net.limit(m.d, rel, name, l.Egress); err != nil {
+			s.Reason = err.Error()
+		} else {
+			s.InForce = true
+		}
+		m.record(g, name, []queues.LimitState{s})
+	}
+	return g
+}
+
+func (m *Manager) record(g *group, name string, states []queues.LimitState) {
+	for _, s := range states {
+		if !s.InForce {
+			g.missing = append(g.missing, s.Limit)
+			m.opts.Logger.Warn("QoS limit not in force", "group", name, "limit", s.Limit, "value", s.Value, "reason", s.Reason)
+		}
+		m.report.Limits = append(m.report.Limits, s)
+	}
+}
+
+// limitStates lists the limits l sets, not yet in force.
+func limitStates(name string, l jobs.Limits) []queues.LimitState {
+	var out []queues.LimitState
+	if l.CPUs > 0 {
+		out = append(out, queues.LimitState{Group: name, Limit: "cpu", Value: strconv.FormatFloat(l.CPUs, 'f', -1, 64) + " cores"})
+	}
+	if l.Memory > 0 {
+		out = append(out, queues.LimitState{Group: name, Limit: "memory", Value: l.Memory.String()})
+	}
+	for _, io := range l.IO {
+		for _, s := range ioStates(io) {
+			s.Group = name
+			out = append(out, s)
+		}
+	}
+	if l.Egress > 0 {
+		out = append(out, queues.LimitState{Group: name, Limit: "egress", Value: l.Egress.String() + "/s"})
+	}
+	return out
+}
+
+func ioStates(io jobs.IOLimit) []queues.LimitState {
+	var out []queues.LimitState
+	for _, r := range []struct {
+		name, v string
+		set     bool
+	}{
+		{"read_bps", io.ReadBPS.String() + "/s", io.ReadBPS > 0}, {"write_bps", io.WriteBPS.String() + "/s", io.WriteBPS > 0},
+		{"read_iops", strconv.FormatInt(io.ReadIOPS, 10), io.ReadIOPS > 0}, {"write_iops", strconv.FormatInt(io.WriteIOPS, 10), io.WriteIOPS > 0},
+	} {
+		if r.set {
+			out = append(out, queues.LimitState{Limit: "io " + r.name + " " + io.Target(), Value: r.v})
+		}
+	}
+	return out
+}
+
+// apply sets every limit of l but egress on the cgroup rel and reports each.
+func apply(d driver, rel, name string, l jobs.Limits, job bool, sysBlock string) []queues.LimitState {
+	var out []queues.LimitState
+	set := func(s queues.LimitState, err error) {
+		if err != nil {
+			s.Reason = strings.TrimPrefix(err.Error(), errNotCgroup.Error()+": ")
+		} else {
+			s.InForce = true
+		}
+		out = append(out, s)
+	}
+	states := limitStates(name, l)
+	i := 0
+	if l.CPUs > 0 {
+		set(states[i], d.setCPU(rel, l.CPUs))
+		i++
+	}
+	if l.Memory > 0 {
+		set(states[i], d.setMemory(rel, l.Memory))
+		i++
+	}
+	for _, io := range l.IO {
+		dev, derr := resolveDevice(io, sysBlock)
+		var err error
+		if derr != nil {
+			err = derr
+		} else {
+			err = d.setIO(rel, dev, io, job)
+		}
+		for _, s := range ioStates(io) {
+			s.Group = name
+			if dev != "" && io.Device != dev {
+				s.Limit += " (" + dev + ")"
+			}
+			set(s, err)
+		}
+	}
+	return out
+}
+
+// Report says which limits are in force. It is fixed at Open.
+func (m *Manager) Report() queues.Isolation {
+	r := m.report
+	r.Limits = append([]queues.LimitState(nil), r.Limits...)
+	return r
+}
+
+// Enforcing reports whether jobs run in cgroups at all.
+func (m *Manager) Enforcing() bool { return m.d != nil }
+
+// ErrRequired is returned by Job when a limit configured with required:
+// true is not in force; the job must not run.
+var ErrRequired = errors.New("required QoS limit not in force")
+
+// Job creates the cgroup of one attempt in its group, with the job's own
+// limits. It returns nil, nil when isolation is off. A limit that cannot be
+// set is logged and the job runs without it, unless it is required.
+func (m *Manager) Job(groupName, key string, own *jobs.Limits) (*Job, error) {
+	if m.d == nil {
+		if g := m.groups[groupName]; g != nil && g.limits.Required {
+			return nil, fmt.Errorf("%w: QoS group %q: %s", ErrRequired, groupName, m.report.Reason)
+		}
+		return nil, nil
+	}
+	m.mu.Lock()
+	g := m.groups[groupName]
+	if g == nil {
+		// A placement group nobody declared: no limits, but its jobs are
+		// still measured and ended through their cgroup.
+		g = m.makeGroup(groupName, jobs.Limits{})
+	}
+	m.mu.Unlock()
+	if g.limits.Required && len(g.missing) > 0 {
+		return nil, fmt.Errorf("%w: QoS group %q: %s", ErrRequired, groupName, strings.Join(g.missing, ", "))
+	}
+	grel := m.wdir + "/" + groupName
+	rel := grel + "/" + dirName(key)
+	if err := m.d.mkdir(rel, true); err != nil {
+		if g.limits.Required || (own != nil && own.Required) {
+			return nil, fmt.Errorf("%w: job cgroup: %v", ErrRequired, err)
+		}
+		m.opts.Logger.Warn("job runs outside its QoS group: its cgroup could not be made", "group", groupName, "job", key, "err", err)
+		return nil, nil
+	}
+	j := &Job{m: m, group: groupName, grel: grel, rel: rel, memory: g.limits.Memory}
+	j.groupSeconds, j.groupPeriods = m.d.throttled(grel)
+	if own != nil {
+		for _, s := range apply(m.d, rel, groupName, *own, true, m.opts.SysBlock) {
+			if !s.InForce {
+				if own.Required {
+					_ = m.d.remove(rel)
+					return nil, fmt.Errorf("%w: job limit %s %s: %s", ErrRequired, s.Limit, s.Value, s.Reason)
+				}
+				m.opts.Logger.Warn("job limit not in force", "job", key, "limit", s.Limit, "value", s.Value, "reason", s.Reason)
+				continue
+			}
+			j.Set = append(j.Set, s)
+		}
+		if own.Memory > 0 && (j.memory == 0 || own.Memory < j.memory) {
+			j.memory = own.Memory
+		}
+	}
+	return j, nil
+}
+
+// Close removes the worker's cgroups; call it once no job runs.
+func (m *Manager) Close() error {
+	if m == nil || m.d == nil {
+		return nil
+	}
+	m.net.close()
+	return m.d.remove(m.wdir)
+}
