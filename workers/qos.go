@@ -2,6 +2,7 @@ package workers
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -104,3 +105,20 @@ func (w *Worker) endCgroup(r *running, cg *isolation.Job, cmd *exec.Cmd, res *ou
 // Isolation is the QoS isolation in force, as reported to the registry
 // (nil before Start).
 func (w *Worker) Isolation() *queues.Isolation { return w.isolationReport() }
+
+// addQoS puts the attempt's cgroup counters in an event's data in their
+// JSON form, which is what a consumer of the bus decodes either way.
+func addQoS(data map[string]any, r *running) {
+	st := r.qosStats()
+	if st == nil || data == nil {
+		return
+	}
+	b, err := json.Marshal(st)
+	if err != nil {
+		return
+	}
+	var m map[string]any
+	if json.Unmarshal(b, &m) == nil {
+		data["qos"] = m
+	}
+}
