@@ -207,7 +207,7 @@ func assertInForce(t *testing.T, w *workers.Worker, group, limit string) {
 
 // writeFile writes n bytes of incompressible-enough data to path and syncs
 // it, so reading it back with direct IO reads the disk.
-func writeFile(t *testing.T, path string, n int) {
+func writeFile(t testing.TB, path string, n int) {
 	t.Helper()
 	f, err := os.Create(path)
 	if err != nil {
