@@ -170,7 +170,11 @@ func (m *Manager) record(g *group, name string, states []queues.LimitState) {
 func limitStates(name string, l jobs.Limits) []queues.LimitState {
 	var out []queues.LimitState
 	if l.CPUs > 0 {
-		out = append(out, queues.LimitState{Group: name, Limit: "cpu", Value: strconv.FormatFloat(l.CPUs, 'f', -1, 64) + " cores"})
+		unit := " cores"
+		if l.CPUs == 1 {
+			unit = " core"
+		}
+		out = append(out, queues.LimitState{Group: name, Limit: "cpu", Value: strconv.FormatFloat(l.CPUs, 'f', -1, 64) + unit})
 	}
 	if l.Memory > 0 {
 		out = append(out, queues.LimitState{Group: name, Limit: "memory", Value: l.Memory.String()})

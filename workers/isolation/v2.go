@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -105,6 +106,7 @@ func (d *v2) list() string {
 	for c := range d.available {
 		cs = append(cs, c)
 	}
+	sort.Strings(cs)
 	return strings.Join(cs, " ")
 }
 
