@@ -29,6 +29,9 @@ type QoS struct {
 	// Teams puts every job of a team in a group, unless its template names
 	// one.
 	Teams map[string]string `yaml:"teams,omitempty" json:"teams,omitempty"`
+	// NetDevice is the network interface whose egress groups' limits
+	// shape (default: the interface of the default route).
+	NetDevice string `yaml:"net_device,omitempty" json:"net_device,omitempty"`
 }
 
 // WithDefaults fills in the placement groups.

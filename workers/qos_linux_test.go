@@ -3,7 +3,9 @@
 package workers_test
 
 import (
+	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -276,5 +278,89 @@ func TestQoSLimitsV2(t *testing.T) {
 	j = e.submit(e.shell(`head -c 256m /dev/zero | tail > /dev/null`), queues.QueueCore)
 	if got := e.waitTerminal(j.ID, 20*time.Second); got.LastError != "killed: memory limit 64 MiB reached" {
 		t.Errorf("error %q, want the memory-limit kill", got.LastError)
+	}
+}
+
+// A group's egress limit shapes its jobs' traffic on the configured
+// device, here loopback: the test listens, the job sends, and the test
+// times what arrives. Only the group's traffic is classified; everything
+// else on the device passes the qdisc unshaped, and the device gets its
+// own qdisc back when the worker stops.
+func TestQoSEgressLimitLoopback(t *testing.T) {
+	needV1(t)
+	for _, tool := range []string{"tc", "bash"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("needs %s: %v", tool, err)
+		}
+	}
+	before, _ := exec.Command("tc", "qdisc", "show", "dev", "lo", "root").Output()
+	e := newEnv(t)
+	const rate = 1 << 20
+	w := e.start(e.isolated(jobs.QoS{NetDevice: "lo", Groups: map[string]jobs.Limits{"core": {Egress: rate}}}))
+	iso := w.Isolation()
+	for _, l := range iso.Limits {
+		if l.Limit == "egress" && !l.InForce {
+			t.Skipf("egress not in force on this machine: %s", l.Reason)
+		}
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	type result struct {
+		n   int64
+		dur time.Duration
+	}
+	got := make(chan result, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			got <- result{}
+			return
+		}
+		defer c.Close()
+		buf := make([]byte, 64<<10)
+		var n int64
+		var first time.Time
+		for {
+			k, err := c.Read(buf)
+			if k > 0 && first.IsZero() {
+				first = time.Now()
+			}
+			n += int64(k)
+			if err != nil {
+				break
+			}
+		}
+		got <- result{n, time.Since(first)}
+	}()
+	const size = 3 << 20
+	port := ln.Addr().(*net.TCPAddr).Port
+	j := e.submit(e.shell(`exec bash -c 'head -c `+strconv.Itoa(size)+` /dev/zero > /dev/tcp/127.0.0.1/`+strconv.Itoa(port)+`'`), queues.QueueCore)
+	job := e.waitTerminal(j.ID, 30*time.Second)
+	if job.State != jobs.StateSucceeded {
+		t.Fatalf("sender %s: %s", job.State, job.LastError)
+	}
+	var r result
+	select {
+	case r = <-got:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the listener got no end of stream")
+	}
+	if r.n != size {
+		t.Fatalf("received %d bytes, want %d", r.n, size)
+	}
+	measured := float64(r.n) / r.dur.Seconds()
+	t.Logf("sent %d MiB at %.2f MiB/s under a %.0f MiB/s egress limit", r.n>>20, measured/(1<<20), float64(rate)/(1<<20))
+	// HTB lets one burst (a few KiB at this rate) through ahead of the
+	// rate; over 3 MiB that is well under 10%.
+	if measured > rate*1.1 || measured < rate*0.5 {
+		t.Errorf("sent at %.2f MiB/s, want about the %.0f MiB/s limit", measured/(1<<20), float64(rate)/(1<<20))
+	}
+	w.Stop()
+	after, _ := exec.Command("tc", "qdisc", "show", "dev", "lo", "root").Output()
+	if string(after) != string(before) {
+		t.Errorf("lo's qdisc after the worker stopped:\n%s\nwant it as before:\n%s", after, before)
 	}
 }

@@ -29,7 +29,16 @@ func (j *Job) Group() string { return j.group }
 // cgroup.procs files the supervisor writes its own PID into before it
 // starts the job (v1), or the directory whose descriptor the worker hands
 // to clone3 (v2).
-func (j *Job) Join() (procsFiles []string, dir string) { return j.m.d.join(j.grel, j.rel) }
+//
+// A group with shaped egress adds its net_cls or net_prio cgroup.procs: a
+// v1 file the supervisor writes itself into even under v2.
+func (j *Job) Join() (procsFiles []string, dir string) {
+	procsFiles, dir = j.m.d.join(j.grel, j.rel)
+	if f := j.m.net.join(j.group); f != "" {
+		procsFiles = append(procsFiles, f)
+	}
+	return procsFiles, dir
+}
 
 // Stats reads the job's counters. Call it after the job's processes have
 // ended and before Remove.

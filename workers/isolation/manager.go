@@ -82,8 +82,8 @@ func Open(o Options) (*Manager, error) {
 		return m, nil
 	}
 	m.report.Mode = d.version()
+	m.net = newEgress(o.Root, o.QoS.NetDevice, m.wdir, o.Logger)
 	m.cleanStale()
-	m.net = newEgress(o.Root, o.Logger)
 	for _, name := range o.QoS.GroupNames() {
 		m.makeGroup(name, o.QoS.Groups[name])
 	}
@@ -116,6 +116,7 @@ func (m *Manager) cleanStale() {
 		}
 		m.opts.Logger.Info("removed a stale worker's cgroups", "worker", w)
 	}
+	m.net.cleanStale(m.wdir)
 }
 
 func (m *Manager) refuseAll(name string, l jobs.Limits, why string) {
@@ -146,7 +147,7 @@ func (m *Manager) makeGroup(name string, l jobs.Limits) *group {
 	m.record(g, name, apply(m.d, rel, name, l, false, m.opts.SysBlock))
 	if l.Egress > 0 {
 		s := queues.LimitState{Group: name, Limit: "egress", Value: l.Egress.String() + "/s"}
-		if err := m.net.limit(m.d, rel, name, l.Egress); err != nil {
+		if err := m.net.limit(name, l.Egress); err != nil {
 			s.Reason = err.Error()
 		} else {
 			s.InForce = true
