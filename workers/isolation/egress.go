@@ -153,6 +153,11 @@ func (e *egress) mount(ctl string) error {
 	if exists(filepath.Join(dir, "cgroup.procs")) {
 		return nil
 	}
+	if exists(filepath.Join(e.root, "cgroup.controllers")) {
+		// root is the v2 hierarchy itself: a directory made there is a
+		// cgroup, not a mount point.
+		return fmt.Errorf("%s is cgroup v2, where the v1 %s hierarchy has no mount point; shaping egress by cgroup on v2 needs eBPF, which the worker does not do", e.root, ctl)
+	}
 	hier, ok := cgroupHierarchy(ctl)
 	switch {
 	case !ok:
