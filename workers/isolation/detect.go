@@ -1,12 +1,11 @@
+//go:build linux
+
 package isolation
 
 import (
 	"fmt"
 	"path/filepath"
 )
-
-// DefaultRoot is where cgroup filesystems are mounted.
-const DefaultRoot = "/sys/fs/cgroup"
 
 // pick chooses the driver for a mode. The v2 hierarchy is root itself on a
 // pure v2 machine, or root/unified in the hybrid layout (v1 controllers

@@ -1,7 +1,8 @@
+//go:build linux
+
 package isolation
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 	"strconv"
@@ -12,25 +13,6 @@ import (
 	"github.com/ballastdev/ballast/jobs"
 	"github.com/ballastdev/ballast/queues"
 )
-
-// parentName is the cgroup under which every worker keeps its groups, one
-// directory per worker ID, so a worker can tell its own leftovers and a dead
-// worker's from a live one's.
-const parentName = "ballast"
-
-// Options configures a Manager.
-type Options struct {
-	Mode Mode
-	// Root is where the cgroup filesystems are mounted (DefaultRoot).
-	Root string
-	// WorkerID names the worker's cgroup directory.
-	WorkerID string
-	// QoS holds the groups and their limits.
-	QoS jobs.QoS
-	// SysBlock is /sys/dev/block, for resolving partitions (tests).
-	SysBlock string
-	Logger   *slog.Logger
-}
 
 // Manager owns one worker's cgroups.
 type Manager struct {
@@ -257,10 +239,6 @@ func (m *Manager) Report() queues.Isolation {
 
 // Enforcing reports whether jobs run in cgroups at all.
 func (m *Manager) Enforcing() bool { return m.d != nil }
-
-// ErrRequired is returned by Job when a limit configured with required:
-// true is not in force; the job must not run.
-var ErrRequired = errors.New("required QoS limit not in force")
 
 // Job creates the cgroup of one attempt in its group, with the job's own
 // limits. It returns nil, nil when isolation is off. A limit that cannot be
