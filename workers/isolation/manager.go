@@ -201,15 +201,14 @@ func apply(d driver, rel, name string, l jobs.Limits, job bool, sysBlock string)
 		}
 		out = append(out, s)
 	}
+	// limitStates lists cpu first, then memory, for those set.
 	states := limitStates(name, l)
-	i := 0
 	if l.CPUs > 0 {
-		set(states[i], d.setCPU(rel, l.CPUs))
-		i++
+		set(states[0], d.setCPU(rel, l.CPUs))
+		states = states[1:]
 	}
 	if l.Memory > 0 {
-		set(states[i], d.setMemory(rel, l.Memory))
-		i++
+		set(states[0], d.setMemory(rel, l.Memory))
 	}
 	for _, io := range l.IO {
 		dev, derr := resolveDevice(io, sysBlock)
