@@ -63,6 +63,20 @@ func Open(o Options) (*Manager, error) {
 		}
 		return m, nil
 	}
+	// Creating the worker's own cgroup tells whether this process may
+	// make cgroups at all (root, or a delegated subtree), once, rather
+	// than as a warning per job.
+	if err := d.mkdir(m.wdir, false); err != nil {
+		if o.Mode != Auto {
+			return nil, fmt.Errorf("isolation.Open: %w", err)
+		}
+		why := fmt.Sprintf("cannot create cgroups (%v): run the worker as root, or give it a delegated cgroup", err)
+		m.d, m.report.Reason = nil, why
+		for _, name := range o.QoS.GroupNames() {
+			m.refuseAll(name, o.QoS.Groups[name], "isolation is off: "+why)
+		}
+		return m, nil
+	}
 	m.report.Mode = d.version()
 	m.net = newEgress(o.Root, o.QoS.NetDevice, m.wdir, o.Logger)
 	m.cleanStale()
