@@ -3,6 +3,7 @@
 package workers_test
 
 import (
+	"context"
 	"net"
 	"os"
 	"os/exec"
@@ -73,6 +74,12 @@ func TestQoSCPULimitV1(t *testing.T) {
 	e := newEnv(t)
 	w := e.start(e.isolated(jobs.QoS{Groups: map[string]jobs.Limits{"core": {CPUs: 0.5}}}))
 	assertInForce(t, w, "core", "cpu")
+	// The registry has what the worker enforces, for status and the
+	// dashboard.
+	ws, err := e.store.Workers(context.Background())
+	if err != nil || len(ws) != 1 || ws[0].Isolation == nil || ws[0].Isolation.Mode != "v1" || len(ws[0].Isolation.Limits) != 1 {
+		t.Fatalf("registry = %+v, %v; want the worker with its v1 isolation", ws, err)
+	}
 	// Two busy loops: unlimited they would take both cores of this
 	// machine, so only the quota holds them to half a core.
 	const run = 3
