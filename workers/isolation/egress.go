@@ -187,15 +187,15 @@ func (e *egress) join(group string) string {
 	return e.procs[group]
 }
 
-// cleanStale removes net hierarchy directories of workers with no process
-// left, as the other hierarchies' are.
-func (e *egress) cleanStale(mine string) {
+// cleanStale removes the net hierarchy directories of workers that are
+// gone (stale reports which), as the other hierarchies' are.
+func (e *egress) cleanStale(stale func(string) bool) {
 	for _, ctl := range []string{"net_cls", "net_prio"} {
 		base := filepath.Join(e.root, ctl, parentName)
 		entries, _ := os.ReadDir(base)
 		for _, en := range entries {
 			dir := filepath.Join(base, en.Name())
-			if en.IsDir() && (en.Name() == mine || len(treePIDs(dir)) == 0) {
+			if en.IsDir() && stale(en.Name()) {
 				_ = removeTree(dir)
 			}
 		}

@@ -36,6 +36,18 @@ func read(t *testing.T, path string) string {
 	return strings.TrimSpace(string(b))
 }
 
+// open opens a Manager with liveness locks in a directory of the test's
+// own, and closes it when the test ends.
+func open(t *testing.T, o Options) (*Manager, error) {
+	t.Helper()
+	o.LockDir = filepath.Join(t.TempDir(), "locks")
+	m, err := Open(o)
+	if err == nil {
+		t.Cleanup(func() { _ = m.Close() })
+	}
+	return m, err
+}
+
 func fakeV2(t *testing.T, controllers string) string {
 	root := t.TempDir()
 	put(t, filepath.Join(root, "cgroup.controllers"), controllers)
@@ -55,7 +67,7 @@ func state(t *testing.T, r queues.Isolation, group, limit string) queues.LimitSt
 
 func TestV2SetsGroupAndJobLimits(t *testing.T) {
 	root := fakeV2(t, "cpuset cpu io memory pids")
-	m, err := Open(Options{Mode: V2, Root: root, WorkerID: "w1", QoS: jobs.QoS{Groups: map[string]jobs.Limits{
+	m, err := open(t, Options{Mode: V2, Root: root, WorkerID: "w1", QoS: jobs.QoS{Groups: map[string]jobs.Limits{
 		"burst": {CPUs: 0.5, Memory: 64 << 20, IO: []jobs.IOLimit{{Device: "8:0", ReadBPS: 10 << 20, WriteIOPS: 100}}},
 	}}})
 	if err != nil {
@@ -131,7 +143,7 @@ func TestV2SetsGroupAndJobLimits(t *testing.T) {
 
 func TestV2MissingControllerIsReportedNotClaimed(t *testing.T) {
 	root := fakeV2(t, "memory pids")
-	m, err := Open(Options{Mode: Auto, Root: root, WorkerID: "w1", QoS: jobs.QoS{Groups: map[string]jobs.Limits{
+	m, err := open(t, Options{Mode: Auto, Root: root, WorkerID: "w1", QoS: jobs.QoS{Groups: map[string]jobs.Limits{
 		"core":  {CPUs: 2, Memory: 1 << 30},
 		"burst": {CPUs: 1, Required: true},
 	}}})
@@ -168,7 +180,7 @@ func TestAutoPicksV1WhenV2HasNoControllers(t *testing.T) {
 	for _, c := range []string{"cpu", "cpuacct", "memory", "blkio", "freezer"} {
 		put(t, filepath.Join(root, c, "cgroup.procs"), "")
 	}
-	m, err := Open(Options{Mode: Auto, Root: root, WorkerID: "w1", QoS: jobs.QoS{Groups: map[string]jobs.Limits{
+	m, err := open(t, Options{Mode: Auto, Root: root, WorkerID: "w1", QoS: jobs.QoS{Groups: map[string]jobs.Limits{
 		"tiny": {CPUs: 0.5, Memory: 64 << 20},
 	}}})
 	if err != nil {
@@ -204,13 +216,13 @@ func TestAutoPicksV1WhenV2HasNoControllers(t *testing.T) {
 
 func TestExplicitModeThatCannotBeHadIsAnError(t *testing.T) {
 	root := t.TempDir()
-	if _, err := Open(Options{Mode: V2, Root: root}); err == nil || !strings.Contains(err.Error(), "no cgroup v2 hierarchy") {
+	if _, err := open(t, Options{Mode: V2, Root: root}); err == nil || !strings.Contains(err.Error(), "no cgroup v2 hierarchy") {
 		t.Errorf("Open v2 on a machine without it = %v", err)
 	}
-	if _, err := Open(Options{Mode: V1, Root: root}); err == nil || !strings.Contains(err.Error(), "no cgroup v1") {
+	if _, err := open(t, Options{Mode: V1, Root: root}); err == nil || !strings.Contains(err.Error(), "no cgroup v1") {
 		t.Errorf("Open v1 on a machine without it = %v", err)
 	}
-	m, err := Open(Options{Mode: Auto, Root: root, QoS: jobs.QoS{Groups: map[string]jobs.Limits{"g": {Memory: 1 << 30, Required: true}}}})
+	m, err := open(t, Options{Mode: Auto, Root: root, QoS: jobs.QoS{Groups: map[string]jobs.Limits{"g": {Memory: 1 << 30, Required: true}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +242,7 @@ func TestStaleWorkersAreRemovedLiveOnesKept(t *testing.T) {
 	root := fakeV2(t, "cpu memory io")
 	put(t, filepath.Join(root, "ballast", "dead", "burst", "j:1", "cgroup.procs"), "")
 	put(t, filepath.Join(root, "ballast", "live", "burst", "j:1", "cgroup.procs"), "4242\n")
-	if _, err := Open(Options{Mode: V2, Root: root, WorkerID: "w1"}); err != nil {
+	if _, err := open(t, Options{Mode: V2, Root: root, WorkerID: "w1"}); err != nil {
 		t.Fatal(err)
 	}
 	if exists(filepath.Join(root, "ballast", "dead")) {
@@ -265,5 +277,31 @@ func TestResolveDevice(t *testing.T) {
 	}
 	if _, err := resolveDevice(jobs.IOLimit{Path: "/proc/self"}, links); err == nil || !strings.Contains(err.Error(), "without a block device") {
 		t.Errorf("a path on procfs resolved: %v", err)
+	}
+}
+
+// An idle worker's cgroups hold no process; its liveness lock is what
+// keeps a worker starting beside it from taking them for a dead one's.
+func TestIdleLiveWorkerIsKeptByItsLock(t *testing.T) {
+	root := fakeV2(t, "cpu memory io")
+	locks := filepath.Join(t.TempDir(), "locks")
+	a, err := Open(Options{Mode: V2, Root: root, WorkerID: "a", LockDir: locks, QoS: jobs.QoS{Groups: map[string]jobs.Limits{"g": {CPUs: 1}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Open(Options{Mode: V2, Root: root, WorkerID: "b", LockDir: locks})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !exists(filepath.Join(root, "ballast", "a", "g")) {
+		t.Fatal("a live, idle worker's group was removed by a worker starting beside it")
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_ = b.Close()
+	// a's process is gone (its lock released): its lock file goes with it.
+	if entries, _ := os.ReadDir(locks); len(entries) != 0 {
+		t.Errorf("lock files left: %v", entries)
 	}
 }

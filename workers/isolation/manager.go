@@ -5,6 +5,8 @@ package isolation
 import (
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,6 +23,9 @@ type Manager struct {
 	wdir   string
 	report queues.Isolation
 	net    *egress
+
+	// lock is held for the worker's life: see holdLiveness.
+	lock *os.File
 
 	mu     sync.Mutex
 	groups map[string]*group
@@ -63,6 +68,17 @@ func Open(o Options) (*Manager, error) {
 		}
 		return m, nil
 	}
+	if o.LockDir == "" {
+		o.LockDir = DefaultLockDir
+	}
+	m.opts = o
+	lock, lerr := holdLiveness(o.LockDir, m.wdir)
+	if lerr != nil {
+		// Without it, other workers may take this one's idle cgroups
+		// for a dead worker's; and it removes no one else's.
+		o.Logger.Warn("no liveness lock: other workers on this machine cannot tell this one's cgroups are in use", "err", lerr)
+	}
+	m.lock = lock
 	// Creating the worker's own cgroup tells whether this process may
 	// make cgroups at all (root, or a delegated subtree), once, rather
 	// than as a warning per job.
@@ -98,13 +114,12 @@ func dirName(id string) string {
 // is a job running twice.
 func (m *Manager) cleanStale() {
 	for _, w := range m.d.workers() {
-		pids := m.d.pids(w)
 		if w == m.wdir {
-			for _, pid := range pids {
+			for _, pid := range m.d.pids(w) {
 				_ = syscall.Kill(pid, syscall.SIGKILL)
 			}
-		} else if len(pids) > 0 {
-			continue // a live worker on this machine
+		} else if !m.stale(w, m.d.pids(w)) {
+			continue
 		}
 		if err := m.d.remove(w); err != nil {
 			m.opts.Logger.Warn("could not remove a stale worker's cgroups", "worker", w, "err", err)
@@ -112,7 +127,17 @@ func (m *Manager) cleanStale() {
 		}
 		m.opts.Logger.Info("removed a stale worker's cgroups", "worker", w)
 	}
-	m.net.cleanStale(m.wdir)
+	m.net.cleanStale(func(w string) bool {
+		return w == m.wdir || m.stale(w, treePIDs(filepath.Join(m.net.root, "net_prio", parentName, w)))
+	})
+}
+
+// stale reports whether another worker directory is a dead worker's: no
+// process holds its liveness lock and no process runs in it (one that
+// does, unlocked, is not ours to end). Without a lock of its own this
+// worker cannot trust the locks' silence, and removes nothing.
+func (m *Manager) stale(w string, pids []int) bool {
+	return m.lock != nil && len(pids) == 0 && !alive(m.opts.LockDir, w)
 }
 
 func (m *Manager) refuseAll(name string, l jobs.Limits, why string) {
@@ -306,7 +331,11 @@ func (m *Manager) Job(groupName, key string, own *jobs.Limits) (*Job, error) {
 
 // Close removes the worker's cgroups; call it once no job runs.
 func (m *Manager) Close() error {
-	if m == nil || m.d == nil {
+	if m == nil {
+		return nil
+	}
+	defer releaseLiveness(m.lock)
+	if m.d == nil {
 		return nil
 	}
 	m.net.close()

@@ -24,6 +24,9 @@ type Options struct {
 	WorkerID string
 	// QoS holds the groups and their limits.
 	QoS jobs.QoS
+	// LockDir holds the workers' liveness locks (DefaultLockDir); every
+	// worker on a machine must use the same.
+	LockDir string
 	// SysBlock is /sys/dev/block, for resolving partitions (tests).
 	SysBlock string
 	Logger   *slog.Logger
