@@ -371,3 +371,31 @@ func TestQoSEgressLimitLoopback(t *testing.T) {
 		t.Errorf("lo's qdisc after the worker stopped:\n%s\nwant it as before:\n%s", after, before)
 	}
 }
+
+// A limit that cannot be set is reported not in force and the job runs
+// without it, unless its group is required: then the job fails, saying
+// which limit is missing.
+func TestQoSRequiredLimitNotInForceFailsTheJob(t *testing.T) {
+	needV1(t)
+	e := newEnv(t)
+	w := e.start(e.isolated(jobs.QoS{NetDevice: "nosuchdev0", Groups: map[string]jobs.Limits{
+		"core":  {CPUs: 1, Egress: 1 << 20, Required: true},
+		"burst": {CPUs: 1, Egress: 1 << 20},
+	}}))
+	for _, l := range w.Isolation().Limits {
+		if l.Limit == "egress" && (l.InForce || !strings.Contains(l.Reason, "nosuchdev0")) {
+			t.Errorf("egress on a missing device: %+v, want not in force, naming the device", l)
+		}
+	}
+	j := e.submit(e.shell(`exit 0`), queues.QueueCore)
+	want := `required QoS limit not in force: QoS group "core": egress`
+	if got := e.waitTerminal(j.ID, wait); got.State != jobs.StateFailed || got.LastError != want {
+		t.Errorf("required group: state %s error %q, want failed with %q", got.State, got.LastError, want)
+	}
+	spec := e.shell(`exit 0`)
+	spec.Class = jobs.ClassBurst
+	j = e.submit(spec, queues.QueueLoan)
+	if got := e.waitTerminal(j.ID, wait); got.State != jobs.StateSucceeded {
+		t.Errorf("group not required: state %s error %q, want it to run without the limit", got.State, got.LastError)
+	}
+}
