@@ -123,6 +123,8 @@ func (c *Catalog) Resolve(s Submission) (Spec, error) {
 		Grace:          t.Grace,
 		Team:           t.Team,
 		CoreMaxWait:    t.CoreMaxWait,
+		QoS:            t.QoS,
+		Limits:         t.Limits,
 		Labels:         copyLabels(s.Labels),
 		IdempotencyKey: s.IdempotencyKey,
 	}

@@ -52,6 +52,10 @@ type Spec struct {
 	// it is left out of the idempotency check: a retried submission must
 	// find the first job even if the history moved meanwhile.
 	StartBy time.Time `json:"start_by,omitempty"`
+	// QoS and Limits are the template's QoS group (empty: the team's or
+	// the placement's) and the job's own limits within it.
+	QoS    string  `json:"qos,omitempty"`
+	Limits *Limits `json:"limits,omitempty"`
 }
 
 // OwnMaxWait is how long the job may wait in the current attempt, queued at
@@ -117,6 +121,9 @@ type Job struct {
 	NotBefore  time.Time `json:"not_before,omitempty"`
 	StartedAt  time.Time `json:"started_at,omitempty"`
 	FinishedAt time.Time `json:"finished_at,omitempty"`
+	// QoS is what the last attempt's cgroup counted (CPU time and
+	// throttling, IO bytes, peak memory), nil when it ran without one.
+	QoS *QoSStats `json:"qos,omitempty"`
 }
 
 // EligibleAt is when the current attempt could first start: when it was

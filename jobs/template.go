@@ -75,6 +75,11 @@ type Template struct {
 	// on-demand capacity (rule 7, when capacity.core_overflow is on). A
 	// pointer, because 0 is meaningful: overflow at once.
 	CoreMaxWait *Duration `yaml:"core_max_wait,omitempty" json:"core_max_wait,omitempty"`
+	// QoS names the QoS group (qos.groups) this template's jobs run in,
+	// in place of the one their team or placement would choose.
+	QoS string `yaml:"qos,omitempty" json:"qos,omitempty"`
+	// Limits are each job's own resource limits, within its group's.
+	Limits *Limits `yaml:"limits,omitempty" json:"limits,omitempty"`
 	// Description is shown by the CLI and the API.
 	Description string `yaml:"description,omitempty" json:"description,omitempty"`
 }

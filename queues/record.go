@@ -13,7 +13,7 @@ import (
 // spec never does. Keep in step with decodeFields.
 var mutableFields = []string{"state", "queue", "worker", "checkpoint", "cancel", "error", "attempt", "retries",
 	"requeues", "spot_preemptions", "preemptions", "created", "queued", "not_before", "started", "finished",
-	"checkpoint_at", "exit_code", "metric", "pool"}
+	"checkpoint_at", "exit_code", "metric", "pool", "qos"}
 
 // decodeRecord turns a job hash into a Job.
 func decodeRecord(id string, h map[string]string) (jobs.Job, error) {
@@ -52,6 +52,14 @@ func decodeFields(id string, h map[string]string) jobs.Job {
 	}
 	if m, ok := parseMetric(h["metric"]); ok {
 		j.LastMetric = &m
+	}
+	if q := h["qos"]; q != "" {
+		var st jobs.QoSStats
+		// Only RecordQoS writes it; an unreadable value is skipped like
+		// the other fields decodeFields tolerates.
+		if json.Unmarshal([]byte(q), &st) == nil {
+			j.QoS = &st
+		}
 	}
 	return j
 }

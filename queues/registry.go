@@ -34,6 +34,9 @@ type WorkerInfo struct {
 	// Spot is true for a worker of a spot pool: only those accept a spot
 	// notice (RequestSpotNotice).
 	Spot bool `json:"spot,omitempty"`
+	// Isolation is the QoS isolation in force on the worker (nil: a worker
+	// from before QoS groups, which enforced none).
+	Isolation *Isolation `json:"isolation,omitempty"`
 	// LastBeat is filled in when reading the registry.
 	LastBeat time.Time `json:"last_beat"`
 	// BilledFrom is when the worker's life began for billing, filled in

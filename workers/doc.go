@@ -12,4 +12,9 @@
 // incarnation with its ID, so a restart under the same ID takes over (and
 // requeues) what the previous process held, and that process, if it wakes,
 // is fenced.
+//
+// With Options.Isolation set, each process job runs in its QoS group's
+// cgroup (see package isolation), and its cgroup's counters go into the job
+// record when it ends. In-process Go handlers run inside the worker and are
+// not isolated.
 package workers

@@ -35,14 +35,14 @@ const (
 // env is one test's world: a Redis namespace of its own, a job store on it and
 // a scratch directory for the files jobs write.
 type env struct {
-	t     *testing.T
+	t     testing.TB
 	rdb   *redis.Client
 	ns    string
 	store *queues.Store
 	dir   string
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	t.Helper()
 	rdb, ns := testenv.Redis(t)
 	return &env{t: t, rdb: rdb, ns: ns, store: queues.NewStore(rdb, queues.StoreOptions{Namespace: ns}), dir: t.TempDir()}
@@ -222,13 +222,13 @@ func code(j jobs.Job) string {
 }
 
 // testLogger sends the worker's log to the test's log, shown when it fails.
-func testLogger(t *testing.T) *slog.Logger {
+func testLogger(t testing.TB) *slog.Logger {
 	return slog.New(slog.NewTextHandler(&testWriter{t: t}, &slog.HandlerOptions{Level: slog.LevelInfo}))
 }
 
 type testWriter struct {
 	mu sync.Mutex
-	t  *testing.T
+	t  testing.TB
 }
 
 func (w *testWriter) Write(p []byte) (int, error) {

@@ -10,8 +10,10 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/ballastdev/ballast/jobs"
 	"github.com/ballastdev/ballast/orchestrator/events"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/workers/isolation"
 )
 
 // Options configures a Worker.
@@ -62,6 +64,15 @@ type Options struct {
 	// Subjects names the control subject (the zero value uses the default
 	// prefix); it must match the controller's.
 	Subjects events.Subjects
+	// QoS holds the QoS groups and which job lands in which.
+	QoS jobs.QoS
+	// Isolation chooses how the groups are enforced: auto, v2, v1 or off.
+	// The zero value is off, so a library user or a test gets no cgroups
+	// unless it asks; `ballast worker` defaults to auto.
+	Isolation isolation.Mode
+	// CgroupRoot is where cgroup filesystems are mounted (default
+	// /sys/fs/cgroup).
+	CgroupRoot string
 	// Logger (default slog.Default()).
 	Logger *slog.Logger
 	// Now is the clock (default time.Now).
@@ -110,6 +121,10 @@ func (o Options) WithDefaults() Options {
 	if o.MaxRetryBackoff == 0 {
 		o.MaxRetryBackoff = 10 * time.Minute
 	}
+	if o.Isolation == "" {
+		o.Isolation = isolation.Off
+	}
+	o.QoS = o.QoS.WithDefaults()
 	if o.Events == nil {
 		o.Events = events.Discard
 	}
@@ -137,6 +152,9 @@ func (o Options) Validate() error {
 			errs = append(errs, fmt.Errorf("queues: %q is listed twice", q))
 		}
 		seen[q] = true
+	}
+	if _, err := isolation.ParseMode(string(o.Isolation)); err != nil {
+		errs = append(errs, fmt.Errorf("isolation: %w", err))
 	}
 	if o.PollInterval < time.Millisecond {
 		errs = append(errs, fmt.Errorf("poll_interval: %s is below 1ms", o.PollInterval))

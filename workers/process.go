@@ -49,17 +49,33 @@ func (w *Worker) runProcess(r *running, out *output, ckDir string) outcome {
 	if err != nil {
 		return outcome{err: fmt.Errorf("start %q: %w", argv[0], err)}
 	}
-	cmd := jobCommand(path, argv)
+	cg, join, err := w.jobCgroup(r)
+	if err != nil {
+		return outcome{err: err}
+	}
+	cmd := jobCommand(path, argv, join)
 	cmd.Env = environment(r.job, ckDir)
 	stdout, stderr := out.writer("stdout"), out.writer("stderr")
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	// A grandchild that keeps the pipes open must not hold the slot forever.
 	cmd.WaitDelay = 2 * time.Second
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	if join.fd != nil {
+		_ = join.fd.Close() // the child is in the cgroup (or failed to start)
+	}
+	if err != nil {
+		if cg != nil {
+			_ = cg.Remove()
+		}
 		return outcome{err: fmt.Errorf("start %q: %w", argv[0], err)}
 	}
 	pid := cmd.Process.Pid
-	r.setKill(func() { killTree(pid) })
+	r.setKill(func() {
+		killTree(pid)
+		if cg != nil {
+			_ = cg.Kill()
+		}
+	})
 	defer r.setKill(nil)
 	waited := make(chan error, 1)
 	go func() { waited <- cmd.Wait() }()
@@ -75,6 +91,9 @@ func (w *Worker) runProcess(r *running, out *output, ckDir string) outcome {
 	case <-timeout.C:
 		res = w.terminate(cmd, waited, r.job.Spec.Grace.Std())
 		res.stop = stopTimeout
+	}
+	if cg != nil {
+		w.endCgroup(r, cg, cmd, &res)
 	}
 	stdout.Flush()
 	stderr.Flush()

@@ -14,13 +14,26 @@ import (
 // replaced the file on disk cannot slip another version in. The supervisor
 // has a process group of its own and is told by the kernel when the worker
 // dies, however it dies: then it kills the job's whole tree.
-func jobCommand(path string, argv []string) *exec.Cmd {
-	args := append([]string{SupervisorCommand, "--ppid", strconv.Itoa(os.Getpid()), "--path", path, "--"}, argv...)
+//
+// In a cgroup, the supervisor is born in it: on v2 through clone3's
+// CLONE_INTO_CGROUP (cg.dir), on v1 by writing itself into each
+// hierarchy's cgroup.procs (cg.procs) before it starts the job. Either way
+// the job never runs a moment outside its limits.
+func jobCommand(path string, argv []string, cg cgroupJoin) *exec.Cmd {
+	args := []string{SupervisorCommand, "--ppid", strconv.Itoa(os.Getpid())}
+	for _, f := range cg.procs {
+		args = append(args, "--cgroup", f)
+	}
+	args = append(append(args, "--path", path, "--"), argv...)
 	cmd := exec.Command("/proc/self/exe", args...)
 	if exe, err := os.Executable(); err == nil {
 		cmd.Args[0] = exe // what ps shows
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: supervisorKill}
+	if cg.fd != nil {
+		cmd.SysProcAttr.UseCgroupFD = true
+		cmd.SysProcAttr.CgroupFD = int(cg.fd.Fd())
+	}
 	return cmd
 }
 

@@ -32,6 +32,8 @@ type running struct {
 	spot    bool // stopped by a spot notice: counts against the spot budget
 	// kill ends the job's process tree at once; nil while no process runs.
 	kill func()
+	// stats are the attempt's cgroup counters, once it ended in one.
+	stats *jobs.QoSStats
 }
 
 func newRunning(j jobs.Job, worker string) *running {
@@ -83,6 +85,18 @@ func (r *running) spotReclaimed() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.spot
+}
+
+func (r *running) setStats(s jobs.QoSStats) {
+	r.mu.Lock()
+	r.stats = &s
+	r.mu.Unlock()
+}
+
+func (r *running) qosStats() *jobs.QoSStats {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.stats
 }
 
 func (r *running) lastCheckpoint() string {

@@ -95,6 +95,7 @@ func (w *Worker) finish(r *running, state jobs.State, code *int, msg string) {
 	// The job is over: no attempt will resume from its checkpoints.
 	_ = os.RemoveAll(filepath.Join(w.opts.CheckpointDir, r.job.ID))
 	data := map[string]any{"class": string(r.job.Spec.Class)}
+	addQoS(data, r)
 	if code != nil {
 		data["exit_code"] = *code
 	}
@@ -110,6 +111,7 @@ func (w *Worker) announceRequeue(r *running, moved queues.Requeued, reason strin
 			Attempt: r.job.Attempt, State: jobs.StateCancelled, Worker: r.worker, Reason: reason, Time: now,
 			Data: map[string]any{"class": string(r.job.Spec.Class)}})
 	case moved.Attempt > 0:
+		addQoS(data, r)
 		// The queue of the new attempt, which a pending preempt request may
 		// have changed even for a drain or a retry.
 		q := r.job.Queue

@@ -16,7 +16,7 @@ import (
 // SupervisorCommand, as the first argument, makes any binary that links this
 // package a job supervisor instead of what its main would do:
 //
-//	BINARY job-supervisor --ppid WORKER_PID --path PROGRAM -- ARGV...
+//	BINARY job-supervisor --ppid WORKER_PID [--cgroup PROCS_FILE]... --path PROGRAM -- ARGV...
 //
 // A worker runs each job under one, re-executing its own binary, so that the
 // job's whole process tree ends with its attempt. The kernel's parent-death
@@ -53,20 +53,47 @@ func init() {
 // supervisorArgs are the arguments after SupervisorCommand.
 type supervisorArgs struct {
 	ppid int
-	path string
-	argv []string
+	// cgroups are cgroup.procs files (cgroup v1) the supervisor moves
+	// itself into before it starts the job, so the job is born inside its
+	// cgroups and never runs a moment unlimited.
+	cgroups []string
+	path    string
+	argv    []string
 }
 
 func parseSupervisorArgs(args []string) (supervisorArgs, error) {
 	var a supervisorArgs
-	if len(args) < 6 || args[0] != "--ppid" || args[2] != "--path" || args[4] != "--" {
-		return a, fmt.Errorf("usage: %s --ppid PID --path PROGRAM -- ARGV0 [ARG]", SupervisorCommand)
+	usage := fmt.Errorf("usage: %s --ppid PID [--cgroup PROCS_FILE]... --path PROGRAM -- ARGV0 [ARG]", SupervisorCommand)
+	if len(args) < 2 || args[0] != "--ppid" {
+		return a, usage
 	}
 	ppid, err := strconv.Atoi(args[1])
 	if err != nil || ppid <= 0 {
 		return a, fmt.Errorf("--ppid %q is not a process ID", args[1])
 	}
-	return supervisorArgs{ppid: ppid, path: args[3], argv: args[5:]}, nil
+	a.ppid = ppid
+	rest := args[2:]
+	for len(rest) >= 2 && rest[0] == "--cgroup" {
+		a.cgroups = append(a.cgroups, rest[1])
+		rest = rest[2:]
+	}
+	if len(rest) < 4 || rest[0] != "--path" || rest[2] != "--" {
+		return a, usage
+	}
+	a.path, a.argv = rest[1], rest[3:]
+	return a, nil
+}
+
+// joinCgroups moves the supervisor into its job's v1 cgroups. It runs
+// before the job starts, so the job and everything it forks inherit them.
+func joinCgroups(files []string) error {
+	pid := strconv.Itoa(os.Getpid())
+	for _, f := range files {
+		if err := os.WriteFile(f, []byte(pid), 0); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // supervise runs one job and returns the exit code to leave with. The job's
@@ -88,6 +115,12 @@ func supervise(args []string) int {
 	// The worker may have died before the parent-death signal was armed.
 	if os.Getppid() != a.ppid {
 		return 128 + int(syscall.SIGKILL)
+	}
+	if err := joinCgroups(a.cgroups); err != nil {
+		// The worker set the limits and reported them in force; running
+		// the job outside them would make that report a lie.
+		fmt.Fprintln(os.Stderr, "ballast: cannot enter the job's cgroup:", err)
+		return 125
 	}
 	// A nil Env hands the job this process's environment, which the worker
 	// built for the job: nothing of the worker's own is in it.

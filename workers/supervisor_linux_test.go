@@ -15,13 +15,18 @@ func TestParseSupervisorArgs(t *testing.T) {
 	if err != nil || a.ppid != 42 || a.path != "/bin/sh" || len(a.argv) != 3 || a.argv[0] != "sh" {
 		t.Fatalf("parseSupervisorArgs = %+v, %v", a, err)
 	}
+	a, err = parseSupervisorArgs([]string{"--ppid", "42", "--cgroup", "/a/cgroup.procs", "--cgroup", "/b/cgroup.procs", "--path", "/bin/sh", "--", "sh"})
+	if err != nil || !slices.Equal(a.cgroups, []string{"/a/cgroup.procs", "/b/cgroup.procs"}) || a.path != "/bin/sh" || len(a.argv) != 1 {
+		t.Fatalf("parseSupervisorArgs with cgroups = %+v, %v", a, err)
+	}
 	for _, bad := range [][]string{
 		nil,
-		{"--ppid", "42", "--path", "/bin/sh", "--"},       // no argv
-		{"--ppid", "x", "--path", "/bin/sh", "--", "sh"},  // not a PID
-		{"--ppid", "0", "--path", "/bin/sh", "--", "sh"},  // not a PID
-		{"--path", "/bin/sh", "--ppid", "1", "--", "sh"},  // out of order
-		{"--ppid", "42", "--path", "/bin/sh", "sh", "-c"}, // no "--"
+		{"--ppid", "42", "--cgroup", "--path", "/bin/sh", "--", "sh"}, // --cgroup without a file
+		{"--ppid", "42", "--path", "/bin/sh", "--"},                   // no argv
+		{"--ppid", "x", "--path", "/bin/sh", "--", "sh"},              // not a PID
+		{"--ppid", "0", "--path", "/bin/sh", "--", "sh"},              // not a PID
+		{"--path", "/bin/sh", "--ppid", "1", "--", "sh"},              // out of order
+		{"--ppid", "42", "--path", "/bin/sh", "sh", "-c"},             // no "--"
 	} {
 		if _, err := parseSupervisorArgs(bad); err == nil {
 			t.Errorf("parseSupervisorArgs(%q) accepted", bad)

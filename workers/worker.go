@@ -18,6 +18,7 @@ import (
 	"github.com/ballastdev/ballast/jobs"
 	"github.com/ballastdev/ballast/orchestrator/events"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/workers/isolation"
 )
 
 // Worker serves one pool's queues with a fixed number of slots.
@@ -26,6 +27,8 @@ type Worker struct {
 	opts  Options
 	log   *slog.Logger
 	srv   *asynq.Server
+	// iso owns the worker's cgroups; nil before Start.
+	iso *isolation.Manager
 
 	id atomic.Value // string; replaced when the controller fences this worker
 	// inc is this process start's incarnation token: a newer process under
@@ -114,6 +117,11 @@ func (w *Worker) start(ctx context.Context) error {
 	})
 	w.started = w.opts.Now()
 	w.identitySince = w.started
+	// Before registering, so the first registry entry already says which
+	// limits hold, and before taking work, so no job runs ungrouped.
+	if err := w.openIsolation(); err != nil {
+		return fmt.Errorf("workers.Start: %w", err)
+	}
 	b, err := w.store.Register(ctx, w.info())
 	if err != nil {
 		return fmt.Errorf("workers.Start: register: %w", err)
@@ -159,6 +167,9 @@ func (w *Worker) Stop() {
 			w.waitIdle(0)
 		}
 		w.srv.Shutdown()
+		if err := w.iso.Close(); err != nil {
+			w.log.Warn("cgroups not removed; the next worker on this machine removes them", "err", err)
+		}
 		// No job runs any more: nothing is left to wake for.
 		w.stopControl()
 		if w.hbCancel != nil { // nil when Start failed before the loop began
@@ -213,7 +224,15 @@ func (w *Worker) info() queues.WorkerInfo {
 	defer w.mu.Unlock()
 	return queues.WorkerInfo{ID: w.ID(), Pool: w.opts.Pool, Slots: w.opts.Slots, Busy: len(w.jobs),
 		Queues: w.opts.Queues, Host: host, PID: os.Getpid(), Draining: w.draining, StartedAt: w.started, IdentitySince: w.identitySince,
-		Incarnation: w.inc, Spot: w.opts.Spot}
+		Incarnation: w.inc, Spot: w.opts.Spot, Isolation: w.isolationReport()}
+}
+
+func (w *Worker) isolationReport() *queues.Isolation {
+	if w.iso == nil {
+		return nil
+	}
+	r := w.iso.Report()
+	return &r
 }
 
 func (w *Worker) publish(e events.Event) {

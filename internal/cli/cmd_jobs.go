@@ -127,6 +127,7 @@ func showJob(e *env, j jobs.Job) error {
 	for _, k := range sortedKeys(j.Spec.Params) {
 		rows = append(rows, []any{"param " + k, fmt.Sprint(j.Spec.Params[k])})
 	}
+	rows = append(rows, qosRows(j)...)
 	return table(e.out, "FIELD\tVALUE", rows)
 }
 

@@ -49,10 +49,17 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 		if w.Draining {
 			state = "draining"
 		}
-		rows[i] = []any{w.ID, w.Pool, fmt.Sprintf("%d/%d", w.Busy, w.Slots), state, ago(w.LastBeat, now), ago(w.StartedAt, now)}
+		rows[i] = []any{w.ID, w.Pool, fmt.Sprintf("%d/%d", w.Busy, w.Slots), state, ago(w.LastBeat, now), ago(w.StartedAt, now),
+			isolationSummary(w.Isolation)}
 	}
-	if err := table(e.out, "WORKER\tPOOL\tBUSY\tSTATE\tHEARTBEAT\tSTARTED", rows); err != nil {
+	if err := table(e.out, "WORKER\tPOOL\tBUSY\tSTATE\tHEARTBEAT\tSTARTED\tISOLATION", rows); err != nil {
 		return err
+	}
+	for _, w := range st.Workers {
+		if w.Isolation != nil && len(w.Isolation.Limits) > 0 || w.Isolation != nil && w.Isolation.Reason != "" {
+			fmt.Fprintf(e.out, "\n%s ", w.ID)
+			writeIsolation(e.out, w.Isolation)
+		}
 	}
 	fmt.Fprintln(e.out)
 	if err := printPools(e, cfg, st); err != nil {

@@ -6,16 +6,22 @@ import (
 	"log/slog"
 
 	"github.com/ballastdev/ballast/orchestrator/events"
+	"github.com/ballastdev/ballast/workers/isolation"
 )
 
 func runWorker(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "worker", "worker [--config FILE] --pool NAME [--slots N]")
+	fs := newFlags(e, "worker", "worker [--config FILE] --pool NAME [--slots N] [--isolation auto|v2|v1|off]")
 	cfgPath := configFlag(fs)
 	pool := fs.String("pool", "fixed", "pool this worker serves")
 	slots := fs.Int("slots", 0, "jobs run at once (default: the pool's slots, or slots_per_worker for elastic pools)")
 	id := fs.String("id", "", "registry ID (default host-pid-random; elastic providers pass their instance ID)")
+	iso := fs.String("isolation", "auto", "how QoS groups are enforced: auto (cgroup v2 if its controllers are there, else v1, else none), v2, v1 or off")
 	if err := parse(fs, args); err != nil {
 		return err
+	}
+	mode, err := isolation.ParseMode(*iso)
+	if err != nil {
+		return usageError{"--" + err.Error()}
 	}
 	if *slots < 0 {
 		return usageError{"--slots must not be negative"}
@@ -45,11 +51,12 @@ func runWorker(ctx context.Context, e *env, args []string) error {
 	if err := startTracing(ctx, "ballast-worker", &st); err != nil {
 		return err
 	}
-	w, err := startWorker(ctx, cfg, newStore(rdb, cfg), pub, workerSpec{pool: *pool, slots: *slots, id: *id, nc: nc}, log, &st)
+	w, err := startWorker(ctx, cfg, newStore(rdb, cfg), pub, workerSpec{pool: *pool, slots: *slots, id: *id, nc: nc, isolation: mode}, log, &st)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(e.out, "worker %s serving pool %s\n", w.ID(), *pool)
+	writeIsolation(e.out, w.Isolation())
 	select {
 	case <-ctx.Done():
 	case <-w.Reclaimed():

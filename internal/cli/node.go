@@ -25,6 +25,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/telemetry"
 	"github.com/ballastdev/ballast/queues"
 	"github.com/ballastdev/ballast/workers"
+	"github.com/ballastdev/ballast/workers/isolation"
 )
 
 // stack stops what was started, in reverse order. If a start fails midway,
@@ -213,6 +214,8 @@ type workerSpec struct {
 	slots int
 	id    string
 	nc    *nats.Conn // control wake-ups (preempt, cancel); nil: heartbeat only
+	// isolation is --isolation; "" is off (dev's in-process worker).
+	isolation isolation.Mode
 }
 
 // startWorker starts a worker onto st.
@@ -244,7 +247,7 @@ func startWorker(ctx context.Context, cfg config.Config, store *queues.Store, pu
 	w, err := workers.New(store, workers.Options{ID: ws.id, Pool: pool, Spot: p.Kind == config.PoolSpot, Slots: slots, Queues: qs,
 		PollInterval: cfg.Worker.PollInterval.Std(), Heartbeat: cfg.Worker.Heartbeat.Std(), DrainTimeout: cfg.Worker.DrainTimeout.Std(),
 		LogDir: cfg.Worker.LogDir, CheckpointDir: cfg.Worker.CheckpointDir, LogLines: int64(cfg.Worker.JobLogLines),
-		Events: pub, Logger: log, Control: ws.nc, Subjects: subjects(cfg)})
+		Events: pub, Logger: log, Control: ws.nc, Subjects: subjects(cfg), QoS: cfg.QoS, Isolation: ws.isolation})
 	if err != nil {
 		return nil, err
 	}

@@ -32,6 +32,11 @@ type Config struct {
 	// Capacity tunes the rest of the hybrid capacity policy.
 	Capacity CapacityConfig `yaml:"capacity,omitempty"`
 
+	// QoS isolates fixed-quota work from elastic work on each worker:
+	// groups with their own CPU, memory, storage and network limits, and
+	// which jobs land in which group (see README, QoS groups).
+	QoS jobs.QoS `yaml:"qos,omitempty"`
+
 	// Pools are the kinds of capacity jobs run on, by name. The name is what
 	// `ballast worker --pool NAME` refers to.
 	Pools map[string]PoolConfig `yaml:"pools,omitempty"`

@@ -44,6 +44,7 @@ const (
 // receiver and its maps are not modified.
 func (c Config) WithDefaults() Config {
 	setDefault(&c.Namespace, DefaultNamespace)
+	c.QoS = c.QoS.WithDefaults()
 
 	setDefault(&c.Redis.Addr, DefaultRedisAddr)
 	setDefault(&c.Redis.DialTimeout, jobs.Duration(DefaultDialTimeout))

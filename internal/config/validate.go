@@ -46,6 +46,7 @@ func (c Config) Validate() error {
 	c.Capacity.validate(&ps)
 	validatePools(&ps, c.Pools)
 	c.validatePassEnv(&ps)
+	ps.merge(c.QoS.Validate(c.Templates))
 	cat, err := c.Catalog()
 	ps.merge(err)
 	if err == nil {

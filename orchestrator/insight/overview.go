@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/ballastdev/ballast/orchestrator/advisor"
+	"github.com/ballastdev/ballast/queues"
 )
 
 // Overview is the whole picture at one instant: capacity, queues, running
@@ -71,6 +72,10 @@ type WorkerView struct {
 	// rounded up to the pool's billing unit and minimum. A fixed worker is
 	// paid through the quota and shows zero.
 	BilledCost float64 `json:"billed_cost"`
+	// Isolation is the worker's QoS isolation: its cgroup version and
+	// each configured limit, in force or not and why (nil: the worker
+	// reports none).
+	Isolation *queues.Isolation `json:"isolation,omitempty"`
 }
 
 // QueueView is one queue's backlog.

@@ -45,6 +45,10 @@ func SnapshotOf(now time.Time, qs []queues.QueueStats, ws []queues.WorkerInfo, p
 	}
 	fixedSlots, fixedBusy := 0, 0
 	for _, w := range ws {
+		if w.Isolation != nil {
+			in, out := w.Isolation.InForce()
+			s.Isolation = append(s.Isolation, WorkerIsolation{Worker: w.ID, Mode: w.Isolation.Mode, InForce: in, NotInForce: out})
+		}
 		ps := byPool[w.Pool]
 		if ps == nil {
 			continue // a worker of a pool no longer configured

@@ -24,6 +24,10 @@
 //	ballast.cost.rate           → ballast_cost_rate_per_hour (gauge; pool)
 //	ballast.cost.pool_today     → ballast_cost_pool_today (gauge; pool)
 //	ballast.cost.team_today     → ballast_cost_team_today (gauge; team)
+//	ballast.worker.qos_limits   → ballast_worker_qos_limits (gauge; worker, mode, state)
+//	ballast.job.cpu_throttled   → ballast_job_cpu_throttled_seconds_total (counter; group)
+//	ballast.job.io              → ballast_job_io_bytes_total (counter; group, direction)
+//	ballast.job.memory_kills    → ballast_job_memory_kills_total (counter; group)
 //
 // The gauges are asynchronous: the controller hands over a [Snapshot] each
 // tick with [Metrics.SetSnapshot] and the values are read from it at

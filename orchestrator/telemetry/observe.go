@@ -14,6 +14,9 @@ import (
 // standby does not count the same jobs again.
 func (m *Metrics) Observe(e events.Event) {
 	class, _ := e.Data["class"].(string)
+	if q, ok := e.Data["qos"].(map[string]any); ok {
+		m.JobQoS(q)
+	}
 	switch e.Type {
 	case events.TypeJobRunning:
 		pool, _ := e.Data["pool"].(string)

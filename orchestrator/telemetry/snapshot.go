@@ -44,6 +44,19 @@ type Snapshot struct {
 	// for idle time too, so the teams add up to less than the pools.
 	CostTodayByPool map[string]float64
 	CostTodayByTeam map[string]float64
+
+	// Isolation is each worker's QoS isolation; it feeds
+	// ballast.worker.qos_limits.
+	Isolation []WorkerIsolation
+}
+
+// WorkerIsolation is what one worker reports of its QoS isolation.
+type WorkerIsolation struct {
+	Worker string
+	// Mode is v2, v1 or off.
+	Mode string
+	// InForce and NotInForce count the configured limits.
+	InForce, NotInForce int
 }
 
 // QueueDepth is the backlog of one queue.
@@ -86,6 +99,7 @@ func (m *Metrics) SetSnapshot(s Snapshot) {
 	s.CostPerHourByPool = maps.Clone(s.CostPerHourByPool)
 	s.CostTodayByPool = maps.Clone(s.CostTodayByPool)
 	s.CostTodayByTeam = maps.Clone(s.CostTodayByTeam)
+	s.Isolation = slices.Clone(s.Isolation)
 
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -107,20 +121,21 @@ type gauges struct {
 	costRate      metric.Float64ObservableGauge
 	costPool      metric.Float64ObservableGauge
 	costTeam      metric.Float64ObservableGauge
+	qosLimits     metric.Int64ObservableGauge
 }
 
 // all lists the instruments for RegisterCallback.
 func (g gauges) all() []metric.Observable {
 	return []metric.Observable{
 		g.queueDepth, g.queueAge, g.slots, g.workers,
-		g.idleRatio, g.idleRatioHour, g.costRate, g.costPool, g.costTeam,
+		g.idleRatio, g.idleRatioHour, g.costRate, g.costPool, g.costTeam, g.qosLimits,
 	}
 }
 
 // gauges creates the snapshot-fed instruments.
 func (m *Metrics) gauges(meter metric.Meter, ns string) (gauges, error) {
 	var g gauges
-	var errs [9]error
+	var errs [10]error
 	g.queueDepth, errs[0] = meter.Int64ObservableGauge(ns+".queue.depth",
 		metric.WithUnit("{job}"),
 		metric.WithDescription("Jobs pending in each queue."))
@@ -152,6 +167,9 @@ func (m *Metrics) gauges(meter metric.Meter, ns string) (gauges, error) {
 	g.costTeam, errs[8] = meter.Float64ObservableGauge(ns+".cost.team_today",
 		metric.WithUnit("{currency}"),
 		metric.WithDescription("What each team's jobs were charged today (since midnight); mirrors the cost ledger."))
+	g.qosLimits, errs[9] = meter.Int64ObservableGauge(ns+".worker.qos_limits",
+		metric.WithUnit("{limit}"),
+		metric.WithDescription("Configured QoS limits on each worker, by isolation mode (v2, v1, off) and state (in_force, not_in_force)."))
 	for _, err := range errs {
 		if err != nil {
 			return g, err
@@ -198,6 +216,11 @@ func (m *Metrics) observe(_ context.Context, o metric.Observer) error {
 	}
 	for team, v := range s.CostTodayByTeam {
 		o.ObserveFloat64(g.costTeam, v, metric.WithAttributes(attribute.String("team", team)))
+	}
+	for _, w := range s.Isolation {
+		wk, mode := attribute.String("worker", w.Worker), attribute.String("mode", w.Mode)
+		o.ObserveInt64(g.qosLimits, int64(w.InForce), metric.WithAttributes(wk, mode, attribute.String("state", "in_force")))
+		o.ObserveInt64(g.qosLimits, int64(w.NotInForce), metric.WithAttributes(wk, mode, attribute.String("state", "not_in_force")))
 	}
 	return nil
 }

@@ -110,6 +110,7 @@ type Metrics struct {
 	jobFinished metric.Int64Counter
 	preemptions metric.Int64Counter
 	overflows   metric.Int64Counter
+	qos         qosCounters
 	redis       metric.Int64Gauge
 	gaugeSet    gauges
 
@@ -228,6 +229,8 @@ func (m *Metrics) instruments(meter metric.Meter, ns string) error {
 		metric.WithUnit("{job}"),
 		metric.WithDescription("Queued core jobs sent to on-demand capacity after waiting their allowed delay for fixed quota (rule 7), by target pool."))
 	add(err)
+
+	add(m.qos.create(meter, ns))
 
 	// A synchronous gauge: the controller checks Redis once at start, not
 	// every tick, so there is no snapshot for the callback to read.

@@ -157,9 +157,26 @@
         td(num(k + 'busy', w.busy), 'n'),
         td(txt(k + 'state', w.state, 'state ' + (w.state || ''))),
         td(num(k + 'age', w.age_seconds, dur), 'n'),
-        td(num(k + 'billed_cost', w.billed_cost, money), 'n'));
+        td(num(k + 'billed_cost', w.billed_cost, money), 'n'),
+        td(isolation(k, w.isolation)));
     });
-    fill(byId('workers'), rows, 8, 'no worker registered');
+    fill(byId('workers'), rows, 9, 'no worker registered');
+  }
+
+  // isolation shows a worker's QoS isolation: its cgroup version and how
+  // many configured limits are in force; the title lists each limit, and
+  // why the ones not in force are not.
+  function isolation(k, iso) {
+    if (!iso) return txt(k + 'isolation', dash);
+    const limits = iso.limits || [];
+    const held = limits.filter((l) => l.in_force).length;
+    const lines = [iso.mode + ' (requested ' + iso.requested + ')' + (iso.reason ? ': ' + iso.reason : '')];
+    for (const l of limits) {
+      lines.push(l.group + ' ' + l.limit + ' ' + l.value + ': ' + (l.in_force ? 'in force' : 'NOT in force: ' + l.reason));
+    }
+    const label = limits.length ? iso.mode + ' ' + held + '/' + limits.length + ' limits' : iso.mode;
+    const cls = 'state ' + (held < limits.length || iso.mode === 'off' ? 'warn' : 'ok');
+    return el('span', { class: cls, 'data-k': k + 'isolation', title: lines.join('\n') }, label);
   }
 
   function renderQueues(ov) {
