@@ -40,8 +40,8 @@ func (n Namespace) launches() string { return n.prefix() + "launches" }
 // first start: a retry's back-off is not a wait for capacity. With lost set, the work since the later
 // of the attempt's start and its last checkpoint is counted as thrown away.
 const usageLua = `
-local function recordUsage(key, ukey, id, attempt, endms, outcome, lost)
-  local r = redis.call("HMGET", key, "started", "queued", "checkpoint_at", "pool", "worker", "team", "template", "class", "not_before")
+local usageFields = {"started", "queued", "checkpoint_at", "pool", "worker", "team", "template", "class", "not_before"}
+local function recordUsageFrom(r, ukey, id, attempt, endms, outcome, lost)
   local start = tonumber(r[1])
   if not start then return end
   local queued = tonumber(r[2]) or start
@@ -59,6 +59,9 @@ local function recordUsage(key, ukey, id, attempt, endms, outcome, lost)
   redis.call("ZADD", ukey, e, cjson.encode({job = id, attempt = tonumber(attempt), queued = queued,
     start = start, ["end"] = e, lost = l, pool = r[4] or "", worker = r[5] or "", team = r[6] or "",
     template = r[7] or "", class = r[8] or "", outcome = outcome}))
+end
+local function recordUsage(key, ukey, id, attempt, endms, outcome, lost)
+  recordUsageFrom(redis.call("HMGET", key, unpack(usageFields)), ukey, id, attempt, endms, outcome, lost)
 end
 `
 
