@@ -110,3 +110,37 @@ func sameSubmission(a, b Submission) bool {
 	}
 	return true
 }
+
+// FuzzDecodeBatch: no input panics; a refused batch names the field at
+// fault (its index for one job's problem); an accepted one holds between
+// one and MaxBatchJobs submissions, each of which decodes on its own to the
+// same submission.
+func FuzzDecodeBatch(f *testing.F) {
+	for _, seed := range []string{
+		`[{"template":"train","params":{"lr":0.01,"epochs":20},"idempotency_key":"k1"},{"template":"train","params":{"epochs":1}}]`,
+		`[]`, `[1]`, `[{}]`, `[{"template":"t","template":"u"}]`, `[{"template":"t"}] [1]`, `[{"template":"t"}`, ` [null]`,
+		`[{"template":"t","params":{"x":"a\u0000b"}}]`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		subs, err := DecodeBatch(data)
+		if err != nil {
+			requireNamed(t, err)
+			return
+		}
+		if len(subs) == 0 || len(subs) > MaxBatchJobs {
+			t.Fatalf("accepted a batch of %d jobs", len(subs))
+		}
+		for i, s := range subs {
+			b, err := json.Marshal(s)
+			if err != nil {
+				t.Fatalf("job %d does not encode: %v", i, err)
+			}
+			s2, err := DecodeSubmission(b)
+			if err != nil || !sameSubmission(s, s2) {
+				t.Fatalf("job %d re-decodes as %+v (%v), want %+v", i, s2, err, s)
+			}
+		}
+	})
+}
