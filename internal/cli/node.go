@@ -57,7 +57,7 @@ func startControlPlane(ctx context.Context, cfg config.Config, rdb redis.Univers
 	}
 	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	if err := events.EnsureStream(sctx, js, cfg.NATS.Stream, subj, cfg.NATS.StreamMaxAge.Std()); err != nil {
+	if err := events.EnsureReplicatedStream(sctx, js, cfg.NATS.Stream, subj, cfg.NATS.StreamMaxAge.Std(), max(cfg.NATS.StreamReplicas, 1)); err != nil {
 		return nil, fmt.Errorf("event stream %s: %w (is JetStream enabled? start nats-server with -js)", cfg.NATS.Stream, err)
 	}
 	cat, err := cfg.Catalog()

@@ -53,6 +53,7 @@ func (c Config) WithDefaults() Config {
 	setDefault(&c.NATS.SubjectPrefix, c.Namespace)
 	setDefault(&c.NATS.Stream, defaultStream(c.Namespace))
 	setDefault(&c.NATS.StreamMaxAge, jobs.Duration(DefaultStreamMaxAge))
+	setDefault(&c.NATS.StreamReplicas, 1)
 
 	setDefault(&c.HTTP.Listen, DefaultListen)
 

@@ -59,6 +59,9 @@ type NATSConfig struct {
 	Stream string `yaml:"stream,omitempty"`
 	// StreamMaxAge is how long events are kept.
 	StreamMaxAge jobs.Duration `yaml:"stream_max_age,omitempty"`
+	// StreamReplicas is how many servers of a NATS cluster keep the event
+	// stream: 1 (default; a single server), 3 or 5.
+	StreamReplicas int `yaml:"stream_replicas,omitempty"`
 }
 
 // Options builds nats.go connect options: authentication (secrets resolved
@@ -149,6 +152,9 @@ func (n NATSConfig) validate(ps *problems) {
 		ps.add("nats.stream", "%q is not a stream name: use 1 to 64 letters, digits, '_' or '-'", n.Stream)
 	}
 	positive(ps, "nats.stream_max_age", n.StreamMaxAge)
+	if n.StreamReplicas != 0 && n.StreamReplicas != 1 && n.StreamReplicas != 3 && n.StreamReplicas != 5 {
+		ps.add("nats.stream_replicas", "%d: use 1 (one server), 3 or 5 (a cluster of at least that many JetStream servers)", n.StreamReplicas)
+	}
 }
 
 func (n NATSConfig) validateURL(ps *problems) {

@@ -20,6 +20,17 @@ const DuplicateWindow = 2 * time.Minute
 // duplicate window longer than maxAge, so a shorter maxAge shortens the
 // window too.
 func EnsureStream(ctx context.Context, js jetstream.JetStream, name string, subj Subjects, maxAge time.Duration) error {
+	return EnsureReplicatedStream(ctx, js, name, subj, maxAge, 1)
+}
+
+// EnsureReplicatedStream is EnsureStream with the stream kept on replicas
+// servers of a NATS cluster (1, 3 or 5): with 3, the loss of one server
+// loses no stored event and the stream keeps taking new ones. Raising the
+// replicas of an existing stream is an update the server carries out.
+func EnsureReplicatedStream(ctx context.Context, js jetstream.JetStream, name string, subj Subjects, maxAge time.Duration, replicas int) error {
+	if replicas != 1 && replicas != 3 && replicas != 5 {
+		return fmt.Errorf("events.EnsureStream: %d replicas: use 1, 3 or 5 (an odd count keeps a majority when one fails)", replicas)
+	}
 	if js == nil {
 		return fmt.Errorf("events.EnsureStream: no JetStream context")
 	}
@@ -40,9 +51,14 @@ func EnsureStream(ctx context.Context, js jetstream.JetStream, name string, subj
 		Storage:     jetstream.FileStorage,
 		Duplicates:  dup,
 		MaxAge:      maxAge,
+		Replicas:    replicas,
 	}
 	if _, err := js.CreateOrUpdateStream(ctx, cfg); err != nil {
-		return fmt.Errorf("events.EnsureStream: stream %q on %s: %w", name, subj.All(), err)
+		hint := ""
+		if replicas > 1 {
+			hint = fmt.Sprintf(" (%d replicas need a NATS cluster of at least %d JetStream servers)", replicas, replicas)
+		}
+		return fmt.Errorf("events.EnsureStream: stream %q on %s: %w%s", name, subj.All(), err, hint)
 	}
 	return nil
 }
