@@ -345,3 +345,24 @@ func TestInboxPrefix(t *testing.T) {
 		t.Errorf("nats.go inbox prefix %q, want _INBOX_submitter", o.InboxPrefix)
 	}
 }
+
+// TestStreamReplicas: 1 by default; 3 and 5 pass; any other count is
+// refused with the field named.
+func TestStreamReplicas(t *testing.T) {
+	cfg := Config{}.WithDefaults()
+	if cfg.NATS.StreamReplicas != 1 {
+		t.Fatalf("default replicas %d, want 1", cfg.NATS.StreamReplicas)
+	}
+	for _, n := range []int{1, 3, 5} {
+		cfg.NATS.StreamReplicas = n
+		if err := cfg.Validate(); hasField(err, "nats.stream_replicas") {
+			t.Errorf("%d replicas refused: %v", n, err)
+		}
+	}
+	for _, n := range []int{2, 4, 7, -1} {
+		cfg.NATS.StreamReplicas = n
+		if err := cfg.Validate(); !hasField(err, "nats.stream_replicas") {
+			t.Errorf("%d replicas accepted: %v", n, err)
+		}
+	}
+}
