@@ -10,6 +10,12 @@ import (
 	"github.com/ballastdev/ballast/jobs"
 )
 
+// Every script that puts a job's attempt in the outbox also sets the
+// record's "ob" field to 1; the claim removes the outbox entry only when it
+// finds that flag, so the common first attempt, whose task the submit
+// script wrote with the record, costs the claim no ZREM. An entry the flag
+// misses is harmless: the reconciler finds the job running and drops it.
+
 // confirmScript removes a job from the outbox if its attempt is still the one
 // just enqueued (a newer attempt keeps its own entry). KEYS: job, outbox.
 // ARGV: id, attempt.

@@ -38,7 +38,7 @@ local function requeueJobs(ids, worker, wjobs, prefix, outbox, active, ukey, now
         if st[6] and st[6] ~= "" then st[4] = st[6] end
         redis.call("HDEL", k, "preempt", "preempt_reason")
         redis.call("HSET", k, "state", "queued", "attempt", nxt, "worker", "", "queued", now,
-          "not_before", now, "queue", st[4], "error", "worker " .. worker .. " " .. why)
+          "not_before", now, "queue", st[4], "error", "worker " .. worker .. " " .. why, "ob", "1")
         redis.call("HINCRBY", k, "requeues", 1)
         redis.call("ZADD", outbox, now, id)
         table.insert(out, id); table.insert(out, nxt); table.insert(out, st[4])

@@ -39,9 +39,11 @@ if ARGV[6] == "1" then
   end
   redis.call("SET", KEYS[2], ARGV[1] .. "|" .. ARGV[7], "PX", ARGV[5])
 end
-redis.call("HSET", KEYS[1], "spec", ARGV[2], "state", "queued", "attempt", 1, "queue", ARGV[3],
+local f = {"spec", ARGV[2], "state", "queued", "attempt", 1, "queue", ARGV[3],
   "created", ARGV[4], "queued", ARGV[4], "not_before", ARGV[8], "retries", 0, "requeues", 0,
-  "team", ARGV[9], "template", ARGV[10], "class", ARGV[11])
+  "team", ARGV[9], "template", ARGV[10], "class", ARGV[11]}
+if not KEYS[6] then table.insert(f, "ob"); table.insert(f, "1") end
+redis.call("HSET", KEYS[1], unpack(f))
 redis.call("ZADD", KEYS[3], ARGV[4], ARGV[1])
 redis.call("ZADD", KEYS[5], ARGV[4], ARGV[1])
 if KEYS[6] then
@@ -69,13 +71,18 @@ if ARGV[5] ~= "" then
   local inc = redis.call("GET", KEYS[6])
   if inc and inc ~= ARGV[5] then return "fenced" end
 end
-local st = redis.call("HMGET", KEYS[1], "state", "attempt")
+local st = redis.call("HMGET", KEYS[1], "state", "attempt", "ob")
 if not st[1] then return "gone" end
 if tonumber(st[2]) ~= tonumber(ARGV[2]) then return "stale" end
 if st[1] ~= "queued" then return "stale" end
-redis.call("HSET", KEYS[1], "state", "running", "worker", ARGV[3], "started", ARGV[4],
-  "pool", redis.call("HGET", KEYS[5], "pool") or "")
-redis.call("ZREM", KEYS[2], ARGV[1])
+local f = {"state", "running", "worker", ARGV[3], "started", ARGV[4], "pool", redis.call("HGET", KEYS[5], "pool") or ""}
+-- "ob" marks an attempt the outbox holds (see outbox.go); a first
+-- attempt written with its task never is.
+if st[3] == "1" then
+  redis.call("ZREM", KEYS[2], ARGV[1])
+  table.insert(f, "ob"); table.insert(f, "0")
+end
+redis.call("HSET", KEYS[1], unpack(f))
 redis.call("SADD", KEYS[3], ARGV[1])
 return redis.call("HGETALL", KEYS[1])
 `)
@@ -165,7 +172,7 @@ if q == "" and st[5] then q = st[5] end
 if q == "" then q = st[7] end
 local nxt = tonumber(st[2]) + 1
 redis.call("HSET", KEYS[1], "state", "queued", "attempt", nxt, "worker", "", "queued", ARGV[5],
-  "not_before", ARGV[6], "queue", q, "ended", this, "ended_reply", cjson.encode({nxt, q, reason}))
+  "not_before", ARGV[6], "queue", q, "ended", this, "ended_reply", cjson.encode({nxt, q, reason}), "ob", "1")
 if ARGV[7] == "preemptions" then
   redis.call("HSET", KEYS[1], "last_move", reason)
 else
@@ -187,7 +194,7 @@ return {nxt, q, reason}
 var moveScript = redis.NewScript(`
 local st = redis.call("HMGET", KEYS[1], "state", "attempt", "queue")
 if st[1] ~= "queued" or tonumber(st[2]) ~= tonumber(ARGV[2]) then return {} end
-redis.call("HSET", KEYS[1], "attempt", tonumber(st[2]) + 1, "queue", ARGV[3], "last_move", ARGV[5])
+redis.call("HSET", KEYS[1], "attempt", tonumber(st[2]) + 1, "queue", ARGV[3], "last_move", ARGV[5], "ob", "1")
 redis.call("ZADD", KEYS[2], ARGV[4], ARGV[1])
 return {st[3], redis.call("HGETALL", KEYS[1])}
 `)

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -93,8 +94,17 @@ func TestQoSCPULimitV1(t *testing.T) {
 	wall := got.FinishedAt.Sub(got.StartedAt).Seconds()
 	cores := got.QoS.CPUSeconds / wall
 	t.Logf("used %.2f CPU-seconds in %.2fs: %.2f cores; the group throttled %.2fs over %d periods", got.QoS.CPUSeconds, wall, cores, got.QoS.GroupThrottledSeconds, got.QoS.GroupThrottledPeriods)
-	if cores < 0.4 || cores > 0.6 {
+	// The limit is the upper bound, always checked. The lower one says the
+	// quota is not tighter than asked, which only holds when the machine
+	// had half a core to give: on one busier than its cores (CI runs many
+	// packages at once) a shortfall is contention, not the limit.
+	switch {
+	case cores > 0.6:
 		t.Errorf("the job used %.2f cores, want 0.5 ± 0.1", cores)
+	case cores < 0.4 && loadAverage() <= float64(runtime.NumCPU()):
+		t.Errorf("the job used %.2f cores on a machine with room, want 0.5 ± 0.1", cores)
+	case cores < 0.4:
+		t.Logf("the job used %.2f cores on a machine loaded at %.1f for %d cores: the lower bound is not judged", cores, loadAverage(), runtime.NumCPU())
 	}
 	if got.QoS.GroupThrottledPeriods == 0 {
 		t.Errorf("no throttled period counted: %+v", got.QoS)
@@ -398,4 +408,14 @@ func TestQoSRequiredLimitNotInForceFailsTheJob(t *testing.T) {
 	if got := e.waitTerminal(j.ID, wait); got.State != jobs.StateSucceeded {
 		t.Errorf("group not required: state %s error %q, want it to run without the limit", got.State, got.LastError)
 	}
+}
+
+// loadAverage is the machine's 1-minute load average, 0 when unknown.
+func loadAverage() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0
+	}
+	f, _ := strconv.ParseFloat(strings.Fields(string(b))[0], 64)
+	return f
 }
