@@ -111,20 +111,21 @@ func (c *Catalog) Resolve(s Submission) (Spec, error) {
 	}
 
 	spec := Spec{
-		Template:       s.Template,
-		Params:         values,
-		Handler:        t.Handler,
-		Class:          t.Class,
-		Rhythm:         t.Rhythm,
-		Checkpointable: t.Checkpointable,
-		Retryable:      t.Retryable,
-		MaxRetries:     *t.MaxRetries,
-		Timeout:        t.Timeout,
-		Grace:          t.Grace,
-		Team:           t.Team,
-		CoreMaxWait:    t.CoreMaxWait,
-		Labels:         copyLabels(s.Labels),
-		IdempotencyKey: s.IdempotencyKey,
+		Template:         s.Template,
+		Params:           values,
+		Handler:          t.Handler,
+		Class:            t.Class,
+		Rhythm:           t.Rhythm,
+		Checkpointable:   t.Checkpointable,
+		Retryable:        t.Retryable,
+		MaxRetries:       *t.MaxRetries,
+		NoRetryExitCodes: append([]int(nil), t.NoRetryExitCodes...),
+		Timeout:          t.Timeout,
+		Grace:            t.Grace,
+		Team:             t.Team,
+		CoreMaxWait:      t.CoreMaxWait,
+		Labels:           copyLabels(s.Labels),
+		IdempotencyKey:   s.IdempotencyKey,
 	}
 	if len(s.Command) > 0 {
 		spec.Command = append([]string(nil), s.Command...)
