@@ -84,6 +84,17 @@ func runDev(ctx context.Context, e *env, args []string) error {
 	if err := writeConfig(cfgFile, cfg); err != nil {
 		return err
 	}
+	// The other commands find this instance by themselves: their config
+	// discovery reads the dev file while no config of the user's comes
+	// first.
+	devFile := config.DevFile(os.Getenv)
+	if devFile != "" {
+		unpublish, err := publishDevConfig(devFile, cfg)
+		if err != nil {
+			return err
+		}
+		defer unpublish()
+	}
 	prov, err := newProvider("local", cfg, cfgFile, execScripts{}, log, &st)
 	if err != nil {
 		return err
@@ -108,15 +119,16 @@ func runDev(ctx context.Context, e *env, args []string) error {
   fixed worker:     %s (%d slots)
   templates:        %v
 
+  config:           %s
+
 In another terminal:
-  export BALLAST_CONFIG=%s
-  go run ./cmd/ballast submit hello name=you --wait
-  go run ./cmd/ballast submit steps steps=10 step_time=300ms
-  go run ./cmd/ballast jobs
-  go run ./cmd/ballast status
-  go run ./cmd/ballast top
+  ballast submit hello name=you --wait
+  ballast submit steps steps=10 step_time=300ms
+  ballast jobs
+  ballast status
+  ballast top
 Press Ctrl-C to stop.
-`, cfg.NATS.URL, cp.addr, cp.addr, w.ID(), cfg.Pools["fixed"].Slots, sortedTemplateNames(cfg), cfgFile)
+`, cfg.NATS.URL, cp.addr, cp.addr, w.ID(), cfg.Pools["fixed"].Slots, sortedTemplateNames(cfg), devConfigNote(devFile, cfgFile))
 	if *reclaimRate < 0 {
 		return usageError{"--spot-reclaim-rate must not be negative"}
 	}
@@ -147,6 +159,15 @@ func startEmbeddedNATS(port int, dir string) (*server.Server, error) {
 		return nil, fmt.Errorf("embedded NATS did not start on port %d (is it taken? use --nats-port)", port)
 	}
 	return ns, nil
+}
+
+// devConfigNote says where the other commands find this instance: the dev
+// file, or, on a machine without a home directory, the file to export.
+func devConfigNote(devFile, cfgFile string) string {
+	if devFile != "" {
+		return devFile + " (the other commands read it by themselves)"
+	}
+	return cfgFile + " (export BALLAST_CONFIG=" + cfgFile + ")"
 }
 
 // writeConfig saves the effective config so the other commands can reach
