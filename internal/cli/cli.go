@@ -32,6 +32,8 @@ type env struct {
 	// flagSets collects every flag set the command built, so completion
 	// scripts can list a command's flags without a second table of them.
 	flagSets []*flag.FlagSet
+	// tools are the commands this binary adds to ballast's (RunWith).
+	tools map[string]Tool
 }
 
 // usageError marks errors in how a command was called (exit code 2).
@@ -53,11 +55,8 @@ func commands() map[string]command {
 		"pipelines":       {"list pipelines, or: pipelines runs NAME | show RUN | trigger NAME | cancel RUN", runPipelines},
 		"sweep":           {"parameter sweeps: sweep submit FILE | show ID | cancel ID | list", runSweep},
 		"status":          {"show workers, queues and recent jobs", runStatus},
-		"screenshot":      {"open the controller's dashboard in headless Chromium and write a PNG of it", runScreenshot},
 		"validate-config": {"check a config file and report every problem with its line", runValidateConfig},
 		"example-job":     {"a checkpointing demo job that counts steps (used by the steps template)", runExampleJob},
-		"bench":           {"measure throughput and start latency against raw asynq", runBench},
-		"bench-hybrid":    {"measure the hybrid controller's reclaim, scale-up and release reactions", runBenchHybrid},
 		"chaos":           {"inject failures: chaos spot-notice WORKER", runChaos},
 		"simulate":        {"replay a trace through the live policy: all-fixed, all-elastic, hybrid and tuned hybrid side by side", runSimulate},
 		"plan":            {"size the fixed quota from a trace or the job history, three ways, with an HTML report", runPlan},
@@ -70,21 +69,30 @@ func commands() map[string]command {
 
 // Run executes one ballast invocation and returns the process exit code.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	e := &env{out: stdout, errOut: stderr, color: colorFor(stdout), errColor: colorFor(stderr)}
+	return runCLI(ctx, args, stdout, stderr, nil)
+}
+
+func runCLI(ctx context.Context, args []string, stdout, stderr io.Writer, tools map[string]Tool) int {
+	e := &env{out: stdout, errOut: stderr, color: colorFor(stdout), errColor: colorFor(stderr), tools: tools}
 	if len(args) > 0 && args[0] == "help" && len(args) > 1 {
 		// `help CMD [VERB]` is `CMD [VERB] --help`, so the two cannot differ.
 		args = append(append([]string(nil), args[1:]...), "--help")
 	}
 	switch {
 	case len(args) == 0 || isHelpFlag(args[0]) || args[0] == "help":
-		usage(stdout)
+		usage(stdout, tools)
 		return 0
 	case args[0] == "--version" || args[0] == "-version":
 		fmt.Fprintln(stdout, versionLine())
 		return 0
 	}
-	cmds := commands()
+	cmds := e.commands()
 	cmd, ok := cmds[args[0]]
+	if !ok && toolNames[args[0]] {
+		fmt.Fprintf(stderr, "ballast: %s is a developer tool, not in the production binary: build it with\n"+
+			"  go build -o bin/ballast-tools ./cmd/ballast-tools\nand run bin/ballast-tools %s.\n", args[0], args[0])
+		return 2
+	}
 	if !ok {
 		fmt.Fprintf(stderr, "ballast: unknown command %q", args[0])
 		if s := closest(args[0], sortedKeys(cmds)); s != "" {
@@ -92,7 +100,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 		fmt.Fprint(stderr, "\n\n")
-		usage(stderr)
+		usage(stderr, tools)
 		return 2
 	}
 	e.help = wantsHelp(args[1:])
@@ -150,10 +158,22 @@ func wantsHelp(args []string) bool {
 	return false
 }
 
-func usage(w io.Writer) {
+// commands is the command table with this binary's tools added.
+func (e *env) commands() map[string]command {
+	cmds := commands()
+	for name, t := range e.tools {
+		run := t.Run
+		cmds[name] = command{t.Summary, func(ctx context.Context, e *env, args []string) error {
+			return run(ctx, &Invocation{e}, args)
+		}}
+	}
+	return cmds
+}
+
+func usage(w io.Writer, tools map[string]Tool) {
 	fmt.Fprintln(w, "ballast: one scheduling pool over fixed quota and elastic capacity.")
 	fmt.Fprintln(w, "\nUsage: ballast COMMAND [flags]\n\nCommands:")
-	cmds := commands()
+	cmds := (&env{tools: tools}).commands()
 	names := make([]string, 0, len(cmds))
 	for n := range cmds {
 		names = append(names, n)
@@ -177,7 +197,7 @@ func newFlags(e *env, name, synopsis string) *flag.FlagSet {
 			return
 		}
 		e.helpShown = true
-		if c, ok := commands()[strings.Fields(name)[0]]; ok {
+		if c, ok := e.commands()[strings.Fields(name)[0]]; ok {
 			fmt.Fprintf(e.out, "ballast %s: %s\n\n", name, c.summary)
 		}
 		fmt.Fprintf(e.out, "Usage: ballast %s\n", synopsis)

@@ -35,7 +35,7 @@ func runCompletion(ctx context.Context, e *env, args []string) error {
 	if fs.NArg() != 1 {
 		return usageError{"name the shell: ballast completion bash|zsh|fish"}
 	}
-	cmds := completionCommands(ctx)
+	cmds := completionCommands(ctx, e)
 	switch fs.Arg(0) {
 	case "bash":
 		return bashCompletion(e.out, cmds)
@@ -57,8 +57,8 @@ type completable struct {
 // completionCommands lists every command with its flags, read from the
 // flag sets the command itself builds when asked for its help, so the
 // scripts cannot drift from the flags.
-func completionCommands(ctx context.Context) []completable {
-	cmds := commands()
+func completionCommands(ctx context.Context, e *env) []completable {
+	cmds := e.commands()
 	// A cancelled context: asking for help must not start anything, and a
 	// command that reached further would stop at once.
 	ctx, cancel := context.WithCancel(ctx)
@@ -66,7 +66,7 @@ func completionCommands(ctx context.Context) []completable {
 	var out []completable
 	for _, name := range sortedKeys(cmds) {
 		c := completable{name: name, summary: cmds[name].summary, verbs: verbs[name]}
-		probe := &env{out: io.Discard, errOut: io.Discard, help: true}
+		probe := &env{out: io.Discard, errOut: io.Discard, help: true, tools: e.tools}
 		_ = cmds[name].run(ctx, probe, []string{"--help"})
 		seen := map[string]bool{}
 		for _, fs := range probe.flagSets {

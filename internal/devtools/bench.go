@@ -1,26 +1,27 @@
-package cli
+package devtools
 
 import (
 	"context"
 	"time"
 
 	"github.com/ballastdev/ballast/internal/bench"
+	"github.com/ballastdev/ballast/internal/cli"
 )
 
-func runBench(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "bench", "bench [--redis ADDR] [--jobs N] [--producers N] [--slots N] [--samples N]")
+func runBench(ctx context.Context, inv *cli.Invocation, args []string) error {
+	fs := inv.Flags("bench", "bench [--redis ADDR] [--jobs N] [--producers N] [--slots N] [--samples N]")
 	addr := fs.String("redis", "127.0.0.1:6379", "Redis to measure against (a fresh namespace is used and removed)")
 	n := fs.Int("jobs", 5000, "jobs per throughput run")
 	producers := fs.Int("producers", 8, "concurrent submitters")
 	slots := fs.Int("slots", 32, "worker slots")
 	samples := fs.Int("samples", 200, "latency samples on an idle worker")
 	poll := fs.Duration("poll", 25*time.Millisecond, "worker poll interval (asynq TaskCheckInterval)")
-	if err := parse(fs, args); err != nil {
+	if err := inv.Parse(fs, args); err != nil {
 		return err
 	}
 	res, err := bench.Run(ctx, bench.Options{RedisAddr: *addr, Jobs: *n, Producers: *producers, Slots: *slots,
-		LatencySamples: *samples, PollInterval: *poll, Out: e.errOut})
+		LatencySamples: *samples, PollInterval: *poll, Out: inv.Stderr()})
 	// An exactly-once violation still has figures worth printing.
-	res.Print(e.out)
+	res.Print(inv.Stdout())
 	return err
 }
