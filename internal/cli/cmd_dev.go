@@ -84,17 +84,6 @@ func runDev(ctx context.Context, e *env, args []string) error {
 	if err := writeConfig(cfgFile, cfg); err != nil {
 		return err
 	}
-	// The other commands find this instance by themselves: their config
-	// discovery reads the dev file while no config of the user's comes
-	// first.
-	devFile := config.DevFile(os.Getenv)
-	if devFile != "" {
-		unpublish, err := publishDevConfig(devFile, cfg)
-		if err != nil {
-			return err
-		}
-		defer unpublish()
-	}
 	prov, err := newProvider("local", cfg, cfgFile, execScripts{}, log, &st)
 	if err != nil {
 		return err
@@ -111,6 +100,19 @@ func runDev(ctx context.Context, e *env, args []string) error {
 		if err := printEvents(nc, subjects(cfg), e); err != nil {
 			return err
 		}
+	}
+	// The other commands find this instance by themselves: their config
+	// discovery reads the dev file while no config of the user's comes
+	// first. It is written once everything runs, with the address the API
+	// really listens on, so its appearance means "ready".
+	cfg.HTTP.Listen = cp.addr
+	devFile := config.DevFile(os.Getenv)
+	if devFile != "" {
+		unpublish, err := publishDevConfig(devFile, cfg)
+		if err != nil {
+			return err
+		}
+		defer unpublish()
 	}
 	fmt.Fprintf(e.out, `ballast dev is running.
   NATS (embedded):  %s
