@@ -50,3 +50,32 @@ func firstErr(errs ...error) error {
 	}
 	return nil
 }
+
+// devLogFile is where `ballast dev` writes its structured log by default:
+// dev.log in $XDG_STATE_HOME/ballast (~/.local/state/ballast), the XDG
+// place for logs that outlive a run; in the instance's own directory when
+// there is no home.
+func devLogFile(getenv func(string) string, dir string) string {
+	base := getenv("XDG_STATE_HOME")
+	if !filepath.IsAbs(base) {
+		home := getenv("HOME")
+		if home == "" {
+			return filepath.Join(dir, "dev.log")
+		}
+		base = filepath.Join(home, ".local", "state")
+	}
+	return filepath.Join(base, "ballast", "dev.log")
+}
+
+// openDevLog starts the log afresh: one file per run keeps it to the
+// instance being looked at.
+func openDevLog(path string) (*os.File, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("dev log: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("dev log: %w", err)
+	}
+	return f, nil
+}
