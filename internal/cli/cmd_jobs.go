@@ -59,6 +59,9 @@ func runJobs(ctx context.Context, e *env, args []string) error {
 	defer closeFn()
 	for {
 		list, err := store.List(ctx, opts)
+		if err != nil && *watch && ctx.Err() != nil {
+			return nil // interrupted mid-read: the end of a watch
+		}
 		if err != nil {
 			return err
 		}
