@@ -197,6 +197,19 @@ func TestDashboardShowsTheOverviewLive(t *testing.T) {
 		t.Errorf("running tbody data-count %q, want 1", count)
 	}
 
+	// The jobs console reads the real API too: the job is in its list,
+	// and its link opens its page with the record.
+	row := fmt.Sprintf(`document.querySelector('a[data-k=%q]')`, "jobs."+id+".id")
+	if err := b.WaitFor(row+` !== null`, 10*time.Second); err != nil {
+		t.Fatalf("job %s not in the jobs list: %v", id, err)
+	}
+	if _, err := browser.Eval[bool](b, row+`.click() === undefined`, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.WaitFor(`(document.querySelector('[data-k="job.template"]') || {}).textContent === 'hy-sleep'`, 10*time.Second); err != nil {
+		t.Fatalf("the job's page did not show job %s: %v", id, err)
+	}
+
 	shot, err := b.Screenshot(10 * time.Second)
 	if err != nil {
 		t.Fatal(err)
