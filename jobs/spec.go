@@ -4,26 +4,30 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"time"
 )
 
 // Spec is a fully resolved job: what the worker runs and what the scheduler
 // needs to place it. It is stored in the job record and never changes.
 type Spec struct {
-	Template       string            `json:"template,omitempty"`
-	Params         map[string]any    `json:"params,omitempty"`
-	Command        []string          `json:"command,omitempty"`
-	Handler        string            `json:"handler,omitempty"`
-	Class          Class             `json:"class"`
-	Rhythm         Rhythm            `json:"rhythm"`
-	Checkpointable bool              `json:"checkpointable,omitempty"`
-	Retryable      bool              `json:"retryable,omitempty"`
-	MaxRetries     int               `json:"max_retries,omitempty"`
-	Timeout        Duration          `json:"timeout"`
-	Grace          Duration          `json:"grace"`
-	Team           string            `json:"team,omitempty"`
-	Labels         map[string]string `json:"labels,omitempty"`
-	IdempotencyKey string            `json:"idempotency_key,omitempty"`
+	Template       string         `json:"template,omitempty"`
+	Params         map[string]any `json:"params,omitempty"`
+	Command        []string       `json:"command,omitempty"`
+	Handler        string         `json:"handler,omitempty"`
+	Class          Class          `json:"class"`
+	Rhythm         Rhythm         `json:"rhythm"`
+	Checkpointable bool           `json:"checkpointable,omitempty"`
+	Retryable      bool           `json:"retryable,omitempty"`
+	MaxRetries     int            `json:"max_retries,omitempty"`
+	// NoRetryExitCodes are the template's: an attempt that exits with one
+	// of them fails the job without a retry.
+	NoRetryExitCodes []int             `json:"no_retry_exit_codes,omitempty"`
+	Timeout          Duration          `json:"timeout"`
+	Grace            Duration          `json:"grace"`
+	Team             string            `json:"team,omitempty"`
+	Labels           map[string]string `json:"labels,omitempty"`
+	IdempotencyKey   string            `json:"idempotency_key,omitempty"`
 	// Metric names the key of a metric the job reports by printing a JSON
 	// line such as {"loss": 0.12}; the worker records every value reported
 	// under that key, in order. Sweep trials set it to the sweep's metric.
@@ -56,6 +60,17 @@ type Spec struct {
 	// the placement's) and the job's own limits within it.
 	QoS    string  `json:"qos,omitempty"`
 	Limits *Limits `json:"limits,omitempty"`
+}
+
+// Retries reports whether a failed attempt that exited with code (nil:
+// killed, timed out, or never started) is worth retrying, retries being
+// how many it has had: the job is retryable, has retries left, and did not
+// exit with a code its template says no retry can fix.
+func (s Spec) Retries(code *int, retries int) bool {
+	if !s.Retryable || retries >= s.MaxRetries {
+		return false
+	}
+	return code == nil || !slices.Contains(s.NoRetryExitCodes, *code)
 }
 
 // OwnMaxWait is how long the job may wait in the current attempt, queued at

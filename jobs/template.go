@@ -64,6 +64,10 @@ type Template struct {
 	Retryable bool `yaml:"retryable,omitempty" json:"retryable,omitempty"`
 	// MaxRetries is how many times a failed retryable job is tried again.
 	MaxRetries *int `yaml:"max_retries,omitempty" json:"max_retries,omitempty"`
+	// NoRetryExitCodes are exit codes that end a retryable job as failed
+	// at once: the job's way of saying "trying again will not help" (bad
+	// input, a missing file), so no retry is spent on them.
+	NoRetryExitCodes []int `yaml:"no_retry_exit_codes,omitempty" json:"no_retry_exit_codes,omitempty"`
 	// Timeout bounds one attempt's run time.
 	Timeout Duration `yaml:"timeout,omitempty" json:"timeout,omitempty"`
 	// Grace is the time between SIGTERM and SIGKILL, for writing a checkpoint.
@@ -154,6 +158,14 @@ func (t Template) validate(field string, ps *problems) {
 		}
 		if *t.MaxRetries > 0 && !t.Retryable {
 			ps.add(field+".max_retries", "set retryable: true as well, or drop max_retries")
+		}
+	}
+	if len(t.NoRetryExitCodes) > 0 && !t.Retryable {
+		ps.add(field+".no_retry_exit_codes", "only a retryable template retries; set retryable: true or drop no_retry_exit_codes")
+	}
+	for i, c := range t.NoRetryExitCodes {
+		if c < 1 || c > 255 {
+			ps.add(fmt.Sprintf("%s.no_retry_exit_codes[%d]", field, i), fmt.Sprintf("%d is not a failing exit code (1 to 255)", c))
 		}
 	}
 	if t.Team != "" && !nameRE.MatchString(t.Team) {

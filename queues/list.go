@@ -3,6 +3,8 @@ package queues
 import (
 	"context"
 	"encoding/json"
+	"strconv"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -15,10 +17,40 @@ type ListOptions struct {
 	Limit int
 	// State keeps only jobs in this state ("" = all).
 	State jobs.State
-	// Scan is how many of the newest jobs are examined when filtering by
-	// state (default 10×Limit): a bound, so a listing never reads the whole
+	// Template, Team and Labels keep only jobs of this template, charged
+	// to this team, carrying every one of these labels ("" or nil = all).
+	Template string
+	Team     string
+	Labels   map[string]string
+	// Since keeps only jobs created at or after it (zero = all). The index
+	// is ordered by creation, so the scan stops at the first older job.
+	Since time.Time
+	// Scan is how many of the newest jobs are examined when filtering
+	// (default 10×Limit): a bound, so a listing never reads the whole
 	// history.
 	Scan int
+}
+
+// filtered reports whether any filter besides the limit is set.
+func (o ListOptions) filtered() bool {
+	return o.State != "" || o.Template != "" || o.Team != "" || len(o.Labels) > 0
+}
+
+// keeps reports whether j passes every filter of o.
+func (o ListOptions) keeps(j jobs.Job) bool {
+	switch {
+	case o.State != "" && j.State != o.State,
+		o.Template != "" && j.Spec.Template != o.Template,
+		o.Team != "" && j.Spec.Team != o.Team,
+		!o.Since.IsZero() && j.CreatedAt.Before(o.Since):
+		return false
+	}
+	for k, v := range o.Labels {
+		if got, ok := j.Spec.Labels[k]; !ok || got != v {
+			return false
+		}
+	}
+	return true
 }
 
 // List returns recent jobs, newest first.
@@ -30,19 +62,24 @@ func (s *Store) List(ctx context.Context, o ListOptions) ([]jobs.Job, error) {
 		o.Limit = 1000
 	}
 	scan := o.Limit
-	if o.State != "" {
+	if o.filtered() {
 		scan = o.Scan
 		if scan <= 0 {
 			scan = 10 * o.Limit
 		}
 	}
-	ids, err := s.rdb.ZRevRange(ctx, s.ns.JobIndex(), 0, int64(scan-1)).Result()
+	var ids []string
+	var err error
+	if o.Since.IsZero() {
+		ids, err = s.rdb.ZRevRange(ctx, s.ns.JobIndex(), 0, int64(scan-1)).Result()
+	} else {
+		ids, err = s.rdb.ZRevRangeByScore(ctx, s.ns.JobIndex(), &redis.ZRangeBy{Max: "+inf",
+			Min: strconv.FormatInt(o.Since.UnixMilli(), 10), Count: int64(scan)}).Result()
+	}
 	if err != nil {
 		return nil, wrap("queues.List", err)
 	}
-	return s.getMany(ctx, ids, func(j jobs.Job) bool {
-		return o.State == "" || j.State == o.State
-	}, o.Limit)
+	return s.getMany(ctx, ids, o.keeps, o.Limit)
 }
 
 // ActiveJobs returns every job that has not ended (queued or running), oldest

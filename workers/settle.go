@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/ballastdev/ballast/jobs"
@@ -54,7 +55,7 @@ func (w *Worker) settle(r *running, res outcome) string {
 		return outcomeSucceeded
 	}
 	reason := failureReason(res)
-	if j.Spec.Retryable && j.Retries < j.Spec.MaxRetries {
+	if j.Spec.Retries(res.exitCode, j.Retries) {
 		var moved queues.Requeued
 		w.retryRedis("retry", func(ctx context.Context) (err error) {
 			moved, err = w.store.Requeue(ctx, j, r.worker, queues.Requeue{Retry: true, Reason: reason,
@@ -63,6 +64,9 @@ func (w *Worker) settle(r *running, res outcome) string {
 		})
 		w.announceRequeue(r, moved, reason, now, map[string]any{"resume_from": r.lastCheckpoint()})
 		return outcomeFailed
+	}
+	if j.Spec.Retryable && res.exitCode != nil && slices.Contains(j.Spec.NoRetryExitCodes, *res.exitCode) {
+		reason += " (listed in no_retry_exit_codes: not retried)"
 	}
 	w.finish(r, jobs.StateFailed, res.exitCode, reason)
 	return outcomeFailed

@@ -131,3 +131,20 @@ func TestFlagsMayFollowPositionalArguments(t *testing.T) {
 		t.Error("an unknown flag after a positional was accepted")
 	}
 }
+
+// TestValidateConfigWarnsOfUnsetSecrets: the shipped example validates as
+// it is, on a machine without its secrets, with one warning per secret;
+// --strict refuses it there.
+func TestValidateConfigWarnsOfUnsetSecrets(t *testing.T) {
+	for _, k := range []string{"BALLAST_REDIS_PASSWORD", "BALLAST_NATS_TOKEN", "BALLAST_API_TOKEN"} {
+		t.Setenv(k, "")
+	}
+	example := filepath.Join("..", "..", "deploy", "ballast.example.yaml")
+	code, out, errOut := run(t, "validate-config", example)
+	if code != 0 || strings.Count(out, "warning: ") != 3 || !strings.Contains(out, "BALLAST_NATS_TOKEN is not set") || !strings.Contains(out, "ok (") {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	if code, _, errOut := run(t, "validate-config", "--strict", example); code != 1 || !strings.Contains(errOut, "3 warning(s)") {
+		t.Errorf("--strict: exit %d %q", code, errOut)
+	}
+}

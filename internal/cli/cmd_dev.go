@@ -18,7 +18,6 @@ import (
 	"github.com/ballastdev/ballast/internal/config"
 	"github.com/ballastdev/ballast/jobs"
 	"github.com/ballastdev/ballast/orchestrator/client"
-	"github.com/ballastdev/ballast/orchestrator/events"
 )
 
 // runDev runs the whole of Ballast in one process on embedded defaults: an
@@ -33,6 +32,8 @@ func runDev(ctx context.Context, e *env, args []string) error {
 	noDemo := fs.Bool("no-demo", false, "do not submit the example jobs at start")
 	quiet := fs.Bool("quiet", false, "do not print events")
 	reclaimRate := fs.Float64("spot-reclaim-rate", 0, "reclaim spot workers at random: expected reclaims per spot worker per hour (0 = off)")
+	verbose := fs.Bool("verbose", false, "also print every checkpoint jobs write")
+	logPath := fs.String("log", "", "structured (JSON) log of every process in this dev instance (default $XDG_STATE_HOME/ballast/dev.log)")
 	scenario := fs.Bool("scenario", false, "play the hybrid demo: a burst spike, a core wave that reclaims borrowed slots, then drain to zero (implies --quiet)")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -42,7 +43,19 @@ func runDev(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	log := slog.New(slog.NewTextHandler(e.errOut, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	// The terminal gets one line per event and the warnings; the full,
+	// structured log goes to a file that outlives the instance.
+	if *logPath == "" {
+		*logPath = devLogFile(os.Getenv, dir)
+	}
+	logFile, err := openDevLog(*logPath)
+	if err != nil {
+		return err
+	}
+	defer logFile.Close()
+	log := slog.New(slog.NewMultiHandler(
+		slog.NewJSONHandler(logFile, &slog.HandlerOptions{Level: slog.LevelInfo}),
+		slog.NewTextHandler(e.errOut, &slog.HandlerOptions{Level: slog.LevelWarn})))
 
 	cfg := config.Dev()
 	cfg.HTTP.Listen = *httpAddr
@@ -97,9 +110,23 @@ func runDev(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if !*quiet && !*scenario {
-		if err := printEvents(nc, subjects(cfg), e); err != nil {
+		evs := &devEvents{w: e.out, verbose: *verbose, store: cp.store}
+		if err := evs.subscribe(nc, subjects(cfg)); err != nil {
 			return err
 		}
+	}
+	// The other commands find this instance by themselves: their config
+	// discovery reads the dev file while no config of the user's comes
+	// first. It is written once everything runs, with the address the API
+	// really listens on, so its appearance means "ready".
+	cfg.HTTP.Listen = cp.addr
+	devFile := config.DevFile(os.Getenv)
+	if devFile != "" {
+		unpublish, err := publishDevConfig(devFile, cfg)
+		if err != nil {
+			return err
+		}
+		defer unpublish()
 	}
 	fmt.Fprintf(e.out, `ballast dev is running.
   NATS (embedded):  %s
@@ -108,15 +135,17 @@ func runDev(ctx context.Context, e *env, args []string) error {
   fixed worker:     %s (%d slots)
   templates:        %v
 
+  config:           %s
+  log (JSON):       %s
+
 In another terminal:
-  export BALLAST_CONFIG=%s
-  go run ./cmd/ballast submit hello name=you --wait
-  go run ./cmd/ballast submit steps steps=10 step_time=300ms
-  go run ./cmd/ballast jobs
-  go run ./cmd/ballast status
-  go run ./cmd/ballast top
+  ballast submit hello name=you --wait
+  ballast submit steps steps=10 step_time=300ms
+  ballast jobs
+  ballast status
+  ballast top
 Press Ctrl-C to stop.
-`, cfg.NATS.URL, cp.addr, cp.addr, w.ID(), cfg.Pools["fixed"].Slots, sortedTemplateNames(cfg), cfgFile)
+`, cfg.NATS.URL, cp.addr, cp.addr, w.ID(), cfg.Pools["fixed"].Slots, sortedTemplateNames(cfg), devConfigNote(devFile, cfgFile), *logPath)
 	if *reclaimRate < 0 {
 		return usageError{"--spot-reclaim-rate must not be negative"}
 	}
@@ -149,6 +178,15 @@ func startEmbeddedNATS(port int, dir string) (*server.Server, error) {
 	return ns, nil
 }
 
+// devConfigNote says where the other commands find this instance: the dev
+// file, or, on a machine without a home directory, the file to export.
+func devConfigNote(devFile, cfgFile string) string {
+	if devFile != "" {
+		return devFile + " (the other commands read it by themselves)"
+	}
+	return cfgFile + " (export BALLAST_CONFIG=" + cfgFile + ")"
+}
+
 // writeConfig saves the effective config so the other commands can reach
 // this dev instance through BALLAST_CONFIG.
 func writeConfig(path string, cfg config.Config) error {
@@ -157,31 +195,6 @@ func writeConfig(path string, cfg config.Config) error {
 		return err
 	}
 	return os.WriteFile(path, b, 0o600)
-}
-
-func printEvents(nc *nats.Conn, subj events.Subjects, e *env) error {
-	_, err := nc.Subscribe(subj.All(), func(m *nats.Msg) {
-		var ev events.Event
-		if json.Unmarshal(m.Data, &ev) != nil {
-			return
-		}
-		at := ev.Time.Format("15:04:05.000")
-		switch {
-		case ev.Type.IsPipeline():
-			fmt.Fprintf(e.out, "%s  %-15s %s run=%s %s\n", at, ev.Type, ev.Pipeline, dash(ev.RunID), ev.Reason)
-			return
-		case ev.Type.IsSweep():
-			fmt.Fprintf(e.out, "%s  %-15s %s %s\n", at, ev.Type, ev.SweepID, ev.Reason)
-			return
-		}
-		who := ev.JobID
-		if who == "" {
-			who = ev.Worker
-		}
-		fmt.Fprintf(e.out, "%s  %-15s %s attempt=%d queue=%s worker=%s %s\n", at, ev.Type, who,
-			ev.Attempt, dash(ev.Queue), dash(ev.Worker), ev.Reason)
-	})
-	return err
 }
 
 // submitDemo sends one job of each example template over NATS, as a user would.

@@ -17,10 +17,17 @@ func runJobs(ctx context.Context, e *env, args []string) error {
 	if len(args) > 0 && args[0] == "list" {
 		args = args[1:]
 	}
-	fs := newFlags(e, "jobs", "jobs [list] [--state S] [--limit N] | jobs show ID | jobs logs ID")
+	fs := newFlags(e, "jobs", "jobs [list] [--state S] [--template T] [--team T] [--label K=V] [--since D] [--limit N] [--watch] | jobs show ID | jobs logs ID")
 	cfgPath := configFlag(fs)
 	state := fs.String("state", "", "only jobs in this state: queued, running, succeeded, failed, cancelled")
+	template := fs.String("template", "", "only jobs of this template")
+	team := fs.String("team", "", "only jobs charged to this team")
+	var labels labelFlag
+	fs.Var(&labels, "label", "only jobs with this label, as KEY=VALUE (repeat for several; all must match)")
+	since := fs.String("since", "", "only jobs created since: a duration back from now (2h, 30m) or an RFC 3339 time")
 	limit := fs.Int("limit", 20, "most jobs shown, newest first")
+	watch := fs.Bool("watch", false, "redraw the list every --every until interrupted")
+	every := fs.Duration("every", 2*time.Second, "redraw interval of --watch")
 	out := outputFlag(fs)
 	if err := parse(fs, args); err != nil {
 		return err
@@ -28,27 +35,73 @@ func runJobs(ctx context.Context, e *env, args []string) error {
 	if err := checkOutput(*out); err != nil {
 		return err
 	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Sprintf("unexpected %q: filters are flags (--state, --template, ...), or use jobs show ID", fs.Arg(0))}
+	}
 	if *state != "" && !jobs.State(*state).Valid() {
 		return usageError{fmt.Sprintf("--state %q: use queued, running, succeeded, failed or cancelled", *state)}
+	}
+	if *watch && *every <= 0 {
+		return usageError{"--every must be positive"}
+	}
+	opts := queues.ListOptions{Limit: *limit, State: jobs.State(*state), Template: *template, Team: *team, Labels: labels.m}
+	if *since != "" {
+		t, err := parseSince(*since, time.Now())
+		if err != nil {
+			return usageError{"--since: " + err.Error()}
+		}
+		opts.Since = t
 	}
 	store, closeFn, err := openStore(ctx, *cfgPath)
 	if err != nil {
 		return err
 	}
 	defer closeFn()
-	list, err := store.List(ctx, queues.ListOptions{Limit: *limit, State: jobs.State(*state)})
-	if err != nil {
-		return err
+	for {
+		list, err := store.List(ctx, opts)
+		if err != nil && *watch && ctx.Err() != nil {
+			return nil // interrupted mid-read: the end of a watch
+		}
+		if err != nil {
+			return err
+		}
+		if *watch && e.color {
+			fmt.Fprint(e.out, "\x1b[H\x1b[2J") // redraw in place on a terminal
+		} else if *watch {
+			fmt.Fprintf(e.out, "--- %s\n", time.Now().Format(time.RFC3339))
+		}
+		if err := printJobList(e, *out, list); err != nil || !*watch {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(*every):
+		}
 	}
-	if *out == "json" {
+}
+
+func printJobList(e *env, out string, list []jobs.Job) error {
+	if out == "json" {
 		return writeJSON(e.out, list)
 	}
 	now := time.Now()
 	rows := make([][]any, len(list))
 	for i, j := range list {
-		rows[i] = []any{j.ID, j.Spec.Template, j.State, j.Attempt, j.Queue, dash(j.Worker), ago(j.CreatedAt, now), dash(j.LastError)}
+		rows[i] = []any{j.ID, j.Spec.Template, e.paintState(j.State), j.Attempt, j.Queue, dash(j.Worker), ago(j.CreatedAt, now), dash(j.LastError)}
 	}
 	return table(e.out, "ID\tTEMPLATE\tSTATE\tATTEMPT\tQUEUE\tWORKER\tCREATED\tLAST ERROR", rows)
+}
+
+// paintState colours a job state on a terminal: green for success, red
+// for failure, so a failed job stands out in a long list.
+func (e *env) paintState(s jobs.State) string {
+	c := map[jobs.State]string{jobs.StateQueued: yellow, jobs.StateRunning: cyan, jobs.StateSucceeded: green,
+		jobs.StateFailed: red, jobs.StateCancelled: grey}[s]
+	if c == "" {
+		return string(s)
+	}
+	return e.paint(c, string(s))
 }
 
 func runJobsOne(ctx context.Context, e *env, verb string, args []string) error {

@@ -95,7 +95,7 @@ func runSubmit(ctx context.Context, e *env, args []string) error {
 	if err := printReceipt(e, *out, receipt); err != nil || !*wait {
 		return err
 	}
-	return follow(ctx, e, nc, cfg.NATS.Stream, subj, receipt.JobID, *out)
+	return waitResult(ctx, e, cfg, receipt.JobID, follow(ctx, e, nc, cfg.NATS.Stream, subj, receipt.JobID, *out))
 }
 
 // parseParams turns name=value pairs into JSON values: a value that parses as
@@ -209,7 +209,7 @@ func follow(ctx context.Context, e *env, nc *nats.Conn, stream string, subj even
 // ended is the result of `submit --wait` for a job that reached state.
 func ended(id string, state jobs.State) error {
 	if state != jobs.StateSucceeded {
-		return fmt.Errorf("job %s %s", id, state)
+		return jobEndedError{id, state}
 	}
 	return nil
 }

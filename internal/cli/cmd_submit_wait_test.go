@@ -39,7 +39,7 @@ func TestSubmitWaitEndsOnTheRecordWhenEventsAreLost(t *testing.T) {
 	for _, c := range []struct {
 		state    jobs.State
 		wantCode int
-	}{{jobs.StateSucceeded, 0}, {jobs.StateFailed, 1}} {
+	}{{jobs.StateSucceeded, 0}, {jobs.StateFailed, 4}} {
 		type result struct {
 			code        int
 			out, errOut string
@@ -66,6 +66,11 @@ func TestSubmitWaitEndsOnTheRecordWhenEventsAreLost(t *testing.T) {
 		code := 0
 		if c.state == jobs.StateFailed {
 			code = 4
+			lines := []queues.LogLine{{Attempt: claimed.Attempt, Stream: "stdout", Text: "loading"},
+				{Attempt: claimed.Attempt, Stream: "stderr", Text: "error: disk full"}}
+			if err := f.store.AppendLogs(ctx, j.ID, lines, 100); err != nil {
+				t.Fatal(err)
+			}
 		}
 		if ok, err := f.store.Finish(ctx, claimed, "w1", c.state, &code, ""); err != nil || !ok {
 			t.Fatalf("finish: %v %v", ok, err)
@@ -75,6 +80,9 @@ func TestSubmitWaitEndsOnTheRecordWhenEventsAreLost(t *testing.T) {
 		case r := <-done:
 			if r.code != c.wantCode || !strings.Contains(r.out, "job."+string(c.state)) || !strings.Contains(r.out, "from the job's record") {
 				t.Fatalf("%s: exit %d, stdout %q, stderr %q; want exit %d and the end read from the record", c.state, r.code, r.out, r.errOut, c.wantCode)
+			}
+			if c.state == jobs.StateFailed && (!strings.Contains(r.errOut, "stderr lines of job") || !strings.Contains(r.errOut, "error: disk full") || strings.Contains(r.errOut, "loading")) {
+				t.Fatalf("failed job: stderr %q; want the tail of its stderr, not its stdout", r.errOut)
 			}
 			t.Logf("%s: --wait ended %s after the job, with no event", c.state, time.Since(ended).Round(time.Millisecond))
 		case <-time.After(followPoll + 5*time.Second):

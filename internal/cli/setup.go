@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"time"
 
@@ -17,9 +18,50 @@ import (
 	"github.com/ballastdev/ballast/workers"
 )
 
-// configFlag registers --config (default $BALLAST_CONFIG).
+// configFlag registers --config. When it is not given, parse fills it in
+// by config.Discover, so every command finds the same file the same way.
 func configFlag(fs *flag.FlagSet) *string {
-	return fs.String("config", os.Getenv("BALLAST_CONFIG"), "config file (default $BALLAST_CONFIG; none = built-in defaults on local Redis and NATS)")
+	v := &configValue{}
+	fs.Var(v, "config", "config `FILE` (default: $BALLAST_CONFIG, ./ballast.yaml, "+
+		"$XDG_CONFIG_HOME/ballast/config.yaml, a running ballast dev's $XDG_CONFIG_HOME/ballast/dev.yaml; none = built-in defaults)")
+	return &v.path
+}
+
+// configValue is the --config flag: the path, and whether it was given.
+type configValue struct {
+	path string
+	set  bool
+}
+
+func (v *configValue) String() string { return v.path }
+
+func (v *configValue) Set(s string) error {
+	v.path, v.set = s, true
+	return nil
+}
+
+// resolveConfigFlag runs config discovery for a flag set with --config that
+// was not given. When no file is found it says so on notices (stderr),
+// once, naming the Redis and NATS the defaults reach: a
+// command that silently talks to the wrong Redis reads as "no jobs".
+func resolveConfigFlag(fs *flag.FlagSet, notices io.Writer) error {
+	f := fs.Lookup("config")
+	if f == nil {
+		return nil
+	}
+	v, ok := f.Value.(*configValue)
+	if !ok || v.set {
+		return nil
+	}
+	v.set = true // a second parse of the same flags decides nothing new
+	found := config.Discover("", os.Getenv)
+	v.path = found.Path
+	if found.Path == "" {
+		d := config.Dev()
+		fmt.Fprintf(notices, "ballast: no config file found; using built-in defaults (Redis %s, NATS %s). "+
+			"Pass --config, set $%s, or run ballast dev.\n", d.Redis.Addr, d.NATS.URL, config.EnvConfig)
+	}
+	return nil
 }
 
 // loadConfig reads the config file, or the built-in defaults without one.

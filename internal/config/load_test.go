@@ -113,10 +113,10 @@ redis:
   password: hunter2 # <-
   password_env: HOME
 ` + fixedPool, "redis.password", "keep only one"},
-		{"unset env var", `
+		{"env var name that cannot be one", `
 redis:
-  password_env: BALLAST_TEST_UNSET # <-
-` + fixedPool, "redis.password_env", "BALLAST_TEST_UNSET is not set"},
+  password_env: 1BAD # <-
+` + fixedPool, "redis.password_env", "not an environment variable name"},
 		{"API beyond loopback without token", fixedPool + `
 http: # <-
   listen: 0.0.0.0:8480

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"sort"
 	"strings"
 
 	"github.com/ballastdev/ballast/jobs"
@@ -42,10 +43,12 @@ func resolveSecret(field, value, env, file string) (string, error) {
 }
 
 // checkSecret reports a credential given more than one way, and an
-// environment variable that is named but unset, so `ballast validate-config`
-// catches it before a service fails to connect. Files are read only at
-// connect time: the config is often checked on another machine than the one
-// that holds them.
+// environment variable name that cannot be one. A variable that is named
+// but unset is not a fault of the file: the file is often checked on
+// another machine, or before the secret is provisioned; UnsetSecrets lists
+// those for `ballast validate-config` to warn about (or, with --strict,
+// refuse), and a service that starts without one says so when it
+// connects. Files are read only at connect time, for the same reason.
 func checkSecret(ps *problems, field, value, env, file string) {
 	name := lastSegment(field)
 	var given []string
@@ -57,16 +60,23 @@ func checkSecret(ps *problems, field, value, env, file string) {
 	if len(given) > 1 {
 		ps.add(field, "%s are set; keep only one", strings.Join(given, " and "))
 	}
-	if env == "" {
-		return
-	}
-	if !envNameRE.MatchString(env) {
+	if env != "" && !envNameRE.MatchString(env) {
 		ps.add(field+"_env", "%q is not an environment variable name (letters, digits and '_', not starting with a digit)", env)
-		return
 	}
-	if v, ok := os.LookupEnv(env); !ok || v == "" {
-		ps.add(field+"_env", "environment variable %s is not set; export it before starting Ballast", env)
+}
+
+// UnsetSecrets lists the credentials this config names by environment
+// variable that getenv does not have, by field ("redis.password_env").
+func (c Config) UnsetSecrets(getenv func(string) string) []*jobs.FieldError {
+	var out []*jobs.FieldError
+	for env, field := range c.secretEnvNames() {
+		if envNameRE.MatchString(env) && getenv(env) == "" {
+			out = append(out, &jobs.FieldError{Field: field,
+				Message: fmt.Sprintf("environment variable %s is not set; export it before starting Ballast", env)})
+		}
 	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Field < out[j].Field })
+	return out
 }
 
 func lastSegment(field string) string {

@@ -51,7 +51,8 @@ type OverflowedJob struct {
 // off (dev mode on localhost only; the config refuses it elsewhere).
 func Handler(store *queues.Store, sub intake.Submitter, token string, flows Flows, in Insight) http.Handler {
 	h := &handler{store: store, auth: token != "", token: sha256.Sum256([]byte(token)), readToken: readToken(token)}
-	mux := http.NewServeMux()
+	mux := newRouter()
+	mux.HandleFunc("GET "+OpenAPIPath, serveOpenAPI)
 	h.mountFlows(mux, flows, token)
 	h.mountInsight(mux, in)
 	mux.Handle("POST "+intake.SubmitPath, intake.HTTPHandler(sub, token))

@@ -24,7 +24,7 @@ type Flows struct {
 }
 
 // mountFlows adds the pipeline and sweep endpoints to mux.
-func (h *handler) mountFlows(mux *http.ServeMux, f Flows, token string) {
+func (h *handler) mountFlows(mux *router, f Flows, token string) {
 	if f.Sweeps != nil {
 		mux.Handle("POST "+intake.SweepSubmitPath, intake.SweepHTTPHandler(f.Sweeps, token))
 	}

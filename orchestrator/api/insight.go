@@ -42,7 +42,7 @@ func readToken(token string) string {
 	return hex.EncodeToString(m.Sum(nil))
 }
 
-func (h *handler) mountInsight(mux *http.ServeMux, in Insight) {
+func (h *handler) mountInsight(mux *router, in Insight) {
 	if in.Live == nil {
 		return
 	}

@@ -14,6 +14,11 @@
 // then asks both endpoints for ?span=NAME, and for no span (the API's
 // default) when the address names none or one the API does not offer.
 //
+// The jobs console (jobs.js) lists GET /api/v1/jobs, filtered by state,
+// every few seconds, and opens one job's page from the list: its record
+// and output (GET /api/v1/jobs/{id} and .../logs), kept in the address
+// as #job=ID beside #span=.
+//
 // Every number on the page carries a data-k attribute naming it (for
 // example pool.fixed.busy or cost.team.ml.cost) and, where the shown text
 // is rounded, a data-v attribute with the raw JSON value, so a test can

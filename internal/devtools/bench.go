@@ -1,4 +1,4 @@
-package cli
+package devtools
 
 import (
 	"context"
@@ -8,10 +8,11 @@ import (
 	"time"
 
 	"github.com/ballastdev/ballast/internal/bench"
+	"github.com/ballastdev/ballast/internal/cli"
 )
 
-func runBench(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "bench", "bench [--redis ADDR] [--jobs N] [--producers N] [--slots N] [--samples N]")
+func runBench(ctx context.Context, inv *cli.Invocation, args []string) error {
+	fs := inv.Flags("bench", "bench [--redis ADDR] [--jobs N] [--producers N] [--slots N] [--samples N]")
 	addr := fs.String("redis", "127.0.0.1:6379", "Redis to measure against (a fresh namespace is used and removed)")
 	n := fs.Int("jobs", 5000, "jobs per throughput run")
 	producers := fs.Int("producers", 8, "concurrent submitters")
@@ -19,7 +20,7 @@ func runBench(ctx context.Context, e *env, args []string) error {
 	samples := fs.Int("samples", 200, "latency samples on an idle worker")
 	poll := fs.Duration("poll", 25*time.Millisecond, "worker poll interval (asynq TaskCheckInterval)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run (both phases) to this file")
-	if err := parse(fs, args); err != nil {
+	if err := inv.Parse(fs, args); err != nil {
 		return err
 	}
 	if *cpuProfile != "" {
@@ -34,8 +35,8 @@ func runBench(ctx context.Context, e *env, args []string) error {
 		defer pprof.StopCPUProfile()
 	}
 	res, err := bench.Run(ctx, bench.Options{RedisAddr: *addr, Jobs: *n, Producers: *producers, Slots: *slots,
-		LatencySamples: *samples, PollInterval: *poll, Out: e.errOut})
+		LatencySamples: *samples, PollInterval: *poll, Out: inv.Stderr()})
 	// An exactly-once violation still has figures worth printing.
-	res.Print(e.out)
+	res.Print(inv.Stdout())
 	return err
 }

@@ -1,4 +1,4 @@
-package cli
+package devtools
 
 import (
 	"context"
@@ -12,15 +12,16 @@ import (
 	"time"
 
 	"github.com/ballastdev/ballast/internal/browser"
+	"github.com/ballastdev/ballast/internal/cli"
 	"github.com/ballastdev/ballast/internal/config"
 	"github.com/ballastdev/ballast/orchestrator/insight"
 )
 
 // runScreenshot opens the controller's dashboard in headless Chromium,
 // waits for its first overview and writes a PNG of the whole page.
-func runScreenshot(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "screenshot", "screenshot [--api URL] [--token TOKEN] [-o FILE] [--width N --height N] [--chromium PATH]")
-	cfgPath := configFlag(fs)
+func runScreenshot(ctx context.Context, inv *cli.Invocation, args []string) error {
+	fs := inv.Flags("screenshot", "screenshot [--api URL] [--token TOKEN] [-o FILE] [--width N --height N] [--chromium PATH]")
+	cfgPath := cli.ConfigFlag(fs)
 	apiURL := fs.String("api", "", "the controller's HTTP API (default: http:// and the config's http.listen)")
 	token := fs.String("token", os.Getenv("BALLAST_API_TOKEN"), "API token (default $BALLAST_API_TOKEN, else the config's)")
 	out := fs.String("o", "dashboard.png", "PNG file to write")
@@ -29,17 +30,17 @@ func runScreenshot(ctx context.Context, e *env, args []string) error {
 	chromium := fs.String("chromium", "", "Chromium binary (default $"+browser.EnvChromium+", else "+browser.DefaultPath+", else chromium on PATH)")
 	timeout := fs.Duration("timeout", 30*time.Second, "how long to wait for the page to show data")
 	span := fs.String("span", "", "series span of the charts: 1h, 6h or 24h (default the page's)")
-	if err := parse(fs, args); err != nil {
+	if err := inv.Parse(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() != 0 {
-		return usageError{"screenshot takes no arguments; the file is -o FILE"}
+		return cli.UsageError("screenshot takes no arguments; the file is -o FILE")
 	}
 	if *width <= 0 || *height <= 0 {
-		return usageError{"--width and --height must be positive"}
+		return cli.UsageError("--width and --height must be positive")
 	}
 	if *apiURL == "" || *token == "" {
-		cfg, err := loadConfig(*cfgPath)
+		cfg, err := cli.LoadConfig(*cfgPath)
 		if err != nil {
 			return err
 		}
@@ -54,7 +55,7 @@ func runScreenshot(ctx context.Context, e *env, args []string) error {
 	}
 	page, err := dashboardURL(*apiURL, *token, *span)
 	if err != nil {
-		return usageError{err.Error()}
+		return cli.UsageError("%s", err.Error())
 	}
 
 	b, err := browser.Start(ctx, browser.Options{Path: *chromium, Width: *width, Height: *height})
@@ -91,7 +92,7 @@ func runScreenshot(ctx context.Context, e *env, args []string) error {
 	if err := os.WriteFile(*out, png, 0o644); err != nil {
 		return err
 	}
-	_, err = fmt.Fprintln(e.out, *out)
+	_, err = fmt.Fprintln(inv.Stdout(), *out)
 	return err
 }
 

@@ -1,0 +1,38 @@
+package cli
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ballastdev/ballast/orchestrator/events"
+)
+
+func TestDevEventLines(t *testing.T) {
+	at := time.Date(2026, 12, 1, 9, 30, 0, 0, time.Local)
+	d := &devEvents{templates: map[string]string{"j1": "steps"}}
+	for _, c := range []struct {
+		ev   events.Event
+		want string // "" for no line
+	}{
+		{events.Event{Type: events.TypeJobQueued, JobID: "j1", Queue: "burst", Time: at}, "09:30:00  steps            j1 queued in burst"},
+		{events.Event{Type: events.TypeJobRunning, JobID: "j1", Worker: "fixed-1", Attempt: 1, Time: at}, "steps            j1 running on fixed-1 (attempt 1)"},
+		{events.Event{Type: events.TypeJobCheckpoint, JobID: "j1", Data: map[string]any{"checkpoint": "step=2"}, Time: at}, ""},
+		{events.Event{Type: events.TypeJobFailed, JobID: "j1", Reason: "exited with code 3", Time: at}, "j1 failed: exited with code 3"},
+		{events.Event{Type: events.TypeWorkerUp, Worker: "spot-1", Time: at}, "worker spot-1 up"},
+		{events.Event{Type: events.TypePipelineRunStarted, Pipeline: "features", Time: at}, "pipeline features run.started"},
+	} {
+		got := d.line(c.ev)
+		if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
+			t.Errorf("%s: %q, want %q", c.ev.Type, got, c.want)
+		}
+	}
+	d.verbose = true
+	if got := d.line(events.Event{Type: events.TypeJobCheckpoint, JobID: "j1", Data: map[string]any{"checkpoint": "step=2"}, Time: at}); !strings.Contains(got, "steps            j1 checkpoint step=2") {
+		t.Errorf("verbose checkpoint: %q", got)
+	}
+	// A job the printer has not seen, with no store to ask, still gets a line.
+	if got := d.line(events.Event{Type: events.TypeJobSucceeded, JobID: "j2", Time: at}); !strings.Contains(got, "-                j2 succeeded") {
+		t.Errorf("unknown template: %q", got)
+	}
+}
