@@ -23,10 +23,17 @@ type lossyStore struct {
 }
 
 func newLossyStore(t *testing.T, opts queues.StoreOptions) lossyStore {
+	return newLossyStoreRetrying(t, opts, -1)
+}
+
+// newLossyStoreRetrying is newLossyStore with go-redis resending a command
+// whose reply was lost up to retries times on its own, as production
+// clients do (-1: never).
+func newLossyStoreRetrying(t *testing.T, opts queues.StoreOptions, retries int) lossyStore {
 	t.Helper()
 	direct, ns := testenv.Redis(t)
 	p := testenv.NewLossyProxy(t, direct.Options().Addr)
-	rdb := redis.NewClient(&redis.Options{Addr: p.Addr(), MaxRetries: -1})
+	rdb := redis.NewClient(&redis.Options{Addr: p.Addr(), MaxRetries: retries})
 	t.Cleanup(func() { _ = rdb.Close() })
 	if err := queues.LoadScripts(context.Background(), direct); err != nil {
 		t.Fatal(err)
@@ -227,5 +234,53 @@ func TestSubmitWhoseReplyWasLostFindsItsJob(t *testing.T) {
 	all, err := s.List(ctx, queues.ListOptions{Limit: 10})
 	if err != nil || len(all) != 1 || all[0].ID != sub.Job.ID {
 		t.Fatalf("jobs on record: %d (%v), want the one job %s", len(all), err, sub.Job.ID)
+	}
+}
+
+// go-redis resends a script whose reply it lost, with the same arguments.
+// A submit without an idempotency key resent that way must not push its
+// task twice, nor reset a job a worker claimed in between.
+func TestSubmitResentByTheClientIsWrittenOnce(t *testing.T) {
+	t.Parallel()
+	s := newLossyStoreRetrying(t, queues.StoreOptions{}, 3)
+	ctx := context.Background()
+	sp := spec("")
+	sp.Template = "resent-" + testenv.RandomHex(4)
+	check := s.loseNext(t, sp.Template)
+	sub, err := s.Submit(ctx, sp, queues.QueueCore)
+	if err != nil || sub.Duplicate {
+		t.Fatalf("submit resent by go-redis: %+v %v", sub, err)
+	}
+	check()
+	if n := pending(t, s.Store, queues.QueueCore); n != 1 {
+		t.Fatalf("%d tasks pending for one job", n)
+	}
+}
+
+// A claim whose reply was lost is claimed when the same incarnation asks
+// again, instead of leaving the job running on record with no process.
+func TestClaimWhoseReplyWasLostIsRepeatable(t *testing.T) {
+	t.Parallel()
+	s := newLossyStore(t, queues.StoreOptions{})
+	ctx := context.Background()
+	sub, err := s.Submit(ctx, spec(""), queues.QueueCore)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := queues.Delivery{JobID: sub.Job.ID, Attempt: 1}
+	check := s.loseNext(t, sub.Job.ID)
+	if _, _, err := s.ClaimAs(ctx, d, "w1", "inc-a"); err == nil {
+		t.Fatal("the first claim returned no error though its reply was lost")
+	}
+	check()
+	j, ok, err := s.ClaimAs(ctx, d, "w1", "inc-a")
+	if err != nil || !ok || j.State != jobs.StateRunning || j.Worker != "w1" {
+		t.Fatalf("retried claim: %+v ok=%v err=%v, want claimed by w1", j, ok, err)
+	}
+	if _, ok, _ := s.ClaimAs(ctx, d, "w2", "inc-b"); ok {
+		t.Fatal("another worker claimed a running attempt")
+	}
+	if _, ok, _ := s.Claim(ctx, d, "w1"); ok {
+		t.Fatal("a claim naming no incarnation was taken for a repeat")
 	}
 }

@@ -16,7 +16,11 @@ const orphanGrace = 10 * time.Second
 // Each script checks the attempt (the fencing token) before it writes, so
 // whichever of two racing actors comes second changes nothing.
 
-// submitScript creates a job record, honouring an idempotency key.
+// submitScript creates a job record, honouring an idempotency key. The
+// job ID is new for every call, so an existing record means this very
+// call was run before (a client resending it after losing the reply): it
+// is answered as new again, and nothing is written twice (the task would
+// be pushed twice, and a claimed job reset to queued).
 // KEYS: job, idem, index, outbox, active[, task, pending]. ARGV: id, spec,
 // queue, now, idemTTLms, hasIdem, fingerprint, notBefore, team, template,
 // class[, taskMsg, taskID, pendingSinceNs]. Team, template and class are
@@ -29,6 +33,7 @@ const orphanGrace = 10 * time.Second
 // outbox covers a crash in between.
 // Returns {"new", id} | {"dup", id} | {"conflict", id}.
 var submitScript = redis.NewScript(`
+if redis.call("EXISTS", KEYS[1]) == 1 then return {"new", ARGV[1]} end
 if ARGV[6] == "1" then
   local ex = redis.call("GET", KEYS[2])
   if ex then
@@ -71,9 +76,13 @@ if ARGV[5] ~= "" then
   local inc = redis.call("GET", KEYS[6])
   if inc and inc ~= ARGV[5] then return "fenced" end
 end
-local st = redis.call("HMGET", KEYS[1], "state", "attempt", "ob")
+local st = redis.call("HMGET", KEYS[1], "state", "attempt", "ob", "worker")
 if not st[1] then return "gone" end
 if tonumber(st[2]) ~= tonumber(ARGV[2]) then return "stale" end
+-- A retry of this incarnation's own claim whose reply was lost: claimed
+-- already, by it. (The worker refuses a second delivery of an attempt it
+-- is running, so this cannot start it twice.)
+if st[1] == "running" and st[4] == ARGV[3] and ARGV[5] ~= "" then return redis.call("HGETALL", KEYS[1]) end
 if st[1] ~= "queued" then return "stale" end
 local f = {"state", "running", "worker", ARGV[3], "started", ARGV[4], "pool", redis.call("HGET", KEYS[5], "pool") or ""}
 -- "ob" marks an attempt the outbox holds (see outbox.go); a first

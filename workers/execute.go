@@ -48,6 +48,12 @@ func (w *Worker) process(ctx context.Context, t *asynq.Task) error {
 	r := newRunning(j, wid)
 	key := queues.TaskID(j.ID, j.Attempt)
 	w.mu.Lock()
+	if _, dup := w.jobs[key]; dup {
+		// A second delivery of an attempt this process runs (the claim of
+		// its own attempt is repeatable): the first one owns it.
+		w.mu.Unlock()
+		return fmt.Errorf("%w: %s: %w", asynq.RevokeTask, key, errStale)
+	}
 	w.jobs[key] = r
 	w.mu.Unlock()
 	defer func() {
