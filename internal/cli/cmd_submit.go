@@ -169,6 +169,7 @@ func follow(ctx context.Context, e *env, nc *nats.Conn, stream string, subj even
 		fmt.Fprintf(e.errOut, "cannot follow the job's events (%v); reading its record every %s instead\n", err, followPoll)
 	}
 	status := client.NewNATS(nc, subj)
+	failures := 0 // status requests failed in a row
 	tick := time.NewTicker(followPoll)
 	defer tick.Stop()
 	for {
@@ -192,7 +193,21 @@ func follow(ctx context.Context, e *env, nc *nats.Conn, stream string, subj even
 			pctx, pcancel := context.WithTimeout(ctx, followPoll)
 			st, err := status.Status(pctx, id)
 			pcancel()
-			if err != nil || !st.State.Terminal() {
+			var ce *client.Error
+			switch {
+			case errors.As(err, &ce) && ce.Code == intake.CodeNotFound:
+				return fmt.Errorf("job %s has no record any more (its retention ended, or Redis lost it): %w", id, err)
+			case err != nil:
+				failures++
+				if failures == maxStatusFailures {
+					fmt.Fprintf(e.errOut, "cannot read the job's record (%v); still waiting for its events\n", err)
+				}
+				if failures >= maxStatusFailures && evs == nil {
+					return fmt.Errorf("neither events nor the job's record can be read: %w", err)
+				}
+				continue
+			case !st.State.Terminal():
+				failures = 0
 				continue // the next tick asks again; events may come first
 			}
 			if out == "json" {
@@ -205,6 +220,10 @@ func follow(ctx context.Context, e *env, nc *nats.Conn, stream string, subj even
 		}
 	}
 }
+
+// maxStatusFailures is how many status requests in a row may fail before
+// `submit --wait` says so, and gives up when it has no events either.
+const maxStatusFailures = 5
 
 // ended is the result of `submit --wait` for a job that reached state.
 func ended(id string, state jobs.State) error {

@@ -27,6 +27,12 @@ func submitFile(ctx context.Context, e *env, cfgPath, path, natsURL, httpURL, to
 	if err != nil {
 		return err
 	}
+	keyless := 0
+	for _, s := range subs {
+		if s.IdempotencyKey == "" {
+			keyless++
+		}
+	}
 	var res []intake.BatchResult
 	if httpURL != "" {
 		if token == "" {
@@ -46,7 +52,7 @@ func submitFile(ctx context.Context, e *env, cfgPath, path, natsURL, httpURL, to
 	}
 	if err != nil {
 		if len(res) > 0 {
-			fmt.Fprintf(e.errOut, "the first %d jobs were sent before the error; resubmitting the file finds them by their keys\n", len(res))
+			fmt.Fprintf(e.errOut, "the first %d jobs were sent before the error; %s\n", len(res), resubmitAdvice(keyless))
 		}
 		return explain(err)
 	}
@@ -67,9 +73,18 @@ func submitFile(ctx context.Context, e *env, cfgPath, path, natsURL, httpURL, to
 	}
 	fmt.Fprintf(e.out, "%d jobs: %d new, %d already submitted (same idempotency key), %d not recorded\n", len(res), fresh, dup, failed)
 	if failed > 0 {
-		return fmt.Errorf("%d of %d jobs were not recorded; resubmit the file (recorded jobs are found by their keys)", failed, len(res))
+		return fmt.Errorf("%d of %d jobs were not recorded; %s", failed, len(res), resubmitAdvice(keyless))
 	}
 	return nil
+}
+
+// resubmitAdvice says whether sending the file again is safe: only lines
+// with their own idempotency key are found again rather than recorded twice.
+func resubmitAdvice(keyless int) string {
+	if keyless == 0 {
+		return "resubmitting the file finds the recorded jobs by their keys"
+	}
+	return fmt.Sprintf("%d lines have no idempotency_key, so resubmitting the file would record those jobs again: give every line a key first", keyless)
 }
 
 // readJobLines reads one submission per non-blank line. A line without an

@@ -6,6 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/ballastdev/ballast/jobs"
 	"github.com/ballastdev/ballast/orchestrator/events"
@@ -28,8 +31,9 @@ var batchKind = kind[[]jobs.Submission, intake.BatchReceipt]{
 // SubmitBatch submits subs in as few requests as fit in the server's
 // max_payload, and returns one result per submission, in order: a receipt,
 // or the error that kept that one job from being recorded. A submission
-// without an idempotency key gets a random one first, so a retried request
-// never records a job twice. The error is for the call as a whole (an
+// without an idempotency key gets a random one first, written into subs,
+// so a retried request never records a job twice and the caller can send
+// the same subs again after an error to find the jobs already recorded. The error is for the call as a whole (an
 // invalid batch, naming each problem by index; the intake unreachable);
 // jobs of the parts sent before it are recorded, and their results are
 // returned with it.
@@ -53,11 +57,11 @@ func (c *HTTP) SubmitBatch(ctx context.Context, subs []jobs.Submission) ([]intak
 
 func submitBatch(ctx context.Context, o Options, subs []jobs.Submission, maxJobs, maxBytes int, try tryFunc[intake.BatchReceipt]) ([]intake.BatchResult, error) {
 	encoded := make([][]byte, len(subs))
-	for i, s := range subs {
-		if s.IdempotencyKey == "" {
-			s.IdempotencyKey = newKey()
+	for i := range subs {
+		if subs[i].IdempotencyKey == "" {
+			subs[i].IdempotencyKey = newKey()
 		}
-		b, err := json.Marshal(s)
+		b, err := json.Marshal(subs[i])
 		if err != nil {
 			return nil, fmt.Errorf("client.SubmitBatch: encoding job %d: %w", i, err)
 		}
@@ -93,7 +97,12 @@ func sendPart(ctx context.Context, o Options, encoded [][]byte, lo, hi int, out 
 	}
 	for round := 0; ; round++ {
 		body := batchBody(encoded, pending)
-		r, err := tries(ctx, o, batchKind.op, fmt.Sprintf("jobs %d to %d; resubmit them with their idempotency keys to find them", lo, hi-1),
+		// The intake gives a batch its timeout once per thousand jobs; a
+		// try that gave up sooner would resend a batch still being
+		// recorded.
+		po := o
+		po.Timeout = o.Timeout * time.Duration(1+len(pending)/1000)
+		r, err := tries(ctx, po, batchKind.op, fmt.Sprintf("jobs %d to %d; resubmit them with their idempotency keys to find them", lo, hi-1),
 			func(ctx context.Context) (intake.BatchReceipt, error) { return try(ctx, body) })
 		if err != nil {
 			return reindex(err, pending)
@@ -137,11 +146,17 @@ func reindex(err error, pick []int) error {
 		return err
 	}
 	for _, p := range ce.Problems {
-		var k int
-		var rest string
-		if n, _ := fmt.Sscanf(p.Field, "[%d]%s", &k, &rest); n >= 1 && k >= 0 && k < len(pick) {
+		head, rest, ok := strings.Cut(p.Field, "]")
+		if !ok || !strings.HasPrefix(head, "[") {
+			continue
+		}
+		if k, err := strconv.Atoi(head[1:]); err == nil && k >= 0 && k < len(pick) {
 			p.Field = fmt.Sprintf("[%d]%s", pick[k], rest)
 		}
 	}
 	return err
 }
+
+// MaxPayload is the largest message the connected NATS server takes; a
+// batch is split into messages of at most that size.
+func (c *NATS) MaxPayload() int64 { return c.nc.MaxPayload() }

@@ -43,8 +43,8 @@ func WireError(err error, noun string, log *slog.Logger) Error {
 }
 
 // batchReplyBytes bounds the reply to one job of a batch: a receipt with
-// a 28-digit ID, the longest queue name and the field names.
-const batchReplyBytes = 160
+// a 28-digit ID and the longest queue name, or a per-job error.
+const batchReplyBytes = 256 // a receipt is about 110 bytes, a per-job error about 230
 
 // MaxNATSBatch is the most jobs a batch sent over NATS may hold for its
 // reply to fit within the server's max_payload.
@@ -106,7 +106,7 @@ func (e *jobsEndpoint) handleBatch(ctx context.Context, data []byte, attrs ...an
 	}()
 	subs, err := jobs.DecodeBatch(data)
 	if err != nil {
-		return errorReply(wireError(err, "job", e.log, attrs...))
+		return errorReply(capProblems(wireError(err, "job", e.log, attrs...)))
 	}
 	attrs = append(attrs, "jobs", len(subs))
 	// A batch is one pipeline per store round trip, but its validation and
@@ -118,7 +118,7 @@ func (e *jobsEndpoint) handleBatch(ctx context.Context, data []byte, attrs ...an
 		err = errors.New("intake: the BatchSubmitter returned a result count unlike the batch's")
 	}
 	if err != nil {
-		return errorReply(wireError(err, "job", e.log, attrs...))
+		return errorReply(capProblems(wireError(err, "job", e.log, attrs...)))
 	}
 	for i, r := range res {
 		if (r.Receipt == nil || r.JobID == "") && r.Error == nil {
@@ -127,4 +127,18 @@ func (e *jobsEndpoint) handleBatch(ctx context.Context, data []byte, attrs ...an
 		}
 	}
 	return http.StatusOK, encode(BatchReceipt{Results: res})
+}
+
+// maxBatchProblems bounds the problems one refused batch lists, so that the
+// reply fits a NATS message: the first ones say what to fix.
+const maxBatchProblems = 200
+
+func capProblems(e Error) Error {
+	if len(e.Problems) <= maxBatchProblems {
+		return e
+	}
+	more := len(e.Problems) - maxBatchProblems
+	e.Problems = append(e.Problems[:maxBatchProblems:maxBatchProblems],
+		&jobs.FieldError{Field: "body", Message: fmt.Sprintf("and %d more problems like these", more)})
+	return e
 }

@@ -191,13 +191,13 @@ func (s *NATSServer) onMsg(ep endpoint, m *nats.Msg) {
 
 func (s *NATSServer) respond(m *nats.Msg, body []byte) {
 	if max := s.nc.MaxPayload(); max > 0 && int64(len(body)) > max {
-		// A batch's results can outgrow the server's max_payload. Its jobs
-		// are recorded; the same batch in smaller parts, with the same
-		// idempotency keys, finds them.
+		// A batch's results can outgrow the server's max_payload. Some or
+		// all of its jobs may be recorded; the same jobs in smaller
+		// batches, with the same idempotency keys, find them.
 		s.opts.Logger.Warn("intake: reply over the server's max_payload", "bytes", len(body), "max_payload", max)
 		body = errorReplyBody(Error{Code: CodeTooLarge, Message: fmt.Sprintf(
-			"the reply (%d bytes) would exceed the NATS server's max_payload (%d): the jobs are recorded; resend the batch in parts of at most %d jobs with the same idempotency keys to read their receipts",
-			len(body), max, MaxNATSBatch(max))})
+			"the reply (%d bytes) would exceed the NATS server's max_payload (%d), so it is not sent: the jobs may or may not be recorded; resend them in batches of at most %d jobs with the same idempotency keys to read their receipts",
+			len(body), max, MaxNATSBatch(max)/2)})
 	}
 	if err := m.Respond(body); err != nil {
 		s.opts.Logger.Warn("intake: reply not sent", "error", err)
