@@ -324,6 +324,7 @@ func (c *Controller) Tick(ctx context.Context) {
 		c.log.Info("leadership changed", "leader", lead)
 	}
 	if !lead {
+		c.held = nil // a leader to come starts its own watch
 		return
 	}
 	c.checkMarker(tctx, now)
@@ -334,6 +335,8 @@ func (c *Controller) Tick(ctx context.Context) {
 		// Also only once Redis has answered for a while: a claim stuck in
 		// an outage would look held.
 		c.moveHeld(tctx, now)
+	} else {
+		c.held = nil // what was seen before the outage says nothing now
 	}
 	if _, err := c.store.ReconcileOutbox(tctx, c.opts.OutboxGrace, 500); err != nil {
 		c.log.Warn("outbox reconcile failed", "err", err)
