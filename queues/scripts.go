@@ -141,8 +141,9 @@ return 1
 // The move is remembered in the record ("ended": attempt|worker|counter,
 // "ended_reply": the reply), so that a retry whose first try committed but
 // whose reply was lost gets the same reply, not "moved on", and the caller
-// still announces the move. A later move overwrites it; by then the retry
-// is long over. A preemption's reason goes to last_move, not error: it
+// still announces the move; only a caller naming its worker is answered
+// so, since "any worker" names nobody's move. A later move overwrites it;
+// by then the retry is long over. A preemption's reason goes to last_move, not error: it
 // is no failure, and the last real error stays readable.
 // The usage record of the attempt counts the work since its last checkpoint
 // as lost, except for a retry: a failed attempt's work is not thrown away by
@@ -151,7 +152,7 @@ var requeueScript = redis.NewScript(usageLua + `
 local st = redis.call("HMGET", KEYS[1], "state", "attempt", "worker", "cancel", "preempt", "preempt_reason", "queue",
   "ended", "ended_reply")
 local this = ARGV[2] .. "|" .. ARGV[3] .. "|" .. ARGV[7]
-if st[8] == this and st[9] then return cjson.decode(st[9]) end
+if ARGV[3] ~= "" and st[8] == this and st[9] then return cjson.decode(st[9]) end
 if st[1] ~= "running" or tonumber(st[2]) ~= tonumber(ARGV[2]) then return {0, "", ""} end
 if ARGV[3] ~= "" and st[3] ~= ARGV[3] then return {0, "", ""} end
 local outcome = "preempted"
