@@ -23,12 +23,9 @@ func (p *planner) overflow() {
 		return
 	}
 	served := p.coreQueued - p.short
-	for _, j := range p.queue {
+	for j := range merged(false, p.ix.queue(QueueCore, string(jobs.ClassCore))) {
 		if p.short <= 0 {
 			return
-		}
-		if j.Class != jobs.ClassCore || j.Queue != QueueCore {
-			continue
 		}
 		if served > 0 {
 			served--
@@ -49,6 +46,6 @@ func (p *planner) overflow() {
 			Kind: Overflow, Job: j.ID, Pool: d.pool.Name, Queue: QueueOverflow, Rule: 7,
 			Reason: fmt.Sprintf("core queued %s >= max wait %s with no fixed slot; on-demand at %.2f/slot-hour",
 				p.now.Sub(j.QueuedAt), wait, d.pool.PricePerSlotHour),
-		})
+		}, j)
 	}
 }
