@@ -220,7 +220,8 @@ func (ix *Index) RemoveWorker(id string) {
 	if wr == nil {
 		return
 	}
-	for _, r := range slices.Clone(wr.recs) {
+	recs := slices.Clone(wr.recs)
+	for _, r := range recs {
 		ix.unlink(r)
 	}
 	delete(ix.workers, id)
@@ -230,8 +231,8 @@ func (ix *Index) RemoveWorker(id string) {
 	} else {
 		delete(ix.byPool, wr.Pool)
 	}
-	for _, r := range slices.Clone(wr.recs) {
-		ix.link(r)
+	for _, r := range recs {
+		ix.link(r) // now an orphan, until the worker comes back
 	}
 }
 
