@@ -151,7 +151,7 @@ func BenchmarkRunSyntheticMonth(b *testing.B) {
 func BenchmarkRunInFlight(b *testing.B) {
 	tr := benchTrace(100_000, 2, 150*time.Minute, 7)
 	o := benchOptions()
-	o.FixedSlots = 2500
+	o.FixedSlots = 4000
 	o.Pools[1].MaxWorkers, o.Pools[2].MaxWorkers = 400, 400
 	benchRun(b, tr, o)
 }
