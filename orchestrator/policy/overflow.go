@@ -23,8 +23,14 @@ func (p *planner) overflow() {
 		return
 	}
 	served := p.coreQueued - p.short
+	// Which pool takes a core job depends on the job only through its
+	// region, and pools only fill up as the loop goes: once no pool may take
+	// a job of some region, none takes a later one, and once no pool has
+	// room (spot never takes core work) the rest of the backlog need not be
+	// looked at.
+	full := map[string]bool{}
 	for j := range merged(false, p.ix.queue(QueueCore, string(jobs.ClassCore))) {
-		if p.short <= 0 {
+		if p.short <= 0 || !p.anyRoom(false) {
 			return
 		}
 		if served > 0 {
@@ -32,11 +38,12 @@ func (p *planner) overflow() {
 			continue
 		}
 		wait := j.maxWait(p.cfg)
-		if !p.movable(j) || p.now.Sub(j.QueuedAt) < wait {
+		if full[j.Region] || !p.movable(j) || p.now.Sub(j.QueuedAt) < wait {
 			continue
 		}
 		d := p.pickPool(j, false)
 		if d == nil {
+			full[j.Region] = true
 			continue
 		}
 		d.queued++

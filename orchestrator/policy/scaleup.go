@@ -17,7 +17,7 @@ func (p *planner) place() {
 		// Placing only ever takes room, and without room anywhere
 		// pickPool places nothing: the rest of the backlog would not move
 		// a count.
-		if !p.anyRoom() {
+		if !p.anyRoom(true) {
 			return
 		}
 		if d := p.pickPool(j, j.spotEligible(p.cfg.MaxSpotPreemptions)); d != nil {
@@ -26,10 +26,11 @@ func (p *planner) place() {
 	}
 }
 
-// anyRoom reports whether an elastic pool has room to place a job.
-func (p *planner) anyRoom() bool {
+// anyRoom reports whether an elastic pool has room to place a job, spot
+// pools counting only with spotOK.
+func (p *planner) anyRoom(spotOK bool) bool {
 	for _, d := range p.elastic {
-		if d.room() > 0 {
+		if d.room() > 0 && (spotOK || d.pool.Kind != PoolSpot) {
 			return true
 		}
 	}

@@ -72,6 +72,17 @@ func monthOptions(fixed int, overflow bool) Options {
 	return o
 }
 
+// devOptions are the pools of `ballast dev` (4 fixed slots, 4 on-demand
+// and 4 spot workers of one slot): far too small for a month, so the
+// backlog holds most of the trace, the case where rules walk long queues.
+func devOptions() Options {
+	o := monthOptions(4, false)
+	o.Pools[0].StartupDelay, o.Pools[0].IdleTTL, o.Pools[0].MaxWorkers = 2*time.Second, 15*time.Second, 4
+	o.Pools[1].StartupDelay, o.Pools[1].IdleTTL, o.Pools[1].MaxWorkers, o.Pools[1].SlotsPerWorker = 3*time.Second, 15*time.Second, 4, 1
+	o.Pools[1].Billing, o.Pools[1].MinBilling = policy.BillingPerSecond, 0
+	return o
+}
+
 func goldenCases() []goldenCase {
 	light := benchOptions()
 	light.FixedSlots = 15
@@ -93,6 +104,8 @@ func goldenCases() []goldenCase {
 		{"synthetic-20000-seed-3", syntheticTrace(20000, 3), monthOptions(120, true)},
 		{"synthetic-5000-seed-1-all-elastic", syntheticTrace(5000, 1), AllElastic(month)},
 		{"synthetic-5000-seed-1-hybrid-90-20", syntheticTrace(5000, 1), Hybrid(month, 0.9, 0.2)},
+		{"synthetic-8000-seed-4-dev-pools", syntheticTrace(8000, 4), devOptions()},
+		{"synthetic-8000-seed-4-dev-pools-all-elastic", syntheticTrace(8000, 4), AllElastic(devOptions())},
 		{"example-csv", fixtureTrace("example.csv", func(f *os.File) (trace.Trace, error) { return trace.ReadCSV(f, "example") }), busyOptions()},
 		{"openb-small", fixtureTrace("openb_pod_list_small.csv", func(f *os.File) (trace.Trace, error) {
 			tr, _, err := trace.ReadAlibabaGPU2023(f, trace.AlibabaGPUOptions{})
