@@ -60,9 +60,12 @@ type queueKey struct {
 	class string
 }
 
-// jobRec is one job in the index.
+// jobRec is one job in the index. Job points at own, which PutJob fills,
+// or, in an index built by IndexOf, into the snapshot, which is never
+// written through it: a rebuild copies no job.
 type jobRec struct {
-	Job
+	*Job
+	own   *Job
 	w     *workerRec // the worker it runs on, while shown and running
 	wpos  int        // its place in w.jobs
 	shown bool       // Decide sees it: queued, or running on a known worker
@@ -122,14 +125,14 @@ func IndexOf(s Snapshot) *Index {
 			continue
 		}
 		r := &recs[i]
-		r.Job = j
+		r.Job = &s.Jobs[i]
 		ix.jobs[j.ID] = r
 		if j.running() {
 			ix.link(r)
 			continue
 		}
 		k := queueKey{j.Queue, string(j.Class)}
-		byKey[k] = append(byKey[k], &r.Job)
+		byKey[k] = append(byKey[k], r.Job)
 		ix.linked(r)
 	}
 	for k, js := range byKey {
@@ -172,7 +175,11 @@ func (ix *Index) PutJob(j Job) {
 	} else {
 		ix.unlink(r)
 	}
-	r.Job = j
+	if r.own == nil {
+		r.own = new(Job)
+	}
+	*r.own = j
+	r.Job = r.own
 	ix.link(r)
 }
 
@@ -184,7 +191,7 @@ func (ix *Index) RemoveJob(id string) {
 	}
 	ix.unlink(r)
 	delete(ix.jobs, id)
-	*r = jobRec{}
+	*r = jobRec{own: r.own}
 	ix.free = append(ix.free, r)
 }
 
@@ -253,7 +260,7 @@ func deleteWorker(ws []*workerRec, w *workerRec) []*workerRec {
 // link files a job record whose fields are set: in its queue set or on its
 // worker, and in the counts.
 func (ix *Index) link(r *jobRec) {
-	j := &r.Job
+	j := r.Job
 	if j.running() {
 		w := ix.workers[j.Worker]
 		if w == nil {
@@ -287,7 +294,7 @@ func (ix *Index) link(r *jobRec) {
 
 // linked counts a job just filed by link.
 func (ix *Index) linked(r *jobRec) {
-	if !r.running() && ix.homeKnown(&r.Job) {
+	if !r.running() && ix.homeKnown(r.Job) {
 		ix.knownHomes++
 	}
 	r.shown = true
@@ -296,7 +303,7 @@ func (ix *Index) linked(r *jobRec) {
 
 // unlink undoes link.
 func (ix *Index) unlink(r *jobRec) {
-	j := &r.Job
+	j := r.Job
 	if !r.shown {
 		if os := ix.orphans[j.Worker]; os != nil {
 			delete(os, r)
@@ -342,7 +349,7 @@ func (ix *Index) homeKnown(j *Job) bool {
 
 // count adds d to the counts a shown job is in.
 func (ix *Index) count(r *jobRec, d int) {
-	j := &r.Job
+	j := r.Job
 	switch j.destination() {
 	case QueueCore:
 		ix.toCore += d

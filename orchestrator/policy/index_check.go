@@ -17,7 +17,7 @@ func (ix *Index) Snapshot() Snapshot {
 		s.Workers = append(s.Workers, w.Worker)
 	}
 	for _, r := range ix.jobs {
-		s.Jobs = append(s.Jobs, r.Job)
+		s.Jobs = append(s.Jobs, *r.Job)
 	}
 	slices.SortFunc(s.Jobs, func(a, b Job) int { return cmp.Compare(a.ID, b.ID) })
 	return s
@@ -99,7 +99,7 @@ func (ix *Index) state() map[string]any {
 		st["jobs on worker "+w.ID] = js
 		st["reclaims and moves off worker "+w.ID] = [2]int{w.reclaiming, w.leaving}
 		for i, r := range w.recs {
-			if &r.Job != w.jobs[i] || r.wpos != i || r.w != w {
+			if r.Job != w.jobs[i] || r.wpos != i || r.w != w {
 				st["records of worker "+w.ID] = "out of step with its jobs"
 			}
 		}

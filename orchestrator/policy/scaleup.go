@@ -54,7 +54,7 @@ func (p *planner) bound() iter.Seq[*Job] {
 		}
 	}
 	for r := range p.ix.redirected {
-		extra(&r.Job)
+		extra(r.Job)
 	}
 	for _, j := range p.movedJobs {
 		extra(j)
