@@ -14,8 +14,11 @@ import (
 // plan that refers only to known jobs, workers and pools and never commits
 // more fixed slots than are free, but it may not be the plan you meant:
 // validate the config when it is loaded and the snapshot in tests.
-func Decide(s Snapshot, now time.Time) Plan {
-	p := newPlanner(newView(s, now))
+func Decide(s Snapshot, now time.Time) Plan { return IndexOf(s).Decide(now) }
+
+// decide runs the rules over v.
+func decide(v *view) Plan {
+	p := newPlanner(v)
 	p.reclaim()  // rule 1
 	p.overflow() // rule 7
 	p.unlend()   // rule 2
@@ -43,8 +46,10 @@ const (
 type planner struct {
 	*view
 	actions []Action
-	// moved maps each job moved this tick to the queue it is going to.
-	moved map[string]Queue
+	// moved maps each job moved this tick to the queue it is going to;
+	// movedJobs lists them in the order they were moved.
+	moved     map[string]Queue
+	movedJobs []*Job
 	// coreQueued and loans are FixedLoad's counts after this tick's moves.
 	coreQueued, loans int
 	// lent counts lends and migrations this tick: slots they will take.
@@ -67,10 +72,11 @@ func newPlanner(v *view) *planner {
 	return p
 }
 
-// add appends an action and, for a move, records where the job goes.
-func (p *planner) add(a Action) {
+// add appends an action and, for a move of j, records where it goes.
+func (p *planner) add(a Action, j *Job) {
 	if a.moves() {
 		p.moved[a.Job] = a.Queue
+		p.movedJobs = append(p.movedJobs, j)
 	}
 	p.actions = append(p.actions, a)
 }

@@ -99,19 +99,13 @@ func (v *view) measureElastic(launches []Launch) {
 		} else if w.active() {
 			d.active++
 		}
-		if !w.active() {
-			continue
-		}
-		for _, j := range v.on[w.ID] {
-			if j.PendingAction != Migrate && j.PendingAction != Reclaim {
-				d.running++
-			}
+		if w.active() {
+			// Jobs migrating or reclaimed away need no worker here.
+			d.running += len(w.jobs) - w.leaving
 		}
 	}
-	for _, j := range v.jobs {
-		if d := v.demand[j.Pool]; d != nil && j.destination() == QueueOverflow && !j.running() {
-			d.queued++
-		}
+	for _, d := range v.elastic {
+		d.queued += v.ix.toOverflow[d.pool.Name]
 	}
 	for _, l := range launches {
 		if d := v.demand[l.Pool]; d != nil && l.Count > 0 {

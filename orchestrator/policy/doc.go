@@ -19,6 +19,15 @@
 // writes that in-flight state into a snapshot, which is both the contract for
 // the controller and the step the simulator uses between ticks.
 //
+// A caller that decides every tick over thousands of jobs keeps an [Index]
+// instead: it puts and removes jobs and workers as they change, and
+// [Index.Decide] reads queues already in order and counts already made,
+// so a tick costs what changed and what the rules read. [Decide] is
+// IndexOf(snapshot).Decide, the full rebuild; a property test holds an
+// index built by changes to it. The simulator keeps one; the live
+// controller still builds a snapshot each tick (planned: an index fed by
+// the job records' changes).
+//
 // How the watermarks work together. Rule 2 admits pending burst jobs to the
 // loan queue while fixed utilization, counting everything already queued for
 // fixed slots, stays at or under the high watermark; nothing ever undoes a

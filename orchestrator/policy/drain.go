@@ -19,13 +19,13 @@ func (p *planner) drain() {
 		return
 	}
 	type cand struct {
-		w    *Worker
+		w    *workerRec
 		left int
 	}
 	for _, d := range p.elastic {
 		var cands []cand
-		for _, w := range p.workers {
-			if w.Pool == d.pool.Name && w.State == WorkerUp && !p.empty(w) {
+		for _, w := range p.ix.byPool[d.pool.Name] {
+			if w.State == WorkerUp && !p.empty(w) {
 				left := p.staying(w)
 				cands = append(cands, cand{w, left})
 			}
@@ -45,16 +45,16 @@ func (p *planner) drain() {
 				Kind: Drain, Worker: c.w.ID, Pool: d.pool.Name, Rule: 4,
 				Reason: fmt.Sprintf("fixed utilization with queued work %s < low %.2f; %d jobs left to finish here; %d spare slots stay for %d queued",
 					p.ratio(p.fixed.Busy+p.fixed.QueuedCore+p.fixed.Loans), p.cfg.Low, c.left, d.spare(), d.queued),
-			})
+			}, nil)
 		}
 	}
 }
 
 // staying counts the jobs on w that stay there: not migrating or
 // reclaimed, in flight or this tick.
-func (p *planner) staying(w *Worker) int {
+func (p *planner) staying(w *workerRec) int {
 	n := 0
-	for _, j := range p.on[w.ID] {
+	for _, j := range w.jobs {
 		if _, moved := p.moved[j.ID]; !moved && j.PendingAction != Migrate && j.PendingAction != Reclaim {
 			n++
 		}

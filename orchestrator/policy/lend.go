@@ -22,14 +22,16 @@ func (p *planner) unlend() {
 	}
 	reason := fmt.Sprintf("%d core queued ahead of %d loans leave no free fixed slot for %d of them (%d free)",
 		p.coreQueued, p.loans, excess, free)
-	for i := len(p.queue) - 1; i >= 0 && excess > 0; i-- {
-		j := p.queue[i]
-		if j.Queue != QueueLoan || !p.movable(j) {
+	for j := range merged(true, p.ix.queues(QueueLoan)...) {
+		if excess <= 0 {
+			return
+		}
+		if !p.movable(j) {
 			continue
 		}
 		excess--
 		p.loans--
-		p.add(Action{Kind: Unlend, Job: j.ID, Queue: QueueBurst, Rule: 2, Reason: reason})
+		p.add(Action{Kind: Unlend, Job: j.ID, Queue: QueueBurst, Rule: 2, Reason: reason}, j)
 	}
 }
 
@@ -47,11 +49,11 @@ func (p *planner) lend() {
 		return
 	}
 	ceiling := p.ceiling()
-	for _, j := range p.queue {
+	for j := range merged(false, p.ix.queue(QueueBurst, string(jobs.ClassBurst))) {
 		if p.committed() >= ceiling {
 			return
 		}
-		if j.Class != jobs.ClassBurst || j.Queue != QueueBurst || !p.movable(j) || !p.fitsFixed(j) {
+		if !p.movable(j) || !p.fitsFixed(j) {
 			continue
 		}
 		p.lent++
@@ -59,6 +61,6 @@ func (p *planner) lend() {
 			Kind: Lend, Job: j.ID, Queue: QueueLoan, Rule: 2,
 			Reason: fmt.Sprintf("fixed utilization with queued work %s <= high %.2f, no core waiting",
 				p.ratio(p.committed()), p.cfg.High),
-		})
+		}, j)
 	}
 }

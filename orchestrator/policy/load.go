@@ -43,7 +43,7 @@ func (l FixedLoad) Committed() float64 {
 }
 
 // Load measures the fixed quota in s.
-func Load(s Snapshot) FixedLoad { return newView(s, time.Time{}).fixed }
+func Load(s Snapshot) FixedLoad { return newView(IndexOf(s), time.Time{}).fixed }
 
 // Utilization is fixed busy slots over fixed slots (see FixedLoad.Utilization).
 func Utilization(s Snapshot) float64 { return Load(s).Utilization() }

@@ -26,7 +26,7 @@ func (p *planner) migrate() {
 		if !p.kind(w).Elastic() || !(w.State == WorkerUp || w.State == WorkerDraining) {
 			continue
 		}
-		for _, j := range p.on[w.ID] {
+		for _, j := range w.jobs {
 			if j.Checkpointable && p.movable(j) && p.fitsFixed(j) {
 				cands = append(cands, j)
 			}
@@ -51,14 +51,14 @@ func (p *planner) migrate() {
 			Reason: fmt.Sprintf("fixed utilization with queued work %s < low %.2f; after the move %s <= high %.2f; leaves %s at %.2f/slot-hour",
 				p.ratio(p.fixed.Busy+p.fixed.QueuedCore+p.fixed.Loans), p.cfg.Low, p.ratio(p.committed()), p.cfg.High,
 				w.Pool, p.pools[w.Pool].PricePerSlotHour),
-		})
+		}, j)
 	}
 }
 
 // moveOrder ranks running elastic jobs for migration: core work home
 // first, then the dearest capacity, then the job that loses least.
 func (p *planner) moveOrder(a, b *Job) int {
-	pa, pb := p.pools[p.worker[a.Worker].Pool], p.pools[p.worker[b.Worker].Pool]
+	pa, pb := p.worker[a.Worker].pool, p.worker[b.Worker].pool
 	return cmp.Or(
 		boolRank(a.Class == jobs.ClassCore, b.Class == jobs.ClassCore),
 		cmp.Compare(pb.PricePerSlotHour, pa.PricePerSlotHour),

@@ -23,23 +23,27 @@ func (p *planner) overflow() {
 		return
 	}
 	served := p.coreQueued - p.short
-	for _, j := range p.queue {
-		if p.short <= 0 {
+	// Which pool takes a core job depends on the job only through its
+	// region, and pools only fill up as the loop goes: once no pool may take
+	// a job of some region, none takes a later one, and once no pool has
+	// room (spot never takes core work) the rest of the backlog need not be
+	// looked at.
+	full := map[string]bool{}
+	for j := range merged(false, p.ix.queue(QueueCore, string(jobs.ClassCore))) {
+		if p.short <= 0 || !p.anyRoom(false) {
 			return
-		}
-		if j.Class != jobs.ClassCore || j.Queue != QueueCore {
-			continue
 		}
 		if served > 0 {
 			served--
 			continue
 		}
 		wait := j.maxWait(p.cfg)
-		if !p.movable(j) || p.now.Sub(j.QueuedAt) < wait {
+		if full[j.Region] || !p.movable(j) || p.now.Sub(j.QueuedAt) < wait {
 			continue
 		}
 		d := p.pickPool(j, false)
 		if d == nil {
+			full[j.Region] = true
 			continue
 		}
 		d.queued++
@@ -49,6 +53,6 @@ func (p *planner) overflow() {
 			Kind: Overflow, Job: j.ID, Pool: d.pool.Name, Queue: QueueOverflow, Rule: 7,
 			Reason: fmt.Sprintf("core queued %s >= max wait %s with no fixed slot; on-demand at %.2f/slot-hour",
 				p.now.Sub(j.QueuedAt), wait, d.pool.PricePerSlotHour),
-		})
+		}, j)
 	}
 }

@@ -25,7 +25,7 @@ func (p *planner) reclaim() {
 		if !p.fixedUp(w) {
 			continue
 		}
-		for _, j := range p.on[w.ID] {
+		for _, j := range w.jobs {
 			if j.Class == jobs.ClassBurst && p.movable(j) {
 				victims = append(victims, j)
 			}
@@ -40,7 +40,7 @@ func (p *planner) reclaim() {
 			Kind: Reclaim, Job: j.ID, Worker: j.Worker, Queue: QueueBurst, Rule: 1,
 			Reason: fmt.Sprintf("%d core queued, %d free fixed slots, %d reclaims in flight; loses %s of work",
 				p.coreQueued, free, p.reclaiming, p.lostWork(j)),
-		})
+		}, j)
 	}
 	p.short -= n
 }

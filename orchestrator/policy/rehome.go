@@ -58,8 +58,11 @@ func (j *Job) home(maxSpotPreemptions int) ElasticHome {
 // pinned, a worker of another region would. It runs after the rules that
 // move jobs between loan and burst, so a job lent this tick stays lent.
 func (p *planner) rehome() {
-	for _, j := range p.queue {
-		if j.Class != jobs.ClassBurst || j.Queue != QueueBurst || !j.Home.Known || !p.movable(j) {
+	if p.ix.knownHomes == 0 {
+		return
+	}
+	for j := range merged(false, p.ix.queue(QueueBurst, string(jobs.ClassBurst))) {
+		if !j.Home.Known || !p.movable(j) {
 			continue
 		}
 		to := j.home(p.cfg.MaxSpotPreemptions)
@@ -75,7 +78,7 @@ func (p *planner) rehome() {
 			reason = "not pinned: a worker of any region may take it"
 		}
 		p.add(Action{Kind: Rehome, Job: j.ID, Queue: QueueBurst, Home: to, Rule: 3,
-			Reason: fmt.Sprintf("waits in %s, belongs in %s: %s", j.Home, to, reason)})
+			Reason: fmt.Sprintf("waits in %s, belongs in %s: %s", j.Home, to, reason)}, j)
 	}
 }
 

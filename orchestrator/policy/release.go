@@ -20,7 +20,7 @@ func (p *planner) release() {
 		}
 		switch w.State {
 		case WorkerDraining:
-			p.add(Action{Kind: Release, Worker: w.ID, Pool: w.Pool, Rule: 5, Reason: "draining and empty"})
+			p.add(Action{Kind: Release, Worker: w.ID, Pool: w.Pool, Rule: 5, Reason: "draining and empty"}, nil)
 		case WorkerUp:
 			if w.IdleSince.IsZero() {
 				continue
@@ -35,7 +35,7 @@ func (p *planner) release() {
 				Kind: Release, Worker: w.ID, Pool: w.Pool, Rule: 5,
 				Reason: fmt.Sprintf("idle %s >= ttl %s; paid time left %s <= margin %s (%s billing); %d spare slots stay in the pool",
 					idle, d.pool.IdleTTL, max(left, 0), p.cfg.ReleaseMargin, d.pool.Billing, d.spare()),
-			})
+			}, nil)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"iter"
 	"slices"
 )
 
@@ -12,37 +13,67 @@ import (
 // often; the rest, and core work, never touch spot. A job no pool can take
 // is left waiting.
 func (p *planner) place() {
-	for _, j := range p.bound() {
+	for j := range p.bound() {
+		// Placing only ever takes room, and without room anywhere
+		// pickPool places nothing: the rest of the backlog would not move
+		// a count.
+		if !p.anyRoom(true) {
+			return
+		}
 		if d := p.pickPool(j, j.spotEligible(p.cfg.MaxSpotPreemptions)); d != nil {
 			d.queued++
 		}
 	}
 }
 
-// bound lists, in queue order, the jobs going to the burst queue: queued
-// ones there or being unlent, and running ones being reclaimed.
-func (p *planner) bound() []*Job {
+// anyRoom reports whether an elastic pool has room to place a job, spot
+// pools counting only with spotOK.
+func (p *planner) anyRoom(spotOK bool) bool {
+	for _, d := range p.elastic {
+		if d.room() > 0 && (spotOK || d.pool.Kind != PoolSpot) {
+			return true
+		}
+	}
+	return false
+}
+
+// bound yields, in queue order, the jobs going to the burst queue: queued
+// ones there or being unlent, and running ones being reclaimed. Most wait
+// in the burst queue's sets; the others have a move in flight or planned
+// this tick, which are few.
+func (p *planner) bound() iter.Seq[*Job] {
 	var queued, leaving []*Job
-	for _, j := range p.queue {
-		if p.destination(j) == QueueBurst {
+	extra := func(j *Job) {
+		if (j.queued() && j.Queue == QueueBurst) || p.destination(j) != QueueBurst {
+			return // in the burst sets already, or not bound there
+		}
+		if j.running() {
+			leaving = append(leaving, j)
+		} else {
 			queued = append(queued, j)
 		}
 	}
-	for _, j := range p.jobs {
-		if j.running() && p.destination(j) == QueueBurst {
-			leaving = append(leaving, j)
-		}
+	for r := range p.ix.redirected {
+		extra(r.Job)
 	}
+	for _, j := range p.movedJobs {
+		extra(j)
+	}
+	slices.SortFunc(queued, byQueueOrder)
 	slices.SortFunc(leaving, byQueueOrder)
-	out := make([]*Job, 0, len(queued)+len(leaving))
-	for len(queued) > 0 && len(leaving) > 0 {
-		if byQueueOrder(queued[0], leaving[0]) <= 0 {
-			out, queued = append(out, queued[0]), queued[1:]
-		} else {
-			out, leaving = append(out, leaving[0]), leaving[1:]
+	lists := p.ix.queues(QueueBurst)
+	for _, l := range [][]*Job{queued, leaving} {
+		if len(l) > 0 {
+			lists = append(lists, [][]*Job{l})
 		}
 	}
-	return append(append(out, queued...), leaving...)
+	return func(yield func(*Job) bool) {
+		for j := range merged(false, lists...) {
+			if p.destination(j) == QueueBurst && !yield(j) {
+				return
+			}
+		}
+	}
 }
 
 // scaleUp is the second half of rule 3: a pool that needs more workers
@@ -62,6 +93,6 @@ func (p *planner) scaleUp() {
 				d.fellBack, p.cfg.SpotFallbackAfter)
 		}
 		d.launching += n
-		p.add(Action{Kind: ScaleUp, Pool: d.pool.Name, Count: n, Rule: 3, Reason: reason})
+		p.add(Action{Kind: ScaleUp, Pool: d.pool.Name, Count: n, Rule: 3, Reason: reason}, nil)
 	}
 }

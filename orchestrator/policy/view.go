@@ -1,28 +1,23 @@
 package policy
 
 import (
-	"cmp"
-	"slices"
 	"time"
 )
 
-// view is a snapshot indexed for the rules. It points into the caller's
-// slices and never writes through those pointers. Every list a rule walks
-// in order is sorted by a total order ending in an ID, so the plan does not
-// depend on the order the snapshot was built in (duplicate IDs, which
-// Validate reports, are the exception: the first one wins). References to
-// unknown pools or workers are dropped here: a job on an unknown worker, or
-// a worker of an unknown pool, is never acted on.
+// view is an index seen at one instant, with what the rules start from
+// measured. It points into the index and never writes through those
+// pointers. Every list a rule walks in order is in a total order ending in
+// an ID, so the plan does not depend on the order the state was built in.
+// References to unknown pools or workers are dropped by the index: a job
+// on an unknown worker, or a worker of an unknown pool, is never acted on.
 type view struct {
 	cfg Config
 	now time.Time
+	ix  *Index
 
 	pools   map[string]*Pool
-	workers []*Worker // by ID, known pools only
-	worker  map[string]*Worker
-	jobs    []*Job            // in snapshot order, for counting
-	queue   []*Job            // queued jobs, in queue order
-	on      map[string][]*Job // running jobs by worker ID
+	workers []*workerRec // by ID, known pools only
+	worker  map[string]*workerRec
 
 	fixed FixedLoad
 	// fixedRegions are the regions of the fixed workers that are up: a
@@ -38,93 +33,52 @@ type view struct {
 	elastic, byPrice []*poolDemand
 }
 
-func newView(s Snapshot, now time.Time) *view {
+func newView(ix *Index, now time.Time) *view {
 	v := &view{
-		cfg:          s.Config,
+		cfg:          ix.cfg,
 		now:          now,
-		pools:        make(map[string]*Pool, len(s.Pools)),
-		worker:       make(map[string]*Worker, len(s.Workers)),
-		on:           make(map[string][]*Job, len(s.Workers)),
-		jobs:         make([]*Job, 0, len(s.Jobs)),
+		ix:           ix,
+		pools:        ix.pools,
+		workers:      ix.sorted,
+		worker:       ix.workers,
 		fixedRegions: map[string]bool{},
 		demand:       map[string]*poolDemand{},
 	}
-	for i := range s.Pools {
-		if _, dup := v.pools[s.Pools[i].Name]; !dup {
-			v.pools[s.Pools[i].Name] = &s.Pools[i]
-		}
-	}
-
-	for i := range s.Workers {
-		w := &s.Workers[i]
-		if _, dup := v.worker[w.ID]; dup || v.pools[w.Pool] == nil {
-			continue
-		}
-		v.worker[w.ID] = w
-		v.workers = append(v.workers, w)
-	}
-	slices.SortFunc(v.workers, func(a, b *Worker) int { return cmp.Compare(a.ID, b.ID) })
-
-	seen := make(map[string]bool, len(s.Jobs))
-	for i := range s.Jobs {
-		j := &s.Jobs[i]
-		if seen[j.ID] || !(j.queued() || j.running()) {
-			continue
-		}
-		seen[j.ID] = true
-		switch {
-		case j.queued():
-			v.queue = append(v.queue, j)
-		case v.worker[j.Worker] == nil:
-			continue
-		default:
-			v.on[j.Worker] = append(v.on[j.Worker], j)
-		}
-		v.jobs = append(v.jobs, j)
-	}
-	slices.SortFunc(v.queue, byQueueOrder)
-
 	v.measureFixed()
-	v.measureElastic(s.Launches)
+	v.measureElastic(ix.launches)
 	return v
 }
 
 // kind is the kind of the worker's pool.
-func (v *view) kind(w *Worker) PoolKind { return v.pools[w.Pool].Kind }
+func (v *view) kind(w *workerRec) PoolKind { return w.pool.Kind }
 
 // busy is how many slots the worker uses: the larger of what it reports and
 // what the job records say, so a lagging heartbeat never makes room that
 // is not there.
-func (v *view) busy(w *Worker) int {
-	return min(max(w.Busy, len(v.on[w.ID]), 0), max(w.Slots, 0))
+func (v *view) busy(w *workerRec) int {
+	return min(max(w.Busy, len(w.jobs), 0), max(w.Slots, 0))
 }
 
 // empty reports whether nothing runs on the worker by either account.
-func (v *view) empty(w *Worker) bool { return w.Busy <= 0 && len(v.on[w.ID]) == 0 }
+func (v *view) empty(w *workerRec) bool { return w.Busy <= 0 && len(w.jobs) == 0 }
 
 // fixedUp reports whether w is a fixed worker taking work.
-func (v *view) fixedUp(w *Worker) bool { return v.kind(w) == PoolFixed && w.State == WorkerUp }
+func (v *view) fixedUp(w *workerRec) bool { return v.kind(w) == PoolFixed && w.State == WorkerUp }
 
 func (v *view) measureFixed() {
 	for _, w := range v.workers {
-		if !v.fixedUp(w) || w.Slots <= 0 {
+		if !v.fixedUp(w) {
+			continue
+		}
+		v.reclaiming += w.reclaiming
+		if w.Slots <= 0 {
 			continue
 		}
 		v.fixed.Slots += w.Slots
 		v.fixed.Busy += v.busy(w)
-		v.fixedRegions[v.pools[w.Pool].Region] = true
+		v.fixedRegions[w.pool.Region] = true
 	}
-	for _, j := range v.jobs {
-		switch j.destination() {
-		case QueueCore:
-			v.fixed.QueuedCore++
-		case QueueLoan:
-			v.fixed.Loans++
-		}
-		if j.PendingAction == Reclaim && j.running() && v.fixedUp(v.worker[j.Worker]) {
-			v.reclaiming++
-		}
-	}
+	v.fixed.QueuedCore, v.fixed.Loans = v.ix.toCore, v.ix.toLoan
 }
 
 // fitsFixed reports whether every fixed worker that could take the job from

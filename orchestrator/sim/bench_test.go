@@ -131,3 +131,56 @@ func BenchmarkRun(b *testing.B) {
 		r.Jobs, r.SimulatedSeconds/86400, r.Cost.Total, r.Cost.Fixed, r.Cost.OnDemand, r.Cost.Spot, r.FixedIdleShare,
 		r.CoreWait.P95, r.ElasticWait.P95, r.PeakElasticWorkers, r.Preemptions, r.Decisions)
 }
+
+// BenchmarkRunSyntheticMonth simulates the default synthetic month of a
+// million jobs (trace.DefaultSynthetic, as `ballast trace --synthetic` and
+// `ballast simulate --synthetic` generate it), which peaks near 14,000 busy
+// slots: thousands of jobs in flight on every tick.
+func BenchmarkRunSyntheticMonth(b *testing.B) {
+	tr, err := trace.Generate(trace.DefaultSynthetic(1_000_000, 1))
+	if err != nil {
+		b.Fatal(err)
+	}
+	o := monthOptions(4000, true)
+	o.Pools[0].MaxWorkers, o.Pools[1].MaxWorkers = 20_000, 5_000
+	benchRun(b, tr, o)
+}
+
+// BenchmarkRunInFlight simulates 100,000 jobs over two days with a mean
+// duration of 150 minutes: about 5,000 slots busy at once.
+func BenchmarkRunInFlight(b *testing.B) {
+	tr := benchTrace(100_000, 2, 150*time.Minute, 7)
+	o := benchOptions()
+	o.FixedSlots = 4000
+	o.Pools[1].MaxWorkers, o.Pools[2].MaxWorkers = 400, 400
+	benchRun(b, tr, o)
+}
+
+// benchRun runs tr under o, reporting jobs per second, the peak heap, the
+// decisions and the mean jobs in flight.
+func benchRun(b *testing.B, tr trace.Trace, o Options) {
+	b.Helper()
+	var work time.Duration
+	for _, j := range tr.Jobs {
+		work += j.Duration * time.Duration(j.Slots)
+	}
+	runtime.GC()
+	stop := peakHeap()
+	b.ResetTimer()
+	var r Result
+	for b.Loop() {
+		var err error
+		if r, err = Run(tr, o); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	peak := stop()
+	b.ReportMetric(float64(len(tr.Jobs))*float64(b.N)/b.Elapsed().Seconds(), "jobs/s")
+	b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MB")
+	b.ReportMetric(float64(r.Decisions), "decisions")
+	b.ReportMetric(float64(work)/float64(tr.Span()), "mean-slots-busy")
+	b.Logf("%s: %d jobs, %.1f days, peak demand %d slots, cost %.0f, core p95 %v, burst p95 %v, peak elastic %d, preemptions %+v, actions %v",
+		tr.Name, r.Jobs, r.SimulatedSeconds/86400, PeakDemand(tr), r.Cost.Total, r.CoreWait.P95, r.ElasticWait.P95,
+		r.PeakElasticWorkers, r.Preemptions, r.Actions)
+}

@@ -1,9 +1,10 @@
 // Package sim replays a job trace through Ballast's scheduling policy in
 // virtual time and measures what it costs and how long work waits. It is a
 // deterministic discrete-event simulator around the same pure function the
-// live controller calls, [policy.Decide]: each controller tick builds a
-// [policy.Snapshot] from the model, decides, and carries the plan out in
-// the model. [Run] simulates one configuration; [AllFixed], [AllElastic]
+// live controller calls, [policy.Decide]: the model keeps the policy's
+// view of itself, a [policy.Index], up to date as tasks and workers change,
+// and each controller tick decides from it and carries the plan out in the
+// model. [Run] simulates one configuration; [AllFixed], [AllElastic]
 // and [Hybrid] derive the usual strategies from one set of [Options], and
 // [Compare] runs several side by side.
 //
@@ -45,7 +46,7 @@
 // pure, so this is exact, not an approximation; a test checks that
 // deciding on every tick gives the same Result.
 //
-// The snapshot. It holds every queued task, every task on elastic
+// The policy's view. It holds every queued task, every task on elastic
 // capacity and every burst task on the quota. Core tasks running on the
 // quota are left out and counted in the fixed worker's Busy, which the
 // policy reads the same way: no rule moves core work off its quota, and
@@ -98,9 +99,13 @@
 // a trace and Options always give the same Result.
 //
 // Performance. The model keeps only work in flight (task records are
-// recycled) and reuses the snapshot's slices; the cost of a run is mostly
-// Decide, which grows with the number of ticks that see a change and the
-// number of jobs in the snapshot. An overloaded configuration, with long
-// queues in every snapshot, is slow to simulate for the same reason it is
-// slow to decide live.
+// recycled). The index is changed where the model changes (a task queued,
+// started, stopped or finished, a worker booted, drained or retired, a
+// checkpoint written, which is an event of its own), so a tick costs what
+// changed and what its rules read (queue heads, the workers, the victims
+// of a move), not a walk over every job in flight; a test holds the index
+// against a rebuild from the model before every Decide. What still grows
+// with the load: placing a burst backlog on pools that have room, and the
+// workers (a pass over them per tick), so an overloaded configuration with
+// a long burst queue and room to grow is slower to simulate.
 package sim

@@ -20,6 +20,8 @@ const (
 	evBoot
 	// evSpotReclaim: the provider takes a spot worker back.
 	evSpotReclaim
+	// evCheckpoint: a running task has written a checkpoint.
+	evCheckpoint
 )
 
 // event is one timed happening. gen must match the task's or worker's

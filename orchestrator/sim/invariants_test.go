@@ -1,8 +1,10 @@
 package sim
 
 import (
-	"errors"
+	"cmp"
 	"fmt"
+	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -38,8 +40,13 @@ func invariants(s *sim, snap policy.Snapshot) error {
 			return fmt.Errorf("pool %s counts %d free slots, has %d", s.pools[i].Name, s.pools[i].free, free[i])
 		}
 	}
-	if len(s.vis) != len(s.jobs) {
-		return errors.New("visible list and job records differ in length")
+	// The index kept up by events must hold what a rebuild from the model
+	// holds, and its own structures must match a rebuild from its records.
+	if err := sameState(s.ix.Snapshot(), canonical(snap)); err != nil {
+		return fmt.Errorf("the policy's index differs from the model: %w", err)
+	}
+	if err := s.ix.Check(); err != nil {
+		return err
 	}
 	running := 0
 	for i := range s.tasks {
@@ -47,7 +54,7 @@ func invariants(s *sim, snap policy.Snapshot) error {
 		if t.state == tsRunning || t.state == tsLeaving {
 			running++
 		}
-		if s.visible(t) != (t.pos >= 0) || (t.pos >= 0 && s.jobs[t.pos].ID != t.id) {
+		if s.visible(t) != t.shown {
 			return fmt.Errorf("job %s (state %d) is shown wrongly", t.id, t.state)
 		}
 	}
@@ -59,6 +66,37 @@ func invariants(s *sim, snap policy.Snapshot) error {
 		return fmt.Errorf("%d running jobs on %d busy slots", running, busy)
 	}
 	return nil
+}
+
+// sameState says where two canonical snapshots first differ.
+func sameState(got, want policy.Snapshot) error {
+	if len(got.Workers) != len(want.Workers) || len(got.Jobs) != len(want.Jobs) {
+		return fmt.Errorf("%d workers and %d jobs, want %d and %d", len(got.Workers), len(got.Jobs), len(want.Workers), len(want.Jobs))
+	}
+	for i := range got.Workers {
+		if got.Workers[i] != want.Workers[i] {
+			return fmt.Errorf("worker\n got %+v\nwant %+v", got.Workers[i], want.Workers[i])
+		}
+	}
+	for i := range got.Jobs {
+		if got.Jobs[i] != want.Jobs[i] {
+			return fmt.Errorf("job\n got %+v\nwant %+v", got.Jobs[i], want.Jobs[i])
+		}
+	}
+	if !reflect.DeepEqual(got, want) {
+		return fmt.Errorf("config, pools or launches: got %+v, want %+v", got, want)
+	}
+	return nil
+}
+
+// canonical orders a snapshot's workers and jobs by ID, as
+// policy.Index.Snapshot does.
+func canonical(snap policy.Snapshot) policy.Snapshot {
+	snap.Pools = slices.Clone(snap.Pools)
+	snap.Launches = slices.Clone(snap.Launches)
+	snap.Workers = slices.SortedFunc(slices.Values(snap.Workers), func(a, b policy.Worker) int { return cmp.Compare(a.ID, b.ID) })
+	snap.Jobs = slices.SortedFunc(slices.Values(snap.Jobs), func(a, b policy.Job) int { return cmp.Compare(a.ID, b.ID) })
+	return snap
 }
 
 func TestModelStaysConsistent(t *testing.T) {

@@ -73,11 +73,14 @@ type sim struct {
 	poolByName map[string]int32
 	byPrice    []int32 // elastic pools, cheapest first
 
-	// vis lists the tasks the snapshot shows (see visible), jobs their
-	// policy records, in the same order.
-	vis  []int32
-	jobs []policy.Job
-	snap policy.Snapshot
+	// ix is the policy's view of the model (see snapshot.go). idle lists
+	// the idle elastic workers that are up, whose release timers wake the
+	// run; coreDue holds the queued core tasks by when rule 7 may move
+	// them; ls is the launch book's storage, reused from tick to tick.
+	ix      *policy.Index
+	idle    []int32
+	coreDue dueQueue
+	ls      []policy.Launch
 
 	// applying is set while a plan is carried out; tasks it moves wait in
 	// unplaced until the whole plan is applied (see place).
@@ -150,6 +153,7 @@ func newSim(tr trace.Trace, o Options) (*sim, error) {
 		s.workLeft += j.Slots
 	}
 	s.poolPolicy = su.pools
+	s.ix = policy.NewIndex(su.cfg, su.pools)
 	s.pools = make([]poolState, len(su.pools))
 	for i, p := range su.pools {
 		s.pools[i] = poolState{Pool: p, elastic: p.Kind.Elastic()}
@@ -241,6 +245,14 @@ func (s *sim) handle(e event) bool {
 	case evBoot:
 		s.boot(e.idx)
 		return true
+	case evCheckpoint:
+		// A checkpoint changes what a stop would lose, which the policy
+		// only reads once something else makes it stop a job: no tick is
+		// due for it.
+		if t := &s.tasks[e.idx]; t.gen == e.gen && t.state == tsRunning {
+			s.refresh(e.idx)
+			s.nextCheckpoint(e.idx)
+		}
 	case evSpotReclaim:
 		if w := &s.workers[e.idx]; w.gen == e.gen && w.state != wsGone {
 			s.spotReclaim(e.idx)
@@ -294,13 +306,13 @@ func (s *sim) tick() error {
 	woken := !s.dirty && s.now >= s.wake
 	s.lastTick = s.now
 	s.wake = never
-	snap := s.snapshot()
+	s.prepareTick()
 	if s.check != nil {
-		if err := s.check(s, snap); err != nil {
+		if err := s.check(s, s.snapshot()); err != nil {
 			return fmt.Errorf("sim: at %v: %w", s.now, err)
 		}
 	}
-	plan := policy.Decide(snap, s.at(s.now))
+	plan := s.ix.Decide(s.at(s.now))
 	s.st.decisions++
 	s.dirty = false
 	eventSeen := s.eventSeen

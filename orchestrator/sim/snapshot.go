@@ -11,59 +11,118 @@ var policyQueue = [...]policy.Queue{qCore: policy.QueueCore, qLoan: policy.Queue
 
 var stopAction = [...]policy.ActionKind{stopReclaim: policy.Reclaim, stopMigrate: policy.Migrate}
 
-// snapshot builds the policy's view of the model at now into slices reused
-// from tick to tick, and sets the wake-up for the timers it sees (see
-// timers.go). Decide does not keep or modify it.
+// The policy's view of the model is the index s.ix, kept up to date as
+// tasks and workers change (refresh, workerChanged) and as checkpoints are
+// written (evCheckpoint), so a tick costs what changed since the last one
+// instead of a walk over everything in flight. snapshot is the full
+// rebuild of the same state from the model, which the tests hold the index
+// against.
+
+// snapshot builds the policy's view of the model from scratch. The run
+// itself never calls it.
 func (s *sim) snapshot() policy.Snapshot {
-	ws := s.snap.Workers[:0]
+	var snap policy.Snapshot
+	snap.Config, snap.Pools = s.cfg, s.poolPolicy
 	for _, wi := range s.live {
-		w := &s.workers[wi]
-		p := &s.pools[w.pool]
-		pw := policy.Worker{
-			ID: w.id, Pool: p.Name, Slots: int(w.slots), Busy: int(w.busy), State: policy.WorkerUp,
-			StartedAt: s.at(w.requested), LaunchRequestedAt: s.at(w.requested),
-		}
-		if w.state == wsDraining {
-			pw.State = policy.WorkerDraining
-		}
-		if w.busy == 0 {
-			pw.IdleSince = s.at(w.idleSince)
-			if p.elastic && w.state == wsUp {
-				s.wakeRelease(w, &p.Pool)
-			}
-		}
-		ws = append(ws, pw)
+		snap.Workers = append(snap.Workers, s.policyWorker(&s.workers[wi]))
 	}
-
-	// The job records are kept up to date as tasks change (see refresh);
-	// only the checkpoints of running jobs move with time.
-	for i, ti := range s.vis {
-		t := &s.tasks[ti]
-		switch {
-		case t.state == tsRunning && t.ckpt:
-			_, at := s.checkpoint(t)
-			s.jobs[i].LastCheckpointAt = s.timeOrZero(at)
-		case t.state == tsQueued && t.queue == qCore && s.cfg.CoreOverflow:
-			s.wakeAt(t.queuedAt + s.coreMaxWait(t))
+	for i := range s.tasks {
+		if t := &s.tasks[i]; s.visible(t) {
+			snap.Jobs = append(snap.Jobs, s.policyJob(t))
 		}
 	}
+	snap.Launches = s.launchBook()
+	return snap
+}
 
-	ls := s.snap.Launches[:0]
+// launchBook lists the launches that have not booted.
+func (s *sim) launchBook() []policy.Launch {
+	ls := s.ls[:0]
 	for _, li := range s.booting {
 		l := &s.launches[li]
 		ls = append(ls, policy.Launch{Pool: s.pools[l.pool].Name, Count: l.count, RequestedAt: s.at(l.requested)})
-		if s.cfg.SpotFallbackAfter > 0 {
-			s.wakeAt(l.requested + s.cfg.SpotFallbackAfter)
-		}
 	}
-
-	s.snap = policy.Snapshot{Config: s.cfg, Pools: s.poolPolicy, Workers: ws, Jobs: s.jobs, Launches: ls}
-	return s.snap
+	s.ls = ls
+	return ls
 }
 
-// policyJob is the policy's record of a task, but for the checkpoint of a
-// running task, which snapshot fills in. Every trace job may be retried;
-// region pins are not modelled.
+// prepareTick brings the launch book of the index up to date and sets the
+// wake-up for the timers the policy reads (see timers.go).
+func (s *sim) prepareTick() {
+	for _, wi := range s.idle {
+		w := &s.workers[wi]
+		s.wakeRelease(w, &s.pools[w.pool].Pool)
+	}
+	for len(s.coreDue.items) > 0 {
+		e := s.coreDue.items[0]
+		if t := &s.tasks[e.task]; t.gen == e.gen && t.state == tsQueued && t.queue == qCore && e.queuedAt > s.now {
+			// The earliest threshold still ahead: later ones wake later.
+			s.wakeAt(e.queuedAt)
+			break
+		}
+		// Gone from the core queue, or past its threshold for good.
+		s.coreDue.pop()
+	}
+	s.ix.SetLaunches(s.launchBook())
+	if s.cfg.SpotFallbackAfter > 0 {
+		for _, li := range s.booting {
+			s.wakeAt(s.launches[li].requested + s.cfg.SpotFallbackAfter)
+		}
+	}
+}
+
+// policyWorker is the policy's record of a worker.
+func (s *sim) policyWorker(w *worker) policy.Worker {
+	p := &s.pools[w.pool]
+	pw := policy.Worker{
+		ID: w.id, Pool: p.Name, Slots: int(w.slots), Busy: int(w.busy), State: policy.WorkerUp,
+		StartedAt: s.at(w.requested), LaunchRequestedAt: s.at(w.requested),
+	}
+	if w.state == wsDraining {
+		pw.State = policy.WorkerDraining
+	}
+	if w.busy == 0 {
+		pw.IdleSince = s.at(w.idleSince)
+	}
+	return pw
+}
+
+// workerChanged brings the index's record of a live worker, and the list
+// of idle elastic workers whose release timers wake the run, up to date.
+func (s *sim) workerChanged(wi int32) {
+	w := &s.workers[wi]
+	if w.state == wsGone {
+		return // a spot reclaim's tasks leave a worker already gone
+	}
+	s.ix.PutWorker(s.policyWorker(w))
+	idle := w.busy == 0 && w.state == wsUp && s.pools[w.pool].elastic
+	switch {
+	case idle && w.ipos < 0:
+		w.ipos = int32(len(s.idle))
+		s.idle = append(s.idle, wi)
+	case !idle && w.ipos >= 0:
+		s.dropIdle(w)
+	}
+}
+
+// dropIdle takes a worker off the idle list.
+func (s *sim) dropIdle(w *worker) {
+	n := len(s.idle) - 1
+	last := s.idle[n]
+	s.idle[w.ipos] = last
+	s.workers[last].ipos = w.ipos
+	s.idle = s.idle[:n]
+	w.ipos = -1
+}
+
+// continuousCheckpoint stands for "checkpointed this instant" in a running
+// job's record when checkpoints are continuous (CheckpointInterval 0): a
+// stop then loses nothing, and a time after every tick says so without
+// rewriting every running job's record on every tick.
+var continuousCheckpoint = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// policyJob is the policy's record of a task at now. Every trace job may
+// be retried; region pins are not modelled.
 func (s *sim) policyJob(t *task) policy.Job {
 	j := policy.Job{
 		ID: t.id, Class: jobs.ClassBurst, State: jobs.StateQueued, Queue: policyQueue[t.queue],
@@ -83,6 +142,14 @@ func (s *sim) policyJob(t *task) policy.Job {
 	case tsLeaving:
 		j.PendingAction = stopAction[t.stopped]
 		j.LastCheckpointAt = s.timeOrZero(t.prevCkpt)
+	case tsRunning:
+		switch {
+		case t.ckpt && s.ckptEvery == 0:
+			j.LastCheckpointAt = continuousCheckpoint
+		case t.ckpt:
+			_, at := s.checkpoint(t)
+			j.LastCheckpointAt = s.timeOrZero(at)
+		}
 	}
 	w := &s.workers[t.worker]
 	j.State, j.Worker, j.Pool, j.StartedAt = jobs.StateRunning, w.id, s.pools[w.pool].Name, s.at(t.startedAt)

@@ -48,7 +48,6 @@ type task struct {
 	tmpl   int32
 	worker int32
 	ovPool int32 // target pool of an overflowed core task
-	pos    int32 // index in sim.vis, -1 when the snapshot does not show it
 	wpos   int32 // index in its worker's tasks
 	gen    uint32
 	// spotHits counts spot reclaims the task suffered.
@@ -61,6 +60,7 @@ type task struct {
 	core     bool
 	ckpt     bool
 	started  bool // has started at least once
+	shown    bool // in the policy's index
 }
 
 func (s *sim) newTask(ji, tmpl int32, j *trace.Job) int32 {
@@ -74,7 +74,7 @@ func (s *sim) newTask(ji, tmpl int32, j *trace.Job) int32 {
 	}
 	t := &s.tasks[ti]
 	*t = task{
-		id: t.id, submit: j.Submit, prevCkpt: -1, job: ji, tmpl: tmpl, worker: -1, ovPool: -1, pos: -1,
+		id: t.id, submit: j.Submit, prevCkpt: -1, job: ji, tmpl: tmpl, worker: -1, ovPool: -1,
 		gen: t.gen + 1, core: j.Class == jobs.ClassCore, ckpt: j.Checkpointable,
 	}
 	return ti
@@ -118,6 +118,9 @@ func (s *sim) enqueue(ti int32, q queueKind, queuedAt time.Duration) {
 		t.spotOK = s.spotEligible(t)
 	}
 	s.queueOf(t).add(queueEntry{queuedAt: queuedAt, submit: t.submit, task: ti, gen: t.gen})
+	if q == qCore && s.cfg.CoreOverflow {
+		s.coreDue.push(queueEntry{queuedAt: queuedAt + s.coreMaxWait(t), task: ti, gen: t.gen})
+	}
 	s.refresh(ti)
 	s.dirty = true
 }
@@ -144,6 +147,7 @@ func (s *sim) start(ti, wi int32) {
 	t.state, t.worker, t.startedAt = tsRunning, wi, s.now
 	s.occupy(wi, ti)
 	s.events.push(event{at: s.now + s.tr.Jobs[t.job].Duration - t.saved, kind: evFinish, idx: ti, gen: t.gen})
+	s.nextCheckpoint(ti)
 	if !t.started {
 		t.started = true
 		if s.jobUnstarted[t.job]--; s.jobUnstarted[t.job] == 0 {
@@ -245,24 +249,30 @@ func (s *sim) visible(t *task) bool {
 	return false
 }
 
-// refresh brings the snapshot's record of a task up to date after a
-// change: it adds, rewrites or removes it. s.jobs runs parallel to s.vis.
+// refresh brings the policy's record of a task up to date after a
+// change: it adds, rewrites or removes it.
 func (s *sim) refresh(ti int32) {
 	t := &s.tasks[ti]
 	switch want := s.visible(t); {
-	case want && t.pos >= 0:
-		s.jobs[t.pos] = s.policyJob(t)
 	case want:
-		t.pos = int32(len(s.vis))
-		s.vis = append(s.vis, ti)
-		s.jobs = append(s.jobs, s.policyJob(t))
-	case t.pos >= 0:
-		n := len(s.vis) - 1
-		last := s.vis[n]
-		s.vis[t.pos], s.jobs[t.pos] = last, s.jobs[n]
-		s.tasks[last].pos = t.pos
-		s.vis, s.jobs = s.vis[:n], s.jobs[:n]
-		t.pos = -1
+		s.ix.PutJob(s.policyJob(t))
+		t.shown = true
+	case t.shown:
+		s.ix.RemoveJob(t.id)
+		t.shown = false
+	}
+}
+
+// nextCheckpoint schedules the next checkpoint of a running task, if it
+// writes one before it finishes.
+func (s *sim) nextCheckpoint(ti int32) {
+	t := &s.tasks[ti]
+	if !t.ckpt || s.ckptEvery == 0 {
+		return
+	}
+	next := t.startedAt + ((s.now-t.startedAt)/s.ckptEvery+1)*s.ckptEvery
+	if next < t.startedAt+s.tr.Jobs[t.job].Duration-t.saved {
+		s.events.push(event{at: next, kind: evCheckpoint, idx: ti, gen: t.gen})
 	}
 }
 

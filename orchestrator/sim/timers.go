@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"container/heap"
 	"time"
 
 	"github.com/ballastdev/ballast/orchestrator/policy"
@@ -78,4 +79,25 @@ func (s *sim) wakeRelease(w *worker, p *policy.Pool) {
 	// After 64 missed windows, waking at the last one tried is harmless:
 	// Decide plans nothing and the search goes on from there.
 	s.wake = min(s.wake, t)
+}
+
+// dueQueue is a min-heap of queued core tasks by when rule 7 may move
+// them (held in queueEntry.queuedAt). Entries go stale as tasks leave the
+// core queue and are dropped when they reach the top.
+type dueQueue struct{ heapItems[queueEntry] }
+
+func (q *dueQueue) Less(i, j int) bool { return q.items[i].queuedAt < q.items[j].queuedAt }
+
+func (q *dueQueue) push(e queueEntry) {
+	q.items = append(q.items, e)
+	heap.Fix(q, len(q.items)-1)
+}
+
+func (q *dueQueue) pop() {
+	n := len(q.items) - 1
+	q.items[0] = q.items[n]
+	q.items = q.items[:n]
+	if n > 0 {
+		heap.Fix(q, 0)
+	}
 }

@@ -30,6 +30,7 @@ type worker struct {
 	slots     int32
 	busy      int32
 	pos       int32 // index in sim.live
+	ipos      int32 // index in sim.idle, -1 when not there
 	gen       uint32
 	state     workerState
 }
@@ -49,13 +50,14 @@ func (s *sim) newWorker(pi, slots int32, requested time.Duration) int32 {
 	wi := int32(len(s.workers))
 	s.workers = append(s.workers, worker{
 		id: indexID('w', wi), requested: requested, idleSince: s.now,
-		pool: pi, slots: slots, pos: int32(len(s.live)), gen: 1,
+		pool: pi, slots: slots, pos: int32(len(s.live)), ipos: -1, gen: 1,
 	})
 	s.live = append(s.live, wi)
 	p := &s.pools[pi]
 	p.workers = append(p.workers, wi)
 	p.free += int(slots)
 	s.dirty = true
+	s.workerChanged(wi)
 	return wi
 }
 
@@ -68,6 +70,7 @@ func (s *sim) occupy(wi, ti int32) {
 	if w.state == wsUp {
 		s.pools[w.pool].free--
 	}
+	s.workerChanged(wi)
 }
 
 // vacate takes a task off its worker, which then takes queued work.
@@ -84,6 +87,7 @@ func (s *sim) vacate(wi, ti int32) {
 	if w.busy == 0 {
 		w.idleSince = s.now
 	}
+	s.workerChanged(wi)
 	if w.state == wsUp {
 		s.pools[w.pool].free++
 		s.fill(wi)
@@ -222,6 +226,7 @@ func (s *sim) drain(wi int32) {
 	s.pools[w.pool].free -= int(w.slots - w.busy)
 	w.state = wsDraining
 	s.dirty = true
+	s.workerChanged(wi)
 }
 
 // retire removes a worker and bills it up to now.
@@ -233,6 +238,10 @@ func (s *sim) retire(wi int32) {
 	}
 	w.state = wsGone
 	w.gen++
+	s.ix.RemoveWorker(w.id)
+	if w.ipos >= 0 {
+		s.dropIdle(w)
+	}
 	s.bill(w, s.now)
 	s.pay(w.pool, -1)
 	p.workers = slices.DeleteFunc(p.workers, func(x int32) bool { return x == wi })
