@@ -148,7 +148,7 @@ func (r *run) killWorker(ctx context.Context, sameID bool) injected {
 		in.problem = fmt.Sprintf("restart: %v", err)
 		return in
 	}
-	in.held = unclaimed(ctx, r.store, r.insp, 500*time.Millisecond)
+	in.held = unclaimed(ctx, r.store, 500*time.Millisecond)
 	in.requeue, in.lasted = r.measureRequeue(ctx, &in)
 	if err := r.cl.registered(ctx, next, 15*time.Second); err != nil {
 		in.problem = join(in.problem, err.Error())

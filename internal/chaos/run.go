@@ -11,7 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hibiken/asynq"
 	"github.com/nats-io/nats.go"
 	"github.com/redis/go-redis/v9"
 
@@ -36,7 +35,6 @@ type run struct {
 	cfg     config.Config
 	store   *queues.Store
 	rdb     *redis.Client
-	insp    *asynq.Inspector
 	nc      *nats.Conn
 	subj    events.Subjects
 	effects *effectLog
@@ -119,7 +117,6 @@ func (r *run) setUp(ctx context.Context) error {
 	r.rdb = redis.NewClient(&redis.Options{Addr: r.redis.addr, DialTimeout: time.Second, ReadTimeout: time.Second,
 		WriteTimeout: time.Second, ContextTimeoutEnabled: true, PoolSize: 16})
 	r.store = queues.NewStore(r.rdb, queues.StoreOptions{Namespace: cfg.Namespace})
-	r.insp = asynq.NewInspectorFromRedisClient(r.rdb)
 	opts, err := cfg.NATS.Options()
 	if err != nil {
 		return err

@@ -4,57 +4,41 @@ import (
 	"context"
 	"time"
 
-	"github.com/hibiken/asynq"
-
 	"github.com/ballastdev/ballast/jobs"
 	"github.com/ballastdev/ballast/queues"
 )
 
 // A delivery asynq has handed to a worker that the worker has not yet
-// claimed (the claim script that marks the record running) belongs to no
-// worker in Ballast's records. If that worker dies in between, Ballast's
-// dead-worker recovery, which requeues the attempts a worker claimed, does
-// not see it: the job waits for asynq's own lease on the task to run out.
-// The run looks for such deliveries after each kill, so that their wait is
-// reported beside the requeue times rather than hidden in the backlog.
+// claimed belongs to no worker in Ballast's records; the leader moves such
+// attempts on after a grace (queues.Store.HeldDeliveries). The run notes
+// them after each kill, so that their wait is reported beside the requeue
+// times rather than hidden in the backlog.
 
-// unclaimed returns the attempts whose asynq task is active while the job
-// record still says queued at that attempt, in the queues fixed workers
-// read. A live worker claims within milliseconds of taking a task, so an
-// attempt found in two reads apart is held by a dead or frozen worker.
-func unclaimed(ctx context.Context, store *queues.Store, insp *asynq.Inspector, apart time.Duration) map[attemptKey]bool {
-	first := activeUnclaimed(ctx, store, insp)
+// unclaimed returns the attempts held (taken, not claimed) in two reads
+// apart: a live worker claims within milliseconds of taking a task, so
+// one seen twice is held by a dead or frozen worker.
+func unclaimed(ctx context.Context, store *queues.Store, apart time.Duration) map[attemptKey]bool {
+	first := held(ctx, store)
 	if len(first) == 0 || !sleepUntil(ctx, time.Now().Add(apart)) {
 		return nil
 	}
-	held := map[attemptKey]bool{}
-	for k := range activeUnclaimed(ctx, store, insp) {
+	both := map[attemptKey]bool{}
+	for k := range held(ctx, store) {
 		if first[k] {
-			held[k] = true
+			both[k] = true
 		}
 	}
-	return held
+	return both
 }
 
-func activeUnclaimed(ctx context.Context, store *queues.Store, insp *asynq.Inspector) map[attemptKey]bool {
-	out := map[attemptKey]bool{}
-	for _, q := range []queues.Queue{queues.QueueCore, queues.QueueLoan} {
-		tasks, err := insp.ListActiveTasks(store.Namespace().AsynqQueue(q), asynq.PageSize(1000))
-		if err != nil {
-			continue // no such queue yet, or Redis trouble: nothing to learn
-		}
-		for _, t := range tasks {
-			d, err := queues.DecodeDelivery(t.Payload)
-			if err != nil {
-				continue
-			}
-			cctx, cancel := context.WithTimeout(ctx, time.Second)
-			j, err := store.Get(cctx, d.JobID)
-			cancel()
-			if err == nil && j.State == jobs.StateQueued && j.Attempt == d.Attempt {
-				out[attemptKey{d.JobID, d.Attempt}] = true
-			}
-		}
+// held is one read of the held attempts; Redis trouble reads as none.
+func held(ctx context.Context, store *queues.Store) map[attemptKey]bool {
+	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	hs, _ := store.HeldDeliveries(cctx)
+	out := make(map[attemptKey]bool, len(hs))
+	for _, h := range hs {
+		out[attemptKey{h.JobID, h.Attempt}] = true
 	}
 	return out
 }

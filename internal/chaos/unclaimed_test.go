@@ -5,8 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hibiken/asynq"
-
 	"github.com/ballastdev/ballast/internal/testenv"
 	"github.com/ballastdev/ballast/jobs"
 	"github.com/ballastdev/ballast/queues"
@@ -26,26 +24,8 @@ func TestUnclaimedFindsATakenDeliveryNobodyClaimed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	taken := make(chan struct{})
-	release := make(chan struct{})
-	srv := asynq.NewServerFromRedisClient(rdb, asynq.Config{Concurrency: 1, ShutdownTimeout: time.Second,
-		Queues: map[string]int{store.Namespace().AsynqQueue(queues.QueueCore): 1}, Logger: quiet{}})
-	if err := srv.Start(asynq.HandlerFunc(func(context.Context, *asynq.Task) error {
-		close(taken)
-		<-release
-		return nil
-	})); err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Shutdown()
-	defer close(release)
-	select {
-	case <-taken:
-	case <-time.After(10 * time.Second):
-		t.Fatal("asynq never handed out the task")
-	}
-	insp := asynq.NewInspectorFromRedisClient(rdb)
-	got := unclaimed(ctx, store, insp, 50*time.Millisecond)
+	testenv.HoldTask(t, rdb, store.Namespace().AsynqQueue(queues.QueueCore))
+	got := unclaimed(ctx, store, 50*time.Millisecond)
 	want := attemptKey{held.Job.ID, 1}
 	if len(got) != 1 || !got[want] {
 		t.Fatalf("unclaimed = %v, want just %v", got, want)
@@ -54,16 +34,7 @@ func TestUnclaimedFindsATakenDeliveryNobodyClaimed(t *testing.T) {
 	if _, ok, err := store.Claim(ctx, queues.Delivery{JobID: held.Job.ID, Attempt: 1}, "w1"); err != nil || !ok {
 		t.Fatalf("claim: %v %v", ok, err)
 	}
-	if got := unclaimed(ctx, store, insp, 50*time.Millisecond); len(got) != 0 {
+	if got := unclaimed(ctx, store, 50*time.Millisecond); len(got) != 0 {
 		t.Fatalf("after the claim, unclaimed = %v", got)
 	}
 }
-
-// quiet drops asynq's log lines.
-type quiet struct{}
-
-func (quiet) Debug(...any) {}
-func (quiet) Info(...any)  {}
-func (quiet) Warn(...any)  {}
-func (quiet) Error(...any) {}
-func (quiet) Fatal(...any) {}

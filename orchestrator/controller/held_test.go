@@ -5,8 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hibiken/asynq"
-
 	"github.com/ballastdev/ballast/internal/testenv"
 	"github.com/ballastdev/ballast/jobs"
 	"github.com/ballastdev/ballast/orchestrator/controller"
@@ -29,28 +27,7 @@ func TestLeaderMovesOnADeliveryTakenButNeverClaimed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	taken := make(chan struct{})
-	release := make(chan struct{})
-	srv := asynq.NewServerFromRedisClient(rdb, asynq.Config{Concurrency: 1,
-		Queues:            map[string]int{store.Namespace().AsynqQueue(queues.QueueCore): 1},
-		TaskCheckInterval: 20 * time.Millisecond, LogLevel: asynq.FatalLevel, ShutdownTimeout: time.Second})
-	if err := srv.Start(asynq.HandlerFunc(func(ctx context.Context, _ *asynq.Task) error {
-		close(taken)
-		select { // frozen before its claim
-		case <-release:
-		case <-ctx.Done():
-		}
-		return ctx.Err()
-	})); err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Shutdown()
-	defer close(release)
-	select {
-	case <-taken:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the task was not taken")
-	}
+	testenv.HoldTask(t, rdb, store.Namespace().AsynqQueue(queues.QueueCore)) // frozen before its claim
 
 	opts := fastOptions("a")
 	opts.HeldGrace = 300 * time.Millisecond
