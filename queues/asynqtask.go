@@ -27,6 +27,11 @@ const asynqAllQueues = "asynq:queues"
 func asynqTaskKey(qname, id string) string { return "asynq:{" + qname + "}:t:" + id }
 func asynqPendingKey(qname string) string  { return "asynq:{" + qname + "}:pending" }
 
+// asynqActiveKey is the list of task IDs asynq has handed to a consumer
+// and not yet seen done. TestLeaderMovesOnADeliveryTakenButNeverClaimed
+// (controller) reads it under a real asynq server.
+func asynqActiveKey(qname string) string { return "asynq:{" + qname + "}:active" }
+
 // Field numbers of asynq's TaskMessage (its internal/proto/asynq.proto).
 const (
 	tmType    protowire.Number = 1

@@ -3,8 +3,8 @@ package queues
 import (
 	"context"
 	"strconv"
+	"strings"
 
-	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ballastdev/ballast/jobs"
@@ -34,24 +34,23 @@ func (s *Store) HeldDeliveries(ctx context.Context) ([]HeldDelivery, error) {
 	if err != nil {
 		return nil, wrap("queues.HeldDeliveries", err)
 	}
+	// Task IDs are "jobID:attempt" (TaskID), so the active lists alone
+	// name the attempts: no task message needs reading.
 	var cands []HeldDelivery
 	for _, name := range names {
 		q, ok := s.ns.LogicalQueue(name)
 		if !ok {
 			continue
 		}
-		for page := 1; ; page++ {
-			tasks, err := s.insp.ListActiveTasks(name, asynq.PageSize(1000), asynq.Page(page))
-			if err != nil {
-				return nil, wrap("queues.HeldDeliveries", err)
-			}
-			for _, t := range tasks {
-				if d, err := DecodeDelivery(t.Payload); err == nil {
-					cands = append(cands, HeldDelivery{JobID: d.JobID, Attempt: d.Attempt, Queue: q})
-				}
-			}
-			if len(tasks) < 1000 {
-				break
+		ids, err := s.rdb.LRange(ctx, asynqActiveKey(name), 0, -1).Result()
+		if err != nil {
+			return nil, wrap("queues.HeldDeliveries", err)
+		}
+		for _, id := range ids {
+			job, n, ok := strings.Cut(id, ":")
+			attempt, err := strconv.Atoi(n)
+			if ok && err == nil && jobs.ValidID(job) {
+				cands = append(cands, HeldDelivery{JobID: job, Attempt: attempt, Queue: q})
 			}
 		}
 	}
