@@ -76,21 +76,25 @@ func (s *Submitter) SubmitSpec(ctx context.Context, spec jobs.Spec) (jobs.Job, b
 		return jobs.Job{}, false, err
 	}
 	span.SetAttributes(attribute.String("ballast.job_id", res.Job.ID), attribute.Bool("ballast.duplicate", res.Duplicate))
-	j := res.Job
-	// A duplicate within the stream's duplicate window is most likely the
-	// client retrying a submit whose reply was lost, and the first try's
-	// announcement may be lost with it: announce again under the same ID,
-	// which the stream stores once. An older duplicate is a resubmission
-	// of a job announced long ago.
-	if !res.Duplicate || time.Since(j.CreatedAt) < events.DuplicateWindow {
+	s.announce(res.Job, spec, res.Duplicate)
+	return res.Job, res.Duplicate, nil
+}
+
+// announce publishes job.queued for j, submitted as spec, and pokes
+// OnQueued for a new job. A duplicate within the stream's duplicate window
+// is most likely the client retrying a submit whose reply was lost, and the
+// first try's announcement may be lost with it: it is announced again under
+// the same ID, which the stream stores once. An older duplicate is a
+// resubmission of a job announced long ago.
+func (s *Submitter) announce(j jobs.Job, spec jobs.Spec, dup bool) {
+	if !dup || time.Since(j.CreatedAt) < events.DuplicateWindow {
 		publish(s.Events, s.Logger, events.Event{ID: events.JobEventID(j.ID, 1, events.TypeJobQueued), Type: events.TypeJobQueued, JobID: j.ID, Attempt: 1,
 			State: jobs.StateQueued, Queue: j.Queue, Time: j.CreatedAt,
 			Data: map[string]any{"template": spec.Template, "class": string(spec.Class), "team": spec.Team}})
 	}
-	if !res.Duplicate && s.OnQueued != nil {
+	if !dup && s.OnQueued != nil {
 		s.OnQueued(j)
 	}
-	return j, res.Duplicate, nil
 }
 
 // SubmitBatch validates every submission first and writes nothing unless
@@ -130,15 +134,7 @@ func (s *Submitter) SubmitBatch(ctx context.Context, subs []jobs.Submission) ([]
 		}
 		j := r.Job
 		out[i].Receipt = &intake.Receipt{JobID: j.ID, Attempt: j.Attempt, State: j.State, Queue: j.Queue, Duplicate: r.Duplicate}
-		if !r.Duplicate || time.Since(j.CreatedAt) < events.DuplicateWindow {
-			spec := items[i].Spec
-			publish(s.Events, s.Logger, events.Event{ID: events.JobEventID(j.ID, 1, events.TypeJobQueued), Type: events.TypeJobQueued, JobID: j.ID, Attempt: 1,
-				State: jobs.StateQueued, Queue: j.Queue, Time: j.CreatedAt,
-				Data: map[string]any{"template": spec.Template, "class": string(spec.Class), "team": spec.Team}})
-		}
-		if !r.Duplicate && s.OnQueued != nil {
-			s.OnQueued(j)
-		}
+		s.announce(j, items[i].Spec, r.Duplicate)
 	}
 	return out, nil
 }
