@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"runtime/debug"
 	"time"
 
 	"github.com/ballastdev/ballast/jobs"
@@ -98,12 +97,7 @@ func (e *jobsEndpoint) handle(ctx context.Context, data []byte, attrs ...any) (i
 
 func (e *jobsEndpoint) handleBatch(ctx context.Context, data []byte, attrs ...any) (status int, body []byte) {
 	attrs = append(attrs, "kind", "batch")
-	defer func() {
-		if p := recover(); p != nil {
-			e.log.Error("intake: panic while handling a batch", append(attrs, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))...)
-			status, body = errorReply(Error{Code: CodeInternal, Message: msgInternal})
-		}
-	}()
+	defer replyOnPanic(e.log, "handling a batch", &attrs, &status, &body)
 	subs, err := jobs.DecodeBatch(data)
 	if err != nil {
 		return errorReply(capProblems(wireError(err, "job", e.log, attrs...)))

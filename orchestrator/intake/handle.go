@@ -80,13 +80,7 @@ func (h *handler[S, R]) refuseTooLarge(n int) (int, []byte) {
 // Submitter must cost one request, not the server.
 func (h *handler[S, R]) handle(ctx context.Context, data []byte, attrs ...any) (status int, body []byte) {
 	attrs = append(attrs, "kind", h.noun)
-	defer func() {
-		if p := recover(); p != nil {
-			h.log.Error("intake: panic while handling a submission",
-				append(attrs, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))...)
-			status, body = errorReply(Error{Code: CodeInternal, Message: msgInternal})
-		}
-	}()
+	defer replyOnPanic(h.log, "handling a submission", &attrs, &status, &body)
 	// Checked before parsing so that an oversize message costs no decoding.
 	if len(data) > h.max {
 		return h.refuseTooLarge(len(data))
@@ -107,4 +101,15 @@ func (h *handler[S, R]) handle(ctx context.Context, data []byte, attrs ...any) (
 		return errorReply(wireError(err, h.noun, h.log, attrs...))
 	}
 	return acceptedReply(r, dup)
+}
+
+// replyOnPanic, deferred by a handler, turns a panic into an internal
+// error reply and logs it with the stack: a bad message or a broken
+// Submitter must cost one request, not the server. attrs is read at the
+// panic, so what the handler learnt of the request by then is logged.
+func replyOnPanic(log *slog.Logger, doing string, attrs *[]any, status *int, body *[]byte) {
+	if p := recover(); p != nil {
+		log.Error("intake: panic while "+doing, append(*attrs, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))...)
+		*status, *body = errorReply(Error{Code: CodeInternal, Message: msgInternal})
+	}
 }

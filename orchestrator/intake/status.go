@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"runtime/debug"
 	"time"
 
 	"github.com/ballastdev/ballast/jobs"
@@ -65,12 +64,7 @@ func (s *statusEndpoint) refuseTooLarge(int) (int, []byte) {
 }
 
 func (s *statusEndpoint) handle(ctx context.Context, data []byte, attrs ...any) (status int, body []byte) {
-	defer func() {
-		if p := recover(); p != nil {
-			s.log.Error("intake: panic while reading a job's status", append(attrs, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))...)
-			status, body = errorReply(Error{Code: CodeInternal, Message: msgInternal})
-		}
-	}()
+	defer replyOnPanic(s.log, "reading a job's status", &attrs, &status, &body)
 	if len(data) > maxStatusRequest {
 		return s.refuseTooLarge(len(data))
 	}
