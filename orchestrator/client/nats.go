@@ -75,15 +75,7 @@ func (c *NATS) Status(ctx context.Context, id string) (intake.JobStatus, error) 
 	if err != nil {
 		return intake.JobStatus{}, fmt.Errorf("client.Status: %w", err)
 	}
-	subject := c.subj.JobStatus()
-	m, err := c.nc.RequestWithContext(ctx, subject, body)
-	switch {
-	case errors.Is(err, nats.ErrNoResponders):
-		return intake.JobStatus{}, fmt.Errorf("client.Status: %w on %s: start `ballast controller` or `ballast dev`, or check the subject prefix (%w)", ErrNoIntake, subject, err)
-	case err != nil:
-		return intake.JobStatus{}, fmt.Errorf("client.Status: request on %s: %w", subject, err)
-	}
-	st, err := decodeReply(m.Data, 0, statusKind)
+	st, err := natsTry(c, statusKind)(ctx, body)
 	if err != nil {
 		return intake.JobStatus{}, fmt.Errorf("client.Status: %w", err)
 	}

@@ -44,7 +44,7 @@ var (
 	// statusKind only decodes replies: status requests are not
 	// submissions and have no key or retries.
 	statusKind = kind[intake.StatusRequest, intake.JobStatus]{
-		op: "client.Status", noun: "job",
+		op: "client.Status", noun: "job", subject: events.Subjects.JobStatus,
 		id: func(r intake.JobStatus) string { return r.JobID },
 	}
 	sweepKind = kind[sweep.Spec, intake.SweepReceipt]{

@@ -3,6 +3,7 @@ package intake_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/ballastdev/ballast/internal/testenv"
 	"github.com/ballastdev/ballast/jobs"
+	"github.com/ballastdev/ballast/orchestrator/client"
 	"github.com/ballastdev/ballast/orchestrator/intake"
 	"github.com/ballastdev/ballast/queues"
 )
@@ -68,6 +70,16 @@ func TestNATSStatusReadsTheRecord(t *testing.T) {
 	if werr != nil || st.State != jobs.StateFailed || st.ExitCode == nil || *st.ExitCode != 3 || st.LastError != "exited with code 3" ||
 		st.Worker != "w1" || st.FinishedAt.IsZero() {
 		t.Fatalf("finished job: %+v %+v", st, werr)
+	}
+
+	// The Go client reads the same, and names an unknown job by its code.
+	cl := client.NewNATS(e.client, subj)
+	if got, err := cl.Status(ctx, id); err != nil || got.State != jobs.StateFailed || got.Attempt != 1 {
+		t.Fatalf("client.Status: %+v %v", got, err)
+	}
+	var ce *client.Error
+	if _, err := cl.Status(ctx, jobs.NewID(time.Now())); !errors.As(err, &ce) || ce.Code != intake.CodeNotFound {
+		t.Fatalf("client.Status of an unknown job: %v, want not_found", err)
 	}
 
 	for _, c := range []struct {
