@@ -125,7 +125,7 @@ func newWakingStore(rdb redis.UniversalClient, cfg config.Config, nc *nats.Conn)
 func announceCancel(pub events.Publisher) func(context.Context, string, int, time.Time) {
 	return func(ctx context.Context, id string, attempt int, at time.Time) {
 		e := events.Event{ID: events.JobEventID(id, attempt, events.TypeJobCancelled), Type: events.TypeJobCancelled,
-			JobID: id, Attempt: attempt, State: jobs.StateCancelled, Reason: "cancelled before it started", Time: at}
+			JobID: id, Attempt: attempt, State: jobs.StateCancelled, Reason: "cancelled", Time: at}
 		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 		defer cancel()
 		_ = pub.Publish(pctx, e)
