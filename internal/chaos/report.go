@@ -58,9 +58,9 @@ type Report struct {
 	Detected  Spread `json:"kill_to_requeue_detected"`
 	TakenOver Spread `json:"kill_to_requeue_same_id"`
 	// Unclaimed is over deliveries a killed worker had taken from asynq
-	// but not yet claimed: no record names the worker, so they wait for
-	// asynq's lease on the task (30 s, checked about every minute) rather
-	// than for worker_ttl.
+	// but not yet claimed: no record names the worker, so they come back
+	// when the leader finds them held (controller.DefaultHeldGrace), not
+	// through worker_ttl.
 	Unclaimed Spread `json:"kill_to_redelivery_unclaimed"`
 	// RecordLag is, over succeeded jobs, from the side-effect line (as
 	// read, up to 20 ms after its write) to the record's finished time
@@ -151,7 +151,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 	row("kill to requeue, worker-kill", r.Detected, "(the controller finds the worker silent)")
 	row("kill to requeue, same-id", r.TakenOver, "(the new process's registration takes over)")
 	if r.Unclaimed.N > 0 {
-		row("kill to redelivery, taken but unclaimed", r.Unclaimed, "(asynq's lease recovery: no record named the dead worker)")
+		row("kill to redelivery, taken but unclaimed", r.Unclaimed, "(the leader moves a delivery held but unclaimed: no record named the dead worker)")
 	}
 	row("side effect to result sent", r.RecordLag.durations(), "(record's finished time: a kill in this window repeats a done side effect)")
 	if err := tw.Flush(); err != nil {
@@ -223,7 +223,7 @@ func (r *Report) judge(limit time.Duration) {
 		}
 	}
 	if r.Unclaimed.N > 0 && r.Unclaimed.Max >= limit.Seconds() {
-		add("%d deliveries a killed worker had taken but not claimed ran again only %.1fs after the kill (asynq's lease), over the %s limit",
+		add("%d deliveries a killed worker had taken but not claimed ran again only %.1fs after the kill, over the %s limit",
 			r.Unclaimed.N, r.Unclaimed.Max, limit)
 	}
 	for _, f := range r.Faults {
