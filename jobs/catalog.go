@@ -126,6 +126,7 @@ func (c *Catalog) Resolve(s Submission) (Spec, error) {
 		CoreMaxWait:      t.CoreMaxWait,
 		QoS:              t.QoS,
 		Limits:           t.Limits,
+		Size:             t.Size.clone(),
 		Labels:           copyLabels(s.Labels),
 		IdempotencyKey:   s.IdempotencyKey,
 	}
@@ -148,10 +149,26 @@ func (c *Catalog) Resolve(s Submission) (Spec, error) {
 	if s.Timeout != nil {
 		spec.Timeout = *s.Timeout
 	}
+	if s.Slots != nil {
+		limit := max(t.MaxSlots, t.Size.SlotCount())
+		if *s.Slots < 1 || *s.Slots > limit {
+			ps.add("slots", fmt.Sprintf("is %d; template %q allows 1 to %d slots per member%s", *s.Slots, s.Template, limit, maxSlotsHint(t)))
+		} else {
+			spec.Slots = *s.Slots
+		}
+	}
 	if err := ps.err(); err != nil {
 		return Spec{}, err
 	}
 	return spec, nil
+}
+
+// maxSlotsHint tells the submitter how a template would allow more slots.
+func maxSlotsHint(t Template) string {
+	if t.MaxSlots > 0 {
+		return ""
+	}
+	return " (it sets no max_slots, so a submission may only lower its slots)"
 }
 
 func (c *Catalog) knownList() string {

@@ -60,6 +60,9 @@ type Spec struct {
 	// the placement's) and the job's own limits within it.
 	QoS    string  `json:"qos,omitempty"`
 	Limits *Limits `json:"limits,omitempty"`
+	// Size is the template's, with the submission's slots: what placement
+	// and billing count.
+	Size
 }
 
 // Retries reports whether a failed attempt that exited with code (nil:

@@ -47,6 +47,9 @@ type Submission struct {
 	Timeout *Duration `json:"timeout,omitempty"`
 	// Command is a raw argv, accepted only when the server allows raw commands.
 	Command []string `json:"command,omitempty"`
+	// Slots overrides the template's slots per member, from 1 up to the
+	// template's max_slots (or its slots, when it sets no max_slots).
+	Slots *int `json:"slots,omitempty"`
 }
 
 // DecodeSubmission parses a submission strictly: size-limited, unknown fields

@@ -84,6 +84,12 @@ type Template struct {
 	QoS string `yaml:"qos,omitempty" json:"qos,omitempty"`
 	// Limits are each job's own resource limits, within its group's.
 	Limits *Limits `yaml:"limits,omitempty" json:"limits,omitempty"`
+	// Size is each job's size: slots per member, replicas, cpus, memory
+	// and the worker labels it requires.
+	Size `yaml:",inline"`
+	// MaxSlots lets a submission ask for up to this many slots per member;
+	// 0 lets it only lower the template's slots.
+	MaxSlots int `yaml:"max_slots,omitempty" json:"max_slots,omitempty"`
 	// Description is shown by the CLI and the API.
 	Description string `yaml:"description,omitempty" json:"description,omitempty"`
 }
@@ -179,6 +185,10 @@ func (t Template) validate(field string, ps *problems) {
 		t.Params[name].validate(pf, ps)
 	}
 	t.validateEnv(field, ps)
+	t.Size.validate(field, t.MaxSlots, ps)
+	if t.MaxSlots < 0 || t.MaxSlots > MaxSlots {
+		ps.add(field+".max_slots", fmt.Sprintf("is %d; give 1 to %d, or leave it out", t.MaxSlots, MaxSlots))
+	}
 	for i, arg := range t.Command {
 		for _, m := range placeRE.FindAllStringSubmatch(arg, -1) {
 			if _, ok := t.Params[m[1]]; !ok {
