@@ -104,7 +104,11 @@ type Job struct {
 	// deliveries harmless. The first attempt is 1.
 	Attempt int    `json:"attempt"`
 	Queue   string `json:"queue"`
-	Worker  string `json:"worker,omitempty"`
+	// Placed is, for a sized job, the worker of each member of the current
+	// attempt, once the controller placed it; nil while it waits for
+	// placement and for jobs that need none.
+	Placed []string `json:"placed,omitempty"`
+	Worker string   `json:"worker,omitempty"`
 	// Pool is the pool of the worker that claimed the current (or last)
 	// attempt: a burst job on lent fixed capacity shows the fixed pool.
 	Pool string `json:"pool,omitempty"`

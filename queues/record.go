@@ -47,6 +47,7 @@ func decodeFields(id string, h map[string]string) jobs.Job {
 		FinishedAt:      msTime(h["finished"]),
 		CheckpointAt:    msTime(h["checkpoint_at"]),
 	}
+	j.Placed = decodePlaced(h["placed"], j.Attempt)
 	if code, err := strconv.Atoi(h["exit_code"]); err == nil {
 		j.ExitCode = &code
 	}

@@ -12,15 +12,18 @@ import (
 
 // WorkerInfo is what a worker tells the registry about itself.
 type WorkerInfo struct {
-	ID        string    `json:"id"`
-	Pool      string    `json:"pool"`
-	Slots     int       `json:"slots"`
-	Busy      int       `json:"busy"`
-	Queues    []Queue   `json:"queues"`
-	Host      string    `json:"host"`
-	PID       int       `json:"pid"`
-	Draining  bool      `json:"draining,omitempty"`
-	StartedAt time.Time `json:"started_at"`
+	ID    string `json:"id"`
+	Pool  string `json:"pool"`
+	Slots int    `json:"slots"`
+	Busy  int    `json:"busy"`
+	// PlaceQueue is the queue the worker reads placed deliveries from (see
+	// PlaceQueue); empty when it takes none, as after a fence gave it a new ID.
+	PlaceQueue string    `json:"place_queue,omitempty"`
+	Queues     []Queue   `json:"queues"`
+	Host       string    `json:"host"`
+	PID        int       `json:"pid"`
+	Draining   bool      `json:"draining,omitempty"`
+	StartedAt  time.Time `json:"started_at"`
 	// IdentitySince is when this registry identity began: the process's
 	// start, or its re-registration under a new ID after the controller
 	// fenced the old one (whose life ended at its last heartbeat). A new

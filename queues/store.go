@@ -192,7 +192,7 @@ func (s *Store) prepareSubmit(ctx context.Context, spec jobs.Spec, q Queue, now 
 	}
 	c := submitCall{job: jobs.Job{ID: id, Spec: spec, State: jobs.StateQueued, Attempt: 1, Queue: string(q),
 		CreatedAt: now.UTC().Truncate(time.Millisecond), QueuedAt: now.UTC().Truncate(time.Millisecond)},
-		inline: !s.opts.SeparateEnqueue}
+		inline: !s.opts.SeparateEnqueue && !spec.Sized()}
 	c.keys = []string{s.ns.Job(id), s.ns.Idempotency(spec.IdempotencyKey), s.ns.JobIndex(), s.ns.Outbox(), s.ns.ActiveJobs()}
 	c.args = []any{id, body, string(q), now.UnixMilli(), s.opts.IdempotencyTTL.Milliseconds(), hasIdem,
 		hex.EncodeToString(sum[:16]), now.UnixMilli(), spec.Team, spec.Template, string(spec.Class)}
@@ -257,6 +257,9 @@ func requestSum(spec jobs.Spec) ([sha256.Size]byte, error) {
 // enqueue creates the asynq task of j's current attempt. An existing task with
 // the same ID is success: enqueue is repeatable.
 func (s *Store) enqueue(ctx context.Context, j jobs.Job) error {
+	if j.Spec.Sized() {
+		return s.enqueuePlaced(ctx, j)
+	}
 	opts := []asynq.Option{
 		asynq.TaskID(TaskID(j.ID, j.Attempt)),
 		asynq.Queue(s.ns.AsynqQueue(Queue(j.Queue))),

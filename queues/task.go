@@ -12,11 +12,16 @@ const TaskType = "ballast:job"
 type Delivery struct {
 	JobID   string `json:"j"`
 	Attempt int    `json:"a"`
+	// Slots is how many slots the job holds, for a placed delivery (see
+	// Place): the worker reserves them before it claims. 0 means 1.
+	Slots int `json:"s,omitempty"`
+	// Member is which member of a gang this delivery starts.
+	Member int `json:"m,omitempty"`
 }
 
 // Encode returns the task payload.
 func (d Delivery) Encode() []byte {
-	b, _ := json.Marshal(d) // two plain fields cannot fail to marshal
+	b, _ := json.Marshal(d) // plain fields cannot fail to marshal
 	return b
 }
 

@@ -30,6 +30,20 @@ func (w *Worker) process(ctx context.Context, t *asynq.Task) error {
 		// the same attempt for another worker.
 		return fmt.Errorf("worker draining")
 	}
+	slotKey := queues.MemberTaskID(d.JobID, d.Attempt, d.Member)
+	slots, err := w.admit(ctx, d, slotKey)
+	if err != nil || slots == nil {
+		return err
+	}
+	// Whatever happens from here, the slots are given back when the
+	// attempt is over here: run, refused, or never claimed.
+	defer w.slots.release(slotKey)
+	w.mu.Lock()
+	draining = w.draining
+	w.mu.Unlock()
+	if draining {
+		return fmt.Errorf("worker draining") // it began while this delivery waited
+	}
 	wid := w.ID()
 	j, ok, err := w.store.ClaimAs(ctx, d, wid, w.inc)
 	if errors.Is(err, queues.ErrFenced) {
@@ -46,6 +60,7 @@ func (w *Worker) process(ctx context.Context, t *asynq.Task) error {
 		return fmt.Errorf("%w: %s: %w", asynq.RevokeTask, queues.TaskID(d.JobID, d.Attempt), errStale)
 	}
 	r := newRunning(j, wid)
+	r.slots = slots
 	key := queues.TaskID(j.ID, j.Attempt)
 	w.mu.Lock()
 	if _, dup := w.jobs[key]; dup {

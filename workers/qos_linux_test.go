@@ -106,7 +106,8 @@ func TestQoSCPULimitV1(t *testing.T) {
 	case cores < 0.4:
 		t.Logf("the job used %.2f cores on a machine loaded at %.1f for %d cores: the lower bound is not judged", cores, loadAverage(), runtime.NumCPU())
 	}
-	if got.QoS.GroupThrottledPeriods == 0 {
+	// A job that contention held under its quota was never throttled.
+	if got.QoS.GroupThrottledPeriods == 0 && cores >= 0.4 {
 		t.Errorf("no throttled period counted: %+v", got.QoS)
 	}
 	if got.QoS.Group != "core" || got.QoS.Isolation != "v1" {

@@ -23,6 +23,9 @@ const (
 type running struct {
 	job    jobs.Job
 	worker string // the worker ID it was claimed under (the fence)
+	// slots are the worker's slot numbers the attempt holds (its GPUs on
+	// a GPU worker), lowest first.
+	slots []int
 
 	once    sync.Once
 	stopped chan struct{}

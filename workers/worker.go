@@ -29,6 +29,8 @@ type Worker struct {
 	srv   *asynq.Server
 	// iso owns the worker's cgroups; nil before Start.
 	iso *isolation.Manager
+	// slots admits deliveries to the worker's slots (see slotBook).
+	slots *slotBook
 
 	id atomic.Value // string; replaced when the controller fences this worker
 	// inc is this process start's incarnation token: a newer process under
@@ -76,7 +78,8 @@ func New(store *queues.Store, opts Options) (*Worker, error) {
 		return nil, fmt.Errorf("workers.New: %w", err)
 	}
 	w := &Worker{store: store, opts: opts, log: opts.Logger.With("worker", opts.ID, "pool", opts.Pool),
-		jobs: map[string]*running{}, fenced: map[string]bool{}, wake: make(chan struct{}, 1), reclaimed: make(chan struct{})}
+		jobs: map[string]*running{}, fenced: map[string]bool{}, wake: make(chan struct{}, 1), reclaimed: make(chan struct{}),
+		slots: newSlotBook(opts.Slots)}
 	w.id.Store(opts.ID)
 	w.inc = randomHex(16)
 	return w, nil
@@ -97,6 +100,8 @@ func (w *Worker) start(ctx context.Context) error {
 	for i, q := range w.opts.Queues {
 		prio[ns.AsynqQueue(q)] = len(w.opts.Queues) - i
 	}
+	// Its own queue first: a job placed here has slots held for it.
+	prio[ns.AsynqQueue(queues.PlaceQueue(w.opts.ID))] = len(w.opts.Queues) + 1
 	var grace time.Duration = 15 * time.Minute // the largest grace a template may have
 	w.srv = asynq.NewServerFromRedisClient(w.store.Redis(), asynq.Config{
 		Concurrency:       w.opts.Slots,
@@ -157,6 +162,8 @@ func (w *Worker) Stop() {
 		w.mu.Lock()
 		w.draining = true
 		w.mu.Unlock()
+		// Deliveries waiting for slots go back to asynq, not into the drain.
+		w.slots.close()
 		w.log.Info("draining", "running", w.Running(), "timeout", w.opts.DrainTimeout)
 		if !w.waitIdle(w.opts.DrainTimeout) {
 			w.mu.Lock()
@@ -222,7 +229,13 @@ func (w *Worker) info() queues.WorkerInfo {
 	host, _ := os.Hostname()
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return queues.WorkerInfo{ID: w.ID(), Pool: w.opts.Pool, Slots: w.opts.Slots, Busy: len(w.jobs),
+	// Placement targets the queue of the ID the worker started under; a
+	// worker fenced into a new ID offers none (see queues.PlaceQueue).
+	var place string
+	if w.ID() == w.opts.ID {
+		place = string(queues.PlaceQueue(w.opts.ID))
+	}
+	return queues.WorkerInfo{ID: w.ID(), Pool: w.opts.Pool, Slots: w.opts.Slots, Busy: max(w.slots.busy(), len(w.jobs)), PlaceQueue: place,
 		Queues: w.opts.Queues, Host: host, PID: os.Getpid(), Draining: w.draining, StartedAt: w.started, IdentitySince: w.identitySince,
 		Incarnation: w.inc, Spot: w.opts.Spot, Isolation: w.isolationReport()}
 }

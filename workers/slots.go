@@ -1,0 +1,222 @@
+package workers
+
+import (
+	"context"
+	"errors"
+	"sort"
+	"sync"
+	"time"
+)
+
+// slotBook is the worker's own account of its slots: which delivery holds
+// which slot numbers (on a GPU worker, slot i is the i-th GPU), and which
+// placed deliveries wait for slots to free.
+//
+// asynq runs one goroutine per task with a fixed concurrency, one per slot,
+// so it would start a job in every goroutine it has free: a four-slot job
+// holds one goroutine and four slots, and asynq would hand the three idle
+// goroutines three more jobs. The book is what stops that. A one-slot
+// delivery from a shared queue is admitted only while a slot is free that
+// no waiting placed job has reserved; until then its goroutine waits with
+// the task, which keeps asynq from fetching more. A delivery held like
+// that for seconds is taken back by the controller (HeldDeliveries) and
+// given to another worker, so a held task never strands its job. A placed
+// delivery (a sized job the controller put on this worker) reserves its
+// slots at once and starts when they are free: that reservation is what
+// keeps a large job from waiting behind a stream of small ones.
+type slotBook struct {
+	mu    sync.Mutex
+	cond  *sync.Cond
+	total int
+	// held maps a delivery's key to the slot numbers it holds.
+	held map[string][]int
+	// waiting lists the placed deliveries waiting for slots, oldest first.
+	waiting []reservation
+	closed  bool
+}
+
+// reservation is a placed delivery waiting for its slots.
+type reservation struct {
+	key   string
+	slots int
+}
+
+// errBookClosed is returned to waiters when the worker stops taking work.
+var errBookClosed = errors.New("the worker is stopping")
+
+func newSlotBook(total int) *slotBook {
+	b := &slotBook{total: total, held: map[string][]int{}}
+	b.cond = sync.NewCond(&b.mu)
+	return b
+}
+
+// used is how many slots are held; callers hold mu.
+func (b *slotBook) used() int {
+	n := 0
+	for _, s := range b.held {
+		n += len(s)
+	}
+	return n
+}
+
+// reservedBefore is the slots reserved by waiting deliveries ahead of key
+// (all of them when key is not waiting); callers hold mu.
+func (b *slotBook) reservedBefore(key string) int {
+	n := 0
+	for _, r := range b.waiting {
+		if r.key == key {
+			break
+		}
+		n += r.slots
+	}
+	return n
+}
+
+// take gives key the n lowest free slot numbers; callers hold mu and have
+// checked that n are free.
+func (b *slotBook) take(key string, n int) []int {
+	busy := make([]bool, b.total)
+	for _, s := range b.held {
+		for _, i := range s {
+			busy[i] = true
+		}
+	}
+	got := make([]int, 0, n)
+	for i := 0; i < b.total && len(got) < n; i++ {
+		if !busy[i] {
+			got = append(got, i)
+		}
+	}
+	b.held[key] = got
+	return got
+}
+
+// admitShared waits until a slot is free beyond what waiting placed jobs
+// reserved, then gives it to key. It returns early with ctx's error, or
+// errBookClosed.
+func (b *slotBook) admitShared(ctx context.Context, key string) ([]int, error) {
+	stop := context.AfterFunc(ctx, b.wake)
+	defer stop()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for {
+		switch {
+		case b.closed:
+			return nil, errBookClosed
+		case ctx.Err() != nil:
+			return nil, ctx.Err()
+		case b.total-b.used()-b.reservedBefore("") >= 1:
+			return b.take(key, 1), nil
+		}
+		b.cond.Wait()
+	}
+}
+
+// admitPlaced reserves n slots for key and waits until they are free,
+// then gives them to key. Every interval (and whenever the book changes)
+// it asks still whether the delivery is still worth waiting for: false
+// withdraws the reservation and returns (nil, nil), so a placement the
+// controller took back, or a job cancelled while it waited, frees the
+// worker for other work. A job larger than the worker is refused at once.
+func (b *slotBook) admitPlaced(ctx context.Context, key string, n int, interval time.Duration, still func() bool) ([]int, error) {
+	if n < 1 {
+		n = 1
+	}
+	if n > b.total {
+		return nil, errTooLarge
+	}
+	stop := context.AfterFunc(ctx, b.wake)
+	defer stop()
+	tick := time.AfterFunc(interval, b.wake)
+	defer tick.Stop()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.waiting = append(b.waiting, reservation{key: key, slots: n})
+	defer b.unwait(key)
+	last := time.Now()
+	for {
+		switch {
+		case b.closed:
+			return nil, errBookClosed
+		case ctx.Err() != nil:
+			return nil, ctx.Err()
+		case b.total-b.used()-b.reservedBefore(key) >= n:
+			return b.take(key, n), nil
+		}
+		if time.Since(last) >= interval {
+			b.mu.Unlock()
+			ok := still()
+			b.mu.Lock()
+			last = time.Now()
+			if !ok {
+				return nil, nil
+			}
+			tick.Reset(interval)
+			continue
+		}
+		b.cond.Wait()
+	}
+}
+
+// errTooLarge refuses a placed job that holds more slots than the worker has.
+var errTooLarge = errors.New("the job holds more slots than this worker has")
+
+// unwait removes key's reservation and wakes the others: what it held back
+// may now be free for them. Callers hold mu.
+func (b *slotBook) unwait(key string) {
+	for i, r := range b.waiting {
+		if r.key == key {
+			b.waiting = append(b.waiting[:i], b.waiting[i+1:]...)
+			break
+		}
+	}
+	b.cond.Broadcast()
+}
+
+// release frees what key holds and wakes the waiters.
+func (b *slotBook) release(key string) {
+	b.mu.Lock()
+	delete(b.held, key)
+	b.cond.Broadcast()
+	b.mu.Unlock()
+}
+
+// close makes every waiter return errBookClosed: the worker drains.
+func (b *slotBook) close() {
+	b.mu.Lock()
+	b.closed = true
+	b.cond.Broadcast()
+	b.mu.Unlock()
+}
+
+func (b *slotBook) wake() {
+	b.mu.Lock()
+	b.cond.Broadcast()
+	b.mu.Unlock()
+}
+
+// busy is how many slots are held or reserved: what the worker reports as
+// in use, so the controller never counts a reserved slot as free.
+func (b *slotBook) busy() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return min(b.used()+b.reservedBefore(""), b.total)
+}
+
+// holders lists, for each slot number, the key holding it ("" when free).
+func (b *slotBook) holders() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := make([]string, b.total)
+	keys := make([]string, 0, len(b.held))
+	for k := range b.held {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		for _, i := range b.held[k] {
+			out[i] = k
+		}
+	}
+	return out
+}

@@ -1,0 +1,195 @@
+package workers
+
+import (
+	"context"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// waitFor polls cond for up to two seconds.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+func TestSlotBookHandsOutDisjointLowestSlots(t *testing.T) {
+	b := newSlotBook(4)
+	ctx := context.Background()
+	a, err := b.admitShared(ctx, "a")
+	if err != nil || len(a) != 1 || a[0] != 0 {
+		t.Fatalf("first one-slot admit: %v %v", a, err)
+	}
+	big, err := b.admitPlaced(ctx, "big", 3, time.Second, func() bool { return true })
+	if err != nil || len(big) != 3 || big[0] != 1 || big[2] != 3 {
+		t.Fatalf("three-slot admit: %v %v", big, err)
+	}
+	if got := b.busy(); got != 4 {
+		t.Errorf("busy %d, want 4", got)
+	}
+	b.release("a")
+	c, err := b.admitShared(ctx, "c")
+	if err != nil || len(c) != 1 || c[0] != 0 {
+		t.Errorf("slot 0 freed and taken again: %v %v", c, err)
+	}
+	if h := b.holders(); h[0] != "c" || h[1] != "big" || h[3] != "big" {
+		t.Errorf("holders %v", h)
+	}
+	if _, err := b.admitPlaced(ctx, "huge", 5, time.Second, func() bool { return true }); err != errTooLarge {
+		t.Errorf("five slots on four: %v, want errTooLarge", err)
+	}
+}
+
+// A placed job's reservation holds back one-slot work: with two of four
+// slots busy and a three-slot job waiting, a one-slot delivery waits too,
+// and the three-slot job starts first once a slot frees.
+func TestSlotBookReservationBeatsTheStream(t *testing.T) {
+	b := newSlotBook(4)
+	ctx := context.Background()
+	for _, k := range []string{"s1", "s2"} {
+		if _, err := b.admitShared(ctx, k); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var order []string
+	var mu sync.Mutex
+	note := func(k string) { mu.Lock(); order = append(order, k); mu.Unlock() }
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		if _, err := b.admitPlaced(ctx, "big", 3, time.Second, func() bool { return true }); err == nil {
+			note("big")
+		}
+	}()
+	waitFor(t, "the reservation", func() bool { return b.busy() == 4 })
+	go func() {
+		defer wg.Done()
+		if _, err := b.admitShared(ctx, "s3"); err == nil {
+			note("s3")
+		}
+	}()
+	time.Sleep(20 * time.Millisecond)
+	mu.Lock()
+	if len(order) != 0 {
+		t.Fatalf("started %v while two slots were busy and three reserved", order)
+	}
+	mu.Unlock()
+	b.release("s1")
+	waitFor(t, "the placed job", func() bool { mu.Lock(); defer mu.Unlock(); return len(order) == 1 })
+	b.release("s2")
+	b.release("big")
+	wg.Wait()
+	if order[0] != "big" || order[1] != "s3" {
+		t.Errorf("order %v, want the reserved three-slot job first", order)
+	}
+}
+
+// A waiting placed delivery withdraws when its placement no longer stands,
+// and a stopping worker sends every waiter away.
+func TestSlotBookWithdrawAndClose(t *testing.T) {
+	b := newSlotBook(2)
+	ctx := context.Background()
+	if _, err := b.admitShared(ctx, "s"); err != nil {
+		t.Fatal(err)
+	}
+	var stand atomic.Bool
+	stand.Store(true)
+	done := make(chan []int)
+	go func() {
+		got, _ := b.admitPlaced(ctx, "p", 2, 10*time.Millisecond, stand.Load)
+		done <- got
+	}()
+	waitFor(t, "the reservation", func() bool { return b.busy() == 2 })
+	stand.Store(false)
+	select {
+	case got := <-done:
+		if got != nil {
+			t.Errorf("a withdrawn placement got slots %v", got)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("the withdrawn placement kept waiting")
+	}
+	if b.busy() != 1 {
+		t.Errorf("busy %d after the withdrawal, want 1", b.busy())
+	}
+	errc := make(chan error)
+	go func() { _, err := b.admitPlaced(ctx, "q", 2, time.Second, func() bool { return true }); errc <- err }()
+	waitFor(t, "the second reservation", func() bool { return b.busy() == 2 })
+	b.close()
+	if err := <-errc; err != errBookClosed {
+		t.Errorf("waiter on close: %v", err)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	b2 := newSlotBook(1)
+	_, _ = b2.admitShared(ctx, "x")
+	if _, err := b2.admitShared(cctx, "y"); err == nil {
+		t.Error("a cancelled context still admitted")
+	}
+}
+
+// Random admits and releases never give one slot to two holders and never
+// hand out more than the book has.
+func TestSlotBookNeverOversubscribes(t *testing.T) {
+	const total = 8
+	b := newSlotBook(total)
+	rng := rand.New(rand.NewPCG(1, 2))
+	var wg sync.WaitGroup
+	var bad atomic.Int32
+	check := func() {
+		h := b.holders()
+		if len(h) != total {
+			bad.Add(1)
+		}
+		b.mu.Lock()
+		seen := map[int]bool{}
+		for _, s := range b.held {
+			for _, i := range s {
+				if seen[i] || i < 0 || i >= total {
+					bad.Add(1)
+				}
+				seen[i] = true
+			}
+		}
+		b.mu.Unlock()
+	}
+	for g := 0; g < 16; g++ {
+		n := 1 + rng.IntN(4)
+		shared := rng.IntN(2) == 0
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			for i := 0; i < 50; i++ {
+				key := string(rune('a'+g)) + string(rune('0'+i%10))
+				var err error
+				if shared {
+					_, err = b.admitShared(context.Background(), key)
+				} else {
+					_, err = b.admitPlaced(context.Background(), key, n, time.Second, func() bool { return true })
+				}
+				if err != nil {
+					bad.Add(1)
+					return
+				}
+				check()
+				b.release(key)
+			}
+		}(g)
+	}
+	wg.Wait()
+	if bad.Load() != 0 {
+		t.Errorf("%d violations", bad.Load())
+	}
+	if b.busy() != 0 {
+		t.Errorf("busy %d after everything was released", b.busy())
+	}
+}
