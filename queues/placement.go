@@ -93,6 +93,17 @@ func (s *Store) Place(ctx context.Context, jobID string, attempt int, workers []
 			return 0, fmt.Errorf("queues.Place %s: worker ID %q cannot be placed on", jobID, w)
 		}
 	}
+	// The size never changes, so checking it before the fenced write is safe.
+	cur, err := s.Get(ctx, jobID)
+	if err != nil {
+		return 0, err
+	}
+	if !cur.Spec.Sized() {
+		return 0, fmt.Errorf("queues.Place %s: %w", jobID, ErrNotPlaceable)
+	}
+	if len(workers) != cur.Spec.Members() {
+		return 0, fmt.Errorf("queues.Place %s: %d workers for %d members", jobID, len(workers), cur.Spec.Members())
+	}
 	v, err := placeScript.Run(ctx, s.rdb, []string{s.ns.Job(jobID), s.ns.Outbox()},
 		jobID, attempt, s.opts.Now().UnixMilli(), strings.Join(workers, ",")).Slice()
 	if err != nil {
@@ -104,12 +115,6 @@ func (s *Store) Place(ctx context.Context, jobID string, attempt int, workers []
 	j, err := decodeRecord(jobID, pairsToMap(v))
 	if err != nil {
 		return 0, err
-	}
-	if !j.Spec.Sized() {
-		return 0, fmt.Errorf("queues.Place %s: %w", jobID, ErrNotPlaceable)
-	}
-	if len(workers) != j.Spec.Members() {
-		return 0, fmt.Errorf("queues.Place %s: %d workers for %d members", jobID, len(workers), j.Spec.Members())
 	}
 	if err := s.enqueue(ctx, j); err != nil {
 		return j.Attempt, err
