@@ -101,7 +101,8 @@ func (v *view) measureElastic(launches []Launch) {
 		}
 		if w.active() {
 			// Jobs migrating or reclaimed away need no worker here.
-			d.running += len(w.jobs) - w.leaving
+			u := v.use(w)
+			d.running += u.used - u.leaving
 		}
 	}
 	for _, d := range v.elastic {
