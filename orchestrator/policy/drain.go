@@ -50,13 +50,17 @@ func (p *planner) drain() {
 	}
 }
 
-// staying counts the jobs on w that stay there: not migrating or
+// staying counts the slots on w that stay held there: not migrating or
 // reclaimed, in flight or this tick.
 func (p *planner) staying(w *workerRec) int {
-	n := 0
+	u := p.use(w)
+	n := u.used - u.leaving
+	if t := p.tick[w]; t != nil {
+		n += t.used
+	}
 	for _, j := range w.jobs {
-		if _, moved := p.moved[j.ID]; !moved && j.PendingAction != Migrate && j.PendingAction != Reclaim {
-			n++
+		if _, moved := p.moved[j.ID]; moved && j.running() && j.PendingAction == "" {
+			n -= j.slotsOn(w.ID)
 		}
 	}
 	return n
