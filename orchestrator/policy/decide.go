@@ -19,17 +19,19 @@ func Decide(s Snapshot, now time.Time) Plan { return IndexOf(s).Decide(now) }
 // decide runs the rules over v.
 func decide(v *view) Plan {
 	p := newPlanner(v)
-	p.reclaim()    // rule 1
-	p.placeSized() // rule 8: see its comment for why here
-	p.overflow()   // rule 7
-	p.unlend()     // rule 2
-	p.lend()       // rules 2 and 4
-	p.migrate()    // rule 4
-	p.rehome()     // rule 3: queued elastic work into the elastic queue it belongs in
-	p.place()      // rule 3: where the queued burst work will run
-	p.scaleUp()    // rule 3
-	p.drain()      // rule 4, before release so release sees what drained workers no longer need
-	p.release()    // rule 5
+	p.reclaimSized()         // rule 1 for sized core work
+	p.placeSized(sizedCore)  // rule 8: see placeSized for why here
+	p.reclaim()              // rule 1
+	p.overflow()             // rule 7
+	p.unlend()               // rule 2
+	p.placeSized(sizedBurst) // rule 8
+	p.lend()                 // rules 2 and 4
+	p.migrate()              // rule 4
+	p.rehome()               // rule 3: queued elastic work into the elastic queue it belongs in
+	p.place()                // rule 3: where the queued burst work will run
+	p.scaleUp()              // rule 3
+	p.drain()                // rule 4, before release so release sees what drained workers no longer need
+	p.release()              // rule 5
 	return Plan{Actions: p.actions}
 }
 
@@ -56,13 +58,15 @@ type planner struct {
 	coreQueued, loans int
 	// lent counts the slots of lends and migrations this tick.
 	lent int
-	// short is how many queued core slots still cannot start after rule 1.
-	short  int
-	regime regime
+	// short is how many queued core slots still cannot start after rule 1;
+	// freedSized the slots rule 1 frees for sized core work.
+	short, freedSized int
+	regime            regime
 	// tick is, per worker, what this tick's placements take on it and
 	// what its reclaims free; placing lists the jobs placed (rule 8).
 	tick    map[*workerRec]*slotUse
 	placing map[string]bool
+	placer  *placer
 }
 
 // tickUse returns this tick's use of w, made if need be.
@@ -75,14 +79,23 @@ func (p *planner) tickUse(w *workerRec) *slotUse {
 	return u
 }
 
+// idle reports whether nothing runs on w, is held there, or was placed
+// there this tick.
+func (p *planner) idle(w *workerRec) bool {
+	u := p.tick[w]
+	return p.empty(w) && (u == nil || u.used == 0)
+}
+
 // freeSlots is how many slots w has free now, after this tick's
 // placements; negative once a reservation over-commits it.
-func (p *planner) freeSlots(w *workerRec) int {
-	n := max(w.Slots, 0) - p.busy(w)
+func (p *planner) freeSlots(w *workerRec) int { return max(w.Slots, 0) - p.rawBusy(w, p.tickSlots(w)) }
+
+// tickSlots is the slots placed on w this tick.
+func (p *planner) tickSlots(w *workerRec) int {
 	if u := p.tick[w]; u != nil {
-		n -= u.used
+		return u.used
 	}
-	return n
+	return 0
 }
 
 func newPlanner(v *view) *planner {

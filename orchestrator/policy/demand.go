@@ -103,7 +103,12 @@ func (d *poolDemand) addBins(j *Job) {
 // scale-up change next tick's placement. Drain and release only take a
 // worker away while spare and headroom cover its free slots, so the next
 // tick places every job where this one did.
-func (d *poolDemand) spare() int { return d.active*d.slots() - d.running - d.queued }
+//
+// The new workers sized jobs need (bins) count as taken: they are in
+// want, so releasing a worker for them would launch it again next tick.
+func (d *poolDemand) spare() int {
+	return d.active*d.slots() - d.running - d.queued - len(d.bins)*d.slots()
+}
 
 // supply is how many workers take, or will take, work.
 func (d *poolDemand) supply() int { return d.active + d.launching }
@@ -146,7 +151,7 @@ func (v *view) measureElastic(launches []Launch) {
 		if w.active() {
 			// Jobs migrating or reclaimed away need no worker here.
 			u := v.use(w)
-			d.running += u.used - u.leaving
+			d.running += u.used - u.leaving + u.held
 		}
 	}
 	for _, d := range v.elastic {

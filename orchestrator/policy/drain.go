@@ -25,7 +25,7 @@ func (p *planner) drain() {
 	for _, d := range p.elastic {
 		var cands []cand
 		for _, w := range p.ix.byPool[d.pool.Name] {
-			if w.State == WorkerUp && !p.empty(w) {
+			if w.State == WorkerUp && !p.idle(w) {
 				left := p.staying(w)
 				cands = append(cands, cand{w, left})
 			}
@@ -54,10 +54,7 @@ func (p *planner) drain() {
 // reclaimed, in flight or this tick.
 func (p *planner) staying(w *workerRec) int {
 	u := p.use(w)
-	n := u.used - u.leaving
-	if t := p.tick[w]; t != nil {
-		n += t.used
-	}
+	n := u.used - u.leaving + u.held + p.tickSlots(w)
 	for _, j := range w.jobs {
 		if _, moved := p.moved[j.ID]; moved && j.running() && j.PendingAction == "" {
 			n -= j.slotsOn(w.ID)

@@ -89,12 +89,13 @@ type workerRec struct {
 	recs []*jobRec // parallel to jobs
 }
 
-// slotUse is what the job records hold on one worker: slots, the slots
-// of those with a reclaim in flight (reclaiming) and with a reclaim or
-// migration in flight (leaving), thousandths of CPUs and bytes.
+// slotUse is what the job records hold on one worker: the slots of
+// running members (used), of those with a reclaim in flight (reclaiming)
+// and with a reclaim or migration in flight (leaving), the slots held for
+// placed members still queued (held), thousandths of CPUs and bytes.
 type slotUse struct {
-	used, reclaiming, leaving int
-	milliCPU, memory          int64
+	used, reclaiming, leaving, held int
+	milliCPU, memory                int64
 }
 
 // NewIndex returns an empty index for a config and set of pools, which stay
@@ -165,7 +166,7 @@ func IndexOf(s Snapshot) *Index {
 			js = js[n:]
 		}
 		ix.queued[k] = set
-		for _, j := range js {
+		for j := range set.all() {
 			if j.sized() && !j.waitsPlaced() {
 				ix.sizedSet(k).insert(j)
 			}
@@ -344,7 +345,11 @@ func (ix *Index) holdOn(id string, j *Job, d int) {
 		ix.use[id] = u
 	}
 	k := d * j.slots()
-	u.used += k
+	if j.running() {
+		u.used += k
+	} else {
+		u.held += k
+	}
 	if j.running() && j.PendingAction == Reclaim {
 		u.reclaiming += k
 	}

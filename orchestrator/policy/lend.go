@@ -26,7 +26,9 @@ func (p *planner) unlend() {
 		if excess <= 0 {
 			return
 		}
-		if !p.movable(j) {
+		// A sized loan bigger than the excess stays: unlending it would
+		// drop committed work below the fixed slots it was taking.
+		if !p.movable(j) || j.weight() > excess {
 			continue
 		}
 		excess -= j.weight()
@@ -78,9 +80,7 @@ func (p *planner) lend() {
 func (p *planner) fixedCanRun(j *Job) bool {
 	members := 0
 	for _, w := range p.workers {
-		if !p.fixedUp(w) || w.Slots < j.slots() || !w.carries(j.Requires) ||
-			(j.milliCPU() > 0 && w.CPUs > 0 && milli(w.CPUs) < j.milliCPU()) ||
-			(j.Memory > 0 && w.Memory > 0 && w.Memory < j.Memory) {
+		if !p.fixedUp(w) || !canHold(w, j) {
 			continue
 		}
 		if members += w.Slots / j.slots(); members >= j.replicas() {

@@ -27,27 +27,37 @@ import (
 // job waiting gets no second reservation, and an elastic job reserves
 // nothing while a pool may still grow for it: rule 3 launches a worker.
 //
-// Why here: after rule 1, so a sized core job that needed victims reserves
-// the worker they are leaving; before rule 7, so core work that can start
-// on fixed quota now is not paid for on-demand; before rules 2 and 4, so
-// the fixed slots placed this tick are busy when they measure room under
-// the high watermark and a lend never promises slots a placement just
-// took; and before rule 3, so scale-up sizes pools for only the sized work
-// that found no registered worker.
-func (p *planner) placeSized() {
+// Why here: it runs in two passes. Core work (and overflowed core work)
+// goes after rule 1 has picked the victims a sized core job needs, so the
+// job reserves the worker they are leaving, and before rule 1 counts the
+// one-slot core work still short and before rule 7 overflows any, so core
+// work that can start on fixed quota now is neither reclaimed for twice
+// nor paid for on-demand. Loaned and elastic work goes after rules 7 and
+// 2 (unlend), so a loan is placed only into fixed slots that no queued
+// core work needs, as rule 2 lends; and before lend and migrate, so the
+// fixed slots placed are busy when they measure room under the high
+// watermark, and before rule 3, so scale-up sizes pools for only the sized
+// work that found no registered worker.
+func (p *planner) placeSized(keys []queueKey) {
 	if len(p.ix.sized) == 0 {
 		return
 	}
-	pl := &placer{planner: p, reserved: map[placeGroup]bool{}, closed: map[*workerRec]bool{}, maxFree: map[placeTarget]int{}}
-	for r := range p.ix.placed {
-		pl.reserved[p.groupOf(r.Job)] = true
-	}
-	for _, w := range p.workers {
-		if p.use(w).used > w.Slots {
-			pl.closed[w] = true // a reservation waits there already
+	pl := p.placer
+	if pl == nil {
+		pl = &placer{planner: p, reserved: map[placeGroup]bool{}, closed: map[*workerRec]bool{}, maxFree: map[placeTarget]int{}}
+		p.placer = pl
+		// A placed job still queued may be a reservation waiting for its
+		// slots: its group makes no other, and its workers take nothing more.
+		for r := range p.ix.placed {
+			pl.reserved[p.groupOf(r.Job)] = true
+			for _, id := range r.Placed {
+				if w := p.worker[id]; w != nil {
+					pl.closed[w] = true
+				}
+			}
 		}
 	}
-	for _, k := range sizedOrder {
+	for _, k := range keys {
 		s := p.ix.sized[k]
 		if s == nil {
 			continue
@@ -60,13 +70,19 @@ func (p *planner) placeSized() {
 	}
 }
 
-// sizedOrder is the order rule 8 walks the sized sets in.
-var sizedOrder = []queueKey{
-	{QueueCore, string(jobs.ClassCore)},
-	{QueueOverflow, string(jobs.ClassCore)},
-	{QueueLoan, string(jobs.ClassBurst)},
-	{QueueBurst, string(jobs.ClassBurst)},
-}
+// The sized sets rule 8 walks, in two passes: core work before rule 1
+// counts what still waits, loaned and elastic work once rules 7 and 2
+// have moved what they move.
+var (
+	sizedCore = []queueKey{
+		{QueueCore, string(jobs.ClassCore)},
+		{QueueOverflow, string(jobs.ClassCore)},
+	}
+	sizedBurst = []queueKey{
+		{QueueLoan, string(jobs.ClassBurst)},
+		{QueueBurst, string(jobs.ClassBurst)},
+	}
+)
 
 // placeTarget is the kind of workers a sized job may run on.
 type placeTarget struct {
@@ -142,7 +158,14 @@ type placer struct {
 // group's kind, big enough, in the job's region, carrying its labels,
 // with the CPUs and memory where both sides account them.
 func (pl *placer) eligible(w *workerRec, j *Job, g placeGroup) bool {
-	return serves(w, g.target) && w.Slots >= j.slots() && j.fitsRegion(w.pool.Region) && w.carries(j.Requires) &&
+	return serves(w, g.target) && canHold(w, j)
+}
+
+// canHold reports whether w could ever run a member of j: big enough, in
+// its region, with its labels, and with its CPUs and memory where both
+// sides account them.
+func canHold(w *workerRec, j *Job) bool {
+	return w.Slots >= j.slots() && j.fitsRegion(w.pool.Region) && w.carries(j.Requires) &&
 		!(j.milliCPU() > 0 && w.CPUs > 0 && milli(w.CPUs) < j.milliCPU()) &&
 		!(j.Memory > 0 && w.Memory > 0 && w.Memory < j.Memory)
 }
@@ -162,6 +185,14 @@ func (pl *placer) fitsNow(w *workerRec, j *Job, n int) bool {
 		return false
 	}
 	return !(j.Memory > 0 && w.Memory > 0 && w.Memory-u.memory-t.memory < m*j.Memory)
+}
+
+// holds reports whether w could ever hold n members of j at once.
+func (pl *placer) holds(w *workerRec, j *Job, n int) bool {
+	m := int64(n)
+	return n*j.slots() <= w.Slots &&
+		!(j.milliCPU() > 0 && w.CPUs > 0 && milli(w.CPUs) < m*j.milliCPU()) &&
+		!(j.Memory > 0 && w.Memory > 0 && w.Memory < m*j.Memory)
 }
 
 // freeing is how many slots w has free now or being freed by moves in
@@ -190,8 +221,13 @@ func (pl *placer) mostFree(t placeTarget) int {
 }
 
 // place places j where it fits now or, as its group's head, reserves.
+// Loaned work waits while core work does: fixed slots are core's first.
 func (pl *placer) place(j *Job) {
 	g := pl.groupOf(j)
+	if j.Queue == QueueLoan && pl.coreQueued > pl.fixed.Free()-j.weight() {
+		// As rule 2 lends: never into slots queued core work needs.
+		return
+	}
 	if pl.mostFree(g.target) >= j.slots() {
 		if ws := pl.pick(j, g, false); ws != nil {
 			pl.commit(j, g, ws, false)
@@ -206,15 +242,19 @@ func (pl *placer) place(j *Job) {
 	}
 }
 
-// growable reports whether an elastic pool may still grow for j, so it
-// waits for a new worker (rule 3) rather than reserve a busy one.
+// growable reports whether an elastic pool may grow for j at all, so it
+// waits for a new worker (rule 3) rather than reserve a busy one. It reads
+// the pools' config only, not the room this tick leaves them: rules 7 and
+// 3 take room after this rule, and a reservation that depended on it
+// would be planned one tick and not the next.
 func (pl *placer) growable(j *Job, g placeGroup) bool {
 	if g.target.kind == toFixed {
 		return false
 	}
 	for _, d := range pl.elastic {
 		w := workerRec{Worker: Worker{State: WorkerUp, Pool: d.pool.Name}, pool: d.pool}
-		if serves(&w, g.target) && pl.mayRunSized(d, j, true) && !d.unavailable(pl.cfg) && d.binsFit(j) {
+		if serves(&w, g.target) && pl.mayRunSized(d, j, true) && !d.unavailable(pl.cfg) &&
+			d.pool.MaxWorkers >= ceilDiv(j.replicas(), d.slots()/j.slots()) {
 			return true
 		}
 	}
@@ -284,6 +324,9 @@ func (pl *placer) members(j *Job, cands []*workerRec, reserve bool) []*workerRec
 			}
 			var s int
 			if reserve {
+				if !pl.holds(w, j, n+1) {
+					continue
+				}
 				// Most free (or freeing) first, then fewest running jobs;
 				// cands are in ID order, so the first of a tie wins.
 				s = -(pl.freeing(w)-n*k)*(1<<20) + len(w.jobs)
@@ -313,10 +356,10 @@ func (pl *placer) commit(j *Job, g placeGroup, ws []*workerRec, reserve bool) {
 	ids := make([]string, len(ws))
 	for i, w := range ws {
 		ids[i] = w.ID
-		if pl.fixedUp(w) && w.Slots > 0 {
-			pl.fixed.Busy += min(k, max(pl.freeSlots(w), 0))
-		}
 		t := pl.tickUse(w)
+		if pl.fixedUp(w) && w.Slots > 0 {
+			pl.fixed.Busy += k // as measureFixed counts it next tick
+		}
 		t.used += k
 		t.milliCPU += j.milliCPU()
 		t.memory += max(j.Memory, 0)

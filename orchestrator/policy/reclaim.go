@@ -24,34 +24,45 @@ import (
 // one member stops them all.
 func (p *planner) reclaim() {
 	free := p.fixed.Free()
-	p.short = p.coreQueued - free - p.reclaiming
-	sizedSlots, sized := p.sizedCore()
-	if short := p.short - sizedSlots; short > 0 {
-		var victims []*Job
-		for _, w := range p.workers {
-			if !p.fixedUp(w) {
-				continue
-			}
-			for _, j := range w.jobs {
-				if p.borrowed(j) {
-					victims = append(victims, j)
-				}
-			}
+	p.short = p.coreQueued - free - p.reclaiming - p.freedSized
+	// Sized core jobs rule 8 did not place need their slots on one
+	// worker: reclaimSized took care of them, the fixed-wide count is not
+	// theirs.
+	short := p.short - p.sizedCoreLeft()
+	if short <= 0 {
+		return
+	}
+	var victims []*Job
+	for _, w := range p.workers {
+		if !p.fixedUp(w) {
+			continue
 		}
-		slices.SortFunc(victims, p.victimOrder)
-		for _, j := range victims {
-			if short <= 0 {
-				break
+		for _, j := range w.jobs {
+			if p.borrowed(j) {
+				victims = append(victims, j)
 			}
-			n := j.slotsOn(j.Worker)
-			short -= n
-			p.short -= n
-			p.reclaimOne(j, p.worker[j.Worker], fmt.Sprintf("%d core queued, %d free fixed slots, %d reclaims in flight; loses %s of work",
-				p.coreQueued, free, p.reclaiming, p.lostWork(j)))
 		}
 	}
-	if sized != nil {
-		p.reclaimFor(sized)
+	slices.SortFunc(victims, p.victimOrder)
+	for _, j := range victims {
+		if short <= 0 {
+			break
+		}
+		n := j.slotsOn(j.Worker)
+		short -= n
+		p.short -= n
+		p.reclaimOne(j, p.worker[j.Worker], fmt.Sprintf("%d core queued, %d free fixed slots, %d reclaims in flight; loses %s of work",
+			p.coreQueued, free, p.reclaiming, p.lostWork(j)))
+	}
+}
+
+// reclaimSized is the part of rule 1 for sized core work, before rule 8
+// places it: the first sized core job that fits on no fixed worker gets
+// one freed (see reclaimFor), unless a sized core job already waits
+// placed, whose reservation frees a worker as it is.
+func (p *planner) reclaimSized() {
+	if j := p.sizedCoreHead(); j != nil {
+		p.reclaimFor(j)
 	}
 }
 
@@ -71,45 +82,61 @@ func (p *planner) reclaimOne(j *Job, w *workerRec, reason string) {
 	p.add(Action{Kind: Reclaim, Job: j.ID, Worker: j.Worker, Queue: QueueBurst, Rule: 1, Reason: reason}, j)
 }
 
-// sizedCore returns the slots of the queued sized core jobs not yet
-// placed, and the first of them that fits on no fixed worker, not even
-// counting the slots reclaims in flight are freeing there, when no sized
-// core job waits placed already (its reservation is what frees a worker).
-func (p *planner) sizedCore() (int, *Job) {
+// sizedCoreHead returns the first queued sized core job that fits on no
+// fixed worker, not even counting the slots reclaims in flight are
+// freeing there, when no sized core job waits placed already.
+func (p *planner) sizedCoreHead() *Job {
 	s := p.ix.sized[queueKey{QueueCore, string(jobs.ClassCore)}]
 	if s == nil {
-		return 0, nil
+		return nil
 	}
-	n := 0
-	var first *Job
-	waiting := false
 	for r := range p.ix.placed {
 		if r.Queue == QueueCore {
-			waiting = true
+			return nil
 		}
 	}
 	for j := range s.all() {
-		n += j.weight()
-		if first != nil || waiting || j.gang() || !p.movable(j) {
-			continue
-		}
-		if !p.fitsFixedWorker(j) {
-			first = j
+		if !j.gang() && p.movable(j) {
+			if p.fitsFixedWorker(j) {
+				continue
+			}
+			return j
 		}
 	}
-	return n, first
+	return nil
+}
+
+// sizedCoreLeft is the slots of the queued sized core jobs that are still
+// unplaced after rule 8.
+func (p *planner) sizedCoreLeft() int {
+	s := p.ix.sized[queueKey{QueueCore, string(jobs.ClassCore)}]
+	if s == nil {
+		return 0
+	}
+	n := 0
+	for j := range s.all() {
+		if !p.placing[j.ID] {
+			n += j.weight()
+		}
+	}
+	return n
 }
 
 // fitsFixedWorker reports whether some fixed worker that may run j has
-// its slots free, or being freed by reclaims in flight.
+// its slots free, or being freed by reclaims in flight, or whether none
+// may run it at all (nothing to reclaim for).
 func (p *planner) fitsFixedWorker(j *Job) bool {
+	any := false
 	for _, w := range p.workers {
-		if p.fixedUp(w) && w.Slots >= j.slots() && j.fitsRegion(w.pool.Region) && w.carries(j.Requires) &&
-			w.Slots-p.busy(w)+p.use(w).reclaiming >= j.slots() {
+		if !p.fixedUp(w) || !canHold(w, j) {
+			continue
+		}
+		any = true
+		if w.Slots-p.busy(w)+p.use(w).reclaiming >= j.slots() {
 			return true
 		}
 	}
-	return false
+	return !any
 }
 
 // reclaimFor frees one fixed worker for sized core job j: of the workers
@@ -121,7 +148,7 @@ func (p *planner) reclaimFor(j *Job) {
 	var bestVictims []*Job
 	var bestLoss int64
 	for _, w := range p.workers {
-		if !p.fixedUp(w) || w.Slots < j.slots() || !j.fitsRegion(w.pool.Region) || !w.carries(j.Requires) {
+		if !p.fixedUp(w) || !canHold(w, j) {
 			continue
 		}
 		have := w.Slots - p.busy(w) + p.use(w).reclaiming
@@ -147,7 +174,7 @@ func (p *planner) reclaimFor(j *Job) {
 		}
 	}
 	for _, v := range bestVictims {
-		p.short -= v.slotsOn(best.ID)
+		p.freedSized += v.slotsOn(best.ID)
 		p.reclaimOne(v, best, fmt.Sprintf("core job %s needs %d slots on one fixed worker; %s has %d free; loses %s of work",
 			j.ID, j.slots(), best.ID, best.Slots-p.busy(best), p.lostWork(v)))
 	}

@@ -61,16 +61,26 @@ func (v *view) use(w *workerRec) slotUse {
 }
 
 // busy is how many slots the worker uses: the larger of what it reports and
-// what the job records say (running members and members placed there), so
-// a lagging heartbeat never makes room that is not there.
+// what the running job records say, so a lagging heartbeat never makes
+// room that is not there, plus the slots held for jobs placed there and
+// not yet started. Those may be in what it reports already; counting them
+// twice for the moment until they start never over-commits a worker,
+// where taking the larger could.
 func (v *view) busy(w *workerRec) int {
-	return min(max(w.Busy, v.use(w).used, 0), max(w.Slots, 0))
+	return min(v.rawBusy(w, 0), max(w.Slots, 0))
+}
+
+// rawBusy is busy with extra slots placed this tick, not capped.
+func (v *view) rawBusy(w *workerRec, extra int) int {
+	u := v.use(w)
+	return max(w.Busy, u.used, 0) + u.held + extra
 }
 
 // empty reports whether nothing runs on, or is held by, the worker by
 // either account.
 func (v *view) empty(w *workerRec) bool {
-	return w.Busy <= 0 && len(w.jobs) == 0 && v.use(w).used == 0
+	u := v.use(w)
+	return w.Busy <= 0 && len(w.jobs) == 0 && u.used == 0 && u.held == 0
 }
 
 // fixedUp reports whether w is a fixed worker taking work.
@@ -86,7 +96,10 @@ func (v *view) measureFixed() {
 			continue
 		}
 		v.fixed.Slots += w.Slots
-		v.fixed.Busy += v.busy(w)
+		// Slots held for placed jobs count in full, even past the
+		// worker's slots: a reservation is committed work, as queued core
+		// work is, and placing a job must not lower what is committed.
+		v.fixed.Busy += min(max(w.Busy, v.use(w).used, 0), w.Slots) + v.use(w).held
 		v.fixedRegions[w.pool.Region] = true
 	}
 	v.fixed.QueuedCore, v.fixed.Loans = v.ix.toCore, v.ix.toLoan
