@@ -28,13 +28,20 @@ const (
 	Release ActionKind = "release"
 	// Overflow sends a queued core job to an on-demand pool (rule 7).
 	Overflow ActionKind = "overflow"
+	// Place starts a queued sized job (rule 8): member i runs on
+	// Workers[i]. The controller writes one delivery per member into that
+	// worker's own queue; a worker without the free slots yet holds them
+	// for the job as they free (a reservation) and takes no new one-slot
+	// work meanwhile.
+	Place ActionKind = "place"
 )
 
 // Action is one step of a plan. Which fields are set depends on Kind:
 // Job for the moves (Lend, Unlend, Reclaim, Migrate, Overflow, Rehome),
 // Worker for Reclaim, Migrate, Drain and Release, Pool for ScaleUp and
 // Overflow (the target) and for Migrate (the pool left), Queue for every
-// move (the target queue), Count for ScaleUp, Home for Rehome.
+// move (the target queue; for Place the job's own, logical, queue), Count
+// for ScaleUp, Home for Rehome, Workers for Place.
 type Action struct {
 	Kind   ActionKind
 	Job    string
@@ -44,7 +51,9 @@ type Action struct {
 	Count  int
 	// Home is the elastic queue a Rehome sends the job to.
 	Home ElasticHome
-	// Rule is the design rule (1-7) that produced the action.
+	// Workers are, for Place, the worker of each member of the job.
+	Workers []string
+	// Rule is the design rule (1-8) that produced the action.
 	Rule int
 	// Reason says why, with the numbers, for logs and "ballast plan".
 	Reason string
@@ -65,6 +74,9 @@ func (a Action) String() string {
 	}
 	if a.Count != 0 {
 		fmt.Fprintf(&b, " n=%d", a.Count)
+	}
+	if len(a.Workers) > 0 {
+		fmt.Fprintf(&b, " workers=%s", strings.Join(a.Workers, ","))
 	}
 	if a.Kind == Rehome {
 		fmt.Fprintf(&b, " -> %s", a.Home)

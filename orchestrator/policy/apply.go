@@ -7,7 +7,8 @@ import (
 
 // Apply returns s as it stands once the controller has issued p at now and
 // before anything has landed: moved jobs carry their PendingAction (and an
-// overflowed job its target Pool), scale-ups are unfilled launches, drained
+// overflowed job its target Pool), placed jobs list their workers in
+// Placed, scale-ups are unfilled launches, drained
 // workers are draining, released workers are gone. s is not modified.
 //
 // It is exported because it is the contract between Decide and whoever
@@ -47,6 +48,10 @@ func Apply(s Snapshot, p Plan, now time.Time) Snapshot {
 			out.Jobs[i].PendingAction = a.Kind
 			if a.Kind == Overflow {
 				out.Jobs[i].Pool = a.Pool
+			}
+		case Place:
+			if i, ok := jobAt[a.Job]; ok {
+				out.Jobs[i].Placed = slices.Clone(a.Workers)
 			}
 		case ScaleUp:
 			out.Launches = append(out.Launches, Launch{Pool: a.Pool, Count: a.Count, RequestedAt: now})

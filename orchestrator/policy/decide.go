@@ -19,16 +19,19 @@ func Decide(s Snapshot, now time.Time) Plan { return IndexOf(s).Decide(now) }
 // decide runs the rules over v.
 func decide(v *view) Plan {
 	p := newPlanner(v)
-	p.reclaim()  // rule 1
-	p.overflow() // rule 7
-	p.unlend()   // rule 2
-	p.lend()     // rules 2 and 4
-	p.migrate()  // rule 4
-	p.rehome()   // rule 3: queued elastic work into the elastic queue it belongs in
-	p.place()    // rule 3: where the queued burst work will run
-	p.scaleUp()  // rule 3
-	p.drain()    // rule 4, before release so release sees what drained workers no longer need
-	p.release()  // rule 5
+	p.reclaimSized()         // rule 1 for sized core work
+	p.placeSized(sizedCore)  // rule 8: see placeSized for why here
+	p.reclaim()              // rule 1
+	p.overflow()             // rule 7
+	p.unlend()               // rule 2
+	p.placeSized(sizedBurst) // rule 8
+	p.lend()                 // rules 2 and 4
+	p.migrate()              // rule 4
+	p.rehome()               // rule 3: queued elastic work into the elastic queue it belongs in
+	p.place()                // rule 3: where the queued burst work will run
+	p.scaleUp()              // rule 3
+	p.drain()                // rule 4, before release so release sees what drained workers no longer need
+	p.release()              // rule 5
 	return Plan{Actions: p.actions}
 }
 
@@ -50,17 +53,54 @@ type planner struct {
 	// movedJobs lists them in the order they were moved.
 	moved     map[string]Queue
 	movedJobs []*Job
-	// coreQueued and loans are FixedLoad's counts after this tick's moves.
+	// coreQueued and loans are FixedLoad's counts (slots) after this
+	// tick's moves.
 	coreQueued, loans int
-	// lent counts lends and migrations this tick: slots they will take.
+	// lent counts the slots of lends and migrations this tick.
 	lent int
-	// short is how many queued core jobs still cannot start after rule 1.
-	short  int
-	regime regime
+	// short is how many queued core slots still cannot start after rule 1;
+	// freedSized the slots rule 1 frees for sized core work.
+	short, freedSized int
+	regime            regime
+	// tick is, per worker, what this tick's placements take on it and
+	// what its reclaims free; placing lists the jobs placed (rule 8).
+	tick    map[*workerRec]*slotUse
+	placing map[string]bool
+	placer  *placer
+}
+
+// tickUse returns this tick's use of w, made if need be.
+func (p *planner) tickUse(w *workerRec) *slotUse {
+	u := p.tick[w]
+	if u == nil {
+		u = &slotUse{}
+		p.tick[w] = u
+	}
+	return u
+}
+
+// idle reports whether nothing runs on w, is held there, or was placed
+// there this tick.
+func (p *planner) idle(w *workerRec) bool {
+	u := p.tick[w]
+	return p.empty(w) && (u == nil || u.used == 0)
+}
+
+// freeSlots is how many slots w has free now, after this tick's
+// placements; negative once a reservation over-commits it.
+func (p *planner) freeSlots(w *workerRec) int { return max(w.Slots, 0) - p.rawBusy(w, p.tickSlots(w)) }
+
+// tickSlots is the slots placed on w this tick.
+func (p *planner) tickSlots(w *workerRec) int {
+	if u := p.tick[w]; u != nil {
+		return u.used
+	}
+	return 0
 }
 
 func newPlanner(v *view) *planner {
-	p := &planner{view: v, moved: map[string]Queue{}, coreQueued: v.fixed.QueuedCore, loans: v.fixed.Loans}
+	p := &planner{view: v, moved: map[string]Queue{}, coreQueued: v.fixed.QueuedCore, loans: v.fixed.Loans,
+		tick: map[*workerRec]*slotUse{}, placing: map[string]bool{}}
 	switch u := v.fixed.Committed(); {
 	case u < v.cfg.Low:
 		p.regime = cool
@@ -89,10 +129,11 @@ func (p *planner) destination(j *Job) Queue {
 	return j.destination()
 }
 
-// movable reports whether a move may be planned for j this tick.
+// movable reports whether a move may be planned for j this tick: none is
+// in flight or planned, and it is not placed (waiting for its workers).
 func (p *planner) movable(j *Job) bool {
 	_, done := p.moved[j.ID]
-	return j.free() && !done
+	return j.free() && !done && !j.waitsPlaced()
 }
 
 // coreWaits reports whether queued core work exceeds the free fixed slots.

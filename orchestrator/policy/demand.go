@@ -14,8 +14,15 @@ type poolDemand struct {
 	// (migrating or reclaimed) and jobs finishing on draining workers need
 	// no new worker, so they are not counted.
 	running int
-	// queued counts queued jobs placed on this pool this tick.
+	// running and queued are in slots. queued counts the queued jobs
+	// placed on this pool this tick.
 	queued int
+	// bins are the new workers sized jobs placed on this pool this tick
+	// need, each as its slots still free: a sized job only starts where
+	// one worker has room for a whole member, so its members are packed
+	// onto new workers first fit, in queue order, apart from the one-slot
+	// work that fills any slot.
+	bins []int
 	// active counts workers up or starting; draining ones are apart.
 	active, draining int
 	// launching counts workers asked for that have not registered.
@@ -37,7 +44,9 @@ func (d *poolDemand) limit() int { return max(d.pool.MaxWorkers-d.draining, 0) }
 
 // headroom is how many more queued jobs the pool could run at its maximum
 // size; negative when it is over its maximum.
-func (d *poolDemand) headroom() int { return d.limit()*d.slots() - d.running - d.queued }
+func (d *poolDemand) headroom() int {
+	return d.limit()*d.slots() - d.running - d.queued - len(d.bins)*d.slots()
+}
 
 // room is headroom for placing jobs: none for a pool without slots.
 func (d *poolDemand) room() int {
@@ -49,7 +58,42 @@ func (d *poolDemand) room() int {
 
 // want is how many workers taking work the pool needs (rule 3).
 func (d *poolDemand) want() int {
-	return min(ceilDiv(d.running+d.queued, d.slots()), d.limit())
+	return min(ceilDiv(d.running+d.queued, d.slots())+len(d.bins), d.limit())
+}
+
+// binsFit reports whether j's members fit in the pool's bins plus new
+// ones without passing its maximum.
+func (d *poolDemand) binsFit(j *Job) bool {
+	k := j.slots()
+	if k > d.pool.SlotsPerWorker {
+		return false
+	}
+	// The members fit, first fit, into the bins left and then into new
+	// workers of slots() each.
+	left, opened, room := j.replicas(), 0, 0
+	for _, b := range d.bins {
+		left -= b / k
+	}
+	if left > 0 {
+		per := d.slots() / k
+		opened = ceilDiv(left, per)
+		room = d.limit() - ceilDiv(d.running+d.queued, d.slots()) - len(d.bins)
+	}
+	return opened <= room
+}
+
+// addBins packs j's members into the pool's bins, first fit, opening new
+// workers as needed.
+func (d *poolDemand) addBins(j *Job) {
+	k := j.slots()
+	for range j.replicas() {
+		i := slices.IndexFunc(d.bins, func(b int) bool { return b >= k })
+		if i < 0 {
+			d.bins = append(d.bins, d.slots())
+			i = len(d.bins) - 1
+		}
+		d.bins[i] -= k
+	}
 }
 
 // spare is how many free slots the registered workers that take work have
@@ -59,7 +103,12 @@ func (d *poolDemand) want() int {
 // scale-up change next tick's placement. Drain and release only take a
 // worker away while spare and headroom cover its free slots, so the next
 // tick places every job where this one did.
-func (d *poolDemand) spare() int { return d.active*d.slots() - d.running - d.queued }
+//
+// The new workers sized jobs need (bins) count as taken: they are in
+// want, so releasing a worker for them would launch it again next tick.
+func (d *poolDemand) spare() int {
+	return d.active*d.slots() - d.running - d.queued - len(d.bins)*d.slots()
+}
 
 // supply is how many workers take, or will take, work.
 func (d *poolDemand) supply() int { return d.active + d.launching }
@@ -101,7 +150,8 @@ func (v *view) measureElastic(launches []Launch) {
 		}
 		if w.active() {
 			// Jobs migrating or reclaimed away need no worker here.
-			d.running += len(w.jobs) - w.leaving
+			u := v.use(w)
+			d.running += u.used - u.leaving + u.held
 		}
 	}
 	for _, d := range v.elastic {
@@ -148,6 +198,38 @@ func (v *view) pickPool(j *Job, spotOK bool) *poolDemand {
 		return d
 	}
 	return nil
+}
+
+// pickSized returns the pool that will grow for sized job j, or nil: rule
+// 8 found no registered worker for it, so it needs a new one. As pickPool,
+// cheapest first, spot only with spotOK and while its launches arrive; a
+// pool whose workers are too small for one member is not for it.
+func (v *view) pickSized(j *Job, spotOK bool) *poolDemand {
+	fallback := false
+	for _, d := range v.byPrice {
+		if !v.mayRunSized(d, j, spotOK) {
+			continue
+		}
+		if d.unavailable(v.cfg) {
+			fallback = true
+			continue
+		}
+		if !d.binsFit(j) {
+			continue
+		}
+		if fallback && d.pool.Kind == PoolOnDemand {
+			d.fellBack++
+		}
+		return d
+	}
+	return nil
+}
+
+// mayRunSized reports whether pool d may run sized job j at all: as
+// mayRun, with workers big enough for a member. Pools declare no labels,
+// CPUs or memory, so those are checked once the workers register.
+func (v *view) mayRunSized(d *poolDemand, j *Job, spotOK bool) bool {
+	return v.mayRun(d, j, spotOK) && d.pool.SlotsPerWorker >= j.slots()
 }
 
 // mayRun reports whether pool d may run j at all.

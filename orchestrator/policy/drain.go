@@ -25,7 +25,7 @@ func (p *planner) drain() {
 	for _, d := range p.elastic {
 		var cands []cand
 		for _, w := range p.ix.byPool[d.pool.Name] {
-			if w.State == WorkerUp && !p.empty(w) {
+			if w.State == WorkerUp && !p.idle(w) {
 				left := p.staying(w)
 				cands = append(cands, cand{w, left})
 			}
@@ -50,13 +50,14 @@ func (p *planner) drain() {
 	}
 }
 
-// staying counts the jobs on w that stay there: not migrating or
+// staying counts the slots on w that stay held there: not migrating or
 // reclaimed, in flight or this tick.
 func (p *planner) staying(w *workerRec) int {
-	n := 0
+	u := p.use(w)
+	n := u.used - u.leaving + u.held + p.tickSlots(w)
 	for _, j := range w.jobs {
-		if _, moved := p.moved[j.ID]; !moved && j.PendingAction != Migrate && j.PendingAction != Reclaim {
-			n++
+		if _, moved := p.moved[j.ID]; moved && j.running() && j.PendingAction == "" {
+			n -= j.slotsOn(w.ID)
 		}
 	}
 	return n

@@ -46,6 +46,16 @@ type Index struct {
 	// on-demand pool.
 	toCore, toLoan int
 	toOverflow     map[string]int
+	// use is, by worker ID, the slots (and CPUs and memory) the records
+	// hold there: running jobs' members and placed jobs' members. Kept by
+	// ID, so a worker that registers late finds its count.
+	use map[string]*slotUse
+	// sized holds the queued sized jobs not yet placed, by queue and
+	// class, in queue order (they are in queued too): what rule 8 walks.
+	sized map[queueKey]*jobSet
+	// placed are the queued jobs already placed (waiting for their
+	// workers' slots).
+	placed map[*jobRec]bool
 	// knownHomes counts queued burst jobs in the burst queue with a known
 	// elastic home: without any, rule 3's rehome has nothing to look at.
 	knownHomes int
@@ -77,9 +87,15 @@ type workerRec struct {
 	pool *Pool
 	jobs []*Job
 	recs []*jobRec // parallel to jobs
-	// reclaiming counts its jobs with a reclaim in flight, leaving those
-	// with a reclaim or migration in flight.
-	reclaiming, leaving int
+}
+
+// slotUse is what the job records hold on one worker: the slots of
+// running members (used), of those with a reclaim in flight (reclaiming)
+// and with a reclaim or migration in flight (leaving), the slots held for
+// placed members still queued (held), thousandths of CPUs and bytes.
+type slotUse struct {
+	used, reclaiming, leaving, held int
+	milliCPU, memory                int64
 }
 
 // NewIndex returns an empty index for a config and set of pools, which stay
@@ -96,6 +112,9 @@ func NewIndex(c Config, pools []Pool) *Index {
 		queued:     map[queueKey]*jobSet{},
 		redirected: map[*jobRec]bool{},
 		toOverflow: map[string]int{},
+		use:        map[string]*slotUse{},
+		sized:      map[queueKey]*jobSet{},
+		placed:     map[*jobRec]bool{},
 	}
 	for i := range ix.poolList {
 		if _, dup := ix.pools[ix.poolList[i].Name]; !dup {
@@ -133,6 +152,7 @@ func IndexOf(s Snapshot) *Index {
 		}
 		k := queueKey{j.Queue, string(j.Class)}
 		byKey[k] = append(byKey[k], r.Job)
+		ix.hold(r.Job, 1)
 		ix.linked(r)
 	}
 	for k, js := range byKey {
@@ -146,6 +166,11 @@ func IndexOf(s Snapshot) *Index {
 			js = js[n:]
 		}
 		ix.queued[k] = set
+		for j := range set.all() {
+			if j.sized() && !j.waitsPlaced() {
+				ix.sizedSet(k).insert(j)
+			}
+		}
 	}
 	ix.SetLaunches(s.Launches)
 	return ix
@@ -261,6 +286,7 @@ func deleteWorker(ws []*workerRec, w *workerRec) []*workerRec {
 // worker, and in the counts.
 func (ix *Index) link(r *jobRec) {
 	j := r.Job
+	ix.hold(j, 1)
 	if j.running() {
 		w := ix.workers[j.Worker]
 		if w == nil {
@@ -274,12 +300,6 @@ func (ix *Index) link(r *jobRec) {
 		}
 		r.w, r.wpos = w, len(w.jobs)
 		w.jobs, w.recs = append(w.jobs, j), append(w.recs, r)
-		if j.PendingAction == Reclaim {
-			w.reclaiming++
-		}
-		if j.PendingAction == Reclaim || j.PendingAction == Migrate {
-			w.leaving++
-		}
 	} else {
 		k := queueKey{j.Queue, string(j.Class)}
 		s := ix.queued[k]
@@ -288,14 +308,68 @@ func (ix *Index) link(r *jobRec) {
 			ix.queued[k] = s
 		}
 		s.insert(j)
+		if j.sized() && !j.waitsPlaced() {
+			ix.sizedSet(k).insert(j)
+		}
 	}
 	ix.linked(r)
+}
+
+// sizedSet returns the set of unplaced sized jobs of k, made if need be.
+func (ix *Index) sizedSet(k queueKey) *jobSet {
+	s := ix.sized[k]
+	if s == nil {
+		s = &jobSet{}
+		ix.sized[k] = s
+	}
+	return s
+}
+
+// hold adds d times what j holds on its workers to their slot use: each
+// member of a running job, or of a queued job already placed.
+func (ix *Index) hold(j *Job, d int) {
+	switch {
+	case j.running() && len(j.Placed) == 0:
+		ix.holdOn(j.Worker, j, d)
+	case j.running() || j.waitsPlaced():
+		for _, w := range j.Placed {
+			ix.holdOn(w, j, d)
+		}
+	}
+}
+
+func (ix *Index) holdOn(id string, j *Job, d int) {
+	u := ix.use[id]
+	if u == nil {
+		u = &slotUse{}
+		ix.use[id] = u
+	}
+	k := d * j.slots()
+	if j.running() {
+		u.used += k
+	} else {
+		u.held += k
+	}
+	if j.running() && j.PendingAction == Reclaim {
+		u.reclaiming += k
+	}
+	if j.running() && (j.PendingAction == Reclaim || j.PendingAction == Migrate) {
+		u.leaving += k
+	}
+	u.milliCPU += int64(d) * j.milliCPU()
+	u.memory += int64(d) * max(j.Memory, 0)
+	if *u == (slotUse{}) {
+		delete(ix.use, id)
+	}
 }
 
 // linked counts a job just filed by link.
 func (ix *Index) linked(r *jobRec) {
 	if !r.running() && ix.homeKnown(r.Job) {
 		ix.knownHomes++
+	}
+	if r.waitsPlaced() {
+		ix.placed[r] = true
 	}
 	r.shown = true
 	ix.count(r, 1)
@@ -304,6 +378,7 @@ func (ix *Index) linked(r *jobRec) {
 // unlink undoes link.
 func (ix *Index) unlink(r *jobRec) {
 	j := r.Job
+	ix.hold(j, -1)
 	if !r.shown {
 		if os := ix.orphans[j.Worker]; os != nil {
 			delete(os, r)
@@ -321,12 +396,6 @@ func (ix *Index) unlink(r *jobRec) {
 		w.recs[r.wpos].wpos = r.wpos
 		w.jobs[last], w.recs[last] = nil, nil
 		w.jobs, w.recs = w.jobs[:last], w.recs[:last]
-		if j.PendingAction == Reclaim {
-			w.reclaiming--
-		}
-		if j.PendingAction == Reclaim || j.PendingAction == Migrate {
-			w.leaving--
-		}
 		r.w = nil
 		return
 	}
@@ -337,6 +406,10 @@ func (ix *Index) unlink(r *jobRec) {
 			delete(ix.queued, k)
 		}
 	}
+	if s := ix.sized[k]; s != nil && s.remove(j) && s.n == 0 {
+		delete(ix.sized, k)
+	}
+	delete(ix.placed, r)
 	if ix.homeKnown(j) {
 		ix.knownHomes--
 	}
@@ -350,14 +423,20 @@ func (ix *Index) homeKnown(j *Job) bool {
 // count adds d to the counts a shown job is in.
 func (ix *Index) count(r *jobRec, d int) {
 	j := r.Job
+	// Counts are in slots. A placed job's slots are busy on its workers
+	// already, so it is bound for no queue's count.
+	n := d * j.weight()
+	if j.waitsPlaced() {
+		n = 0
+	}
 	switch j.destination() {
 	case QueueCore:
-		ix.toCore += d
+		ix.toCore += n
 	case QueueLoan:
-		ix.toLoan += d
+		ix.toLoan += n
 	case QueueOverflow:
-		if !j.running() {
-			if ix.toOverflow[j.Pool] += d; ix.toOverflow[j.Pool] == 0 {
+		if !j.running() && n != 0 {
+			if ix.toOverflow[j.Pool] += n; ix.toOverflow[j.Pool] == 0 {
 				delete(ix.toOverflow, j.Pool)
 			}
 		}

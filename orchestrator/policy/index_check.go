@@ -42,6 +42,11 @@ func (ix *Index) Check() error {
 			}
 		}
 	}
+	for k, s := range ix.sized {
+		if s.n == 0 {
+			return fmt.Errorf("policy.Index: sized set %v is empty but kept", k)
+		}
+	}
 	for k, s := range ix.queued {
 		n := 0
 		for c, ch := range s.chunks {
@@ -97,13 +102,24 @@ func (ix *Index) state() map[string]any {
 		js := ids(w.jobs)
 		slices.Sort(js)
 		st["jobs on worker "+w.ID] = js
-		st["reclaims and moves off worker "+w.ID] = [2]int{w.reclaiming, w.leaving}
 		for i, r := range w.recs {
 			if r.Job != w.jobs[i] || r.wpos != i || r.w != w {
 				st["records of worker "+w.ID] = "out of step with its jobs"
 			}
 		}
 	}
+	for id, u := range ix.use {
+		st["slots held on worker "+id] = *u
+	}
+	for k, s := range ix.sized {
+		st[fmt.Sprintf("sized jobs in %s/%s", k.queue, k.class)] = ids(slices.Collect(s.all()))
+	}
+	var placed []string
+	for r := range ix.placed {
+		placed = append(placed, r.ID)
+	}
+	slices.Sort(placed)
+	st["placed jobs waiting"] = placed
 	for id, os := range ix.orphans {
 		var js []string
 		for r := range os {

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"math"
 	"time"
 
 	"github.com/ballastdev/ballast/jobs"
@@ -67,12 +68,84 @@ type Job struct {
 	// LastCheckpointAt is the job's last checkpoint, zero if none: what a
 	// stop loses is the work since then.
 	LastCheckpointAt time.Time
+	// Slots is how many slots each member of the job holds on its
+	// worker; 0 or 1 means one.
+	Slots int
+	// Replicas is how many members a gang has: n > 1 members of Slots
+	// each, started together, all in one region. 0 or 1 means a single
+	// job.
+	Replicas int
+	// CPUs and Memory (bytes) are what each member needs of its worker
+	// besides slots; 0 means not accounted.
+	CPUs   float64
+	Memory int64
+	// Requires are labels every worker of the job must carry with the
+	// same value (such as gpu_model: A100-80GB).
+	Requires map[string]string
+	// Placed is, for a sized job, the worker of each member (len is the
+	// number of members): for a queued job, where rule 8 placed it, whose
+	// workers hold its slots (as busy) until they free; for a running
+	// one, where its members run, Worker being member 0's. The policy
+	// plans nothing more for a queued placed job. Unsized jobs leave it
+	// empty.
+	Placed []string
 	// PendingAction is a move of this job that the controller has issued
 	// and that has not completed (the checkpoint is being written, or the
 	// requeue is not yet visible). Decide counts the job where it is going
 	// and plans nothing more for it. The controller clears it when the move
 	// lands; Apply sets it.
 	PendingAction ActionKind
+}
+
+// slots is the slots of one member, at least 1.
+func (j *Job) slots() int { return max(j.Slots, 1) }
+
+// replicas is the number of members, at least 1.
+func (j *Job) replicas() int { return max(j.Replicas, 1) }
+
+// weight is the slots the whole job holds: what every count of the
+// policy adds for it. One for an unsized job.
+func (j *Job) weight() int { return j.slots() * j.replicas() }
+
+// sized reports whether the job is more than one plain slot: it then
+// starts only through rule 8's Place, never from a queue workers read.
+func (j *Job) sized() bool {
+	return j.Slots > 1 || j.Replicas > 1 || j.CPUs > 0 || j.Memory > 0 || len(j.Requires) > 0
+}
+
+// waitsPlaced reports whether the job is queued and already placed.
+func (j *Job) waitsPlaced() bool { return j.queued() && len(j.Placed) > 0 }
+
+// gang reports whether the job has several members.
+func (j *Job) gang() bool { return j.Replicas > 1 }
+
+// milliCPU is one member's CPUs in thousandths, so sums stay exact.
+func (j *Job) milliCPU() int64 { return milli(j.CPUs) }
+
+func milli(c float64) int64 {
+	if !(c > 0) {
+		return 0
+	}
+	return int64(math.Round(c * 1000))
+}
+
+// slotsOn is how many slots the job holds on worker id: Slots for each
+// member placed there, or one slot on Worker for a running job that
+// lists no members.
+func (j *Job) slotsOn(id string) int {
+	if len(j.Placed) == 0 {
+		if j.running() && j.Worker == id {
+			return j.slots()
+		}
+		return 0
+	}
+	n := 0
+	for _, w := range j.Placed {
+		if w == id {
+			n += j.slots()
+		}
+	}
+	return n
 }
 
 // maxWait is how long the job may wait for fixed quota before rule 7.

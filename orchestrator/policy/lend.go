@@ -26,11 +26,13 @@ func (p *planner) unlend() {
 		if excess <= 0 {
 			return
 		}
-		if !p.movable(j) {
+		// A sized loan bigger than the excess stays: unlending it would
+		// drop committed work below the fixed slots it was taking.
+		if !p.movable(j) || j.weight() > excess {
 			continue
 		}
-		excess--
-		p.loans--
+		excess -= j.weight()
+		p.loans -= j.weight()
 		p.add(Action{Kind: Unlend, Job: j.ID, Queue: QueueBurst, Rule: 2, Reason: reason}, j)
 	}
 }
@@ -43,7 +45,9 @@ func (p *planner) unlend() {
 // what keeps lending from flapping around the watermark.
 //
 // Jobs are lent in queue order. A pinned job is lent only if every fixed
-// worker is in its region, since any of them may take it.
+// worker is in its region, since any of them may take it. Counts are in
+// slots: a sized job that would pass the watermark is skipped, and smaller
+// ones after it may still go.
 func (p *planner) lend() {
 	if p.coreWaits() {
 		return
@@ -56,11 +60,32 @@ func (p *planner) lend() {
 		if !p.movable(j) || !p.fitsFixed(j) {
 			continue
 		}
-		p.lent++
+		// A lend of a k-slot job commits k slots; a sized job is lent only
+		// if a fixed worker can ever run it.
+		if j.sized() && (p.committed()+j.weight() > ceiling || !p.fixedCanRun(j)) {
+			continue
+		}
+		p.lent += j.weight()
 		p.add(Action{
 			Kind: Lend, Job: j.ID, Queue: QueueLoan, Rule: 2,
 			Reason: fmt.Sprintf("fixed utilization with queued work %s <= high %.2f, no core waiting",
 				p.ratio(p.committed()), p.cfg.High),
 		}, j)
 	}
+}
+
+// fixedCanRun reports whether fixed workers that are up could ever hold
+// every member of sized job j, each on a worker big enough, with its
+// labels, CPUs and memory.
+func (p *planner) fixedCanRun(j *Job) bool {
+	members := 0
+	for _, w := range p.workers {
+		if !p.fixedUp(w) || !canHold(w, j) {
+			continue
+		}
+		if members += w.Slots / j.slots(); members >= j.replicas() {
+			return true
+		}
+	}
+	return false
 }

@@ -8,7 +8,9 @@ type FixedLoad struct {
 	// Slots is the capacity of fixed workers that are up. Draining or
 	// starting fixed workers take no work, so they are not capacity.
 	Slots int
-	// Busy is how many of those slots run a job.
+	// Busy is how many of those slots run a job, plus those held for
+	// placed jobs waiting to start (rule 8), which may pass Slots while a
+	// reservation waits.
 	Busy int
 	// QueuedCore counts core jobs waiting for a fixed slot, including ones
 	// being migrated back to it.

@@ -14,8 +14,8 @@ import (
 // loan, overflowed core back to core), up to the high watermark counting
 // this tick's lends and moves. Jobs that cannot checkpoint finish where they
 // are: stopping them would throw their work away. Pinned jobs only move if
-// every fixed worker is in their region. Nothing migrates between the
-// watermarks (rule 6).
+// every fixed worker is in their region. Counts are in slots; gangs do not
+// migrate. Nothing migrates between the watermarks (rule 6).
 func (p *planner) migrate() {
 	if p.regime != cool || p.coreWaits() {
 		return
@@ -27,7 +27,7 @@ func (p *planner) migrate() {
 			continue
 		}
 		for _, j := range w.jobs {
-			if j.Checkpointable && p.movable(j) && p.fitsFixed(j) {
+			if j.Checkpointable && !j.gang() && p.movable(j) && p.fitsFixed(j) && (!j.sized() || p.fixedCanRun(j)) {
 				cands = append(cands, j)
 			}
 		}
@@ -37,15 +37,18 @@ func (p *planner) migrate() {
 		if p.committed() >= ceiling {
 			return
 		}
+		if j.sized() && p.committed()+j.weight() > ceiling {
+			continue
+		}
 		w := p.worker[j.Worker]
 		if w.active() {
-			p.demand[w.Pool].running--
+			p.demand[w.Pool].running -= j.slotsOn(w.ID)
 		}
 		to := QueueLoan
 		if j.Class == jobs.ClassCore {
 			to = QueueCore
 		}
-		p.lent++
+		p.lent += j.weight()
 		p.add(Action{
 			Kind: Migrate, Job: j.ID, Worker: w.ID, Pool: w.Pool, Queue: to, Rule: 4,
 			Reason: fmt.Sprintf("fixed utilization with queued work %s < low %.2f; after the move %s <= high %.2f; leaves %s at %.2f/slot-hour",

@@ -33,22 +33,32 @@ func (p *planner) overflow() {
 		if p.short <= 0 || !p.anyRoom(false) {
 			return
 		}
+		if j.waitsPlaced() {
+			continue // its slots are held on fixed workers already
+		}
 		if served > 0 {
-			served--
+			served -= j.weight()
 			continue
 		}
 		wait := j.maxWait(p.cfg)
 		if full[j.Region] || !p.movable(j) || p.now.Sub(j.QueuedAt) < wait {
 			continue
 		}
-		d := p.pickPool(j, false)
+		var d *poolDemand
+		if j.sized() {
+			d = p.pickSized(j, false)
+		} else {
+			d = p.pickPool(j, false)
+		}
 		if d == nil {
-			full[j.Region] = true
+			if !j.sized() {
+				full[j.Region] = true
+			}
 			continue
 		}
-		d.queued++
-		p.short--
-		p.coreQueued--
+		d.queued += j.weight()
+		p.short -= j.weight()
+		p.coreQueued -= j.weight()
 		p.add(Action{
 			Kind: Overflow, Job: j.ID, Pool: d.pool.Name, Queue: QueueOverflow, Rule: 7,
 			Reason: fmt.Sprintf("core queued %s >= max wait %s with no fixed slot; on-demand at %.2f/slot-hour",

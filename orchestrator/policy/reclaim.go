@@ -9,15 +9,27 @@ import (
 )
 
 // reclaim is rule 1. Core work owns the fixed quota: when queued core jobs
-// outnumber the free fixed slots (counting slots already being handed back)
-// and burst jobs are borrowing fixed slots, one borrowed job goes back to
-// burst per core job that could not otherwise start. The victims are the
-// jobs that lose least: the shortest time since their last checkpoint (or
-// start, if they cannot resume), the newest start on a tie.
+// need more slots than are free (counting slots already being handed
+// back) and burst jobs are borrowing fixed slots, borrowed jobs go back to
+// burst until the slots they free cover the core work that could not
+// otherwise start. The victims are the jobs that lose least: the shortest
+// time since their last checkpoint (or start, if they cannot resume), the
+// newest start on a tie.
+//
+// One-slot core jobs take any free slot, so for them the count is
+// fixed-wide. A sized core job needs its slots on one worker: for the
+// first one that fits nowhere, the victims are borrowed jobs on one fixed
+// worker whose freed slots plus that worker's free ones reach its size
+// (see reclaimFor). Gangs are not reclaimed, nor reclaimed for: stopping
+// one member stops them all.
 func (p *planner) reclaim() {
 	free := p.fixed.Free()
-	p.short = p.coreQueued - free - p.reclaiming
-	if p.short <= 0 {
+	p.short = p.coreQueued - free - p.reclaiming - p.freedSized
+	// Sized core jobs rule 8 did not place need their slots on one
+	// worker: reclaimSized took care of them, the fixed-wide count is not
+	// theirs.
+	short := p.short - p.sizedCoreLeft()
+	if short <= 0 {
 		return
 	}
 	var victims []*Job
@@ -26,21 +38,144 @@ func (p *planner) reclaim() {
 			continue
 		}
 		for _, j := range w.jobs {
-			if j.Class == jobs.ClassBurst && p.movable(j) {
+			if p.borrowed(j) {
 				victims = append(victims, j)
 			}
 		}
 	}
-	slices.SortFunc(victims, func(a, b *Job) int {
-		return cmp.Or(cmp.Compare(p.lostWork(a), p.lostWork(b)), b.StartedAt.Compare(a.StartedAt), cmp.Compare(a.ID, b.ID))
-	})
-	n := min(p.short, len(victims))
-	for _, j := range victims[:n] {
-		p.add(Action{
-			Kind: Reclaim, Job: j.ID, Worker: j.Worker, Queue: QueueBurst, Rule: 1,
-			Reason: fmt.Sprintf("%d core queued, %d free fixed slots, %d reclaims in flight; loses %s of work",
-				p.coreQueued, free, p.reclaiming, p.lostWork(j)),
-		}, j)
+	slices.SortFunc(victims, p.victimOrder)
+	for _, j := range victims {
+		if short <= 0 {
+			break
+		}
+		n := j.slotsOn(j.Worker)
+		short -= n
+		p.short -= n
+		p.reclaimOne(j, p.worker[j.Worker], fmt.Sprintf("%d core queued, %d free fixed slots, %d reclaims in flight; loses %s of work",
+			p.coreQueued, free, p.reclaiming, p.lostWork(j)))
 	}
-	p.short -= n
+}
+
+// reclaimSized is the part of rule 1 for sized core work, before rule 8
+// places it: the first sized core job that fits on no fixed worker gets
+// one freed (see reclaimFor), unless a sized core job already waits
+// placed, whose reservation frees a worker as it is.
+func (p *planner) reclaimSized() {
+	if j := p.sizedCoreHead(); j != nil {
+		p.reclaimFor(j)
+	}
+}
+
+// borrowed reports whether running job j is burst work on fixed quota
+// that rule 1 may send back.
+func (p *planner) borrowed(j *Job) bool {
+	return j.Class == jobs.ClassBurst && !j.gang() && p.movable(j)
+}
+
+func (p *planner) victimOrder(a, b *Job) int {
+	return cmp.Or(cmp.Compare(p.lostWork(a), p.lostWork(b)), b.StartedAt.Compare(a.StartedAt), cmp.Compare(a.ID, b.ID))
+}
+
+func (p *planner) reclaimOne(j *Job, w *workerRec, reason string) {
+	n := j.slotsOn(w.ID)
+	p.tickUse(w).leaving += n
+	p.add(Action{Kind: Reclaim, Job: j.ID, Worker: j.Worker, Queue: QueueBurst, Rule: 1, Reason: reason}, j)
+}
+
+// sizedCoreHead returns the first queued sized core job that fits on no
+// fixed worker, not even counting the slots reclaims in flight are
+// freeing there, when no sized core job waits placed already.
+func (p *planner) sizedCoreHead() *Job {
+	s := p.ix.sized[queueKey{QueueCore, string(jobs.ClassCore)}]
+	if s == nil {
+		return nil
+	}
+	for r := range p.ix.placed {
+		if r.Queue == QueueCore {
+			return nil
+		}
+	}
+	for j := range s.all() {
+		if !j.gang() && p.movable(j) {
+			if p.fitsFixedWorker(j) {
+				continue
+			}
+			return j
+		}
+	}
+	return nil
+}
+
+// sizedCoreLeft is the slots of the queued sized core jobs that are still
+// unplaced after rule 8.
+func (p *planner) sizedCoreLeft() int {
+	s := p.ix.sized[queueKey{QueueCore, string(jobs.ClassCore)}]
+	if s == nil {
+		return 0
+	}
+	n := 0
+	for j := range s.all() {
+		if !p.placing[j.ID] {
+			n += j.weight()
+		}
+	}
+	return n
+}
+
+// fitsFixedWorker reports whether some fixed worker that may run j has
+// its slots free, or being freed by reclaims in flight, or whether none
+// may run it at all (nothing to reclaim for).
+func (p *planner) fitsFixedWorker(j *Job) bool {
+	any := false
+	for _, w := range p.workers {
+		if !p.fixedUp(w) || !canHold(w, j) {
+			continue
+		}
+		any = true
+		if w.Slots-p.busy(w)+p.use(w).reclaiming >= j.slots() {
+			return true
+		}
+	}
+	return !any
+}
+
+// reclaimFor frees one fixed worker for sized core job j: of the workers
+// that may run it where its free slots plus those of borrowed jobs reach
+// its size, the one whose victims (least lost work first, as few as
+// reach it) lose least in all, then fewest victims, then ID.
+func (p *planner) reclaimFor(j *Job) {
+	var best *workerRec
+	var bestVictims []*Job
+	var bestLoss int64
+	for _, w := range p.workers {
+		if !p.fixedUp(w) || !canHold(w, j) {
+			continue
+		}
+		have := w.Slots - p.busy(w) + p.use(w).reclaiming
+		var cands []*Job
+		for _, v := range w.jobs {
+			if p.borrowed(v) {
+				cands = append(cands, v)
+			}
+		}
+		slices.SortFunc(cands, p.victimOrder)
+		var loss int64
+		n := 0
+		for n < len(cands) && have < j.slots() {
+			have += cands[n].slotsOn(w.ID)
+			loss += int64(p.lostWork(cands[n]))
+			n++
+		}
+		if have < j.slots() {
+			continue
+		}
+		if best == nil || loss < bestLoss || (loss == bestLoss && n < len(bestVictims)) {
+			best, bestVictims, bestLoss = w, cands[:n], loss
+		}
+	}
+	for _, v := range bestVictims {
+		p.freedSized += v.slotsOn(best.ID)
+		p.reclaimOne(v, best, fmt.Sprintf("core job %s needs %d slots on one fixed worker; %s has %d free; loses %s of work",
+			j.ID, j.slots(), best.ID, best.Slots-p.busy(best), p.lostWork(v)))
+	}
 }

@@ -15,7 +15,7 @@ import "fmt"
 func (p *planner) release() {
 	for _, w := range p.workers {
 		d := p.demand[w.Pool]
-		if d == nil || !p.empty(w) {
+		if d == nil || !p.idle(w) {
 			continue
 		}
 		switch w.State {

@@ -20,7 +20,15 @@ func (p *planner) place() {
 		if !p.anyRoom(true) {
 			return
 		}
-		if d := p.pickPool(j, j.spotEligible(p.cfg.MaxSpotPreemptions)); d != nil {
+		spotOK := j.spotEligible(p.cfg.MaxSpotPreemptions)
+		if j.sized() {
+			// Rule 8 found no registered worker for it: it needs a new one.
+			if d := p.pickSized(j, spotOK); d != nil {
+				d.addBins(j)
+			}
+			continue
+		}
+		if d := p.pickPool(j, spotOK); d != nil {
 			d.queued++
 		}
 	}
@@ -69,6 +77,10 @@ func (p *planner) bound() iter.Seq[*Job] {
 	}
 	return func(yield func(*Job) bool) {
 		for j := range merged(false, lists...) {
+			// Placed jobs have their workers (rule 8).
+			if j.waitsPlaced() || p.placing[j.ID] {
+				continue
+			}
 			if p.destination(j) == QueueBurst && !yield(j) {
 				return
 			}
@@ -88,6 +100,9 @@ func (p *planner) scaleUp() {
 		}
 		reason := fmt.Sprintf("%d running + %d queued need %d workers of %d slots (max %d, %d draining); have %d (+%d launching)",
 			d.running, d.queued, d.want(), d.slots(), d.pool.MaxWorkers, d.draining, d.active, d.launching)
+		if len(d.bins) > 0 {
+			reason += fmt.Sprintf("; sized jobs need %d of them to themselves", len(d.bins))
+		}
 		if d.fellBack > 0 {
 			reason += fmt.Sprintf("; %d spot-eligible jobs fell back: a spot launch stayed unfilled for %s or more",
 				d.fellBack, p.cfg.SpotFallbackAfter)

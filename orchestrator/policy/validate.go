@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -95,6 +96,14 @@ func (s Snapshot) validateWorkers(p *problems, pools map[string]Pool) map[string
 		if w.Slots < 0 || w.Busy < 0 || w.Busy > w.Slots {
 			p.add(at+".busy", fmt.Sprintf("%d busy of %d slots is impossible", w.Busy, w.Slots))
 		}
+		if !(w.CPUs >= 0) || math.IsInf(w.CPUs, 0) || w.Memory < 0 {
+			p.add(at+".cpus", fmt.Sprintf("%v CPUs and %d bytes of memory: write 0 for not accounted, or a finite positive amount", w.CPUs, w.Memory))
+		}
+		for k := range w.Labels {
+			if k == "" {
+				p.add(at+".labels", "has an empty label name")
+			}
+		}
 		switch w.State {
 		case WorkerStarting, WorkerUp, WorkerDraining:
 		default:
@@ -138,6 +147,7 @@ func (s Snapshot) validateJobs(p *problems, pools map[string]Pool, workers map[s
 		default:
 			p.add(at+".state", fmt.Sprintf("%q is not queued or running; leave terminal jobs out", j.State))
 		}
+		s.validateSize(p, at, j, pools, workers)
 		if msg := j.pendingProblem(pools, workers); msg != "" {
 			p.add(at+".pending_action", msg)
 		}
@@ -181,4 +191,55 @@ func (j Job) pendingProblem(pools map[string]Pool, workers map[string]Worker) st
 		return fmt.Sprintf("%s does not apply to a running %s job on a %q worker", j.PendingAction, j.Class, kind)
 	}
 	return fmt.Sprintf("%s does not apply to a %s %s job in %q", j.PendingAction, j.State, j.Class, j.Queue)
+}
+
+// validateSize checks a job's size and placement: counts that cannot be,
+// and members on workers that are unknown, too small, of the wrong kind or
+// region, or a placement that contradicts the job's state.
+func (s Snapshot) validateSize(p *problems, at string, j Job, pools map[string]Pool, workers map[string]Worker) {
+	if j.Slots < 0 || j.Replicas < 0 {
+		p.add(at+".slots", fmt.Sprintf("%d slots x %d replicas: write 0 or 1 for one, or a positive count", j.Slots, j.Replicas))
+	}
+	if !(j.CPUs >= 0) || math.IsInf(j.CPUs, 0) || j.Memory < 0 {
+		p.add(at+".cpus", fmt.Sprintf("%v CPUs and %d bytes of memory: write 0 for not accounted, or a finite positive amount", j.CPUs, j.Memory))
+	}
+	for k := range j.Requires {
+		if k == "" {
+			p.add(at+".requires", "has an empty label name")
+		}
+	}
+	if len(j.Placed) == 0 {
+		if j.running() && j.gang() {
+			p.add(at+".placed", fmt.Sprintf("is empty; a running gang lists the worker of each of its %d members", j.replicas()))
+		}
+		return
+	}
+	switch {
+	case !j.sized() && !(j.running() && len(j.Placed) == 1):
+		p.add(at+".placed", "is set for a one-slot unsized job; those start from their queue, never placed")
+	case len(j.Placed) != j.replicas():
+		p.add(at+".placed", fmt.Sprintf("lists %d workers for %d members", len(j.Placed), j.replicas()))
+	case j.running() && j.Placed[0] != j.Worker:
+		p.add(at+".placed", fmt.Sprintf("starts with %q; a running job's first member runs on its Worker %q", j.Placed[0], j.Worker))
+	case j.queued() && j.PendingAction != "":
+		p.add(at+".placed", fmt.Sprintf("is set while %s is in flight; a placed job is not moved", j.PendingAction))
+	}
+	region := ""
+	for i, id := range j.Placed {
+		w, ok := workers[id]
+		switch {
+		case !ok:
+			p.add(fmt.Sprintf("%s.placed[%d]", at, i), fmt.Sprintf("%q is not a worker of the snapshot", id))
+			continue
+		case w.Slots < j.slots():
+			p.add(fmt.Sprintf("%s.placed[%d]", at, i), fmt.Sprintf("worker %q has %d slots, the job needs %d", id, w.Slots, j.slots()))
+		case j.Class == jobs.ClassCore && pools[w.Pool].Kind == PoolSpot:
+			p.add(fmt.Sprintf("%s.placed[%d]", at, i), "a core job is placed on spot capacity")
+		}
+		if r := pools[w.Pool].Region; i == 0 {
+			region = r
+		} else if r != region {
+			p.add(fmt.Sprintf("%s.placed[%d]", at, i), fmt.Sprintf("is in region %q, member 0 in %q; a gang runs in one region", r, region))
+		}
+	}
 }

@@ -24,8 +24,8 @@ type view struct {
 	// pinned job may only be lent if every one of them matches, because any
 	// fixed worker may take it from the loan queue.
 	fixedRegions map[string]bool
-	// reclaiming counts reclaims in flight from fixed workers that are up:
-	// each will hand its slot to a queued core job.
+	// reclaiming counts the slots of reclaims in flight from fixed workers
+	// that are up: each will hand its slots to queued core jobs.
 	reclaiming int
 	// demand is the elastic bookkeeping, one entry per elastic pool.
 	demand map[string]*poolDemand
@@ -52,15 +52,36 @@ func newView(ix *Index, now time.Time) *view {
 // kind is the kind of the worker's pool.
 func (v *view) kind(w *workerRec) PoolKind { return w.pool.Kind }
 
-// busy is how many slots the worker uses: the larger of what it reports and
-// what the job records say, so a lagging heartbeat never makes room that
-// is not there.
-func (v *view) busy(w *workerRec) int {
-	return min(max(w.Busy, len(w.jobs), 0), max(w.Slots, 0))
+// use is what the job records hold on w.
+func (v *view) use(w *workerRec) slotUse {
+	if u := v.ix.use[w.ID]; u != nil {
+		return *u
+	}
+	return slotUse{}
 }
 
-// empty reports whether nothing runs on the worker by either account.
-func (v *view) empty(w *workerRec) bool { return w.Busy <= 0 && len(w.jobs) == 0 }
+// busy is how many slots the worker uses: the larger of what it reports and
+// what the running job records say, so a lagging heartbeat never makes
+// room that is not there, plus the slots held for jobs placed there and
+// not yet started. Those may be in what it reports already; counting them
+// twice for the moment until they start never over-commits a worker,
+// where taking the larger could.
+func (v *view) busy(w *workerRec) int {
+	return min(v.rawBusy(w, 0), max(w.Slots, 0))
+}
+
+// rawBusy is busy with extra slots placed this tick, not capped.
+func (v *view) rawBusy(w *workerRec, extra int) int {
+	u := v.use(w)
+	return max(w.Busy, u.used, 0) + u.held + extra
+}
+
+// empty reports whether nothing runs on, or is held by, the worker by
+// either account.
+func (v *view) empty(w *workerRec) bool {
+	u := v.use(w)
+	return w.Busy <= 0 && len(w.jobs) == 0 && u.used == 0 && u.held == 0
+}
 
 // fixedUp reports whether w is a fixed worker taking work.
 func (v *view) fixedUp(w *workerRec) bool { return v.kind(w) == PoolFixed && w.State == WorkerUp }
@@ -70,12 +91,15 @@ func (v *view) measureFixed() {
 		if !v.fixedUp(w) {
 			continue
 		}
-		v.reclaiming += w.reclaiming
+		v.reclaiming += v.use(w).reclaiming
 		if w.Slots <= 0 {
 			continue
 		}
 		v.fixed.Slots += w.Slots
-		v.fixed.Busy += v.busy(w)
+		// Slots held for placed jobs count in full, even past the
+		// worker's slots: a reservation is committed work, as queued core
+		// work is, and placing a job must not lower what is committed.
+		v.fixed.Busy += min(max(w.Busy, v.use(w).used, 0), w.Slots) + v.use(w).held
 		v.fixedRegions[w.pool.Region] = true
 	}
 	v.fixed.QueuedCore, v.fixed.Loans = v.ix.toCore, v.ix.toLoan

@@ -20,11 +20,20 @@ const (
 type Worker struct {
 	ID   string
 	Pool string
-	// Slots is how many jobs the worker runs at once.
+	// Slots is how many slots the worker offers (one job of one slot
+	// each, or fewer sized jobs).
 	Slots int
-	// Busy is how many slots are in use.
+	// Busy is how many slots are in use: held by running jobs, plus held
+	// for placed jobs waiting for them to free.
 	Busy  int
 	State WorkerState
+	// Labels are what the worker reports of itself (such as gpu_model);
+	// a job's Requires must all match them.
+	Labels map[string]string
+	// CPUs and Memory (bytes) are the worker's capacity for sized jobs
+	// that account them; 0 means not accounted.
+	CPUs   float64
+	Memory int64
 	// StartedAt is when billing started; rule 5 releases relative to it.
 	StartedAt time.Time
 	// LaunchRequestedAt is when the controller asked for the worker; it
@@ -46,3 +55,13 @@ func (w *Worker) billingStart() time.Time {
 
 // active reports whether the worker is, or will be, taking work.
 func (w *Worker) active() bool { return w.State == WorkerUp || w.State == WorkerStarting }
+
+// carries reports whether the worker has every label the job requires.
+func (w *Worker) carries(req map[string]string) bool {
+	for k, v := range req {
+		if got, ok := w.Labels[k]; !ok || got != v {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,396 @@
+package policy
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	"github.com/ballastdev/ballast/jobs"
+)
+
+// placeSized is rule 8. A sized job (more than one slot, a gang, CPUs,
+// memory or labels to match) never waits in a queue workers read, since a
+// worker that takes whatever comes next cannot know whether it has room
+// for it: it starts only when this rule names its workers. Its Queue stays
+// the logical one, so every other rule still sees where it belongs.
+//
+// Sized jobs are walked per class in queue order, core before loan before
+// burst. A job goes where it fits now, best fit (the worker left with the
+// fewest free slots, ties by ID); a gang goes all at once into one region
+// (members may share a worker with room for both) or not at all. The first
+// sized job of each worker group that fits nowhere is placed anyway on the
+// eligible worker closest to fitting (most free slots counting those
+// being freed by moves, then fewest running jobs, then ID): that worker
+// holds its slots as they free, a reservation, and is closed to further
+// placement this tick. Later jobs of the group only backfill where they fit
+// now, so they never delay the head. A group that already has a placed
+// job waiting gets no second reservation, and an elastic job reserves
+// nothing while a pool may still grow for it: rule 3 launches a worker.
+//
+// Why here: it runs in two passes. Core work (and overflowed core work)
+// goes after rule 1 has picked the victims a sized core job needs, so the
+// job reserves the worker they are leaving, and before rule 1 counts the
+// one-slot core work still short and before rule 7 overflows any, so core
+// work that can start on fixed quota now is neither reclaimed for twice
+// nor paid for on-demand. Loaned and elastic work goes after rules 7 and
+// 2 (unlend), so a loan is placed only into fixed slots that no queued
+// core work needs, as rule 2 lends; and before lend and migrate, so the
+// fixed slots placed are busy when they measure room under the high
+// watermark, and before rule 3, so scale-up sizes pools for only the sized
+// work that found no registered worker.
+func (p *planner) placeSized(keys []queueKey) {
+	if len(p.ix.sized) == 0 {
+		return
+	}
+	pl := p.placer
+	if pl == nil {
+		pl = &placer{planner: p, reserved: map[placeGroup]bool{}, closed: map[*workerRec]bool{}, maxFree: map[placeTarget]int{}}
+		p.placer = pl
+		// A placed job still queued may be a reservation waiting for its
+		// slots: its group makes no other, and its workers take nothing more.
+		for r := range p.ix.placed {
+			pl.reserved[p.groupOf(r.Job)] = true
+			for _, id := range r.Placed {
+				if w := p.worker[id]; w != nil {
+					pl.closed[w] = true
+				}
+			}
+		}
+	}
+	for _, k := range keys {
+		s := p.ix.sized[k]
+		if s == nil {
+			continue
+		}
+		for j := range s.all() {
+			if p.movable(j) {
+				pl.place(j)
+			}
+		}
+	}
+}
+
+// The sized sets rule 8 walks, in two passes: core work before rule 1
+// counts what still waits, loaned and elastic work once rules 7 and 2
+// have moved what they move.
+var (
+	sizedCore = []queueKey{
+		{QueueCore, string(jobs.ClassCore)},
+		{QueueOverflow, string(jobs.ClassCore)},
+	}
+	sizedBurst = []queueKey{
+		{QueueLoan, string(jobs.ClassBurst)},
+		{QueueBurst, string(jobs.ClassBurst)},
+	}
+)
+
+// placeTarget is the kind of workers a sized job may run on.
+type placeTarget struct {
+	kind targetKind
+	pool string // the overflow pool, for toPool
+}
+
+type targetKind uint8
+
+const (
+	toFixed    targetKind = iota // core and loaned burst work
+	toElastic                    // spot-eligible burst work: spot or on-demand
+	toOnDemand                   // other burst work
+	toPool                       // overflowed core work: its on-demand pool
+)
+
+// placeGroup is a worker group of rule 8: jobs of one queue bound for the
+// same kind of workers in the same region. Each gets at most one
+// reservation.
+type placeGroup struct {
+	queue  Queue
+	target placeTarget
+	region string
+}
+
+func (p *planner) groupOf(j *Job) placeGroup {
+	g := placeGroup{queue: j.Queue, region: j.Region}
+	switch j.Queue {
+	case QueueCore, QueueLoan:
+		g.target.kind = toFixed
+	case QueueOverflow:
+		g.target = placeTarget{kind: toPool, pool: j.Pool}
+	default:
+		// As the elastic queues work (see ElasticHome): spot only for
+		// spot-eligible work.
+		g.target.kind = toElastic
+		if j.home(p.cfg.MaxSpotPreemptions).OnDemand {
+			g.target.kind = toOnDemand
+		}
+	}
+	return g
+}
+
+// serves reports whether w is up and of the kind t places on.
+func serves(w *workerRec, t placeTarget) bool {
+	if w.State != WorkerUp {
+		return false
+	}
+	switch t.kind {
+	case toFixed:
+		return w.pool.Kind == PoolFixed
+	case toElastic:
+		return w.pool.Kind.Elastic()
+	case toOnDemand:
+		return w.pool.Kind == PoolOnDemand
+	}
+	return w.Pool == t.pool && w.pool.Kind == PoolOnDemand
+}
+
+// placer is one tick of rule 8.
+type placer struct {
+	*planner
+	// reserved are the groups whose reservation is made or waiting;
+	// closed the workers that hold one.
+	reserved map[placeGroup]bool
+	closed   map[*workerRec]bool
+	// maxFree caches the most free slots of an open worker per target;
+	// a placement clears it.
+	maxFree map[placeTarget]int
+}
+
+// eligible reports whether w may ever run a member of j: up, of the
+// group's kind, big enough, in the job's region, carrying its labels,
+// with the CPUs and memory where both sides account them.
+func (pl *placer) eligible(w *workerRec, j *Job, g placeGroup) bool {
+	return serves(w, g.target) && canHold(w, j)
+}
+
+// canHold reports whether w could ever run a member of j: big enough, in
+// its region, with its labels, and with its CPUs and memory where both
+// sides account them.
+func canHold(w *workerRec, j *Job) bool {
+	return w.Slots >= j.slots() && j.fitsRegion(w.pool.Region) && w.carries(j.Requires) &&
+		!(j.milliCPU() > 0 && w.CPUs > 0 && milli(w.CPUs) < j.milliCPU()) &&
+		!(j.Memory > 0 && w.Memory > 0 && w.Memory < j.Memory)
+}
+
+// fitsNow reports whether a member of j fits on w now, with n of its
+// members already put there.
+func (pl *placer) fitsNow(w *workerRec, j *Job, n int) bool {
+	m := int64(n + 1)
+	if pl.freeSlots(w) < (n+1)*j.slots() {
+		return false
+	}
+	u, t := pl.use(w), pl.tick[w]
+	if t == nil {
+		t = &slotUse{}
+	}
+	if j.milliCPU() > 0 && w.CPUs > 0 && milli(w.CPUs)-u.milliCPU-t.milliCPU < m*j.milliCPU() {
+		return false
+	}
+	return !(j.Memory > 0 && w.Memory > 0 && w.Memory-u.memory-t.memory < m*j.Memory)
+}
+
+// holds reports whether w could ever hold n members of j at once.
+func (pl *placer) holds(w *workerRec, j *Job, n int) bool {
+	m := int64(n)
+	return n*j.slots() <= w.Slots &&
+		!(j.milliCPU() > 0 && w.CPUs > 0 && milli(w.CPUs) < m*j.milliCPU()) &&
+		!(j.Memory > 0 && w.Memory > 0 && w.Memory < m*j.Memory)
+}
+
+// freeing is how many slots w has free now or being freed by moves in
+// flight or planned this tick: how close it is to fitting.
+func (pl *placer) freeing(w *workerRec) int {
+	n := pl.freeSlots(w) + pl.use(w).leaving
+	if t := pl.tick[w]; t != nil {
+		n += t.leaving
+	}
+	return n
+}
+
+// mostFree is the most free slots of an open worker that t places on.
+func (pl *placer) mostFree(t placeTarget) int {
+	if n, ok := pl.maxFree[t]; ok {
+		return n
+	}
+	n := 0
+	for _, w := range pl.workers {
+		if serves(w, t) && !pl.closed[w] {
+			n = max(n, pl.freeSlots(w))
+		}
+	}
+	pl.maxFree[t] = n
+	return n
+}
+
+// place places j where it fits now or, as its group's head, reserves.
+// Loaned work waits while core work does: fixed slots are core's first.
+func (pl *placer) place(j *Job) {
+	g := pl.groupOf(j)
+	if j.Queue == QueueLoan && pl.coreQueued > pl.fixed.Free()-j.weight() {
+		// As rule 2 lends: never into slots queued core work needs.
+		return
+	}
+	if pl.mostFree(g.target) >= j.slots() {
+		if ws := pl.pick(j, g, false); ws != nil {
+			pl.commit(j, g, ws, false)
+			return
+		}
+	}
+	if pl.reserved[g] || pl.growable(j, g) {
+		return
+	}
+	if ws := pl.pick(j, g, true); ws != nil {
+		pl.commit(j, g, ws, true)
+	}
+}
+
+// growable reports whether an elastic pool may grow for j at all, so it
+// waits for a new worker (rule 3) rather than reserve a busy one. It reads
+// the pools' config only, not the room this tick leaves them: rules 7 and
+// 3 take room after this rule, and a reservation that depended on it
+// would be planned one tick and not the next.
+func (pl *placer) growable(j *Job, g placeGroup) bool {
+	if g.target.kind == toFixed {
+		return false
+	}
+	for _, d := range pl.elastic {
+		w := workerRec{Worker: Worker{State: WorkerUp, Pool: d.pool.Name}, pool: d.pool}
+		if serves(&w, g.target) && pl.mayRunSized(d, j, true) && !d.unavailable(pl.cfg) &&
+			d.pool.MaxWorkers >= ceilDiv(j.replicas(), d.slots()/j.slots()) {
+			return true
+		}
+	}
+	return false
+}
+
+// pick chooses a worker per member of j, all in one region, or returns
+// nil. Without reserve, only where the members fit now, best fit; with
+// it, on the workers closest to fitting. Of several regions where a gang
+// goes, the one it packs tightest (or, reserving, is closest) wins.
+func (pl *placer) pick(j *Job, g placeGroup, reserve bool) []*workerRec {
+	var cands []*workerRec
+	for _, w := range pl.workers {
+		if !pl.closed[w] && pl.eligible(w, j, g) && (reserve || pl.fitsNow(w, j, 0)) {
+			cands = append(cands, w)
+		}
+	}
+	if len(cands) == 0 {
+		return nil
+	}
+	if !j.gang() {
+		return pl.members(j, cands, reserve)
+	}
+	slices.SortStableFunc(cands, func(a, b *workerRec) int { return cmp.Compare(a.pool.Region, b.pool.Region) })
+	var best []*workerRec
+	bestScore := 0
+	for lo := 0; lo < len(cands); {
+		hi := lo
+		for hi < len(cands) && cands[hi].pool.Region == cands[lo].pool.Region {
+			hi++
+		}
+		ws := pl.members(j, cands[lo:hi], reserve)
+		lo = hi
+		if ws == nil {
+			continue
+		}
+		score := 0
+		for _, w := range ws {
+			if reserve {
+				score -= pl.freeing(w)
+			} else {
+				score += pl.freeSlots(w)
+			}
+		}
+		if best == nil || score < bestScore {
+			best, bestScore = ws, score
+		}
+	}
+	return best
+}
+
+// members picks a worker per member of j from cands (in one region for a
+// gang), each member in turn on the best of them counting the members
+// before it; nil if a member finds none.
+func (pl *placer) members(j *Job, cands []*workerRec, reserve bool) []*workerRec {
+	k := j.slots()
+	ws := make([]*workerRec, 0, j.replicas())
+	for range j.replicas() {
+		var pick *workerRec
+		score := 0
+		for _, w := range cands {
+			n := 0
+			for _, x := range ws {
+				if x == w {
+					n++
+				}
+			}
+			var s int
+			if reserve {
+				if !pl.holds(w, j, n+1) {
+					continue
+				}
+				// Most free (or freeing) first, then fewest running jobs;
+				// cands are in ID order, so the first of a tie wins.
+				s = -(pl.freeing(w)-n*k)*(1<<20) + len(w.jobs)
+			} else {
+				if !pl.fitsNow(w, j, n) {
+					continue
+				}
+				s = pl.freeSlots(w) - (n+1)*k
+			}
+			if pick == nil || s < score {
+				pick, score = w, s
+			}
+		}
+		if pick == nil {
+			return nil
+		}
+		ws = append(ws, pick)
+	}
+	return ws
+}
+
+// commit plans the Place of j on ws and counts it: its slots are busy on
+// those workers from now on (as far as they have them free; a reservation
+// holds the rest as they free), and no longer queued.
+func (pl *placer) commit(j *Job, g placeGroup, ws []*workerRec, reserve bool) {
+	k := j.slots()
+	ids := make([]string, len(ws))
+	for i, w := range ws {
+		ids[i] = w.ID
+		t := pl.tickUse(w)
+		if pl.fixedUp(w) && w.Slots > 0 {
+			pl.fixed.Busy += k // as measureFixed counts it next tick
+		}
+		t.used += k
+		t.milliCPU += j.milliCPU()
+		t.memory += max(j.Memory, 0)
+		if d := pl.demand[w.Pool]; d != nil && w.active() {
+			d.running += k
+		}
+		if reserve {
+			pl.closed[w] = true
+		}
+	}
+	switch j.Queue {
+	case QueueCore:
+		pl.coreQueued -= j.weight()
+	case QueueLoan:
+		pl.loans -= j.weight()
+	case QueueOverflow:
+		if d := pl.demand[j.Pool]; d != nil {
+			d.queued -= j.weight()
+		}
+	}
+	clear(pl.maxFree)
+	desc := fmt.Sprintf("%d slots", k)
+	if j.gang() {
+		desc = fmt.Sprintf("gang of %d x %d slots in region %q", j.replicas(), k, ws[0].pool.Region)
+	}
+	reason := fmt.Sprintf("%s fits now; best fit leaves %d free slots", desc, pl.freeSlots(ws[0]))
+	if reserve {
+		pl.reserved[g] = true
+		reason = fmt.Sprintf("%s fits on no eligible worker now; reserved on the closest (%d free or freeing), "+
+			"which holds its slots as they free and takes no new one-slot work", desc, pl.freeing(ws[0])+k)
+	}
+	pl.placing[j.ID] = true
+	pl.add(Action{Kind: Place, Job: j.ID, Workers: ids, Queue: j.Queue, Rule: 8, Reason: reason}, j)
+}
