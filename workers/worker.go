@@ -18,6 +18,7 @@ import (
 	"github.com/ballastdev/ballast/jobs"
 	"github.com/ballastdev/ballast/orchestrator/events"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/workers/gpu"
 	"github.com/ballastdev/ballast/workers/isolation"
 )
 
@@ -29,6 +30,10 @@ type Worker struct {
 	srv   *asynq.Server
 	// iso owns the worker's cgroups; nil before Start.
 	iso *isolation.Manager
+	// gpus hands the GPUs out to attempts (guarded by mu); nil on a
+	// worker without GPUs. labels are fixed at New.
+	gpus   *gpu.Allocator
+	labels map[string]string
 
 	id atomic.Value // string; replaced when the controller fences this worker
 	// inc is this process start's incarnation token: a newer process under
@@ -79,6 +84,9 @@ func New(store *queues.Store, opts Options) (*Worker, error) {
 		jobs: map[string]*running{}, fenced: map[string]bool{}, wake: make(chan struct{}, 1), reclaimed: make(chan struct{})}
 	w.id.Store(opts.ID)
 	w.inc = randomHex(16)
+	if len(opts.GPUs) > 0 {
+		w.gpus, w.labels = gpu.NewAllocator(opts.GPUs), gpuLabels(opts.GPUs)
+	}
 	return w, nil
 }
 
@@ -224,7 +232,7 @@ func (w *Worker) info() queues.WorkerInfo {
 	defer w.mu.Unlock()
 	return queues.WorkerInfo{ID: w.ID(), Pool: w.opts.Pool, Slots: w.opts.Slots, Busy: len(w.jobs),
 		Queues: w.opts.Queues, Host: host, PID: os.Getpid(), Draining: w.draining, StartedAt: w.started, IdentitySince: w.identitySince,
-		Incarnation: w.inc, Spot: w.opts.Spot, Isolation: w.isolationReport()}
+		Incarnation: w.inc, Spot: w.opts.Spot, Isolation: w.isolationReport(), Labels: w.labels, GPUs: w.gpuReport()}
 }
 
 func (w *Worker) isolationReport() *queues.Isolation {
