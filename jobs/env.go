@@ -3,6 +3,7 @@ package jobs
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -24,7 +25,32 @@ const (
 	EnvCheckpointDir = "BALLAST_CHECKPOINT_DIR"
 	EnvResumeFrom    = "BALLAST_RESUME_FROM"
 	EnvParamPrefix   = "BALLAST_PARAM_"
+	// EnvGPUs lists the UUIDs of the GPUs bound to the attempt, comma
+	// separated; set on GPU workers only ("" when it was given none).
+	EnvGPUs = "BALLAST_GPUS"
 )
+
+// Device variables: on a GPU worker they bind a job to the GPUs its attempt
+// was granted (their UUIDs, comma separated) and hide the rest; a job given
+// none sees CUDA_VISIBLE_DEVICES empty and NVIDIA_VISIBLE_DEVICES "void"
+// (NVIDIA's container runtime's value for no GPU at all). Only the worker
+// sets them, so a template may neither set nor pass them: a job choosing
+// its own devices would run on GPUs another job holds.
+const (
+	EnvCUDAVisibleDevices   = "CUDA_VISIBLE_DEVICES"
+	EnvNvidiaVisibleDevices = "NVIDIA_VISIBLE_DEVICES"
+	// NoNvidiaDevices is NVIDIA_VISIBLE_DEVICES for a job given no GPU.
+	NoNvidiaDevices = "void"
+)
+
+// DeviceEnv names the device variables.
+var DeviceEnv = []string{EnvCUDAVisibleDevices, EnvNvidiaVisibleDevices}
+
+// ReservedEnvName reports whether only the worker may set name: the
+// BALLAST_ prefix and the device variables.
+func ReservedEnvName(name string) bool {
+	return strings.HasPrefix(name, ReservedEnvPrefix) || slices.Contains(DeviceEnv, name)
+}
 
 // BaseEnv names the variables a job takes from the worker's environment
 // without asking: what programs need to run at all, and nothing secret.
@@ -77,6 +103,8 @@ func checkEnvName(field, name string, ps *problems) {
 		ps.add(field, fmt.Sprintf("%q is not an environment variable name (letters, digits and '_', not starting with a digit, at most 128)", name))
 	case strings.HasPrefix(name, ReservedEnvPrefix):
 		ps.add(field, fmt.Sprintf("%s is reserved: names starting with %s are the worker's (the checkpoint contract and Ballast's own settings)", name, ReservedEnvPrefix))
+	case slices.Contains(DeviceEnv, name):
+		ps.add(field, fmt.Sprintf("%s is reserved: a GPU worker sets it to the GPUs granted to the attempt, and a job choosing its own could use GPUs another job holds; the worker binds each job to GPUs of its own", name))
 	}
 }
 

@@ -40,12 +40,32 @@ type WorkerInfo struct {
 	// Isolation is the QoS isolation in force on the worker (nil: a worker
 	// from before QoS groups, which enforced none).
 	Isolation *Isolation `json:"isolation,omitempty"`
+	// Labels describe the worker's capacity for placement and display:
+	// gpu_model (LabelGPUModel) on a GPU worker.
+	Labels map[string]string `json:"labels,omitempty"`
+	// GPUs are the devices of a GPU worker, each with the job holding it:
+	// on such a worker a slot is a GPU.
+	GPUs []GPUInfo `json:"gpus,omitempty"`
 	// LastBeat is filled in when reading the registry.
 	LastBeat time.Time `json:"last_beat"`
 	// BilledFrom is when the worker's life began for billing, filled in
 	// when reading the registry: its launch when the controller recorded
 	// one, else StartedAt.
 	BilledFrom time.Time `json:"billed_from,omitzero"`
+}
+
+// LabelGPUModel is the label holding a GPU worker's GPU model: the model
+// name when all its GPUs share one, else "mixed".
+const LabelGPUModel = "gpu_model"
+
+// GPUInfo is one GPU of a worker.
+type GPUInfo struct {
+	Index     int    `json:"index"`
+	UUID      string `json:"uuid"`
+	Name      string `json:"name"`
+	MemoryMiB int    `json:"memory_mib"`
+	// Job is the ID of the job whose attempt holds the GPU ("" = free).
+	Job string `json:"job,omitempty"`
 }
 
 // Beat is the registry's answer to a heartbeat.

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ballastdev/ballast/jobs"
+	"github.com/ballastdev/ballast/workers/gpu"
 )
 
 // defaultPath is a job's PATH when the worker has none: a worker started by
@@ -19,8 +20,10 @@ const defaultPath = "/usr/local/bin:/usr/bin:/bin"
 // its log. In order, later entries winning: the base variables from the
 // worker (PATH, HOME, LANG, TZ), the template's env, the variables it
 // passes from the worker, and last the contract variables, so no template
-// can fake a job ID or a checkpoint directory.
-func environment(j jobs.Job, ckDir string) []string {
+// can fake a job ID or a checkpoint directory. On a GPU worker the contract
+// includes the device variables (deviceEnv) for the GPUs granted to the
+// attempt.
+func environment(j jobs.Job, ckDir string, gpus []gpu.Device, gpuWorker bool) []string {
 	vars := make(map[string]string, 8+len(j.Spec.Params)+len(j.Spec.Env)+len(j.Spec.PassEnv))
 	for _, name := range jobs.BaseEnv {
 		if v, ok := os.LookupEnv(name); ok {
@@ -44,6 +47,9 @@ func environment(j jobs.Job, ckDir string) []string {
 	vars[jobs.EnvAttempt] = strconv.Itoa(j.Attempt)
 	vars[jobs.EnvCheckpointDir] = ckDir
 	vars[jobs.EnvResumeFrom] = j.Checkpoint
+	if gpuWorker {
+		deviceEnv(vars, gpus)
+	}
 	for name, v := range j.Spec.Params {
 		vars[jobs.EnvParamPrefix+strings.ToUpper(name)] = jobs.FormatParam(normalise(v))
 	}
@@ -60,5 +66,20 @@ func environment(j jobs.Job, ckDir string) []string {
 // the worker's own BALLAST_ settings (BALLAST_API_TOKEN among them) must
 // not reach a job even if a record was written by other means.
 func passable(name string) bool {
-	return jobs.ValidEnvName(name) && !strings.HasPrefix(name, jobs.ReservedEnvPrefix)
+	return jobs.ValidEnvName(name) && !jobs.ReservedEnvName(name)
+}
+
+// deviceEnv binds a job on a GPU worker to its granted GPUs by UUID (an
+// index depends on CUDA_DEVICE_ORDER, a UUID does not). A job granted none
+// sees none: CUDA_VISIBLE_DEVICES empty hides every device from CUDA, and
+// NVIDIA_VISIBLE_DEVICES=void gives a container started from the job no
+// GPU.
+func deviceEnv(vars map[string]string, gpus []gpu.Device) {
+	ids := gpu.UUIDs(gpus)
+	vars[jobs.EnvCUDAVisibleDevices] = ids
+	vars[jobs.EnvNvidiaVisibleDevices] = ids
+	if ids == "" {
+		vars[jobs.EnvNvidiaVisibleDevices] = jobs.NoNvidiaDevices
+	}
+	vars[jobs.EnvGPUs] = ids
 }

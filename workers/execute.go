@@ -84,7 +84,7 @@ func (w *Worker) process(ctx context.Context, t *asynq.Task) error {
 			"wait_seconds": max(j.StartedAt.Sub(j.QueuedAt), 0).Seconds()}})
 
 	span := w.startAttemptSpan(ctx, j, wid)
-	res := w.run(r)
+	res := w.runBound(r, key)
 	endAttemptSpan(span, w.settle(r, res), res)
 	return nil
 }
@@ -123,7 +123,7 @@ func (w *Worker) runHandler(r *running, out *output, ckDir string) outcome {
 	defer cancel()
 	stdout := out.writer("stdout")
 	run := &Run{JobID: r.job.ID, Attempt: r.job.Attempt, Params: r.job.Spec.Params, ResumeFrom: r.job.Checkpoint,
-		CheckpointDir: ckDir, Output: stdout, checkpoint: func(c string) error { w.recordCheckpoint(r, c); return nil },
+		CheckpointDir: ckDir, GPUs: r.gpus, Output: stdout, checkpoint: func(c string) error { w.recordCheckpoint(r, c); return nil },
 		metric: func(v float64) error { w.recordMetric(r, v); return nil }}
 	done := make(chan error, 1)
 	go func() {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+
+	"github.com/ballastdev/ballast/workers/gpu"
 )
 
 // Handler runs a job in-process. It should return when ctx is cancelled
@@ -24,6 +26,10 @@ type Run struct {
 	// machine. It is not created for handlers (most never use it): create it
 	// before writing. It is removed when the job ends on this worker.
 	CheckpointDir string
+	// GPUs are the devices granted to the attempt on a GPU worker (nil
+	// elsewhere). A handler runs in the worker's process, which sees every
+	// GPU: using only these is up to it.
+	GPUs []gpu.Device
 	// Output receives the handler's log lines (kept like a process's stdout).
 	Output     io.Writer
 	checkpoint func(string) error

@@ -13,6 +13,7 @@ import (
 	"github.com/ballastdev/ballast/jobs"
 	"github.com/ballastdev/ballast/orchestrator/events"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/workers/gpu"
 	"github.com/ballastdev/ballast/workers/isolation"
 )
 
@@ -26,6 +27,11 @@ type Options struct {
 	Spot bool
 	// Slots is how many jobs run at once.
 	Slots int
+	// GPUs, when set, makes this a GPU worker: its slots are these devices
+	// (Slots defaults to their number and may not exceed it), each attempt
+	// is bound to GPUs of its own (CUDA_VISIBLE_DEVICES), and the worker
+	// reports them and its gpu_model label to the registry.
+	GPUs []gpu.Device
 	// Queues are consumed in strict priority order: a later queue is served
 	// only while every earlier one is empty. Fixed workers use core, loan;
 	// elastic workers use queues.ElasticQueues of their kind and region.
@@ -85,7 +91,7 @@ func (o Options) WithDefaults() Options {
 		o.Pool = "fixed"
 	}
 	if o.Slots == 0 {
-		o.Slots = 1
+		o.Slots = max(1, len(o.GPUs))
 	}
 	if len(o.Queues) == 0 {
 		o.Queues = []queues.Queue{queues.QueueCore, queues.QueueLoan}
@@ -142,6 +148,16 @@ func (o Options) Validate() error {
 	var errs []error
 	if o.Slots < 1 || o.Slots > 4096 {
 		errs = append(errs, fmt.Errorf("slots: %d is out of range (1..4096)", o.Slots))
+	}
+	if len(o.GPUs) > 0 && o.Slots > len(o.GPUs) {
+		errs = append(errs, fmt.Errorf("slots: %d is more than the worker's %d GPUs; on a GPU worker a slot is a GPU (leave slots unset to use them all)", o.Slots, len(o.GPUs)))
+	}
+	seenGPU := map[string]bool{}
+	for _, d := range o.GPUs {
+		if d.UUID == "" || seenGPU[d.UUID] {
+			errs = append(errs, fmt.Errorf("gpus: GPU %d has an empty or repeated UUID %q", d.Index, d.UUID))
+		}
+		seenGPU[d.UUID] = true
 	}
 	seen := map[queues.Queue]bool{}
 	for _, q := range o.Queues {

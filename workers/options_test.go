@@ -11,6 +11,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/events"
 	"github.com/ballastdev/ballast/queues"
 	"github.com/ballastdev/ballast/workers"
+	"github.com/ballastdev/ballast/workers/gpu"
 )
 
 func TestOptionsValidate(t *testing.T) {
@@ -22,6 +23,10 @@ func TestOptionsValidate(t *testing.T) {
 	}
 	if err := (workers.Options{}).WithDefaults().Validate(); err != nil {
 		t.Fatalf("defaults rejected: %v", err)
+	}
+	three := []gpu.Device{{Index: 0, UUID: "GPU-a"}, {Index: 1, UUID: "GPU-b"}, {Index: 2, UUID: "GPU-c"}}
+	if o := (workers.Options{GPUs: three}).WithDefaults(); o.Slots != 3 || o.Validate() != nil {
+		t.Fatalf("a GPU worker's slots default to %d (%v), want 3, one per GPU", o.Slots, o.Validate())
 	}
 	cases := []struct {
 		name string
@@ -44,6 +49,12 @@ func TestOptionsValidate(t *testing.T) {
 			o.Control = &nats.Conn{}
 			o.Subjects = events.Subjects{Prefix: "a b"}
 		}, []string{"subjects:"}},
+		{"more slots than GPUs", func(o *workers.Options) {
+			o.GPUs = []gpu.Device{{Index: 0, UUID: "GPU-a"}}
+		}, []string{"slots: 2 is more than the worker's 1 GPUs; on a GPU worker a slot is a GPU"}},
+		{"repeated GPU", func(o *workers.Options) {
+			o.GPUs = []gpu.Device{{Index: 0, UUID: "GPU-a"}, {Index: 1, UUID: "GPU-a"}}
+		}, []string{`repeated UUID "GPU-a"`}},
 		{"every problem at once", func(o *workers.Options) {
 			o.Slots = 0
 			o.Queues = []queues.Queue{"x", "x"}

@@ -54,7 +54,7 @@ func (w *Worker) runProcess(r *running, out *output, ckDir string) outcome {
 		return outcome{err: err}
 	}
 	cmd := jobCommand(path, argv, join)
-	cmd.Env = environment(r.job, ckDir)
+	cmd.Env = environment(r.job, ckDir, r.gpus, w.gpus != nil)
 	stdout, stderr := out.writer("stdout"), out.writer("stderr")
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	// A grandchild that keeps the pipes open must not hold the slot forever.

@@ -4,6 +4,7 @@ import (
 	"sync"
 
 	"github.com/ballastdev/ballast/jobs"
+	"github.com/ballastdev/ballast/workers/gpu"
 )
 
 // stopReason says why a worker stopped a job before it exited by itself.
@@ -37,6 +38,9 @@ type running struct {
 	kill func()
 	// stats are the attempt's cgroup counters, once it ended in one.
 	stats *jobs.QoSStats
+	// gpus are the devices granted to the attempt (grantDevices), set
+	// before it starts and fixed after; nil on a worker without GPUs.
+	gpus []gpu.Device
 }
 
 func newRunning(j jobs.Job, worker string) *running {

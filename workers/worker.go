@@ -18,6 +18,7 @@ import (
 	"github.com/ballastdev/ballast/jobs"
 	"github.com/ballastdev/ballast/orchestrator/events"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/workers/gpu"
 	"github.com/ballastdev/ballast/workers/isolation"
 )
 
@@ -31,6 +32,10 @@ type Worker struct {
 	iso *isolation.Manager
 	// slots admits deliveries to the worker's slots (see slotBook).
 	slots *slotBook
+	// gpus hands the GPUs out to attempts (guarded by mu); nil on a
+	// worker without GPUs. labels are fixed at New.
+	gpus   *gpu.Allocator
+	labels map[string]string
 
 	id atomic.Value // string; replaced when the controller fences this worker
 	// inc is this process start's incarnation token: a newer process under
@@ -82,6 +87,9 @@ func New(store *queues.Store, opts Options) (*Worker, error) {
 		slots: newSlotBook(opts.Slots)}
 	w.id.Store(opts.ID)
 	w.inc = randomHex(16)
+	if len(opts.GPUs) > 0 {
+		w.gpus, w.labels = gpu.NewAllocator(opts.GPUs), gpuLabels(opts.GPUs)
+	}
 	return w, nil
 }
 
@@ -237,7 +245,7 @@ func (w *Worker) info() queues.WorkerInfo {
 	}
 	return queues.WorkerInfo{ID: w.ID(), Pool: w.opts.Pool, Slots: w.opts.Slots, Busy: max(w.slots.busy(), len(w.jobs)), PlaceQueue: place,
 		Queues: w.opts.Queues, Host: host, PID: os.Getpid(), Draining: w.draining, StartedAt: w.started, IdentitySince: w.identitySince,
-		Incarnation: w.inc, Spot: w.opts.Spot, Isolation: w.isolationReport()}
+		Incarnation: w.inc, Spot: w.opts.Spot, Isolation: w.isolationReport(), Labels: w.labels, GPUs: w.gpuReport()}
 }
 
 func (w *Worker) isolationReport() *queues.Isolation {

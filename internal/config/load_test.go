@@ -213,6 +213,13 @@ templates:
     env:
       BALLAST_JOB_ID: x # <-
 `, "templates.fake.env.BALLAST_JOB_ID", "reserved"},
+		{"env picks the GPUs", fixedPool + `
+templates:
+  train:
+    command: [python, train.py]
+    env:
+      CUDA_VISIBLE_DEVICES: "0,1" # <-
+`, "templates.train.env.CUDA_VISIBLE_DEVICES", "reserved: a GPU worker sets it to the GPUs granted to the attempt"},
 		{"env name that is no name", fixedPool + `
 templates:
   bad:

@@ -1,0 +1,80 @@
+package workers
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/workers/gpu"
+)
+
+// On a GPU worker (Options.GPUs) a slot is a GPU: each attempt is granted
+// devices of its own when it starts and gives them back when it ends,
+// however it ends, and its process sees only those (deviceEnv).
+
+// grantDevices gives the attempt key (its task ID) n GPUs no other attempt
+// holds, lowest indices first. False means fewer than n are free (or key
+// already holds some). A worker without GPUs grants nothing and says true:
+// there is nothing to bind.
+func (w *Worker) grantDevices(key string, n int) ([]gpu.Device, bool) {
+	if w.gpus == nil {
+		return nil, true
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.gpus.Take(key, n)
+}
+
+// releaseDevices gives back what grantDevices granted to key; releasing
+// twice, or what was never granted, is harmless.
+func (w *Worker) releaseDevices(key string) {
+	if w.gpus == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.gpus.Free(key)
+}
+
+// runBound runs the attempt on GPUs of its own: one per job for now (the
+// job's slots once jobs hold several). They are released when the attempt
+// has ended, before it is settled, so the next delivery can have them.
+func (w *Worker) runBound(r *running, key string) outcome {
+	devs, ok := w.grantDevices(key, 1)
+	if !ok {
+		// Cannot happen while slots <= GPUs and each job takes one; if it
+		// does, the attempt fails (and retries) rather than share a GPU.
+		return outcome{err: fmt.Errorf("no free GPU on worker %s for %s", w.ID(), key)}
+	}
+	defer w.releaseDevices(key)
+	r.gpus = devs
+	return w.run(r)
+}
+
+// gpuReport lists the worker's GPUs with the job holding each, for the
+// registry; nil on a worker without GPUs. Called with w.mu held.
+func (w *Worker) gpuReport() []queues.GPUInfo {
+	if w.gpus == nil {
+		return nil
+	}
+	slots := w.gpus.Slots()
+	out := make([]queues.GPUInfo, len(slots))
+	for i, s := range slots {
+		job := s.Holder
+		if r := w.jobs[s.Holder]; r != nil {
+			job = r.job.ID
+		} else if k := strings.LastIndexByte(job, ':'); k > 0 {
+			job = job[:k] // a task ID is job:attempt
+		}
+		out[i] = queues.GPUInfo{Index: s.Device.Index, UUID: s.Device.UUID, Name: s.Device.Name, MemoryMiB: s.Device.MemoryMiB, Job: job}
+	}
+	return out
+}
+
+// gpuLabels are the labels of a GPU worker: its GPU model.
+func gpuLabels(devs []gpu.Device) map[string]string {
+	if len(devs) == 0 {
+		return nil
+	}
+	return map[string]string{queues.LabelGPUModel: gpu.Model(devs)}
+}
