@@ -36,14 +36,15 @@ func (w *Worker) releaseDevices(key string) {
 	w.gpus.Free(key)
 }
 
-// runBound runs the attempt on GPUs of its own: one per job for now (the
-// job's slots once jobs hold several). They are released when the attempt
-// has ended, before it is settled, so the next delivery can have them.
+// runBound runs the attempt on GPUs of its own, one per slot the slot book
+// gave it. The book never admits more slots than there are GPUs, and the
+// GPUs are given back (when the attempt has ended, before it is settled)
+// before the slots are, so the grant cannot fall short.
 func (w *Worker) runBound(r *running, key string) outcome {
-	devs, ok := w.grantDevices(key, 1)
+	devs, ok := w.grantDevices(key, max(len(r.slots), 1))
 	if !ok {
-		// Cannot happen while slots <= GPUs and each job takes one; if it
-		// does, the attempt fails (and retries) rather than share a GPU.
+		// Cannot happen while slots <= GPUs; if it does, the attempt
+		// fails (and retries) rather than share a GPU.
 		return outcome{err: fmt.Errorf("no free GPU on worker %s for %s", w.ID(), key)}
 	}
 	defer w.releaseDevices(key)

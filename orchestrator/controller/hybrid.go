@@ -64,6 +64,11 @@ type Hybrid struct {
 	// fallback (spot to on-demand, or another region) and the refused launch
 	// would simply be retried every tick.
 	stockOut map[string]policy.Launch
+
+	// orphans are queued jobs placed on a worker that no longer takes
+	// placed work (gone, draining, fenced into a new ID), seen by the last
+	// snapshot; Tick takes their placements back.
+	orphans []orphan
 }
 
 type inflight struct {
@@ -86,6 +91,7 @@ func (h *Hybrid) Tick(ctx context.Context, now time.Time) (policy.Plan, error) {
 		return policy.Plan{}, err
 	}
 	h.endLaunches(ctx, instances, now)
+	h.unplaceOrphans(ctx)
 	plan := policy.Decide(s, now)
 	h.mu.Lock()
 	h.lastPlan = plan
@@ -123,6 +129,7 @@ func (h *Hybrid) snapshot(ctx context.Context, now time.Time) (policy.Snapshot, 
 
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.orphans = nil
 	s := policy.Snapshot{Config: h.Config, Pools: h.Pools}
 	poolOf := map[string]string{}
 	registered := map[string]bool{}
@@ -130,17 +137,21 @@ func (h *Hybrid) snapshot(ctx context.Context, now time.Time) (policy.Snapshot, 
 	// claimed or finished since then already shows there. Trust them for
 	// how busy a worker is, so a short job still resets its idle clock and
 	// a just-freed fixed slot can be lent at once.
+	// Slots, not jobs: a four-slot job fills four.
 	running := map[string]int{}
 	for _, j := range active {
 		if j.State == jobs.StateRunning && j.Worker != "" {
-			running[j.Worker]++
+			running[j.Worker] += j.Spec.SlotCount()
 		}
 	}
+	placeable := map[string]bool{}
 	for _, w := range ws {
 		registered[w.ID] = true
 		poolOf[w.ID] = w.Pool
+		placeable[w.ID] = w.PlaceQueue == string(queues.PlaceQueue(w.ID)) && !w.Draining
 		busy := min(running[w.ID], w.Slots)
-		pw := policy.Worker{ID: w.ID, Pool: w.Pool, Slots: w.Slots, Busy: busy, State: policy.WorkerUp, StartedAt: w.StartedAt}
+		pw := policy.Worker{ID: w.ID, Pool: w.Pool, Slots: w.Slots, Busy: busy, State: policy.WorkerUp, StartedAt: w.StartedAt,
+			Labels: w.Labels}
 		if w.Draining {
 			pw.State = policy.WorkerDraining
 		}
@@ -210,6 +221,7 @@ func (h *Hybrid) snapshot(ctx context.Context, now time.Time) (policy.Snapshot, 
 			}
 		}
 		pj.Home = elasticHome(j)
+		h.size(&pj, j, placeable)
 		s.Jobs = append(s.Jobs, pj)
 	}
 	for id := range h.inflight {
@@ -304,6 +316,8 @@ func (h *Hybrid) Apply(ctx context.Context, plan policy.Plan, now time.Time) err
 			}
 		case policy.Overflow:
 			note(a, h.overflow(ctx, a, now))
+		case policy.Place:
+			note(a, h.place(ctx, a))
 		}
 	}
 	return firstErr
