@@ -104,11 +104,21 @@ type child struct {
 // sent SIGTERM, and killed if it has not exited within 15 s.
 func startChild(t *testing.T, bin, out string, args ...string) *child {
 	t.Helper()
+	return startChildEnv(t, bin, out, nil, args...)
+}
+
+// startChildEnv is startChild with env added to the test's environment
+// (later entries win, as with exec.Cmd.Env).
+func startChildEnv(t *testing.T, bin, out string, env []string, args ...string) *child {
+	t.Helper()
 	f, err := os.Create(out)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(bin, args...)
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	cmd.Stdout, cmd.Stderr = f, f
 	if err := cmd.Start(); err != nil {
 		f.Close()
