@@ -3,7 +3,9 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/ballastdev/ballast/internal/config"
@@ -61,6 +63,7 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 			writeIsolation(e.out, w.Isolation)
 		}
 	}
+	writeGPUs(e.out, st.Workers)
 	fmt.Fprintln(e.out)
 	if err := printPools(e, cfg, st); err != nil {
 		return err
@@ -139,4 +142,35 @@ func printPools(e *env, cfg config.Config, st api.Status) error {
 	}
 	fmt.Fprintf(e.out, "fixed quota idle now: %s; spending %.2f per hour\n", idle, total)
 	return nil
+}
+
+// writeGPUs shows each GPU worker's GPUs on one line, index:job ("-" free),
+// with the worker's GPU model:
+//
+//	w-1 gpus 0:job-abc 1:- 2:- 3:job-def  (NVIDIA A100-SXM4-80GB)
+func writeGPUs(out io.Writer, ws []queues.WorkerInfo) {
+	first := true
+	for _, w := range ws {
+		if len(w.GPUs) == 0 {
+			continue
+		}
+		if first {
+			fmt.Fprintln(out)
+			first = false
+		}
+		fmt.Fprintf(out, "%s gpus %s\n", w.ID, gpuLine(w))
+	}
+}
+
+// gpuLine is "0:job-abc 1:- ...  (model)" for a GPU worker.
+func gpuLine(w queues.WorkerInfo) string {
+	parts := make([]string, len(w.GPUs))
+	for i, g := range w.GPUs {
+		parts[i] = fmt.Sprintf("%d:%s", g.Index, dash(g.Job))
+	}
+	line := strings.Join(parts, " ")
+	if m := w.Labels[queues.LabelGPUModel]; m != "" {
+		line += "  (" + m + ")"
+	}
+	return line
 }

@@ -2,18 +2,21 @@ package cli
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"log/slog"
 
 	"github.com/ballastdev/ballast/orchestrator/events"
+	"github.com/ballastdev/ballast/workers/gpu"
 	"github.com/ballastdev/ballast/workers/isolation"
 )
 
 func runWorker(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "worker", "worker [--config FILE] --pool NAME [--slots N] [--isolation auto|v2|v1|off]")
+	fs := newFlags(e, "worker", "worker [--config FILE] --pool NAME [--slots N] [--gpus auto|0,1,...|GPU-UUID,...] [--isolation auto|v2|v1|off]")
 	cfgPath := configFlag(fs)
 	pool := fs.String("pool", "fixed", "pool this worker serves")
-	slots := fs.Int("slots", 0, "jobs run at once (default: the pool's slots, or slots_per_worker for elastic pools)")
+	slots := fs.Int("slots", 0, "jobs run at once (default: the number of GPUs with --gpus, else the pool's slots, or slots_per_worker for elastic pools)")
+	gpus := fs.String("gpus", "", "make this a GPU worker, a slot per GPU, each job bound to GPUs of its own: auto (every GPU nvidia-smi lists), indices (0,1,2,3) or UUIDs (GPU-...,GPU-...); needs nvidia-smi")
 	id := fs.String("id", "", "registry ID (default host-pid-random; elastic providers pass their instance ID)")
 	iso := fs.String("isolation", "auto", "how QoS groups are enforced: auto (cgroup v2 if its controllers are there, else v1, else none), v2, v1 or off")
 	if err := parse(fs, args); err != nil {
@@ -25,6 +28,10 @@ func runWorker(ctx context.Context, e *env, args []string) error {
 	}
 	if *slots < 0 {
 		return usageError{"--slots must not be negative"}
+	}
+	devs, err := selectGPUs(ctx, fs, *gpus, *slots)
+	if err != nil {
+		return err
 	}
 	cfg, err := loadConfig(*cfgPath)
 	if err != nil {
@@ -51,11 +58,14 @@ func runWorker(ctx context.Context, e *env, args []string) error {
 	if err := startTracing(ctx, "ballast-worker", &st); err != nil {
 		return err
 	}
-	w, err := startWorker(ctx, cfg, newStore(rdb, cfg), pub, workerSpec{pool: *pool, slots: *slots, id: *id, nc: nc, isolation: mode}, log, &st)
+	w, err := startWorker(ctx, cfg, newStore(rdb, cfg), pub, workerSpec{pool: *pool, slots: *slots, id: *id, nc: nc, isolation: mode, gpus: devs}, log, &st)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(e.out, "worker %s serving pool %s\n", w.ID(), *pool)
+	if len(devs) > 0 {
+		fmt.Fprintf(e.out, "gpus: %d (%s), a slot each: %s\n", len(devs), gpu.Model(devs), gpu.UUIDs(devs))
+	}
 	writeIsolation(e.out, w.Isolation())
 	select {
 	case <-ctx.Done():
@@ -65,4 +75,32 @@ func runWorker(ctx context.Context, e *env, args []string) error {
 	}
 	fmt.Fprintf(e.out, "worker %s draining (running jobs: %d)\n", w.ID(), w.Running())
 	return nil
+}
+
+// selectGPUs reads --gpus: none without it, else the GPUs it names out of
+// those nvidia-smi lists. Even an explicit list needs nvidia-smi: jobs are
+// bound by UUID, and an index no one confirmed could name no device.
+func selectGPUs(ctx context.Context, fs *flag.FlagSet, spec string, slots int) ([]gpu.Device, error) {
+	if !flagSet(fs, "gpus") {
+		return nil, nil
+	}
+	all, err := gpu.Detect(ctx, "")
+	if err != nil {
+		return nil, fmt.Errorf("--gpus %s: %w", spec, err)
+	}
+	devs, err := gpu.Select(all, spec)
+	if err != nil {
+		return nil, usageError{"--" + err.Error()}
+	}
+	if slots > len(devs) {
+		return nil, usageError{fmt.Sprintf("--slots %d is more than the %d GPUs of --gpus %s: on a GPU worker a slot is a GPU (leave --slots out to use them all)", slots, len(devs), spec)}
+	}
+	return devs, nil
+}
+
+// flagSet reports whether name was given on the command line (even empty).
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/telemetry"
 	"github.com/ballastdev/ballast/queues"
 	"github.com/ballastdev/ballast/workers"
+	"github.com/ballastdev/ballast/workers/gpu"
 	"github.com/ballastdev/ballast/workers/isolation"
 )
 
@@ -216,6 +217,9 @@ type workerSpec struct {
 	nc    *nats.Conn // control wake-ups (preempt, cancel); nil: heartbeat only
 	// isolation is --isolation; "" is off (dev's in-process worker).
 	isolation isolation.Mode
+	// gpus are the GPUs of --gpus (nil: not a GPU worker); slots 0 is
+	// then one per GPU.
+	gpus []gpu.Device
 }
 
 // startWorker starts a worker onto st.
@@ -238,6 +242,9 @@ func startWorker(ctx context.Context, cfg config.Config, store *queues.Store, pu
 		}
 		qs = queues.ElasticQueues(p.Kind == config.PoolOnDemand, p.Region)
 	}
+	if slots == 0 && len(ws.gpus) > 0 {
+		slots = len(ws.gpus)
+	}
 	if slots == 0 {
 		slots = p.Slots
 		if p.Kind.Elastic() {
@@ -247,7 +254,7 @@ func startWorker(ctx context.Context, cfg config.Config, store *queues.Store, pu
 	w, err := workers.New(store, workers.Options{ID: ws.id, Pool: pool, Spot: p.Kind == config.PoolSpot, Slots: slots, Queues: qs,
 		PollInterval: cfg.Worker.PollInterval.Std(), Heartbeat: cfg.Worker.Heartbeat.Std(), DrainTimeout: cfg.Worker.DrainTimeout.Std(),
 		LogDir: cfg.Worker.LogDir, CheckpointDir: cfg.Worker.CheckpointDir, LogLines: int64(cfg.Worker.JobLogLines),
-		Events: pub, Logger: log, Control: ws.nc, Subjects: subjects(cfg), QoS: cfg.QoS, Isolation: ws.isolation})
+		Events: pub, Logger: log, Control: ws.nc, Subjects: subjects(cfg), QoS: cfg.QoS, Isolation: ws.isolation, GPUs: ws.gpus})
 	if err != nil {
 		return nil, err
 	}

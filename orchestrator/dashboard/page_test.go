@@ -20,6 +20,7 @@ import (
 	"github.com/ballastdev/ballast/internal/testenv"
 	"github.com/ballastdev/ballast/orchestrator/advisor"
 	"github.com/ballastdev/ballast/orchestrator/insight"
+	"github.com/ballastdev/ballast/queues"
 )
 
 // These tests run the page in headless Chromium against a stand-in API
@@ -87,7 +88,13 @@ func sample(at time.Time, burstPending int) insight.Overview {
 			{Name: "spot", Kind: "spot", PricePerSlotHour: 1.2, Busy: 2, Idle: 1, Workers: 3, Draining: 1, CostPerHour: 3.5999999999999996},
 		},
 		Workers: []insight.WorkerView{
-			{ID: "host-fixed-1", Pool: "fixed", Kind: "fixed", Slots: 4, Busy: 3, State: "up", AgeSeconds: 7260},
+			{ID: "host-fixed-1", Pool: "fixed", Kind: "fixed", Slots: 4, Busy: 3, State: "up", AgeSeconds: 7260,
+				Labels: map[string]string{queues.LabelGPUModel: "NVIDIA A100-SXM4-80GB"}, GPUs: []queues.GPUInfo{
+					{Index: 0, UUID: "GPU-9a3b0000", Name: "NVIDIA A100-SXM4-80GB", MemoryMiB: 81920, Job: "019a8b7c6d5e4f3a2b1c0d9e8f7a"},
+					{Index: 1, UUID: "GPU-9a3b0001", Name: "NVIDIA A100-SXM4-80GB", MemoryMiB: 81920, Job: "019a8b7c6d5e4f3a2b1c0d9e8f70"},
+					{Index: 2, UUID: "GPU-9a3b0002", Name: "NVIDIA A100-SXM4-80GB", MemoryMiB: 81920},
+					{Index: 3, UUID: "GPU-9a3b0003", Name: "NVIDIA A100-SXM4-80GB", MemoryMiB: 81920, Job: "019a8b7c6d5e4f3a2b1c0d9e8f71"},
+				}},
 			{ID: "ondemand-a1b2c3d4e5", Pool: "ondemand", Kind: "ondemand", Slots: 1, Busy: 1, State: "up", AgeSeconds: 185, BilledCost: 0.1284},
 			{ID: "spot-0011223344", Pool: "spot", Kind: "spot", Slots: 1, Busy: 1, State: "up", AgeSeconds: 42, BilledCost: 0.04},
 			{ID: "spot-5566778899", Pool: "spot", Kind: "spot", Slots: 1, Busy: 1, State: "draining", AgeSeconds: 900.5, BilledCost: 0.3},
@@ -309,6 +316,11 @@ func TestPageShowsEveryPartOfTheOverview(t *testing.T) {
 		"worker.host-fixed-1.busy":                     "3",
 		"worker.host-fixed-1.slots":                    "4",
 		"worker.ondemand-a1b2c3d4e5.billed_cost":       "0.1284",
+		"worker.host-fixed-1.gpus_held":                "3",
+		"worker.host-fixed-1.gpu.0":                    "0:019a8b7c6d5e4f3a2b1c0d9e8f7a",
+		"worker.host-fixed-1.gpu.2":                    "2:-",
+		"worker.host-fixed-1.gpu_model":                "NVIDIA A100-SXM4-80GB",
+		"worker.spot-0011223344.gpus":                  "–",
 		"queue.burst.oldest":                           "12.5",
 		"queue.core.running":                           "3",
 		"running.019a8b7c6d5e4f3a2b1c0d9e8f7b.pool":    "spot",
@@ -613,6 +625,7 @@ func TestPageShowsHostileStringsAsText(t *testing.T) {
 			ov.Leader = img
 			ov.Pools[2].Name = img
 			ov.Workers[0].ID = url
+			ov.Workers[0].Labels[queues.LabelGPUModel], ov.Workers[0].GPUs[1].Job = bold, img
 			ov.Workers[3].ID, ov.Workers[3].Pool = script, img
 			ov.Queues[1].Name = bold
 			r := &ov.Running[0]
@@ -757,6 +770,8 @@ func TestPageShowsHostileStringsAsText(t *testing.T) {
 		"running." + xssImg + ".template":  xssScript,
 		"running." + xssScript + ".team":   xssBold,
 		"worker." + xssScript + ".pool":    xssImg,
+		"worker." + xssURL + ".gpu_model":  xssBold,
+		"worker." + xssURL + ".gpu.1":      "1:" + xssImg,
 		"queue." + xssBold + ".name":       xssBold,
 		"pool." + xssImg + ".name":         xssImg,
 		"running." + xssImg + ".id":        xssImg,

@@ -151,7 +151,8 @@ func (s Source) runningJob(now time.Time, j jobs.Job) RunningJob {
 
 func (s Source) workerView(now time.Time, w queues.WorkerInfo) WorkerView {
 	v := WorkerView{ID: w.ID, Pool: w.Pool, Slots: w.Slots, Busy: w.Busy, State: telemetry.WorkerUp,
-		Started: w.StartedAt, AgeSeconds: max(0, now.Sub(w.StartedAt).Seconds()), Isolation: w.Isolation}
+		Started: w.StartedAt, AgeSeconds: max(0, now.Sub(w.StartedAt).Seconds()), Isolation: w.Isolation,
+		Labels: w.Labels, GPUs: w.GPUs}
 	if w.Draining {
 		v.State = telemetry.WorkerDraining
 	}

@@ -76,6 +76,10 @@ type WorkerView struct {
 	// each configured limit, in force or not and why (nil: the worker
 	// reports none).
 	Isolation *queues.Isolation `json:"isolation,omitempty"`
+	// Labels are the worker's labels (gpu_model on a GPU worker).
+	Labels map[string]string `json:"labels,omitempty"`
+	// GPUs are a GPU worker's devices, each with the job holding it.
+	GPUs []queues.GPUInfo `json:"gpus,omitempty"`
 }
 
 // QueueView is one queue's backlog.

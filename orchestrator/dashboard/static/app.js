@@ -158,9 +158,28 @@
         td(txt(k + 'state', w.state, 'state ' + (w.state || ''))),
         td(num(k + 'age', w.age_seconds, dur), 'n'),
         td(num(k + 'billed_cost', w.billed_cost, money), 'n'),
-        td(isolation(k, w.isolation)));
+        td(isolation(k, w.isolation)),
+        td(gpus(k, w)));
     });
-    fill(byId('workers'), rows, 9, 'no worker registered');
+    fill(byId('workers'), rows, 10, 'no worker registered');
+  }
+
+  // gpus shows a GPU worker's devices as index:job ("-" free), then its
+  // gpu_model label; the title of each names the device. A worker
+  // without GPUs shows a dash.
+  function gpus(k, w) {
+    const list = w.gpus || [];
+    if (list.length === 0) return txt(k + 'gpus', dash);
+    const held = list.filter((g) => g.job).length;
+    const kids = list.map((g) => el('span', {
+      class: 'gpu mono' + (g.job ? ' held' : ''),
+      'data-k': k + 'gpu.' + g.index,
+      title: 'GPU ' + g.index + ' ' + g.uuid + ' ' + g.name + ' (' + g.memory_mib + ' MiB)' + (g.job ? ': ' + g.job : ': free'),
+    }, g.index + ':' + (g.job || '-')));
+    const model = (w.labels || {}).gpu_model;
+    return el('span', { class: 'gpus' },
+      num(k + 'gpus_held', held), '/' + list.length + ' ', ...kids,
+      model ? el('span', { class: 'gpu-model', 'data-k': k + 'gpu_model' }, model) : null);
   }
 
   // isolation shows a worker's QoS isolation: its cgroup version and how
