@@ -138,7 +138,7 @@ func TestReadAlibabaGPU2023CountsCPUPods(t *testing.T) {
 	// openb-pod-0051: 32000 milli-CPUs, created at 9500000, scheduled at
 	// 9500010, deleted at 9600000.
 	cpu := Job{Submit: 9500000 * time.Second, Duration: 99990 * time.Second, Slots: 32, Class: jobs.ClassBurst, Team: "openb", Template: "pod", Checkpointable: true}
-	if tr.Jobs[3] != cpu {
+	if !reflect.DeepEqual(tr.Jobs[3], cpu) {
 		t.Errorf("job 3 = %+v, want %+v", tr.Jobs[3], cpu)
 	}
 	if tr.Name != "cpu" || !tr.Start.Equal(start) {

@@ -33,6 +33,16 @@
 //   - deadline_s: seconds after submission by which the job must have
 //     finished; empty for none.
 //
+// Two optional columns size a job beyond its slots. A file has neither,
+// replicas, requires, or both in that order after deadline_s; WriteCSV
+// writes both when some job needs them and neither otherwise:
+//
+//   - replicas: how many members of slots each the job runs together, a
+//     gang ([Job.Replicas]); empty, 0 or 1 for a single job.
+//   - requires: labels a worker must carry to run the job, as
+//     key=value separated by ';' ("gpu_model=A10;zone=b"), keys in the
+//     form of Ballast's label keys; empty for none ([Job.Requires]).
+//
 // Seconds are read exactly to the nanosecond when written as plain decimals;
 // exponent forms ("1e-05", as some tools write) are accepted too. WriteCSV
 // writes the shortest exact decimal, so a written trace reads back equal.

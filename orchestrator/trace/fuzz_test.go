@@ -26,6 +26,8 @@ func FuzzReadCSV(f *testing.F) {
 	for _, seed := range []string{
 		"submit_s,duration_s,slots,class,team,template,checkpointable,deadline_s\n0,1.5,1,burst,t,x,true,0\n",
 		"# start: 2025-04-01T00:00:00Z\nsubmit_s,duration_s,slots,class,team,template,checkpointable,deadline_s\n10,60,2,core,a,b,false,120\n5,1,1,burst,a,b,false,0\n",
+		"submit_s,duration_s,slots,class,team,template,checkpointable,deadline_s,replicas,requires\n0,1,2,burst,t,x,true,,4,gpu_model=A10;zone=a\n1,1,1,core,t,x,false,,,\n",
+		"submit_s,duration_s,slots,class,team,template,checkpointable,deadline_s,requires\n0,1,1,core,t,x,false,,\"k=v,w\"\n",
 		"submit_s,duration_s\n",
 		"",
 	} {
