@@ -51,6 +51,18 @@ func FuzzReadAlibabaGPU2023(f *testing.F) {
 	})
 }
 
+func FuzzReadAlibabaSpot2026(f *testing.F) {
+	addFileSeed(f, "testdata/alibaba_spot_2026_small.csv")
+	f.Add([]byte("job_name,organization,gpu_model,cpu_request,gpu_request,worker_num,submit_time,duration,job_type\nj,Org A,A10,8,2,4,0.5,60,Spot\n"))
+	f.Add([]byte("job_type,duration,submit_time,worker_num,gpu_request,cpu_request,gpu_model,organization,job_name\nHP,1,0,1,0,3.5,,,j\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, o := range []AlibabaSpotOptions{{}, {CountCPUJobs: true, SpotRestarts: true}} {
+			tr, _, err := ReadAlibabaSpot2026(bytes.NewReader(data), o)
+			checkRead(t, tr, err)
+		}
+	})
+}
+
 func FuzzReadPAI2020(f *testing.F) {
 	addFileSeed(f, "testdata/pai_job_table_small.csv")
 	f.Add([]byte("j,t,u,Terminated,100.0,160.0\nj2,t,u,Failed,50,49\n"))
