@@ -13,7 +13,7 @@ import (
 )
 
 func runPlan(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "plan", "plan (--trace FILE | --synthetic N | --alibaba-gpu FILE | --pai FILE | --history D) [--html FILE] [flags]")
+	fs := newFlags(e, "plan", "plan (--trace FILE | --synthetic N | --alibaba-gpu FILE | --alibaba-spot FILE | --pai FILE | --history D) [--html FILE] [flags]")
 	cfgPath := configFlag(fs)
 	src := addTraceFlags(fs)
 	sf := addSimFlags(fs)

@@ -69,7 +69,7 @@ func (f *simFlags) options(cfg config.Config, seed uint64) sim.Options {
 }
 
 func runSimulate(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "simulate", "simulate (--trace FILE | --synthetic N | --alibaba-gpu FILE | --pai FILE | --history D) [flags]")
+	fs := newFlags(e, "simulate", "simulate (--trace FILE | --synthetic N | --alibaba-gpu FILE | --alibaba-spot FILE | --pai FILE | --history D) [flags]")
 	cfgPath := configFlag(fs)
 	src := addTraceFlags(fs)
 	sf := addSimFlags(fs)

@@ -12,7 +12,7 @@ import (
 // runTrace converts any trace source to Ballast's CSV: a synthetic month, a
 // public trace imported, or the job records in Redis.
 func runTrace(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "trace", "trace (--synthetic N [--seed S] | --alibaba-gpu FILE | --pai FILE | --history DURATION | --trace FILE) [--out FILE]")
+	fs := newFlags(e, "trace", "trace (--synthetic N [--seed S] | --alibaba-gpu FILE | --alibaba-spot FILE | --pai FILE | --history DURATION | --trace FILE) [--out FILE]")
 	cfgPath := configFlag(fs)
 	src := addTraceFlags(fs)
 	outPath := fs.String("out", "-", "where to write the CSV (- is stdout)")

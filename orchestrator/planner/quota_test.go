@@ -117,6 +117,17 @@ func TestTemplatesCompareActiveHoursWithTheBreakEven(t *testing.T) {
 	}
 }
 
+// TestTemplatesCountGangMembers: a gang's slot-hours are every member's,
+// as Trace.Demand counts them.
+func TestTemplatesCountGangMembers(t *testing.T) {
+	tr := trace.Trace{Jobs: []trace.Job{{Duration: 2 * time.Hour, Slots: 2, Replicas: 3, Class: jobs.ClassBurst, Template: "gang"}}}
+	us := Templates(tr, Prices{FixedPerSlotHour: 1, ElasticPerSlotHour: 2})
+	// 3 members x 2 slots x 2 h = 12 slot-hours in a span of 2 h, 1/12 of a day.
+	if len(us) != 1 || math.Abs(us[0].SlotHoursPerDay-12*12) > 1e-9 {
+		t.Errorf("%+v", us)
+	}
+}
+
 func TestPricesOfPrefersOnDemandThenSpot(t *testing.T) {
 	od := policy.Pool{Name: "od", Kind: policy.PoolOnDemand, PricePerSlotHour: 3}
 	od2 := policy.Pool{Name: "od2", Kind: policy.PoolOnDemand, PricePerSlotHour: 2.5}

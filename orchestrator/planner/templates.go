@@ -18,7 +18,8 @@ type TemplateUse struct {
 	// ActiveHoursPerDay is how many hours a day at least one of its jobs
 	// runs (jobs started at submission): what the break-even compares.
 	ActiveHoursPerDay float64 `json:"active_hours_per_day"`
-	// SlotHoursPerDay is the work itself: slots x hours, per day.
+	// SlotHoursPerDay is the work itself: slots x hours, per day, with
+	// every member of a gang counted.
 	SlotHoursPerDay float64 `json:"slot_hours_per_day"`
 	// BreakEvenHours is 24 h x fixed / elastic price.
 	BreakEvenHours float64 `json:"break_even_hours"`
@@ -59,7 +60,7 @@ func Templates(tr trace.Trace, p Prices) []TemplateUse {
 		if j.Class == jobs.ClassCore {
 			a.core++
 		}
-		a.slotTime += time.Duration(j.Slots) * j.Duration
+		a.slotTime += time.Duration(j.TotalSlots()) * j.Duration // every member of a gang
 		start, end := j.Submit, j.Submit+j.Duration
 		switch {
 		case !a.open:

@@ -53,7 +53,14 @@ const (
 	readWholeGPUs      = "GPUs: whole"
 	readSharedGPU      = "GPUs: shared (gpu_milli < 1000), one whole slot each"
 	readCPUPod         = "CPU pod: ceil(cpu_milli/1000) slots"
+	readModelOne       = "gpu_spec: one model, required as gpu_model"
+	readModelList      = "gpu_spec: a list of models, none required"
+	readModelAny       = "gpu_spec: empty, none required"
 )
+
+// GPUModelLabel is the label a job of a GPU trace requires of its worker
+// when the trace names the one GPU model it runs on (Job.Requires).
+const GPUModelLabel = "gpu_model"
 
 // ReadAlibabaGPU2023 imports a pod list of the Alibaba GPU cluster trace
 // 2023 (cluster-trace-gpu-v2023, files openb_pod_list*.csv), whose header
@@ -62,10 +69,17 @@ const (
 // the trace start), and usually pod_phase.
 //
 // Every pod that holds GPUs for a known time becomes a job:
-//   - Slots: num_gpu. A shared GPU (num_gpu 1, gpu_milli < 1000) is one
-//     whole slot: the simulator and the planner place whole slots, and a
-//     GPU that a pod shares is not free for a whole-GPU pod. The stats
-//     give the GPU-hours both ways (SlotHours, ShareHours).
+//   - Slots: num_gpu, the GPUs of the pod. A shared GPU (num_gpu 1,
+//     gpu_milli < 1000, a fraction of one GPU) is one whole slot: the
+//     simulator and the planner place whole slots, a worker binds whole
+//     GPUs, and a GPU that a pod shares is not free for a whole-GPU pod.
+//     The stats give the GPU-hours both ways (SlotHours, ShareHours) and
+//     count the shared pods among the readings. A pod is never a gang
+//     (Replicas 0): the trace lists pods, one member each.
+//   - Requires: gpu_model set to gpu_spec when it names one model ("A10").
+//     A list of acceptable models ("V100M16|V100M32") requires none, as a
+//     label names one value and the pod runs on any of them; nor does an
+//     empty gpu_spec. CPU pods kept by CountCPUPods require none.
 //   - Start: scheduled_time, when the pod got its GPUs. A pod without one
 //     (missing, or 0 for a pod created after the trace start: 0 is how the
 //     trace writes "never") was deleted while pending if pod_phase says
@@ -123,10 +137,10 @@ func ReadAlibabaGPU2023(r io.Reader, o AlibabaGPUOptions) (Trace, ImportStats, e
 	}
 
 	strs := make(interner)
+	models := labelInterner{key: GPUModelLabel, m: make(requiresInterner)}
 	minCreation := time.Duration(-1)
 	keep := func(p gpuPod) {
-		stats.Kept++
-		stats.SlotHours += float64(p.job.Slots) * p.job.Duration.Hours()
+		stats.keep(p.job)
 		stats.ShareHours += p.share * p.job.Duration.Hours()
 		for _, how := range p.readings {
 			stats.read(how)
@@ -157,7 +171,7 @@ func ReadAlibabaGPU2023(r io.Reader, o AlibabaGPUOptions) (Trace, ImportStats, e
 		if len(fields) != width {
 			return Trace{}, stats, &ParseError{Line: lr.line, Err: fmt.Errorf("has %d fields, the header %d", len(fields), width)}
 		}
-		p, perr := alibabaGPUPod(fields, idx, phase, o.CountCPUPods, strs)
+		p, perr := alibabaGPUPod(fields, idx, phase, o.CountCPUPods, strs, models)
 		if perr != nil {
 			perr.Line = lr.line
 			return Trace{}, stats, perr
@@ -196,7 +210,7 @@ type gpuPod struct {
 	running bool
 	// share is the GPUs it asked for with shares counted as such.
 	share    float64
-	readings [3]string
+	readings [4]string
 	skip     SkipReason
 	// spanHours is slots x the span of a skipped row, 0 without a span.
 	spanHours float64
@@ -205,7 +219,7 @@ type gpuPod struct {
 }
 
 // alibabaGPUPod reads one pod. The *ParseError has no line number.
-func alibabaGPUPod(f [][]byte, idx []int, phase int, countCPU bool, strs interner) (gpuPod, *ParseError) {
+func alibabaGPUPod(f [][]byte, idx []int, phase int, countCPU bool, strs interner, models labelInterner) (gpuPod, *ParseError) {
 	col := func(c int) []byte { return f[idx[c]] }
 	bad := func(c int, err error) (gpuPod, *ParseError) {
 		return gpuPod{}, &ParseError{Column: alibabaGPUColumns[c], Err: err}
@@ -323,12 +337,47 @@ func alibabaGPUPod(f [][]byte, idx []int, phase int, countCPU bool, strs interne
 	} else {
 		p.job.Team = "default"
 	}
-	if spec := col(agGPUSpec); isMissing(spec) {
+	spec := col(agGPUSpec)
+	if isMissing(spec) {
 		p.job.Template = "pod"
 	} else {
 		p.job.Template = strs.get(spec)
 	}
+	switch {
+	case numGPU == 0: // a CPU pod
+	case isMissing(spec):
+		p.readings[3] = readModelAny
+	case bytes.IndexByte(spec, '|') >= 0:
+		p.readings[3] = readModelList
+	default:
+		if p.job.Requires, err = models.get(spec); err != nil {
+			return bad(agGPUSpec, err)
+		}
+		p.readings[3] = readModelOne
+	}
 	return p, nil
+}
+
+// labelInterner gives the one-label Requires maps of an importer, one map
+// per distinct value.
+type labelInterner struct {
+	key string
+	m   requiresInterner // keyed by the value alone
+}
+
+// get returns {key: value}, or an error naming why value cannot be a
+// label value.
+func (in labelInterner) get(value []byte) (map[string]string, error) {
+	if m, ok := in.m[string(value)]; ok {
+		return m, nil
+	}
+	v := string(value)
+	if msg := checkRequireValue(v); msg != "" {
+		return nil, fmt.Errorf("%q cannot be the value of label %s: it %s", v, in.key, msg)
+	}
+	m := map[string]string{in.key: v}
+	in.m[v] = m
+	return m, nil
 }
 
 // columnIndex finds each wanted column in a header.

@@ -51,7 +51,9 @@ func TestReadAlibabaGPU2023(t *testing.T) {
 		// openb-pod-0035: scheduled 5 s after its creation; 9968575 - 9967063.
 		{Submit: 9967058 * s, Duration: 1512 * s, Slots: 1, Class: jobs.ClassCore, Team: "openb", Template: "V100M16|V100M32"},
 		// openb-pod-0120: no deletion_time: to the trace end, 10769854 - 10700054.
-		{Submit: 10700000 * s, Duration: 69800 * s, Slots: 4, Class: jobs.ClassBurst, Team: "openb", Template: "A10", Checkpointable: true},
+		// gpu_spec A10 names one model, which the job requires of its worker.
+		{Submit: 10700000 * s, Duration: 69800 * s, Slots: 4, Class: jobs.ClassBurst, Team: "openb", Template: "A10", Checkpointable: true,
+			Requires: map[string]string{"gpu_model": "A10"}},
 	}
 	if !reflect.DeepEqual(tr.Jobs, want) {
 		t.Errorf("jobs:\n got %+v\nwant %+v", tr.Jobs, want)
@@ -86,6 +88,7 @@ func TestReadAlibabaGPU2023(t *testing.T) {
 		readStartScheduled: 7, readStartCreation: 1, // openb-pod-0110 from its creation
 		readEndDeletion: 6, readEndTraceEnd: 2, // openb-pod-0090 and -0120 to the trace end
 		readWholeGPUs: 7, readSharedGPU: 1, // openb-pod-0022 shares its GPU
+		readModelOne: 1, readModelList: 1, readModelAny: 6, // openb-pod-0120's A10, -0035's V100M16|V100M32
 	}
 	if !reflect.DeepEqual(stats.Readings, wantReadings) {
 		t.Errorf("readings %v, want %v", stats.Readings, wantReadings)
@@ -96,8 +99,10 @@ func TestReadAlibabaGPU2023(t *testing.T) {
 	wantDetails := []string{
 		"kept 3396.9 slot-hours (slots x hours), 3333.1 with shared GPUs at their share",
 		"skipped slot-hours: never scheduled 1.0 (waited, none held), unknown qos 0.2",
+		"kept jobs: 1 requiring worker labels",
 		"read: GPUs: shared (gpu_milli < 1000), one whole slot each 1, GPUs: whole 7, end: deletion_time 6, " +
-			"end: trace end (no deletion_time) 2, start: creation_time (no scheduled_time) 1, start: scheduled_time 7",
+			"end: trace end (no deletion_time) 2, gpu_spec: a list of models, none required 1, gpu_spec: empty, none required 6, " +
+			"gpu_spec: one model, required as gpu_model 1, start: creation_time (no scheduled_time) 1, start: scheduled_time 7",
 	}
 	if got := stats.Details(); !reflect.DeepEqual(got, wantDetails) {
 		t.Errorf("Details() =\n%q\nwant\n%q", got, wantDetails)
@@ -138,7 +143,7 @@ func TestReadAlibabaGPU2023CountsCPUPods(t *testing.T) {
 	// openb-pod-0051: 32000 milli-CPUs, created at 9500000, scheduled at
 	// 9500010, deleted at 9600000.
 	cpu := Job{Submit: 9500000 * time.Second, Duration: 99990 * time.Second, Slots: 32, Class: jobs.ClassBurst, Team: "openb", Template: "pod", Checkpointable: true}
-	if tr.Jobs[3] != cpu {
+	if !reflect.DeepEqual(tr.Jobs[3], cpu) {
 		t.Errorf("job 3 = %+v, want %+v", tr.Jobs[3], cpu)
 	}
 	if tr.Name != "cpu" || !tr.Start.Equal(start) {
@@ -173,8 +178,46 @@ func TestReadAlibabaGPU2023ExtraColumns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Job{{Submit: 0, Duration: time.Minute, Slots: 2, Class: jobs.ClassCore, Team: "team", Template: "T4"}}
+	want := []Job{{Submit: 0, Duration: time.Minute, Slots: 2, Class: jobs.ClassCore, Team: "team", Template: "T4", Requires: map[string]string{"gpu_model": "T4"}}}
 	if !reflect.DeepEqual(tr.Jobs, want) || stats.Kept != 1 || len(stats.Skipped) != 0 {
 		t.Errorf("got %+v, %v", tr.Jobs, stats)
+	}
+}
+
+// TestReadAlibabaGPU2023SlotsAndModels: num_gpu is the job's slots; a
+// shared GPU (num_gpu 1, gpu_milli < 1000) takes one whole slot, since a
+// worker binds whole GPUs, and counts at its share only in ShareHours; a
+// gpu_spec of one model is required as the gpu_model label, a list of
+// models or none requires nothing.
+func TestReadAlibabaGPU2023SlotsAndModels(t *testing.T) {
+	in := "name,cpu_milli,num_gpu,gpu_milli,gpu_spec,qos,creation_time,deletion_time,scheduled_time\n" +
+		"a-1,1000,1,250,T4,LS,0,3600,0\n" + // a quarter of one T4
+		"a-2,1000,1,1000,V100M16|V100M32,LS,0,3600,0\n" + // one whole GPU of either model
+		"a-3,1000,8,1000,,LS,0,3600,0\n" + // eight GPUs of any model
+		"a-4,1000,2,,A100-SXM4-80GB,LS,0,3600,0\n" // no gpu_milli: whole GPUs
+	tr, stats, err := ReadAlibabaGPU2023(strings.NewReader(in), AlibabaGPUOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type got struct {
+		slots, replicas int
+		requires        map[string]string
+	}
+	want := []got{{1, 0, map[string]string{"gpu_model": "T4"}}, {1, 0, nil}, {8, 0, nil}, {2, 0, map[string]string{"gpu_model": "A100-SXM4-80GB"}}}
+	for i, j := range tr.Jobs {
+		if g := (got{j.Slots, j.Replicas, j.Requires}); !reflect.DeepEqual(g, want[i]) {
+			t.Errorf("job %d (a-%d): %+v, want %+v", i, i+1, g, want[i])
+		}
+	}
+	// 12 GPU-hours held as slots; at shares the T4 pod holds a quarter.
+	if !near(stats.SlotHours, 12) || !near(stats.ShareHours, 11.25) || stats.Readings[readSharedGPU] != 1 ||
+		stats.Labelled != 2 || stats.Gangs != 0 {
+		t.Errorf("stats %v: slot-hours %v, share-hours %v, readings %v, labelled %d", stats, stats.SlotHours, stats.ShareHours, stats.Readings, stats.Labelled)
+	}
+	// A gpu_spec that cannot be a label value is not this format.
+	bad := "name,cpu_milli,num_gpu,gpu_milli,gpu_spec,qos,creation_time,deletion_time,scheduled_time\na-1,1000,1,1000,T4;A10,LS,0,3600,0\n"
+	if _, _, err := ReadAlibabaGPU2023(strings.NewReader(bad), AlibabaGPUOptions{}); err == nil ||
+		!strings.HasPrefix(err.Error(), `line 2: gpu_spec: "T4;A10" cannot be the value of label gpu_model`) {
+		t.Errorf("err = %v", err)
 	}
 }

@@ -12,10 +12,15 @@ import (
 	"github.com/ballastdev/ballast/jobs"
 )
 
-// csvColumns is the header of the trace CSV format, in order.
-var csvColumns = []string{"submit_s", "duration_s", "slots", "class", "team", "template", "checkpointable", "deadline_s"}
+// csvColumns is the header of the trace CSV format, in order: the eight
+// columns every file has, then the optional ones.
+var csvColumns = []string{"submit_s", "duration_s", "slots", "class", "team", "template", "checkpointable", "deadline_s", "replicas", "requires"}
 
 const csvHeader = "submit_s,duration_s,slots,class,team,template,checkpointable,deadline_s"
+
+// csvSizedHeader is the header WriteCSV writes when a job is a gang or
+// requires labels.
+const csvSizedHeader = csvHeader + ",replicas,requires"
 
 // Column positions in csvColumns.
 const (
@@ -27,8 +32,26 @@ const (
 	colTemplate
 	colCheckpointable
 	colDeadline
-	numColumns
+	colReplicas // optional, like every column after it
+	colRequires
+	numColumns = colReplicas // the columns every file has
 )
+
+// csvLayout is where a file has the optional columns: -1 for absent.
+type csvLayout struct {
+	header             string
+	width              int
+	replicas, requires int
+}
+
+// csvHeaders are the headers ReadCSV accepts: the base columns alone, or
+// followed by replicas, requires or both, in that order.
+var csvHeaders = map[string]csvLayout{
+	csvHeader:               {csvHeader, numColumns, -1, -1},
+	csvHeader + ",replicas": {csvHeader + ",replicas", numColumns + 1, numColumns, -1},
+	csvHeader + ",requires": {csvHeader + ",requires", numColumns + 1, -1, numColumns},
+	csvSizedHeader:          {csvSizedHeader, numColumns + 2, numColumns, numColumns + 1},
+}
 
 // startComment starts the optional comment line that carries Trace.Start.
 const startComment = "# start:"
@@ -45,10 +68,12 @@ func ReadCSV(r io.Reader, name string) (Trace, error) {
 	lr := newLineReader(r)
 	grow := jobsGrower{total: sizeOf(r)}
 
-	if err := readCSVPreamble(lr, &t); err != nil {
+	layout, err := readCSVPreamble(lr, &t)
+	if err != nil {
 		return Trace{}, err
 	}
 	strs := make(interner)
+	reqs := make(requiresInterner)
 	sorted := true
 	for {
 		line, err := lr.next()
@@ -68,7 +93,7 @@ func ReadCSV(r io.Reader, name string) (Trace, error) {
 		if err != nil {
 			return Trace{}, err
 		}
-		j, perr := parseCSVJob(fields, strs)
+		j, perr := parseCSVJob(fields, layout, strs, reqs)
 		if perr != nil {
 			perr.Line = lr.line
 			return Trace{}, perr
@@ -85,30 +110,32 @@ func ReadCSV(r io.Reader, name string) (Trace, error) {
 }
 
 // readCSVPreamble reads the comment lines before the header (taking the
-// start time from one of them) and checks the header.
-func readCSVPreamble(lr *lineReader, t *Trace) error {
+// start time from one of them) and checks the header, which tells where
+// the optional columns are.
+func readCSVPreamble(lr *lineReader, t *Trace) (csvLayout, error) {
 	for {
 		line, err := lr.next()
 		if err == io.EOF {
-			return &ParseError{Line: lr.line + 1, Err: fmt.Errorf("no header: want %q", csvHeader)}
+			return csvLayout{}, &ParseError{Line: lr.line + 1, Err: fmt.Errorf("no header: want %q", csvHeader)}
 		}
 		if err != nil {
-			return err
+			return csvLayout{}, err
 		}
 		if line[0] == '#' {
 			if rest, ok := bytes.CutPrefix(line, []byte(startComment)); ok {
 				start, err := parseStart(strings.TrimSpace(string(rest)))
 				if err != nil {
-					return &ParseError{Line: lr.line, Column: "start", Err: err}
+					return csvLayout{}, &ParseError{Line: lr.line, Column: "start", Err: err}
 				}
 				t.Start = start
 			}
 			continue
 		}
-		if string(line) != csvHeader {
-			return &ParseError{Line: lr.line, Err: fmt.Errorf("header is %q, want %q", line, csvHeader)}
+		layout, ok := csvHeaders[string(line)]
+		if !ok {
+			return csvLayout{}, &ParseError{Line: lr.line, Err: fmt.Errorf("header is %q, want %q, optionally followed by ,replicas and ,requires", line, csvHeader)}
 		}
-		return nil
+		return layout, nil
 	}
 }
 
@@ -140,9 +167,9 @@ func parseStart(s string) (time.Time, error) {
 
 // parseCSVJob converts the fields of one data line. The error's Line is
 // left for the caller to fill in.
-func parseCSVJob(f [][]byte, strs interner) (Job, *ParseError) {
-	if len(f) != numColumns {
-		return Job{}, &ParseError{Err: fmt.Errorf("has %d fields, want %d (%s)", len(f), numColumns, csvHeader)}
+func parseCSVJob(f [][]byte, layout csvLayout, strs interner, reqs requiresInterner) (Job, *ParseError) {
+	if len(f) != layout.width {
+		return Job{}, &ParseError{Err: fmt.Errorf("has %d fields, want %d (%s)", len(f), layout.width, layout.header)}
 	}
 	bad := func(col int, err error) (Job, *ParseError) {
 		return Job{}, &ParseError{Column: csvColumns[col], Err: err}
@@ -200,5 +227,64 @@ func parseCSVJob(f [][]byte, strs interner) (Job, *ParseError) {
 			return bad(colDeadline, errors.New("must be >= 0 (leave it empty for none)"))
 		}
 	}
+	if c := layout.replicas; c >= 0 && len(f[c]) > 0 {
+		if j.Replicas, err = parseCount(f[c], MaxSlots); err != nil {
+			return bad(colReplicas, err)
+		}
+		if j.Slots > MaxSlots/j.Members() {
+			return bad(colReplicas, fmt.Errorf("%d members of %d slots are more than %d slots", j.Replicas, j.Slots, MaxSlots))
+		}
+	}
+	if c := layout.requires; c >= 0 && len(f[c]) > 0 {
+		if j.Requires, err = reqs.get(f[c]); err != nil {
+			return bad(colRequires, err)
+		}
+	}
 	return j, nil
+}
+
+// requiresInterner shares one map between the jobs whose requires cells
+// are the same text, as interner does for strings: a million jobs of a
+// handful of GPU models hold a handful of maps.
+type requiresInterner map[string]map[string]string
+
+// get parses a requires cell, "k=v;k2=v2", or returns the map already
+// parsed from the same text.
+func (in requiresInterner) get(cell []byte) (map[string]string, error) {
+	if m, ok := in[string(cell)]; ok {
+		return m, nil
+	}
+	m, err := parseRequires(string(cell))
+	if err != nil {
+		return nil, err
+	}
+	in[string(cell)] = m
+	return m, nil
+}
+
+// parseRequires reads "k=v;k2=v2" into labels that Job.Requires allows.
+// Each label is cut at its first '=', so a value may hold one; a key may
+// appear once.
+func parseRequires(cell string) (map[string]string, error) {
+	m := make(map[string]string)
+	for item := range strings.SplitSeq(cell, ";") {
+		k, v, ok := strings.Cut(item, "=")
+		if !ok {
+			return nil, fmt.Errorf("%q is not key=value", item)
+		}
+		if msg := checkRequireKey(k); msg != "" {
+			return nil, fmt.Errorf("key %q %s", k, msg)
+		}
+		if msg := checkRequireValue(v); msg != "" {
+			return nil, fmt.Errorf("%s: value %q %s", k, v, msg)
+		}
+		if _, dup := m[k]; dup {
+			return nil, fmt.Errorf("key %q appears twice", k)
+		}
+		if len(m) == MaxRequires {
+			return nil, fmt.Errorf("more than %d labels", MaxRequires)
+		}
+		m[k] = v
+	}
+	return m, nil
 }

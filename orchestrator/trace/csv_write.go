@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -12,10 +14,17 @@ import (
 
 // WriteCSV writes t in the CSV format described in the package
 // documentation; ReadCSV gives back the same jobs, to the nanosecond, and
-// the same start instant. The jobs are checked first and nothing is written
-// when one breaks the Job contract, so a bad trace cannot leave a file that
-// ReadCSV rejects halfway.
+// the same start instant (an empty Requires map reads back as nil). The
+// jobs are checked first and nothing is written when one breaks the Job
+// contract or would make a line longer than MaxLineBytes, so a bad trace
+// cannot leave a file that ReadCSV rejects halfway.
+//
+// The replicas and requires columns are written only when a job is a gang
+// or requires labels, so a trace without either is written as before and
+// older readers still take it.
 func WriteCSV(w io.Writer, t Trace) error {
+	sized := false
+	buf := make([]byte, 0, 256)
 	for i, j := range t.Jobs {
 		if err := j.validate(); err != nil {
 			return fmt.Errorf("trace %q: job %d: %w", t.Name, i, err)
@@ -25,15 +34,30 @@ func WriteCSV(w io.Writer, t Trace) error {
 				return fmt.Errorf("trace %q: job %d: %q has a line break, which the format cannot hold", t.Name, i, s)
 			}
 		}
+		if j.Replicas != 0 || len(j.Requires) > 0 {
+			sized = true
+		}
+	}
+	for i, j := range t.Jobs {
+		// The numbers take at most 160 bytes: only long names can make a
+		// line too long, and only then is the line laid out to measure it.
+		if 2*(len(j.Team)+len(j.Template)+requiresLen(j.Requires))+160 > MaxLineBytes {
+			if buf = appendCSVJob(buf[:0], j, sized); len(buf)-1 > MaxLineBytes {
+				return fmt.Errorf("trace %q: job %d: its line would be %d bytes, more than the %d ReadCSV takes", t.Name, i, len(buf)-1, MaxLineBytes)
+			}
+		}
 	}
 	bw := bufio.NewWriterSize(w, 64<<10)
 	if !t.Start.IsZero() {
 		bw.WriteString(startComment + " " + formatStart(t.Start) + "\n")
 	}
-	bw.WriteString(csvHeader + "\n")
-	buf := make([]byte, 0, 256)
+	if sized {
+		bw.WriteString(csvSizedHeader + "\n")
+	} else {
+		bw.WriteString(csvHeader + "\n")
+	}
 	for _, j := range t.Jobs {
-		buf = appendCSVJob(buf[:0], j)
+		buf = appendCSVJob(buf[:0], j, sized)
 		if _, err := bw.Write(buf); err != nil {
 			return err
 		}
@@ -62,7 +86,9 @@ func formatStart(start time.Time) string {
 	return s
 }
 
-func appendCSVJob(buf []byte, j Job) []byte {
+// appendCSVJob lays out one line; sized adds the replicas and requires
+// columns.
+func appendCSVJob(buf []byte, j Job, sized bool) []byte {
 	buf = appendSeconds(buf, j.Submit)
 	buf = append(buf, ',')
 	buf = appendSeconds(buf, j.Duration)
@@ -82,7 +108,42 @@ func appendCSVJob(buf []byte, j Job) []byte {
 	if j.Deadline > 0 {
 		buf = appendSeconds(buf, j.Deadline)
 	}
+	if sized {
+		buf = append(buf, ',')
+		if j.Replicas != 0 {
+			buf = strconv.AppendInt(buf, int64(j.Replicas), 10)
+		}
+		buf = append(buf, ',')
+		buf = appendField(buf, formatRequires(j.Requires))
+	}
 	return append(buf, '\n')
+}
+
+// formatRequires writes labels as "k=v;k2=v2", keys sorted so the same
+// labels are always the same text.
+func formatRequires(req map[string]string) string {
+	if len(req) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	for i, k := range slices.Sorted(maps.Keys(req)) {
+		if i > 0 {
+			b.WriteByte(';')
+		}
+		b.WriteString(k)
+		b.WriteByte('=')
+		b.WriteString(req[k])
+	}
+	return b.String()
+}
+
+// requiresLen is the length of formatRequires(req).
+func requiresLen(req map[string]string) int {
+	n := 0
+	for k, v := range req {
+		n += len(k) + len(v) + 2
+	}
+	return n
 }
 
 // appendField quotes a string only when it holds a comma or a quote, so

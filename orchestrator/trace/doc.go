@@ -6,7 +6,7 @@
 //
 // Traces come from three places: the package's own CSV format ([ReadCSV],
 // [WriteCSV]), importers of public cluster traces ([ReadAlibabaGPU2023],
-// [ReadPAI2020]) and a generator of the load rhythms of Ballast's design
+// [ReadAlibabaSpot2026], [ReadPAI2020]) and a generator of the load rhythms of Ballast's design
 // ([Generate], [DefaultSynthetic]). All of them return jobs sorted by submit
 // time, validated against the [Job] contract, with team and template
 // strings shared between jobs so a million-job trace holds one copy of each.
@@ -33,6 +33,16 @@
 //   - deadline_s: seconds after submission by which the job must have
 //     finished; empty for none.
 //
+// Two optional columns size a job beyond its slots. A file has neither,
+// replicas, requires, or both in that order after deadline_s; WriteCSV
+// writes both when some job needs them and neither otherwise:
+//
+//   - replicas: how many members of slots each the job runs together, a
+//     gang ([Job.Replicas]); empty, 0 or 1 for a single job.
+//   - requires: labels a worker must carry to run the job, as
+//     key=value separated by ';' ("gpu_model=A10;zone=b"), keys in the
+//     form of Ballast's label keys; empty for none ([Job.Requires]).
+//
 // Seconds are read exactly to the nanosecond when written as plain decimals;
 // exponent forms ("1e-05", as some tools write) are accepted too. WriteCSV
 // writes the shortest exact decimal, so a written trace reads back equal.
@@ -53,9 +63,11 @@
 // # Public traces
 //
 // [ReadAlibabaGPU2023] reads the pod lists of Alibaba's GPU cluster trace
-// 2023 and [ReadPAI2020] the job table of its PAI trace 2020. Both map the
-// rows onto jobs by the rules their documentation gives, skip the rows that
-// cannot be jobs and count them in [ImportStats]. The fixtures in testdata
+// 2023, [ReadAlibabaSpot2026] the job table of its trace of AI jobs on spot
+// GPUs 2026 (gangs of several workers, each job requiring its GPU model),
+// and [ReadPAI2020] the job table of its PAI trace 2020. Each maps the rows
+// onto jobs by the rules its documentation gives, skips the rows that
+// cannot be jobs and counts them in [ImportStats]. The fixtures in testdata
 // are written by hand to the published formats; the real files are not part
 // of the repository.
 //

@@ -26,6 +26,8 @@ func FuzzReadCSV(f *testing.F) {
 	for _, seed := range []string{
 		"submit_s,duration_s,slots,class,team,template,checkpointable,deadline_s\n0,1.5,1,burst,t,x,true,0\n",
 		"# start: 2025-04-01T00:00:00Z\nsubmit_s,duration_s,slots,class,team,template,checkpointable,deadline_s\n10,60,2,core,a,b,false,120\n5,1,1,burst,a,b,false,0\n",
+		"submit_s,duration_s,slots,class,team,template,checkpointable,deadline_s,replicas,requires\n0,1,2,burst,t,x,true,,4,gpu_model=A10;zone=a\n1,1,1,core,t,x,false,,,\n",
+		"submit_s,duration_s,slots,class,team,template,checkpointable,deadline_s,requires\n0,1,1,core,t,x,false,,\"k=v,w\"\n",
 		"submit_s,duration_s\n",
 		"",
 	} {
@@ -44,6 +46,18 @@ func FuzzReadAlibabaGPU2023(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, cpu := range []bool{false, true} {
 			tr, _, err := ReadAlibabaGPU2023(bytes.NewReader(data), AlibabaGPUOptions{CountCPUPods: cpu})
+			checkRead(t, tr, err)
+		}
+	})
+}
+
+func FuzzReadAlibabaSpot2026(f *testing.F) {
+	addFileSeed(f, "testdata/alibaba_spot_2026_small.csv")
+	f.Add([]byte("job_name,organization,gpu_model,cpu_request,gpu_request,worker_num,submit_time,duration,job_type\nj,Org A,A10,8,2,4,0.5,60,Spot\n"))
+	f.Add([]byte("job_type,duration,submit_time,worker_num,gpu_request,cpu_request,gpu_model,organization,job_name\nHP,1,0,1,0,3.5,,,j\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, o := range []AlibabaSpotOptions{{}, {CountCPUJobs: true, SpotRestarts: true}} {
+			tr, _, err := ReadAlibabaSpot2026(bytes.NewReader(data), o)
 			checkRead(t, tr, err)
 		}
 	})

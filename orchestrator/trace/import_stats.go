@@ -37,9 +37,9 @@ type ImportStats struct {
 	Read    int                // data rows read (header and blank lines excluded)
 	Kept    int                // rows that became jobs
 	Skipped map[SkipReason]int // rows left out, by reason
-	// SlotHours is what the kept jobs hold: slots × duration, in hours. A
-	// slot of the GPU trace is a GPU, so these are its GPU-hours as the
-	// simulator and the planner count them.
+	// SlotHours is what the kept jobs hold: slots × members × duration,
+	// in hours. A slot of the GPU traces is a GPU, so these are their
+	// GPU-hours as the simulator and the planner count them.
 	SlotHours float64
 	// ShareHours is SlotHours with a shared GPU counted at its share
 	// (gpu_milli/1000) instead of whole; zero for traces without shares.
@@ -52,6 +52,21 @@ type ImportStats struct {
 	// reading was read ("start: scheduled_time"), so the figures can be
 	// checked against the raw file.
 	Readings map[string]int
+	// Gangs counts the kept jobs of more than one member (Replicas > 1);
+	// Labelled those that require worker labels (Requires).
+	Gangs, Labelled int
+}
+
+// keep counts a kept job: its slot-hours are every member's.
+func (s *ImportStats) keep(j Job) {
+	s.Kept++
+	s.SlotHours += float64(j.TotalSlots()) * j.Duration.Hours()
+	if j.Members() > 1 {
+		s.Gangs++
+	}
+	if len(j.Requires) > 0 {
+		s.Labelled++
+	}
 }
 
 func (s *ImportStats) skip(r SkipReason) {
@@ -81,12 +96,17 @@ func (s *ImportStats) read(how string) {
 }
 
 // Details are the lines that follow String when an importer reports
-// hours and readings: what was kept, what was skipped in slot-hours, and
-// how the fields were read, each in a fixed order.
+// hours and readings: what was kept, what was skipped in slot-hours, how
+// many kept jobs are gangs or require labels, and how the fields were
+// read, each in a fixed order.
 func (s ImportStats) Details() []string {
 	var out []string
 	if s.SlotHours > 0 || len(s.SkippedSlotHours) > 0 {
-		line := fmt.Sprintf("kept %.1f slot-hours (slots x hours)", s.SlotHours)
+		how := "slots x hours"
+		if s.Gangs > 0 {
+			how = "slots x members x hours"
+		}
+		line := fmt.Sprintf("kept %.1f slot-hours (%s)", s.SlotHours, how)
 		if s.ShareHours > 0 {
 			line += fmt.Sprintf(", %.1f with shared GPUs at their share", s.ShareHours)
 		}
@@ -103,6 +123,16 @@ func (s ImportStats) Details() []string {
 		}
 		slices.Sort(parts)
 		out = append(out, "skipped slot-hours: "+strings.Join(parts, ", "))
+	}
+	var sized []string
+	if s.Gangs > 0 {
+		sized = append(sized, fmt.Sprintf("%d gangs (jobs of more than one member)", s.Gangs))
+	}
+	if s.Labelled > 0 {
+		sized = append(sized, fmt.Sprintf("%d requiring worker labels", s.Labelled))
+	}
+	if len(sized) > 0 {
+		out = append(out, "kept jobs: "+strings.Join(sized, ", "))
 	}
 	if len(s.Readings) > 0 {
 		var parts []string

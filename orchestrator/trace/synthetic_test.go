@@ -34,7 +34,7 @@ func TestGenerateIsDeterministic(t *testing.T) {
 	// Not merely different somewhere: the random rhythms differ throughout.
 	same := 0
 	for i := range min(len(a.Jobs), len(c.Jobs)) {
-		if a.Jobs[i] == c.Jobs[i] {
+		if reflect.DeepEqual(a.Jobs[i], c.Jobs[i]) {
 			same++
 		}
 	}
@@ -55,7 +55,7 @@ func TestGenerateRhythmsAreIndependent(t *testing.T) {
 	// are exactly those of the full trace, in the same order.
 	i := 0
 	for _, j := range a.Jobs {
-		if i < len(b.Jobs) && j == b.Jobs[i] {
+		if i < len(b.Jobs) && reflect.DeepEqual(j, b.Jobs[i]) {
 			i++
 		}
 	}

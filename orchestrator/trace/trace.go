@@ -4,7 +4,9 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/ballastdev/ballast/jobs"
@@ -16,8 +18,15 @@ import (
 const (
 	// MaxJobs is the most jobs a trace may hold: about 1.5 GB of Jobs.
 	MaxJobs = 1 << 24
-	// MaxSlots is the most slots one job may occupy.
+	// MaxSlots is the most slots one job may occupy, all members of a gang
+	// together (Slots × Replicas).
 	MaxSlots = 1 << 20
+	// MaxRequires is the most labels a job may require, as many as a
+	// submission may carry (jobs.MaxLabels).
+	MaxRequires = jobs.MaxLabels
+	// MaxRequireValueBytes bounds one required label's value, as
+	// jobs.MaxLabelValueBytes bounds a submission's.
+	MaxRequireValueBytes = jobs.MaxLabelValueBytes
 	// MaxOffset bounds Submit, Duration and Deadline: 100 years of 365 days.
 	MaxOffset = 100 * 365 * 24 * time.Hour
 )
@@ -26,14 +35,33 @@ const (
 type Job struct {
 	Submit         time.Duration // offset from the trace start
 	Duration       time.Duration // run time when never interrupted (> 0)
-	Slots          int           // slots (GPUs, cores) it occupies, >= 1
+	Slots          int           // slots (GPUs, cores) it occupies, >= 1; per member of a gang
 	Class          jobs.Class    // jobs.ClassCore or jobs.ClassBurst
 	Team           string
 	Template       string
 	Checkpointable bool
 	// Deadline, when > 0, is how long after Submit the job must have finished.
 	Deadline time.Duration
+	// Replicas, when > 1, makes the job a gang of that many members, each
+	// of Slots slots, that start together and run for Duration; 0 and 1
+	// are a single job. Slots × Members is at most MaxSlots.
+	Replicas int
+	// Requires are labels a worker must carry, with these values, to run
+	// the job (or any member of it), e.g. {"gpu_model": "A10"}; nil for
+	// none. Keys follow the rule of Ballast's label keys (letters, digits,
+	// '_', '.', '/', '-', at most 63, starting with a letter or digit);
+	// values are 1 to MaxRequireValueBytes bytes of text without control
+	// characters or ';'. Readers share one map between the jobs that
+	// require the same labels: treat it as read-only.
+	Requires map[string]string
 }
+
+// Members is how many members the job runs: Replicas, or 1 for a single job.
+func (j Job) Members() int { return max(1, j.Replicas) }
+
+// TotalSlots is the slots the job holds when all its members run:
+// Slots × Members.
+func (j Job) TotalSlots() int { return j.Slots * j.Members() }
 
 // Trace is jobs sorted by Submit (ties keep input order).
 type Trace struct {
@@ -56,7 +84,7 @@ func (t Trace) Span() time.Duration {
 // Demand returns the number of busy slots over time if every job started at
 // its submission and ran uninterrupted for its Duration.
 //
-// Element i is the sum of Slots of the jobs running at the instant i*step,
+// Element i is the sum of TotalSlots (every member of a gang) of the jobs running at the instant i*step,
 // a job running on the half-open interval [Submit, Submit+Duration): a job
 // that ends at the instant another starts is not counted twice. The result
 // has ceil(Span/step) elements, so the last sample is the last instant
@@ -78,8 +106,8 @@ func (t Trace) Demand(step time.Duration) []int {
 	for _, j := range t.Jobs {
 		first, end := ceilDiv(j.Submit, step), ceilDiv(j.Submit+j.Duration, step)
 		if first < end {
-			d[first] += j.Slots
-			d[end] -= j.Slots
+			d[first] += j.TotalSlots()
+			d[end] -= j.TotalSlots()
 		}
 	}
 	for i := 1; i < len(d); i++ {
@@ -133,7 +161,61 @@ func (j Job) validate() error {
 	if j.Deadline < 0 || j.Deadline > MaxOffset {
 		errs = append(errs, fmt.Errorf("deadline: %v is outside [0, %v]", j.Deadline, MaxOffset))
 	}
+	if j.Replicas < 0 || j.Replicas > MaxSlots {
+		errs = append(errs, fmt.Errorf("replicas: %d is outside [0, %d]", j.Replicas, MaxSlots))
+	} else if j.Slots >= 1 && j.Slots <= MaxSlots && j.Slots > MaxSlots/j.Members() {
+		errs = append(errs, fmt.Errorf("replicas: %d members of %d slots are more than %d slots", j.Replicas, j.Slots, MaxSlots))
+	}
+	if err := checkRequires(j.Requires); err != nil {
+		errs = append(errs, fmt.Errorf("requires: %w", err))
+	}
 	return errors.Join(errs...)
+}
+
+// checkRequires holds a job's required labels to the rules of Job.Requires.
+func checkRequires(req map[string]string) error {
+	if len(req) > MaxRequires {
+		return fmt.Errorf("%d labels; the limit is %d", len(req), MaxRequires)
+	}
+	for _, k := range slices.Sorted(maps.Keys(req)) {
+		if msg := checkRequireKey(k); msg != "" {
+			return fmt.Errorf("key %q %s", k, msg)
+		}
+		if msg := checkRequireValue(req[k]); msg != "" {
+			return fmt.Errorf("%s: value %q %s", k, req[k], msg)
+		}
+	}
+	return nil
+}
+
+// checkRequireKey says what is wrong with a label key, "" when nothing:
+// the rule of a submission's label keys in package jobs.
+func checkRequireKey(k string) string {
+	if len(k) == 0 || len(k) > 63 {
+		return "is not 1 to 63 characters"
+	}
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		alnum := 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || isDigit(c)
+		if !alnum && (i == 0 || (c != '_' && c != '.' && c != '/' && c != '-')) {
+			return "uses other than letters, digits, '_', '.', '/' or '-' (and starts with a letter or digit)"
+		}
+	}
+	return ""
+}
+
+// checkRequireValue says what is wrong with a label value, "" when nothing.
+// ';' separates labels in the CSV format, so no value holds one.
+func checkRequireValue(v string) string {
+	switch {
+	case v == "":
+		return "is empty"
+	case len(v) > MaxRequireValueBytes:
+		return fmt.Sprintf("is %d bytes; the limit is %d", len(v), MaxRequireValueBytes)
+	case strings.ContainsRune(v, ';'):
+		return "holds a ';', which separates labels"
+	}
+	return jobs.CheckText(v, jobs.NoControls)
 }
 
 // SortJobs sorts jobs by Submit; jobs submitted at the same time keep their
