@@ -13,7 +13,7 @@ func sizedCatalog(t *testing.T) *Catalog {
 	cat, err := NewCatalog(map[string]Template{
 		"train": {Command: []string{"train"}, Size: Size{Slots: 2, CPUs: 8, Memory: 16 << 30,
 			Requires: map[string]string{"gpu_model": "A100-80GB"}}, MaxSlots: 8},
-		"ddp":   {Command: []string{"ddp"}, Size: Size{Slots: 4, Replicas: 2}},
+		"ddp":   {Command: []string{"ddp"}, Size: Size{Slots: 4}},
 		"small": {Command: []string{"small"}},
 	})
 	if err != nil {
@@ -28,8 +28,12 @@ func TestSizeComesFromTheTemplate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if spec.SlotCount() != 4 || spec.Members() != 2 || spec.TotalSlots() != 8 || !spec.Gang() || !spec.Sized() {
-		t.Errorf("size %+v: want 2 members of 4 slots, 8 in all, a gang", spec.Size)
+	if spec.SlotCount() != 4 || spec.Members() != 1 || spec.TotalSlots() != 4 || spec.Gang() || !spec.Sized() {
+		t.Errorf("size %+v: want one member of 4 slots", spec.Size)
+	}
+	// Sizes count members: what a gang would be billed for.
+	if g := (Size{Slots: 4, Replicas: 2}); g.TotalSlots() != 8 || !g.Gang() || g.Members() != 2 {
+		t.Errorf("a gang of 2 x 4: total %d gang %v", g.TotalSlots(), g.Gang())
 	}
 	small, err := cat.Resolve(Submission{Template: "small"})
 	if err != nil {
@@ -87,6 +91,7 @@ func TestTemplateSizeValidation(t *testing.T) {
 		{Size{Slots: 4}, 2, "templates.x.slots"},
 		{Size{}, -1, "templates.x.max_slots"},
 		{Size{Replicas: MaxReplicas + 1}, 0, "templates.x.replicas"},
+		{Size{Replicas: 2}, 0, "gangs (replicas above 1) are not run"},
 		{Size{CPUs: -2}, 0, "templates.x.cpus"},
 		{Size{Memory: -1}, 0, "templates.x.memory"},
 		{Size{Requires: map[string]string{"gpu model": "A100"}}, 0, "templates.x.requires.gpu model"},
@@ -98,7 +103,7 @@ func TestTemplateSizeValidation(t *testing.T) {
 			t.Errorf("%+v max_slots %d: error %v, want one naming %s", tc.size, tc.maxSlots, err, tc.field)
 		}
 	}
-	ok := Template{Command: []string{"x"}, Size: Size{Slots: 8, Replicas: 4, CPUs: 0.5, Memory: 1 << 30,
+	ok := Template{Command: []string{"x"}, Size: Size{Slots: 8, Replicas: 1, CPUs: 0.5, Memory: 1 << 30,
 		Requires: map[string]string{"gpu_model": "H100"}}, MaxSlots: 8}
 	if err := ok.Validate("templates.x"); err != nil {
 		t.Errorf("a valid size is refused: %v", err)
