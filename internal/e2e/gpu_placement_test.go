@@ -268,3 +268,75 @@ func TestBigGPUJobIsNotStarvedByAStream(t *testing.T) {
 	}
 	checkNoSharedGPU(t, spans, slotsOf, 4)
 }
+
+// TestSizedCoreJobReclaimsBorrowedGPUs: two checkpointable 2-GPU burst jobs
+// borrow the whole of a 4-GPU fixed worker. A 2-GPU core job then arrives:
+// one borrowed job is checkpointed and sent back to burst, and the core
+// job starts on the two GPUs it frees within a few ticks plus the victim's
+// grace. Nothing else runs on the worker meanwhile, so it never holds
+// more than four slots.
+func TestSizedCoreJobReclaimsBorrowedGPUs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the ballast binary")
+	}
+	r := newHybridRigWith(t, map[string]config.PoolConfig{
+		"fixed": {Kind: config.PoolFixed, Slots: 4, PricePerSlotHour: 1},
+	}, 1.0, 0.4, func(c *config.Config) {
+		c.Templates["gpu-mark"] = gpuMark()
+		steps := c.Templates["hy-steps"]
+		steps.Slots = 2
+		c.Templates["gpu-steps"] = steps
+	})
+	worker := r.startGPUWorkers(1)[0]
+	r.startController("ctl-1", r.capacity(nil))
+
+	var burst []string
+	for _, key := range []string{"borrow-a", "borrow-b"} {
+		rec, _ := json.Marshal(filepath.Join(r.dir, key+".record"))
+		burst = append(burst, r.submit(jobs.Submission{Template: "gpu-steps", IdempotencyKey: key,
+			Params: map[string]json.RawMessage{"steps": json.RawMessage("80"), "record": rec}}))
+	}
+	testenv.Eventually(t, 20*time.Second, "both 2-GPU burst jobs lent to the fixed worker and checkpointing", func() bool {
+		for _, id := range burst {
+			j := r.job(id)
+			r.mustNotFail(j)
+			if j.State != jobs.StateRunning || j.Worker != worker || j.Queue != string(queues.QueueLoan) || checkpointStep(j.Checkpoint) < 2 {
+				return false
+			}
+		}
+		return true
+	})
+	submitted := time.Now()
+	core := r.submitGPUMark("core-2", filepath.Join(r.dir, "core.marks"), 2, 1)
+	var started time.Time
+	testenv.Eventually(t, 20*time.Second, "the 2-GPU core job started", func() bool {
+		j := r.job(core)
+		r.mustNotFail(j)
+		if j.State == jobs.StateRunning || j.State == jobs.StateSucceeded {
+			if j.Worker != worker {
+				t.Fatalf("the core job ran on %q, want %q", j.Worker, worker)
+			}
+			started = j.StartedAt
+			return true
+		}
+		return false
+	})
+	wait := started.Sub(submitted)
+	t.Logf("the 2-GPU core job started %s after it was submitted (tick %s, grace %s)", wait.Round(time.Millisecond), hyTick, hyGrace)
+	if bound := 4*hyTick + hyGrace + 2*time.Second; wait > bound {
+		t.Errorf("the core job waited %s, more than %s (four ticks, the grace, two seconds of margin)", wait, bound)
+	}
+	reclaimed := 0
+	for _, id := range burst {
+		j := r.job(id)
+		if j.Preemptions > 0 {
+			reclaimed++
+			if j.Checkpoint == "" {
+				t.Errorf("the reclaimed job %s has no checkpoint to resume from", id)
+			}
+		}
+	}
+	if reclaimed != 1 {
+		t.Errorf("%d borrowed jobs were reclaimed, want exactly one (two GPUs free two)", reclaimed)
+	}
+}
