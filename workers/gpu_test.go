@@ -216,3 +216,26 @@ func TestNoDeviceVariablesOffGPUWorkers(t *testing.T) {
 		t.Errorf("a job off GPU workers sees device variables: %+v", l)
 	}
 }
+
+// TestGPUHandlerSeesItsGPUs: an in-process handler on a GPU worker is told
+// its GPUs in Run.GPUs (it shares the worker's process, so no variable can
+// hide the others from it).
+func TestGPUHandlerSeesItsGPUs(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	o := e.options()
+	o.GPUs = fakeGPUs(t, 2)
+	got := make(chan []gpu.Device, 1)
+	o.Handlers = map[string]workers.Handler{"train": func(_ context.Context, r *workers.Run) error {
+		got <- r.GPUs
+		return nil
+	}}
+	e.start(o)
+	j := e.submit(handlerSpec("train"), queues.QueueCore)
+	if s := e.waitTerminal(j.ID, wait); s.State != jobs.StateSucceeded {
+		t.Fatalf("state %s error %q", s.State, s.LastError)
+	}
+	if devs := <-got; len(devs) != 1 || devs[0].UUID != testenv.FakeGPUUUID(0) {
+		t.Errorf("the handler was given %+v, want GPU 0", devs)
+	}
+}

@@ -139,7 +139,7 @@ func Detect(ctx context.Context, path string) ([]Device, error) {
 	cmd.WaitDelay = time.Second
 	err = cmd.Run()
 	if ctx.Err() != nil {
-		return nil, fmt.Errorf("gpu.Detect: %s did not answer within %s (%v): the driver may be wedged", prog, DetectTimeout, ctx.Err())
+		return nil, fmt.Errorf("gpu.Detect: %s did not answer in time (at most %s; %v): the driver may be wedged", prog, DetectTimeout, ctx.Err())
 	}
 	if err != nil {
 		msg := strings.TrimSpace(stderr.String())

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ballastdev/ballast/internal/testenv"
 	"github.com/ballastdev/ballast/workers/gpu"
@@ -203,5 +204,19 @@ func TestModel(t *testing.T) {
 	}
 	if s := gpu.UUIDs(all[:2]); s != testenv.FakeGPUUUID(0)+","+testenv.FakeGPUUUID(1) {
 		t.Errorf("UUIDs = %q", s)
+	}
+}
+
+func TestDetectTimeout(t *testing.T) {
+	dir := testenv.FakeNvidiaSMIScript(t, "exec sleep 30\n")
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := gpu.Detect(ctx, filepath.Join(dir, "nvidia-smi"))
+	if err == nil || !strings.Contains(err.Error(), "did not answer in time") {
+		t.Errorf("Detect of a hung nvidia-smi: %v", err)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("Detect waited %s for a hung nvidia-smi", took)
 	}
 }
