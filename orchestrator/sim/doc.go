@@ -65,12 +65,11 @@
 // does. A scale-up books a launch that becomes registered, idle workers
 // after the pool's StartupDelay: launches always fill (no stock-outs), and
 // the policy's "starting" worker state is not modelled, the launch book
-// stands for it. Drain stops a worker taking work; release removes it. A
-// place holds a sized job's slots on the worker it names (it starts when
-// they free); a drain, release or spot reclaim of that worker sends it
-// back to wait for another placement. A
-// rehome (moving queued burst work between the controller's elastic
-// queues) is a no-op: the model has one burst queue whose spot workers skip
+// stands for it. Drain stops a worker taking work; release removes it.
+// A place holds a sized job's slots on the worker it names (it starts
+// when they free); a drain, release or spot reclaim of that worker sends
+// it back to wait for another placement. A rehome (moving queued burst
+// work between the controller's elastic queues) is a no-op: the model has one burst queue whose spot workers skip
 // work that may not go to spot, and no region pins, so its snapshot gives
 // jobs no policy.ElasticHome and the policy plans none.
 //
