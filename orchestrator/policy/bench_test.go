@@ -82,3 +82,80 @@ func BenchmarkDecide(b *testing.B) {
 		Decide(s, t0)
 	}
 }
+
+// placeBenchSnapshot is a GPU installation: 100 fixed workers and 100
+// on-demand workers of 8 slots, half full, and 10,000 queued jobs of 1,
+// 2, 4 and 8 slots (one in twenty a gang of 2 to 4 members), a third of
+// them core. Most are sized, so rule 8 walks them all.
+func placeBenchSnapshot() Snapshot {
+	s := Snapshot{Config: DefaultConfig(), Pools: []Pool{
+		fixedPool("fx", "eu"),
+		elasticPool("od-eu", PoolOnDemand, "eu", 1.0),
+	}}
+	s.Pools[1].MaxWorkers, s.Pools[1].SlotsPerWorker = 150, 8
+	n := 0
+	for i := range 200 {
+		pool := "fx"
+		if i >= 100 {
+			pool = "od-eu"
+		}
+		w := Worker{ID: fmt.Sprintf("w%03d", i), Pool: pool, Slots: 8, State: WorkerUp, StartedAt: ago(time.Hour)}
+		k := []int{1, 2, 4}[i%3]
+		for used := 0; used+k <= 4; used += k {
+			class := jobs.ClassBurst
+			if pool == "fx" && i%2 == 0 {
+				class = jobs.ClassCore
+			}
+			j := running(fmt.Sprintf("r%05d", n), class, w, ago(time.Duration(n%90)*time.Minute))
+			j.Slots = k
+			s.Jobs = append(s.Jobs, j)
+			w.Busy += k
+			n++
+		}
+		s.Workers = append(s.Workers, w)
+	}
+	for q := range 10000 {
+		class, queue := jobs.ClassBurst, QueueBurst
+		switch {
+		case q%3 == 0:
+			class, queue = jobs.ClassCore, QueueCore
+		case q%7 == 0:
+			queue = QueueLoan
+		}
+		j := queued(fmt.Sprintf("q%05d", q), class, queue, ago(time.Duration(q%600)*time.Second))
+		j.Slots = []int{1, 2, 4, 8}[q%4]
+		if q%20 == 0 {
+			j.Slots, j.Replicas = 2, 2+q%3
+		}
+		s.Jobs = append(s.Jobs, j)
+	}
+	return s
+}
+
+func BenchmarkPlaceTick(b *testing.B) {
+	s := placeBenchSnapshot()
+	mustValid(b, s)
+	p := Decide(s, t0)
+	if p.Count(Place) == 0 {
+		b.Fatalf("nothing placed:\n%s", p)
+	}
+	b.ReportMetric(float64(p.Count(Place)), "places/op")
+	b.ReportAllocs()
+	for b.Loop() {
+		Decide(s, t0)
+	}
+}
+
+// BenchmarkPlaceIndexTick is the same installation kept in an index: the
+// tick the simulator pays.
+func BenchmarkPlaceIndexTick(b *testing.B) {
+	s := placeBenchSnapshot()
+	ix := IndexOf(s)
+	j := s.Jobs[len(s.Jobs)-1]
+	b.ReportAllocs()
+	for b.Loop() {
+		j.QueuedAt = j.QueuedAt.Add(time.Millisecond)
+		ix.PutJob(j)
+		ix.Decide(t0)
+	}
+}

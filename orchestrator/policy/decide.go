@@ -139,7 +139,7 @@ func (p *planner) movable(j *Job) bool {
 // coreWaits reports whether queued core work exceeds the free fixed slots.
 // Fixed workers take core before loan, so a queued core job that fits is
 // not waiting; one that does not fit is, and nothing may be lent meanwhile.
-func (p *planner) coreWaits() bool { return p.coreQueued > p.fixed.Free() }
+func (p *planner) coreWaits() bool { return p.coreQueued > p.freeFixed }
 
 // ceiling is how many fixed slots may be committed under the high
 // watermark, never more than exist. Integer arithmetic keeps 0.7*10 from

@@ -1,7 +1,8 @@
 // Package policy decides, once per controller tick, how Ballast moves work
-// between fixed quota and elastic capacity. It owns the seven rules of the
+// between fixed quota and elastic capacity. It owns the rules of the
 // design (reclaim, lend, scale up, move back below the low watermark,
-// release, hold between the watermarks, core overflow) and nothing else:
+// release, hold between the watermarks, core overflow, placement of sized
+// jobs) and nothing else:
 // [Decide] reads a [Snapshot] and returns a [Plan] of actions; carrying the
 // actions out (Redis moves, control messages, provider calls) belongs to the
 // controller.
@@ -11,6 +12,16 @@
 // controller and the discrete-event simulator share one decision function,
 // lets tests replay any situation exactly, and lets a plan be printed and
 // compared ("ballast plan") before anything is applied.
+//
+// Capacity is counted in slots. A job holds Slots of them on one worker,
+// a gang Replicas x Slots across workers of one region. One-slot jobs wait
+// in the queues workers read, and take any free slot; a sized job (more
+// than one slot, a gang, CPUs, memory or labels to match) waits in no
+// such queue and starts only where rule 8 places it (Action Place, with
+// the worker of each member), and the worker holds its slots for it as
+// they free. Every count the other rules use (FixedLoad, the watermarks,
+// lending, migration, reclaim victims, pool sizes) is in slots, so a
+// snapshot of one-slot jobs gets the plan it always got.
 //
 // Decisions are deterministic down to the order of the actions, whatever the
 // order of the snapshot's slices. Plans are idempotent across ticks: moves

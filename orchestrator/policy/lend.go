@@ -15,7 +15,7 @@ func (p *planner) unlend() {
 	if p.coreQueued <= 0 {
 		return
 	}
-	free := p.fixed.Free()
+	free := p.freeFixed
 	excess := p.loans - max(free-p.coreQueued, 0)
 	if excess <= 0 {
 		return

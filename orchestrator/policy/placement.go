@@ -224,7 +224,7 @@ func (pl *placer) mostFree(t placeTarget) int {
 // Loaned work waits while core work does: fixed slots are core's first.
 func (pl *placer) place(j *Job) {
 	g := pl.groupOf(j)
-	if j.Queue == QueueLoan && pl.coreQueued > pl.fixed.Free()-j.weight() {
+	if j.Queue == QueueLoan && pl.coreQueued > pl.freeFixed-j.weight() {
 		// As rule 2 lends: never into slots queued core work needs.
 		return
 	}
@@ -358,7 +358,9 @@ func (pl *placer) commit(j *Job, g placeGroup, ws []*workerRec, reserve bool) {
 		ids[i] = w.ID
 		t := pl.tickUse(w)
 		if pl.fixedUp(w) && w.Slots > 0 {
-			pl.fixed.Busy += k // as measureFixed counts it next tick
+			// As measureFixed counts it next tick.
+			pl.fixed.Busy += k
+			pl.freeFixed -= max(w.Slots-pl.rawBusy(w, t.used), 0) - max(w.Slots-pl.rawBusy(w, t.used+k), 0)
 		}
 		t.used += k
 		t.milliCPU += j.milliCPU()

@@ -23,7 +23,7 @@ import (
 // (see reclaimFor). Gangs are not reclaimed, nor reclaimed for: stopping
 // one member stops them all.
 func (p *planner) reclaim() {
-	free := p.fixed.Free()
+	free := p.freeFixed
 	p.short = p.coreQueued - free - p.reclaiming - p.freedSized
 	// Sized core jobs rule 8 did not place need their slots on one
 	// worker: reclaimSized took care of them, the fixed-wide count is not

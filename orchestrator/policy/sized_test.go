@@ -46,3 +46,71 @@ func TestPropertySizedPlans(t *testing.T) {
 		}
 	})
 }
+
+// TestPropertySizedIndexUpkeep builds an index of a sized snapshot by
+// changes in a random order, with stale versions (placed and unplaced,
+// wider and narrower) put first and workers that go and come back, and
+// holds it against the rebuild: the same structures (Index.Check, which
+// covers the slots held per worker and the sized sets), the same plan,
+// and nothing left once everything is taken out.
+func TestPropertySizedIndexUpkeep(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		s := genSizedSnapshot(t)
+		ix := NewIndex(s.Config, s.Pools)
+		order := rapid.Permutation(seq(len(s.Jobs)+len(s.Workers))).Draw(t, "order")
+		for n, i := range order {
+			if i >= len(s.Jobs) {
+				w := s.Workers[i-len(s.Jobs)]
+				if rapid.Bool().Draw(t, "worker_away") {
+					ix.PutWorker(w)
+					ix.RemoveWorker(w.ID)
+				}
+				ix.PutWorker(w)
+				continue
+			}
+			j := s.Jobs[i]
+			if rapid.Bool().Draw(t, "stale") {
+				old := j
+				old.Slots = rapid.IntRange(0, 4).Draw(t, "stale_slots")
+				old.Placed = nil
+				if len(s.Workers) > 0 && old.queued() && old.PendingAction == "" && rapid.Bool().Draw(t, "stale_placed") {
+					old.Placed = make([]string, max(old.Replicas, 1))
+					for k := range old.Placed {
+						old.Placed[k] = rapid.SampledFrom(s.Workers).Draw(t, "stale_worker").ID
+					}
+				}
+				ix.PutJob(old)
+			}
+			ix.PutJob(j)
+			if n%5 == 0 {
+				if err := ix.Check(); err != nil {
+					t.Fatalf("after %d changes: %v", n+1, err)
+				}
+			}
+		}
+		ix.SetLaunches(s.Launches)
+		if err := ix.Check(); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := ix.Decide(t0), Decide(s, t0); !reflect.DeepEqual(got, want) {
+			t.Fatalf("plans differ:\n got %s\nwant %s", got, want)
+		}
+		for _, j := range s.Jobs {
+			ix.RemoveJob(j.ID)
+		}
+		for _, w := range s.Workers {
+			ix.RemoveWorker(w.ID)
+		}
+		if len(ix.use) != 0 || len(ix.sized) != 0 || len(ix.placed) != 0 || ix.toCore != 0 || ix.toLoan != 0 {
+			t.Fatalf("an emptied index still holds %+v", ix.state())
+		}
+	})
+}
+
+func seq(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i
+	}
+	return out
+}

@@ -20,6 +20,10 @@ type view struct {
 	worker  map[string]*workerRec
 
 	fixed FixedLoad
+	// freeFixed is the free fixed slots counted per worker: FixedLoad.Free
+	// but for a reservation that over-commits its worker, whose excess
+	// takes no slot of another (it waits for its own worker's).
+	freeFixed int
 	// fixedRegions are the regions of the fixed workers that are up: a
 	// pinned job may only be lent if every one of them matches, because any
 	// fixed worker may take it from the loan queue.
@@ -100,6 +104,7 @@ func (v *view) measureFixed() {
 		// worker's slots: a reservation is committed work, as queued core
 		// work is, and placing a job must not lower what is committed.
 		v.fixed.Busy += min(max(w.Busy, v.use(w).used, 0), w.Slots) + v.use(w).held
+		v.freeFixed += max(w.Slots-v.rawBusy(w, 0), 0)
 		v.fixedRegions[w.pool.Region] = true
 	}
 	v.fixed.QueuedCore, v.fixed.Loans = v.ix.toCore, v.ix.toLoan

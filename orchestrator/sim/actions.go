@@ -81,6 +81,24 @@ func (s *sim) carryOut(a policy.Action) error {
 			return fmt.Errorf("job %s waits in %s, not in burst", a.Job, policyQueue[t.queue])
 		}
 
+	case policy.Place:
+		// Rule 8 names the worker of each member; the model runs sized
+		// jobs of one member (the traces have no gangs yet).
+		ti, err := s.queuedTask(a.Job)
+		if err != nil {
+			return err
+		}
+		t := &s.tasks[ti]
+		if !t.sized() || t.placed >= 0 || len(a.Workers) != 1 {
+			return fmt.Errorf("job %s is not a sized job of one member waiting for a place", a.Job)
+		}
+		wi := parseID('w', a.Workers[0])
+		if wi < 0 || int(wi) >= len(s.workers) || s.workers[wi].state != wsUp || s.workers[wi].slots < t.slots {
+			return fmt.Errorf("worker %s is not up with %d slots", a.Workers[0], t.slots)
+		}
+		s.hold(ti, wi)
+		s.unplaced = append(s.unplaced, ti)
+
 	case policy.ScaleUp:
 		pi, ok := s.poolByName[a.Pool]
 		if !ok || !s.pools[pi].elastic || a.Count <= 0 {

@@ -10,27 +10,33 @@
 //
 // # The model and its simplifications
 //
-// Jobs. A job of n slots runs as n one-slot tasks of the job's Duration,
-// because the policy counts one job per slot; the tasks are scheduled
-// independently (no gang start). The job starts when its last task first
-// starts and finishes when its last task finishes; waits are submit to
-// start, and requeues after a stop do not add to them. Every job may be
-// retried, so a checkpointable burst job is spot-eligible until it has
-// suffered Config.MaxSpotPreemptions spot reclaims. Jobs are not pinned to
-// regions, and the trace's Team is not used.
+// Jobs. A job of one slot is one task. A job of k > 1 slots is one sized
+// task holding k slots on one worker, as live: it waits in no queue a
+// worker reads, and starts only where the policy's Place (rule 8) puts
+// it, once that worker has k free slots; until then the worker holds its
+// slots for it as they free and takes no other work (a reservation).
+// Gangs (several members) are not modelled yet: the traces have no
+// replicas. Waits are submit to start, and requeues after a stop do not
+// add to them. Every job may be retried, so a checkpointable burst job is
+// spot-eligible until it has suffered Config.MaxSpotPreemptions spot
+// reclaims. Jobs are not pinned to regions, ask for no labels, CPUs or
+// memory, and the trace's Team is not used.
 //
 // Queues and workers. Core jobs queue in core, burst jobs in burst, as in
-// production. The quota is one always-up fixed worker with FixedSlots
-// slots: the policy only counts fixed slots, so how they are split into
-// machines changes nothing it decides. It takes core work, then loaned
-// work (strict priority). On-demand workers take the core work overflowed
-// to their pool (live, any on-demand worker of the job's region may take it
-// from the overflow queue), then burst work; spot workers only spot-eligible burst
-// work. A worker with a free slot takes queued work at once (the live
+// production. The quota is always-up fixed workers: one of FixedSlots
+// slots, or, with Options.FixedWorkerSlots, workers of that size (a
+// k-slot job then needs k free on one of them). They take core work, then
+// loaned work (strict priority), the first worker by ID first. On-demand
+// workers take the core work overflowed to their pool (live, any
+// on-demand worker of the job's region may take it from the overflow
+// queue), then burst work; spot workers only spot-eligible burst work.
+// A worker with a free slot takes queued one-slot work at once (the live
 // system takes about 20 ms), in the policy's queue order; a newly queued
 // burst task goes to the cheapest pool with a free slot and, within it, to
-// the oldest worker, so the newest workers are the ones that go idle.
-//
+// the oldest worker, so the newest workers are the ones that go idle. A
+// sized job never fits an elastic worker smaller than itself, so a pool of
+// one-slot workers runs none.
+
 // Core overflow (rule 7) waits as live: the global core_max_wait, a
 // template's own (Options.CoreMaxWaitByTemplate), and for a core job with
 // a deadline no later than its latest start, the deadline less its
@@ -59,9 +65,11 @@
 // does. A scale-up books a launch that becomes registered, idle workers
 // after the pool's StartupDelay: launches always fill (no stock-outs), and
 // the policy's "starting" worker state is not modelled, the launch book
-// stands for it. Drain stops a worker taking work; release removes it. A
-// rehome (moving queued burst work between the controller's elastic
-// queues) is a no-op: the model has one burst queue whose spot workers skip
+// stands for it. Drain stops a worker taking work; release removes it.
+// A place holds a sized job's slots on the worker it names (it starts
+// when they free); a drain, release or spot reclaim of that worker sends
+// it back to wait for another placement. A rehome (moving queued burst
+// work between the controller's elastic queues) is a no-op: the model has one burst queue whose spot workers skip
 // work that may not go to spot, and no region pins, so its snapshot gives
 // jobs no policy.ElasticHome and the policy plans none.
 //

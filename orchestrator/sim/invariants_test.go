@@ -12,8 +12,9 @@ import (
 )
 
 // invariants checks the model before every Decide: the snapshot passes the
-// policy's own validation, the bookkeeping agrees with itself, and no free
-// slot is left beside queued work it may take.
+// policy's own validation, the bookkeeping agrees with itself, no worker
+// holds more than its slots, and no free slot is left beside queued work
+// it may take (or beside the sized job placed there, once it fits).
 func invariants(s *sim, snap policy.Snapshot) error {
 	if err := snap.Validate(); err != nil {
 		return err
@@ -21,13 +22,26 @@ func invariants(s *sim, snap policy.Snapshot) error {
 	free := make([]int, len(s.pools))
 	for _, wi := range s.live {
 		w := &s.workers[wi]
-		if int(w.busy) != len(w.tasks) || w.busy > w.slots || w.busy < 0 {
-			return fmt.Errorf("worker %s: busy %d with %d tasks of %d slots", w.id, w.busy, len(w.tasks), w.slots)
+		held := int32(0)
+		for _, ti := range w.tasks {
+			held += s.tasks[ti].slots
+		}
+		if held != w.busy || w.busy > w.slots || w.busy < 0 {
+			return fmt.Errorf("worker %s: busy %d with tasks of %d slots, of %d slots", w.id, w.busy, held, w.slots)
 		}
 		if w.state != wsUp {
+			if len(w.holds) > 0 {
+				return fmt.Errorf("worker %s takes no work but holds %d placed jobs", w.id, len(w.holds))
+			}
 			continue
 		}
 		free[w.pool] += int(w.slots - w.busy)
+		if len(w.holds) > 0 {
+			if h := &s.tasks[w.holds[0]]; h.slots <= w.slots-w.busy || h.placed != wi || h.state != tsQueued {
+				return fmt.Errorf("worker %s: placed job %s of %d slots waits with %d free", w.id, h.id, h.slots, w.slots-w.busy)
+			}
+			continue // a reservation: it takes nothing else
+		}
 		if w.busy == w.slots {
 			continue
 		}
@@ -52,7 +66,7 @@ func invariants(s *sim, snap policy.Snapshot) error {
 	for i := range s.tasks {
 		t := &s.tasks[i]
 		if t.state == tsRunning || t.state == tsLeaving {
-			running++
+			running += int(t.slots)
 		}
 		if s.visible(t) != t.shown {
 			return fmt.Errorf("job %s (state %d) is shown wrongly", t.id, t.state)
@@ -74,12 +88,12 @@ func sameState(got, want policy.Snapshot) error {
 		return fmt.Errorf("%d workers and %d jobs, want %d and %d", len(got.Workers), len(got.Jobs), len(want.Workers), len(want.Jobs))
 	}
 	for i := range got.Workers {
-		if got.Workers[i] != want.Workers[i] {
+		if !reflect.DeepEqual(got.Workers[i], want.Workers[i]) {
 			return fmt.Errorf("worker\n got %+v\nwant %+v", got.Workers[i], want.Workers[i])
 		}
 	}
 	for i := range got.Jobs {
-		if got.Jobs[i] != want.Jobs[i] {
+		if !reflect.DeepEqual(got.Jobs[i], want.Jobs[i]) {
 			return fmt.Errorf("job\n got %+v\nwant %+v", got.Jobs[i], want.Jobs[i])
 		}
 	}

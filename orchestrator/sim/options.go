@@ -38,6 +38,11 @@ type Options struct {
 	// and one worker keeps Decide's input small. With quota but no fixed
 	// pool in Pools, a pool named "fixed" is added.
 	FixedSlots int
+	// FixedWorkerSlots, when > 0, splits the quota into fixed workers of
+	// that many slots (the last one takes what is left), as GPU machines
+	// come in sizes: a job of k slots then needs k free slots on one of
+	// them. Zero keeps the quota one worker of FixedSlots slots.
+	FixedWorkerSlots int
 	// FixedPricePerSlotHour prices the quota when the fixed pool has no
 	// PricePerSlotHour of its own.
 	FixedPricePerSlotHour float64
@@ -83,6 +88,7 @@ type setup struct {
 	pools      []policy.Pool
 	fixedPool  int // index in pools, -1 without quota
 	fixedSlots int
+	fixedSize  int // slots of a fixed worker; fixedSlots when 0 was asked
 	fixedPrice float64
 	tickLen    time.Duration
 	spotRate   float64 // per hour
@@ -104,6 +110,7 @@ func prepare(o Options) (setup, error) {
 		pools:      slices.Clone(o.Pools),
 		fixedPool:  -1,
 		fixedSlots: o.FixedSlots,
+		fixedSize:  o.FixedWorkerSlots,
 		tickLen:    o.Tick,
 		spotRate:   o.SpotReclaimRate,
 		ckptEvery:  o.CheckpointInterval,
@@ -131,6 +138,12 @@ func prepare(o Options) (setup, error) {
 	}
 	if s.fixedSlots < 0 {
 		bad("fixed_slots is %d; write 0 for no quota", s.fixedSlots)
+	}
+	if s.fixedSize < 0 {
+		bad("fixed_worker_slots is %d; write 0 for one fixed worker with every fixed slot", s.fixedSize)
+	}
+	if s.fixedSize == 0 {
+		s.fixedSize = s.fixedSlots
 	}
 	if !(o.FixedPricePerSlotHour >= 0) || math.IsInf(o.FixedPricePerSlotHour, 0) {
 		bad("fixed_price_per_slot_hour is %v; it must be a finite price >= 0", o.FixedPricePerSlotHour)

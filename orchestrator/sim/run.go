@@ -60,7 +60,8 @@ type sim struct {
 	freeTasks []int32
 	workers   []worker
 	live      []int32 // workers not gone, in snapshot order
-	fixed     int32   // the fixed worker, -1 without quota
+	fixed     int32   // the first fixed worker, -1 without quota
+	fixedWs   []int32 // the fixed workers, in ID order
 	launches  []launch
 	booting   []int32 // launches not yet booted
 
@@ -150,7 +151,7 @@ func newSim(tr trace.Trace, o Options) (*sim, error) {
 	s.st.init()
 	s.bound = newWaitBound(s)
 	for _, j := range tr.Jobs {
-		s.workLeft += j.Slots
+		s.workLeft += tasksOf(&j)
 	}
 	s.poolPolicy = su.pools
 	s.ix = policy.NewIndex(su.cfg, su.pools)
@@ -169,7 +170,10 @@ func newSim(tr trace.Trace, o Options) (*sim, error) {
 		return cmp.Or(cmp.Compare(pa.PricePerSlotHour, pb.PricePerSlotHour), cmp.Compare(pa.Name, pb.Name))
 	})
 	if su.fixedPool >= 0 && su.fixedSlots > 0 {
-		s.fixed = s.newWorker(int32(su.fixedPool), int32(su.fixedSlots), 0)
+		for left := su.fixedSlots; left > 0; left -= su.fixedSize {
+			s.fixedWs = append(s.fixedWs, s.newWorker(int32(su.fixedPool), int32(min(left, su.fixedSize)), 0))
+		}
+		s.fixed = s.fixedWs[0]
 	}
 	return s, nil
 }
@@ -262,15 +266,26 @@ func (s *sim) handle(e event) bool {
 	return false
 }
 
-// arrive submits the next trace job: one task per slot, each queued by its
-// class and placed on a free slot if one may take it.
+// tasksOf is how many tasks a trace job runs as: one task per slot for a
+// job of one slot (one task), one sized task of all its slots otherwise.
+func tasksOf(j *trace.Job) int {
+	if j.Slots > 1 {
+		return 1
+	}
+	return max(j.Slots, 1)
+}
+
+// arrive submits the next trace job, queued by its class: a one-slot job
+// is placed on a free slot if one may take it; a job of k slots is one
+// sized task that waits for the policy to place it (rule 8) on one
+// worker with k slots.
 func (s *sim) arrive() {
 	ji := int32(s.next)
 	j := &s.tr.Jobs[s.next]
 	s.next++
 	tmpl := s.st.template(j.Template)
-	s.jobLeft[ji] = int32(j.Slots)
-	s.jobUnstarted[ji] = int32(j.Slots)
+	s.jobLeft[ji] = int32(tasksOf(j))
+	s.jobUnstarted[ji] = int32(tasksOf(j))
 	q := qBurst
 	switch {
 	case j.Class == jobs.ClassCore:
@@ -281,7 +296,7 @@ func (s *sim) arrive() {
 		// the policy to lend it.
 		q = qLoan
 	}
-	for range j.Slots {
+	for range tasksOf(j) {
 		ti := s.newTask(ji, tmpl, j)
 		s.enqueue(ti, q, s.now)
 		s.place(ti)

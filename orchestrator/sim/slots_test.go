@@ -5,26 +5,85 @@ import (
 	"time"
 
 	"github.com/ballastdev/ballast/orchestrator/policy"
+	"github.com/ballastdev/ballast/orchestrator/trace"
 )
 
-// A job of 3 slots on 2 fixed slots runs as 3 one-slot tasks: two start at
-// once, the third when one of them ends. The job starts when its last slot
-// does and finishes when its last slot does.
-func TestMultiSlotJobRunsAsOneSlotTasks(t *testing.T) {
-	j := coreJob(0, time.Hour)
-	j.Slots, j.Deadline = 3, 90*time.Minute
-	r := mustRun(t, mkTrace(j), Options{Pools: []policy.Pool{quota(1)}, FixedSlots: 2})
+// A job of k slots is one unit: it starts only when one worker has k free
+// slots, through the policy's Place on the tick after it arrives. Until
+// then the worker it is placed on holds the slots for it as they free and
+// takes no one-slot work, so a one-slot job that arrives later waits too.
+func TestSizedJobStartsWhole(t *testing.T) {
+	big := coreJob(0, time.Hour)
+	big.Slots, big.Deadline = 3, 90*time.Minute
+	late := coreJob(5*time.Minute, time.Hour)
+	tr := mkTrace(coreJob(0, 30*time.Minute), coreJob(0, 30*time.Minute), big, late)
+	r := runChecked(t, tr, Options{Pools: []policy.Pool{quota(1)}, FixedSlots: 4})
 
-	if r.Jobs != 1 || r.CoreWait.N != 1 || r.CoreWait.Max != time.Hour {
-		t.Errorf("%d jobs, waits %+v: want one job waiting an hour for its third slot", r.Jobs, r.CoreWait)
+	if r.Jobs != 4 || r.CoreWait.N != 4 || r.CoreWait.Max != 30*time.Minute {
+		t.Errorf("%d jobs, waits %+v: want the 3-slot job to wait 30m for its slots", r.Jobs, r.CoreWait)
 	}
-	if r.SlotHours.Fixed != 3 || r.SimulatedSeconds != (2*time.Hour).Seconds() || r.DeadlineMisses != 1 {
-		t.Errorf("slot-hours %v, span %vs, %d misses: want 3, 2 h, 1", r.SlotHours.Fixed, r.SimulatedSeconds, r.DeadlineMisses)
+	// 2 x 0.5 h, 3 slots x 1 h, 1 h: 5 slot-hours; the late job ends at 1h30.
+	if r.SlotHours.Fixed != 5 || r.SimulatedSeconds != (90*time.Minute).Seconds() || r.DeadlineMisses != 0 {
+		t.Errorf("slot-hours %v, span %vs, %d misses: want 5, 1h30, 0", r.SlotHours.Fixed, r.SimulatedSeconds, r.DeadlineMisses)
 	}
-	if got := r.Templates; len(got) != 1 || got[0].Template != "core" || got[0].Jobs != 1 || got[0].SlotHours != 3 ||
-		len(got[0].ByDay) != 1 || got[0].ByDay[0] != 3 || got[0].SlotHoursPerDay != 3*12 {
-		t.Errorf("templates %+v", got)
+	if r.Actions[policy.Place] != 1 {
+		t.Errorf("actions %v: want one place", r.Actions)
 	}
+}
+
+// A k-slot job waits for k free slots on one worker, not for k free slots
+// in all: with the quota as two workers of 4 slots, 3 free on one and 4
+// freed later on the other, it waits where it was reserved. A job bigger
+// than every worker never starts.
+func TestSizedJobNeedsOneWorker(t *testing.T) {
+	var js []trace.Job
+	for range 4 {
+		js = append(js, coreJob(0, 30*time.Minute)) // fill w0
+	}
+	js = append(js, coreJob(time.Second, time.Hour)) // on w1, 3 left free
+	four := coreJob(2*time.Second, time.Hour)
+	four.Slots = 4
+	js = append(js, four)
+	o := Options{Pools: []policy.Pool{quota(1)}, FixedSlots: 8, FixedWorkerSlots: 4}
+	r := runChecked(t, mkTrace(js...), o)
+	if r.Jobs != 6 || r.CoreWait.Max != time.Hour-time.Second {
+		t.Errorf("%d jobs, waits %+v: want the 4-slot job to wait for w1, 1h-1s", r.Jobs, r.CoreWait)
+	}
+
+	five := coreJob(0, time.Hour)
+	five.Slots = 5
+	r = runChecked(t, mkTrace(five, coreJob(0, time.Hour)), o)
+	if r.Jobs != 1 || r.Unfinished != 1 {
+		t.Errorf("%d finished, %d unfinished: want the 5-slot job on 4-slot workers never to start", r.Jobs, r.Unfinished)
+	}
+}
+
+// The quota as workers of a size, with sized work on them and on elastic
+// workers, keeps every worker within its slots at every tick (invariants
+// checks that, and that a placed job waits only while it does not fit).
+func TestSizedWorkersNeverOverCapacity(t *testing.T) {
+	tr := benchTrace(3000, 1, 10*time.Minute, 17)
+	o := busyOptions()
+	o.FixedSlots, o.FixedWorkerSlots = 32, 8
+	r := runChecked(t, tr, o)
+	if r.Actions[policy.Place] == 0 || r.Jobs == 0 {
+		t.Errorf("the case exercises too little: actions %v, %d jobs", r.Actions, r.Jobs)
+	}
+}
+
+// runChecked runs tr under o with the model's invariants checked before
+// every Decide.
+func runChecked(t *testing.T, tr trace.Trace, o Options) Result {
+	t.Helper()
+	s, err := newSim(tr, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.check = invariants
+	if err := s.run(); err != nil {
+		t.Fatal(err)
+	}
+	return s.result()
 }
 
 // Slot time is split across days for the planner's per-day figures.

@@ -129,6 +129,9 @@ func (s *sim) policyJob(t *task) policy.Job {
 		Checkpointable: t.ckpt, Retryable: true, SpotPreemptions: int(t.spotHits),
 		SubmittedAt: s.at(t.submit), QueuedAt: s.at(t.queuedAt),
 	}
+	if t.sized() {
+		j.Slots = int(t.slots)
+	}
 	if t.core {
 		j.Class = jobs.ClassCore
 		j.MaxWait, j.HasMaxWait = s.ownMaxWait(t)
@@ -137,6 +140,9 @@ func (s *sim) policyJob(t *task) policy.Job {
 	case tsQueued:
 		if t.queue == qOverflow {
 			j.Pool = s.pools[t.ovPool].Name
+		}
+		if t.placed >= 0 {
+			j.Placed = []string{s.workers[t.placed].id}
 		}
 		return j
 	case tsLeaving:

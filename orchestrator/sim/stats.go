@@ -86,7 +86,8 @@ func (st *stats) stopped(r stopReason, lost time.Duration) {
 func (s *sim) account(t *task, until time.Duration) {
 	from := t.startedAt
 	p := &s.pools[s.workers[t.worker].pool]
-	h := (until - from).Hours()
+	k := float64(t.slots)
+	h := k * (until - from).Hours()
 	p.use.SlotHours += h
 	switch p.Kind {
 	case policy.PoolFixed:
@@ -104,7 +105,7 @@ func (s *sim) account(t *task, until time.Duration) {
 			tm.byDay = append(tm.byDay, make([]float64, d+1-len(tm.byDay))...)
 		}
 		seg := min(until, time.Duration(d+1)*day) - from
-		tm.byDay[d] += seg.Hours()
+		tm.byDay[d] += k * seg.Hours()
 		from += seg
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/ballastdev/ballast/jobs"
+	"github.com/ballastdev/ballast/orchestrator/policy"
 	"github.com/ballastdev/ballast/orchestrator/trace"
 )
 
@@ -47,6 +48,11 @@ type task struct {
 	job    int32
 	tmpl   int32
 	worker int32
+	// slots is what the task holds on its worker: 1, or the job's slots
+	// for a sized task. placed is the worker a queued sized task is
+	// placed on (rule 8), -1 if none.
+	slots  int32
+	placed int32
 	ovPool int32 // target pool of an overflowed core task
 	wpos   int32 // index in its worker's tasks
 	gen    uint32
@@ -75,6 +81,7 @@ func (s *sim) newTask(ji, tmpl int32, j *trace.Job) int32 {
 	t := &s.tasks[ti]
 	*t = task{
 		id: t.id, submit: j.Submit, prevCkpt: -1, job: ji, tmpl: tmpl, worker: -1, ovPool: -1,
+		slots: int32(max(j.Slots, 1)), placed: -1,
 		gen: t.gen + 1, core: j.Class == jobs.ClassCore, ckpt: j.Checkpointable,
 	}
 	return ti
@@ -110,6 +117,9 @@ func (s *sim) queueOf(t *task) *taskQueue {
 
 // enqueue puts a task in queue q as queued at queuedAt (a move between
 // queues keeps the attempt's queue time).
+//
+// A sized task is in no queue workers read: its queue is the policy's
+// logical one, and it starts only where a Place puts it.
 func (s *sim) enqueue(ti int32, q queueKind, queuedAt time.Duration) {
 	t := &s.tasks[ti]
 	t.state, t.queue, t.queuedAt = tsQueued, q, queuedAt
@@ -117,7 +127,9 @@ func (s *sim) enqueue(ti int32, q queueKind, queuedAt time.Duration) {
 	if q == qBurst {
 		t.spotOK = s.spotEligible(t)
 	}
-	s.queueOf(t).add(queueEntry{queuedAt: queuedAt, submit: t.submit, task: ti, gen: t.gen})
+	if !t.sized() {
+		s.queueOf(t).add(queueEntry{queuedAt: queuedAt, submit: t.submit, task: ti, gen: t.gen})
+	}
 	if q == qCore && s.cfg.CoreOverflow {
 		s.coreDue.push(queueEntry{queuedAt: queuedAt + s.coreMaxWait(t), task: ti, gen: t.gen})
 	}
@@ -129,8 +141,14 @@ func (s *sim) enqueue(ti int32, q queueKind, queuedAt time.Duration) {
 func (s *sim) dequeue(ti int32) {
 	t := &s.tasks[ti]
 	t.gen++
-	s.queueOf(t).left(s.valid)
+	if !t.sized() {
+		s.queueOf(t).left(s.valid)
+	}
 }
+
+// sized reports whether the task holds more than one slot: it then starts
+// only through the policy's Place.
+func (t *task) sized() bool { return t.slots > 1 }
 
 // move moves a queued task to another queue, keeping its queue time, and
 // lets a free slot take it.
@@ -144,7 +162,7 @@ func (s *sim) move(ti int32, q queueKind) {
 func (s *sim) start(ti, wi int32) {
 	s.dequeue(ti)
 	t := &s.tasks[ti]
-	t.state, t.worker, t.startedAt = tsRunning, wi, s.now
+	t.state, t.worker, t.startedAt, t.placed = tsRunning, wi, s.now, -1
 	s.occupy(wi, ti)
 	s.events.push(event{at: s.now + s.tr.Jobs[t.job].Duration - t.saved, kind: evFinish, idx: ti, gen: t.gen})
 	s.nextCheckpoint(ti)
@@ -203,7 +221,7 @@ func (s *sim) checkpoint(t *task) (saved, at time.Duration) {
 func (s *sim) stop(ti int32, reason stopReason, dest queueKind) {
 	t := &s.tasks[ti]
 	saved, at := s.checkpoint(t)
-	s.st.stopped(reason, t.saved+(s.now-t.startedAt)-saved)
+	s.st.stopped(reason, time.Duration(t.slots)*(t.saved+(s.now-t.startedAt)-saved))
 	t.saved, t.prevCkpt = saved, at
 	if reason == stopSpot {
 		t.spotHits++
@@ -226,7 +244,7 @@ func (s *sim) land(ti int32, dest queueKind) {
 	t := &s.tasks[ti]
 	wi := t.worker
 	s.account(t, s.now)
-	s.st.overhead += (s.now - t.stopAt).Hours()
+	s.st.overhead += float64(t.slots) * (s.now - t.stopAt).Hours()
 	t.stopped = stopNone
 	t.worker = -1
 	s.vacate(wi, ti)
@@ -244,7 +262,7 @@ func (s *sim) visible(t *task) bool {
 	case tsQueued:
 		return true
 	case tsRunning, tsLeaving:
-		return s.fullSnapshot || !t.core || t.worker != s.fixed
+		return s.fullSnapshot || !t.core || s.pools[s.workers[t.worker].pool].Kind != policy.PoolFixed
 	}
 	return false
 }

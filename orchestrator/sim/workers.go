@@ -22,6 +22,10 @@ const (
 type worker struct {
 	id    string
 	tasks []int32 // running and leaving tasks, in no order
+	// holds are the sized tasks placed here that wait for free slots, in
+	// the order they were placed: while one waits, the worker takes no
+	// other work (a reservation).
+	holds []int32
 	// requested is when the launch was asked for: billing starts there, as
 	// a provider bills the boot time too.
 	requested time.Duration
@@ -61,14 +65,15 @@ func (s *sim) newWorker(pi, slots int32, requested time.Duration) int32 {
 	return wi
 }
 
-// occupy puts a task on one of the worker's free slots.
+// occupy puts a task on the worker's free slots.
 func (s *sim) occupy(wi, ti int32) {
 	w := &s.workers[wi]
-	w.busy++
+	k := s.tasks[ti].slots
+	w.busy += k
 	s.tasks[ti].wpos = int32(len(w.tasks))
 	w.tasks = append(w.tasks, ti)
 	if w.state == wsUp {
-		s.pools[w.pool].free--
+		s.pools[w.pool].free -= int(k)
 	}
 	s.workerChanged(wi)
 }
@@ -76,7 +81,8 @@ func (s *sim) occupy(wi, ti int32) {
 // vacate takes a task off its worker, which then takes queued work.
 func (s *sim) vacate(wi, ti int32) {
 	w := &s.workers[wi]
-	w.busy--
+	k := s.tasks[ti].slots
+	w.busy -= k
 	// Swap-delete: the quota is one worker with every fixed slot, so a
 	// search would cost a scan of the quota per finished job.
 	n := len(w.tasks) - 1
@@ -89,17 +95,31 @@ func (s *sim) vacate(wi, ti int32) {
 	}
 	s.workerChanged(wi)
 	if w.state == wsUp {
-		s.pools[w.pool].free++
+		s.pools[w.pool].free += int(k)
 		s.fill(wi)
 	}
 	s.dirty = true
 }
 
-// fill lets an up worker take queued work while it has free slots.
+// fill lets an up worker take queued work while it has free slots: first
+// the sized tasks placed on it, in order, each once its slots are free;
+// while one waits, nothing else.
 func (s *sim) fill(wi int32) {
 	for {
 		w := &s.workers[wi]
-		if w.state != wsUp || w.busy >= w.slots {
+		if w.state != wsUp {
+			return
+		}
+		if len(w.holds) > 0 {
+			ti := w.holds[0]
+			if w.slots-w.busy < s.tasks[ti].slots {
+				return
+			}
+			w.holds = w.holds[1:]
+			s.start(ti, wi)
+			continue
+		}
+		if w.busy >= w.slots {
 			return
 		}
 		ti, ok := s.nextFor(w)
@@ -156,10 +176,18 @@ func (s *sim) place(ti int32) {
 		return
 	}
 	t := &s.tasks[ti]
+	if t.sized() {
+		if t.placed >= 0 {
+			s.fill(t.placed)
+		}
+		return // it waits for the policy's Place
+	}
 	switch t.queue {
 	case qCore, qLoan:
-		if s.fixed >= 0 {
-			s.fill(s.fixed)
+		for _, wi := range s.fixedWs {
+			if s.fill(wi); t.state != tsQueued {
+				return
+			}
 		}
 	case qOverflow:
 		s.fillPool(t.ovPool, ti)
@@ -220,11 +248,13 @@ func (s *sim) boot(li int32) {
 	}
 }
 
-// drain stops a worker from taking work.
+// drain stops a worker from taking work; what was placed on it waits to
+// be placed again.
 func (s *sim) drain(wi int32) {
 	w := &s.workers[wi]
 	s.pools[w.pool].free -= int(w.slots - w.busy)
 	w.state = wsDraining
+	s.unhold(w)
 	s.dirty = true
 	s.workerChanged(wi)
 }
@@ -238,6 +268,7 @@ func (s *sim) retire(wi int32) {
 	}
 	w.state = wsGone
 	w.gen++
+	s.unhold(w)
 	s.ix.RemoveWorker(w.id)
 	if w.ipos >= 0 {
 		s.dropIdle(w)
@@ -296,4 +327,26 @@ func (s *sim) pay(pi int32, n int) {
 	p.use.PeakWorkers = max(p.use.PeakWorkers, p.paid)
 	s.st.paidElastic += n
 	s.st.peakElastic = max(s.st.peakElastic, s.st.paidElastic)
+}
+
+// hold places queued sized task ti on worker wi: it starts there once the
+// slots are free, and the worker takes nothing else meanwhile.
+func (s *sim) hold(ti, wi int32) {
+	t := &s.tasks[ti]
+	t.placed = wi
+	w := &s.workers[wi]
+	w.holds = append(w.holds, ti)
+	s.refresh(ti)
+	s.workerChanged(wi)
+	s.dirty = true
+}
+
+// unhold sends the tasks placed on a worker that takes no more work back
+// to waiting for a placement.
+func (s *sim) unhold(w *worker) {
+	for _, ti := range w.holds {
+		s.tasks[ti].placed = -1
+		s.refresh(ti)
+	}
+	w.holds = nil
 }
