@@ -444,3 +444,26 @@ func TestParseManyAliases(t *testing.T) {
 		t.Fatal("Parse did not finish within 20s on a document of nested aliases")
 	}
 }
+
+// A template's size is written inline: slots, replicas, cpus, memory and
+// requires are template keys, checked like the others.
+func TestTemplateSizeKeysAreKnown(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "ballast.yaml")
+	src := "pools: {fixed: {kind: fixed, slots: 4}}\ntemplates:\n  train:\n    command: [train]\n    slots: 4\n    max_slots: 8\n    cpus: 8\n    memory: 32GiB\n    requires: {gpu_model: A100}\n"
+	if err := os.WriteFile(path, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Load(path)
+	if err != nil {
+		t.Fatalf("a template with a size does not load: %v", err)
+	}
+	if tpl := cfg.Templates["train"]; tpl.Slots != 4 || tpl.MaxSlots != 8 || tpl.Requires["gpu_model"] != "A100" {
+		t.Errorf("loaded %+v", tpl.Size)
+	}
+	if err := os.WriteFile(path, []byte("pools: {fixed: {kind: fixed, slots: 4}}\ntemplates:\n  train:\n    command: [train]\n    slotz: 4\n"), 0o600); err == nil {
+		if _, err := Load(path); err == nil || !strings.Contains(err.Error(), `did you mean "slots"`) {
+			t.Errorf("a misspelt size key: %v", err)
+		}
+	}
+}

@@ -97,7 +97,8 @@ func (c shapeChecker) check(n *yaml.Node, t reflect.Type, path string) {
 }
 
 // yamlFields maps the YAML keys of a struct to their field types, following
-// yaml.v3's rules: the tag's name, else the lower-cased field name.
+// yaml.v3's rules: the tag's name, else the lower-cased field name, and the
+// keys of an inline struct as the struct's own.
 func yamlFields(t reflect.Type) map[string]reflect.Type {
 	out := make(map[string]reflect.Type, t.NumField())
 	for i := range t.NumField() {
@@ -105,7 +106,14 @@ func yamlFields(t reflect.Type) map[string]reflect.Type {
 		if !f.IsExported() {
 			continue
 		}
-		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		name, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if opts == "inline" && f.Type.Kind() == reflect.Struct {
+			// An inline struct's keys are the outer struct's own.
+			for k, ft := range yamlFields(f.Type) {
+				out[k] = ft
+			}
+			continue
+		}
 		switch name {
 		case "-":
 			continue
