@@ -334,6 +334,11 @@ func TestSizedCoreJobReclaimsBorrowedGPUs(t *testing.T) {
 			if j.Checkpoint == "" {
 				t.Errorf("the reclaimed job %s has no checkpoint to resume from", id)
 			}
+			// Its requeue is when its slots were free: the core job, held
+			// on the worker for them, may not start earlier.
+			if j.State == jobs.StateQueued && started.Before(j.QueuedAt) {
+				t.Errorf("the core job started at %s, before the victim gave its GPUs back at %s", started.Format("15:04:05.000"), j.QueuedAt.Format("15:04:05.000"))
+			}
 		}
 	}
 	if reclaimed != 1 {
