@@ -63,14 +63,15 @@ func decodePlaced(v string, attempt int) []string {
 
 // placeScript places a queued, unplaced sized job as a new attempt, so no
 // delivery of the unplaced attempt can start it. KEYS: job, outbox. ARGV:
-// id, attempt, now, workers (comma list). Returns the record as a flat
+// id, attempt, now, workers (comma list), total slots (what the usage
+// records of its attempts bill). Returns the record as a flat
 // HGETALL list, or {} when the job is not queued and unplaced at attempt.
 var placeScript = redis.NewScript(`
 local st = redis.call("HMGET", KEYS[1], "state", "attempt", "placed")
 if st[1] ~= "queued" or tonumber(st[2]) ~= tonumber(ARGV[2]) then return {} end
 if st[3] and string.sub(st[3], 1, string.len(ARGV[2]) + 1) == ARGV[2] .. "|" then return {} end
 local next = tonumber(st[2]) + 1
-redis.call("HSET", KEYS[1], "attempt", next, "placed", next .. "|" .. ARGV[4], "ob", "1")
+redis.call("HSET", KEYS[1], "attempt", next, "placed", next .. "|" .. ARGV[4], "ob", "1", "tslots", ARGV[5])
 redis.call("ZADD", KEYS[2], ARGV[3], ARGV[1])
 return redis.call("HGETALL", KEYS[1])
 `)
@@ -105,7 +106,7 @@ func (s *Store) Place(ctx context.Context, jobID string, attempt int, workers []
 		return 0, fmt.Errorf("queues.Place %s: %d workers for %d members", jobID, len(workers), cur.Spec.Members())
 	}
 	v, err := placeScript.Run(ctx, s.rdb, []string{s.ns.Job(jobID), s.ns.Outbox()},
-		jobID, attempt, s.opts.Now().UnixMilli(), strings.Join(workers, ",")).Slice()
+		jobID, attempt, s.opts.Now().UnixMilli(), strings.Join(workers, ","), cur.Spec.TotalSlots()).Slice()
 	if err != nil {
 		return 0, wrap("queues.Place", err)
 	}

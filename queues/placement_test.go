@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/hibiken/asynq"
 
@@ -137,5 +138,50 @@ func TestPlaceGangMembers(t *testing.T) {
 	}
 	if got, _ := s.Get(ctx, other.Job.ID); got.Attempt != 1 || got.Placed != nil {
 		t.Errorf("a refused placement changed the record: attempt %d placed %v", got.Attempt, got.Placed)
+	}
+}
+
+// A sized job's attempts are billed for its slots: the usage record of a
+// four-slot job says four, running or ended; a one-slot job's says one.
+func TestUsageCountsASizedJobsSlots(t *testing.T) {
+	t.Parallel()
+	s, c := newStore(t)
+	ctx := context.Background()
+	if _, err := s.Heartbeat(ctx, queues.WorkerInfo{ID: "w1", Pool: "fixed", Slots: 4, StartedAt: c.Now()}, nil); err != nil {
+		t.Fatal(err)
+	}
+	big, _ := s.Submit(ctx, sizedSpec(4), queues.QueueCore)
+	one, _ := s.Submit(ctx, spec(""), queues.QueueCore)
+	n, err := s.Place(ctx, big.Job.ID, 1, []string{"w1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	jb, ok, err := s.Claim(ctx, queues.Delivery{JobID: big.Job.ID, Attempt: n, Slots: 4}, "w1")
+	if err != nil || !ok {
+		t.Fatalf("claim: %v %v", ok, err)
+	}
+	jo, ok, _ := s.Claim(ctx, queues.Delivery{JobID: one.Job.ID, Attempt: 1}, "w1")
+	if !ok {
+		t.Fatal("one-slot claim")
+	}
+	if u := queues.RunningUsage(jb); u.Slots != 4 {
+		t.Errorf("running usage of the four-slot job: %d slots", u.Slots)
+	}
+	c.Add(time.Hour)
+	for _, j := range []jobs.Job{jb, jo} {
+		if _, err := s.Finish(ctx, j, "w1", jobs.StateSucceeded, nil, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	us, err := s.Usage(ctx, c.Now().Add(-2*time.Hour), c.Now().Add(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int{}
+	for _, u := range us {
+		got[u.JobID] = u.Slots
+	}
+	if got[big.Job.ID] != 4 || got[one.Job.ID] != 1 {
+		t.Errorf("usage slots %v: want 4 for the sized job, 1 for the other", got)
 	}
 }

@@ -108,15 +108,15 @@ return redis.call("HGETALL", KEYS[1])
 // ends it, once, so state, attempt and worker together name the end
 // exactly, and the caller still announces it.
 var finishScript = redis.NewScript(usageLua + `
--- One read for the fence and the usage record: fields 1-9 are usageFields.
+-- One read for the fence and the usage record: fields 1-10 are usageFields.
 local r = redis.call("HMGET", KEYS[1], "started", "queued", "checkpoint_at", "pool", "worker", "team", "template", "class",
-  "not_before", "state", "attempt", "preempt")
-local state, attempt, worker = r[10], tonumber(r[11]), r[5]
+  "not_before", "tslots", "state", "attempt", "preempt")
+local state, attempt, worker = r[11], tonumber(r[12]), r[5]
 if state == ARGV[4] and attempt == tonumber(ARGV[2]) and worker == ARGV[3] then return 2 end
 if state ~= "running" or attempt ~= tonumber(ARGV[2]) or worker ~= ARGV[3] then return 0 end
 recordUsageFrom(r, KEYS[6], ARGV[1], ARGV[2], ARGV[5], ARGV[4], false)
 redis.call("HSET", KEYS[1], "state", ARGV[4], "finished", ARGV[5], "exit_code", ARGV[6], "error", ARGV[7])
-if r[12] then redis.call("HDEL", KEYS[1], "preempt", "preempt_reason") end
+if r[13] then redis.call("HDEL", KEYS[1], "preempt", "preempt_reason") end
 redis.call("SREM", KEYS[2], ARGV[1])
 redis.call("ZREM", KEYS[4], ARGV[1])
 if tonumber(ARGV[8]) > 0 then

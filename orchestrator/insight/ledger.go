@@ -135,12 +135,12 @@ func (s Source) LedgerOf(from, until, started time.Time, usage []queues.AttemptU
 		}
 		n := names[u.JobID]
 		l.Usage = append(l.Usage, cost.Usage{JobID: u.JobID, Team: n[0], Template: n[1], Pool: u.Pool,
-			Slots: 1, Start: start, End: end, LostWork: lost})
+			Slots: max(u.Slots, 1), Start: start, End: end, LostWork: lost})
 	}
 	var problems []string
 	for i, q := range l.Quotas {
 		if peak := peakUse(l.Usage, q.Pool, from, until); peak > q.Slots {
-			problems = append(problems, fmt.Sprintf("fixed pool %s ran %d attempts at once, more than its quota of %d slots: "+
+			problems = append(problems, fmt.Sprintf("fixed pool %s held %d slots at once, more than its quota of %d: "+
 				"priced as if the quota were %d; set pools.%s.slots to what its workers hold", q.Pool, peak, q.Slots, peak, q.Pool))
 			l.Quotas[i].Slots = peak
 		}

@@ -181,7 +181,7 @@ func TestAnOverbookedQuotaIsPricedAtItsPeakAndNamed(t *testing.T) {
 			Start: at(span[0]), End: at(span[1])})
 	}
 	l, problems := src.LedgerOf(at(0), at(60), time.Time{}, usage, nil)
-	if len(problems) != 1 || !strings.Contains(problems[0], "ran 3 attempts at once, more than its quota of 2") || l.Quotas[0].Slots != 3 {
+	if len(problems) != 1 || !strings.Contains(problems[0], "held 3 slots at once, more than its quota of 2") || l.Quotas[0].Slots != 3 {
 		t.Fatalf("problems %q quotas %+v", problems, l.Quotas)
 	}
 	// The 4th attempt is outside [0, 60): a peak there does not count.
