@@ -180,8 +180,39 @@ func showJob(e *env, j jobs.Job) error {
 	for _, k := range sortedKeys(j.Spec.Params) {
 		rows = append(rows, []any{"param " + k, fmt.Sprint(j.Spec.Params[k])})
 	}
+	rows = append(rows, sizeRows(j)...)
 	rows = append(rows, qosRows(j)...)
 	return table(e.out, "FIELD\tVALUE", rows)
+}
+
+// sizeRows show what a sized job holds and where it was placed; nothing
+// for a one-slot job.
+func sizeRows(j jobs.Job) [][]any {
+	z := j.Spec.Size
+	if !z.Sized() {
+		return nil
+	}
+	rows := [][]any{{"slots", z.SlotCount()}}
+	if z.Gang() {
+		rows = append(rows, []any{"replicas", fmt.Sprintf("%d (%d slots in all)", z.Members(), z.TotalSlots())})
+	}
+	if z.CPUs > 0 {
+		rows = append(rows, []any{"cpus", z.CPUs})
+	}
+	if z.Memory > 0 {
+		rows = append(rows, []any{"memory", z.Memory})
+	}
+	for _, k := range sortedKeys(z.Requires) {
+		rows = append(rows, []any{"requires " + k, z.Requires[k]})
+	}
+	placed := "waiting for placement"
+	switch {
+	case len(j.Placed) > 0:
+		placed = strings.Join(j.Placed, ", ")
+	case j.State != jobs.StateQueued:
+		placed = "-"
+	}
+	return append(rows, []any{"placed on", placed})
 }
 
 func dash(s string) string {
