@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ballastdev/ballast/jobs"
+	"github.com/ballastdev/ballast/orchestrator/sim"
 	"github.com/ballastdev/ballast/orchestrator/trace"
 )
 
@@ -40,8 +41,16 @@ func gpuLikeTrace(seed uint64) trace.Trace {
 // the cheapest quota for its settings by brute force over every quota.
 func TestPlanOnLongGPUJobsFindsTheBestQuota(t *testing.T) {
 	tr := gpuLikeTrace(3)
+	// Elastic GPU machines of 8, as the clouds rent them: a job of k
+	// slots needs k on one worker, so one-GPU workers would run none of
+	// the larger jobs.
+	prices := func(elastic float64) sim.Options {
+		o := benchPrices(elastic)
+		o.Pools[0].SlotsPerWorker = 8
+		return o
+	}
 	for _, elastic := range []float64{2.5, 1 / 0.7} {
-		p, err := Make(tr, Options{Sim: benchPrices(elastic), TuneDays: 2})
+		p, err := Make(tr, Options{Sim: prices(elastic), TuneDays: 2})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -60,15 +69,18 @@ func TestPlanOnLongGPUJobsFindsTheBestQuota(t *testing.T) {
 		// release, leaves a job where it started until the low watermark,
 		// and loses work when it reclaims a lent job. On long jobs that
 		// costs a few percent, and on this trace, with half the burst jobs
-		// unable to checkpoint, over ten. The bound only catches a pick
-		// that is plainly wrong (all elastic here is 1.5x).
-		if r.OfOptimum > 1.25 || r.OfOptimum < 1 {
+		// unable to checkpoint, over ten. The optimum also splits a job's
+		// slots freely, where the simulator starts a job of k slots whole on
+		// one worker of 8 and bills the worker's idle slots beside it: on
+		// this trace that costs about half as much again. The bound only
+		// catches a pick that is plainly wrong (all fixed here is 2.3x).
+		if r.OfOptimum > 1.75 || r.OfOptimum < 1 {
 			t.Errorf("ratio %.1f: the pick costs %.3fx the offline optimum", 1/elastic, r.OfOptimum)
 		}
 		if p.Best.Strategy != StrategyHybrid {
 			continue
 		}
-		ev := newEvaluator(tr, tr, benchPrices(elastic), p.WaitTarget, 0, nil)
+		ev := newEvaluator(tr, tr, prices(elastic), p.WaitTarget, 0, nil)
 		var cs []Candidate
 		for q := 0; q <= p.Peak; q++ {
 			c := p.Best.Candidate
@@ -80,7 +92,10 @@ func TestPlanOnLongGPUJobsFindsTheBestQuota(t *testing.T) {
 			t.Fatal(err)
 		}
 		bf := topDistinct(pts, 1)[0]
-		if r.Cost > bf.Result.Cost.Total*1.005 {
+		// The search tunes on the last days and settles within a few
+		// percent of the cheapest quota: with jobs started whole on
+		// workers of 8, cost is no longer smooth in the quota.
+		if r.Cost > bf.Result.Cost.Total*1.05 {
 			t.Errorf("ratio %.1f: the pick (%d slots) costs %.2f; brute force finds %d slots at %.2f", 1/elastic,
 				p.Best.FixedSlots, r.Cost, bf.FixedSlots, bf.Result.Cost.Total)
 		}

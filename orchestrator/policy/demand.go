@@ -17,12 +17,15 @@ type poolDemand struct {
 	// running and queued are in slots. queued counts the queued jobs
 	// placed on this pool this tick.
 	queued int
-	// bins are the new workers sized jobs placed on this pool this tick
-	// need, each as its slots still free: a sized job only starts where
-	// one worker has room for a whole member, so its members are packed
-	// onto new workers first fit, in queue order, apart from the one-slot
-	// work that fills any slot.
-	bins []int
+	// members counts, by slots per member, the members of sized jobs
+	// placed on this pool this tick, and bins the new workers they need:
+	// a sized job only starts where one worker has room for a whole
+	// member, so members of one size are packed onto new workers of their
+	// own, apart from the one-slot work that fills any slot. Packing by
+	// size keeps the count independent of the order jobs come in, which a
+	// first fit is not.
+	members map[int]int
+	bins    int
 	// active counts workers up or starting; draining ones are apart.
 	active, draining int
 	// launching counts workers asked for that have not registered.
@@ -45,7 +48,7 @@ func (d *poolDemand) limit() int { return max(d.pool.MaxWorkers-d.draining, 0) }
 // headroom is how many more queued jobs the pool could run at its maximum
 // size; negative when it is over its maximum.
 func (d *poolDemand) headroom() int {
-	return d.limit()*d.slots() - d.running - d.queued - len(d.bins)*d.slots()
+	return d.limit()*d.slots() - d.running - d.queued - d.bins*d.slots()
 }
 
 // room is headroom for placing jobs: none for a pool without slots.
@@ -57,43 +60,41 @@ func (d *poolDemand) room() int {
 }
 
 // want is how many workers taking work the pool needs (rule 3).
+//
+// Bins are sized work that fits on none of the workers there are, however
+// few of their slots are in use, so they come on top of every active
+// worker, not of the workers the slot count alone would need.
 func (d *poolDemand) want() int {
-	return min(ceilDiv(d.running+d.queued, d.slots())+len(d.bins), d.limit())
+	n := ceilDiv(d.running+d.queued, d.slots())
+	if d.bins > 0 {
+		n = max(n, d.active) + d.bins
+	}
+	return min(n, d.limit())
 }
 
-// binsFit reports whether j's members fit in the pool's bins plus new
-// ones without passing its maximum.
+// binsFit reports whether j's members fit on new workers of the pool
+// without passing its maximum.
 func (d *poolDemand) binsFit(j *Job) bool {
 	k := j.slots()
 	if k > d.pool.SlotsPerWorker {
 		return false
 	}
-	// The members fit, first fit, into the bins left and then into new
-	// workers of slots() each.
-	left, opened, room := j.replicas(), 0, 0
-	for _, b := range d.bins {
-		left -= b / k
-	}
-	if left > 0 {
-		per := d.slots() / k
-		opened = ceilDiv(left, per)
-		room = d.limit() - ceilDiv(d.running+d.queued, d.slots()) - len(d.bins)
-	}
-	return opened <= room
+	more := d.binsFor(k, d.members[k]+j.replicas()) - d.binsFor(k, d.members[k])
+	return ceilDiv(d.running+d.queued, d.slots())+d.bins+more <= d.limit()
 }
 
-// addBins packs j's members into the pool's bins, first fit, opening new
-// workers as needed.
+// binsFor is how many new workers n members of k slots need.
+func (d *poolDemand) binsFor(k, n int) int { return ceilDiv(n, d.slots()/k) }
+
+// addBins packs j's members onto the pool's new workers.
 func (d *poolDemand) addBins(j *Job) {
 	k := j.slots()
-	for range j.replicas() {
-		i := slices.IndexFunc(d.bins, func(b int) bool { return b >= k })
-		if i < 0 {
-			d.bins = append(d.bins, d.slots())
-			i = len(d.bins) - 1
-		}
-		d.bins[i] -= k
+	if d.members == nil {
+		d.members = map[int]int{}
 	}
+	d.bins -= d.binsFor(k, d.members[k])
+	d.members[k] += j.replicas()
+	d.bins += d.binsFor(k, d.members[k])
 }
 
 // spare is how many free slots the registered workers that take work have
@@ -107,7 +108,7 @@ func (d *poolDemand) addBins(j *Job) {
 // The new workers sized jobs need (bins) count as taken: they are in
 // want, so releasing a worker for them would launch it again next tick.
 func (d *poolDemand) spare() int {
-	return d.active*d.slots() - d.running - d.queued - len(d.bins)*d.slots()
+	return d.active*d.slots() - d.running - d.queued - d.bins*d.slots()
 }
 
 // supply is how many workers take, or will take, work.
@@ -151,7 +152,7 @@ func (v *view) measureElastic(launches []Launch) {
 		if w.active() {
 			// Jobs migrating or reclaimed away need no worker here.
 			u := v.use(w)
-			d.running += u.used - u.leaving + u.held
+			d.running += u.used - u.leaving + v.heldRoom(w, u.held)
 		}
 	}
 	for _, d := range v.elastic {
@@ -163,6 +164,13 @@ func (v *view) measureElastic(launches []Launch) {
 			d.oldestLaunch = max(d.oldestLaunch, v.now.Sub(l.RequestedAt))
 		}
 	}
+}
+
+// heldRoom is how many of held slots placed on elastic worker w count
+// as work the pool needs: those it has free. The rest is a reservation
+// waiting for w's own slots, which no new worker would serve.
+func (v *view) heldRoom(w *workerRec, held int) int {
+	return min(held, max(w.Slots-max(w.Busy, v.use(w).used, 0), 0))
 }
 
 // pickPool returns the pool that will run queued job j, or nil if none

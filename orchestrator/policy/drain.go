@@ -23,6 +23,9 @@ func (p *planner) drain() {
 		left int
 	}
 	for _, d := range p.elastic {
+		if d.bins > 0 {
+			continue // sized work waits for new workers here: keep these
+		}
 		var cands []cand
 		for _, w := range p.ix.byPool[d.pool.Name] {
 			if w.State == WorkerUp && !p.idle(w) {

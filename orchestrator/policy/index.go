@@ -435,7 +435,9 @@ func (ix *Index) count(r *jobRec, d int) {
 	case QueueLoan:
 		ix.toLoan += n
 	case QueueOverflow:
-		if !j.running() && n != 0 {
+		// Sized overflowed work is counted as the workers it needs
+		// (rule 8's binOverflow), not as slots.
+		if !j.running() && n != 0 && !j.sized() {
 			if ix.toOverflow[j.Pool] += n; ix.toOverflow[j.Pool] == 0 {
 				delete(ix.toOverflow, j.Pool)
 			}

@@ -56,7 +56,11 @@ func (p *planner) overflow() {
 			}
 			continue
 		}
-		d.queued += j.weight()
+		if j.sized() {
+			d.addBins(j) // as binOverflow counts it from next tick
+		} else {
+			d.queued++
+		}
 		p.short -= j.weight()
 		p.coreQueued -= j.weight()
 		p.add(Action{

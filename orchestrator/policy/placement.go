@@ -23,9 +23,11 @@ import (
 // being freed by moves, then fewest running jobs, then ID): that worker
 // holds its slots as they free, a reservation, and is closed to further
 // placement this tick. Later jobs of the group only backfill where they fit
-// now, so they never delay the head. A group that already has a placed
-// job waiting gets no second reservation, and an elastic job reserves
-// nothing while a pool may still grow for it: rule 3 launches a worker.
+// now, so they never delay the head, and rule 3 launches workers for those
+// that fit nowhere. A group that already has a placed job waiting gets no
+// second reservation, loaned work never reserves, and elastic work
+// reserves only where no pool may grow for it: a new worker comes sooner
+// than a busy one empties.
 //
 // Why here: it runs in two passes. Core work (and overflowed core work)
 // goes after rule 1 has picked the victims a sized core job needs, so the
@@ -66,7 +68,30 @@ func (p *planner) placeSized(keys []queueKey) {
 			if p.movable(j) {
 				pl.place(j)
 			}
+			if k.queue == QueueOverflow && !p.placing[j.ID] {
+				p.binOverflow(j)
+			}
 		}
+	}
+	if keys[0].queue == QueueCore {
+		// Sized core work on its way to overflow is bound for its pool too.
+		for r := range p.ix.redirected {
+			if r.queued() && r.sized() && r.PendingAction == Overflow {
+				p.binOverflow(r.Job)
+			}
+		}
+	}
+}
+
+// binOverflow counts a sized overflowed job that found no worker of its
+// pool as the new workers it needs there (rule 3 launches them), never as
+// slots in the pool's backlog, which fragmented workers could seem to
+// cover. A placed job needs none. Whether the pool's maximum has room for
+// them is not asked: it moves with what later rules place this tick, and
+// rule 7 asked it when it sent the job there; want caps the launch.
+func (p *planner) binOverflow(j *Job) {
+	if d := p.demand[j.Pool]; d != nil && !j.waitsPlaced() && j.slots() <= d.pool.SlotsPerWorker {
+		d.addBins(j)
 	}
 }
 
@@ -234,7 +259,9 @@ func (pl *placer) place(j *Job) {
 			return
 		}
 	}
-	if pl.reserved[g] || pl.growable(j, g) {
+	// A loan never reserves: fixed slots held for borrowed work would keep
+	// core work out, and a held job cannot be reclaimed.
+	if pl.reserved[g] || j.Queue == QueueLoan || pl.growable(j, g) {
 		return
 	}
 	if ws := pl.pick(j, g, true); ws != nil {
@@ -243,10 +270,11 @@ func (pl *placer) place(j *Job) {
 }
 
 // growable reports whether an elastic pool may grow for j at all, so it
-// waits for a new worker (rule 3) rather than reserve a busy one. It reads
-// the pools' config only, not the room this tick leaves them: rules 7 and
-// 3 take room after this rule, and a reservation that depended on it
-// would be planned one tick and not the next.
+// waits for a new worker (rule 3 launches one) rather than reserve a busy
+// one, which may run for hours. It reads the pools' config only, not the
+// room this tick leaves them: rules 7 and 3 take room after this rule,
+// and a reservation that depended on it would be planned one tick and not
+// the next.
 func (pl *placer) growable(j *Job, g placeGroup) bool {
 	if g.target.kind == toFixed {
 		return false
@@ -366,7 +394,8 @@ func (pl *placer) commit(j *Job, g placeGroup, ws []*workerRec, reserve bool) {
 		t.milliCPU += j.milliCPU()
 		t.memory += max(j.Memory, 0)
 		if d := pl.demand[w.Pool]; d != nil && w.active() {
-			d.running += k
+			held := pl.use(w).held + t.used - k // before this member
+			d.running += pl.heldRoom(w, held+k) - pl.heldRoom(w, held)
 		}
 		if reserve {
 			pl.closed[w] = true
@@ -377,10 +406,6 @@ func (pl *placer) commit(j *Job, g placeGroup, ws []*workerRec, reserve bool) {
 		pl.coreQueued -= j.weight()
 	case QueueLoan:
 		pl.loans -= j.weight()
-	case QueueOverflow:
-		if d := pl.demand[j.Pool]; d != nil {
-			d.queued -= j.weight()
-		}
 	}
 	clear(pl.maxFree)
 	desc := fmt.Sprintf("%d slots", k)

@@ -27,7 +27,9 @@ func (p *planner) release() {
 			}
 			idle := p.now.Sub(w.IdleSince)
 			left := d.pool.PaidUntil(w.billingStart(), p.now).Sub(p.now)
-			if idle < d.pool.IdleTTL || left > p.cfg.ReleaseMargin || d.spare() < d.slots() {
+			// While sized work waits for new workers of the pool (bins),
+			// releasing one would only launch it again.
+			if idle < d.pool.IdleTTL || left > p.cfg.ReleaseMargin || d.spare() < d.slots() || d.bins > 0 {
 				continue
 			}
 			d.active--

@@ -100,8 +100,8 @@ func (p *planner) scaleUp() {
 		}
 		reason := fmt.Sprintf("%d running + %d queued need %d workers of %d slots (max %d, %d draining); have %d (+%d launching)",
 			d.running, d.queued, d.want(), d.slots(), d.pool.MaxWorkers, d.draining, d.active, d.launching)
-		if len(d.bins) > 0 {
-			reason += fmt.Sprintf("; sized jobs need %d of them to themselves", len(d.bins))
+		if d.bins > 0 {
+			reason += fmt.Sprintf("; sized jobs need %d of them to themselves", d.bins)
 		}
 		if d.fellBack > 0 {
 			reason += fmt.Sprintf("; %d spot-eligible jobs fell back: a spot launch stayed unfilled for %s or more",

@@ -133,13 +133,16 @@ func TestSizedGangs(t *testing.T) {
 	for _, w := range ws {
 		busy = append(busy, sized(running("r-"+w.ID, burst, w, ago(time.Hour)), 4, 0))
 	}
+	small := slices.Clone(ws)
+	small[0].Slots = 6 // an older, smaller machine
 	g := sized(queued("g", burst, QueueBurst, ago(time.Minute)), 4, 2)
 	g.Checkpointable = false // on-demand only
 	pinned := g
 	pinned.Region = "eu"
 	runPlaceCases(t, []planCase{
 		{"both members in the region with room for both", snap([]Pool{eu, us}, ws, append(slices.Clone(busy), g)...), t0, "place(g,us1+us2)"},
-		{"no half gang: pinned to eu, it waits for a new worker", snap([]Pool{eu, us}, ws, append(slices.Clone(busy), pinned)...), t0, "scale_up(od-eu,1)"},
+		{"pinned to eu, where a new worker may come, it waits for one", snap([]Pool{eu, us}, ws, append(slices.Clone(busy), pinned)...), t0, "scale_up(od-eu,1)"},
+		{"no half gang: eu1 holds one member only, so a new worker comes", snap([]Pool{eu, us}, small, append(slices.Clone(busy), pinned)...), t0, "scale_up(od-eu,1)"},
 		{"members share a worker with room for both", snap([]Pool{eu, us}, []Worker{worker("eu1", "od-eu", 8, 0)}, pinned), t0, "place(g,eu1+eu1)"},
 	})
 }
