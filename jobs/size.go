@@ -94,16 +94,25 @@ func (z Size) validate(field string, maxSlots int, ps *problems) {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		if !labelKeyRE.MatchString(k) {
-			ps.add(field+".requires."+k, "a label key uses letters, digits, '_', '.', '/' or '-' (at most 63)")
-		}
-		v := z.Requires[k]
-		if v == "" || len(v) > MaxLabelValueBytes {
-			ps.add(field+".requires."+k, fmt.Sprintf("give the value the workers report, 1 to %d bytes", MaxLabelValueBytes))
-		} else if msg := CheckText(v, NoControls); msg != "" {
-			ps.add(field+".requires."+k, "the value "+msg)
+		if msg := LabelProblem(k, z.Requires[k]); msg != "" {
+			ps.add(field+".requires."+k, msg)
 		}
 	}
+}
+
+// LabelProblem says what is wrong with a worker label (a pool's, or one a
+// job requires), "" when nothing is.
+func LabelProblem(k, v string) string {
+	switch {
+	case !labelKeyRE.MatchString(k):
+		return "a label key uses letters, digits, '_', '.', '/' or '-' (at most 63)"
+	case v == "" || len(v) > MaxLabelValueBytes:
+		return fmt.Sprintf("give the value the workers report, 1 to %d bytes", MaxLabelValueBytes)
+	}
+	if msg := CheckText(v, NoControls); msg != "" {
+		return "the value " + msg
+	}
+	return ""
 }
 
 // clone returns a copy that shares no map with z.

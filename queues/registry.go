@@ -46,6 +46,10 @@ type WorkerInfo struct {
 	// GPUs are the devices of a GPU worker, each with the job holding it:
 	// on such a worker a slot is a GPU.
 	GPUs []GPUInfo `json:"gpus,omitempty"`
+	// CPUs and Memory (bytes) are what the worker offers sized jobs that
+	// ask for CPUs or memory; 0 when it does not say.
+	CPUs   float64 `json:"cpus,omitempty"`
+	Memory int64   `json:"memory,omitempty"`
 	// LastBeat is filled in when reading the registry.
 	LastBeat time.Time `json:"last_beat"`
 	// BilledFrom is when the worker's life began for billing, filled in

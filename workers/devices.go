@@ -72,10 +72,19 @@ func (w *Worker) gpuReport() []queues.GPUInfo {
 	return out
 }
 
-// gpuLabels are the labels of a GPU worker: its GPU model.
-func gpuLabels(devs []gpu.Device) map[string]string {
-	if len(devs) == 0 {
+// workerLabels are what the worker reports of itself: the configured
+// labels, with gpu_model from its GPUs on a GPU worker (the devices know
+// their model better than a config file does).
+func workerLabels(configured map[string]string, devs []gpu.Device) map[string]string {
+	if len(configured) == 0 && len(devs) == 0 {
 		return nil
 	}
-	return map[string]string{queues.LabelGPUModel: gpu.Model(devs)}
+	out := make(map[string]string, len(configured)+1)
+	for k, v := range configured {
+		out[k] = v
+	}
+	if len(devs) > 0 {
+		out[queues.LabelGPUModel] = gpu.Model(devs)
+	}
+	return out
 }

@@ -75,8 +75,17 @@ func TestGPUWorkerRegistersItsGPUs(t *testing.T) {
 	o := e.options()
 	o.Slots = 0 // one per GPU
 	o.GPUs = fakeGPUs(t, 4)
+	// The pool's configured labels are reported too, but the GPUs decide
+	// gpu_model.
+	o.Labels = map[string]string{"zone": "b", queues.LabelGPUModel: "configured-wrong"}
 	w := e.start(o)
 	got := e.registered(w.ID())
+	if got.Labels["zone"] != "b" {
+		t.Errorf("labels %v lack the configured zone", got.Labels)
+	}
+	if got.CPUs <= 0 || got.Memory <= 0 {
+		t.Errorf("registered CPUs %v memory %d: want the machine's", got.CPUs, got.Memory)
+	}
 	if got.Slots != 4 || len(got.GPUs) != 4 {
 		t.Fatalf("registered with %d slots and GPUs %+v, want 4 of each", got.Slots, got.GPUs)
 	}

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -32,6 +33,14 @@ type Options struct {
 	// is bound to GPUs of its own (CUDA_VISIBLE_DEVICES), and the worker
 	// reports them and its gpu_model label to the registry.
 	GPUs []gpu.Device
+	// Labels describe the worker to placement (its pool's labels, from
+	// config); a GPU worker adds gpu_model, which its GPUs decide.
+	Labels map[string]string
+	// CPUs and Memory (bytes) are what sized jobs that ask for cpus or
+	// memory may take of this worker, reported for placement; 0 means the
+	// machine's own (its CPUs, and MemTotal on Linux).
+	CPUs   float64
+	Memory int64
 	// Queues are consumed in strict priority order: a later queue is served
 	// only while every earlier one is empty. Fixed workers use core, loan;
 	// elastic workers use queues.ElasticQueues of their kind and region.
@@ -89,6 +98,12 @@ type Options struct {
 func (o Options) WithDefaults() Options {
 	if o.Pool == "" {
 		o.Pool = "fixed"
+	}
+	if o.CPUs == 0 {
+		o.CPUs = float64(runtime.NumCPU())
+	}
+	if o.Memory == 0 {
+		o.Memory = machineMemory()
 	}
 	if o.Slots == 0 {
 		o.Slots = max(1, len(o.GPUs))

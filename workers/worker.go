@@ -88,8 +88,9 @@ func New(store *queues.Store, opts Options) (*Worker, error) {
 	w.id.Store(opts.ID)
 	w.inc = randomHex(16)
 	if len(opts.GPUs) > 0 {
-		w.gpus, w.labels = gpu.NewAllocator(opts.GPUs), gpuLabels(opts.GPUs)
+		w.gpus = gpu.NewAllocator(opts.GPUs)
 	}
+	w.labels = workerLabels(opts.Labels, opts.GPUs)
 	return w, nil
 }
 
@@ -245,7 +246,8 @@ func (w *Worker) info() queues.WorkerInfo {
 	}
 	return queues.WorkerInfo{ID: w.ID(), Pool: w.opts.Pool, Slots: w.opts.Slots, Busy: max(w.slots.busy(), len(w.jobs)), PlaceQueue: place,
 		Queues: w.opts.Queues, Host: host, PID: os.Getpid(), Draining: w.draining, StartedAt: w.started, IdentitySince: w.identitySince,
-		Incarnation: w.inc, Spot: w.opts.Spot, Isolation: w.isolationReport(), Labels: w.labels, GPUs: w.gpuReport()}
+		Incarnation: w.inc, Spot: w.opts.Spot, Isolation: w.isolationReport(), Labels: w.labels, GPUs: w.gpuReport(),
+		CPUs: w.opts.CPUs, Memory: w.opts.Memory}
 }
 
 func (w *Worker) isolationReport() *queues.Isolation {

@@ -254,7 +254,8 @@ func startWorker(ctx context.Context, cfg config.Config, store *queues.Store, pu
 	w, err := workers.New(store, workers.Options{ID: ws.id, Pool: pool, Spot: p.Kind == config.PoolSpot, Slots: slots, Queues: qs,
 		PollInterval: cfg.Worker.PollInterval.Std(), Heartbeat: cfg.Worker.Heartbeat.Std(), DrainTimeout: cfg.Worker.DrainTimeout.Std(),
 		LogDir: cfg.Worker.LogDir, CheckpointDir: cfg.Worker.CheckpointDir, LogLines: int64(cfg.Worker.JobLogLines),
-		Events: pub, Logger: log, Control: ws.nc, Subjects: subjects(cfg), QoS: cfg.QoS, Isolation: ws.isolation, GPUs: ws.gpus})
+		Events: pub, Logger: log, Control: ws.nc, Subjects: subjects(cfg), QoS: cfg.QoS, Isolation: ws.isolation, GPUs: ws.gpus,
+		Labels: p.Labels})
 	if err != nil {
 		return nil, err
 	}

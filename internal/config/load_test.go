@@ -467,3 +467,27 @@ func TestTemplateSizeKeysAreKnown(t *testing.T) {
 		}
 	}
 }
+
+// A pool's labels reach the policy, and a bad one is refused by name.
+func TestPoolLabels(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "ballast.yaml")
+	write := func(src string) {
+		t.Helper()
+		if err := os.WriteFile(path, []byte(src), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("pools:\n  fixed: {kind: fixed, slots: 8, labels: {gpu_model: H100}}\n")
+	cfg, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ps := cfg.PolicyPools(); len(ps) != 1 || ps[0].Labels["gpu_model"] != "H100" {
+		t.Errorf("policy pools %+v", ps)
+	}
+	write("pools:\n  fixed: {kind: fixed, slots: 8, labels: {\"gpu model\": H100}}\n")
+	if _, err := Load(path); err == nil || !strings.Contains(err.Error(), "pools.fixed.labels.gpu model") {
+		t.Errorf("a bad label key: %v", err)
+	}
+}

@@ -54,4 +54,8 @@ type PoolConfig struct {
 	MaxWorkers int `yaml:"max_workers,omitempty"`
 	// SlotsPerWorker is how many jobs one elastic worker runs at once.
 	SlotsPerWorker int `yaml:"slots_per_worker,omitempty"`
+	// Labels describe every worker of the pool (gpu_model: H100, say):
+	// its workers report them, a template's requires are matched against
+	// them, and only a pool declaring what a job requires is grown for it.
+	Labels map[string]string `yaml:"labels,omitempty"`
 }

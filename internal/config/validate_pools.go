@@ -1,11 +1,14 @@
 package config
 
 import (
+	"maps"
 	"math"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
+	"github.com/ballastdev/ballast/jobs"
 	"github.com/ballastdev/ballast/queues"
 )
 
@@ -58,6 +61,11 @@ func (p PoolConfig) validate(ps *problems, field string) {
 		ps.add(field+".region", "must not be blank")
 	} else if !queues.ValidRegion(p.Region) {
 		ps.add(field+".region", "%q: use 1 to %d of a-z, 0-9 and '-' (it names the pool's regional queues)", p.Region, queues.MaxRegionLen)
+	}
+	for _, k := range slices.Sorted(maps.Keys(p.Labels)) {
+		if msg := jobs.LabelProblem(k, p.Labels[k]); msg != "" {
+			ps.add(field+".labels."+k, "%s", msg)
+		}
 	}
 	if p.Kind == PoolFixed {
 		p.validateFixed(ps, field)

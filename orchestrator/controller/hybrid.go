@@ -151,7 +151,7 @@ func (h *Hybrid) snapshot(ctx context.Context, now time.Time) (policy.Snapshot, 
 		placeable[w.ID] = w.PlaceQueue == string(queues.PlaceQueue(w.ID)) && !w.Draining
 		busy := min(running[w.ID], w.Slots)
 		pw := policy.Worker{ID: w.ID, Pool: w.Pool, Slots: w.Slots, Busy: busy, State: policy.WorkerUp, StartedAt: w.StartedAt,
-			Labels: w.Labels}
+			Labels: w.Labels, CPUs: w.CPUs, Memory: w.Memory}
 		if w.Draining {
 			pw.State = policy.WorkerDraining
 		}

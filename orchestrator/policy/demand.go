@@ -234,10 +234,11 @@ func (v *view) pickSized(j *Job, spotOK bool) *poolDemand {
 }
 
 // mayRunSized reports whether pool d may run sized job j at all: as
-// mayRun, with workers big enough for a member. Pools declare no labels,
-// CPUs or memory, so those are checked once the workers register.
+// mayRun, with workers big enough for a member and the labels it requires
+// declared for the pool. Pools declare no CPUs or memory, so those are
+// checked once the workers register.
 func (v *view) mayRunSized(d *poolDemand, j *Job, spotOK bool) bool {
-	return v.mayRun(d, j, spotOK) && d.pool.SlotsPerWorker >= j.slots()
+	return v.mayRun(d, j, spotOK) && d.pool.SlotsPerWorker >= j.slots() && carries(d.pool.Labels, j.Requires)
 }
 
 // mayRun reports whether pool d may run j at all.

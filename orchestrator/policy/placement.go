@@ -190,7 +190,7 @@ func (pl *placer) eligible(w *workerRec, j *Job, g placeGroup) bool {
 // its region, with its labels, and with its CPUs and memory where both
 // sides account them.
 func canHold(w *workerRec, j *Job) bool {
-	return w.Slots >= j.slots() && j.fitsRegion(w.pool.Region) && w.carries(j.Requires) &&
+	return w.Slots >= j.slots() && j.fitsRegion(w.pool.Region) && w.carries(j.Requires, w.pool) &&
 		!(j.milliCPU() > 0 && w.CPUs > 0 && milli(w.CPUs) < j.milliCPU()) &&
 		!(j.Memory > 0 && w.Memory > 0 && w.Memory < j.Memory)
 }

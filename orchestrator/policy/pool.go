@@ -74,6 +74,22 @@ type Pool struct {
 	SlotsPerWorker int
 	// IdleTTL is how long an idle worker is kept before release is considered.
 	IdleTTL time.Duration
+	// Labels are what every worker of the pool carries (gpu_model, say),
+	// as the config declares them. A worker's own labels are read over
+	// them; scale-up launches a pool for a sized job only when they
+	// include every label the job requires, since a worker not yet
+	// started reports none.
+	Labels map[string]string
+}
+
+// carries reports whether labels hold every label in req.
+func carries(labels, req map[string]string) bool {
+	for k, v := range req {
+		if got, ok := labels[k]; !ok || got != v {
+			return false
+		}
+	}
+	return true
 }
 
 // PaidUntil returns when the billing already incurred by a worker started

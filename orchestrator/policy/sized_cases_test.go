@@ -201,3 +201,33 @@ func TestValidateSizes(t *testing.T) {
 		}
 	}
 }
+
+// Labels a pool declares count for its workers and decide scale-up: a job
+// requiring gpu_model H100 is placed on a worker of an H100 pool that
+// reports no labels of its own, and only an H100 pool is grown for it.
+func TestSizedPoolLabels(t *testing.T) {
+	core, burst := jobs.ClassCore, jobs.ClassBurst
+	fx := fixedPool("fx", "eu")
+	fx.Labels = map[string]string{"gpu_model": "H100"}
+	a100 := elasticPool("a100", PoolOnDemand, "eu", 1.0)
+	a100.Labels = map[string]string{"gpu_model": "A100"}
+	h100 := elasticPool("h100", PoolOnDemand, "eu", 3.0)
+	h100.Labels = map[string]string{"gpu_model": "H100"}
+	bare := elasticPool("bare", PoolOnDemand, "eu", 0.5)
+	needs := func(j Job) Job {
+		j = sized(j, 2, 0)
+		j.Requires = map[string]string{"gpu_model": "H100"}
+		return j
+	}
+	runPlaceCases(t, []planCase{
+		{"a worker of a labelled pool carries its labels",
+			snap([]Pool{fx}, []Worker{worker("f1", "fx", 4, 0)}, needs(queued("c", core, QueueCore, ago(time.Minute)))), t0,
+			"place(c,f1)"},
+		{"only the pool declaring the label is grown, dearer or not",
+			snap([]Pool{a100, h100, bare}, nil, needs(queued("b", burst, QueueBurst, ago(time.Minute)))), t0,
+			"scale_up(h100,1)"},
+		{"no pool declares it: nothing is launched",
+			snap([]Pool{a100, bare}, nil, needs(queued("b", burst, QueueBurst, ago(time.Minute)))), t0,
+			""},
+	})
+}

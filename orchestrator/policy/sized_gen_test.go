@@ -146,13 +146,14 @@ func checkPlacement(t *rapid.T, s Snapshot, p Plan) {
 		region := ""
 		for i, id := range a.Workers {
 			w, ok := worker[id]
-			kind := pool[w.Pool].Kind
+			pl := pool[w.Pool]
+			kind := pl.Kind
 			switch {
 			case !ok || w.State != WorkerUp:
 				fail("a member on an unknown or not-up worker")
 			case w.Slots < max(j.Slots, 1):
 				fail("a member on a worker too small for it")
-			case !w.carries(j.Requires):
+			case !w.carries(j.Requires, &pl):
 				fail("a member on a worker without the labels it requires")
 			case !j.fitsRegion(pool[w.Pool].Region):
 				fail("a member outside the job's region")

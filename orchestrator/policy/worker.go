@@ -56,10 +56,15 @@ func (w *Worker) billingStart() time.Time {
 // active reports whether the worker is, or will be, taking work.
 func (w *Worker) active() bool { return w.State == WorkerUp || w.State == WorkerStarting }
 
-// carries reports whether the worker has every label the job requires.
-func (w *Worker) carries(req map[string]string) bool {
+// carries reports whether the worker has every label the job requires:
+// its own, or else its pool's (pool may be nil).
+func (w *Worker) carries(req map[string]string, pool *Pool) bool {
 	for k, v := range req {
-		if got, ok := w.Labels[k]; !ok || got != v {
+		got, ok := w.Labels[k]
+		if !ok && pool != nil {
+			got, ok = pool.Labels[k]
+		}
+		if !ok || got != v {
 			return false
 		}
 	}
