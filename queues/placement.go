@@ -146,6 +146,9 @@ func (s *Store) enqueuePlaced(ctx context.Context, j jobs.Job) error {
 			opts = append(opts, asynq.ProcessAt(j.NotBefore))
 		}
 		d := Delivery{JobID: j.ID, Attempt: j.Attempt, Slots: j.Spec.SlotCount(), Member: i}
+		if n := j.Spec.Members(); n > 1 {
+			d.Members = n
+		}
 		_, err := s.client.EnqueueContext(ctx, asynq.NewTask(TaskType, d.Encode()), opts...)
 		if err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
 			return fmt.Errorf("queues.enqueue %s: %w (the placement is recorded and will be enqueued when Redis answers: %v)",

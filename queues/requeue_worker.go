@@ -11,15 +11,29 @@ package queues
 // activeKey, usageKey, nowMs, endedMs, retentionMs, why) returns a flat list
 // {id, newAttempt, queue, ...} and empties workerJobsKey. why ("lost",
 // "restarted") goes into each record's error. requeueJobs does the same for
-// the given job IDs only, removing them from workerJobsKey.
+// the given job IDs only, removing them from workerJobsKey. Prepend
+// gangLua as well.
 const requeueWorkerJobsLua = `
 local function requeueJobs(ids, worker, wjobs, prefix, outbox, active, ukey, now, ended, retention, why)
   local out = {}
+  -- Worker keys share the namespace of job keys: "<ns>:job:" -> "<ns>:worker:".
+  local wprefix = string.sub(prefix, 1, #prefix - 4) .. "worker:"
   for _, id in ipairs(ids) do
     redis.call("SREM", wjobs, id)
     local k = prefix .. id
     local st = redis.call("HMGET", k, "state", "attempt", "worker", "queue", "cancel", "preempt")
-    if st[1] == "running" and st[3] == worker then
+    -- A gang is any member's worker's: it requeues whole, and leaves
+    -- every member's running set (see gang.go). One still assembling
+    -- moves on unplaced, so its other members stop waiting for this one.
+    local gang = gangSize(k) > 1
+    local member = gang and gangMember(k, worker, st[2])
+    if gang and member and st[1] == "queued" then
+      local nxt = tonumber(st[2]) + 1
+      redis.call("HSET", k, "attempt", nxt, "last_move", "worker " .. worker .. " " .. why, "ob", "1")
+      redis.call("ZADD", outbox, now, id)
+    end
+    if st[1] == "running" and (st[3] == worker or member) then
+      if gang then gangUnlist(k, id, st[2], wprefix) end
       local outcome = "lost"
       if st[5] == "1" then outcome = "cancelled" end
       recordUsage(k, ukey, id, st[2], ended, outcome, st[5] ~= "1")
