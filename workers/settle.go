@@ -88,10 +88,24 @@ func failureReason(res outcome) string {
 
 func (w *Worker) finish(r *running, state jobs.State, code *int, msg string) {
 	var ok bool
-	w.retryRedis("finish", func(ctx context.Context) (err error) {
-		ok, err = w.store.Finish(ctx, r.job, r.worker, state, code, msg)
-		return err
-	})
+	if r.gang != nil {
+		// A member's success ends the job only when it is the last.
+		var end queues.MemberEnd
+		w.retryRedis("finish", func(ctx context.Context) (err error) {
+			end, err = w.store.FinishMember(ctx, r.job, r.worker, state, code, msg)
+			return err
+		})
+		if end == queues.MemberDone {
+			w.log.Info("gang member done; the gang runs on", "job", r.job.ID, "attempt", r.job.Attempt, "member", r.gang.member)
+			return
+		}
+		ok = end == queues.JobEnded
+	} else {
+		w.retryRedis("finish", func(ctx context.Context) (err error) {
+			ok, err = w.store.Finish(ctx, r.job, r.worker, state, code, msg)
+			return err
+		})
+	}
 	if !ok {
 		w.log.Warn("result not recorded: the attempt had moved on", "job", r.job.ID, "attempt", r.job.Attempt)
 		return

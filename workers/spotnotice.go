@@ -39,6 +39,9 @@ func (w *Worker) spotNotice(deadline time.Time) {
 				w.log.Warn("spot notice: preempt request not recorded", "job", r.job.ID, "err", err)
 			}
 			cancel()
+			if r.peer() {
+				continue // member 0 checkpoints and moves the gang on
+			}
 			r.markSpot()
 			r.stop(stopPreempt)
 		}
