@@ -201,8 +201,8 @@ func TestGangSucceedsWhenEveryMemberDid(t *testing.T) {
 		t.Fatalf("the gang is %s", got.State)
 	}
 	us, _ := s.Usage(ctx, time.Time{}, time.Now().Add(time.Hour))
-	if len(us) != 1 || us[0].Outcome != "succeeded" {
-		t.Fatalf("usage %+v, want one succeeded attempt for the gang", us)
+	if len(us) != 1 || us[0].Outcome != "succeeded" || us[0].Slots != 4 {
+		t.Fatalf("usage %+v, want one succeeded attempt of the gang's 2x2 slots", us)
 	}
 	for _, w := range []string{"w0", "w1"} {
 		if n, _ := s.Redis().SCard(ctx, s.Namespace().WorkerJobs(w)).Result(); n != 0 {

@@ -23,7 +23,8 @@ const orphanGrace = 10 * time.Second
 // be pushed twice, and a claimed job reset to queued).
 // KEYS: job, idem, index, outbox, active[, task, pending]. ARGV: id, spec,
 // queue, now, idemTTLms, hasIdem, fingerprint, notBefore, team, template,
-// class[, taskMsg, taskID, pendingSinceNs]. Team, template and class are
+// class, totalSlots[, taskMsg, taskID, pendingSinceNs]. Team, template,
+// class and the job's total slots (every member of a gang: "tslots") are
 // copied out of the spec so the attempt scripts can stamp usage records
 // with them without decoding the spec.
 // With the task's keys and arguments (see asynqtask.go), the script creates
@@ -46,14 +47,14 @@ if ARGV[6] == "1" then
 end
 local f = {"spec", ARGV[2], "state", "queued", "attempt", 1, "queue", ARGV[3],
   "created", ARGV[4], "queued", ARGV[4], "not_before", ARGV[8], "retries", 0, "requeues", 0,
-  "team", ARGV[9], "template", ARGV[10], "class", ARGV[11]}
+  "team", ARGV[9], "template", ARGV[10], "class", ARGV[11], "tslots", ARGV[12]}
 if not KEYS[6] then table.insert(f, "ob"); table.insert(f, "1") end
 redis.call("HSET", KEYS[1], unpack(f))
 redis.call("ZADD", KEYS[3], ARGV[4], ARGV[1])
 redis.call("ZADD", KEYS[5], ARGV[4], ARGV[1])
 if KEYS[6] then
-  redis.call("HSET", KEYS[6], "msg", ARGV[12], "state", "pending", "pending_since", ARGV[14])
-  redis.call("LPUSH", KEYS[7], ARGV[13])
+  redis.call("HSET", KEYS[6], "msg", ARGV[13], "state", "pending", "pending_since", ARGV[15])
+  redis.call("LPUSH", KEYS[7], ARGV[14])
 else
   redis.call("ZADD", KEYS[4], ARGV[4], ARGV[1])
 end
@@ -112,10 +113,10 @@ return redis.call("HGETALL", KEYS[1])
 // ends it, once, so state, attempt and worker together name the end
 // exactly, and the caller still announces it.
 var finishScript = redis.NewScript(usageLua + gangLua + `
--- One read for the fence and the usage record: fields 1-9 are usageFields.
+-- One read for the fence and the usage record: fields 1-10 are usageFields.
 local r = redis.call("HMGET", KEYS[1], "started", "queued", "checkpoint_at", "pool", "worker", "team", "template", "class",
-  "not_before", "state", "attempt", "preempt")
-local state, attempt, worker = r[10], tonumber(r[11]), r[5]
+  "not_before", "tslots", "state", "attempt", "preempt")
+local state, attempt, worker = r[11], tonumber(r[12]), r[5]
 local a = tonumber(ARGV[2])
 local gang = gangSize(KEYS[1]) > 1
 if gang then
@@ -147,7 +148,7 @@ if state == ARGV[4] and attempt == a and worker == ARGV[3] then return 2 end
 if state ~= "running" or attempt ~= a or worker ~= ARGV[3] then return 0 end
 recordUsageFrom(r, KEYS[6], ARGV[1], ARGV[2], ARGV[5], ARGV[4], false)
 redis.call("HSET", KEYS[1], "state", ARGV[4], "finished", ARGV[5], "exit_code", ARGV[6], "error", ARGV[7])
-if r[12] then redis.call("HDEL", KEYS[1], "preempt", "preempt_reason") end
+if r[13] then redis.call("HDEL", KEYS[1], "preempt", "preempt_reason") end
 redis.call("SREM", KEYS[2], ARGV[1])
 if gang then gangUnlist(KEYS[1], ARGV[1], a, ARGV[9]) end
 redis.call("ZREM", KEYS[4], ARGV[1])

@@ -195,7 +195,7 @@ func (s *Store) prepareSubmit(ctx context.Context, spec jobs.Spec, q Queue, now 
 		inline: !s.opts.SeparateEnqueue && !spec.Sized()}
 	c.keys = []string{s.ns.Job(id), s.ns.Idempotency(spec.IdempotencyKey), s.ns.JobIndex(), s.ns.Outbox(), s.ns.ActiveJobs()}
 	c.args = []any{id, body, string(q), now.UnixMilli(), s.opts.IdempotencyTTL.Milliseconds(), hasIdem,
-		hex.EncodeToString(sum[:16]), now.UnixMilli(), spec.Team, spec.Template, string(spec.Class)}
+		hex.EncodeToString(sum[:16]), now.UnixMilli(), spec.Team, spec.Template, string(spec.Class), spec.TotalSlots()}
 	if c.inline {
 		qname := s.ns.AsynqQueue(q)
 		if err := s.publishQueue(ctx, qname); err != nil {

@@ -40,7 +40,7 @@ func (n Namespace) launches() string { return n.prefix() + "launches" }
 // first start: a retry's back-off is not a wait for capacity. With lost set, the work since the later
 // of the attempt's start and its last checkpoint is counted as thrown away.
 const usageLua = `
-local usageFields = {"started", "queued", "checkpoint_at", "pool", "worker", "team", "template", "class", "not_before"}
+local usageFields = {"started", "queued", "checkpoint_at", "pool", "worker", "team", "template", "class", "not_before", "tslots"}
 local function recordUsageFrom(r, ukey, id, attempt, endms, outcome, lost)
   local start = tonumber(r[1])
   if not start then return end
@@ -58,7 +58,7 @@ local function recordUsageFrom(r, ukey, id, attempt, endms, outcome, lost)
   end
   redis.call("ZADD", ukey, e, cjson.encode({job = id, attempt = tonumber(attempt), queued = queued,
     start = start, ["end"] = e, lost = l, pool = r[4] or "", worker = r[5] or "", team = r[6] or "",
-    template = r[7] or "", class = r[8] or "", outcome = outcome}))
+    template = r[7] or "", class = r[8] or "", outcome = outcome, slots = tonumber(r[10]) or 1}))
 end
 local function recordUsage(key, ukey, id, attempt, endms, outcome, lost)
   recordUsageFrom(redis.call("HMGET", key, unpack(usageFields)), ukey, id, attempt, endms, outcome, lost)
@@ -86,6 +86,10 @@ type AttemptUsage struct {
 	// Lost is the work since the last checkpoint that a preemption, a
 	// drain or a lost worker threw away.
 	Lost time.Duration `json:"lost"`
+	// Slots is how many slots the attempt held: every member's of a gang
+	// (replicas x slots). 1 for an entry written before slots were
+	// recorded.
+	Slots int `json:"slots"`
 	// Outcome is succeeded, failed or cancelled (the job ended), preempted,
 	// requeued (drained), retried (failed, to run again) or lost (its
 	// worker died); "running" for an attempt still running.
@@ -109,6 +113,7 @@ type usageEntry struct {
 	Template string `json:"template"`
 	Class    string `json:"class"`
 	Outcome  string `json:"outcome"`
+	Slots    int    `json:"slots"`
 }
 
 // usagePage is how many usage entries one read returns: a month of
@@ -152,7 +157,7 @@ func (s *Store) UsageWith(ctx context.Context, active []jobs.Job, from, until ti
 			}
 			u := AttemptUsage{JobID: e.Job, Attempt: e.Attempt, Team: e.Team, Template: e.Template, Class: e.Class,
 				Pool: e.Pool, Worker: e.Worker, Queued: msUTC(e.Queued), Start: msUTC(e.Start), End: msUTC(e.End),
-				Lost: time.Duration(e.Lost) * time.Millisecond, Outcome: e.Outcome}
+				Lost: time.Duration(e.Lost) * time.Millisecond, Outcome: e.Outcome, Slots: max(e.Slots, 1)}
 			ended[TaskID(u.JobID, u.Attempt)] = true
 			if u.Start.Before(until) && u.End.After(from) {
 				out = append(out, u)
@@ -187,7 +192,7 @@ func (s *Store) UsageWith(ctx context.Context, active []jobs.Job, from, until ti
 func RunningUsage(j jobs.Job) AttemptUsage {
 	return AttemptUsage{JobID: j.ID, Attempt: j.Attempt, Team: j.Spec.Team, Template: j.Spec.Template,
 		Class: string(j.Spec.Class), Pool: j.Pool, Worker: j.Worker, Queued: j.EligibleAt(), Start: j.StartedAt,
-		Outcome: "running"}
+		Outcome: "running", Slots: j.Spec.TotalSlots()}
 }
 
 func msUTC(ms int64) time.Time {
