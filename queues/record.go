@@ -13,7 +13,7 @@ import (
 // spec never does. Keep in step with decodeFields.
 var mutableFields = []string{"state", "queue", "worker", "checkpoint", "cancel", "error", "attempt", "retries",
 	"requeues", "spot_preemptions", "preemptions", "created", "queued", "not_before", "started", "finished",
-	"checkpoint_at", "exit_code", "metric", "pool", "qos"}
+	"checkpoint_at", "exit_code", "metric", "pool", "qos", "placed"}
 
 // decodeRecord turns a job hash into a Job.
 func decodeRecord(id string, h map[string]string) (jobs.Job, error) {
