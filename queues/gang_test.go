@@ -138,6 +138,14 @@ func TestGangFailureRequeuesOnce(t *testing.T) {
 	if err != nil || moved.Attempt != j.Attempt+1 {
 		t.Fatalf("Requeue by member 1 = %+v, %v", moved, err)
 	}
+	// The new attempt is unplaced: no delivery of it on the old workers.
+	for _, w := range []string{"w0", "w1"} {
+		for _, d := range placedTasks(t, s, w) {
+			if d.Attempt == moved.Attempt {
+				t.Errorf("%s holds a delivery of the unplaced attempt %d", w, d.Attempt)
+			}
+		}
+	}
 	// Replay of the same requeue gets the same answer.
 	if again, _ := s.Requeue(ctx, j, "w1", queues.Requeue{Retry: true, Reason: "exited with code 1"}); again != moved {
 		t.Fatalf("replayed requeue = %+v, want %+v", again, moved)

@@ -465,6 +465,9 @@ func (s *Store) Requeue(ctx context.Context, j jobs.Job, worker string, r Requeu
 	next.Attempt = int(n)
 	next.NotBefore = notBefore
 	next.Queue = q
+	// The new attempt is unplaced: a sized job waits for the policy to
+	// place it again, with no delivery on the old placement's workers.
+	next.Placed = nil
 	// A failed enqueue here is not lost: the attempt sits in the outbox.
 	return Requeued{Attempt: int(n), Queue: Queue(q), Reason: reason}, s.enqueue(ctx, next)
 }

@@ -144,6 +144,9 @@ func (w *Worker) runHandler(r *running, out *output, ckDir string) outcome {
 	run := &Run{JobID: r.job.ID, Attempt: r.job.Attempt, Params: r.job.Spec.Params, ResumeFrom: r.job.Checkpoint,
 		CheckpointDir: ckDir, GPUs: r.gpus, Output: stdout, checkpoint: func(c string) error { w.recordCheckpoint(r, c); return nil },
 		metric: func(v float64) error { w.recordMetric(r, v); return nil }}
+	if r.gang != nil {
+		run.Replica, run.Replicas, run.Coordinator = r.gang.member, r.gang.members, r.gang.coordinator
+	}
 	done := make(chan error, 1)
 	go func() {
 		defer func() {

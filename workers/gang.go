@@ -30,7 +30,19 @@ func (w *Worker) claimGang(ctx context.Context, d queues.Delivery, wid string) (
 		}
 	}
 	key := queues.MemberTaskID(d.JobID, d.Attempt, d.Member)
-	_, ok, err := w.store.ClaimMember(ctx, d, d.Members, wid, w.inc, coord)
+	// Redis errors are retried here, briefly: a claim that committed but
+	// lost its reply leaves the member counted, and the gang may start
+	// while asynq backs off; the replay gets the record back.
+	var ok bool
+	var err error
+	for delay := 100 * time.Millisecond; ; delay *= 2 {
+		_, ok, err = w.store.ClaimMember(ctx, d, d.Members, wid, w.inc, coord)
+		if err == nil || errors.Is(err, queues.ErrFenced) || delay > 3*time.Second || ctx.Err() != nil {
+			break
+		}
+		w.log.Warn("gang member claim failed; retrying", "job", d.JobID, "attempt", d.Attempt, "err", err, "in", delay)
+		time.Sleep(delay)
+	}
 	if errors.Is(err, queues.ErrFenced) {
 		w.refence("claim")
 		return jobs.Job{}, nil, err
