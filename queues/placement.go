@@ -46,13 +46,9 @@ func PlaceQueue(worker string) Queue { return Queue(placeQueuePrefix + worker) }
 // longest job ahead of it can run.
 const placeTimeout = jobs.MaxTimeout
 
-// encodePlaced is the record's "placed" field.
-func encodePlaced(attempt int, workers []string) string {
-	return strconv.Itoa(attempt) + "|" + strings.Join(workers, ",")
-}
-
-// decodePlaced reads the "placed" field: the member workers when it was
-// written for attempt, else nil.
+// decodePlaced reads the "placed" field ("ATTEMPT|w0,w1,...", written by
+// placeScript): the member workers when it was written for attempt, else
+// nil.
 func decodePlaced(v string, attempt int) []string {
 	n, list, ok := strings.Cut(v, "|")
 	if !ok || list == "" || n != strconv.Itoa(attempt) {
