@@ -2,6 +2,7 @@ package queues_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -245,5 +246,51 @@ func TestGangRequeuedWhenOneMembersWorkerDies(t *testing.T) {
 	}
 	if n, _ := s.Redis().SCard(ctx, s.Namespace().WorkerJobs("w0")).Result(); n != 0 {
 		t.Errorf("w0 still lists the recovered gang")
+	}
+}
+
+// A member claim and the last member's finish that committed but lost
+// their replies give the same answer when retried: the member is claimed
+// once, the gang starts once, and it ends with one usage record.
+func TestGangClaimAndFinishWhoseRepliesWereLost(t *testing.T) {
+	t.Parallel()
+	s := newLossyStore(t, queues.StoreOptions{})
+	ctx := context.Background()
+	id, ds := placedGang(t, s.Store)
+	if _, ok, _ := s.ClaimMember(ctx, ds[0], 2, "w0", "i0", "h0:1"); !ok {
+		t.Fatal("member 0's claim")
+	}
+	check := s.loseNext(t, id)
+	if _, _, err := s.ClaimMember(ctx, ds[1], 2, "w1", "i1", ""); err == nil {
+		t.Fatal("the claim whose reply was lost returned no error")
+	}
+	check()
+	j, ok, err := s.ClaimMember(ctx, ds[1], 2, "w1", "i1", "")
+	if err != nil || !ok || j.State != jobs.StateRunning || j.Worker != "w0" {
+		t.Fatalf("the retried claim = %v %v %s on %q; want the running gang", ok, err, j.State, j.Worker)
+	}
+	// Another incarnation of w1 is not the one that claimed: once i1 is
+	// registered, it is fenced.
+	if _, err := s.Heartbeat(ctx, queues.WorkerInfo{ID: "w1", Incarnation: "i1"}, []queues.Delivery{{JobID: id, Attempt: j.Attempt}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := s.ClaimMember(ctx, ds[1], 2, "w1", "other", ""); ok || !errors.Is(err, queues.ErrFenced) {
+		t.Fatalf("a claim by another incarnation = %v, %v; want fenced", ok, err)
+	}
+	code := 0
+	if end, _ := s.FinishMember(ctx, j, "w1", jobs.StateSucceeded, &code, ""); end != queues.MemberDone {
+		t.Fatalf("member 1's finish = %v", end)
+	}
+	check = s.loseNext(t, id)
+	if _, err := s.FinishMember(ctx, j, "w0", jobs.StateSucceeded, &code, ""); err == nil {
+		t.Fatal("the finish whose reply was lost returned no error")
+	}
+	check()
+	if end, err := s.FinishMember(ctx, j, "w0", jobs.StateSucceeded, &code, ""); end != queues.JobEnded || err != nil {
+		t.Fatalf("the retried last finish = %v, %v; want JobEnded", end, err)
+	}
+	us, _ := s.Usage(ctx, s.clock.Now().Add(-time.Hour), s.clock.Now().Add(time.Hour))
+	if len(us) != 1 || us[0].Outcome != "succeeded" {
+		t.Fatalf("usage %+v, want one succeeded record", us)
 	}
 }
