@@ -76,6 +76,15 @@ func (w *Worker) claimGang(ctx context.Context, d queues.Delivery, wid string) (
 			w.giveUpMember(d, wid, "")
 			return jobs.Job{}, nil, fmt.Errorf("%w: %s: %w", asynq.RevokeTask, key, errStale)
 		}
+		w.mu.Lock()
+		draining := w.draining
+		w.mu.Unlock()
+		if draining && !g.Started {
+			// The worker stops taking work: a member waiting here would
+			// start on a worker past its drain, so the gang moves on.
+			w.giveUpMember(d, wid, "member's worker draining before the gang started")
+			return jobs.Job{}, nil, fmt.Errorf("worker draining")
+		}
 		if time.Now().After(deadline) {
 			w.log.Warn("gang did not assemble in time; moving it on", "job", d.JobID, "attempt", d.Attempt,
 				"member", d.Member, "members", d.Members, "waited", queues.GangStartTimeout)

@@ -2,10 +2,12 @@ package workers_test
 
 import (
 	"context"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/ballastdev/ballast/internal/testenv"
 	"github.com/ballastdev/ballast/jobs"
 	"github.com/ballastdev/ballast/queues"
 )
@@ -92,5 +94,42 @@ exit 0`)
 		if n, _ := e.rdb.SCard(ctx, e.store.Namespace().WorkerJobs(id)).Result(); n != 0 {
 			t.Errorf("%s still lists the finished gang", id)
 		}
+	}
+}
+
+// A member waits, claimed, for the rest of its gang and never starts alone:
+// when the gang's attempt moves on meanwhile (here: the placement taken
+// back, as the controller does when a member's worker stops taking placed
+// work), it gives its slots back and leaves the gang unlisted.
+func TestGangMemberNeverStartsAlone(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	o := e.options()
+	o.ID = "solo"
+	w := e.start(o)
+	sp := e.shell(`touch "$BALLAST_PARAM_DIR/ran"`)
+	sp.Size = jobs.Size{Replicas: 2}
+	j := e.submit(sp, queues.QueueCore)
+	ctx := context.Background()
+	if a, err := e.store.Place(ctx, j.ID, 1, []string{"solo", "absent"}); a != 2 || err != nil {
+		t.Fatalf("Place = %d, %v", a, err)
+	}
+	testenv.Eventually(t, wait, "member 0 claimed on solo", func() bool {
+		n, _ := e.rdb.SCard(ctx, e.store.Namespace().WorkerJobs("solo")).Result()
+		return n == 1
+	})
+	time.Sleep(300 * time.Millisecond) // some polls of the wait
+	if got := e.get(j.ID); got.State != jobs.StateQueued || w.Running() != 0 {
+		t.Fatalf("with one member of two claimed: %s, %d running", got.State, w.Running())
+	}
+	if a, err := e.store.Move(ctx, j.ID, 2, queues.QueueCore, "placement taken back"); a != 3 || err != nil {
+		t.Fatalf("Move = %d, %v", a, err)
+	}
+	testenv.Eventually(t, wait, "solo gave the member up", func() bool {
+		n, _ := e.rdb.SCard(ctx, e.store.Namespace().WorkerJobs("solo")).Result()
+		return n == 0
+	})
+	if _, err := os.Stat(e.path("ran")); err == nil {
+		t.Fatal("a member of a gang that never assembled ran")
 	}
 }
