@@ -10,6 +10,7 @@ import (
 	"github.com/ballastdev/ballast/internal/testenv"
 	"github.com/ballastdev/ballast/jobs"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/workers"
 )
 
 // A gang of two on two workers: each member sees its place in the gang and
@@ -131,5 +132,39 @@ func TestGangMemberNeverStartsAlone(t *testing.T) {
 	})
 	if _, err := os.Stat(e.path("ran")); err == nil {
 		t.Fatal("a member of a gang that never assembled ran")
+	}
+}
+
+// When member 1's worker drains, member 0 checkpoints the gang and requeues
+// it (one preemption), so the work since the gang's last checkpoint is not
+// thrown away by the member that leaves.
+func TestDrainingMemberHasMember0CheckpointTheGang(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ws := map[string]*workers.Worker{}
+	for _, id := range []string{"d0", "d1"} {
+		o := e.options()
+		o.ID = id
+		ws[id] = e.start(o)
+	}
+	sp := e.shell(`trap 'echo "{\"checkpoint\": \"r$BALLAST_REPLICA\"}"; exit 143' TERM
+touch "$BALLAST_PARAM_DIR/up$BALLAST_REPLICA"
+sleep 30 & wait`)
+	sp.Size = jobs.Size{Replicas: 2}
+	sp.Checkpointable = true
+	j := e.submit(sp, queues.QueueCore)
+	ctx := context.Background()
+	if a, err := e.store.Place(ctx, j.ID, 1, []string{"d0", "d1"}); a != 2 || err != nil {
+		t.Fatalf("Place = %d, %v", a, err)
+	}
+	e.waitFile("up0", wait)
+	e.waitFile("up1", wait)
+	ws["d1"].Stop()
+	got := e.waitFor(j.ID, wait, "the gang requeued by member 0", func(j jobs.Job) bool {
+		return j.Attempt == 3 && j.State == jobs.StateQueued
+	})
+	if got.Checkpoint != "r0" || got.Preemptions != 1 || got.Requeues != 0 {
+		t.Fatalf("after the drain: checkpoint %q, preemptions %d, requeues %d; want member 0's checkpoint and one preemption",
+			got.Checkpoint, got.Preemptions, got.Requeues)
 	}
 }
