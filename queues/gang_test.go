@@ -294,3 +294,28 @@ func TestGangClaimAndFinishWhoseRepliesWereLost(t *testing.T) {
 		t.Fatalf("usage %+v, want one succeeded record", us)
 	}
 }
+
+// A spot notice on member 1's worker is carried out by member 0 (which
+// checkpoints): its requeue counts one preemption and one against the
+// spot budget, and the request dies with the attempt.
+func TestGangSpotNoticeOnAMembersWorkerCountsOnce(t *testing.T) {
+	t.Parallel()
+	s, _ := newStore(t)
+	ctx := context.Background()
+	id, ds := placedGang(t, s)
+	j := startGang(t, s, id, ds)
+	if ok, err := s.RequestSpotPreempt(ctx, id, j.Attempt, queues.QueueBurst, "spot notice"); !ok || err != nil {
+		t.Fatalf("RequestSpotPreempt = %v, %v", ok, err)
+	}
+	moved, err := s.Requeue(ctx, j, "w0", queues.Requeue{Preempt: true})
+	if err != nil || moved.Attempt != j.Attempt+1 || moved.Queue != queues.QueueBurst {
+		t.Fatalf("member 0's requeue = %+v, %v", moved, err)
+	}
+	got, _ := s.Get(ctx, id)
+	if got.Preemptions != 1 || got.SpotPreemptions != 1 {
+		t.Fatalf("preemptions %d, spot %d; want 1 and 1", got.Preemptions, got.SpotPreemptions)
+	}
+	if v, _ := s.Redis().HExists(ctx, s.Namespace().Job(id), "preempt_spot").Result(); v {
+		t.Error("the spot flag outlived the attempt it was requested for")
+	}
+}

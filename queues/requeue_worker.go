@@ -40,7 +40,7 @@ local function requeueJobs(ids, worker, wjobs, prefix, outbox, active, ukey, now
       if st[5] == "1" then
         redis.call("HSET", k, "state", "cancelled", "finished", now, "worker", "", "error", "cancelled; its worker " .. worker .. " was " .. why)
         redis.call("ZREM", active, id)
-        redis.call("HDEL", k, "preempt", "preempt_reason")
+        redis.call("HDEL", k, "preempt", "preempt_reason", "preempt_spot")
         if tonumber(retention) > 0 then
           redis.call("PEXPIRE", k, retention)
           redis.call("PEXPIRE", k .. ":log", retention)
@@ -50,7 +50,7 @@ local function requeueJobs(ids, worker, wjobs, prefix, outbox, active, ukey, now
         local nxt = tonumber(st[2]) + 1
         -- A job the controller was preempting goes where it asked.
         if st[6] and st[6] ~= "" then st[4] = st[6] end
-        redis.call("HDEL", k, "preempt", "preempt_reason")
+        redis.call("HDEL", k, "preempt", "preempt_reason", "preempt_spot")
         redis.call("HSET", k, "state", "queued", "attempt", nxt, "worker", "", "queued", now,
           "not_before", now, "queue", st[4], "error", "worker " .. worker .. " " .. why, "ob", "1")
         redis.call("HINCRBY", k, "requeues", 1)

@@ -148,7 +148,7 @@ if state == ARGV[4] and attempt == a and worker == ARGV[3] then return 2 end
 if state ~= "running" or attempt ~= a or worker ~= ARGV[3] then return 0 end
 recordUsageFrom(r, KEYS[6], ARGV[1], ARGV[2], ARGV[5], ARGV[4], false)
 redis.call("HSET", KEYS[1], "state", ARGV[4], "finished", ARGV[5], "exit_code", ARGV[6], "error", ARGV[7])
-if r[13] then redis.call("HDEL", KEYS[1], "preempt", "preempt_reason") end
+if r[13] then redis.call("HDEL", KEYS[1], "preempt", "preempt_reason", "preempt_spot") end
 redis.call("SREM", KEYS[2], ARGV[1])
 if gang then gangUnlist(KEYS[1], ARGV[1], a, ARGV[9]) end
 redis.call("ZREM", KEYS[4], ARGV[1])
@@ -184,7 +184,7 @@ return 1
 // Ballast, and lost work measures what preemption costs.
 var requeueScript = redis.NewScript(usageLua + gangLua + `
 local st = redis.call("HMGET", KEYS[1], "state", "attempt", "worker", "cancel", "preempt", "preempt_reason", "queue",
-  "ended", "ended_reply")
+  "ended", "ended_reply", "preempt_spot")
 local this = ARGV[2] .. "|" .. ARGV[3] .. "|" .. ARGV[7]
 if ARGV[3] ~= "" and st[8] == this and st[9] then return cjson.decode(st[9]) end
 if st[1] ~= "running" or tonumber(st[2]) ~= tonumber(ARGV[2]) then return {0, "", ""} end
@@ -203,7 +203,7 @@ if ARGV[7] == "preemptions" and reason == "" then
   reason = "preempted"
   if st[6] and st[6] ~= "" then reason = "preempted: " .. st[6] end
 end
-redis.call("HDEL", KEYS[1], "preempt", "preempt_reason")
+redis.call("HDEL", KEYS[1], "preempt", "preempt_reason", "preempt_spot")
 if st[4] == "1" then
   redis.call("HSET", KEYS[1], "state", "cancelled", "finished", ARGV[5], "worker", "", "error", "cancelled while " .. reason,
     "ended", this, "ended_reply", cjson.encode({-1, "", reason}))
@@ -227,7 +227,11 @@ else
   redis.call("HSET", KEYS[1], "error", reason)
 end
 redis.call("HINCRBY", KEYS[1], ARGV[7], 1)
-if ARGV[9] == "1" then redis.call("HINCRBY", KEYS[1], "spot_preemptions", 1) end
+-- A spot notice on another member's worker than the one requeueing (a
+-- gang's) is recorded with the request.
+if ARGV[9] == "1" or (ARGV[7] == "preemptions" and st[10] == "1") then
+  redis.call("HINCRBY", KEYS[1], "spot_preemptions", 1)
+end
 redis.call("ZADD", KEYS[2], ARGV[5], ARGV[1])
 return {nxt, q, reason}
 `)
@@ -249,13 +253,15 @@ return {st[3], redis.call("HGETALL", KEYS[1])}
 
 // requestPreemptScript asks the worker of a running attempt to checkpoint it
 // and send the next attempt to another queue. A pending cancel wins, so the
-// request is refused then. KEYS: job. ARGV: attempt, queue, reason.
+// request is refused then. KEYS: job. ARGV: attempt, queue, reason, spot
+// ("1": a spot notice, which the requeue counts against the spot budget).
 // Returns 1 when recorded, 0 when the attempt is not running (or moved on)
 // or is being cancelled.
 var requestPreemptScript = redis.NewScript(`
 local st = redis.call("HMGET", KEYS[1], "state", "attempt", "cancel")
 if st[1] ~= "running" or tonumber(st[2]) ~= tonumber(ARGV[1]) or st[3] == "1" then return 0 end
 redis.call("HSET", KEYS[1], "preempt", ARGV[2], "preempt_reason", ARGV[3])
+if ARGV[4] == "1" then redis.call("HSET", KEYS[1], "preempt_spot", "1") end
 return 1
 `)
 

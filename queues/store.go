@@ -524,7 +524,22 @@ func (s *Store) RequestPreempt(ctx context.Context, jobID string, attempt int, t
 	if err := checkQueue("queues.RequestPreempt", to, false); err != nil {
 		return false, err
 	}
-	n, err := requestPreemptScript.Run(ctx, s.rdb, []string{s.ns.Job(jobID)}, attempt, string(to), reason).Int()
+	return s.requestPreempt(ctx, jobID, attempt, to, reason, false)
+}
+
+// RequestSpotPreempt is RequestPreempt for a spot notice received by a
+// worker that does not carry the preemption out itself (a gang's member
+// other than member 0): the requeue counts it against the job's spot budget
+// whoever makes it.
+func (s *Store) RequestSpotPreempt(ctx context.Context, jobID string, attempt int, to Queue, reason string) (bool, error) {
+	if err := checkQueue("queues.RequestPreempt", to, false); err != nil {
+		return false, err
+	}
+	return s.requestPreempt(ctx, jobID, attempt, to, reason, true)
+}
+
+func (s *Store) requestPreempt(ctx context.Context, jobID string, attempt int, to Queue, reason string, spot bool) (bool, error) {
+	n, err := requestPreemptScript.Run(ctx, s.rdb, []string{s.ns.Job(jobID)}, attempt, string(to), reason, flag(spot)).Int()
 	if err != nil {
 		return false, wrap("queues.RequestPreempt", err)
 	}
