@@ -28,6 +28,12 @@ const (
 	// EnvGPUs lists the UUIDs of the GPUs bound to the attempt, comma
 	// separated; set on GPU workers only ("" when it was given none).
 	EnvGPUs = "BALLAST_GPUS"
+	// Gang variables, set for the members of a gang (replicas above 1)
+	// only: the member's index (0 to n-1), n, and the host:port member 0's
+	// worker chose for the gang's coordinator (member 0 listens there).
+	EnvReplica     = "BALLAST_REPLICA"
+	EnvReplicas    = "BALLAST_REPLICAS"
+	EnvCoordinator = "BALLAST_COORDINATOR"
 )
 
 // Device variables: on a GPU worker they bind a job to the GPUs its attempt

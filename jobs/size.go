@@ -69,15 +69,8 @@ func (z Size) validate(field string, maxSlots int, ps *problems) {
 	if maxSlots > 0 && z.Slots > maxSlots {
 		ps.add(field+".slots", fmt.Sprintf("is %d, above max_slots %d", z.Slots, maxSlots))
 	}
-	switch {
-	case z.Replicas < 0 || z.Replicas > MaxReplicas:
+	if z.Replicas < 0 || z.Replicas > MaxReplicas {
 		ps.add(field+".replicas", fmt.Sprintf("is %d; give 1 to %d members", z.Replicas, MaxReplicas))
-	case z.Replicas > 1:
-		// The policy, the simulator and the planner place gangs, but a
-		// worker cannot yet start members together, stop them together
-		// and give them a rendezvous; a gang accepted now would run as
-		// one member. Refused until then.
-		ps.add(field+".replicas", fmt.Sprintf("is %d: gangs (replicas above 1) are not run by this version's workers yet; run one member per job, or simulate the gang from a trace", z.Replicas))
 	}
 	if z.CPUs < 0 || math.IsNaN(z.CPUs) || math.IsInf(z.CPUs, 0) || z.CPUs > 4096 {
 		ps.add(field+".cpus", fmt.Sprintf("is %v; give the cores one member needs, such as 4 or 0.5", z.CPUs))

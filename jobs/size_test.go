@@ -91,7 +91,6 @@ func TestTemplateSizeValidation(t *testing.T) {
 		{Size{Slots: 4}, 2, "templates.x.slots"},
 		{Size{}, -1, "templates.x.max_slots"},
 		{Size{Replicas: MaxReplicas + 1}, 0, "templates.x.replicas"},
-		{Size{Replicas: 2}, 0, "gangs (replicas above 1) are not run"},
 		{Size{CPUs: -2}, 0, "templates.x.cpus"},
 		{Size{Memory: -1}, 0, "templates.x.memory"},
 		{Size{Requires: map[string]string{"gpu model": "A100"}}, 0, "templates.x.requires.gpu model"},
@@ -107,6 +106,11 @@ func TestTemplateSizeValidation(t *testing.T) {
 		Requires: map[string]string{"gpu_model": "H100"}}, MaxSlots: 8}
 	if err := ok.Validate("templates.x"); err != nil {
 		t.Errorf("a valid size is refused: %v", err)
+	}
+	// Gangs run: a template of two 2-slot members is valid.
+	gang := Template{Command: []string{"x"}, Size: Size{Slots: 2, Replicas: 2}}
+	if err := gang.Validate("templates.x"); err != nil {
+		t.Errorf("a gang is refused: %v", err)
 	}
 }
 

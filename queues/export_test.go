@@ -19,7 +19,8 @@ func SetUsagePage(n int64) func() {
 // test that loses one reply loses the script's own, not a NOSCRIPT error
 // that would make the client send the script again.
 func LoadScripts(ctx context.Context, rdb redis.Scripter) error {
-	for _, s := range []*redis.Script{submitScript, claimScript, finishScript, requeueScript, cancelScript, moveScript} {
+	for _, s := range []*redis.Script{submitScript, claimScript, finishScript, requeueScript, cancelScript, moveScript,
+		memberClaimScript, abandonMemberScript, placeScript} {
 		if err := s.Load(ctx, rdb).Err(); err != nil {
 			return err
 		}

@@ -46,8 +46,9 @@ func PlaceQueue(worker string) Queue { return Queue(placeQueuePrefix + worker) }
 // longest job ahead of it can run.
 const placeTimeout = jobs.MaxTimeout
 
-// decodePlaced reads the "placed" field: the member workers when it was
-// written for attempt, else nil.
+// decodePlaced reads the "placed" field ("ATTEMPT|w0,w1,...", written by
+// placeScript): the member workers when it was written for attempt, else
+// nil.
 func decodePlaced(v string, attempt int) []string {
 	n, list, ok := strings.Cut(v, "|")
 	if !ok || list == "" || n != strconv.Itoa(attempt) {
@@ -58,15 +59,14 @@ func decodePlaced(v string, attempt int) []string {
 
 // placeScript places a queued, unplaced sized job as a new attempt, so no
 // delivery of the unplaced attempt can start it. KEYS: job, outbox. ARGV:
-// id, attempt, now, workers (comma list), total slots (what the usage
-// records of its attempts bill). Returns the record as a flat
+// id, attempt, now, workers (comma list). Returns the record as a flat
 // HGETALL list, or {} when the job is not queued and unplaced at attempt.
 var placeScript = redis.NewScript(`
 local st = redis.call("HMGET", KEYS[1], "state", "attempt", "placed")
 if st[1] ~= "queued" or tonumber(st[2]) ~= tonumber(ARGV[2]) then return {} end
 if st[3] and string.sub(st[3], 1, string.len(ARGV[2]) + 1) == ARGV[2] .. "|" then return {} end
 local next = tonumber(st[2]) + 1
-redis.call("HSET", KEYS[1], "attempt", next, "placed", next .. "|" .. ARGV[4], "ob", "1", "tslots", ARGV[5])
+redis.call("HSET", KEYS[1], "attempt", next, "placed", next .. "|" .. ARGV[4], "ob", "1")
 redis.call("ZADD", KEYS[2], ARGV[3], ARGV[1])
 return redis.call("HGETALL", KEYS[1])
 `)
@@ -101,7 +101,7 @@ func (s *Store) Place(ctx context.Context, jobID string, attempt int, workers []
 		return 0, fmt.Errorf("queues.Place %s: %d workers for %d members", jobID, len(workers), cur.Spec.Members())
 	}
 	v, err := placeScript.Run(ctx, s.rdb, []string{s.ns.Job(jobID), s.ns.Outbox()},
-		jobID, attempt, s.opts.Now().UnixMilli(), strings.Join(workers, ","), cur.Spec.TotalSlots()).Slice()
+		jobID, attempt, s.opts.Now().UnixMilli(), strings.Join(workers, ",")).Slice()
 	if err != nil {
 		return 0, wrap("queues.Place", err)
 	}
@@ -142,6 +142,9 @@ func (s *Store) enqueuePlaced(ctx context.Context, j jobs.Job) error {
 			opts = append(opts, asynq.ProcessAt(j.NotBefore))
 		}
 		d := Delivery{JobID: j.ID, Attempt: j.Attempt, Slots: j.Spec.SlotCount(), Member: i}
+		if n := j.Spec.Members(); n > 1 {
+			d.Members = n
+		}
 		_, err := s.client.EnqueueContext(ctx, asynq.NewTask(TaskType, d.Encode()), opts...)
 		if err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
 			return fmt.Errorf("queues.enqueue %s: %w (the placement is recorded and will be enqueued when Redis answers: %v)",

@@ -11,22 +11,36 @@ package queues
 // activeKey, usageKey, nowMs, endedMs, retentionMs, why) returns a flat list
 // {id, newAttempt, queue, ...} and empties workerJobsKey. why ("lost",
 // "restarted") goes into each record's error. requeueJobs does the same for
-// the given job IDs only, removing them from workerJobsKey.
+// the given job IDs only, removing them from workerJobsKey. Prepend
+// gangLua as well.
 const requeueWorkerJobsLua = `
 local function requeueJobs(ids, worker, wjobs, prefix, outbox, active, ukey, now, ended, retention, why)
   local out = {}
+  -- Worker keys share the namespace of job keys: "<ns>:job:" -> "<ns>:worker:".
+  local wprefix = string.sub(prefix, 1, #prefix - 4) .. "worker:"
   for _, id in ipairs(ids) do
     redis.call("SREM", wjobs, id)
     local k = prefix .. id
     local st = redis.call("HMGET", k, "state", "attempt", "worker", "queue", "cancel", "preempt")
-    if st[1] == "running" and st[3] == worker then
+    -- A gang is any member's worker's: it requeues whole, and leaves
+    -- every member's running set (see gang.go). One still assembling
+    -- moves on unplaced, so its other members stop waiting for this one.
+    local gang = gangSize(k) > 1
+    local member = gang and gangMember(k, worker, st[2])
+    if gang and member and st[1] == "queued" then
+      local nxt = tonumber(st[2]) + 1
+      redis.call("HSET", k, "attempt", nxt, "last_move", "worker " .. worker .. " " .. why, "ob", "1")
+      redis.call("ZADD", outbox, now, id)
+    end
+    if st[1] == "running" and (st[3] == worker or member) then
+      if gang then gangUnlist(k, id, st[2], wprefix) end
       local outcome = "lost"
       if st[5] == "1" then outcome = "cancelled" end
       recordUsage(k, ukey, id, st[2], ended, outcome, st[5] ~= "1")
       if st[5] == "1" then
         redis.call("HSET", k, "state", "cancelled", "finished", now, "worker", "", "error", "cancelled; its worker " .. worker .. " was " .. why)
         redis.call("ZREM", active, id)
-        redis.call("HDEL", k, "preempt", "preempt_reason")
+        redis.call("HDEL", k, "preempt", "preempt_reason", "preempt_spot")
         if tonumber(retention) > 0 then
           redis.call("PEXPIRE", k, retention)
           redis.call("PEXPIRE", k .. ":log", retention)
@@ -36,7 +50,7 @@ local function requeueJobs(ids, worker, wjobs, prefix, outbox, active, ukey, now
         local nxt = tonumber(st[2]) + 1
         -- A job the controller was preempting goes where it asked.
         if st[6] and st[6] ~= "" then st[4] = st[6] end
-        redis.call("HDEL", k, "preempt", "preempt_reason")
+        redis.call("HDEL", k, "preempt", "preempt_reason", "preempt_spot")
         redis.call("HSET", k, "state", "queued", "attempt", nxt, "worker", "", "queued", now,
           "not_before", now, "queue", st[4], "error", "worker " .. worker .. " " .. why, "ob", "1")
         redis.call("HINCRBY", k, "requeues", 1)

@@ -23,7 +23,8 @@ const orphanGrace = 10 * time.Second
 // be pushed twice, and a claimed job reset to queued).
 // KEYS: job, idem, index, outbox, active[, task, pending]. ARGV: id, spec,
 // queue, now, idemTTLms, hasIdem, fingerprint, notBefore, team, template,
-// class[, taskMsg, taskID, pendingSinceNs]. Team, template and class are
+// class, totalSlots[, taskMsg, taskID, pendingSinceNs]. Team, template,
+// class and the job's total slots (every member of a gang: "tslots") are
 // copied out of the spec so the attempt scripts can stamp usage records
 // with them without decoding the spec.
 // With the task's keys and arguments (see asynqtask.go), the script creates
@@ -46,14 +47,14 @@ if ARGV[6] == "1" then
 end
 local f = {"spec", ARGV[2], "state", "queued", "attempt", 1, "queue", ARGV[3],
   "created", ARGV[4], "queued", ARGV[4], "not_before", ARGV[8], "retries", 0, "requeues", 0,
-  "team", ARGV[9], "template", ARGV[10], "class", ARGV[11]}
+  "team", ARGV[9], "template", ARGV[10], "class", ARGV[11], "tslots", ARGV[12]}
 if not KEYS[6] then table.insert(f, "ob"); table.insert(f, "1") end
 redis.call("HSET", KEYS[1], unpack(f))
 redis.call("ZADD", KEYS[3], ARGV[4], ARGV[1])
 redis.call("ZADD", KEYS[5], ARGV[4], ARGV[1])
 if KEYS[6] then
-  redis.call("HSET", KEYS[6], "msg", ARGV[12], "state", "pending", "pending_since", ARGV[14])
-  redis.call("LPUSH", KEYS[7], ARGV[13])
+  redis.call("HSET", KEYS[6], "msg", ARGV[13], "state", "pending", "pending_since", ARGV[15])
+  redis.call("LPUSH", KEYS[7], ARGV[14])
 else
   redis.call("ZADD", KEYS[4], ARGV[4], ARGV[1])
 end
@@ -84,6 +85,8 @@ if tonumber(st[2]) ~= tonumber(ARGV[2]) then return "stale" end
 -- is running, so this cannot start it twice.)
 if st[1] == "running" and st[4] == ARGV[3] and ARGV[5] ~= "" then return redis.call("HGETALL", KEYS[1]) end
 if st[1] ~= "queued" then return "stale" end
+-- A gang starts only through its members' claims (memberClaimScript).
+if tonumber(redis.call("HGET", KEYS[1], "gang") or "0") > 1 then return "stale" end
 local f = {"state", "running", "worker", ARGV[3], "started", ARGV[4], "pool", redis.call("HGET", KEYS[5], "pool") or ""}
 -- "ob" marks an attempt the outbox holds (see outbox.go); a first
 -- attempt written with its task never is.
@@ -99,7 +102,9 @@ return redis.call("HGETALL", KEYS[1])
 // finishScript ends a job. A preemption requested meanwhile is dropped: the
 // job ended by itself first, and its own outcome is the truth.
 // KEYS: job, workerJobs, log, active, metrics, usage.
-// ARGV: id, attempt, worker, state, now, exitCode, error, retentionMs.
+// ARGV: id, attempt, worker, state, now, exitCode, error, retentionMs,
+// workerKeyPrefix. A gang's member success that is not the last returns 3
+// (see gang.go).
 // The log and the metric series expire with the record: they are read only
 // through it, and a job's keys must not outlive it.
 // Returns 1 when recorded, 0 when the attempt is not this worker's, and 2
@@ -107,17 +112,45 @@ return redis.call("HGETALL", KEYS[1])
 // committed but whose reply was lost. Only the worker running an attempt
 // ends it, once, so state, attempt and worker together name the end
 // exactly, and the caller still announces it.
-var finishScript = redis.NewScript(usageLua + `
+var finishScript = redis.NewScript(usageLua + gangLua + `
 -- One read for the fence and the usage record: fields 1-10 are usageFields.
 local r = redis.call("HMGET", KEYS[1], "started", "queued", "checkpoint_at", "pool", "worker", "team", "template", "class",
   "not_before", "tslots", "state", "attempt", "preempt")
 local state, attempt, worker = r[11], tonumber(r[12]), r[5]
-if state == ARGV[4] and attempt == tonumber(ARGV[2]) and worker == ARGV[3] then return 2 end
-if state ~= "running" or attempt ~= tonumber(ARGV[2]) or worker ~= ARGV[3] then return 0 end
+local a = tonumber(ARGV[2])
+local gang = gangSize(KEYS[1]) > 1
+if gang then
+  -- Fenced on membership; success needs every member (see gang.go).
+  local g = gangMember(KEYS[1], ARGV[3], a)
+  if not g or attempt ~= a then return 0 end
+  if state == ARGV[4] then return 2 end
+  if state ~= "running" then return 0 end
+  if ARGV[4] == "succeeded" then
+    local doneTag = ARGV[2] .. "|1"
+    redis.call("HSET", KEYS[1], "d" .. g, doneTag)
+    local n, done, mine = gangSize(KEYS[1]), 0, false
+    local tag = ARGV[2] .. "|" .. ARGV[3]
+    for m = 0, n - 1 do
+      local fin = redis.call("HGET", KEYS[1], "d" .. m) == doneTag
+      if fin then done = done + 1 end
+      if not fin and redis.call("HGET", KEYS[1], "m" .. m) == tag then mine = true end
+    end
+    if done < n then
+      -- This worker runs no other member of the attempt: recovery of it
+      -- no longer concerns the gang.
+      if not mine then redis.call("SREM", KEYS[2], ARGV[1]) end
+      return 3
+    end
+  end
+  worker = ARGV[3]
+end
+if state == ARGV[4] and attempt == a and worker == ARGV[3] then return 2 end
+if state ~= "running" or attempt ~= a or worker ~= ARGV[3] then return 0 end
 recordUsageFrom(r, KEYS[6], ARGV[1], ARGV[2], ARGV[5], ARGV[4], false)
 redis.call("HSET", KEYS[1], "state", ARGV[4], "finished", ARGV[5], "exit_code", ARGV[6], "error", ARGV[7])
-if r[13] then redis.call("HDEL", KEYS[1], "preempt", "preempt_reason") end
+if r[13] then redis.call("HDEL", KEYS[1], "preempt", "preempt_reason", "preempt_spot") end
 redis.call("SREM", KEYS[2], ARGV[1])
+if gang then gangUnlist(KEYS[1], ARGV[1], a, ARGV[9]) end
 redis.call("ZREM", KEYS[4], ARGV[1])
 if tonumber(ARGV[8]) > 0 then
   redis.call("PEXPIRE", KEYS[1], ARGV[8])
@@ -134,7 +167,8 @@ return 1
 // KEYS: job, outbox, workerJobs, active, log, metrics, usage. ARGV: id, attempt,
 // worker ("" = any), queue ("" = the preempt target, else the same), now,
 // notBefore, counter ("retries"|"requeues"|"preemptions"), reason ("" for a
-// preemption = built from the request's reason), spot, retentionMs.
+// preemption = built from the request's reason), spot, retentionMs,
+// workerKeyPrefix (for a gang's members' running sets).
 // Returns {newAttempt, queue, reason}: newAttempt is 0 when the attempt had
 // moved on, or -1 when a cancel was pending, in which case the job is
 // cancelled instead.
@@ -148,13 +182,17 @@ return 1
 // The usage record of the attempt counts the work since its last checkpoint
 // as lost, except for a retry: a failed attempt's work is not thrown away by
 // Ballast, and lost work measures what preemption costs.
-var requeueScript = redis.NewScript(usageLua + `
+var requeueScript = redis.NewScript(usageLua + gangLua + `
 local st = redis.call("HMGET", KEYS[1], "state", "attempt", "worker", "cancel", "preempt", "preempt_reason", "queue",
-  "ended", "ended_reply")
+  "ended", "ended_reply", "preempt_spot")
 local this = ARGV[2] .. "|" .. ARGV[3] .. "|" .. ARGV[7]
 if ARGV[3] ~= "" and st[8] == this and st[9] then return cjson.decode(st[9]) end
 if st[1] ~= "running" or tonumber(st[2]) ~= tonumber(ARGV[2]) then return {0, "", ""} end
-if ARGV[3] ~= "" and st[3] ~= ARGV[3] then return {0, "", ""} end
+-- A gang's attempt is any member's to end, and it leaves every member's
+-- running set (see gang.go).
+local gang = gangSize(KEYS[1]) > 1
+if ARGV[3] ~= "" and st[3] ~= ARGV[3] and not (gang and gangMember(KEYS[1], ARGV[3], st[2])) then return {0, "", ""} end
+if gang then gangUnlist(KEYS[1], ARGV[1], st[2], ARGV[11]) end
 local outcome = "preempted"
 if ARGV[7] == "retries" then outcome = "retried" elseif ARGV[7] == "requeues" then outcome = "requeued" end
 if st[4] == "1" then outcome = "cancelled" end
@@ -165,7 +203,7 @@ if ARGV[7] == "preemptions" and reason == "" then
   reason = "preempted"
   if st[6] and st[6] ~= "" then reason = "preempted: " .. st[6] end
 end
-redis.call("HDEL", KEYS[1], "preempt", "preempt_reason")
+redis.call("HDEL", KEYS[1], "preempt", "preempt_reason", "preempt_spot")
 if st[4] == "1" then
   redis.call("HSET", KEYS[1], "state", "cancelled", "finished", ARGV[5], "worker", "", "error", "cancelled while " .. reason,
     "ended", this, "ended_reply", cjson.encode({-1, "", reason}))
@@ -189,7 +227,11 @@ else
   redis.call("HSET", KEYS[1], "error", reason)
 end
 redis.call("HINCRBY", KEYS[1], ARGV[7], 1)
-if ARGV[9] == "1" then redis.call("HINCRBY", KEYS[1], "spot_preemptions", 1) end
+-- A spot notice on another member's worker than the one requeueing (a
+-- gang's) is recorded with the request.
+if ARGV[9] == "1" or (ARGV[7] == "preemptions" and st[10] == "1") then
+  redis.call("HINCRBY", KEYS[1], "spot_preemptions", 1)
+end
 redis.call("ZADD", KEYS[2], ARGV[5], ARGV[1])
 return {nxt, q, reason}
 `)
@@ -211,13 +253,15 @@ return {st[3], redis.call("HGETALL", KEYS[1])}
 
 // requestPreemptScript asks the worker of a running attempt to checkpoint it
 // and send the next attempt to another queue. A pending cancel wins, so the
-// request is refused then. KEYS: job. ARGV: attempt, queue, reason.
+// request is refused then. KEYS: job. ARGV: attempt, queue, reason, spot
+// ("1": a spot notice, which the requeue counts against the spot budget).
 // Returns 1 when recorded, 0 when the attempt is not running (or moved on)
 // or is being cancelled.
 var requestPreemptScript = redis.NewScript(`
 local st = redis.call("HMGET", KEYS[1], "state", "attempt", "cancel")
 if st[1] ~= "running" or tonumber(st[2]) ~= tonumber(ARGV[1]) or st[3] == "1" then return 0 end
 redis.call("HSET", KEYS[1], "preempt", ARGV[2], "preempt_reason", ARGV[3])
+if ARGV[4] == "1" then redis.call("HSET", KEYS[1], "preempt_spot", "1") end
 return 1
 `)
 
@@ -288,7 +332,7 @@ return {"finished", st[1], st[2] or "0", st[5] or "0"}
 // flat {id, newAttempt, queue, ...} of jobs requeued from the previous
 // incarnation or as orphans, jobs a flat {id, "cancel"|"preempt"|"lost", ...}. A cancel
 // outranks a preemption: the user wants the job gone, not moved.
-var heartbeatScript = redis.NewScript(usageLua + requeueWorkerJobsLua +
+var heartbeatScript = redis.NewScript(usageLua + gangLua + requeueWorkerJobsLua +
 	"local orphanGraceMs = " + strconv.FormatInt(orphanGrace.Milliseconds(), 10) + "\n" + `
 local cur = redis.call("GET", KEYS[6])
 local taken = {}
@@ -330,7 +374,7 @@ for i = 12, #KEYS do
   local id = string.sub(ref, 1, sep - 1)
   local attempt = tonumber(string.sub(ref, sep + 1))
   local st = redis.call("HMGET", KEYS[i], "state", "attempt", "worker", "cancel", "preempt")
-  if st[1] ~= "running" or tonumber(st[2]) ~= attempt or st[3] ~= ARGV[1] then
+  if st[1] ~= "running" or tonumber(st[2]) ~= attempt or (st[3] ~= ARGV[1] and not gangMember(KEYS[i], ARGV[1], attempt)) then
     table.insert(out, id); table.insert(out, "lost")
   elseif st[4] == "1" then
     table.insert(out, id); table.insert(out, "cancel")
@@ -440,7 +484,7 @@ return 1
 // jobKeyPrefix, tombstoneTTLms, retentionMs (for jobs that end cancelled;
 // their log and metrics keys are the record's key plus ":log"/":metrics").
 // Returns a flat list {id, newAttempt, queue, ...}.
-var recoverWorkerScript = redis.NewScript(usageLua + requeueWorkerJobsLua + `
+var recoverWorkerScript = redis.NewScript(usageLua + gangLua + requeueWorkerJobsLua + `
 local beat = redis.call("ZSCORE", KEYS[1], ARGV[1])
 if beat and tonumber(beat) > tonumber(ARGV[3]) then return {} end
 local ended = ARGV[2]

@@ -195,7 +195,7 @@ func (s *Store) prepareSubmit(ctx context.Context, spec jobs.Spec, q Queue, now 
 		inline: !s.opts.SeparateEnqueue && !spec.Sized()}
 	c.keys = []string{s.ns.Job(id), s.ns.Idempotency(spec.IdempotencyKey), s.ns.JobIndex(), s.ns.Outbox(), s.ns.ActiveJobs()}
 	c.args = []any{id, body, string(q), now.UnixMilli(), s.opts.IdempotencyTTL.Milliseconds(), hasIdem,
-		hex.EncodeToString(sum[:16]), now.UnixMilli(), spec.Team, spec.Template, string(spec.Class)}
+		hex.EncodeToString(sum[:16]), now.UnixMilli(), spec.Team, spec.Template, string(spec.Class), spec.TotalSlots()}
 	if c.inline {
 		qname := s.ns.AsynqQueue(q)
 		if err := s.publishQueue(ctx, qname); err != nil {
@@ -332,8 +332,44 @@ func (s *Store) ClaimAs(ctx context.Context, d Delivery, worker, incarnation str
 // on record (a retry after a reply was lost), it returns true, so the caller
 // announces the end it made.
 func (s *Store) Finish(ctx context.Context, j jobs.Job, worker string, state jobs.State, exitCode *int, errMsg string) (bool, error) {
+	n, err := s.finish(ctx, j, worker, state, exitCode, errMsg)
+	return n == 1 || n == 2, err
+}
+
+// MemberEnd is what FinishMember recorded.
+type MemberEnd int
+
+// Outcomes of FinishMember.
+const (
+	// MemberFenced: the attempt is not the member's worker's any more.
+	MemberFenced MemberEnd = iota
+	// MemberDone: the member succeeded; others of the gang still run.
+	MemberDone
+	// JobEnded: the job ended in the given state (the last member to
+	// succeed, or any member's failure or cancel).
+	JobEnded
+)
+
+// FinishMember records the end of one member of a gang's attempt on worker:
+// a success is the job's only when it is the last member's; a failure or a
+// cancel ends the job at once (the other members find their attempt over
+// and stop). Repeatable like Finish.
+func (s *Store) FinishMember(ctx context.Context, j jobs.Job, worker string, state jobs.State, exitCode *int, errMsg string) (MemberEnd, error) {
+	n, err := s.finish(ctx, j, worker, state, exitCode, errMsg)
+	switch {
+	case err != nil:
+		return MemberFenced, err
+	case n == 3:
+		return MemberDone, nil
+	case n == 1 || n == 2:
+		return JobEnded, nil
+	}
+	return MemberFenced, nil
+}
+
+func (s *Store) finish(ctx context.Context, j jobs.Job, worker string, state jobs.State, exitCode *int, errMsg string) (int, error) {
 	if !state.Terminal() {
-		return false, fmt.Errorf("queues.Finish: %q is not a terminal state", state)
+		return 0, fmt.Errorf("queues.Finish: %q is not a terminal state", state)
 	}
 	code := ""
 	if exitCode != nil {
@@ -342,11 +378,11 @@ func (s *Store) Finish(ctx context.Context, j jobs.Job, worker string, state job
 	n, err := finishScript.Run(ctx, s.rdb,
 		[]string{s.ns.Job(j.ID), s.ns.WorkerJobs(worker), s.ns.JobLog(j.ID), s.ns.ActiveJobs(), s.ns.JobMetrics(j.ID), s.ns.usage()},
 		j.ID, j.Attempt, worker, string(state), s.opts.Now().UnixMilli(), code, errMsg,
-		s.opts.Retention.Milliseconds()).Int()
+		s.opts.Retention.Milliseconds(), s.ns.Worker("")).Int()
 	if err != nil {
-		return false, wrap("queues.Finish", err)
+		return 0, wrap("queues.Finish", err)
 	}
-	return n == 1 || n == 2, nil
+	return n, nil
 }
 
 // Requeue describes why and where a running attempt is sent back.
@@ -409,7 +445,7 @@ func (s *Store) Requeue(ctx context.Context, j jobs.Job, worker string, r Requeu
 	v, err := requeueScript.Run(ctx, s.rdb,
 		[]string{s.ns.Job(j.ID), s.ns.Outbox(), s.ns.WorkerJobs(j.Worker), s.ns.ActiveJobs(), s.ns.JobLog(j.ID), s.ns.JobMetrics(j.ID), s.ns.usage()},
 		j.ID, j.Attempt, worker, string(r.Queue), now.UnixMilli(), notBefore.UnixMilli(), counter, r.Reason, flag(r.Spot),
-		s.opts.Retention.Milliseconds()).Slice()
+		s.opts.Retention.Milliseconds(), s.ns.Worker("")).Slice()
 	if err != nil {
 		return Requeued{}, wrap("queues.Requeue", err)
 	}
@@ -429,6 +465,9 @@ func (s *Store) Requeue(ctx context.Context, j jobs.Job, worker string, r Requeu
 	next.Attempt = int(n)
 	next.NotBefore = notBefore
 	next.Queue = q
+	// The new attempt is unplaced: a sized job waits for the policy to
+	// place it again, with no delivery on the old placement's workers.
+	next.Placed = nil
 	// A failed enqueue here is not lost: the attempt sits in the outbox.
 	return Requeued{Attempt: int(n), Queue: Queue(q), Reason: reason}, s.enqueue(ctx, next)
 }
@@ -485,7 +524,22 @@ func (s *Store) RequestPreempt(ctx context.Context, jobID string, attempt int, t
 	if err := checkQueue("queues.RequestPreempt", to, false); err != nil {
 		return false, err
 	}
-	n, err := requestPreemptScript.Run(ctx, s.rdb, []string{s.ns.Job(jobID)}, attempt, string(to), reason).Int()
+	return s.requestPreempt(ctx, jobID, attempt, to, reason, false)
+}
+
+// RequestSpotPreempt is RequestPreempt for a spot notice received by a
+// worker that does not carry the preemption out itself (a gang's member
+// other than member 0): the requeue counts it against the job's spot budget
+// whoever makes it.
+func (s *Store) RequestSpotPreempt(ctx context.Context, jobID string, attempt int, to Queue, reason string) (bool, error) {
+	if err := checkQueue("queues.RequestPreempt", to, false); err != nil {
+		return false, err
+	}
+	return s.requestPreempt(ctx, jobID, attempt, to, reason, true)
+}
+
+func (s *Store) requestPreempt(ctx context.Context, jobID string, attempt int, to Queue, reason string, spot bool) (bool, error) {
+	n, err := requestPreemptScript.Run(ctx, s.rdb, []string{s.ns.Job(jobID)}, attempt, string(to), reason, flag(spot)).Int()
 	if err != nil {
 		return false, wrap("queues.RequestPreempt", err)
 	}

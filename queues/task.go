@@ -17,6 +17,9 @@ type Delivery struct {
 	Slots int `json:"s,omitempty"`
 	// Member is which member of a gang this delivery starts.
 	Member int `json:"m,omitempty"`
+	// Members is the size of the gang, 0 for a job that is none: its
+	// worker claims the member with Store.ClaimMember.
+	Members int `json:"n,omitempty"`
 }
 
 // Encode returns the task payload.

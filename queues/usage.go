@@ -34,9 +34,7 @@ func (n Namespace) livesEnd() string { return n.prefix() + "lives:end" }
 func (n Namespace) launches() string { return n.prefix() + "launches" }
 
 // usageLua defines recordUsage(jobKey, usageKey, id, attempt, endMs,
-// outcome, lost) for the scripts that end a running attempt. A sized job's
-// slots come from the record's "tslots", which Place writes; a job without
-// it holds one. Call it before
+// outcome, lost) for the scripts that end a running attempt. Call it before
 // the record changes state: it reads the attempt's start, wait, pool and
 // last checkpoint from the record. The wait starts when the attempt could
 // first start: a retry's back-off is not a wait for capacity. With lost set, the work since the later
@@ -88,8 +86,9 @@ type AttemptUsage struct {
 	// Lost is the work since the last checkpoint that a preemption, a
 	// drain or a lost worker threw away.
 	Lost time.Duration `json:"lost"`
-	// Slots is how many slots the attempt held (members × slots for a
-	// gang): what it is billed for. At least 1.
+	// Slots is how many slots the attempt held: every member's of a gang
+	// (replicas x slots). 1 for an entry written before slots were
+	// recorded.
 	Slots int `json:"slots"`
 	// Outcome is succeeded, failed or cancelled (the job ended), preempted,
 	// requeued (drained), retried (failed, to run again) or lost (its
@@ -114,8 +113,7 @@ type usageEntry struct {
 	Template string `json:"template"`
 	Class    string `json:"class"`
 	Outcome  string `json:"outcome"`
-	// Slots is absent (0) from entries written before sizes existed.
-	Slots int `json:"slots"`
+	Slots    int    `json:"slots"`
 }
 
 // usagePage is how many usage entries one read returns: a month of

@@ -24,6 +24,18 @@ const defaultPath = "/usr/local/bin:/usr/bin:/bin"
 // includes the device variables (deviceEnv) for the GPUs granted to the
 // attempt.
 func environment(j jobs.Job, ckDir string, gpus []gpu.Device, gpuWorker bool) []string {
+	return environmentOf(j, ckDir, gpus, gpuWorker, nil)
+}
+
+// gangEnv is a gang member's place in its gang (nil for other jobs).
+type gangEnv struct {
+	member, members int
+	coordinator     string
+}
+
+// environmentOf is environment for a job that may be a gang's member: it
+// also sees BALLAST_REPLICA, BALLAST_REPLICAS and BALLAST_COORDINATOR.
+func environmentOf(j jobs.Job, ckDir string, gpus []gpu.Device, gpuWorker bool, g *gangEnv) []string {
 	vars := make(map[string]string, 8+len(j.Spec.Params)+len(j.Spec.Env)+len(j.Spec.PassEnv))
 	for _, name := range jobs.BaseEnv {
 		if v, ok := os.LookupEnv(name); ok {
@@ -47,6 +59,11 @@ func environment(j jobs.Job, ckDir string, gpus []gpu.Device, gpuWorker bool) []
 	vars[jobs.EnvAttempt] = strconv.Itoa(j.Attempt)
 	vars[jobs.EnvCheckpointDir] = ckDir
 	vars[jobs.EnvResumeFrom] = j.Checkpoint
+	if g != nil {
+		vars[jobs.EnvReplica] = strconv.Itoa(g.member)
+		vars[jobs.EnvReplicas] = strconv.Itoa(g.members)
+		vars[jobs.EnvCoordinator] = g.coordinator
+	}
 	if gpuWorker {
 		deviceEnv(vars, gpus)
 	}

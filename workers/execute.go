@@ -45,23 +45,35 @@ func (w *Worker) process(ctx context.Context, t *asynq.Task) error {
 		return fmt.Errorf("worker draining") // it began while this delivery waited
 	}
 	wid := w.ID()
-	j, ok, err := w.store.ClaimAs(ctx, d, wid, w.inc)
-	if errors.Is(err, queues.ErrFenced) {
-		// The delivery is valid, this identity is not: take a new one and
-		// let asynq redeliver the attempt.
-		w.refence("claim")
-		return err
-	}
-	if err != nil {
-		// Redis trouble: asynq redelivers this attempt after a back-off.
-		return err
-	}
-	if !ok {
-		return fmt.Errorf("%w: %s: %w", asynq.RevokeTask, queues.TaskID(d.JobID, d.Attempt), errStale)
+	var j jobs.Job
+	var gang *gangEnv
+	if d.Members > 1 {
+		// A gang's member starts only once every member is claimed.
+		if j, gang, err = w.claimGang(ctx, d, wid); err != nil {
+			return err
+		}
+	} else {
+		var ok bool
+		j, ok, err = w.store.ClaimAs(ctx, d, wid, w.inc)
+		if errors.Is(err, queues.ErrFenced) {
+			// The delivery is valid, this identity is not: take a new one and
+			// let asynq redeliver the attempt.
+			w.refence("claim")
+			return err
+		}
+		if err != nil {
+			// Redis trouble: asynq redelivers this attempt after a back-off.
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("%w: %s: %w", asynq.RevokeTask, queues.TaskID(d.JobID, d.Attempt), errStale)
+		}
 	}
 	r := newRunning(j, wid)
 	r.slots = slots
-	key := queues.TaskID(j.ID, j.Attempt)
+	r.gang = gang
+	// One key per member: two members of a gang may share a worker.
+	key := queues.MemberTaskID(j.ID, j.Attempt, d.Member)
 	w.mu.Lock()
 	if _, dup := w.jobs[key]; dup {
 		// A second delivery of an attempt this process runs (the claim of
@@ -76,17 +88,24 @@ func (w *Worker) process(ctx context.Context, t *asynq.Task) error {
 		delete(w.jobs, key)
 		w.mu.Unlock()
 	}()
+	if !r.peer() { // a gang's start is announced once, by member 0
+		w.publishRunning(j, wid)
+	}
+
+	span := w.startAttemptSpan(ctx, j, wid)
+	res := w.runBound(r, key)
+	endAttemptSpan(span, w.settle(r, res), res)
+	return nil
+}
+
+// publishRunning announces that attempt j started on worker wid.
+func (w *Worker) publishRunning(j jobs.Job, wid string) {
 	w.publish(events.Event{ID: eventID(j, events.TypeJobRunning), Type: events.TypeJobRunning, JobID: j.ID,
 		Attempt: j.Attempt, State: jobs.StateRunning, Queue: j.Queue, Worker: wid, Time: j.StartedAt,
 		Data: map[string]any{"pool": w.opts.Pool, "resume_from": j.Checkpoint, "class": string(j.Spec.Class),
 			// This attempt's wait in its queue: submit to start for the
 			// first attempt, the metrics' elastic wait.
 			"wait_seconds": max(j.StartedAt.Sub(j.QueuedAt), 0).Seconds()}})
-
-	span := w.startAttemptSpan(ctx, j, wid)
-	res := w.runBound(r, key)
-	endAttemptSpan(span, w.settle(r, res), res)
-	return nil
 }
 
 // run executes the attempt and returns how it ended.
@@ -125,6 +144,9 @@ func (w *Worker) runHandler(r *running, out *output, ckDir string) outcome {
 	run := &Run{JobID: r.job.ID, Attempt: r.job.Attempt, Params: r.job.Spec.Params, ResumeFrom: r.job.Checkpoint,
 		CheckpointDir: ckDir, GPUs: r.gpus, Output: stdout, checkpoint: func(c string) error { w.recordCheckpoint(r, c); return nil },
 		metric: func(v float64) error { w.recordMetric(r, v); return nil }}
+	if r.gang != nil {
+		run.Replica, run.Replicas, run.Coordinator = r.gang.member, r.gang.members, r.gang.coordinator
+	}
 	done := make(chan error, 1)
 	go func() {
 		defer func() {
@@ -188,6 +210,9 @@ func handlerOutcome(err error) outcome {
 // recordCheckpoint stores a checkpoint of a running attempt.
 func (w *Worker) recordCheckpoint(r *running, c string) {
 	r.setCheckpoint(c)
+	if r.peer() {
+		return // a gang's checkpoint is member 0's
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	ok, err := w.store.Checkpoint(ctx, r.job, r.worker, c)
@@ -204,6 +229,9 @@ func (w *Worker) recordCheckpoint(r *running, c string) {
 // job's work is what matters, and failing it over a Redis blip would throw
 // that work away.
 func (w *Worker) recordMetric(r *running, v float64) {
+	if r.peer() {
+		return // a gang reports through member 0
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	ok, err := w.store.ReportMetric(ctx, r.job, r.worker, v)

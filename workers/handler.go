@@ -30,6 +30,11 @@ type Run struct {
 	// elsewhere). A handler runs in the worker's process, which sees every
 	// GPU: using only these is up to it.
 	GPUs []gpu.Device
+	// Replica, Replicas and Coordinator place a gang's member (replicas
+	// above 1) in its gang, as BALLAST_REPLICA, BALLAST_REPLICAS and
+	// BALLAST_COORDINATOR do for a process; zero for other jobs.
+	Replica, Replicas int
+	Coordinator       string
 	// Output receives the handler's log lines (kept like a process's stdout).
 	Output     io.Writer
 	checkpoint func(string) error

@@ -31,13 +31,16 @@ func (w *Worker) heartbeatLoop(ctx context.Context) {
 func (w *Worker) beat(ctx context.Context) {
 	w.mu.Lock()
 	live := make([]queues.Delivery, 0, len(w.jobs))
-	byID := make(map[string]*running, len(w.jobs))
+	// Two members of one gang may run here: a job ID names them all.
+	byID := make(map[string][]*running, len(w.jobs))
 	for _, r := range w.jobs {
 		// Attempts claimed under an identity fenced earlier are already
 		// stopping; only the current identity's attempts are reported.
 		if r.worker == w.ID() {
-			live = append(live, queues.Delivery{JobID: r.job.ID, Attempt: r.job.Attempt})
-			byID[r.job.ID] = r
+			if len(byID[r.job.ID]) == 0 {
+				live = append(live, queues.Delivery{JobID: r.job.ID, Attempt: r.job.Attempt})
+			}
+			byID[r.job.ID] = append(byID[r.job.ID], r)
 		}
 	}
 	w.mu.Unlock()
@@ -54,17 +57,21 @@ func (w *Worker) beat(ctx context.Context) {
 	}
 	w.tookOver(b.TakenOver)
 	for _, id := range b.Cancel {
-		if r := byID[id]; r != nil {
+		for _, r := range byID[id] {
 			r.stop(stopCancel)
 		}
 	}
 	for _, id := range b.Preempt {
-		if r := byID[id]; r != nil {
-			r.stop(stopPreempt)
+		for _, r := range byID[id] {
+			// A gang is preempted by member 0, which checkpoints and
+			// requeues it; the others stop when they see it moved on.
+			if !r.peer() {
+				r.stop(stopPreempt)
+			}
 		}
 	}
 	for _, id := range b.Lost {
-		if r := byID[id]; r != nil {
+		for _, r := range byID[id] {
 			r.stop(stopLost)
 		}
 	}

@@ -54,7 +54,7 @@ func (w *Worker) runProcess(r *running, out *output, ckDir string) outcome {
 		return outcome{err: err}
 	}
 	cmd := jobCommand(path, argv, join)
-	cmd.Env = environment(r.job, ckDir, r.gpus, w.gpus != nil)
+	cmd.Env = environmentOf(r.job, ckDir, r.gpus, w.gpus != nil, r.gang)
 	stdout, stderr := out.writer("stdout"), out.writer("stderr")
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	// A grandchild that keeps the pipes open must not hold the slot forever.
@@ -120,7 +120,9 @@ func (w *Worker) stopProcess(r *running, cmd *exec.Cmd, waited chan error) outco
 		}
 	}
 	var res outcome
-	if why == stopLost {
+	if why == stopLost && r.gang == nil {
+		// (A gang member whose attempt another member ended gets its
+		// grace: its peers were stopped, it does not run elsewhere.)
 		res = kill(cmd, waited)
 	} else {
 		res = w.terminate(cmd, waited, r.job.Spec.Grace.Std())

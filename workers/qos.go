@@ -94,8 +94,11 @@ func (w *Worker) endCgroup(r *running, cg *isolation.Job, cmd *exec.Cmd, res *ou
 	r.setStats(st)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if ok, err := w.store.RecordQoS(ctx, r.job, r.worker, st); err != nil || !ok {
-		w.log.Warn("QoS counters not recorded", "job", r.job.ID, "attempt", r.job.Attempt, "fenced", !ok, "err", err)
+	// A gang's record holds member 0's counters; the others are logged.
+	if !r.peer() {
+		if ok, err := w.store.RecordQoS(ctx, r.job, r.worker, st); err != nil || !ok {
+			w.log.Warn("QoS counters not recorded", "job", r.job.ID, "attempt", r.job.Attempt, "fenced", !ok, "err", err)
+		}
 	}
 	w.log.Info("job QoS counters", "job", r.job.ID, "attempt", r.job.Attempt, "group", st.Group,
 		"cpu_seconds", st.CPUSeconds, "cpu_throttled_seconds", st.ThrottledSeconds, "io_read_bytes", st.ReadBytes,

@@ -41,7 +41,15 @@ type running struct {
 	// gpus are the devices granted to the attempt (grantDevices), set
 	// before it starts and fixed after; nil on a worker without GPUs.
 	gpus []gpu.Device
+	// gang is the member's place in its gang; nil for a job that is none.
+	gang *gangEnv
 }
+
+// peer reports whether r is a gang member other than member 0: its
+// checkpoints and metrics are not the gang's, and a preemption is member
+// 0's to carry out (it checkpoints; the others stop when the attempt has
+// moved on).
+func (r *running) peer() bool { return r.gang != nil && r.gang.member > 0 }
 
 func newRunning(j jobs.Job, worker string) *running {
 	return &running{job: j, worker: worker, stopped: make(chan struct{}), ckpt: j.Checkpoint}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/ballastdev/ballast/jobs"
@@ -27,6 +28,11 @@ func (w *Worker) settle(r *running, res outcome) string {
 	case res.stop == stopCancel:
 		w.finish(r, jobs.StateCancelled, res.exitCode, "cancelled by user")
 		return outcomeCancelled
+	case res.stop == stopDrain && r.peer() && w.askGangPreempt(r):
+		// Member 0 checkpoints the gang and requeues it; this member's
+		// part of the attempt is over.
+		w.log.Info("draining: asked member 0 to checkpoint and requeue the gang", "job", j.ID, "attempt", j.Attempt)
+		return outcomeRequeued
 	case res.stop == stopDrain:
 		var moved queues.Requeued
 		w.retryRedis("requeue", func(ctx context.Context) (err error) {
@@ -88,10 +94,24 @@ func failureReason(res outcome) string {
 
 func (w *Worker) finish(r *running, state jobs.State, code *int, msg string) {
 	var ok bool
-	w.retryRedis("finish", func(ctx context.Context) (err error) {
-		ok, err = w.store.Finish(ctx, r.job, r.worker, state, code, msg)
-		return err
-	})
+	if r.gang != nil {
+		// A member's success ends the job only when it is the last.
+		var end queues.MemberEnd
+		w.retryRedis("finish", func(ctx context.Context) (err error) {
+			end, err = w.store.FinishMember(ctx, r.job, r.worker, state, code, msg)
+			return err
+		})
+		if end == queues.MemberDone {
+			w.log.Info("gang member done; the gang runs on", "job", r.job.ID, "attempt", r.job.Attempt, "member", r.gang.member)
+			return
+		}
+		ok = end == queues.JobEnded
+	} else {
+		w.retryRedis("finish", func(ctx context.Context) (err error) {
+			ok, err = w.store.Finish(ctx, r.job, r.worker, state, code, msg)
+			return err
+		})
+	}
 	if !ok {
 		w.log.Warn("result not recorded: the attempt had moved on", "job", r.job.ID, "attempt", r.job.Attempt)
 		return
@@ -159,4 +179,20 @@ func (w *Worker) retryRedis(what string, f func(context.Context) error) {
 		time.Sleep(delay)
 		delay = min(delay*2, 5*time.Second)
 	}
+}
+
+// askGangPreempt asks member 0 of r's gang to checkpoint it and requeue it
+// to its own queue, for a member whose worker drains: a requeue by this
+// member would throw away the work since member 0's last checkpoint. It
+// reports whether the request is recorded (false: the attempt is over or a
+// cancel is pending, and the caller requeues itself).
+func (w *Worker) askGangPreempt(r *running) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	ok, err := w.store.RequestPreempt(ctx, r.job.ID, r.job.Attempt, queues.Queue(r.job.Queue), "member "+
+		strconv.Itoa(r.gang.member)+"'s worker "+r.worker+" draining")
+	if err != nil {
+		w.log.Warn("gang preempt request failed; requeueing the gang here", "job", r.job.ID, "err", err)
+	}
+	return ok && err == nil
 }

@@ -35,10 +35,17 @@ func (w *Worker) spotNotice(deadline time.Time) {
 			// and is requeued to its own queue by the drain path.
 			// Back to spot-able elastic work, keeping a region pin.
 			to := queues.RegionalQueue(queues.QueueBurst, r.job.Spec.Labels[jobs.RegionLabel])
-			if _, err := w.store.RequestPreempt(ctx, r.job.ID, r.job.Attempt, to, "spot notice"); err != nil {
+			request := w.store.RequestPreempt
+			if r.peer() {
+				request = w.store.RequestSpotPreempt // member 0 requeues the gang
+			}
+			if _, err := request(ctx, r.job.ID, r.job.Attempt, to, "spot notice"); err != nil {
 				w.log.Warn("spot notice: preempt request not recorded", "job", r.job.ID, "err", err)
 			}
 			cancel()
+			if r.peer() {
+				continue // member 0 checkpoints and moves the gang on
+			}
 			r.markSpot()
 			r.stop(stopPreempt)
 		}

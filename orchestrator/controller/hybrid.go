@@ -140,7 +140,15 @@ func (h *Hybrid) snapshot(ctx context.Context, now time.Time) (policy.Snapshot, 
 	// Slots, not jobs: a four-slot job fills four.
 	running := map[string]int{}
 	for _, j := range active {
-		if j.State == jobs.StateRunning && j.Worker != "" {
+		switch {
+		case j.State != jobs.StateRunning || j.Worker == "":
+		case len(j.Placed) > 0:
+			// Every member of a placed job (a gang's on several
+			// workers) holds its slots where it runs.
+			for _, w := range j.Placed {
+				running[w] += j.Spec.SlotCount()
+			}
+		default:
 			running[j.Worker] += j.Spec.SlotCount()
 		}
 	}
