@@ -46,7 +46,8 @@ func (p *planner) placeSized(keys []queueKey) {
 	}
 	pl := p.placer
 	if pl == nil {
-		pl = &placer{planner: p, reserved: map[placeGroup]bool{}, closed: map[*workerRec]bool{}, maxFree: map[placeTarget]int{}}
+		pl = &placer{planner: p, reserved: map[placeGroup]bool{}, closed: map[*workerRec]bool{}, maxFree: map[placeTarget]int{},
+			unfit: map[jobShape]bool{}, grows: map[jobShape]bool{}, idle: map[jobShape]bool{}}
 		p.placer = pl
 		// A placed job still queued may be a reservation waiting for its
 		// slots: its group makes no other, and its workers take nothing more.
@@ -59,6 +60,9 @@ func (p *planner) placeSized(keys []queueKey) {
 			}
 		}
 	}
+	// Rules between the two passes may change what is free.
+	clear(pl.unfit)
+	clear(pl.idle)
 	for _, k := range keys {
 		s := p.ix.sized[k]
 		if s == nil {
@@ -177,6 +181,30 @@ type placer struct {
 	// maxFree caches the most free slots of an open worker per target;
 	// a placement clears it.
 	maxFree map[placeTarget]int
+	// A tick may walk thousands of sized jobs that cannot start: these
+	// remember, per shape, what was found for the first, so the rest cost
+	// a map lookup. unfit holds the shapes for which no worker has room
+	// now (a placement clears it); grows what growable said.
+	unfit map[jobShape]bool
+	grows map[jobShape]bool
+	// idle holds the shapes for which nothing can happen until a
+	// placement: none fits now, and their group cannot reserve (it has,
+	// or must not). One lookup then settles every job of the shape.
+	idle map[jobShape]bool
+}
+
+// jobShape is everything placement reads of a job that requires no
+// labels, CPUs or memory: two such jobs of one shape fit the same workers.
+type jobShape struct {
+	g               placeGroup
+	slots, replicas int
+}
+
+// shapeOf returns j's shape, and false for a job whose labels, CPUs or
+// memory make it its own case.
+func shapeOf(j *Job, g placeGroup) (jobShape, bool) {
+	return jobShape{g: g, slots: j.slots(), replicas: j.replicas()},
+		len(j.Requires) == 0 && j.CPUs == 0 && j.Memory == 0
 }
 
 // eligible reports whether w may ever run a member of j: up, of the
@@ -249,19 +277,42 @@ func (pl *placer) mostFree(t placeTarget) int {
 // Loaned work waits while core work does: fixed slots are core's first.
 func (pl *placer) place(j *Job) {
 	g := pl.groupOf(j)
+	sh, plain := shapeOf(j, g)
+	if plain && pl.idle[sh] {
+		return
+	}
 	if j.Queue == QueueLoan && pl.coreQueued > pl.freeFixed-j.weight() {
 		// As rule 2 lends: never into slots queued core work needs.
 		return
 	}
-	if pl.mostFree(g.target) >= j.slots() {
+	if pl.mostFree(g.target) >= j.slots() && !(plain && pl.unfit[sh]) {
 		if ws := pl.pick(j, g, false); ws != nil {
 			pl.commit(j, g, ws, false)
 			return
 		}
+		if plain {
+			pl.unfit[sh] = true
+		}
 	}
 	// A loan never reserves: fixed slots held for borrowed work would keep
 	// core work out, and a held job cannot be reclaimed.
-	if pl.reserved[g] || j.Queue == QueueLoan || pl.growable(j, g) {
+	if pl.reserved[g] || j.Queue == QueueLoan {
+		if plain {
+			pl.idle[sh] = true
+		}
+		return
+	}
+	grows, known := pl.grows[sh]
+	if !plain || !known {
+		grows = pl.growable(j, g)
+		if plain {
+			pl.grows[sh] = grows
+		}
+	}
+	if grows {
+		if plain {
+			pl.idle[sh] = true
+		}
 		return
 	}
 	if ws := pl.pick(j, g, true); ws != nil {
@@ -408,6 +459,8 @@ func (pl *placer) commit(j *Job, g placeGroup, ws []*workerRec, reserve bool) {
 		pl.loans -= j.weight()
 	}
 	clear(pl.maxFree)
+	clear(pl.unfit)
+	clear(pl.idle)
 	desc := fmt.Sprintf("%d slots", k)
 	if j.gang() {
 		desc = fmt.Sprintf("gang of %d x %d slots in region %q", j.replicas(), k, ws[0].pool.Region)

@@ -25,6 +25,16 @@ type goldenCase struct {
 	o    Options
 }
 
+// slowUnderRace are the cases of seconds without the race detector
+// (thousands of sized jobs waiting for workers too small or too few, which
+// rule 8 walks every tick) and minutes with it. They are skipped under
+// -race; .ci/run runs them without.
+var slowUnderRace = map[string]bool{
+	"synthetic-5000-seed-1-all-elastic":           true,
+	"synthetic-8000-seed-4-dev-pools":             true,
+	"synthetic-8000-seed-4-dev-pools-all-elastic": true,
+}
+
 func syntheticTrace(n int, seed uint64) func(t *testing.T) trace.Trace {
 	return func(t *testing.T) trace.Trace {
 		tr, err := trace.Generate(trace.DefaultSynthetic(n, seed))
@@ -126,6 +136,11 @@ func TestGoldenResults(t *testing.T) {
 	for _, c := range goldenCases() {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
+			if raceOn && slowUnderRace[c.name] {
+				// The simulator is one goroutine: the race detector finds
+				// nothing in it that the other cases do not exercise.
+				t.Skip("slow under -race; .ci/run runs it without")
+			}
 			r, err := Run(c.tr(t), c.o)
 			if err != nil {
 				t.Fatal(err)

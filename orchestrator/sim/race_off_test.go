@@ -1,0 +1,6 @@
+//go:build !race
+
+package sim
+
+// raceOn reports a test binary built with -race.
+const raceOn = false
