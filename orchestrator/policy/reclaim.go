@@ -20,8 +20,9 @@ import (
 // fixed-wide. A sized core job needs its slots on one worker: for the
 // first one that fits nowhere, the victims are borrowed jobs on one fixed
 // worker whose freed slots plus that worker's free ones reach its size
-// (see reclaimFor). Gangs are not reclaimed, nor reclaimed for: stopping
-// one member stops them all.
+// (see reclaimFor). A borrowed gang is reclaimed whole, by member 0's
+// worker, and frees its slots on every member's worker; a queued gang is
+// not reclaimed for (it waits for rule 8 to find it room).
 func (p *planner) reclaim() {
 	free := p.freeFixed
 	p.short = p.coreQueued - free - p.reclaiming - p.freedSized
@@ -48,7 +49,7 @@ func (p *planner) reclaim() {
 		if short <= 0 {
 			break
 		}
-		n := j.slotsOn(j.Worker)
+		n := p.freedOnFixed(j)
 		short -= n
 		p.short -= n
 		p.reclaimOne(j, p.worker[j.Worker], fmt.Sprintf("%d core queued, %d free fixed slots, %d reclaims in flight; loses %s of work",
@@ -69,16 +70,52 @@ func (p *planner) reclaimSized() {
 // borrowed reports whether running job j is burst work on fixed quota
 // that rule 1 may send back.
 func (p *planner) borrowed(j *Job) bool {
-	return j.Class == jobs.ClassBurst && !j.gang() && p.movable(j)
+	return j.Class == jobs.ClassBurst && p.movable(j)
+}
+
+// freedOnFixed is what reclaiming j frees of the fixed quota: its slots
+// on every fixed worker a member of it runs on.
+func (p *planner) freedOnFixed(j *Job) int {
+	if !j.gang() {
+		return j.slotsOn(j.Worker)
+	}
+	n := 0
+	for _, id := range uniqueWorkers(j) {
+		if w := p.worker[id]; w != nil && p.fixedUp(w) {
+			n += j.slotsOn(id)
+		}
+	}
+	return n
+}
+
+// uniqueWorkers lists the workers j runs on, each once: member 0's first.
+func uniqueWorkers(j *Job) []string {
+	if len(j.Placed) == 0 {
+		return []string{j.Worker}
+	}
+	out := make([]string, 0, len(j.Placed))
+	for _, id := range j.Placed {
+		if !slices.Contains(out, id) {
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 func (p *planner) victimOrder(a, b *Job) int {
 	return cmp.Or(cmp.Compare(p.lostWork(a), p.lostWork(b)), b.StartedAt.Compare(a.StartedAt), cmp.Compare(a.ID, b.ID))
 }
 
+// reclaimOne plans the reclaim of j, found as a victim on w. The action
+// names the job's worker (member 0's for a gang: it checkpoints and
+// requeues the whole gang, and the others stop), and every member's
+// worker counts its slots as leaving.
 func (p *planner) reclaimOne(j *Job, w *workerRec, reason string) {
-	n := j.slotsOn(w.ID)
-	p.tickUse(w).leaving += n
+	for _, id := range uniqueWorkers(j) {
+		if mw := p.worker[id]; mw != nil {
+			p.tickUse(mw).leaving += j.slotsOn(id)
+		}
+	}
 	p.add(Action{Kind: Reclaim, Job: j.ID, Worker: j.Worker, Queue: QueueBurst, Rule: 1, Reason: reason}, j)
 }
 

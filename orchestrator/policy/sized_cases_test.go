@@ -231,3 +231,21 @@ func TestSizedPoolLabels(t *testing.T) {
 			""},
 	})
 }
+
+// A borrowed gang is reclaimed whole for core work: the action goes to
+// member 0's worker and counts the slots of every member as freed, so one
+// gang of 2 x 2 on two full fixed workers makes room for two 1-slot core
+// jobs and no second victim is taken.
+func TestSizedGangIsReclaimedWhole(t *testing.T) {
+	core, burst := jobs.ClassCore, jobs.ClassBurst
+	pools := []Pool{fixedPool("fx", "eu")}
+	f1, f2 := worker("f1", "fx", 2, 2), worker("f2", "fx", 2, 2)
+	gang := sized(running("g", burst, f1, ago(10*time.Minute)), 2, 2)
+	gang.Placed = []string{"f1", "f2"}
+	gang.Queue = QueueLoan
+	c1 := queued("c1", core, QueueCore, ago(time.Second))
+	c2 := queued("c2", core, QueueCore, ago(time.Second))
+	runPlaceCases(t, []planCase{
+		{"one gang frees both workers", snap(pools, []Worker{f1, f2}, gang, c1, c2), t0, "reclaim(g,f1)"},
+	})
+}
