@@ -266,14 +266,12 @@ func (s *sim) handle(e event) bool {
 	return false
 }
 
-// tasksOf is how many tasks a trace job runs as: one task per slot for a
-// job of one slot (one task), one sized task of all its slots otherwise.
-func tasksOf(j *trace.Job) int {
-	if j.Slots > 1 {
-		return 1
-	}
-	return max(j.Slots, 1)
-}
+// tasksOf is how many tasks a trace job runs as: one per member, each of
+// the job's slots (a sized task when that is more than one). The members
+// of a gang are placed one by one, not all or nothing as the live
+// controller places them; the job's wait lasts until its last member
+// starts, and its slot-hours are every member's.
+func tasksOf(j *trace.Job) int { return j.Members() }
 
 // arrive submits the next trace job, queued by its class: a one-slot job
 // is placed on a free slot if one may take it; a job of k slots is one
