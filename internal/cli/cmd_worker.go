@@ -5,18 +5,22 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"math"
 
+	"github.com/ballastdev/ballast/jobs"
 	"github.com/ballastdev/ballast/orchestrator/events"
 	"github.com/ballastdev/ballast/workers/gpu"
 	"github.com/ballastdev/ballast/workers/isolation"
 )
 
 func runWorker(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "worker", "worker [--config FILE] --pool NAME [--slots N] [--gpus auto|0,1,...|GPU-UUID,...] [--isolation auto|v2|v1|off]")
+	fs := newFlags(e, "worker", "worker [--config FILE] --pool NAME [--slots N] [--gpus auto|0,1,...|GPU-UUID,...] [--cpus N] [--memory SIZE] [--isolation auto|v2|v1|off]")
 	cfgPath := configFlag(fs)
 	pool := fs.String("pool", "fixed", "pool this worker serves")
 	slots := fs.Int("slots", 0, "jobs run at once (default: the number of GPUs with --gpus, else the pool's slots, or slots_per_worker for elastic pools)")
 	gpus := fs.String("gpus", "", "make this a GPU worker, a slot per GPU, each job bound to GPUs of its own: auto (every GPU nvidia-smi lists), indices (0,1,2,3) or UUIDs (GPU-...,GPU-...); needs nvidia-smi")
+	cpus := fs.Float64("cpus", 0, "CPUs sized jobs that ask for cpus may take of this worker (default: the machine's)")
+	memory := fs.String("memory", "", "memory sized jobs that ask for memory may take, like 48GiB (default: the machine's)")
 	id := fs.String("id", "", "registry ID (default host-pid-random; elastic providers pass their instance ID)")
 	iso := fs.String("isolation", "auto", "how QoS groups are enforced: auto (cgroup v2 if its controllers are there, else v1, else none), v2, v1 or off")
 	if err := parse(fs, args); err != nil {
@@ -28,6 +32,15 @@ func runWorker(ctx context.Context, e *env, args []string) error {
 	}
 	if *slots < 0 {
 		return usageError{"--slots must not be negative"}
+	}
+	if *cpus < 0 || math.IsNaN(*cpus) || math.IsInf(*cpus, 0) {
+		return usageError{"--cpus must be a number of CPUs, 0 or more (0: the machine's)"}
+	}
+	var mem jobs.ByteSize
+	if *memory != "" {
+		if mem, err = jobs.ParseByteSize(*memory); err != nil {
+			return usageError{"--memory: " + err.Error()}
+		}
 	}
 	devs, err := selectGPUs(ctx, fs, *gpus, *slots)
 	if err != nil {
@@ -58,7 +71,8 @@ func runWorker(ctx context.Context, e *env, args []string) error {
 	if err := startTracing(ctx, "ballast-worker", &st); err != nil {
 		return err
 	}
-	w, err := startWorker(ctx, cfg, newStore(rdb, cfg), pub, workerSpec{pool: *pool, slots: *slots, id: *id, nc: nc, isolation: mode, gpus: devs}, log, &st)
+	w, err := startWorker(ctx, cfg, newStore(rdb, cfg), pub, workerSpec{pool: *pool, slots: *slots, id: *id, nc: nc, isolation: mode, gpus: devs,
+		cpus: *cpus, memory: int64(mem)}, log, &st)
 	if err != nil {
 		return err
 	}

@@ -23,7 +23,8 @@ func TestWorkerGPUsAuto(t *testing.T) {
 	var out, errOut bytes.Buffer
 	done := make(chan int, 1)
 	go func() {
-		done <- Run(ctx, []string{"worker", "--config", f.path, "--pool", "fixed", "--gpus", "auto", "--isolation", "off"}, &out, &errOut)
+		done <- Run(ctx, []string{"worker", "--config", f.path, "--pool", "fixed", "--gpus", "auto", "--isolation", "off",
+			"--cpus", "12", "--memory", "48GiB"}, &out, &errOut)
 	}()
 	var w queues.WorkerInfo
 	testenv.Eventually(t, 10*time.Second, "the GPU worker to register", func() bool {
@@ -36,6 +37,9 @@ func TestWorkerGPUsAuto(t *testing.T) {
 	})
 	if w.Slots != 4 || len(w.GPUs) != 4 || w.Labels[queues.LabelGPUModel] != testenv.FakeGPUModel {
 		t.Errorf("registered with %d slots, GPUs %+v, labels %v; want 4 A100s and a slot each", w.Slots, w.GPUs, w.Labels)
+	}
+	if w.CPUs != 12 || w.Memory != 48<<30 {
+		t.Errorf("registered CPUs %v memory %d; want --cpus 12 and --memory 48GiB", w.CPUs, w.Memory)
 	}
 	for i, g := range w.GPUs {
 		if g.Index != i || g.UUID != testenv.FakeGPUUUID(i) || g.Job != "" {
@@ -94,5 +98,15 @@ func TestGPULine(t *testing.T) {
 	writeGPUs(&b, []queues.WorkerInfo{{ID: "cpu-1"}, w})
 	if want := "\nw-1 gpus 0:job-abc 1:- 2:- 3:job-def  (NVIDIA A100-SXM4-80GB)\n"; b.String() != want {
 		t.Errorf("writeGPUs wrote %q, want %q", b.String(), want)
+	}
+}
+
+// --cpus and --memory are checked before anything starts.
+func TestWorkerCapacityFlagsAreChecked(t *testing.T) {
+	for _, args := range [][]string{{"--cpus", "-1"}, {"--memory", "lots"}} {
+		code, _, errOut := run(t, append([]string{"worker", "--pool", "fixed"}, args...)...)
+		if code != 2 || !strings.Contains(errOut, args[0]) {
+			t.Errorf("worker %v: exit %d, stderr %q; want a usage error naming %s", args, code, errOut, args[0])
+		}
 	}
 }

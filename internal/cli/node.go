@@ -220,6 +220,9 @@ type workerSpec struct {
 	// gpus are the GPUs of --gpus (nil: not a GPU worker); slots 0 is
 	// then one per GPU.
 	gpus []gpu.Device
+	// cpus and memory are --cpus and --memory (0: the machine's).
+	cpus   float64
+	memory int64
 }
 
 // startWorker starts a worker onto st.
@@ -255,7 +258,7 @@ func startWorker(ctx context.Context, cfg config.Config, store *queues.Store, pu
 		PollInterval: cfg.Worker.PollInterval.Std(), Heartbeat: cfg.Worker.Heartbeat.Std(), DrainTimeout: cfg.Worker.DrainTimeout.Std(),
 		LogDir: cfg.Worker.LogDir, CheckpointDir: cfg.Worker.CheckpointDir, LogLines: int64(cfg.Worker.JobLogLines),
 		Events: pub, Logger: log, Control: ws.nc, Subjects: subjects(cfg), QoS: cfg.QoS, Isolation: ws.isolation, GPUs: ws.gpus,
-		Labels: p.Labels})
+		Labels: p.Labels, CPUs: ws.cpus, Memory: ws.memory})
 	if err != nil {
 		return nil, err
 	}
