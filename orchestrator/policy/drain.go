@@ -28,7 +28,10 @@ func (p *planner) drain() {
 		}
 		var cands []cand
 		for _, w := range p.ix.byPool[d.pool.Name] {
-			if w.State == WorkerUp && !p.idle(w) {
+			// A worker holding slots for a placed job that has not
+			// started is not drained: draining takes its placement back,
+			// and rule 8 would only place the job again.
+			if w.State == WorkerUp && !p.idle(w) && p.use(w).held == 0 && p.tickSlots(w) == 0 {
 				left := p.staying(w)
 				cands = append(cands, cand{w, left})
 			}

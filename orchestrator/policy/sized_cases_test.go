@@ -249,3 +249,38 @@ func TestSizedGangIsReclaimedWhole(t *testing.T) {
 		{"one gang frees both workers", snap(pools, []Worker{f1, f2}, gang, c1, c2), t0, "reclaim(g,f1)"},
 	})
 }
+
+// Below the low watermark an elastic worker that still runs work is
+// drained, unless it holds slots for a placed job that has not started:
+// draining would take the placement back and rule 8 would place the job
+// again, for ever.
+func TestSizedNoDrainOfAWorkerHoldingAPlacement(t *testing.T) {
+	burst := jobs.ClassBurst
+	fxPools, fx := fixedWith(10, 0)
+	od := elasticPool("od", PoolOnDemand, "eu", 1.0)
+	e1 := worker("e1", "od", 4, 2)
+	r := running("r", burst, e1, ago(time.Hour))
+	r.Checkpointable = false // finishes where it is
+	placed := sized(queued("p", burst, QueueBurst, ago(time.Minute)), 2, 0)
+	placed.Checkpointable = false
+	placed.Placed = []string{"e1"}
+	pools := append(slices.Clone(fxPools), od)
+	drains := func(s Snapshot) bool {
+		for _, a := range Decide(s, t0).Actions {
+			if a.Kind == Drain {
+				return true
+			}
+		}
+		return false
+	}
+	without := snap(pools, append(slices.Clone(fx), e1), r)
+	mustValid(t, without)
+	if !drains(without) {
+		t.Fatalf("the worker is not drained even without a placement: the case tests nothing\n%s", Decide(without, t0))
+	}
+	with := snap(pools, append(slices.Clone(fx), e1), r, placed)
+	mustValid(t, with)
+	if drains(with) {
+		t.Errorf("a worker holding a placement was drained:\n%s", Decide(with, t0))
+	}
+}
