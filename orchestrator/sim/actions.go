@@ -82,21 +82,41 @@ func (s *sim) carryOut(a policy.Action) error {
 		}
 
 	case policy.Place:
-		// Rule 8 names the worker of each member; the model runs sized
-		// jobs of one member (the traces have no gangs yet).
+		// Rule 8 names the worker of each member: a sized job of one
+		// member holds its slots on one worker, a gang its members' on
+		// each named worker (a worker named twice holds both).
 		ti, err := s.queuedTask(a.Job)
 		if err != nil {
 			return err
 		}
 		t := &s.tasks[ti]
-		if !t.sized() || t.placed >= 0 || len(a.Workers) != 1 {
-			return fmt.Errorf("job %s is not a sized job of one member waiting for a place", a.Job)
+		if !t.sized() || t.placed >= 0 || len(a.Workers) != int(t.replicas) {
+			return fmt.Errorf("job %s is not a sized job of %d members waiting for a place", a.Job, t.replicas)
 		}
-		wi := parseID('w', a.Workers[0])
-		if wi < 0 || int(wi) >= len(s.workers) || s.workers[wi].state != wsUp || s.workers[wi].slots < t.slots {
-			return fmt.Errorf("worker %s is not up with %d slots", a.Workers[0], t.slots)
+		ws := make([]int32, len(a.Workers))
+		for i, id := range a.Workers {
+			wi := parseID('w', id)
+			if wi < 0 || int(wi) >= len(s.workers) || s.workers[wi].state != wsUp {
+				return fmt.Errorf("worker %s is not up", id)
+			}
+			ws[i] = wi
 		}
-		s.hold(ti, wi)
+		for _, wi := range ws {
+			k := int32(0)
+			for _, wj := range ws {
+				if wj == wi {
+					k += t.slots
+				}
+			}
+			if s.workers[wi].slots < k {
+				return fmt.Errorf("worker %s has not %d slots", s.workers[wi].id, k)
+			}
+		}
+		if t.gang() {
+			s.holdGang(ti, ws)
+		} else {
+			s.hold(ti, ws[0])
+		}
 		s.unplaced = append(s.unplaced, ti)
 
 	case policy.ScaleUp:

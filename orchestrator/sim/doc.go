@@ -15,8 +15,13 @@
 // worker reads, and starts only where the policy's Place (rule 8) puts
 // it, once that worker has k free slots; until then the worker holds its
 // slots for it as they free and takes no other work (a reservation).
-// Gangs (several members) are not modelled yet: the traces have no
-// replicas. Waits are submit to start, and requeues after a stop do not
+// A gang (Replicas n > 1) is one task of n members of k slots: one Place
+// names each member's worker (a worker named twice holds 2k), every one
+// of them holds the gang's slots, and the members start at the same
+// instant once all have them free. Anything that stops one member (a spot
+// reclaim of its worker, a Reclaim, Migrate) stops the gang, freeing every
+// member's slots at once; its slot-hours and lost work count n x k slots,
+// in its members' workers' pools. Waits are submit to start, and requeues after a stop do not
 // add to them. Every job may be retried, so a checkpointable burst job is
 // spot-eligible until it has suffered Config.MaxSpotPreemptions spot
 // reclaims. Jobs are not pinned to regions, ask for no labels, CPUs or
@@ -68,7 +73,8 @@
 // stands for it. Drain stops a worker taking work; release removes it.
 // A place holds a sized job's slots on the worker it names (it starts
 // when they free); a drain, release or spot reclaim of that worker sends
-// it back to wait for another placement. A rehome (moving queued burst
+// it back to wait for another placement (a gang leaves every member's
+// worker). A rehome (moving queued burst
 // work between the controller's elastic queues) is a no-op: the model has one burst queue whose spot workers skip
 // work that may not go to spot, and no region pins, so its snapshot gives
 // jobs no policy.ElasticHome and the policy plans none.

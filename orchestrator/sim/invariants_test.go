@@ -24,7 +24,7 @@ func invariants(s *sim, snap policy.Snapshot) error {
 		w := &s.workers[wi]
 		held := int32(0)
 		for _, ti := range w.tasks {
-			held += s.tasks[ti].slots
+			held += s.tasks[ti].slotsOn(wi)
 		}
 		if held != w.busy || w.busy > w.slots || w.busy < 0 {
 			return fmt.Errorf("worker %s: busy %d with tasks of %d slots, of %d slots", w.id, w.busy, held, w.slots)
@@ -37,7 +37,11 @@ func invariants(s *sim, snap policy.Snapshot) error {
 		}
 		free[w.pool] += int(w.slots - w.busy)
 		if len(w.holds) > 0 {
-			if h := &s.tasks[w.holds[0]]; h.slots <= w.slots-w.busy || h.placed != wi || h.state != tsQueued {
+			if h := &s.tasks[w.holds[0]]; h.gang() {
+				if h.state != tsQueued || h.slotsOn(wi) == 0 || s.gangReady(w.holds[0]) {
+					return fmt.Errorf("worker %s: placed gang %s waits though ready, or is not placed here", w.id, h.id)
+				}
+			} else if h.slots <= w.slots-w.busy || h.placed != wi || h.state != tsQueued {
 				return fmt.Errorf("worker %s: placed job %s of %d slots waits with %d free", w.id, h.id, h.slots, w.slots-w.busy)
 			}
 			continue // a reservation: it takes nothing else
@@ -63,10 +67,19 @@ func invariants(s *sim, snap policy.Snapshot) error {
 		return err
 	}
 	running := 0
+	on := make([]int, len(s.tasks))
+	for _, wi := range s.live {
+		for _, ti := range s.workers[wi].tasks {
+			on[ti]++
+		}
+	}
 	for i := range s.tasks {
 		t := &s.tasks[i]
 		if t.state == tsRunning || t.state == tsLeaving {
-			running += int(t.slots)
+			running += int(t.total())
+		}
+		if err := s.gangWhole(t, on[i]); err != nil {
+			return err
 		}
 		if s.visible(t) != t.shown {
 			return fmt.Errorf("job %s (state %d) is shown wrongly", t.id, t.state)
@@ -78,6 +91,52 @@ func invariants(s *sim, snap policy.Snapshot) error {
 	}
 	if busy != running {
 		return fmt.Errorf("%d running jobs on %d busy slots", running, busy)
+	}
+	return nil
+}
+
+// gangWhole checks that a gang is all or nothing: running (or winding
+// down) on every member's worker with its members' slots, or queued on
+// none, and placed either on all its members' workers or not at all.
+func (s *sim) gangWhole(t *task, on int) error {
+	ti := parseID('j', t.id)
+	if !t.gang() {
+		if running := t.state == tsRunning || t.state == tsLeaving; running && on != 1 || !running && on != 0 {
+			return fmt.Errorf("job %s (state %d) is on %d workers", t.id, t.state, on)
+		}
+		return nil
+	}
+	switch t.state {
+	case tsRunning, tsLeaving:
+		if len(t.members) != int(t.replicas) || on != len(t.gws) {
+			return fmt.Errorf("gang %s runs %d members on %d of its %d workers", t.id, len(t.members), on, len(t.gws))
+		}
+		for i, wi := range t.gws {
+			if w := &s.workers[wi]; w.tasks[t.gpos[i]] != ti {
+				return fmt.Errorf("gang %s lost its place on worker %s", t.id, w.id)
+			}
+			k := int32(0)
+			for _, m := range t.members {
+				if m == wi {
+					k += t.slots
+				}
+			}
+			if k != t.gk[i] {
+				return fmt.Errorf("gang %s holds %d slots on worker %s, want %d", t.id, t.gk[i], s.workers[wi].id, k)
+			}
+		}
+	case tsQueued:
+		if on != 0 {
+			return fmt.Errorf("queued gang %s has members on %d workers", t.id, on)
+		}
+		if len(t.members) != 0 && len(t.members) != int(t.replicas) {
+			return fmt.Errorf("gang %s is placed with %d of %d members", t.id, len(t.members), t.replicas)
+		}
+		for _, wi := range t.gws {
+			if !slices.Contains(s.workers[wi].holds, ti) {
+				return fmt.Errorf("placed gang %s is not held by worker %s", t.id, s.workers[wi].id)
+			}
+		}
 	}
 	return nil
 }

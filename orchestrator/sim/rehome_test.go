@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -39,7 +40,7 @@ func TestRehomeIsANoOpOnTheModelsOneBurstQueue(t *testing.T) {
 	if err := s.carryOut(policy.Action{Kind: policy.Rehome, Job: burstID, Queue: policy.QueueBurst, Home: home}); err != nil {
 		t.Fatalf("rehome of a queued burst task: %v", err)
 	}
-	if after := s.tasks[parseID('j', burstID)]; after != before {
+	if after := s.tasks[parseID('j', burstID)]; !reflect.DeepEqual(after, before) {
 		t.Fatalf("rehome changed the task: %+v -> %+v", before, after)
 	}
 	err = s.carryOut(policy.Action{Kind: policy.Rehome, Job: coreID, Queue: policy.QueueBurst, Home: home})

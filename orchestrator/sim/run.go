@@ -87,6 +87,9 @@ type sim struct {
 	// unplaced until the whole plan is applied (see place).
 	applying bool
 	unplaced []int32
+	// refill are workers freed of a gang's hold while applying, which
+	// take work once the plan is applied.
+	refill []int32
 
 	// dirty: the model changed since the last snapshot. wake: the first
 	// tick at which a timer can change the plan of an unchanged model.
@@ -266,12 +269,10 @@ func (s *sim) handle(e event) bool {
 	return false
 }
 
-// tasksOf is how many tasks a trace job runs as: one per member, each of
-// the job's slots (a sized task when that is more than one). The members
-// of a gang are placed one by one, not all or nothing as the live
-// controller places them; the job's wait lasts until its last member
-// starts, and its slot-hours are every member's.
-func tasksOf(j *trace.Job) int { return j.Members() }
+// tasksOf is how many tasks a trace job runs as: one. A gang (Replicas
+// n > 1) is one task of n members of the job's slots, placed, started,
+// stopped and ended as a unit, as the live controller runs it.
+func tasksOf(*trace.Job) int { return 1 }
 
 // arrive submits the next trace job, queued by its class: a one-slot job
 // is placed on a free slot if one may take it; a job of k slots is one
@@ -363,5 +364,6 @@ func (s *sim) tick() error {
 		}
 	}
 	s.unplaced = s.unplaced[:0]
+	s.doRefill()
 	return nil
 }

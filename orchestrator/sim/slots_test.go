@@ -94,22 +94,3 @@ func TestTemplateHoursSplitByDay(t *testing.T) {
 		t.Errorf("by day %v, want [1 1]", got)
 	}
 }
-
-// A gang of 2 x 3 slots on two 4-slot workers runs a member on each: it
-// is billed for both members' slots, and its wait lasts until the second
-// member starts (here at once). Three members of 3 do not fit two 4-slot
-// workers: the third waits for a member's worker to empty.
-func TestGangMembersRunAsSizedTasks(t *testing.T) {
-	g := coreJob(0, time.Hour)
-	g.Slots, g.Replicas = 3, 2
-	o := Options{Pools: []policy.Pool{quota(1)}, FixedSlots: 8, FixedWorkerSlots: 4}
-	r := runChecked(t, mkTrace(g), o)
-	if r.Jobs != 1 || r.SlotHours.Fixed != 6 || r.CoreWait.Max != 0 {
-		t.Errorf("%d jobs, %v fixed slot-hours, waits %+v: want one job of 6 slot-hours that waited nothing", r.Jobs, r.SlotHours.Fixed, r.CoreWait)
-	}
-	g.Replicas = 3
-	r = runChecked(t, mkTrace(g), o)
-	if r.Jobs != 1 || r.SlotHours.Fixed != 9 || r.CoreWait.Max != time.Hour {
-		t.Errorf("%d jobs, %v fixed slot-hours, waits %+v: want 9 slot-hours and an hour's wait for the third member", r.Jobs, r.SlotHours.Fixed, r.CoreWait)
-	}
-}

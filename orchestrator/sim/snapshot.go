@@ -132,6 +132,15 @@ func (s *sim) policyJob(t *task) policy.Job {
 	if t.sized() {
 		j.Slots = int(t.slots)
 	}
+	if t.gang() {
+		j.Replicas = int(t.replicas)
+		if len(t.members) > 0 {
+			j.Placed = make([]string, len(t.members))
+			for i, wi := range t.members {
+				j.Placed[i] = s.workers[wi].id
+			}
+		}
+	}
 	if t.core {
 		j.Class = jobs.ClassCore
 		j.MaxWait, j.HasMaxWait = s.ownMaxWait(t)
@@ -141,7 +150,7 @@ func (s *sim) policyJob(t *task) policy.Job {
 		if t.queue == qOverflow {
 			j.Pool = s.pools[t.ovPool].Name
 		}
-		if t.placed >= 0 {
+		if t.placed >= 0 && !t.gang() {
 			j.Placed = []string{s.workers[t.placed].id}
 		}
 		return j

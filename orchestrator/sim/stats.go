@@ -82,11 +82,22 @@ func (st *stats) stopped(r stopReason, lost time.Duration) {
 }
 
 // account charges the slot time of a task's attempt, from its start to
-// until, to its pool, its pool's kind and its template, day by day.
+// until, to its pool, its pool's kind and its template, day by day; a
+// gang's to each member's worker's pool.
 func (s *sim) account(t *task, until time.Duration) {
+	if !t.gang() {
+		s.accountOn(t, t.worker, float64(t.slots), until)
+		return
+	}
+	for i, wi := range t.gws {
+		s.accountOn(t, wi, float64(t.gk[i]), until)
+	}
+}
+
+// accountOn charges k slots of task t on worker wi from its start to until.
+func (s *sim) accountOn(t *task, wi int32, k float64, until time.Duration) {
 	from := t.startedAt
-	p := &s.pools[s.workers[t.worker].pool]
-	k := float64(t.slots)
+	p := &s.pools[s.workers[wi].pool]
 	h := k * (until - from).Hours()
 	p.use.SlotHours += h
 	switch p.Kind {

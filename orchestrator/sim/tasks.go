@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"slices"
 	"time"
 
 	"github.com/ballastdev/ballast/jobs"
@@ -53,9 +54,18 @@ type task struct {
 	// placed on (rule 8), -1 if none.
 	slots  int32
 	placed int32
-	ovPool int32 // target pool of an overflowed core task
-	wpos   int32 // index in its worker's tasks
-	gen    uint32
+	// replicas is the number of members, 1 unless a gang. members is
+	// the worker of each member of a gang placed or running; gws are
+	// its distinct workers, gk the slots it holds on each and gpos its
+	// index in each one's tasks.
+	replicas int32
+	members  []int32
+	gws      []int32
+	gk       []int32
+	gpos     []int32
+	ovPool   int32 // target pool of an overflowed core task
+	wpos     int32 // index in its worker's tasks
+	gen      uint32
 	// spotHits counts spot reclaims the task suffered.
 	spotHits int32
 	state    taskState
@@ -81,7 +91,7 @@ func (s *sim) newTask(ji, tmpl int32, j *trace.Job) int32 {
 	t := &s.tasks[ti]
 	*t = task{
 		id: t.id, submit: j.Submit, prevCkpt: -1, job: ji, tmpl: tmpl, worker: -1, ovPool: -1,
-		slots: int32(max(j.Slots, 1)), placed: -1,
+		slots: int32(max(j.Slots, 1)), placed: -1, replicas: int32(j.Members()),
 		gen: t.gen + 1, core: j.Class == jobs.ClassCore, ckpt: j.Checkpointable,
 	}
 	return ti
@@ -148,7 +158,50 @@ func (s *sim) dequeue(ti int32) {
 
 // sized reports whether the task holds more than one slot: it then starts
 // only through the policy's Place.
-func (t *task) sized() bool { return t.slots > 1 }
+func (t *task) sized() bool { return t.slots > 1 || t.gang() }
+
+// gang reports whether the task is a gang of several members: it starts,
+// stops and ends on all its members' workers at once.
+func (t *task) gang() bool { return t.replicas > 1 }
+
+// total is the slots the task holds when running: every member's.
+func (t *task) total() int32 { return t.slots * t.replicas }
+
+// slotsOn is the slots the running or placed task holds on worker wi.
+func (t *task) slotsOn(wi int32) int32 {
+	if !t.gang() {
+		if t.worker == wi || t.placed == wi {
+			return t.slots
+		}
+		return 0
+	}
+	for i, w := range t.gws {
+		if w == wi {
+			return t.gk[i]
+		}
+	}
+	return 0
+}
+
+// setMembers records the workers of a gang's members.
+func (t *task) setMembers(ws []int32) {
+	t.members = ws
+	t.gws, t.gk = t.gws[:0], t.gk[:0]
+	for _, wi := range ws {
+		if i := slices.Index(t.gws, wi); i >= 0 {
+			t.gk[i] += t.slots
+			continue
+		}
+		t.gws = append(t.gws, wi)
+		t.gk = append(t.gk, t.slots)
+	}
+	t.gpos = make([]int32, len(t.gws))
+}
+
+// clearMembers forgets where a gang was placed.
+func (t *task) clearMembers() {
+	t.members, t.gws, t.gk, t.gpos = nil, nil, nil, nil
+}
 
 // move moves a queued task to another queue, keeping its queue time, and
 // lets a free slot take it.
@@ -163,7 +216,13 @@ func (s *sim) start(ti, wi int32) {
 	s.dequeue(ti)
 	t := &s.tasks[ti]
 	t.state, t.worker, t.startedAt, t.placed = tsRunning, wi, s.now, -1
-	s.occupy(wi, ti)
+	if t.gang() {
+		for i, wj := range t.gws {
+			t.gpos[i] = s.put(wj, ti, t.gk[i])
+		}
+	} else {
+		s.occupy(wi, ti)
+	}
 	s.events.push(event{at: s.now + s.tr.Jobs[t.job].Duration - t.saved, kind: evFinish, idx: ti, gen: t.gen})
 	s.nextCheckpoint(ti)
 	if !t.started {
@@ -191,6 +250,10 @@ func (s *sim) finish(ti int32) {
 	t.gen++
 	s.refresh(ti)
 	s.freeTasks = append(s.freeTasks, ti)
+	if t.gang() {
+		s.vacateGang(ti)
+		return
+	}
 	s.vacate(wi, ti)
 }
 
@@ -221,7 +284,7 @@ func (s *sim) checkpoint(t *task) (saved, at time.Duration) {
 func (s *sim) stop(ti int32, reason stopReason, dest queueKind) {
 	t := &s.tasks[ti]
 	saved, at := s.checkpoint(t)
-	s.st.stopped(reason, time.Duration(t.slots)*(t.saved+(s.now-t.startedAt)-saved))
+	s.st.stopped(reason, time.Duration(t.total())*(t.saved+(s.now-t.startedAt)-saved))
 	t.saved, t.prevCkpt = saved, at
 	if reason == stopSpot {
 		t.spotHits++
@@ -244,10 +307,17 @@ func (s *sim) land(ti int32, dest queueKind) {
 	t := &s.tasks[ti]
 	wi := t.worker
 	s.account(t, s.now)
-	s.st.overhead += float64(t.slots) * (s.now - t.stopAt).Hours()
+	s.st.overhead += float64(t.total()) * (s.now - t.stopAt).Hours()
 	t.stopped = stopNone
-	t.worker = -1
-	s.vacate(wi, ti)
+	if t.gang() {
+		// Every member's slots free at once; the gang waits for a new
+		// Place.
+		s.vacateGang(ti)
+		t.worker = -1
+	} else {
+		t.worker = -1
+		s.vacate(wi, ti)
+	}
 	s.enqueue(ti, dest, s.now)
 	s.place(ti)
 }

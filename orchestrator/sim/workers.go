@@ -67,28 +67,59 @@ func (s *sim) newWorker(pi, slots int32, requested time.Duration) int32 {
 
 // occupy puts a task on the worker's free slots.
 func (s *sim) occupy(wi, ti int32) {
+	s.tasks[ti].wpos = s.put(wi, ti, s.tasks[ti].slots)
+}
+
+// put puts task ti on k of the worker's free slots and returns its index
+// in the worker's tasks.
+func (s *sim) put(wi, ti, k int32) int32 {
 	w := &s.workers[wi]
-	k := s.tasks[ti].slots
 	w.busy += k
-	s.tasks[ti].wpos = int32(len(w.tasks))
+	pos := int32(len(w.tasks))
 	w.tasks = append(w.tasks, ti)
 	if w.state == wsUp {
 		s.pools[w.pool].free -= int(k)
 	}
 	s.workerChanged(wi)
+	return pos
 }
 
 // vacate takes a task off its worker, which then takes queued work.
 func (s *sim) vacate(wi, ti int32) {
+	s.take(wi, ti, s.tasks[ti].slots, s.tasks[ti].wpos)
+	if s.workers[wi].state == wsUp {
+		s.fill(wi)
+	}
+	s.dirty = true
+}
+
+// vacateGang takes a gang off every member's worker at the same instant,
+// then lets each take queued work.
+func (s *sim) vacateGang(ti int32) {
+	t := &s.tasks[ti]
+	ws := t.gws
+	for i, wi := range ws {
+		s.take(wi, ti, t.gk[i], t.gpos[i])
+	}
+	t.clearMembers()
+	for _, wi := range ws {
+		if s.workers[wi].state == wsUp {
+			s.fill(wi)
+		}
+	}
+	s.dirty = true
+}
+
+// take takes task ti, holding k slots at index i of its tasks, off
+// worker wi.
+func (s *sim) take(wi, ti, k, i int32) {
 	w := &s.workers[wi]
-	k := s.tasks[ti].slots
 	w.busy -= k
 	// Swap-delete: the quota is one worker with every fixed slot, so a
 	// search would cost a scan of the quota per finished job.
 	n := len(w.tasks) - 1
-	i := s.tasks[ti].wpos
 	w.tasks[i] = w.tasks[n]
-	s.tasks[w.tasks[i]].wpos = i
+	s.setPos(w.tasks[i], wi, i)
 	w.tasks = w.tasks[:n]
 	if w.busy == 0 {
 		w.idleSince = s.now
@@ -96,9 +127,22 @@ func (s *sim) vacate(wi, ti int32) {
 	s.workerChanged(wi)
 	if w.state == wsUp {
 		s.pools[w.pool].free += int(k)
-		s.fill(wi)
 	}
-	s.dirty = true
+}
+
+// setPos records that task ti is at index i of worker wi's tasks.
+func (s *sim) setPos(ti, wi, i int32) {
+	t := &s.tasks[ti]
+	if !t.gang() {
+		t.wpos = i
+		return
+	}
+	for j, w := range t.gws {
+		if w == wi {
+			t.gpos[j] = i
+			return
+		}
+	}
 }
 
 // fill lets an up worker take queued work while it has free slots: first
@@ -112,6 +156,13 @@ func (s *sim) fill(wi int32) {
 		}
 		if len(w.holds) > 0 {
 			ti := w.holds[0]
+			if s.tasks[ti].gang() {
+				if !s.gangReady(ti) {
+					return
+				}
+				s.startGang(ti)
+				continue
+			}
 			if w.slots-w.busy < s.tasks[ti].slots {
 				return
 			}
@@ -127,6 +178,35 @@ func (s *sim) fill(wi int32) {
 			return
 		}
 		s.start(ti, wi)
+	}
+}
+
+// gangReady reports whether every worker of placed gang ti is up, has
+// the gang first among its holds and its slots free: the members then
+// start together.
+func (s *sim) gangReady(ti int32) bool {
+	t := &s.tasks[ti]
+	for i, wi := range t.gws {
+		w := &s.workers[wi]
+		if w.state != wsUp || len(w.holds) == 0 || w.holds[0] != ti || w.slots-w.busy < t.gk[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// startGang starts a ready gang on all its members' workers at once;
+// the other workers then take what waits behind it.
+func (s *sim) startGang(ti int32) {
+	t := &s.tasks[ti]
+	for _, wi := range t.gws {
+		w := &s.workers[wi]
+		w.holds = w.holds[1:]
+	}
+	ws := slices.Clone(t.gws)
+	s.start(ti, t.members[0])
+	for _, wi := range ws[1:] {
+		s.fill(wi)
 	}
 }
 
@@ -341,12 +421,54 @@ func (s *sim) hold(ti, wi int32) {
 	s.dirty = true
 }
 
+// holdGang places queued gang ti with member i on ws[i]: every one of
+// its workers holds it, and it starts once all have its slots free.
+func (s *sim) holdGang(ti int32, ws []int32) {
+	t := &s.tasks[ti]
+	t.setMembers(ws)
+	t.placed = ws[0]
+	for _, wi := range t.gws {
+		w := &s.workers[wi]
+		w.holds = append(w.holds, ti)
+		s.workerChanged(wi)
+	}
+	s.refresh(ti)
+	s.dirty = true
+}
+
 // unhold sends the tasks placed on a worker that takes no more work back
-// to waiting for a placement.
+// to waiting for a placement. A gang placed there leaves all its
+// workers' holds, and those may then take other work.
 func (s *sim) unhold(w *worker) {
-	for _, ti := range w.holds {
-		s.tasks[ti].placed = -1
+	holds := w.holds
+	w.holds = nil
+	for _, ti := range holds {
+		t := &s.tasks[ti]
+		if t.gang() {
+			for _, wj := range t.gws {
+				o := &s.workers[wj]
+				if len(o.holds) == 0 {
+					continue
+				}
+				o.holds = slices.DeleteFunc(o.holds, func(x int32) bool { return x == ti })
+				s.refill = append(s.refill, wj)
+			}
+			t.clearMembers()
+		}
+		t.placed = -1
 		s.refresh(ti)
 	}
-	w.holds = nil
+	if !s.applying {
+		s.doRefill()
+	}
+}
+
+// doRefill lets the workers a gang stopped holding take queued work.
+func (s *sim) doRefill() {
+	for len(s.refill) > 0 {
+		wi := s.refill[0]
+		s.refill = s.refill[1:]
+		s.fill(wi)
+	}
+	s.refill = s.refill[:0]
 }
