@@ -48,8 +48,7 @@ exit 0`)
 	if moved.Retries != 1 {
 		t.Fatalf("retries %d, want 1 for the gang", moved.Retries)
 	}
-	e.waitFile("terms", wait)
-	if got := strings.TrimSpace(e.read("terms")); got != "2 0" {
+	if got := strings.TrimSpace(e.waitLines("terms", 1, wait)); got != "2 0" {
 		t.Fatalf("SIGTERMed members %q, want member 0 of attempt 2", got)
 	}
 	starts := strings.Split(strings.TrimSpace(e.read("starts")), "\n")

@@ -3,6 +3,7 @@ package workers_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -181,6 +182,17 @@ func (e *env) waitFile(name string, within time.Duration) string {
 	testenv.Eventually(e.t, within, "file "+name+" to be written", func() bool {
 		_, err := os.Stat(e.path(name))
 		return err == nil
+	})
+	return e.read(name)
+}
+
+// waitLines waits until a scratch file holds at least n whole lines and
+// returns its content: a shell's ">>" creates the file before it writes,
+// so existence alone can be seen with nothing in it yet.
+func (e *env) waitLines(name string, n int, within time.Duration) string {
+	e.t.Helper()
+	testenv.Eventually(e.t, within, fmt.Sprintf("%d lines in file %s", n, name), func() bool {
+		return strings.Count(e.read(name), "\n") >= n
 	})
 	return e.read(name)
 }
