@@ -52,7 +52,7 @@ func (p *planner) reclaim() {
 		n := p.freedOnFixed(j)
 		short -= n
 		p.short -= n
-		p.reclaimOne(j, p.worker[j.Worker], fmt.Sprintf("%d core queued, %d free fixed slots, %d reclaims in flight; loses %s of work",
+		p.reclaimOne(j, fmt.Sprintf("%d core queued, %d free fixed slots, %d reclaims in flight; loses %s of work",
 			p.coreQueued, free, p.reclaiming, p.lostWork(j)))
 	}
 }
@@ -106,11 +106,11 @@ func (p *planner) victimOrder(a, b *Job) int {
 	return cmp.Or(cmp.Compare(p.lostWork(a), p.lostWork(b)), b.StartedAt.Compare(a.StartedAt), cmp.Compare(a.ID, b.ID))
 }
 
-// reclaimOne plans the reclaim of j, found as a victim on w. The action
+// reclaimOne plans the reclaim of victim j. The action
 // names the job's worker (member 0's for a gang: it checkpoints and
 // requeues the whole gang, and the others stop), and every member's
 // worker counts its slots as leaving.
-func (p *planner) reclaimOne(j *Job, w *workerRec, reason string) {
+func (p *planner) reclaimOne(j *Job, reason string) {
 	for _, id := range uniqueWorkers(j) {
 		if mw := p.worker[id]; mw != nil {
 			p.tickUse(mw).leaving += j.slotsOn(id)
@@ -212,7 +212,7 @@ func (p *planner) reclaimFor(j *Job) {
 	}
 	for _, v := range bestVictims {
 		p.freedSized += v.slotsOn(best.ID)
-		p.reclaimOne(v, best, fmt.Sprintf("core job %s needs %d slots on one fixed worker; %s has %d free; loses %s of work",
+		p.reclaimOne(v, fmt.Sprintf("core job %s needs %d slots on one fixed worker; %s has %d free; loses %s of work",
 			j.ID, j.slots(), best.ID, best.Slots-p.busy(best), p.lostWork(v)))
 	}
 }
