@@ -11,13 +11,13 @@ import (
 	"github.com/ballastdev/ballast/queues"
 )
 
-// admit waits until the worker has the slots delivery d needs and gives
-// them to key (see slotBook). It returns (nil, nil) for a placed delivery
-// that stopped being worth waiting for, and an error asynq acts on when
+// admit waits until the worker has the slots delivery d needs, gives them
+// to key (see slotBook) and returns how many. It returns (0, nil) for a
+// placed delivery that stopped being worth waiting for, and an error asynq acts on when
 // the worker stops meanwhile (asynq then hands the same attempt on) or the
 // job cannot fit here at all.
-func (w *Worker) admit(ctx context.Context, d queues.Delivery, key string) ([]int, error) {
-	var slots []int
+func (w *Worker) admit(ctx context.Context, d queues.Delivery, key string) (int, error) {
+	var slots int
 	var err error
 	if d.Slots == 0 {
 		slots, err = w.slots.admitShared(ctx, key)
@@ -26,18 +26,18 @@ func (w *Worker) admit(ctx context.Context, d queues.Delivery, key string) ([]in
 	}
 	switch {
 	case errors.Is(err, errBookClosed):
-		return nil, fmt.Errorf("worker draining")
+		return 0, fmt.Errorf("worker draining")
 	case errors.Is(err, errTooLarge):
 		// The controller never places such a job here; a placement made
 		// for an earlier, larger incarnation of this ID can. Dropping the
 		// delivery leaves the job placed on a worker that cannot run it
 		// until the controller sees it waiting and places it again.
 		w.log.Error("placed job is larger than this worker", "job", d.JobID, "attempt", d.Attempt, "slots", d.Slots, "have", w.opts.Slots)
-		return nil, fmt.Errorf("%w: %s: %w", asynq.RevokeTask, key, err)
+		return 0, fmt.Errorf("%w: %s: %w", asynq.RevokeTask, key, err)
 	case err != nil:
-		return nil, err
-	case slots == nil:
-		return nil, fmt.Errorf("%w: %s: %w", asynq.RevokeTask, key, errStale)
+		return 0, err
+	case slots == 0:
+		return 0, fmt.Errorf("%w: %s: %w", asynq.RevokeTask, key, errStale)
 	}
 	return slots, nil
 }

@@ -41,7 +41,7 @@ func (w *Worker) releaseDevices(key string) {
 // GPUs are given back (when the attempt has ended, before it is settled)
 // before the slots are, so the grant cannot fall short.
 func (w *Worker) runBound(r *running, key string) outcome {
-	devs, ok := w.grantDevices(key, max(len(r.slots), 1))
+	devs, ok := w.grantDevices(key, max(r.slots, 1))
 	if !ok {
 		// Cannot happen while slots <= GPUs; if it does, the attempt
 		// fails (and retries) rather than share a GPU.

@@ -32,7 +32,7 @@ func (w *Worker) process(ctx context.Context, t *asynq.Task) error {
 	}
 	slotKey := queues.MemberTaskID(d.JobID, d.Attempt, d.Member)
 	slots, err := w.admit(ctx, d, slotKey)
-	if err != nil || slots == nil {
+	if err != nil || slots == 0 {
 		return err
 	}
 	// Whatever happens from here, the slots are given back when the

@@ -24,9 +24,9 @@ const (
 type running struct {
 	job    jobs.Job
 	worker string // the worker ID it was claimed under (the fence)
-	// slots are the worker's slot numbers the attempt holds (its GPUs on
-	// a GPU worker), lowest first.
-	slots []int
+	// slots is how many of the worker's slots the attempt holds: its
+	// GPUs on a GPU worker.
+	slots int
 
 	once    sync.Once
 	stopped chan struct{}

@@ -3,14 +3,14 @@ package workers
 import (
 	"context"
 	"errors"
-	"sort"
 	"sync"
 	"time"
 )
 
-// slotBook is the worker's own account of its slots: which delivery holds
-// which slot numbers (on a GPU worker, slot i is the i-th GPU), and which
-// placed deliveries wait for slots to free.
+// slotBook is the worker's own account of its slots: how many each
+// delivery holds, and which placed deliveries wait for slots to free.
+// Which GPUs a holder gets is the GPU allocator's (devices.go): the book
+// only keeps the count from ever passing the worker's slots.
 //
 // asynq runs one goroutine per task with a fixed concurrency, one per slot,
 // so it would start a job in every goroutine it has free: a four-slot job
@@ -28,8 +28,8 @@ type slotBook struct {
 	mu    sync.Mutex
 	cond  *sync.Cond
 	total int
-	// held maps a delivery's key to the slot numbers it holds.
-	held map[string][]int
+	// held maps a delivery's key to the slots it holds.
+	held map[string]int
 	// waiting lists the placed deliveries waiting for slots, oldest first.
 	waiting []reservation
 	closed  bool
@@ -45,7 +45,7 @@ type reservation struct {
 var errBookClosed = errors.New("the worker is stopping")
 
 func newSlotBook(total int) *slotBook {
-	b := &slotBook{total: total, held: map[string][]int{}}
+	b := &slotBook{total: total, held: map[string]int{}}
 	b.cond = sync.NewCond(&b.mu)
 	return b
 }
@@ -53,8 +53,8 @@ func newSlotBook(total int) *slotBook {
 // used is how many slots are held; callers hold mu.
 func (b *slotBook) used() int {
 	n := 0
-	for _, s := range b.held {
-		n += len(s)
+	for _, k := range b.held {
+		n += k
 	}
 	return n
 }
@@ -72,29 +72,10 @@ func (b *slotBook) reservedBefore(key string) int {
 	return n
 }
 
-// take gives key the n lowest free slot numbers; callers hold mu and have
-// checked that n are free.
-func (b *slotBook) take(key string, n int) []int {
-	busy := make([]bool, b.total)
-	for _, s := range b.held {
-		for _, i := range s {
-			busy[i] = true
-		}
-	}
-	got := make([]int, 0, n)
-	for i := 0; i < b.total && len(got) < n; i++ {
-		if !busy[i] {
-			got = append(got, i)
-		}
-	}
-	b.held[key] = got
-	return got
-}
-
 // admitShared waits until a slot is free beyond what waiting placed jobs
 // reserved, then gives it to key. It returns early with ctx's error, or
 // errBookClosed.
-func (b *slotBook) admitShared(ctx context.Context, key string) ([]int, error) {
+func (b *slotBook) admitShared(ctx context.Context, key string) (int, error) {
 	stop := context.AfterFunc(ctx, b.wake)
 	defer stop()
 	b.mu.Lock()
@@ -102,11 +83,12 @@ func (b *slotBook) admitShared(ctx context.Context, key string) ([]int, error) {
 	for {
 		switch {
 		case b.closed:
-			return nil, errBookClosed
+			return 0, errBookClosed
 		case ctx.Err() != nil:
-			return nil, ctx.Err()
+			return 0, ctx.Err()
 		case b.total-b.used()-b.reservedBefore("") >= 1:
-			return b.take(key, 1), nil
+			b.held[key] = 1
+			return 1, nil
 		}
 		b.cond.Wait()
 	}
@@ -115,15 +97,15 @@ func (b *slotBook) admitShared(ctx context.Context, key string) ([]int, error) {
 // admitPlaced reserves n slots for key and waits until they are free,
 // then gives them to key. Every interval (and whenever the book changes)
 // it asks still whether the delivery is still worth waiting for: false
-// withdraws the reservation and returns (nil, nil), so a placement the
+// withdraws the reservation and returns (0, nil), so a placement the
 // controller took back, or a job cancelled while it waited, frees the
 // worker for other work. A job larger than the worker is refused at once.
-func (b *slotBook) admitPlaced(ctx context.Context, key string, n int, interval time.Duration, still func() bool) ([]int, error) {
+func (b *slotBook) admitPlaced(ctx context.Context, key string, n int, interval time.Duration, still func() bool) (int, error) {
 	if n < 1 {
 		n = 1
 	}
 	if n > b.total {
-		return nil, errTooLarge
+		return 0, errTooLarge
 	}
 	stop := context.AfterFunc(ctx, b.wake)
 	defer stop()
@@ -137,11 +119,12 @@ func (b *slotBook) admitPlaced(ctx context.Context, key string, n int, interval 
 	for {
 		switch {
 		case b.closed:
-			return nil, errBookClosed
+			return 0, errBookClosed
 		case ctx.Err() != nil:
-			return nil, ctx.Err()
+			return 0, ctx.Err()
 		case b.total-b.used()-b.reservedBefore(key) >= n:
-			return b.take(key, n), nil
+			b.held[key] = n
+			return n, nil
 		}
 		if time.Since(last) >= interval {
 			b.mu.Unlock()
@@ -149,7 +132,7 @@ func (b *slotBook) admitPlaced(ctx context.Context, key string, n int, interval 
 			b.mu.Lock()
 			last = time.Now()
 			if !ok {
-				return nil, nil
+				return 0, nil
 			}
 			tick.Reset(interval)
 			continue
@@ -201,22 +184,4 @@ func (b *slotBook) busy() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return min(b.used()+b.reservedBefore(""), b.total)
-}
-
-// holders lists, for each slot number, the key holding it ("" when free).
-func (b *slotBook) holders() []string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	out := make([]string, b.total)
-	keys := make([]string, 0, len(b.held))
-	for k := range b.held {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		for _, i := range b.held[k] {
-			out[i] = k
-		}
-	}
-	return out
 }
