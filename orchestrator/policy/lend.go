@@ -76,14 +76,15 @@ func (p *planner) lend() {
 
 // fixedCanRun reports whether fixed workers that are up could ever hold
 // every member of sized job j, each on a worker big enough, with its
-// labels, CPUs and memory.
+// labels, CPUs and memory, all in one region (a gang never spans two).
 func (p *planner) fixedCanRun(j *Job) bool {
-	members := 0
+	members := map[string]int{}
 	for _, w := range p.workers {
 		if !p.fixedUp(w) || !canHold(w, j) {
 			continue
 		}
-		if members += w.Slots / j.slots(); members >= j.replicas() {
+		r := w.pool.Region
+		if members[r] += w.Slots / j.slots(); members[r] >= j.replicas() {
 			return true
 		}
 	}

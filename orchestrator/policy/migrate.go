@@ -14,8 +14,15 @@ import (
 // loan, overflowed core back to core), up to the high watermark counting
 // this tick's lends and moves. Jobs that cannot checkpoint finish where they
 // are: stopping them would throw their work away. Pinned jobs only move if
-// every fixed worker is in their region. Counts are in slots; gangs do not
-// migrate. Nothing migrates between the watermarks (rule 6).
+// every fixed worker is in their region. Counts are in slots.
+//
+// A sized job or a gang waits in loan for rule 8, which never reserves for
+// a loan, so it migrates only where it fits on fixed workers now (a gang
+// all in one region): otherwise it would stop, checkpoint and then wait
+// for slots it could have kept running elsewhere. The fixed slots it will
+// take are counted as this tick's, so two migrations never count the same
+// free slots. A gang is one job here, on member 0's worker, and every
+// member's slots leave. Nothing migrates between the watermarks (rule 6).
 func (p *planner) migrate() {
 	if p.regime != cool || p.coreWaits() {
 		return
@@ -27,7 +34,7 @@ func (p *planner) migrate() {
 			continue
 		}
 		for _, j := range w.jobs {
-			if j.Checkpointable && !j.gang() && p.movable(j) && p.fitsFixed(j) && (!j.sized() || p.fixedCanRun(j)) {
+			if j.Checkpointable && p.movable(j) && p.fitsFixed(j) && (!j.sized() || p.fixedCanRun(j)) {
 				cands = append(cands, j)
 			}
 		}
@@ -37,13 +44,22 @@ func (p *planner) migrate() {
 		if p.committed() >= ceiling {
 			return
 		}
-		if j.sized() && p.committed()+j.weight() > ceiling {
-			continue
+		if j.sized() {
+			if p.committed()+j.weight() > ceiling {
+				continue
+			}
+			to := p.fixedRoom(j)
+			if to == nil {
+				continue
+			}
+			p.takeFixed(j, to)
+		}
+		for _, id := range uniqueWorkers(j) {
+			if mw := p.worker[id]; mw != nil && mw.active() {
+				p.demand[mw.Pool].running -= j.slotsOn(id)
+			}
 		}
 		w := p.worker[j.Worker]
-		if w.active() {
-			p.demand[w.Pool].running -= j.slotsOn(w.ID)
-		}
 		to := QueueLoan
 		if j.Class == jobs.ClassCore {
 			to = QueueCore
@@ -55,6 +71,36 @@ func (p *planner) migrate() {
 				p.ratio(p.fixed.Busy+p.fixed.QueuedCore+p.fixed.Loans), p.cfg.Low, p.ratio(p.committed()), p.cfg.High,
 				w.Pool, p.pools[w.Pool].PricePerSlotHour),
 		}, j)
+	}
+}
+
+// fixedRoom returns a fixed worker for each member of sized job j where
+// they all fit now, in one region, best fit; nil if there is none. Workers
+// holding a reservation are not offered, as rule 8 offers them to nothing.
+func (p *planner) fixedRoom(j *Job) []*workerRec {
+	g := placeGroup{queue: QueueLoan, target: placeTarget{kind: toFixed}, region: j.Region}
+	return p.placerOf().pick(j, g, false)
+}
+
+// takeFixed counts the slots, CPUs and memory j's members will take on ws
+// as this tick's use, so later rules and moves see them taken. Its slots
+// are already committed as a move (lent), so the fixed busy count is left
+// alone.
+func (p *planner) takeFixed(j *Job, ws []*workerRec) {
+	k := j.slots()
+	for _, w := range ws {
+		t := p.tickUse(w)
+		if w.Slots > 0 {
+			p.freeFixed -= max(w.Slots-p.rawBusy(w, t.used), 0) - max(w.Slots-p.rawBusy(w, t.used+k), 0)
+		}
+		t.used += k
+		t.milliCPU += j.milliCPU()
+		t.memory += max(j.Memory, 0)
+	}
+	if pl := p.placer; pl != nil {
+		clear(pl.maxFree)
+		clear(pl.unfit)
+		clear(pl.idle)
 	}
 }
 

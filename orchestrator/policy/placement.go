@@ -44,22 +44,7 @@ func (p *planner) placeSized(keys []queueKey) {
 	if len(p.ix.sized) == 0 {
 		return
 	}
-	pl := p.placer
-	if pl == nil {
-		pl = &placer{planner: p, reserved: map[placeGroup]bool{}, closed: map[*workerRec]bool{}, maxFree: map[placeTarget]int{},
-			unfit: map[jobShape]bool{}, grows: map[jobShape]bool{}, idle: map[jobShape]bool{}}
-		p.placer = pl
-		// A placed job still queued may be a reservation waiting for its
-		// slots: its group makes no other, and its workers take nothing more.
-		for r := range p.ix.placed {
-			pl.reserved[p.groupOf(r.Job)] = true
-			for _, id := range r.Placed {
-				if w := p.worker[id]; w != nil {
-					pl.closed[w] = true
-				}
-			}
-		}
-	}
+	pl := p.placerOf()
 	// Rules between the two passes may change what is free.
 	clear(pl.unfit)
 	clear(pl.idle)
@@ -85,6 +70,27 @@ func (p *planner) placeSized(keys []queueKey) {
 			}
 		}
 	}
+}
+
+// placerOf returns this tick's placer, made if need be.
+func (p *planner) placerOf() *placer {
+	if p.placer != nil {
+		return p.placer
+	}
+	pl := &placer{planner: p, reserved: map[placeGroup]bool{}, closed: map[*workerRec]bool{}, maxFree: map[placeTarget]int{},
+		unfit: map[jobShape]bool{}, grows: map[jobShape]bool{}, idle: map[jobShape]bool{}}
+	p.placer = pl
+	// A placed job still queued may be a reservation waiting for its
+	// slots: its group makes no other, and its workers take nothing more.
+	for r := range p.ix.placed {
+		pl.reserved[p.groupOf(r.Job)] = true
+		for _, id := range r.Placed {
+			if w := p.worker[id]; w != nil {
+				pl.closed[w] = true
+			}
+		}
+	}
+	return pl
 }
 
 // binOverflow counts a sized overflowed job that found no worker of its

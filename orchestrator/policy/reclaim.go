@@ -20,9 +20,10 @@ import (
 // fixed-wide. A sized core job needs its slots on one worker: for the
 // first one that fits nowhere, the victims are borrowed jobs on one fixed
 // worker whose freed slots plus that worker's free ones reach its size
-// (see reclaimFor). A borrowed gang is reclaimed whole, by member 0's
-// worker, and frees its slots on every member's worker; a queued gang is
-// not reclaimed for (it waits for rule 8 to find it room).
+// (see reclaimFor); for a gang, borrowed jobs on fixed workers of one
+// region until every member fits (see reclaimForGang). A borrowed gang is
+// reclaimed whole, by member 0's worker, and frees its slots on every
+// member's worker.
 func (p *planner) reclaim() {
 	free := p.freeFixed
 	p.short = p.coreQueued - free - p.reclaiming - p.freedSized
@@ -62,7 +63,11 @@ func (p *planner) reclaim() {
 // one freed (see reclaimFor), unless a sized core job already waits
 // placed, whose reservation frees a worker as it is.
 func (p *planner) reclaimSized() {
-	if j := p.sizedCoreHead(); j != nil {
+	switch j := p.sizedCoreHead(); {
+	case j == nil:
+	case j.gang():
+		p.reclaimForGang(j)
+	default:
 		p.reclaimFor(j)
 	}
 }
@@ -133,10 +138,7 @@ func (p *planner) sizedCoreHead() *Job {
 		}
 	}
 	for j := range s.all() {
-		if !j.gang() && p.movable(j) {
-			if p.fitsFixedWorker(j) {
-				continue
-			}
+		if p.movable(j) && !p.fitsFixedWorker(j) {
 			return j
 		}
 	}
@@ -159,21 +161,25 @@ func (p *planner) sizedCoreLeft() int {
 	return n
 }
 
-// fitsFixedWorker reports whether some fixed worker that may run j has
-// its slots free, or being freed by reclaims in flight, or whether none
-// may run it at all (nothing to reclaim for).
+// fitsFixedWorker reports whether fixed workers that may run j have its
+// slots free, or being freed by reclaims in flight (for a gang, room for
+// every member on workers of one region), or whether they could never run
+// it at all (nothing to reclaim for).
 func (p *planner) fitsFixedWorker(j *Job) bool {
-	any := false
+	if !p.fixedCanRun(j) {
+		return true
+	}
+	room := map[string]int{}
 	for _, w := range p.workers {
 		if !p.fixedUp(w) || !canHold(w, j) {
 			continue
 		}
-		any = true
-		if w.Slots-p.busy(w)+p.use(w).reclaiming >= j.slots() {
+		r := w.pool.Region
+		if room[r] += max(w.Slots-p.busy(w)+p.use(w).reclaiming, 0) / j.slots(); room[r] >= j.replicas() {
 			return true
 		}
 	}
-	return !any
+	return false
 }
 
 // reclaimFor frees one fixed worker for sized core job j: of the workers
@@ -215,4 +221,117 @@ func (p *planner) reclaimFor(j *Job) {
 		p.reclaimOne(v, fmt.Sprintf("core job %s needs %d slots on one fixed worker; %s has %d free; loses %s of work",
 			j.ID, j.slots(), best.ID, best.Slots-p.busy(best), p.lostWork(v)))
 	}
+}
+
+// reclaimForGang frees fixed workers of one region for queued core gang j:
+// borrowed jobs are taken, a step at a time, until every member fits. Each
+// step is the cheapest way to make room for one more member on one
+// worker: the fewest of that worker's borrowed jobs, least lost work
+// first, whose slots reach the next member's. A victim frees its slots on
+// every worker it runs on, so a borrowed gang counts wherever it is. Of
+// the regions where the gang can be made to fit, the one whose victims
+// lose least in all wins, then the fewest victims. Rule 8 then reserves
+// the freed workers for the gang.
+func (p *planner) reclaimForGang(j *Job) {
+	k, n := j.slots(), j.replicas()
+	byRegion := map[string][]*workerRec{}
+	var regions []string
+	for _, w := range p.workers {
+		if !p.fixedUp(w) || !canHold(w, j) {
+			continue
+		}
+		r := w.pool.Region
+		if byRegion[r] == nil {
+			regions = append(regions, r)
+		}
+		byRegion[r] = append(byRegion[r], w)
+	}
+	slices.Sort(regions)
+	var best []*Job
+	var bestLoss int64
+	found := false
+	for _, r := range regions {
+		victims, loss, ok := p.gangVictims(byRegion[r], k, n)
+		if ok && (!found || loss < bestLoss || (loss == bestLoss && len(victims) < len(best))) {
+			best, bestLoss, found = victims, loss, true
+		}
+	}
+	for _, v := range best {
+		p.freedSized += p.freedOnFixed(v)
+		p.reclaimOne(v, fmt.Sprintf("core gang %s needs %d x %d slots on fixed workers of one region; loses %s of work",
+			j.ID, n, k, p.lostWork(v)))
+	}
+}
+
+// gangVictims picks the borrowed jobs on ws (fixed workers of one region)
+// whose reclaim makes room for n members of k slots (see reclaimForGang),
+// with the work they lose; ok is false when no choice does.
+func (p *planner) gangVictims(ws []*workerRec, k, n int) (victims []*Job, loss int64, ok bool) {
+	have := make(map[*workerRec]int, len(ws))
+	cands := make(map[*workerRec][]*Job, len(ws))
+	for _, w := range ws {
+		have[w] = w.Slots - p.busy(w) + p.use(w).reclaiming
+		for _, v := range w.jobs {
+			if p.borrowed(v) {
+				cands[w] = append(cands[w], v)
+			}
+		}
+		slices.SortFunc(cands[w], p.victimOrder)
+	}
+	members := func() int {
+		m := 0
+		for _, w := range ws {
+			m += max(have[w], 0) / k
+		}
+		return m
+	}
+	taken := map[*Job]bool{}
+	// Each step adds at least one member, so n steps bound the loop.
+	for step := 0; members() < n && step < n; step++ {
+		var at *workerRec
+		var pick []*Job
+		var pickLoss int64
+		for _, w := range ws {
+			next := (max(have[w], 0)/k + 1) * k
+			if next > w.Slots {
+				continue
+			}
+			var got []*Job
+			var l int64
+			freed := have[w]
+			for _, v := range cands[w] {
+				if freed >= next {
+					break
+				}
+				if taken[v] {
+					continue
+				}
+				got = append(got, v)
+				freed += v.slotsOn(w.ID)
+				l += int64(p.lostWork(v))
+			}
+			if freed < next {
+				continue
+			}
+			if at == nil || l < pickLoss || (l == pickLoss && len(got) < len(pick)) {
+				at, pick, pickLoss = w, got, l
+			}
+		}
+		if at == nil {
+			return nil, 0, false
+		}
+		for _, v := range pick {
+			taken[v] = true
+			victims = append(victims, v)
+			loss += int64(p.lostWork(v))
+			for _, id := range uniqueWorkers(v) {
+				if mw := p.worker[id]; mw != nil {
+					if _, in := have[mw]; in {
+						have[mw] += v.slotsOn(id)
+					}
+				}
+			}
+		}
+	}
+	return victims, loss, members() >= n
 }

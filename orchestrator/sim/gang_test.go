@@ -186,3 +186,56 @@ func TestGangReclaimFreesEveryMember(t *testing.T) {
 		t.Errorf("core waits %+v: want none, the gang's slots all freed at once", r.CoreWait)
 	}
 }
+
+// Rule 4 moves a checkpointable gang running on on-demand workers back to
+// the quota once core work leaves it idle: the gang stops as one unit,
+// resumes from its checkpoint on fixed workers and finishes there, so it
+// is billed on-demand only until the move.
+func TestGangMigratesBackToQuota(t *testing.T) {
+	var js []trace.Job
+	for range 6 {
+		js = append(js, coreJob(0, time.Hour))
+	}
+	g := burstJob(time.Minute, 4*time.Hour, true)
+	g.Slots, g.Replicas = 2, 2
+	js = append(js, g)
+	// Six fixed slots: the high watermark (0.7) leaves room for the
+	// gang's four once the core work is gone.
+	o := Hybrid(Options{Pools: []policy.Pool{quota(0.5), onDemand(2, 2)}, FixedSlots: 6, FixedWorkerSlots: 2,
+		CheckpointInterval: 10 * time.Minute}, 0.7, 0.4)
+	r := runChecked(t, mkTrace(js...), o)
+	if r.Jobs != 7 || r.Preemptions.Migrate != 1 || r.Actions[policy.Migrate] != 1 {
+		t.Fatalf("%d jobs, preemptions %+v, actions %v: want all 7 done and the gang migrated once", r.Jobs, r.Preemptions, r.Actions)
+	}
+	// The gang boots on-demand at 4 min and moves when the core work ends
+	// at 1 h: under an hour on each of its 4 on-demand slots, and the rest
+	// of its 4 hours (and what the move lost) on the quota.
+	od := pool(t, r, "od")
+	if od.SlotHours <= 0 || od.SlotHours > 4 {
+		t.Errorf("on-demand slot-hours %v: want the gang's time before the move, under 4", od.SlotHours)
+	}
+	if r.SlotHours.Fixed < 6+4*3 {
+		t.Errorf("fixed slot-hours %v: want the core hours and over 3 of the gang's hours on 4 slots", r.SlotHours.Fixed)
+	}
+}
+
+// Rule 1 makes room for a queued core gang: the one-slot burst jobs lent
+// to both fixed workers are reclaimed together and the gang starts on the
+// freed workers at once, instead of waiting for the loans to finish.
+func TestGangQueuedCoreReclaimsLoans(t *testing.T) {
+	var js []trace.Job
+	for range 4 {
+		js = append(js, burstJob(0, 5*time.Hour, true))
+	}
+	js = append(js, gangJob(time.Hour, time.Hour, 2, 2))
+	o := Options{Config: policy.DefaultConfig(), Pools: []policy.Pool{quota(0.1)}, FixedSlots: 4, FixedWorkerSlots: 2,
+		CheckpointInterval: 10 * time.Minute}
+	o.Config.High = 1 // lend every fixed slot
+	r := runChecked(t, mkTrace(js...), o)
+	if r.Jobs != 5 || r.Preemptions.Reclaim != 4 {
+		t.Fatalf("%d jobs, preemptions %+v, actions %v: want all 5 done and the 4 loans reclaimed", r.Jobs, r.Preemptions, r.Actions)
+	}
+	if r.CoreWait.Max > time.Minute {
+		t.Errorf("core waits %+v: want the gang started within a minute, not after the loans' 5 hours", r.CoreWait)
+	}
+}

@@ -1,0 +1,116 @@
+package policy
+
+import (
+	"testing"
+	"time"
+
+	"github.com/ballastdev/ballast/jobs"
+)
+
+// gangOn returns a running gang of n members of k slots, one member per
+// worker of ws in order, on record under member 0's worker.
+func gangOn(id string, class jobs.Class, k int, started time.Time, ws ...Worker) Job {
+	g := sized(running(id, class, ws[0], started), k, len(ws))
+	for _, w := range ws {
+		g.Placed = append(g.Placed, w.ID)
+	}
+	return g
+}
+
+// Rule 4 moves a checkpointable gang from elastic workers back to fixed
+// quota, as one job, when fixed workers of one region have room for every
+// member now; the action goes to member 0's worker. Otherwise it finishes
+// where it is, on workers that drain below the low watermark.
+func TestSizedGangMigrates(t *testing.T) {
+	burst := jobs.ClassBurst
+	od := elasticPool("od", PoolOnDemand, "eu", 1.0)
+	e1, e2 := worker("e1", "od", 4, 2), worker("e2", "od", 4, 2)
+	g := gangOn("g", burst, 2, ago(10*time.Minute), e1, e2)
+	eu := func(id string, slots, busy int) Worker { return worker(id, "fx", slots, busy) }
+	us := fixedPool("fx-us", "us")
+	runPlaceCases(t, []planCase{
+		{"idle fixed workers take the gang; its workers drain",
+			snap([]Pool{fixedPool("fx", "eu"), od}, []Worker{eu("f1", 4, 0), eu("f2", 4, 0), e1, e2}, g), t0,
+			"migrate(g,e1) drain(e1) drain(e2)"},
+		{"not a member fits now: 3 of 4 slots free on each fixed worker",
+			snap([]Pool{fixedPool("fx", "eu"), od}, []Worker{eu("f1", 4, 1), eu("f2", 4, 1), eu("f3", 4, 1), eu("f4", 4, 1), eu("f5", 4, 1),
+				e1, e2}, sized(g, 4, 2)), t0,
+			"drain(e1) drain(e2)"},
+		{"room for one member in each of two regions is no room for the gang",
+			snap([]Pool{fixedPool("fx", "eu"), us, od}, []Worker{eu("f1", 2, 0), worker("u1", "fx-us", 2, 0), e1, e2}, g), t0,
+			"drain(e1) drain(e2)"},
+		{"a gang that cannot checkpoint finishes where it is",
+			snap([]Pool{fixedPool("fx", "eu"), od}, []Worker{eu("f1", 4, 0), eu("f2", 4, 0), e1, e2}, noCheckpoint(g)), t0,
+			"drain(e1) drain(e2)"},
+	})
+}
+
+func noCheckpoint(j Job) Job {
+	j.Checkpointable = false
+	return j
+}
+
+// Two sized migrations in one tick never count the same free fixed slots:
+// two 2 x 2 gangs and one fixed worker of 4 slots move one gang.
+func TestSizedMigrationsShareNoSlot(t *testing.T) {
+	burst := jobs.ClassBurst
+	od := elasticPool("od", PoolOnDemand, "eu", 1.0)
+	e1, e2 := worker("e1", "od", 4, 4), worker("e2", "od", 4, 4)
+	a := gangOn("a", burst, 2, ago(10*time.Minute), e1, e2)
+	b := gangOn("b", burst, 2, ago(20*time.Minute), e1, e2)
+	// Ten fixed slots keep committed work under the high watermark (7)
+	// with one gang moved (4) and not with both (8); so give the room
+	// of two gangs in slots, but on one worker fit for one.
+	pools := []Pool{fixedPool("fx", "eu"), od}
+	ws := []Worker{worker("f1", "fx", 4, 0), worker("f2", "fx", 1, 0), worker("f3", "fx", 1, 0), worker("f4", "fx", 1, 0),
+		worker("f5", "fx", 1, 0), worker("f6", "fx", 1, 0), worker("f7", "fx", 1, 0), e1, e2}
+	s := snap(pools, ws, a, b)
+	mustValid(t, s)
+	p := Decide(s, t0)
+	moved := 0
+	for _, act := range p.Actions {
+		if act.Kind == Migrate {
+			moved++
+		}
+	}
+	if moved != 1 {
+		t.Errorf("want one gang migrated, got %d:\n%s", moved, p)
+	}
+	if next := Decide(Apply(s, p, t0), t0); !next.Empty() {
+		t.Errorf("not idempotent: then\n%s", next)
+	}
+}
+
+// Rule 1 for a queued core gang: borrowed jobs are reclaimed on fixed
+// workers of one region until every member fits, and rule 8 reserves the
+// freed workers for it. The region whose victims lose least is chosen.
+func TestSizedReclaimForQueuedGang(t *testing.T) {
+	core, burst := jobs.ClassCore, jobs.ClassBurst
+	eu, us := fixedPool("fx", "eu"), fixedPool("fx-us", "us")
+	f1, f2 := worker("f1", "fx", 2, 2), worker("f2", "fx", 2, 2)
+	u1, u2 := worker("u1", "fx-us", 2, 2), worker("u2", "fx-us", 2, 2)
+	gang := sized(queued("g", core, QueueCore, ago(time.Second)), 2, 2)
+	b := func(id string, w Worker, lost time.Duration) Job { return running(id, burst, w, ago(lost)) }
+	old := func() []Job {
+		return []Job{b("b1", f1, 2*time.Hour), b("b2", f1, 2*time.Hour), b("b3", f2, 2*time.Hour), b("b4", f2, 2*time.Hour)}
+	}
+	young := []Job{b("y1", u1, 5*time.Minute), b("y2", u1, 6*time.Minute), b("y3", u2, 7*time.Minute), b("y4", u2, 8*time.Minute)}
+	runPlaceCases(t, []planCase{
+		{"both workers of the region are freed, then reserved",
+			snap([]Pool{eu}, []Worker{f1, f2}, append(old(), gang)...), t0,
+			"reclaim(b1,f1) reclaim(b2,f1) reclaim(b3,f2) reclaim(b4,f2) place(g,f1+f2)"},
+		{"the region whose victims lose least",
+			snap([]Pool{eu, us}, []Worker{f1, f2, u1, u2}, append(append(old(), young...), gang)...), t0,
+			"reclaim(y1,u1) reclaim(y2,u1) reclaim(y3,u2) reclaim(y4,u2) place(g,u1+u2)"},
+		{"free slots count: only one worker needs freeing",
+			snap([]Pool{eu}, []Worker{f1, worker("f2", "fx", 2, 0)}, append(old()[:2], gang)...), t0,
+			"reclaim(b1,f1) reclaim(b2,f1) place(g,f2+f1)"},
+		{"a borrowed gang on both workers is one victim for both",
+			snap([]Pool{eu}, []Worker{f1, f2}, gangOn("bg", burst, 2, ago(time.Hour), f1, f2), gang), t0,
+			"reclaim(bg,f1) place(g,f2+f1)"},
+		{"no region can ever hold the gang: nothing is reclaimed",
+			snap([]Pool{eu, us}, []Worker{f1, u1}, b("b1", f1, time.Hour), b("b2", f1, time.Hour), b("y1", u1, time.Minute),
+				b("y2", u1, time.Minute), gang), t0,
+			""},
+	})
+}
