@@ -155,7 +155,7 @@ func TestGangFailureRequeuesOnce(t *testing.T) {
 	if m, _ := s.Requeue(ctx, j, "w0", queues.Requeue{Retry: true, Reason: "killed"}); m.Attempt != 0 {
 		t.Fatalf("the second member's requeue moved the gang again: %+v", m)
 	}
-	if end, _ := s.FinishMember(ctx, j, "w0", jobs.StateFailed, nil, "x"); end != queues.MemberFenced {
+	if end, _ := s.FinishMember(ctx, j, "w0", 0, jobs.StateFailed, nil, "x"); end != queues.MemberFenced {
 		t.Fatalf("a finish of the moved attempt = %v", end)
 	}
 	got, _ := s.Get(ctx, id)
@@ -191,19 +191,19 @@ func TestGangSucceedsWhenEveryMemberDid(t *testing.T) {
 		}
 	}
 	code := 0
-	if end, err := s.FinishMember(ctx, j, "w1", jobs.StateSucceeded, &code, ""); end != queues.MemberDone || err != nil {
+	if end, err := s.FinishMember(ctx, j, "w1", 1, jobs.StateSucceeded, &code, ""); end != queues.MemberDone || err != nil {
 		t.Fatalf("member 1's success = %v, %v; want MemberDone", end, err)
 	}
-	if end, _ := s.FinishMember(ctx, j, "w1", jobs.StateSucceeded, &code, ""); end != queues.MemberDone {
+	if end, _ := s.FinishMember(ctx, j, "w1", 1, jobs.StateSucceeded, &code, ""); end != queues.MemberDone {
 		t.Fatalf("replayed member success = %v", end)
 	}
 	if got, _ := s.Get(ctx, id); got.State != jobs.StateRunning {
 		t.Fatalf("the gang is %s with one member still running", got.State)
 	}
-	if end, _ := s.FinishMember(ctx, j, "w0", jobs.StateSucceeded, &code, ""); end != queues.JobEnded {
+	if end, _ := s.FinishMember(ctx, j, "w0", 0, jobs.StateSucceeded, &code, ""); end != queues.JobEnded {
 		t.Fatalf("the last member's success = %v, want JobEnded", end)
 	}
-	if end, _ := s.FinishMember(ctx, j, "w0", jobs.StateSucceeded, &code, ""); end != queues.JobEnded {
+	if end, _ := s.FinishMember(ctx, j, "w0", 0, jobs.StateSucceeded, &code, ""); end != queues.JobEnded {
 		t.Fatalf("replayed last success = %v", end)
 	}
 	if got, _ := s.Get(ctx, id); got.State != jobs.StateSucceeded {
@@ -278,15 +278,15 @@ func TestGangClaimAndFinishWhoseRepliesWereLost(t *testing.T) {
 		t.Fatalf("a claim by another incarnation = %v, %v; want fenced", ok, err)
 	}
 	code := 0
-	if end, _ := s.FinishMember(ctx, j, "w1", jobs.StateSucceeded, &code, ""); end != queues.MemberDone {
+	if end, _ := s.FinishMember(ctx, j, "w1", 1, jobs.StateSucceeded, &code, ""); end != queues.MemberDone {
 		t.Fatalf("member 1's finish = %v", end)
 	}
 	check = s.loseNext(t, id)
-	if _, err := s.FinishMember(ctx, j, "w0", jobs.StateSucceeded, &code, ""); err == nil {
+	if _, err := s.FinishMember(ctx, j, "w0", 0, jobs.StateSucceeded, &code, ""); err == nil {
 		t.Fatal("the finish whose reply was lost returned no error")
 	}
 	check()
-	if end, err := s.FinishMember(ctx, j, "w0", jobs.StateSucceeded, &code, ""); end != queues.JobEnded || err != nil {
+	if end, err := s.FinishMember(ctx, j, "w0", 0, jobs.StateSucceeded, &code, ""); end != queues.JobEnded || err != nil {
 		t.Fatalf("the retried last finish = %v, %v; want JobEnded", end, err)
 	}
 	us, _ := s.Usage(ctx, s.clock.Now().Add(-time.Hour), s.clock.Now().Add(time.Hour))
@@ -317,5 +317,53 @@ func TestGangSpotNoticeOnAMembersWorkerCountsOnce(t *testing.T) {
 	}
 	if v, _ := s.Redis().HExists(ctx, s.Namespace().Job(id), "preempt_spot").Result(); v {
 		t.Error("the spot flag outlived the attempt it was requested for")
+	}
+}
+
+// Two members of a gang may share a worker: each member's end is its own,
+// so the gang succeeds once both ended, and a member's replayed end does
+// not stand in for the other's.
+func TestGangOfMembersOnOneWorkerSucceeds(t *testing.T) {
+	t.Parallel()
+	s, _ := newStore(t)
+	ctx := context.Background()
+	sp := spec("")
+	sp.Size = jobs.Size{Slots: 1, Replicas: 2}
+	sub, err := s.Submit(ctx, sp, queues.QueueLoan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.Place(ctx, sub.Job.ID, 1, []string{"w0", "w0"}); err != nil || n != 2 {
+		t.Fatalf("Place = %d, %v", n, err)
+	}
+	ds := placedTasks(t, s, "w0")
+	if len(ds) != 2 {
+		t.Fatalf("deliveries %+v, want both members on w0", ds)
+	}
+	var j jobs.Job
+	for _, d := range ds {
+		var ok bool
+		if j, ok, err = s.ClaimMember(ctx, d, 2, "w0", "i0", "h0:1"); err != nil || !ok {
+			t.Fatalf("claim of member %d = %v, %v", d.Member, ok, err)
+		}
+	}
+	if j.State != jobs.StateRunning {
+		t.Fatalf("the gang is %s after both claims", j.State)
+	}
+	code := 0
+	for range 2 { // the second is a replay of member 1's end
+		if end, err := s.FinishMember(ctx, j, "w0", 1, jobs.StateSucceeded, &code, ""); end != queues.MemberDone || err != nil {
+			t.Fatalf("member 1's success = %v, %v; want MemberDone", end, err)
+		}
+	}
+	if end, _ := s.FinishMember(ctx, j, "w0", 0, jobs.StateSucceeded, &code, ""); end != queues.JobEnded {
+		t.Fatalf("member 0's success = %v, want JobEnded", end)
+	}
+	if got, _ := s.Get(ctx, sub.Job.ID); got.State != jobs.StateSucceeded {
+		t.Fatalf("the gang is %s", got.State)
+	}
+	// A member index the placement does not give this worker is fenced.
+	if end, _ := s.FinishMember(ctx, j, "w1", 0, jobs.StateSucceeded, &code, ""); end != queues.MemberFenced {
+		t.Fatalf("a finish by a worker holding no member = %v", end)
 	}
 }

@@ -103,8 +103,9 @@ return redis.call("HGETALL", KEYS[1])
 // job ended by itself first, and its own outcome is the truth.
 // KEYS: job, workerJobs, log, active, metrics, usage.
 // ARGV: id, attempt, worker, state, now, exitCode, error, retentionMs,
-// workerKeyPrefix. A gang's member success that is not the last returns 3
-// (see gang.go).
+// workerKeyPrefix, member (a gang member's index, "" otherwise). A gang's
+// member success that is not the last returns 3 (see gang.go). The member
+// is named, not looked up by worker: two members may share a worker.
 // The log and the metric series expire with the record: they are read only
 // through it, and a job's keys must not outlive it.
 // Returns 1 when recorded, 0 when the attempt is not this worker's, and 2
@@ -121,7 +122,12 @@ local a = tonumber(ARGV[2])
 local gang = gangSize(KEYS[1]) > 1
 if gang then
   -- Fenced on membership; success needs every member (see gang.go).
-  local g = gangMember(KEYS[1], ARGV[3], a)
+  local g = tonumber(ARGV[10])
+  if g then
+    if redis.call("HGET", KEYS[1], "m" .. ARGV[10]) ~= ARGV[2] .. "|" .. ARGV[3] then g = nil end
+  else
+    g = gangMember(KEYS[1], ARGV[3], a)
+  end
   if not g or attempt ~= a then return 0 end
   if state == ARGV[4] then return 2 end
   if state ~= "running" then return 0 end

@@ -332,7 +332,7 @@ func (s *Store) ClaimAs(ctx context.Context, d Delivery, worker, incarnation str
 // on record (a retry after a reply was lost), it returns true, so the caller
 // announces the end it made.
 func (s *Store) Finish(ctx context.Context, j jobs.Job, worker string, state jobs.State, exitCode *int, errMsg string) (bool, error) {
-	n, err := s.finish(ctx, j, worker, state, exitCode, errMsg)
+	n, err := s.finish(ctx, j, worker, "", state, exitCode, errMsg)
 	return n == 1 || n == 2, err
 }
 
@@ -350,12 +350,12 @@ const (
 	JobEnded
 )
 
-// FinishMember records the end of one member of a gang's attempt on worker:
-// a success is the job's only when it is the last member's; a failure or a
-// cancel ends the job at once (the other members find their attempt over
-// and stop). Repeatable like Finish.
-func (s *Store) FinishMember(ctx context.Context, j jobs.Job, worker string, state jobs.State, exitCode *int, errMsg string) (MemberEnd, error) {
-	n, err := s.finish(ctx, j, worker, state, exitCode, errMsg)
+// FinishMember records the end of member (its index) of a gang's attempt
+// on worker: a success is the job's only when it is the last member's; a
+// failure or a cancel ends the job at once (the other members find their
+// attempt over and stop). Repeatable like Finish.
+func (s *Store) FinishMember(ctx context.Context, j jobs.Job, worker string, member int, state jobs.State, exitCode *int, errMsg string) (MemberEnd, error) {
+	n, err := s.finish(ctx, j, worker, strconv.Itoa(member), state, exitCode, errMsg)
 	switch {
 	case err != nil:
 		return MemberFenced, err
@@ -367,7 +367,7 @@ func (s *Store) FinishMember(ctx context.Context, j jobs.Job, worker string, sta
 	return MemberFenced, nil
 }
 
-func (s *Store) finish(ctx context.Context, j jobs.Job, worker string, state jobs.State, exitCode *int, errMsg string) (int, error) {
+func (s *Store) finish(ctx context.Context, j jobs.Job, worker, member string, state jobs.State, exitCode *int, errMsg string) (int, error) {
 	if !state.Terminal() {
 		return 0, fmt.Errorf("queues.Finish: %q is not a terminal state", state)
 	}
@@ -378,7 +378,7 @@ func (s *Store) finish(ctx context.Context, j jobs.Job, worker string, state job
 	n, err := finishScript.Run(ctx, s.rdb,
 		[]string{s.ns.Job(j.ID), s.ns.WorkerJobs(worker), s.ns.JobLog(j.ID), s.ns.ActiveJobs(), s.ns.JobMetrics(j.ID), s.ns.usage()},
 		j.ID, j.Attempt, worker, string(state), s.opts.Now().UnixMilli(), code, errMsg,
-		s.opts.Retention.Milliseconds(), s.ns.Worker("")).Int()
+		s.opts.Retention.Milliseconds(), s.ns.Worker(""), member).Int()
 	if err != nil {
 		return 0, wrap("queues.Finish", err)
 	}

@@ -98,7 +98,7 @@ func (w *Worker) finish(r *running, state jobs.State, code *int, msg string) {
 		// A member's success ends the job only when it is the last.
 		var end queues.MemberEnd
 		w.retryRedis("finish", func(ctx context.Context) (err error) {
-			end, err = w.store.FinishMember(ctx, r.job, r.worker, state, code, msg)
+			end, err = w.store.FinishMember(ctx, r.job, r.worker, r.gang.member, state, code, msg)
 			return err
 		})
 		if end == queues.MemberDone {
