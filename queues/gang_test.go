@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hibiken/asynq"
+
 	"github.com/ballastdev/ballast/jobs"
 	"github.com/ballastdev/ballast/queues"
 )
@@ -365,5 +367,71 @@ func TestGangOfMembersOnOneWorkerSucceeds(t *testing.T) {
 	// A member index the placement does not give this worker is fenced.
 	if end, _ := s.FinishMember(ctx, j, "w1", 0, jobs.StateSucceeded, &code, ""); end != queues.MemberFenced {
 		t.Fatalf("a finish by a worker holding no member = %v", end)
+	}
+}
+
+// GangHeld says a claimed member should wait on only while every unclaimed
+// member's delivery is in the queue of a live worker that is not draining.
+func TestGangHeld(t *testing.T) {
+	t.Parallel()
+	s, _ := newStore(t)
+	ctx := context.Background()
+	held := func(s *queues.Store, id string, attempt int) bool {
+		t.Helper()
+		ok, err := s.GangHeld(ctx, id, attempt, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	id, ds := placedGang(t, s)
+	if _, ok, err := s.ClaimMember(ctx, ds[0], 2, "w0", "i0", "h0:1"); err != nil || !ok {
+		t.Fatalf("member 0's claim = %v, %v", ok, err)
+	}
+	if held(s, id, ds[0].Attempt) {
+		t.Fatal("held, with member 1's worker never registered")
+	}
+	if _, err := s.Heartbeat(ctx, queues.WorkerInfo{ID: "w1"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !held(s, id, ds[0].Attempt) {
+		t.Fatal("not held, with member 1's delivery waiting on live w1")
+	}
+	if held(s, id, ds[0].Attempt-1) {
+		t.Fatal("held at an attempt the placement is not for")
+	}
+	if err := s.RequestDrain(ctx, "w1"); err != nil {
+		t.Fatal(err)
+	}
+	if held(s, id, ds[0].Attempt) {
+		t.Fatal("held, with member 1's worker draining")
+	}
+
+	// Another gang, in a namespace of its own: its member 1's delivery is
+	// gone.
+	s, _ = newStore(t)
+	id2, ds2 := placedGang(t, s)
+	if _, ok, _ := s.ClaimMember(ctx, ds2[0], 2, "w0", "i0", "h0:1"); !ok {
+		t.Fatal("member 0's claim failed")
+	}
+	if _, err := s.Heartbeat(ctx, queues.WorkerInfo{ID: "w1"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !held(s, id2, ds2[0].Attempt) {
+		t.Fatal("not held, with member 1's delivery waiting on live w1")
+	}
+	insp := asynq.NewInspectorFromRedisClient(s.Redis())
+	if err := insp.DeleteTask(s.Namespace().AsynqQueue(queues.PlaceQueue("w1")), queues.MemberTaskID(id2, ds2[1].Attempt, 1)); err != nil {
+		t.Fatal(err)
+	}
+	if held(s, id2, ds2[0].Attempt) {
+		t.Fatal("held, with member 1's delivery gone")
+	}
+	// Once every member is claimed, nobody is waited on.
+	if _, ok, _ := s.ClaimMember(ctx, ds2[1], 2, "w1", "", ""); !ok {
+		t.Fatal("member 1's claim failed")
+	}
+	if held(s, id2, ds2[0].Attempt) {
+		t.Fatal("held, with every member claimed")
 	}
 }

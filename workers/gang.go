@@ -19,7 +19,8 @@ import (
 // until every member is claimed (see queues/gang.go), so that no member
 // starts alone. It returns the running record and the member's place, or
 // an error asynq acts on: stale (the attempt moved on, or the gang did not
-// assemble within queues.GangStartTimeout and this member moved it on),
+// assemble within Options.GangStartTimeout, with a member no live worker
+// will take, and this member moved it on),
 // fenced, or Redis trouble.
 func (w *Worker) claimGang(ctx context.Context, d queues.Delivery, wid string) (jobs.Job, *gangEnv, error) {
 	coord := ""
@@ -53,7 +54,8 @@ func (w *Worker) claimGang(ctx context.Context, d queues.Delivery, wid string) (
 	if !ok {
 		return jobs.Job{}, nil, fmt.Errorf("%w: %s: %w", asynq.RevokeTask, key, errStale)
 	}
-	deadline := time.Now().Add(queues.GangStartTimeout)
+	deadline := time.Now().Add(w.opts.GangStartTimeout)
+	waitedOn := false
 	t := time.NewTicker(queues.GangPoll)
 	defer t.Stop()
 	for {
@@ -85,10 +87,22 @@ func (w *Worker) claimGang(ctx context.Context, d queues.Delivery, wid string) (
 			w.giveUpMember(d, wid, "member's worker draining before the gang started")
 			return jobs.Job{}, nil, fmt.Errorf("worker draining")
 		}
-		if time.Now().After(deadline) {
+		if time.Now().After(deadline) && !g.Started {
+			// Members whose live workers still have their deliveries
+			// are coming as slots free: the reservation doing its job
+			// (see queues.GangHeld).
+			if held, err := w.store.GangHeld(ctx, d.JobID, d.Attempt, d.Members); err == nil && held {
+				if !waitedOn {
+					w.log.Info("gang still assembling: the other members wait for their slots", "job", d.JobID,
+						"attempt", d.Attempt, "member", d.Member)
+					waitedOn = true
+				}
+				deadline = time.Now().Add(gangHeldRecheck)
+				continue
+			}
 			w.log.Warn("gang did not assemble in time; moving it on", "job", d.JobID, "attempt", d.Attempt,
-				"member", d.Member, "members", d.Members, "waited", queues.GangStartTimeout)
-			w.giveUpMember(d, wid, "gang did not assemble within "+queues.GangStartTimeout.String())
+				"member", d.Member, "members", d.Members, "waited", w.opts.GangStartTimeout)
+			w.giveUpMember(d, wid, "gang did not assemble within "+w.opts.GangStartTimeout.String())
 			return jobs.Job{}, nil, fmt.Errorf("%w: %s: %w", asynq.RevokeTask, key, errGangTimeout)
 		}
 		select {
@@ -102,6 +116,10 @@ func (w *Worker) claimGang(ctx context.Context, d queues.Delivery, wid string) (
 }
 
 var errGangTimeout = errors.New("the gang did not assemble in time")
+
+// gangHeldRecheck is how often a member past its start timeout asks again
+// whether the rest of its gang is still on its way.
+const gangHeldRecheck = 2 * time.Second
 
 // giveUpMember moves a gang that did not start on (reason given) or only
 // unlists it from this worker (reason ""), retrying Redis errors briefly.

@@ -167,3 +167,49 @@ sleep 30 & wait`)
 			got.Checkpoint, got.Preemptions, got.Requeues)
 	}
 }
+
+// A gang reserved on a worker that is still busy does not time out and
+// start over: member 0, claimed on an idle worker, waits past its start
+// timeout (1 s here) while member 1's worker holds its delivery for the
+// slot a 3 s job frees, and both start on the placement's attempt. A
+// member that no worker holds still times the gang out
+// (TestGangMemberNeverStartsAlone covers the move).
+func TestGangWaitsForAMemberHeldOnABusyWorker(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	early := e.options()
+	early.ID, early.Queues, early.GangStartTimeout = "early", []queues.Queue{queues.QueueLoan}, time.Second
+	e.start(early)
+	late := e.options()
+	late.ID, late.Slots, late.GangStartTimeout = "late", 1, time.Second
+	e.start(late)
+	busy := e.submit(e.shell(`sleep 3`), queues.QueueCore)
+	e.waitFor(busy.ID, wait, "the 3 s job running on late", func(j jobs.Job) bool {
+		return j.State == jobs.StateRunning && j.Worker == "late"
+	})
+	sp := e.shell(`echo "$BALLAST_ATTEMPT $BALLAST_REPLICA $(date +%s%N)" >> "$BALLAST_PARAM_DIR/starts"`)
+	sp.Size = jobs.Size{Replicas: 2}
+	g := e.submit(sp, queues.QueueCore)
+	ctx := context.Background()
+	placedAt := time.Now()
+	if a, err := e.store.Place(ctx, g.ID, 1, []string{"early", "late"}); a != 2 || err != nil {
+		t.Fatalf("Place = %d, %v", a, err)
+	}
+	done := e.waitTerminal(g.ID, 15*time.Second)
+	if done.State != jobs.StateSucceeded || done.Attempt != 2 {
+		t.Fatalf("the gang ended %s at attempt %d (%s), want succeeded at the placement's attempt 2", done.State, done.Attempt, done.LastError)
+	}
+	starts := strings.Split(strings.TrimSpace(e.read("starts")), "\n")
+	if len(starts) != 2 {
+		t.Fatalf("starts %q, want both members once", starts)
+	}
+	for _, l := range starts {
+		f := strings.Fields(l)
+		if len(f) != 3 || f[0] != "2" {
+			t.Fatalf("start line %q, want attempt 2", l)
+		}
+	}
+	if waited := time.Since(placedAt); waited < 2*time.Second {
+		t.Fatalf("the gang was done %s after its placement, before the busy slot freed: the case tests nothing", waited)
+	}
+}

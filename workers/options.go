@@ -55,6 +55,10 @@ type Options struct {
 	// DrainTimeout is how long a stopping worker lets running jobs finish
 	// before it checkpoints and requeues them.
 	DrainTimeout time.Duration
+	// GangStartTimeout is how long a claimed gang member waits for a
+	// member that no live worker holds before it moves the gang on
+	// (default queues.GangStartTimeout).
+	GangStartTimeout time.Duration
 	// LogDir keeps each attempt's full output; CheckpointDir holds a
 	// directory per job (BALLAST_CHECKPOINT_DIR).
 	LogDir        string
@@ -123,6 +127,9 @@ func (o Options) WithDefaults() Options {
 	}
 	if o.DrainTimeout == 0 {
 		o.DrainTimeout = 5 * time.Minute
+	}
+	if o.GangStartTimeout <= 0 {
+		o.GangStartTimeout = queues.GangStartTimeout
 	}
 	if o.LogDir == "" {
 		o.LogDir = filepath.Join(os.TempDir(), "ballast", "logs")
