@@ -108,7 +108,11 @@ type Job struct {
 	// attempt, once the controller placed it; nil while it waits for
 	// placement and for jobs that need none.
 	Placed []string `json:"placed,omitempty"`
-	Worker string   `json:"worker,omitempty"`
+	// PlacedAt is when the current attempt was placed (zero when Placed
+	// is nil): a placement that has waited long is a reservation whose
+	// slots are still busy.
+	PlacedAt time.Time `json:"placed_at,omitzero"`
+	Worker   string    `json:"worker,omitempty"`
 	// Pool is the pool of the worker that claimed the current (or last)
 	// attempt: a burst job on lent fixed capacity shows the fixed pool.
 	Pool string `json:"pool,omitempty"`

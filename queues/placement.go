@@ -57,16 +57,19 @@ func decodePlaced(v string, attempt int) []string {
 	return strings.Split(list, ",")
 }
 
-// placeScript places a queued, unplaced sized job as a new attempt, so no
-// delivery of the unplaced attempt can start it. KEYS: job, outbox. ARGV:
-// id, attempt, now, workers (comma list). Returns the record as a flat
-// HGETALL list, or {} when the job is not queued and unplaced at attempt.
+// placeScript places a queued sized job as a new attempt, so no delivery
+// of the attempt it replaces can start it: an unplaced job, or one placed
+// at attempt whose reservation moves (ARGV[5] = "1"). KEYS: job, outbox.
+// ARGV: id, attempt, now, workers (comma list), move. Returns the record
+// as a flat HGETALL list, or {} when the job is not queued at attempt, or
+// is placed there and this is no move.
 var placeScript = redis.NewScript(`
 local st = redis.call("HMGET", KEYS[1], "state", "attempt", "placed")
 if st[1] ~= "queued" or tonumber(st[2]) ~= tonumber(ARGV[2]) then return {} end
-if st[3] and string.sub(st[3], 1, string.len(ARGV[2]) + 1) == ARGV[2] .. "|" then return {} end
+local placed = st[3] and string.sub(st[3], 1, string.len(ARGV[2]) + 1) == ARGV[2] .. "|"
+if placed ~= (ARGV[5] == "1") then return {} end
 local next = tonumber(st[2]) + 1
-redis.call("HSET", KEYS[1], "attempt", next, "placed", next .. "|" .. ARGV[4], "ob", "1")
+redis.call("HSET", KEYS[1], "attempt", next, "placed", next .. "|" .. ARGV[4], "placed_at", ARGV[3], "ob", "1")
 redis.call("ZADD", KEYS[2], ARGV[3], ARGV[1])
 return redis.call("HGETALL", KEYS[1])
 `)
@@ -81,6 +84,19 @@ var ErrNotPlaceable = errors.New("the job is one slot and waits in a shared queu
 // nothing was written). A failure after the record changed leaves the
 // deliveries to the outbox.
 func (s *Store) Place(ctx context.Context, jobID string, attempt int, workers []string) (int, error) {
+	return s.place(ctx, jobID, attempt, workers, false)
+}
+
+// MovePlacement places again a job placed at attempt that has not started
+// (a reservation whose slots are still busy) on workers where it fits now:
+// a new attempt, so the deliveries held on the old workers are stale and a
+// member claimed there gives its slots back. It returns the new attempt,
+// or 0 when the job is no longer queued and placed at attempt.
+func (s *Store) MovePlacement(ctx context.Context, jobID string, attempt int, workers []string) (int, error) {
+	return s.place(ctx, jobID, attempt, workers, true)
+}
+
+func (s *Store) place(ctx context.Context, jobID string, attempt int, workers []string, move bool) (int, error) {
 	if len(workers) == 0 {
 		return 0, fmt.Errorf("queues.Place %s: no workers given", jobID)
 	}
@@ -101,7 +117,7 @@ func (s *Store) Place(ctx context.Context, jobID string, attempt int, workers []
 		return 0, fmt.Errorf("queues.Place %s: %d workers for %d members", jobID, len(workers), cur.Spec.Members())
 	}
 	v, err := placeScript.Run(ctx, s.rdb, []string{s.ns.Job(jobID), s.ns.Outbox()},
-		jobID, attempt, s.opts.Now().UnixMilli(), strings.Join(workers, ",")).Slice()
+		jobID, attempt, s.opts.Now().UnixMilli(), strings.Join(workers, ","), flag(move)).Slice()
 	if err != nil {
 		return 0, wrap("queues.Place", err)
 	}

@@ -185,3 +185,45 @@ func TestUsageCountsASizedJobsSlots(t *testing.T) {
 		t.Errorf("usage slots %v: want 4 for the sized job, 1 for the other", got)
 	}
 }
+
+// A reservation moves as a new attempt: the job is placed on the new
+// worker, with the time of the move, and the delivery held on the old
+// worker is stale. An unplaced job has no reservation to move.
+func TestMovePlacement(t *testing.T) {
+	t.Parallel()
+	s, c := newStore(t)
+	ctx := context.Background()
+	sub, _ := s.Submit(ctx, sizedSpec(4), queues.QueueCore)
+	if n, _ := s.MovePlacement(ctx, sub.Job.ID, 1, []string{"w2"}); n != 0 {
+		t.Fatalf("moving the placement of an unplaced job = %d, want 0", n)
+	}
+	if _, err := s.Place(ctx, sub.Job.ID, 1, []string{"w1"}); err != nil {
+		t.Fatal(err)
+	}
+	placed, _ := s.Get(ctx, sub.Job.ID)
+	if !placed.PlacedAt.Equal(c.Now().Truncate(time.Millisecond)) {
+		t.Fatalf("placed at %v, want %v", placed.PlacedAt, c.Now())
+	}
+	c.Add(time.Minute)
+	n, err := s.MovePlacement(ctx, sub.Job.ID, 2, []string{"w2"})
+	if err != nil || n != 3 {
+		t.Fatalf("MovePlacement = %d, %v; want attempt 3", n, err)
+	}
+	got, _ := s.Get(ctx, sub.Job.ID)
+	if len(got.Placed) != 1 || got.Placed[0] != "w2" || !got.PlacedAt.Equal(c.Now().Truncate(time.Millisecond)) {
+		t.Fatalf("after the move: placed %v at %v", got.Placed, got.PlacedAt)
+	}
+	if ds := placedTasks(t, s, "w2"); len(ds) != 1 || ds[0].Attempt != 3 {
+		t.Fatalf("w2's queue holds %+v, want attempt 3", ds)
+	}
+	old := placedTasks(t, s, "w1")
+	if len(old) != 1 {
+		t.Fatalf("w1's queue holds %+v", old)
+	}
+	if _, ok, _ := s.Claim(ctx, old[0], "w1"); ok {
+		t.Fatal("the delivery of the moved reservation was claimed")
+	}
+	if n, _ := s.MovePlacement(ctx, sub.Job.ID, 2, []string{"w1"}); n != 0 {
+		t.Fatalf("a move with the old attempt = %d, want 0", n)
+	}
+}

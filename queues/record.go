@@ -13,7 +13,7 @@ import (
 // spec never does. Keep in step with decodeFields.
 var mutableFields = []string{"state", "queue", "worker", "checkpoint", "cancel", "error", "attempt", "retries",
 	"requeues", "spot_preemptions", "preemptions", "created", "queued", "not_before", "started", "finished",
-	"checkpoint_at", "exit_code", "metric", "pool", "qos", "placed"}
+	"checkpoint_at", "exit_code", "metric", "pool", "qos", "placed", "placed_at"}
 
 // decodeRecord turns a job hash into a Job.
 func decodeRecord(id string, h map[string]string) (jobs.Job, error) {
@@ -48,6 +48,9 @@ func decodeFields(id string, h map[string]string) jobs.Job {
 		CheckpointAt:    msTime(h["checkpoint_at"]),
 	}
 	j.Placed = decodePlaced(h["placed"], j.Attempt)
+	if j.Placed != nil {
+		j.PlacedAt = msTime(h["placed_at"])
+	}
 	if code, err := strconv.Atoi(h["exit_code"]); err == nil {
 		j.ExitCode = &code
 	}

@@ -38,6 +38,7 @@ func (h *Hybrid) size(pj *policy.Job, j jobs.Job, placeable map[string]bool) {
 		}
 	}
 	pj.Placed = append([]string(nil), j.Placed...)
+	pj.PlacedAt = j.PlacedAt
 }
 
 // unplaceOrphans takes back the placements the last snapshot found on
@@ -60,9 +61,17 @@ func (h *Hybrid) unplaceOrphans(ctx context.Context) {
 }
 
 // place carries out a Place action: the job's members go to the named
-// workers' own queues, fenced on the attempt the plan saw.
+// workers' own queues, fenced on the attempt the plan saw. A job the
+// snapshot showed placed already is a reservation that moves.
 func (h *Hybrid) place(ctx context.Context, a policy.Action) error {
-	n, err := h.Store.Place(ctx, a.Job, h.attempt(a.Job), a.Workers)
+	h.mu.Lock()
+	moves := len(h.seen[a.Job].Placed) > 0
+	h.mu.Unlock()
+	put := h.Store.Place
+	if moves {
+		put = h.Store.MovePlacement
+	}
+	n, err := put(ctx, a.Job, h.attempt(a.Job), a.Workers)
 	if err != nil {
 		return err
 	}

@@ -8,7 +8,7 @@ import (
 // Apply returns s as it stands once the controller has issued p at now and
 // before anything has landed: moved jobs carry their PendingAction (and an
 // overflowed job its target Pool), placed jobs list their workers in
-// Placed, scale-ups are unfilled launches, drained
+// Placed (placed at now), scale-ups are unfilled launches, drained
 // workers are draining, released workers are gone. s is not modified.
 //
 // It is exported because it is the contract between Decide and whoever
@@ -52,6 +52,7 @@ func Apply(s Snapshot, p Plan, now time.Time) Snapshot {
 		case Place:
 			if i, ok := jobAt[a.Job]; ok {
 				out.Jobs[i].Placed = slices.Clone(a.Workers)
+				out.Jobs[i].PlacedAt = now
 			}
 		case ScaleUp:
 			out.Launches = append(out.Launches, Launch{Pool: a.Pool, Count: a.Count, RequestedAt: now})

@@ -114,3 +114,31 @@ func TestSizedReclaimForQueuedGang(t *testing.T) {
 			""},
 	})
 }
+
+// A reservation that has waited past reservationPatience moves to workers
+// where the job fits now; a younger one stays, as it may be about to
+// start, and one that fits nowhere else stays too.
+func TestSizedReservationMoves(t *testing.T) {
+	core := jobs.ClassCore
+	pools := []Pool{fixedPool("fx", "eu")}
+	reserved := func(j Job, at time.Duration, ws ...string) Job {
+		j.Placed, j.PlacedAt = ws, ago(at)
+		return j
+	}
+	big := sized(queued("big", core, QueueCore, ago(time.Hour)), 4, 0)
+	gang := sized(queued("g", core, QueueCore, ago(time.Hour)), 2, 2)
+	long := func(id string, w Worker) Job { return running(id, core, w, ago(time.Hour)) }
+	f1, f2, f3 := worker("f1", "fx", 4, 1), worker("f2", "fx", 4, 0), worker("f3", "fx", 4, 0)
+	runPlaceCases(t, []planCase{
+		{"waited a minute: moves to the idle worker",
+			snap(pools, []Worker{f1, f2}, long("l", f1), reserved(big, time.Minute, "f1")), t0, "place(big,f2)"},
+		{"placed 5 s ago: stays",
+			snap(pools, []Worker{f1, f2}, long("l", f1), reserved(big, 5*time.Second, "f1")), t0, ""},
+		{"nowhere else fits: stays",
+			snap(pools, []Worker{f1, worker("f2", "fx", 4, 1)}, long("l", f1), long("l2", worker("f2", "fx", 4, 1)),
+				reserved(big, time.Minute, "f1")), t0, ""},
+		{"a gang moves whole, best fit: both members on one idle worker",
+			snap(pools, []Worker{f1, worker("f4", "fx", 2, 2), f2, f3}, long("l", f1), long("l4a", worker("f4", "fx", 2, 2)),
+				long("l4b", worker("f4", "fx", 2, 2)), reserved(gang, time.Minute, "f1", "f4")), t0, "place(g,f2+f2)"},
+	})
+}

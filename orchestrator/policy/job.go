@@ -89,6 +89,9 @@ type Job struct {
 	// plans nothing more for a queued placed job. Unsized jobs leave it
 	// empty.
 	Placed []string
+	// PlacedAt is when a queued placed job was placed: one waiting long
+	// is a reservation rule 8 may move where it fits now.
+	PlacedAt time.Time
 	// PendingAction is a move of this job that the controller has issued
 	// and that has not completed (the checkpoint is being written, or the
 	// requeue is not yet visible). Decide counts the job where it is going

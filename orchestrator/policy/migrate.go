@@ -87,21 +87,13 @@ func (p *planner) fixedRoom(j *Job) []*workerRec {
 // are already committed as a move (lent), so the fixed busy count is left
 // alone.
 func (p *planner) takeFixed(j *Job, ws []*workerRec) {
-	k := j.slots()
+	pl := p.placerOf()
 	for _, w := range ws {
-		t := p.tickUse(w)
-		if w.Slots > 0 {
-			p.freeFixed -= max(w.Slots-p.rawBusy(w, t.used), 0) - max(w.Slots-p.rawBusy(w, t.used+k), 0)
-		}
-		t.used += k
-		t.milliCPU += j.milliCPU()
-		t.memory += max(j.Memory, 0)
+		pl.take(w, j, false)
 	}
-	if pl := p.placer; pl != nil {
-		clear(pl.maxFree)
-		clear(pl.unfit)
-		clear(pl.idle)
-	}
+	clear(pl.maxFree)
+	clear(pl.unfit)
+	clear(pl.idle)
 }
 
 // moveOrder ranks running elastic jobs for migration: core work home

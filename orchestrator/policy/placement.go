@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strings"
+	"time"
 
 	"github.com/ballastdev/ballast/jobs"
 )
@@ -41,13 +43,14 @@ import (
 // watermark, and before rule 3, so scale-up sizes pools for only the sized
 // work that found no registered worker.
 func (p *planner) placeSized(keys []queueKey) {
-	if len(p.ix.sized) == 0 {
+	if len(p.ix.sized) == 0 && len(p.ix.placed) == 0 {
 		return
 	}
 	pl := p.placerOf()
 	// Rules between the two passes may change what is free.
 	clear(pl.unfit)
 	clear(pl.idle)
+	pl.moveReservations(keys)
 	for _, k := range keys {
 		s := p.ix.sized[k]
 		if s == nil {
@@ -433,6 +436,76 @@ func (pl *placer) members(j *Job, cands []*workerRec, reserve bool) []*workerRec
 	return ws
 }
 
+// take counts a member of j as placed on w this tick: its slots, CPUs and
+// memory taken, and (with busy) its slots as busy fixed quota, as
+// measureFixed counts it next tick.
+func (pl *placer) take(w *workerRec, j *Job, busy bool) {
+	k := j.slots()
+	t := pl.tickUse(w)
+	if pl.fixedUp(w) && w.Slots > 0 {
+		if busy {
+			pl.fixed.Busy += k
+		}
+		pl.freeFixed -= max(w.Slots-pl.rawBusy(w, t.used), 0) - max(w.Slots-pl.rawBusy(w, t.used+k), 0)
+	}
+	t.used += k
+	t.milliCPU += j.milliCPU()
+	t.memory += max(j.Memory, 0)
+	if d := pl.demand[w.Pool]; d != nil && w.active() {
+		held := pl.use(w).held + t.used - k // before this member
+		d.running += pl.heldRoom(w, held+k) - pl.heldRoom(w, held)
+	}
+}
+
+// ReservationPatience is how long a placement waits before rule 8 may
+// move it (exported for the simulator, which wakes its controller then): longer than a placed job takes to start where its slots are
+// free (the worker's poll, its 2 s recheck of a held delivery, a gang's
+// claims), so a placement older than this is a reservation whose slots
+// are still busy.
+const ReservationPatience = 15 * time.Second
+
+// moveReservations is the part of rule 8 that keeps a reservation from
+// waiting on a busy worker while another has room: a placed job of keys
+// that has waited ReservationPatience and now fits on open workers (for a
+// gang, all in one region) is placed there, as a new attempt; the slots it
+// held free next tick. The old workers stay closed this tick, and its
+// group makes no new reservation, so nothing moves twice in a tick.
+func (pl *placer) moveReservations(keys []queueKey) {
+	var waiting []*Job
+	for r := range pl.ix.placed {
+		j := r.Job
+		_, moved := pl.moved[j.ID]
+		if slices.Contains(keys, queueKey{j.Queue, string(j.Class)}) && j.free() && !moved && !pl.placing[j.ID] &&
+			pl.now.Sub(j.PlacedAt) >= ReservationPatience {
+			waiting = append(waiting, j)
+		}
+	}
+	slices.SortFunc(waiting, byQueueOrder)
+	for _, j := range waiting {
+		g := pl.groupOf(j)
+		if pl.mostFree(g.target) < j.slots() {
+			continue
+		}
+		ws := pl.pick(j, g, false)
+		if ws == nil {
+			continue
+		}
+		ids := make([]string, len(ws))
+		for i, w := range ws {
+			ids[i] = w.ID
+			// Its slots are busy on its old workers already, as held.
+			pl.take(w, j, false)
+		}
+		clear(pl.maxFree)
+		clear(pl.unfit)
+		clear(pl.idle)
+		pl.placing[j.ID] = true
+		pl.add(Action{Kind: Place, Job: j.ID, Workers: ids, Queue: j.Queue, Rule: 8,
+			Reason: fmt.Sprintf("reserved on %s for %s; fits now on %s: the reservation moves",
+				strings.Join(j.Placed, ","), pl.now.Sub(j.PlacedAt).Round(time.Second), strings.Join(ids, ","))}, j)
+	}
+}
+
 // commit plans the Place of j on ws and counts it: its slots are busy on
 // those workers from now on (as far as they have them free; a reservation
 // holds the rest as they free), and no longer queued.
@@ -441,19 +514,7 @@ func (pl *placer) commit(j *Job, g placeGroup, ws []*workerRec, reserve bool) {
 	ids := make([]string, len(ws))
 	for i, w := range ws {
 		ids[i] = w.ID
-		t := pl.tickUse(w)
-		if pl.fixedUp(w) && w.Slots > 0 {
-			// As measureFixed counts it next tick.
-			pl.fixed.Busy += k
-			pl.freeFixed -= max(w.Slots-pl.rawBusy(w, t.used), 0) - max(w.Slots-pl.rawBusy(w, t.used+k), 0)
-		}
-		t.used += k
-		t.milliCPU += j.milliCPU()
-		t.memory += max(j.Memory, 0)
-		if d := pl.demand[w.Pool]; d != nil && w.active() {
-			held := pl.use(w).held + t.used - k // before this member
-			d.running += pl.heldRoom(w, held+k) - pl.heldRoom(w, held)
-		}
+		pl.take(w, j, true)
 		if reserve {
 			pl.closed[w] = true
 		}

@@ -90,7 +90,7 @@ func (s *sim) carryOut(a policy.Action) error {
 			return err
 		}
 		t := &s.tasks[ti]
-		if !t.sized() || t.placed >= 0 || len(a.Workers) != int(t.replicas) {
+		if !t.sized() || len(a.Workers) != int(t.replicas) {
 			return fmt.Errorf("job %s is not a sized job of %d members waiting for a place", a.Job, t.replicas)
 		}
 		ws := make([]int32, len(a.Workers))
@@ -111,6 +111,10 @@ func (s *sim) carryOut(a policy.Action) error {
 			if s.workers[wi].slots < k {
 				return fmt.Errorf("worker %s has not %d slots", s.workers[wi].id, k)
 			}
+		}
+		if t.placed >= 0 {
+			// A reservation moves: the old workers stop holding it.
+			s.unholdTask(ti)
 		}
 		if t.gang() {
 			s.holdGang(ti, ws)

@@ -90,6 +90,9 @@ type sim struct {
 	// refill are workers freed of a gang's hold while applying, which
 	// take work once the plan is applied.
 	refill []int32
+	// youngHolds are the placements made, oldest first, until they are
+	// old enough for rule 8 to move (see prepareTick).
+	youngHolds []heldEntry
 
 	// dirty: the model changed since the last snapshot. wake: the first
 	// tick at which a timer can change the plan of an unchanged model.

@@ -32,8 +32,9 @@ func TestSizedJobStartsWhole(t *testing.T) {
 }
 
 // A k-slot job waits for k free slots on one worker, not for k free slots
-// in all: with the quota as two workers of 4 slots, 3 free on one and 4
-// freed later on the other, it waits where it was reserved. A job bigger
+// in all: with the quota as two workers of 4 slots, it is reserved on the
+// one with 3 free (busy for an hour); when the other frees all 4 at 30
+// minutes, the reservation moves there and the job starts. A job bigger
 // than every worker never starts.
 func TestSizedJobNeedsOneWorker(t *testing.T) {
 	var js []trace.Job
@@ -46,8 +47,9 @@ func TestSizedJobNeedsOneWorker(t *testing.T) {
 	js = append(js, four)
 	o := Options{Pools: []policy.Pool{quota(1)}, FixedSlots: 8, FixedWorkerSlots: 4}
 	r := runChecked(t, mkTrace(js...), o)
-	if r.Jobs != 6 || r.CoreWait.Max != time.Hour-time.Second {
-		t.Errorf("%d jobs, waits %+v: want the 4-slot job to wait for w1, 1h-1s", r.Jobs, r.CoreWait)
+	if r.Jobs != 6 || r.CoreWait.Max != 30*time.Minute-2*time.Second || r.Actions[policy.Place] != 2 {
+		t.Errorf("%d jobs, waits %+v, actions %v: want the 4-slot job placed twice, moved to w0 when it freed after 30m-2s",
+			r.Jobs, r.CoreWait, r.Actions)
 	}
 
 	five := coreJob(0, time.Hour)

@@ -63,6 +63,16 @@ func (s *sim) prepareTick() {
 		// Gone from the core queue, or past its threshold for good.
 		s.coreDue.pop()
 	}
+	for len(s.youngHolds) > 0 {
+		e := s.youngHolds[0]
+		due := e.at + policy.ReservationPatience
+		if t := &s.tasks[e.task]; t.state == tsQueued && t.placed >= 0 && t.placedAt == e.at && due > s.now {
+			// The oldest placement still waiting to be movable.
+			s.wakeAt(due)
+			break
+		}
+		s.youngHolds = s.youngHolds[1:]
+	}
 	s.ix.SetLaunches(s.launchBook())
 	if s.cfg.SpotFallbackAfter > 0 {
 		for _, li := range s.booting {
@@ -152,6 +162,9 @@ func (s *sim) policyJob(t *task) policy.Job {
 		}
 		if t.placed >= 0 && !t.gang() {
 			j.Placed = []string{s.workers[t.placed].id}
+		}
+		if t.placed >= 0 {
+			j.PlacedAt = s.at(t.placedAt)
 		}
 		return j
 	case tsLeaving:

@@ -54,6 +54,8 @@ type task struct {
 	// placed on (rule 8), -1 if none.
 	slots  int32
 	placed int32
+	// placedAt is when a placed task was placed.
+	placedAt time.Duration
 	// replicas is the number of members, 1 unless a gang. members is
 	// the worker of each member of a gang placed or running; gws are
 	// its distinct workers, gk the slots it holds on each and gpos its

@@ -414,6 +414,7 @@ func (s *sim) pay(pi int32, n int) {
 func (s *sim) hold(ti, wi int32) {
 	t := &s.tasks[ti]
 	t.placed = wi
+	s.placedNow(ti)
 	w := &s.workers[wi]
 	w.holds = append(w.holds, ti)
 	s.refresh(ti)
@@ -427,6 +428,7 @@ func (s *sim) holdGang(ti int32, ws []int32) {
 	t := &s.tasks[ti]
 	t.setMembers(ws)
 	t.placed = ws[0]
+	s.placedNow(ti)
 	for _, wi := range t.gws {
 		w := &s.workers[wi]
 		w.holds = append(w.holds, ti)
@@ -434,6 +436,41 @@ func (s *sim) holdGang(ti int32, ws []int32) {
 	}
 	s.refresh(ti)
 	s.dirty = true
+}
+
+// placedNow notes that task ti was placed now: rule 8 may move the
+// reservation once it is ReservationPatience old, so the run wakes then.
+func (s *sim) placedNow(ti int32) {
+	s.tasks[ti].placedAt = s.now
+	s.youngHolds = append(s.youngHolds, heldEntry{task: ti, at: s.now})
+}
+
+// heldEntry is a placement made at at, for the wake-up of rule 8.
+type heldEntry struct {
+	task int32
+	at   time.Duration
+}
+
+// unholdTask takes queued task ti's placement back, as a reservation that
+// rule 8 moves: its workers stop holding it and may take other work once
+// the plan is applied.
+func (s *sim) unholdTask(ti int32) {
+	t := &s.tasks[ti]
+	ws := []int32{t.placed}
+	if t.gang() {
+		ws = slices.Clone(t.gws)
+	}
+	for _, wi := range ws {
+		w := &s.workers[wi]
+		w.holds = slices.DeleteFunc(w.holds, func(x int32) bool { return x == ti })
+		s.workerChanged(wi)
+		s.refill = append(s.refill, wi)
+	}
+	if t.gang() {
+		t.clearMembers()
+	}
+	t.placed = -1
+	s.refresh(ti)
 }
 
 // unhold sends the tasks placed on a worker that takes no more work back
