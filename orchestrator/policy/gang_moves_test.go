@@ -142,3 +142,27 @@ func TestSizedReservationMoves(t *testing.T) {
 				long("l4b", worker("f4", "fx", 2, 2)), reserved(gang, time.Minute, "f1", "f4")), t0, "place(g,f2+f2)"},
 	})
 }
+
+// An elastic pool at its maximum cannot grow for the head sized job, so
+// the job reserves the closest worker instead of waiting for a launch that
+// cannot come while smaller jobs take the slots that free; a pool with
+// room still grows for it.
+func TestSizedHeadReservesInAFullElasticPool(t *testing.T) {
+	burst := jobs.ClassBurst
+	od := elasticPool("od", PoolOnDemand, "eu", 1.0) // 4 slots a worker
+	e1, e2 := worker("e1", "od", 4, 2), worker("e2", "od", 4, 3)
+	small := func(id string, w Worker) Job {
+		j := running(id, burst, w, ago(time.Minute))
+		j.Checkpointable = false
+		return j
+	}
+	head := sized(queued("h", burst, QueueBurst, ago(time.Minute)), 4, 0)
+	head.Checkpointable = false
+	base := []Job{small("a", e1), small("b", e1), small("c", e2), small("d", e2), small("e", e2), head}
+	full := od
+	full.MaxWorkers = 2
+	runPlaceCases(t, []planCase{
+		{"at its maximum: reserve the closest", snap([]Pool{full}, []Worker{e1, e2}, base...), t0, "place(h,e1)"},
+		{"with room: grow instead", snap([]Pool{od}, []Worker{e1, e2}, base...), t0, "scale_up(od,1)"},
+	})
+}

@@ -329,20 +329,28 @@ func (pl *placer) place(j *Job) {
 	}
 }
 
-// growable reports whether an elastic pool may grow for j at all, so it
-// waits for a new worker (rule 3 launches one) rather than reserve a busy
-// one, which may run for hours. It reads the pools' config only, not the
-// room this tick leaves them: rules 7 and 3 take room after this rule,
-// and a reservation that depended on it would be planned one tick and not
-// the next.
+// growable reports whether an elastic pool may grow for j, so it waits
+// for a new worker (rule 3 launches one) rather than reserve a busy one,
+// which may run for hours: a pool that may run it, is not stocked out,
+// and whose registered workers leave room under its maximum for the new
+// workers j needs. Workers being launched count as room, not against it:
+// they come up empty, and a launch this rule led to must not turn the
+// answer around next tick. A pool whose registered workers fill its
+// maximum cannot grow, so the job reserves: otherwise smaller jobs would
+// keep taking the slots that free ahead of it. The room is read before
+// this tick's rules take any (rules 7 and 3 come later), so the answer
+// holds until workers register or leave.
 func (pl *placer) growable(j *Job, g placeGroup) bool {
 	if g.target.kind == toFixed {
 		return false
 	}
 	for _, d := range pl.elastic {
 		w := workerRec{Worker: Worker{State: WorkerUp, Pool: d.pool.Name}, pool: d.pool}
-		if serves(&w, g.target) && pl.mayRunSized(d, j, true) && !d.unavailable(pl.cfg) &&
-			d.pool.MaxWorkers >= ceilDiv(j.replicas(), d.slots()/j.slots()) {
+		if !serves(&w, g.target) || !pl.mayRunSized(d, j, true) || d.unavailable(pl.cfg) {
+			continue
+		}
+		// mayRunSized: a worker of the pool holds a member.
+		if need := ceilDiv(j.replicas(), d.slots()/j.slots()); d.pool.MaxWorkers >= need && d.limit()-d.active >= need {
 			return true
 		}
 	}
