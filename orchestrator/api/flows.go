@@ -21,6 +21,8 @@ type Flows struct {
 	// Metrics, when set, is served at GET /metrics behind the API token
 	// (Prometheus sends it with bearer_token).
 	Metrics http.Handler
+	// JobEvents, when set, gives a job's attempts their reasons.
+	JobEvents JobEvents
 }
 
 // mountFlows adds the pipeline and sweep endpoints to mux.
@@ -33,12 +35,12 @@ func (h *handler) mountFlows(mux *router, f Flows, token string) {
 	}
 	mux.HandleFunc("GET /api/v1/sweeps", h.guard(h.listSweeps))
 	mux.HandleFunc("GET /api/v1/sweeps/{id}", h.guard(h.getSweep))
-	mux.HandleFunc("POST /api/v1/sweeps/{id}/cancel", h.guard(h.cancelSweep))
+	mux.HandleFunc("POST /api/v1/sweeps/{id}/cancel", h.write(h.cancelSweep))
 	mux.HandleFunc("GET /api/v1/pipelines/{name}/runs", h.guard(h.listRuns))
 	mux.HandleFunc("GET /api/v1/runs/{id}", h.guard(h.getRun))
-	mux.HandleFunc("POST /api/v1/runs/{id}/cancel", h.guard(h.cancelRun))
+	mux.HandleFunc("POST /api/v1/runs/{id}/cancel", h.write(h.cancelRun))
 	if f.Pipelines != nil {
-		mux.HandleFunc("POST /api/v1/pipelines/{name}/trigger", h.guard(func(w http.ResponseWriter, r *http.Request) {
+		mux.HandleFunc("POST /api/v1/pipelines/{name}/trigger", h.write(func(w http.ResponseWriter, r *http.Request) {
 			run, err := f.Pipelines.Trigger(r.Context(), r.PathValue("name"), time.Now())
 			if err != nil {
 				writeErr(w, err)
