@@ -210,6 +210,13 @@ func TestDashboardShowsTheOverviewLive(t *testing.T) {
 		t.Fatalf("the job's page did not show job %s: %v", id, err)
 	}
 
+	// Back to the overview, the long page, for the screenshot.
+	if _, err := browser.Eval[bool](b, `(() => { location.hash = 'view=overview'; return true; })()`, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.WaitFor(`document.body.dataset.view === 'overview'`, 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
 	shot, err := b.Screenshot(10 * time.Second)
 	if err != nil {
 		t.Fatal(err)
