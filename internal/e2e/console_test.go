@@ -208,9 +208,15 @@ func TestConsole(t *testing.T) {
 	if !last.Ran || last.Pool != "fixed" || last.Worker != "fixed-1" || last.Outcome != "running" || att.Runs != 1 {
 		t.Errorf("the running attempt %+v, runs %d", last, att.Runs)
 	}
-	// The burst job was lent to the fixed pool: a delivery that never ran.
-	if att.Deliveries > att.Runs && !strings.Contains(att.Attempts[0].Began+text("attempt.1.outcome"), "moved") {
+	// A burst job with only fixed capacity runs by being lent: its first
+	// delivery never ran, and the controller's job.moved event says why.
+	if att.Deliveries < 2 || att.Attempts[0].Ran || att.Attempts[0].Outcome != "moved" || text("attempt.1.outcome") != "moved" {
 		t.Errorf("attempt 1 of %d deliveries: %+v, shown %q", att.Deliveries, att.Attempts[0], text("attempt.1.outcome"))
+	}
+	for i, a := range att.Attempts[:len(att.Attempts)-1] {
+		if !a.Ran && !strings.HasPrefix(att.Attempts[i+1].Began, "moved: lent to fixed capacity (rule 2") {
+			t.Errorf("attempt %d began %q, want the lend's reason", i+2, att.Attempts[i+1].Began)
+		}
 	}
 	n := len(att.Attempts)
 	for k, want := range map[string]string{
@@ -313,6 +319,12 @@ func TestConsole(t *testing.T) {
 		t.Errorf("the chart marks trial %q as best, want %d", best, view.Summary.Best.Index)
 	}
 	shot("sweep")
+	open("view=sweeps")
+	wait("the sweep in the list", fmt.Sprintf(`document.querySelector('#sweeps tr[data-sweep=%q]')`, sw.SweepID), 10*time.Second)
+	if got := text("sweeps." + sw.SweepID + ".state"); got != "completed" {
+		t.Errorf("the sweep's state in the list %q", got)
+	}
+	shot("sweeps")
 
 	// ---- a pipeline triggered from the page ------------------------------
 	open("view=pipelines")
