@@ -84,6 +84,8 @@ func TestConsole(t *testing.T) {
 	}
 	r.cfg.Pipelines = map[string]pipeline.Pipeline{"nightly": {Schedule: "0 3 1 1 *", Steps: map[string]pipeline.Step{
 		"extract": step(), "transform": step("extract"), "report": step("extract"), "load": step("transform"),
+	}}, "slow": {Schedule: "0 3 1 1 *", Steps: map[string]pipeline.Step{
+		"wait": {Template: "hy-mark", Params: map[string]any{"record": marks, "seconds": 60.0}}, "after": step("wait"),
 	}}}
 	const token = "console-e2e-token"
 	r.cfg.HTTP.APIToken = token
@@ -349,6 +351,37 @@ func TestConsole(t *testing.T) {
 		}
 	}
 	shot("run")
+
+	// ---- cancelling a run and a sweep from their pages -------------------
+	open("view=pipelines")
+	wait("the slow pipeline listed", `document.querySelector('button[data-trigger="slow"]')`, 10*time.Second)
+	eval(`document.getElementById('pipelines-action').dataset.run = ''; document.querySelector('button[data-trigger="slow"]').click()`)
+	wait("the slow run named", `(document.getElementById('pipelines-action').dataset.run || '') !== ''`, 10*time.Second)
+	slowRun, _ := browser.Eval[string](b, `document.getElementById('pipelines-action').dataset.run`, time.Second)
+	open("run=" + slowRun)
+	wait("the slow run's first step running", `(document.querySelector('#run-dag g.node[data-step="wait"]') || {dataset: {}}).dataset.state === 'running' && !document.getElementById('run-cancel').disabled`, 20*time.Second)
+	eval("document.getElementById('run-cancel').click()")
+	testenv.Eventually(t, 20*time.Second, "the slow run cancelled from the page", func() bool {
+		return call("GET", "/api/v1/runs/"+slowRun, nil, &run) == 200 && run.State == "cancelled"
+	})
+	wait("the run's page showing it cancelled", `(document.querySelector('[data-k="run.state"]') || {}).textContent === 'cancelled'`, 10*time.Second)
+
+	var slow struct {
+		SweepID string `json:"sweep_id"`
+	}
+	body = `{"template":"hy-trial","space":{"grid":{"lr":[0.2,0.4],"layers":[3]}},"fixed":{"seconds":60},"metric":"loss"}`
+	if code := call("POST", "/api/v1/sweeps", strings.NewReader(body), &slow); code != http.StatusCreated || slow.SweepID == "" {
+		t.Fatalf("POST /api/v1/sweeps (slow): %d %+v", code, slow)
+	}
+	open("sweep=" + slow.SweepID)
+	wait("the slow sweep's page with its cancel button", `!document.getElementById('sweep-cancel').disabled`, 15*time.Second)
+	eval("document.getElementById('sweep-cancel').click()")
+	var slowView struct {
+		Sweep struct{ State string }
+	}
+	testenv.Eventually(t, 20*time.Second, "the slow sweep cancelled from the page", func() bool {
+		return call("GET", "/api/v1/sweeps/"+slow.SweepID, nil, &slowView) == 200 && slowView.Sweep.State == "cancelled"
+	})
 
 	open("view=overview")
 	wait("the overview drawn", `Number(document.body.dataset.updates || 0) >= 1`, 10*time.Second)
