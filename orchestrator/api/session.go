@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -107,6 +108,22 @@ func crossSite(r *http.Request) bool {
 	return false
 }
 
+// loopbackHost reports whether the Host a request was sent to names this
+// machine's loopback interface. A controller without a token serves only
+// there; a page whose own name was re-pointed at 127.0.0.1 (DNS
+// rebinding) is same-origin in its browser but sends its own name here.
+func loopbackHost(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(host, "[]"))
+	return ip != nil && ip.IsLoopback()
+}
+
 // write guards the endpoints that change something. A bearer token acts.
 // A browser acts only from this origin, with a valid session cookie (when
 // the API has a token) and that session's write token in CSRFHeader,
@@ -132,7 +149,7 @@ func (h *handler) write(f http.HandlerFunc) http.HandlerFunc {
 			f(w, r)
 			return
 		}
-		if crossSite(r) {
+		if crossSite(r) || (!h.auth && !loopbackHost(r.Host)) {
 			h.refuse(w, http.StatusForbidden, "a write from another site's page is refused: act from the Ballast console itself")
 			return
 		}
@@ -164,5 +181,9 @@ func (h *handler) refuse(w http.ResponseWriter, status int, msg string) {
 // like the others; the answer is never cached.
 func (h *handler) serveSession(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
+	if !h.auth && !loopbackHost(r.Host) {
+		h.refuse(w, http.StatusForbidden, "without an API token the console works only at 127.0.0.1 or localhost: open it there, or set http.api_token")
+		return
+	}
 	writeJSON(w, http.StatusOK, map[string]any{"csrf_token": h.writeToken(r), "header": CSRFHeader})
 }

@@ -46,6 +46,10 @@ func (c *consoleRig) do(method, path string, cookie *http.Cookie, header map[str
 	c.t.Helper()
 	req, _ := http.NewRequest(method, c.srv.URL+path, nil)
 	for k, v := range header {
+		if k == "Host" { // Go sends req.Host, never a Host header
+			req.Host = v
+			continue
+		}
 		req.Header.Set(k, v)
 	}
 	if cookie != nil {
@@ -185,8 +189,17 @@ func TestDevModeWritesRefuseOtherSites(t *testing.T) {
 	if got, _ := c.store.Get(t.Context(), j.ID); got.State != jobs.StateQueued {
 		t.Fatalf("a refused write changed the job: %s", got.State)
 	}
+	// A page whose name was re-pointed at this machine (DNS rebinding) is
+	// same-origin in its browser, but names itself in Host.
+	if code, body := c.do("GET", api.SessionPath, nil, map[string]string{"Host": "rebound.example:8480"}); code != http.StatusForbidden {
+		t.Errorf("session asked under another host name: %d %v", code, body)
+	}
 	_, body := c.do("GET", api.SessionPath, nil, nil)
 	tok, _ := body["csrf_token"].(string)
+	if code, body := c.do("POST", cancel, nil, map[string]string{"Host": "rebound.example:8480", "Origin": "http://rebound.example:8480",
+		"Sec-Fetch-Site": "same-origin", api.CSRFHeader: tok}); code != http.StatusForbidden {
+		t.Errorf("a rebound page's write: %d %v", code, body)
+	}
 	if code, body := c.do("POST", cancel, nil, map[string]string{"Sec-Fetch-Site": "same-origin", api.CSRFHeader: tok}); code != http.StatusOK {
 		t.Fatalf("the page's own write: %d %v", code, body)
 	}
