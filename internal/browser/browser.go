@@ -121,10 +121,27 @@ func Start(ctx context.Context, o Options) (*Browser, error) {
 	return b, nil
 }
 
-// Close stops the browser and removes its profile.
+// Close stops the browser and removes its profile. On a tab from NewTab
+// it closes that tab only.
 func (b *Browser) Close() error {
 	b.cancel()
+	if b.profile == "" {
+		return nil
+	}
 	return os.RemoveAll(b.profile)
+}
+
+// NewTab opens another tab in the same browser: tests that share one
+// browser (starting Chromium is the slow part) each get a page of their
+// own, with the browser's cookies shared. Close the tab when done; closing
+// the browser closes its tabs too.
+func (b *Browser) NewTab() (*Browser, error) {
+	tab, cancel := chromedp.NewContext(b.tab)
+	if err := chromedp.Do(tab); err != nil {
+		cancel()
+		return nil, fmt.Errorf("opening a tab: %w", err)
+	}
+	return &Browser{tab: tab, cancel: cancel}, nil
 }
 
 // step runs a on the tab with a timeout of its own.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ballastdev/ballast/jobs"
+	"github.com/ballastdev/ballast/orchestrator/insight"
 	"github.com/ballastdev/ballast/queues"
 )
 
@@ -113,7 +114,11 @@ func runJobsOne(ctx context.Context, e *env, verb string, args []string) error {
 		return err
 	}
 	id := fs.Arg(0)
-	store, closeFn, err := openStore(ctx, *cfgPath)
+	cfg, err := loadConfig(*cfgPath)
+	if err != nil {
+		return err
+	}
+	store, closeFn, err := storeFor(ctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -123,10 +128,19 @@ func runJobsOne(ctx context.Context, e *env, verb string, args []string) error {
 		return err
 	}
 	if verb == "show" {
-		if *out == "json" {
-			return writeJSON(e.out, j)
+		att, err := jobAttempts(ctx, cfg, store, j)
+		if err != nil {
+			return err
 		}
-		return showJob(e, j)
+		if *out == "json" {
+			return writeJSON(e.out, struct {
+				jobs.Job
+				Runs       int                 `json:"runs"`
+				Deliveries int                 `json:"deliveries"`
+				History    insight.JobAttempts `json:"history"`
+			}{j, att.Runs, att.Deliveries, att})
+		}
+		return showJob(e, j, att)
 	}
 	after := ""
 	for {
@@ -163,7 +177,7 @@ func runJobsOne(ctx context.Context, e *env, verb string, args []string) error {
 	}
 }
 
-func showJob(e *env, j jobs.Job) error {
+func showJob(e *env, j jobs.Job, att insight.JobAttempts) error {
 	now := time.Now()
 	code := "-"
 	if j.ExitCode != nil {
@@ -171,7 +185,9 @@ func showJob(e *env, j jobs.Job) error {
 	}
 	rows := [][]any{
 		{"id", j.ID}, {"template", dash(j.Spec.Template)}, {"command", dash(strings.Join(j.Spec.Command, " "))},
-		{"class", j.Spec.Class}, {"team", dash(j.Spec.Team)}, {"state", j.State}, {"attempt", j.Attempt},
+		{"class", j.Spec.Class}, {"team", dash(j.Spec.Team)}, {"state", j.State},
+		{"runs", fmt.Sprintf("%d (attempts that started on a worker)", att.Runs)},
+		{"deliveries", fmt.Sprintf("%d (queueings, moves of a waiting job included: the fencing counter)", j.Attempt)},
 		{"queue", j.Queue}, {"worker", dash(j.Worker)}, {"retries", j.Retries}, {"requeues", j.Requeues},
 		{"checkpoint", dash(j.Checkpoint)}, {"exit code", code}, {"last error", dash(j.LastError)},
 		{"created", ago(j.CreatedAt, now)}, {"started", ago(j.StartedAt, now)}, {"finished", ago(j.FinishedAt, now)},
@@ -182,7 +198,12 @@ func showJob(e *env, j jobs.Job) error {
 	}
 	rows = append(rows, sizeRows(j)...)
 	rows = append(rows, qosRows(j)...)
-	return table(e.out, "FIELD\tVALUE", rows)
+	rows = append(rows, []any{"cost", fmt.Sprintf("%.4f", att.Cost)})
+	if err := table(e.out, "FIELD\tVALUE", rows); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.out, "\nattempts (%s):\n", att.Reasons)
+	return table(e.out, "#\tBEGAN\tQUEUE\tRAN ON\tRAN FOR\tCOST\tOUTCOME\tREASON", attemptRows(att))
 }
 
 // sizeRows show what a sized job holds and where it was placed; nothing

@@ -80,7 +80,7 @@ func TestRetrySubmitsAFinishedJobAgainAndRefusesAnActiveOne(t *testing.T) {
 		}
 		s := j.Spec
 		if s.Template != "trial" || s.Params["lr"] != 0.25 || s.Team != "vision" || s.Labels["env"] != "prod" ||
-			s.Labels[retryOfLabel] != r.JobID || !strings.HasPrefix(s.IdempotencyKey, "retry-"+r.JobID) || j.State != jobs.StateQueued {
+			s.Labels[jobs.RetryOfLabel] != r.JobID || !strings.HasPrefix(s.IdempotencyKey, "retry-"+r.JobID) || j.State != jobs.StateQueued {
 			t.Errorf("retried spec %+v, state %s", s, j.State)
 		}
 	}

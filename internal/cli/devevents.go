@@ -106,6 +106,10 @@ func (d *devEvents) line(ev events.Event) string {
 		what = "failed" + why
 	case events.TypeJobCancelled:
 		what = "cancelled" + why
+	case events.TypeJobMoved:
+		// A delivery that never ran: the attempt counter moves, the job
+		// did not run again.
+		what = fmt.Sprintf("moved to %s as delivery %d, not yet run%s", dash(ev.Queue), ev.Attempt, why)
 	case events.TypeJobOverflowed:
 		what = "overflowed to on-demand" + why
 	default:

@@ -19,6 +19,8 @@ func TestDevEventLines(t *testing.T) {
 		{events.Event{Type: events.TypeJobRunning, JobID: "j1", Worker: "fixed-1", Attempt: 1, Time: at}, "steps            j1 running on fixed-1 (attempt 1)"},
 		{events.Event{Type: events.TypeJobCheckpoint, JobID: "j1", Data: map[string]any{"checkpoint": "step=2"}, Time: at}, ""},
 		{events.Event{Type: events.TypeJobFailed, JobID: "j1", Reason: "exited with code 3", Time: at}, "j1 failed: exited with code 3"},
+		{events.Event{Type: events.TypeJobMoved, JobID: "j1", Queue: "loan", Attempt: 2, Reason: "lent to fixed capacity (rule 2)", Time: at},
+			"j1 moved to loan as delivery 2, not yet run: lent to fixed capacity (rule 2)"},
 		{events.Event{Type: events.TypeWorkerUp, Worker: "spot-1", Time: at}, "worker spot-1 up"},
 		{events.Event{Type: events.TypePipelineRunStarted, Pipeline: "features", Time: at}, "pipeline features run.started"},
 	} {

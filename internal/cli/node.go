@@ -146,7 +146,10 @@ func startControlPlane(ctx context.Context, cfg config.Config, rdb redis.Univers
 	// waits for requests, and a stream would otherwise hold it to its timeout.
 	baseCtx, endStreams := context.WithCancel(context.Background())
 	live := &insight.Live{Source: insight.FromConfig(store, cfg)}
-	handler := api.Handler(store, sub, token, api.Flows{Sweeps: sweeps, Pipelines: opts.Pipelines, Metrics: metrics.Handler()},
+	handler := api.Handler(store, sub, token, api.Flows{Sweeps: sweeps, Pipelines: opts.Pipelines, Metrics: metrics.Handler(),
+		JobEvents: func(ctx context.Context, id string) ([]events.Event, error) {
+			return events.History(ctx, js, cfg.NATS.Stream, subj, id)
+		}},
 		api.Insight{Live: live, Dashboard: dashboard.Handler(), StreamEvery: cfg.Controller.Tick.Std()})
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second,
 		BaseContext: func(net.Listener) context.Context { return baseCtx }}

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -20,7 +21,7 @@ import (
 // runScreenshot opens the controller's dashboard in headless Chromium,
 // waits for its first overview and writes a PNG of the whole page.
 func runScreenshot(ctx context.Context, inv *cli.Invocation, args []string) error {
-	fs := inv.Flags("screenshot", "screenshot [--api URL] [--token TOKEN] [-o FILE] [--width N --height N] [--chromium PATH]")
+	fs := inv.Flags("screenshot", "screenshot [--api URL] [--token TOKEN] [--page PAGE] [-o FILE] [--width N --height N] [--chromium PATH]")
 	cfgPath := cli.ConfigFlag(fs)
 	apiURL := fs.String("api", "", "the controller's HTTP API (default: http:// and the config's http.listen)")
 	token := fs.String("token", os.Getenv("BALLAST_API_TOKEN"), "API token (default $BALLAST_API_TOKEN, else the config's)")
@@ -30,6 +31,7 @@ func runScreenshot(ctx context.Context, inv *cli.Invocation, args []string) erro
 	chromium := fs.String("chromium", "", "Chromium binary (default $"+browser.EnvChromium+", else "+browser.DefaultPath+", else chromium on PATH)")
 	timeout := fs.Duration("timeout", 30*time.Second, "how long to wait for the page to show data")
 	span := fs.String("span", "", "series span of the charts: 1h, 6h or 24h (default the page's)")
+	pagePath := fs.String("page", "", "the console page to capture, as its address names it: view=jobs, view=pipelines, view=sweeps, job=ID, run=ID or sweep=ID (default the overview)")
 	if err := inv.Parse(fs, args); err != nil {
 		return err
 	}
@@ -53,7 +55,7 @@ func runScreenshot(ctx context.Context, inv *cli.Invocation, args []string) erro
 			}
 		}
 	}
-	page, err := dashboardURL(*apiURL, *token, *span)
+	page, err := dashboardURL(*apiURL, *token, *span, *pagePath)
 	if err != nil {
 		return cli.UsageError("%s", err.Error())
 	}
@@ -84,6 +86,13 @@ func runScreenshot(ctx context.Context, inv *cli.Invocation, args []string) erro
 			return fmt.Errorf("the dashboard showed no overview within %s: %s", *timeout, why)
 		}
 		return fmt.Errorf("the dashboard showed no overview within %s: %w", *timeout, err)
+	}
+	// The page asked for marks itself drawn (body[data-ready] lists the
+	// pages drawn so far); a page that never draws is an error, not a
+	// screenshot of an empty frame.
+	if err := b.WaitFor(`(' ' + (document.body.dataset.ready || '') + ' ').includes(' ' + document.body.dataset.view + ' ')`, *timeout); err != nil {
+		why, _ := browser.Eval[string](b, `Array.from(document.querySelectorAll('main [data-view]:not([hidden]) .status:not([hidden])'), (e) => e.textContent).join('; ')`, 2*time.Second)
+		return fmt.Errorf("the console page %q did not draw within %s: %s", *pagePath, *timeout, strings.TrimSpace(why))
 	}
 	png, err := b.Screenshot(*timeout)
 	if err != nil {
@@ -116,7 +125,7 @@ func apiBase(listen string) string {
 // dashboardURL is the page to open: /dashboard under base, with the token
 // in the query so the controller can set its cookie for the API calls the
 // page makes.
-func dashboardURL(base, token, span string) (string, error) {
+func dashboardURL(base, token, span, pagePath string) (string, error) {
 	u, err := url.Parse(strings.TrimRight(base, "/"))
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return "", fmt.Errorf("--api %q: give a URL such as http://127.0.0.1:8480", base)
@@ -125,13 +134,23 @@ func dashboardURL(base, token, span string) (string, error) {
 	if token != "" {
 		u.RawQuery = url.Values{"token": {token}}.Encode()
 	}
+	frag := url.Values{}
 	if span != "" {
 		if _, ok := insight.SpanNamed(span); !ok {
 			return "", fmt.Errorf("--span %q: use 1h, 6h or 24h", span)
 		}
-		// The page reads its span from the fragment, which the login
-		// redirect keeps.
-		u.Fragment = "span=" + span
+		frag.Set("span", span)
 	}
+	if pagePath != "" {
+		key, val, ok := strings.Cut(strings.TrimPrefix(pagePath, "#"), "=")
+		pages := map[string]bool{"view": true, "job": true, "run": true, "sweep": true}
+		if !ok || !pages[key] || val == "" || (key == "view" && !slices.Contains([]string{"overview", "jobs", "pipelines", "sweeps"}, val)) {
+			return "", fmt.Errorf("--page %q: give view=overview, view=jobs, view=pipelines, view=sweeps, job=ID, run=ID or sweep=ID", pagePath)
+		}
+		frag.Set(key, val)
+	}
+	// The page reads its span and page from the fragment, which the login
+	// redirect keeps.
+	u.Fragment = frag.Encode()
 	return u.String(), nil
 }

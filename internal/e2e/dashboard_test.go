@@ -210,6 +210,13 @@ func TestDashboardShowsTheOverviewLive(t *testing.T) {
 		t.Fatalf("the job's page did not show job %s: %v", id, err)
 	}
 
+	// Back to the overview, the long page, for the screenshot.
+	if _, err := browser.Eval[bool](b, `(() => { location.hash = 'view=overview'; return true; })()`, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.WaitFor(`document.body.dataset.view === 'overview'`, 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
 	shot, err := b.Screenshot(10 * time.Second)
 	if err != nil {
 		t.Fatal(err)
@@ -229,7 +236,8 @@ func TestDashboardShowsTheOverviewLive(t *testing.T) {
 	// `ballast-tools screenshot` does the same from the command line, with
 	// the token from the environment as an operator would give it.
 	cmdShot := filepath.Join(t.TempDir(), "cmd.png")
-	cmd := exec.Command(toolsBinary(t), "screenshot", "--api", api, "-o", cmdShot, "--width", "1200", "--height", "800")
+	tools := toolsBinary(t)
+	cmd := exec.Command(tools, "screenshot", "--api", api, "-o", cmdShot, "--width", "1200", "--height", "800")
 	cmd.Env = append(os.Environ(), "BALLAST_API_TOKEN="+token)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr // notices, such as no config file found; stdout is the path alone
@@ -251,6 +259,26 @@ func TestDashboardShowsTheOverviewLive(t *testing.T) {
 	}
 	if cfgImg.Width != 1200 || cfgImg.Height < 800 {
 		t.Errorf("ballast screenshot wrote %dx%d, want 1200 wide and at least 800 high", cfgImg.Width, cfgImg.Height)
+	}
+
+	// --page captures any console page: the job's, once it has drawn.
+	jobShot := filepath.Join(t.TempDir(), "job.png")
+	cmd = exec.Command(tools, "screenshot", "--api", api, "--page", "job="+id, "-o", jobShot)
+	cmd.Env = append(os.Environ(), "BALLAST_API_TOKEN="+token)
+	stderr.Reset()
+	cmd.Stderr = &stderr
+	if out, err := cmd.Output(); err != nil || strings.TrimSpace(string(out)) != jobShot {
+		t.Fatalf("ballast-tools screenshot --page job=%s: %v\n%s%s", id, err, out, stderr.Bytes())
+	}
+	if data, err := os.ReadFile(jobShot); err != nil {
+		t.Fatal(err)
+	} else if _, err := png.Decode(bytes.NewReader(data)); err != nil {
+		t.Errorf("--page wrote no PNG: %v", err)
+	}
+	cmd = exec.Command(tools, "screenshot", "--api", api, "--page", "run=nope", "--timeout", "5s", "-o", filepath.Join(t.TempDir(), "x.png"))
+	cmd.Env = append(os.Environ(), "BALLAST_API_TOKEN="+token)
+	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "did not draw") {
+		t.Errorf("a page that cannot draw: %v\n%s", err, out)
 	}
 }
 

@@ -1,16 +1,17 @@
 package api
 
 import (
-	"crypto/hmac"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
 
 	"github.com/ballastdev/ballast/jobs"
+	"github.com/ballastdev/ballast/orchestrator/insight"
 	"github.com/ballastdev/ballast/orchestrator/intake"
 	"github.com/ballastdev/ballast/queues"
 )
@@ -50,7 +51,8 @@ type OverflowedJob struct {
 // advice endpoints with the dashboard. An empty token turns authentication
 // off (dev mode on localhost only; the config refuses it elsewhere).
 func Handler(store *queues.Store, sub intake.Submitter, token string, flows Flows, in Insight) http.Handler {
-	h := &handler{store: store, auth: token != "", token: sha256.Sum256([]byte(token)), readToken: readToken(token)}
+	h := &handler{store: store, sub: sub, auth: token != "", token: sha256.Sum256([]byte(token)), sessionKey: macKey(token),
+		jobEvents: flows.JobEvents, live: in.Live}
 	mux := newRouter()
 	mux.HandleFunc("GET "+OpenAPIPath, serveOpenAPI)
 	h.mountFlows(mux, flows, token)
@@ -59,7 +61,10 @@ func Handler(store *queues.Store, sub intake.Submitter, token string, flows Flow
 	mux.HandleFunc("GET /api/v1/jobs", h.guard(h.list))
 	mux.HandleFunc("GET /api/v1/jobs/{id}", h.guard(h.get))
 	mux.HandleFunc("GET /api/v1/jobs/{id}/logs", h.guard(h.logs))
-	mux.HandleFunc("POST /api/v1/jobs/{id}/cancel", h.guard(h.cancel))
+	mux.HandleFunc("GET /api/v1/jobs/{id}/attempts", h.guard(h.attempts))
+	mux.HandleFunc("POST /api/v1/jobs/{id}/cancel", h.write(h.cancel))
+	mux.HandleFunc("POST /api/v1/jobs/{id}/retry", h.write(h.retry))
+	mux.HandleFunc("GET "+SessionPath, h.guard(h.serveSession))
 	mux.HandleFunc("GET /api/v1/status", h.guard(h.status))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		if err := store.Redis().Ping(r.Context()).Err(); err != nil {
@@ -73,25 +78,27 @@ func Handler(store *queues.Store, sub intake.Submitter, token string, flows Flow
 
 type handler struct {
 	store *queues.Store
+	sub   intake.Submitter
 	auth  bool
 	token [32]byte
-	// readToken is what the dashboard's cookie holds: derived from the
-	// token, good for reads only, and useless as a bearer token.
-	readToken string
+	// sessionKey signs the console's session cookies and write tokens
+	// (session.go).
+	sessionKey []byte
+	jobEvents  JobEvents     // nil: attempts have no reasons
+	live       *insight.Live // nil: attempts are priced at zero
 }
 
 // guard lets a request through with the bearer token, or, for reads only,
-// with the dashboard's token cookie. Writes never accept the cookie: a
-// browser would send it along with a request another site forged.
+// with the console's session cookie. Writes through guard never accept the
+// cookie: a browser would send it along with a request another site
+// forged. The console's own writes go through write instead.
 func (h *handler) guard(f http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if h.auth {
 			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 			good := ok && h.tokenOK(got)
 			if !ok && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
-				if c, err := r.Cookie(tokenCookie); err == nil {
-					good = hmac.Equal([]byte(c.Value), []byte(h.readToken))
-				}
+				_, good = h.session(r)
 			}
 			if !good {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="ballast"`)
@@ -109,22 +116,6 @@ func (h *handler) guard(f http.HandlerFunc) http.HandlerFunc {
 func (h *handler) tokenOK(got string) bool {
 	sum := sha256.Sum256([]byte(got))
 	return subtle.ConstantTimeCompare(sum[:], h.token[:]) == 1
-}
-
-func (h *handler) list(w http.ResponseWriter, r *http.Request) {
-	limit, _ := strconv.Atoi(r.URL.Query().Get("limit"))
-	state := jobs.State(r.URL.Query().Get("state"))
-	if state != "" && !state.Valid() {
-		writeJSON(w, http.StatusBadRequest, intake.ErrorBody{Error: intake.Error{Code: intake.CodeInvalid,
-			Message: "state: use queued, running, succeeded, failed or cancelled"}})
-		return
-	}
-	list, err := h.store.List(r.Context(), queues.ListOptions{Limit: limit, State: state})
-	if err != nil {
-		writeErr(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"jobs": list})
 }
 
 func (h *handler) get(w http.ResponseWriter, r *http.Request) {
@@ -187,4 +178,31 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	_ = enc.Encode(v)
+}
+
+// retry submits a new job from a finished job's spec, as `ballast retry`
+// does. A job still queued or running is refused: a second copy would run
+// beside it.
+func (h *handler) retry(w http.ResponseWriter, r *http.Request) {
+	old, err := h.store.Get(r.Context(), r.PathValue("id"))
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	if !old.State.Terminal() {
+		writeJSON(w, http.StatusConflict, intake.ErrorBody{Error: intake.Error{Code: intake.CodeInvalid,
+			Message: fmt.Sprintf("job %s is still %s: only a finished job can be retried (cancel it first, or wait for it)", old.ID, old.State)}})
+		return
+	}
+	sub, err := jobs.Resubmission(old)
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	receipt, err := h.sub.Submit(r.Context(), sub)
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, map[string]any{"retry_of": old.ID, "receipt": receipt})
 }

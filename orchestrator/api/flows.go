@@ -9,6 +9,7 @@ import (
 	"github.com/ballastdev/ballast/jobs"
 	"github.com/ballastdev/ballast/orchestrator/controller"
 	"github.com/ballastdev/ballast/orchestrator/intake"
+	"github.com/ballastdev/ballast/orchestrator/pipeline"
 	"github.com/ballastdev/ballast/orchestrator/sweep"
 	"github.com/ballastdev/ballast/queues"
 )
@@ -21,6 +22,8 @@ type Flows struct {
 	// Metrics, when set, is served at GET /metrics behind the API token
 	// (Prometheus sends it with bearer_token).
 	Metrics http.Handler
+	// JobEvents, when set, gives a job's attempts their reasons.
+	JobEvents JobEvents
 }
 
 // mountFlows adds the pipeline and sweep endpoints to mux.
@@ -33,12 +36,13 @@ func (h *handler) mountFlows(mux *router, f Flows, token string) {
 	}
 	mux.HandleFunc("GET /api/v1/sweeps", h.guard(h.listSweeps))
 	mux.HandleFunc("GET /api/v1/sweeps/{id}", h.guard(h.getSweep))
-	mux.HandleFunc("POST /api/v1/sweeps/{id}/cancel", h.guard(h.cancelSweep))
+	mux.HandleFunc("POST /api/v1/sweeps/{id}/cancel", h.write(h.cancelSweep))
+	mux.HandleFunc("GET /api/v1/pipelines", h.guard(h.listPipelines(f.Pipelines)))
 	mux.HandleFunc("GET /api/v1/pipelines/{name}/runs", h.guard(h.listRuns))
 	mux.HandleFunc("GET /api/v1/runs/{id}", h.guard(h.getRun))
-	mux.HandleFunc("POST /api/v1/runs/{id}/cancel", h.guard(h.cancelRun))
+	mux.HandleFunc("POST /api/v1/runs/{id}/cancel", h.write(h.cancelRun))
 	if f.Pipelines != nil {
-		mux.HandleFunc("POST /api/v1/pipelines/{name}/trigger", h.guard(func(w http.ResponseWriter, r *http.Request) {
+		mux.HandleFunc("POST /api/v1/pipelines/{name}/trigger", h.write(func(w http.ResponseWriter, r *http.Request) {
 			run, err := f.Pipelines.Trigger(r.Context(), r.PathValue("name"), time.Now())
 			if err != nil {
 				writeErr(w, err)
@@ -82,13 +86,66 @@ func (h *handler) listSweeps(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"sweeps": out})
 }
 
+// maxTrialParams bounds the trials whose parameters one sweep read
+// returns: the console charts them, and a larger sweep shows its first ones.
+const maxTrialParams = 2000
+
+// sweepDetail is a sweep with each trial's parameters, which the console
+// charts the metric against.
+type sweepDetail struct {
+	controller.SweepView
+	// TrialParams holds the resolved parameters of trial i at index i, for
+	// the first maxTrialParams trials.
+	TrialParams []map[string]any `json:"trial_params"`
+}
+
 func (h *handler) getSweep(w http.ResponseWriter, r *http.Request) {
 	v, err := controller.LoadSweepView(r.Context(), h.store, r.PathValue("id"))
 	if err != nil {
 		writeErr(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, v)
+	specs, err := h.store.TrialSpecs(r.Context(), v.Sweep.ID, 0, min(v.Sweep.Total, maxTrialParams))
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	d := sweepDetail{SweepView: v, TrialParams: make([]map[string]any, len(specs))}
+	for i, sp := range specs {
+		d.TrialParams[i] = sp.Params
+	}
+	writeJSON(w, http.StatusOK, d)
+}
+
+// pipelineSummary is one configured pipeline with its latest runs.
+type pipelineSummary struct {
+	Name       string            `json:"name"`
+	Definition pipeline.Pipeline `json:"definition"`
+	Runs       []queues.Run      `json:"runs"`
+}
+
+// listPipelines serves GET /api/v1/pipelines: the pipelines this
+// controller runs, each with its latest runs (?runs=N, default 5).
+func (h *handler) listPipelines(p *controller.Pipelines) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		n, _ := strconv.Atoi(r.URL.Query().Get("runs"))
+		if n <= 0 || n > 100 {
+			n = 5
+		}
+		out := []pipelineSummary{}
+		if p != nil {
+			for _, name := range p.Names() {
+				def, _ := p.Definition(name)
+				runs, err := h.store.ListRuns(r.Context(), name, n)
+				if err != nil {
+					writeErr(w, err)
+					return
+				}
+				out = append(out, pipelineSummary{Name: name, Definition: def, Runs: runs})
+			}
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"pipelines": out})
+	}
 }
 
 func (h *handler) cancelSweep(w http.ResponseWriter, r *http.Request) {

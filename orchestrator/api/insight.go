@@ -1,9 +1,6 @@
 package api
 
 import (
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -29,18 +26,10 @@ type Insight struct {
 // window is read from Redis in one go.
 const MaxWindow = 31 * 24 * time.Hour
 
-// tokenCookie carries a read token for the dashboard's own requests, so the
-// API token appears in the address bar only once and never in a cookie.
+// tokenCookie carries the console's session (session.go) for its own
+// requests, so the API token appears in the address bar only once and
+// never in a cookie.
 const tokenCookie = "ballast_token"
-
-// readToken derives the dashboard's cookie from the API token: an HMAC, so
-// it cannot be turned back into the token, and a stolen cookie reads the
-// dashboard but cannot submit or cancel anything.
-func readToken(token string) string {
-	m := hmac.New(sha256.New, []byte(token))
-	m.Write([]byte("ballast dashboard read access v1"))
-	return hex.EncodeToString(m.Sum(nil))
-}
 
 func (h *handler) mountInsight(mux *router, in Insight) {
 	if in.Live == nil {
@@ -132,7 +121,7 @@ func (h *handler) login(next http.Handler) http.HandlerFunc {
 		// Secure whenever the browser reached us over TLS, directly or
 		// through a proxy that terminated it.
 		secure := r.TLS != nil || strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https")
-		http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: h.readToken, Path: "/", HttpOnly: true,
+		http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: h.newSession(), Path: "/", HttpOnly: true,
 			SameSite: http.SameSiteStrictMode, Secure: secure})
 		http.Redirect(w, r, "/dashboard", http.StatusSeeOther)
 	}

@@ -113,7 +113,7 @@ func TestInsightEndpoints(t *testing.T) {
 		t.Fatal(err)
 	}
 	res.Body.Close()
-	if res.StatusCode != http.StatusUnauthorized {
+	if res.StatusCode != http.StatusForbidden {
 		t.Fatalf("a write with only the cookie must be refused: %d", res.StatusCode)
 	}
 	if res := get("/", nil); res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/dashboard" {

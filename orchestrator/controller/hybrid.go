@@ -290,7 +290,8 @@ func (h *Hybrid) Apply(ctx context.Context, plan policy.Plan, now time.Time) err
 			if a.Kind == policy.Unlend {
 				to = h.elasticQueue(a.Job)
 			}
-			_, err := h.Store.Move(ctx, a.Job, h.attempt(a.Job), to, a.Reason)
+			n, err := h.Store.Move(ctx, a.Job, h.attempt(a.Job), to, a.Reason)
+			h.announceMove(a, n, to)
 			note(a, err)
 		case policy.Rehome:
 			// Fenced like every move: a job that started, or moved
@@ -299,7 +300,9 @@ func (h *Hybrid) Apply(ctx context.Context, plan policy.Plan, now time.Time) err
 			if a.Home.OnDemand {
 				base = queues.QueueOnDemand
 			}
-			_, err := h.Store.Move(ctx, a.Job, h.attempt(a.Job), queues.RegionalQueue(base, a.Home.Region), a.Reason)
+			to := queues.RegionalQueue(base, a.Home.Region)
+			n, err := h.Store.Move(ctx, a.Job, h.attempt(a.Job), to, a.Reason)
+			h.announceMove(a, n, to)
 			note(a, err)
 		case policy.Reclaim, policy.Migrate:
 			note(a, h.preempt(ctx, a))
@@ -475,4 +478,18 @@ func (h *Hybrid) init() {
 	if h.Logger == nil {
 		h.Logger = slog.Default()
 	}
+}
+
+// announceMove publishes a move that happened (n is the new attempt, 0
+// when the fencing refused it), with the rule's reason, so the job's
+// history says why an attempt began without running.
+func (h *Hybrid) announceMove(a policy.Action, n int, to queues.Queue) {
+	if n == 0 {
+		return
+	}
+	verb := map[policy.ActionKind]string{policy.Lend: "lent to fixed capacity", policy.Unlend: "sent back to elastic capacity",
+		policy.Rehome: "re-homed"}[a.Kind]
+	reason := fmt.Sprintf("%s (rule %d: %s)", verb, a.Rule, a.Reason)
+	publish(h.Events, h.Logger, events.Event{ID: events.JobEventID(a.Job, n, events.TypeJobMoved), Type: events.TypeJobMoved,
+		JobID: a.Job, Attempt: n, State: jobs.StateQueued, Queue: string(to), Reason: reason, Time: time.Now()})
 }

@@ -14,10 +14,27 @@
 // then asks both endpoints for ?span=NAME, and for no span (the API's
 // default) when the address names none or one the API does not offer.
 //
-// The jobs console (jobs.js) lists GET /api/v1/jobs, filtered by state,
-// every few seconds, and opens one job's page from the list: its record
-// and output (GET /api/v1/jobs/{id} and .../logs), kept in the address
-// as #job=ID beside #span=.
+// The console's pages share the one document: console.js reads the
+// address (#view=jobs|pipelines|sweeps, or #job=ID, #run=ID, #sweep=ID
+// beside #span=) and shows that page's sections, so any page can be linked
+// and `ballast-tools screenshot --page` can open it; each page marks
+// itself drawn in body[data-ready].
+//
+//   - jobs.js: the jobs list, filtered (state, template, team, class, pool,
+//     label, creation time, ID prefix) and paged by the API's cursor; a
+//     job's page with its record and parameters, every attempt with why it
+//     began and ended, where it ran and its cost (GET .../attempts), its
+//     output followed live (GET .../logs?after=), and cancel and retry.
+//   - flows.js: pipelines with their latest runs and a trigger button; a
+//     run's DAG drawn in SVG with each step's state; sweeps; a sweep's
+//     trials with their parameters and metric, the metric drawn against a
+//     parameter, the best trial marked; cancel of a run or a sweep.
+//
+// Writes carry the session's write token (GET /api/v1/session) in the
+// X-Ballast-CSRF header; the cookie alone only reads (see package api).
+//
+// Charts draw buckets without data (before Ballast started, or with
+// nothing measured) as shaded gaps, never as zeros.
 //
 // Every number on the page carries a data-k attribute naming it (for
 // example pool.fixed.busy or cost.team.ml.cost) and, where the shown text

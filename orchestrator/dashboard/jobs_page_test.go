@@ -59,7 +59,7 @@ func TestPageListsJobsAndOpensOne(t *testing.T) {
 	t.Cleanup(srv.Close)
 
 	b := startBrowser(t)
-	if status, err := b.Open(srv.URL+"/dashboard#span=1h", 10*time.Second); err != nil || status != http.StatusOK {
+	if status, err := b.Open(srv.URL+"/dashboard#view=jobs&span=1h", 10*time.Second); err != nil || status != http.StatusOK {
 		t.Fatalf("opening the page: %d %v", status, err)
 	}
 	if err := b.WaitFor(`document.getElementById('jobs').dataset.count === '2'`, 10*time.Second); err != nil {
@@ -76,7 +76,7 @@ func TestPageListsJobsAndOpensOne(t *testing.T) {
 	}
 
 	// The filter asks the API for the state, and the list follows.
-	if _, err := browser.Eval[string](b, `(() => { const s = document.getElementById('jobs-state'); s.value = 'failed'; s.dispatchEvent(new Event('change')); return ''; })()`, 5*time.Second); err != nil {
+	if _, err := browser.Eval[string](b, `(() => { const s = document.getElementById('f-state'); s.value = 'failed'; s.dispatchEvent(new Event('change')); return ''; })()`, 5*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	if err := b.WaitFor(`document.getElementById('jobs').dataset.count === '1'`, 10*time.Second); err != nil {
@@ -85,7 +85,7 @@ func TestPageListsJobsAndOpensOne(t *testing.T) {
 	mu.Lock()
 	asked := strings.Join(queries, " ")
 	mu.Unlock()
-	if !strings.Contains(asked, "state=failed") {
+	if !strings.Contains(asked, "state=failed") || !strings.Contains(asked, "limit=") {
 		t.Errorf("the filter was not sent to the API: %s", asked)
 	}
 

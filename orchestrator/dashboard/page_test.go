@@ -28,17 +28,38 @@ import (
 // (every section, absent values, the fallback to polling, the stale mark)
 // without a controller. The e2e test checks it against a real one.
 
-// startBrowser starts Chromium for t; without one the test fails under
-// CI and is skipped elsewhere.
+// shared is the one Chromium of this test binary: starting it is the slow
+// part on a loaded machine, so every test opens a tab of its own in it.
+var shared struct {
+	once sync.Once
+	b    *browser.Browser
+	err  error
+}
+
+// TestMain closes the shared browser after the tests.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if shared.b != nil {
+		_ = shared.b.Close()
+	}
+	os.Exit(code)
+}
+
+// startBrowser gives t a tab of the shared Chromium; without one the test
+// fails under CI and is skipped elsewhere.
 func startBrowser(t *testing.T) *browser.Browser {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("starts Chromium")
 	}
-	b, err := browser.Start(context.Background(), browser.Options{})
-	if errors.Is(err, browser.ErrNotFound) {
-		testenv.Unavailable(t, "Chromium", err)
+	shared.once.Do(func() { shared.b, shared.err = browser.Start(context.Background(), browser.Options{}) })
+	if errors.Is(shared.err, browser.ErrNotFound) {
+		testenv.Unavailable(t, "Chromium", shared.err)
 	}
+	if shared.err != nil {
+		t.Fatal(shared.err)
+	}
+	b, err := shared.b.NewTab()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +127,7 @@ func sample(at time.Time, burstPending int) insight.Overview {
 			{ID: "019a8b7c6d5e4f3a2b1c0d9e8f7a", Template: "train", Team: "ml", Class: "core", Queue: "core", Pool: "fixed",
 				Worker: "host-fixed-1", Attempt: 1, WaitSeconds: 0.4, RunSeconds: 3720, Cost: 1.0333},
 			{ID: "019a8b7c6d5e4f3a2b1c0d9e8f7b", Template: "etl", Team: "data", Class: "burst", Queue: "burst", Pool: "spot",
-				Worker: "spot-0011223344", Attempt: 2, WaitSeconds: 35.1, RunSeconds: 41, Cost: 0.0137},
+				Worker: "spot-0011223344", Attempt: 2, WaitSeconds: 35.1, RunSeconds: 41, Cost: 0.0037},
 			{ID: "019a8b7c6d5e4f3a2b1c0d9e8f7c", Template: "nightly", Team: "data", Class: "core", Queue: "overflow", Pool: "ondemand",
 				Worker: "ondemand-a1b2c3d4e5", Attempt: 2, WaitSeconds: 0.3, RunSeconds: 60, Cost: 0.0417, Overflowed: true},
 		},
@@ -150,6 +171,9 @@ type fakeAPI struct {
 
 	// build makes each overview served: sample unless the test says.
 	build func(at time.Time, n int) insight.Overview
+	// after, when set before the page opens, edits each overview once its
+	// series is in place.
+	after func(*insight.Overview)
 }
 
 // apiRequest is one request to the overview endpoints: its path and its
@@ -255,6 +279,9 @@ func (f *fakeAPI) next(sp insight.Span) insight.Overview {
 	n := f.n.Add(1)
 	ov := f.build(time.Now(), int(n))
 	ov.Span, ov.Key.Series = sp.Name, series(ov.At, sp)
+	if f.after != nil {
+		f.after(&ov)
+	}
 	return ov
 }
 
@@ -352,12 +379,13 @@ func TestPageShowsEveryPartOfTheOverview(t *testing.T) {
 		t.Errorf("a preemption kind with none is shown")
 	}
 	// The text rounds money to cents; data-v keeps the value.
-	text, err := browser.Eval[[]string](b, `['pool.spot.cost_per_hour', 'cost.total', 'key.fixed_idle_now', 'worker.host-fixed-1.age'].map(
+	// A cost under half a cent shows two significant digits, not 0.00.
+	text, err := browser.Eval[[]string](b, `['pool.spot.cost_per_hour', 'cost.total', 'key.fixed_idle_now', 'worker.host-fixed-1.age', 'running.019a8b7c6d5e4f3a2b1c0d9e8f7b.cost'].map(
 		(k) => document.querySelector('[data-k="' + k + '"]').textContent)`, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fmt.Sprint(text) != "[3.60 123.46 25% 2h 01m]" {
+	if fmt.Sprint(text) != "[3.60 123.46 25% 2h 01m 0.0037]" {
 		t.Errorf("shown texts %q", text)
 	}
 	checks := map[string]string{
@@ -365,9 +393,12 @@ func TestPageShowsEveryPartOfTheOverview(t *testing.T) {
 		`document.querySelectorAll('#running [data-k$=".overflowed"]').length`:  "1",
 		`document.querySelectorAll('#recs tr').length`:                          "2",
 		`document.querySelector('#alerts li.problem').textContent`:              ov.Problems[0],
-		`document.getElementById('chart-wait').dataset.points`:                  "37", // 6 h of 10-minute buckets
+		`document.getElementById('chart-preempt').dataset.points`:               "37", // 6 h of 10-minute buckets
 		`document.getElementById('chart-idle').dataset.points`:                  "32", // 5 of them without an idle sample
-		`document.getElementById('chart-wait').querySelectorAll('path').length`: "2",  // one line and its area
+		`document.getElementById('chart-idle').dataset.gaps`:                    "5",  // drawn as gaps, not zeros
+		`document.getElementById('chart-wait').dataset.points`:                  "27", // every 4th bucket has no elastic start: no wait measured
+		`document.getElementById('chart-wait').dataset.gaps`:                    "10",
+		`document.getElementById('chart-wait').querySelectorAll('path').length`: "18", // nine runs of buckets, each a line and its area
 		`document.getElementById('chart-idle').querySelectorAll('path').length`: "12", // broken into 6 segments by missing samples
 	}
 	for expr, w := range checks {
@@ -461,7 +492,7 @@ type spanShown struct {
 	Span    string   `json:"span"`    // the [data-k=span] text
 	Pressed []string `json:"pressed"` // the buttons marked aria-pressed
 	On      []string `json:"on"`      // the buttons with the class on
-	Points  string   `json:"points"`  // the points of the wait chart
+	Points  string   `json:"points"`  // the points of the preemptions chart (one a bucket)
 	From    string   `json:"from"`    // the time of the charts' first bucket, as shown
 	Hash    string   `json:"hash"`    // location.hash
 }
@@ -472,7 +503,7 @@ const spanShownJS = `(() => {
 		span: document.querySelector('[data-k="span"]').textContent,
 		pressed: pressed('[aria-pressed="true"]'),
 		on: pressed('.on'),
-		points: document.getElementById('chart-wait').dataset.points || '',
+		points: document.getElementById('chart-preempt').dataset.points || '',
 		from: document.querySelector('#axis-wait > span:last-child').textContent.split(' – ')[0],
 		hash: location.hash,
 	};
@@ -754,7 +785,7 @@ func TestPageShowsHostileStringsAsText(t *testing.T) {
 		`document.getElementById('leader').title`:                                       ov.Leader,
 		`document.querySelector('#alerts li.problem').textContent`:                      ov.Problems[0],
 		`document.querySelector('#running tr').dataset.job`:                             ov.Running[0].ID,
-		`document.querySelector('#running tr td span').title`:                           ov.Running[0].ID,
+		`document.querySelector('#running tr td a').title`:                              ov.Running[0].ID,
 		`document.querySelector('#running tr:nth-child(2) td:nth-child(6) span').title`: ov.Running[1].Worker,
 	}
 	for expr, want := range checks {

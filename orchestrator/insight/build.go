@@ -227,6 +227,7 @@ func (s Source) keyMetrics(now time.Time, in Inputs) KeyMetrics {
 	for i := range buckets {
 		buckets[i].ElasticStarts, buckets[i].ElasticWaitP95Seconds = len(waits[i]), p95Seconds(waits[i])
 		buckets[i].FixedIdle = mean(idle[i])
+		buckets[i].NoData = !in.Started.IsZero() && !buckets[i].From.Add(step).After(in.Started)
 	}
 	k.Series = buckets
 	return k

@@ -146,6 +146,9 @@ type KeyBucket struct {
 	// with none.
 	FixedIdle   *float64 `json:"fixed_idle"`
 	Preemptions int      `json:"preemptions"`
+	// NoData marks a bucket that ended before Ballast started in this
+	// namespace: its zeros are not measurements, and a chart draws a gap.
+	NoData bool `json:"no_data,omitempty"`
 }
 
 // CostView is what was spent over a window, by pool and team.

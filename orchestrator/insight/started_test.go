@@ -74,6 +74,23 @@ func TestAControllerStartedTwoMinutesAgoPaysTwoMinutesOfQuota(t *testing.T) {
 			t.Errorf("overview's quota pool: %+v", p)
 		}
 	}
+	// The series' buckets that ended before 10:00 have no data: a chart
+	// draws them as a gap, not as a zero wait or no preemptions.
+	var gaps, known int
+	for _, b := range o.Key.Series {
+		before := !b.From.Add(insight.DefaultSeriesStep).After(at(0))
+		if b.NoData != before {
+			t.Errorf("bucket from %s: no_data %v, want %v (started %s)", b.From, b.NoData, before, at(0))
+		}
+		if b.NoData {
+			gaps++
+		} else {
+			known++
+		}
+	}
+	if gaps == 0 || known == 0 {
+		t.Errorf("%d buckets without data and %d with: want both", gaps, known)
+	}
 	col := &insight.Collector{Source: src, Now: r.clk.Now}
 	snap, err := col.Collect(r.ctx)
 	if err != nil || !near(snap.CostTodayByPool["onprem"], wantPaid) {

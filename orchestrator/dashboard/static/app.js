@@ -36,8 +36,12 @@
 
   const dash = '–';
 
+  // money shows cents, and a small non-zero amount with two significant
+  // digits: a minute of a job costs fractions of a cent, which is not 0.00.
   function money(v) {
-    return typeof v === 'number' ? v.toFixed(2) : dash;
+    if (typeof v !== 'number') return dash;
+    if (v !== 0 && Math.abs(v) < 0.005) return v.toPrecision(2);
+    return v.toFixed(2);
   }
 
   function pct(v) {
@@ -215,7 +219,7 @@
     const rows = jobs.map((j) => {
       const k = 'running.' + j.id + '.';
       return el('tr', { 'data-job': j.id },
-        td(el('span', { class: 'mono', 'data-k': k + 'id', title: j.id }, j.id)),
+        td(el('a', { class: 'mono', 'data-k': k + 'id', title: j.id, href: window.BallastConsole.hashWith({ job: j.id }) }, j.id)),
         td(txt(k + 'template', j.template)),
         td(txt(k + 'team', j.team)),
         el('td', {}, txt(k + 'class', j.class), overflowMark(k, j)),
@@ -266,13 +270,16 @@
 
     const series = key.series || [];
     const span = series.length ? clock(new Date(series[0].from)) + ' – ' + clock(new Date(ov.at)) : 'no samples yet';
-    const wait = series.map((b) => b.elastic_wait_p95_seconds);
+    // A bucket with nothing measured is null, drawn as a gap: before
+    // Ballast started, no bucket has data; a bucket without an elastic
+    // start has no wait; one without an idle sample has no idle share.
+    const wait = series.map((b) => (b.no_data || !b.elastic_starts ? null : b.elastic_wait_p95_seconds));
     const waitMax = chart(byId('chart-wait'), wait, 'line', null);
     axis('axis-wait', 'chart.elastic_wait.max', waitMax, dur, span);
     const idle = series.map((b) => (typeof b.fixed_idle === 'number' ? b.fixed_idle : null));
     chart(byId('chart-idle'), idle, 'line', 1);
     axis('axis-idle', 'chart.fixed_idle.max', 1, pct, span);
-    const pre = series.map((b) => b.preemptions);
+    const pre = series.map((b) => (b.no_data ? null : b.preemptions));
     const preMax = chart(byId('chart-preempt'), pre, 'bar', null);
     axis('axis-preempt', 'chart.preemptions.max', preMax, int, span);
   }
@@ -303,8 +310,23 @@
     if (max === null) max = Math.max(0, ...nums);
     if (!(max > 0)) max = 1; // an empty or all-zero chart still has a scale
     const y = (v) => H - 1 - (Math.min(v, max) / max) * (H - 1 - top);
-    const kids = [svgEl('line', { x1: 0, y1: H - 0.5, x2: W, y2: H - 0.5, class: 'base' })];
+    const kids = [];
     const n = values.length;
+    // Buckets without a value are shaded as gaps, so no data never reads
+    // as a zero; a run of them is one band.
+    const slot = W / Math.max(n, 1);
+    let gaps = 0;
+    for (let i = 0; i < n; i++) {
+      if (typeof values[i] === 'number') continue;
+      let j = i;
+      while (j + 1 < n && typeof values[j + 1] !== 'number') j++;
+      const x0 = kind === 'bar' || n <= 1 ? i * slot : Math.max(0, (i - 0.5) * (W / (n - 1)));
+      const x1 = kind === 'bar' || n <= 1 ? (j + 1) * slot : Math.min(W, (j + 0.5) * (W / (n - 1)));
+      kids.push(svgEl('rect', { x: x0.toFixed(1), y: 0, width: Math.max(0.5, x1 - x0).toFixed(1), height: H, class: 'gap' }));
+      gaps += j - i + 1;
+      i = j;
+    }
+    kids.push(svgEl('line', { x1: 0, y1: H - 0.5, x2: W, y2: H - 0.5, class: 'base' }));
     if (kind === 'bar') {
       const bw = W / Math.max(n, 1);
       values.forEach((v, i) => {
@@ -334,6 +356,7 @@
     }
     svg.replaceChildren(...kids);
     svg.dataset.points = String(nums.length);
+    svg.dataset.gaps = String(gaps);
     return max;
   }
 
@@ -417,6 +440,7 @@
     state.lastRender = Date.now();
     state.updates++;
     document.body.dataset.updates = String(state.updates);
+    window.BallastConsole.ready('overview');
     tick();
   }
 
@@ -571,7 +595,7 @@
       if (!b || !SPANS.includes(b.dataset.span)) return;
       // Kept in the address so a reload or a shared link keeps the span;
       // replaced, not pushed, so Back leaves the page as before.
-      history.replaceState(null, '', '#span=' + b.dataset.span);
+      history.replaceState(null, '', window.BallastConsole.hashWith({ span: b.dataset.span }));
       setSpan(b.dataset.span);
     });
     // An address edited by hand switches too.
