@@ -75,20 +75,7 @@ func TestGangMigratesBackToQuota(t *testing.T) {
 		t.Fatalf("the gang was preempted before the core work finished")
 	}
 
-	var coreDone time.Time
-	testenv.Eventually(t, 15*time.Second, "the core jobs done", func() bool {
-		for _, c := range cores {
-			j := r.job(c)
-			r.mustNotFail(j)
-			if j.State != jobs.StateSucceeded {
-				return false
-			}
-			if j.FinishedAt.After(coreDone) {
-				coreDone = j.FinishedAt
-			}
-		}
-		return true
-	})
+	coreDone := r.waitSucceeded(15*time.Second, "the core jobs done", cores...)
 
 	var moved jobs.Job
 	testenv.Eventually(t, 3*hyGrace+10*time.Second, "the gang running on the fixed worker", func() bool {

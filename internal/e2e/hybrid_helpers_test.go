@@ -298,6 +298,27 @@ func (r *hybridRig) submit(s jobs.Submission) string {
 	return rc.JobID
 }
 
+// waitSucceeded waits up to within for every job of ids to succeed (any
+// failing fails the test) and returns when the last of them finished.
+func (r *hybridRig) waitSucceeded(within time.Duration, what string, ids ...string) time.Time {
+	r.t.Helper()
+	var last time.Time
+	testenv.Eventually(r.t, within, what, func() bool {
+		for _, id := range ids {
+			j := r.job(id)
+			r.mustNotFail(j)
+			if j.State != jobs.StateSucceeded {
+				return false
+			}
+			if j.FinishedAt.After(last) {
+				last = j.FinishedAt
+			}
+		}
+		return true
+	})
+	return last
+}
+
 func (r *hybridRig) job(id string) jobs.Job {
 	r.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -55,20 +55,7 @@ func TestHybridMigrationBackAndDrain(t *testing.T) {
 		t.Fatalf("the burst job was preempted before the core work finished")
 	}
 
-	var coreDone time.Time
-	testenv.Eventually(t, 10*time.Second, "the core jobs done", func() bool {
-		for _, c := range cores {
-			j := r.job(c)
-			r.mustNotFail(j)
-			if j.State != jobs.StateSucceeded {
-				return false
-			}
-			if j.FinishedAt.After(coreDone) {
-				coreDone = j.FinishedAt
-			}
-		}
-		return true
-	})
+	coreDone := r.waitSucceeded(10*time.Second, "the core jobs done", cores...)
 
 	var resumedOnFixed time.Time
 	testenv.Eventually(t, 3*hyGrace+5*time.Second, "the burst job migrated to the fixed worker", func() bool {
