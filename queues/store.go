@@ -57,7 +57,8 @@ type StoreOptions struct {
 	// SeparateEnqueue makes Submit enqueue a new job's asynq task after
 	// the record, as every other move does, instead of in the record's own
 	// script. Redis Cluster needs it: asynq's keys hash to their queue's
-	// slot, not the namespace's. It costs a round trip per job.
+	// slot, not the namespace's; NewStore sets it for a cluster client.
+	// It costs a round trip per job.
 	SeparateEnqueue bool
 }
 
@@ -117,6 +118,11 @@ func NewStore(rdb redis.UniversalClient, opts StoreOptions) *Store {
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
+	}
+	// In a cluster asynq's keys hash to their queue's slot, never to the
+	// namespace's, so no script may write both: the task follows the record.
+	if _, cluster := rdb.(*redis.ClusterClient); cluster {
+		opts.SeparateEnqueue = true
 	}
 	return &Store{
 		rdb:    rdb,
