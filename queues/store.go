@@ -384,7 +384,7 @@ func (s *Store) finish(ctx context.Context, j jobs.Job, worker string, state job
 	n, err := finishScript.Run(ctx, s.rdb,
 		[]string{s.ns.Job(j.ID), s.ns.WorkerJobs(worker), s.ns.JobLog(j.ID), s.ns.ActiveJobs(), s.ns.JobMetrics(j.ID), s.ns.usage()},
 		j.ID, j.Attempt, worker, string(state), s.opts.Now().UnixMilli(), code, errMsg,
-		s.opts.Retention.Milliseconds(), s.ns.Worker("")).Int()
+		s.opts.Retention.Milliseconds(), s.ns.WorkerPrefix()).Int()
 	if err != nil {
 		return 0, wrap("queues.Finish", err)
 	}
@@ -451,7 +451,7 @@ func (s *Store) Requeue(ctx context.Context, j jobs.Job, worker string, r Requeu
 	v, err := requeueScript.Run(ctx, s.rdb,
 		[]string{s.ns.Job(j.ID), s.ns.Outbox(), s.ns.WorkerJobs(j.Worker), s.ns.ActiveJobs(), s.ns.JobLog(j.ID), s.ns.JobMetrics(j.ID), s.ns.usage()},
 		j.ID, j.Attempt, worker, string(r.Queue), now.UnixMilli(), notBefore.UnixMilli(), counter, r.Reason, flag(r.Spot),
-		s.opts.Retention.Milliseconds(), s.ns.Worker("")).Slice()
+		s.opts.Retention.Milliseconds(), s.ns.WorkerPrefix()).Slice()
 	if err != nil {
 		return Requeued{}, wrap("queues.Requeue", err)
 	}
