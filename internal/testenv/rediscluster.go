@@ -178,7 +178,11 @@ func (c *RedisClusterEnv) Client(poolSize int) *redis.ClusterClient {
 		DialTimeout: time.Second, ReadTimeout: time.Second, WriteTimeout: time.Second,
 		// A failover moves a slot to another node: allow the client the
 		// time to find the new master before it gives up on a command.
-		MaxRedirects: 8})
+		MaxRedirects: 8,
+		// As config.NewRedisClient does (config.ClusterStateReload; testenv
+		// cannot import config): without it the client keeps sending to a
+		// dead master for a minute after its replica took over.
+		ClusterStateReloadInterval: 2 * time.Second})
 }
 
 // Stop kills every node and removes the cluster's directories.
