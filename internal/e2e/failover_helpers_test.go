@@ -92,9 +92,21 @@ func submitThroughFailover(t *testing.T, p *plane, c *counter, total, senders in
 	for _, id := range ids {
 		pending[id] = true
 	}
+	submitted := time.Since(start)
+	lastLog := time.Now()
 	testenv.Eventually(t, 60*time.Second, "every accepted job succeeded", func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
+		if time.Since(lastLog) > 5*time.Second {
+			lastLog = time.Now()
+			states := map[jobs.State]int{}
+			for id := range pending {
+				if j, err := p.store.Get(ctx, id); err == nil {
+					states[j.State]++
+				}
+			}
+			t.Logf("%s after the first submission, %d jobs not done yet: %v", time.Since(start).Round(time.Second), len(pending), states)
+		}
 		for id := range pending {
 			j, err := p.store.Get(ctx, id)
 			if err != nil {
@@ -158,7 +170,7 @@ func submitThroughFailover(t *testing.T, p *plane, c *counter, total, senders in
 	if n != total+1 {
 		t.Errorf("handler ran %d times, want %d", n, total+1)
 	}
-	t.Logf("%d accepted (%d tries refused during the failover and retried), failover %s, all done %s after the first submission; lost %d, ran twice %d",
-		run.accepted, run.refused, run.failover.Round(time.Millisecond), run.completed.Round(time.Millisecond), lost, twice)
+	t.Logf("%d accepted (%d tries refused during the failover and retried) in %s, failover %s, all done %s after the first submission; lost %d, ran twice %d",
+		run.accepted, run.refused, submitted.Round(time.Millisecond), run.failover.Round(time.Millisecond), run.completed.Round(time.Millisecond), lost, twice)
 	return run
 }

@@ -5,7 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ballastdev/ballast/internal/config"
 	"github.com/ballastdev/ballast/internal/testenv"
+	"github.com/ballastdev/ballast/jobs"
 	"github.com/ballastdev/ballast/orchestrator/controller"
 	"github.com/ballastdev/ballast/queues"
 )
@@ -21,7 +23,12 @@ func TestSubmit500OnRedisClusterThroughFailover(t *testing.T) {
 		t.Skip("starts a Redis Cluster")
 	}
 	cl := testenv.RedisCluster(t)
-	rdb := cl.Client(64)
+	// The client every Ballast process builds from redis.mode: cluster.
+	rdb, err := config.NewRedisClient(config.RedisConfig{Mode: config.RedisCluster, Addrs: cl.Seeds()[:1],
+		DialTimeout: jobs.Duration(time.Second)}, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
 	ns := "rc" + testenv.RandomHex(4)
 	t.Cleanup(func() {
 		testenv.DeleteNamespace(rdb, ns)
@@ -35,7 +42,7 @@ func TestSubmit500OnRedisClusterThroughFailover(t *testing.T) {
 	startCountWorker(t, p, c)
 
 	nsKey := queues.NewNamespace(ns).Outbox()
-	var killed string
+	var killed, promoted string
 	run := submitThroughFailover(t, p, c, 500, 8, func() time.Duration {
 		old, err := cl.MasterOf(t.Context(), nsKey)
 		if err != nil {
@@ -50,11 +57,17 @@ func TestSubmit500OnRedisClusterThroughFailover(t *testing.T) {
 			t.Error(err)
 			return time.Since(start)
 		}
+		promoted = now
 		t.Logf("killed master %s; %s serves the namespace's slot %s later", old, now, time.Since(start).Round(time.Millisecond))
 		return time.Since(start)
 	})
 	if run.failover <= 0 {
 		t.Fatal("no failover happened")
+	}
+	// Status shows the shard that holds the namespace now.
+	top := p.store.Topology(t.Context())
+	if top.Mode != "cluster" || len(top.Masters) != 3 || top.SlotMaster != promoted || top.HashTag != "{"+ns+"}" {
+		t.Errorf("topology after the failover = %+v, want cluster, 3 masters, slot on %s", top, promoted)
 	}
 	// Put the killed node back (it rejoins as a replica), so the cluster
 	// is whole for the package's next test.
