@@ -109,7 +109,8 @@ func TestRedisUniversalOptions(t *testing.T) {
 		// otherwise treat a single address as a plain server.
 		{"cluster one seed", RedisConfig{Mode: RedisCluster, Addrs: []string{"10.0.0.1:7000"}}, "*redis.ClusterClient"},
 		{"cluster", RedisConfig{Mode: RedisCluster, Addrs: []string{"10.0.0.1:7000", "10.0.0.2:7000"}}, "*redis.ClusterClient"},
-		{"sentinel", RedisConfig{Mode: RedisSentinel, MasterName: "main", Addrs: []string{"10.0.0.1:26379"}}, "*redis.Client"},
+		{"sentinel", RedisConfig{Mode: RedisSentinel, MasterName: "main", Addrs: []string{"10.0.0.1:26379"},
+			Password: "data", SentinelPassword: "watch"}, "*redis.Client"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -126,8 +127,8 @@ func TestRedisUniversalOptions(t *testing.T) {
 			if want := cfg.Redis.Endpoints(); !slices.Equal(o.Addrs, want) {
 				t.Errorf("addrs = %v, want %v", o.Addrs, want)
 			}
-			if c.cfg.Mode == RedisSentinel && o.MasterName != "main" {
-				t.Errorf("master name = %q", o.MasterName)
+			if c.cfg.Mode == RedisSentinel && (o.MasterName != "main" || o.Password != "data" || o.SentinelPassword != "watch") {
+				t.Errorf("sentinel options: master %q, password %q, sentinel password %q", o.MasterName, o.Password, o.SentinelPassword)
 			}
 			rdb, err := NewRedisClient(cfg.Redis, 8)
 			if err != nil {

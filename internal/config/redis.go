@@ -46,12 +46,19 @@ type RedisConfig struct {
 	Username string `yaml:"username,omitempty"`
 	// Password, PasswordEnv and PasswordFile are three ways to give the
 	// password; at most one may be set. The env and file forms keep the
-	// secret out of the config file. Every node, and with Sentinel the
-	// Sentinels too, is reached with the same credentials.
+	// secret out of the config file. Every data node is reached with the
+	// same credentials.
 	Password     string `yaml:"password,omitempty"`
 	PasswordEnv  string `yaml:"password_env,omitempty"`
 	PasswordFile string `yaml:"password_file,omitempty"`
-	// TLS secures the connection.
+	// SentinelUsername and the SentinelPassword forms authenticate to the
+	// Sentinels (mode sentinel), which often have no password, or another
+	// one than the data nodes; empty means no AUTH to them.
+	SentinelUsername     string `yaml:"sentinel_username,omitempty"`
+	SentinelPassword     string `yaml:"sentinel_password,omitempty"`
+	SentinelPasswordEnv  string `yaml:"sentinel_password_env,omitempty"`
+	SentinelPasswordFile string `yaml:"sentinel_password_file,omitempty"`
+	// TLS secures the connection (to the Sentinels too).
 	TLS TLSConfig `yaml:"tls,omitempty"`
 	// DialTimeout bounds connecting; short, so a missing Redis is reported
 	// quickly instead of stalling start-up.
@@ -145,7 +152,11 @@ func (r RedisConfig) UniversalOptions() (*redis.UniversalOptions, error) {
 		o.IsClusterMode = true // one seed is enough to find the rest
 	case RedisSentinel:
 		o.MasterName = r.MasterName
-		o.SentinelUsername, o.SentinelPassword = r.Username, password
+		sp, err := resolveSecret("redis.sentinel_password", r.SentinelPassword, r.SentinelPasswordEnv, r.SentinelPasswordFile)
+		if err != nil {
+			return nil, err
+		}
+		o.SentinelUsername, o.SentinelPassword = r.SentinelUsername, sp
 	}
 	return o, nil
 }
@@ -208,6 +219,10 @@ func (r RedisConfig) validate(ps *problems) {
 		ps.add("redis.db", "must not be negative")
 	}
 	checkSecret(ps, "redis.password", r.Password, r.PasswordEnv, r.PasswordFile)
+	checkSecret(ps, "redis.sentinel_password", r.SentinelPassword, r.SentinelPasswordEnv, r.SentinelPasswordFile)
+	if r.Mode != RedisSentinel && (r.SentinelUsername != "" || r.SentinelPassword != "" || r.SentinelPasswordEnv != "" || r.SentinelPasswordFile != "") {
+		ps.add("redis.sentinel_password", "is for mode sentinel; remove the sentinel_* settings or set redis.mode: sentinel")
+	}
 	r.TLS.validate(ps, "redis.tls")
 	positive(ps, "redis.dial_timeout", r.DialTimeout)
 }
