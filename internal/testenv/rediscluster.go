@@ -368,14 +368,21 @@ func (c *RedisClusterEnv) MasterOf(ctx context.Context, key string) (string, err
 			_ = cl.Close()
 			continue
 		}
-		slots, err := cl.ClusterSlots(ctx).Result()
+		shards, err := cl.ClusterShards(ctx).Result()
 		_ = cl.Close()
 		if err != nil {
 			continue
 		}
-		for _, s := range slots {
-			if int64(s.Start) <= slot && slot <= int64(s.End) && len(s.Nodes) > 0 {
-				return s.Nodes[0].Addr, nil
+		for _, sh := range shards {
+			for _, r := range sh.Slots {
+				if r.Start > slot || slot > r.End {
+					continue
+				}
+				for _, nd := range sh.Nodes {
+					if nd.Role == "master" && nd.Health == "online" {
+						return net.JoinHostPort(nd.IP, strconv.FormatInt(nd.Port, 10)), nil
+					}
+				}
 			}
 		}
 	}
