@@ -7,6 +7,12 @@
 // attempt, so a stale delivery, a late worker or a racing controller can never
 // move a job that has moved on.
 //
-// Redis Cluster is not supported: the scripts touch a job's record together
-// with shared indexes.
+// Every key of a namespace carries the namespace's hash tag ("{NAME}:..."),
+// so on Redis Cluster the whole namespace is one slot and every script and
+// MULTI stays on one shard; a script derives keys only from prefixes its
+// caller passes. asynq's keys are tagged by queue, so on a cluster a new
+// job's task is enqueued after its record, not in the same script
+// (StoreOptions.SeparateEnqueue, set by NewStore for a cluster client).
+// MigrateKeys moves an installation from the untagged names; Topology says
+// what the client is connected to.
 package queues

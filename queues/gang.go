@@ -47,7 +47,7 @@ const GangPoll = 50 * time.Millisecond
 // gangMember(jobKey, worker, attempt) -> member index (0-based) of worker at
 // attempt, or nil (also for a job that is no gang); gangWorkers(jobKey,
 // attempt) -> the distinct workers of the members claimed at attempt.
-const gangLua = `
+const gangLua = keySuffixLua + `
 local function gangSize(k)
   return tonumber(redis.call("HGET", k, "gang") or "0") or 0
 end
@@ -74,10 +74,11 @@ local function gangWorkers(k, attempt)
   return out
 end
 -- gangUnlist removes the job from the running set of every member's worker
--- at attempt: wprefix .. worker .. ":jobs".
+-- at attempt: wprefix .. worker .. workerJobsSuffix (wprefix is the
+-- caller's WorkerPrefix, so the set is in the namespace's slot).
 local function gangUnlist(k, id, attempt, wprefix)
   for _, w in ipairs(gangWorkers(k, attempt)) do
-    redis.call("SREM", wprefix .. w .. ":jobs", id)
+    redis.call("SREM", wprefix .. w .. workerJobsSuffix, id)
   end
 end
 `
@@ -149,7 +150,7 @@ func (s *Store) ClaimMember(ctx context.Context, d Delivery, n int, worker, inca
 	v, err := memberClaimScript.Run(ctx, s.rdb,
 		[]string{s.ns.Job(d.JobID), s.ns.Outbox(), s.ns.WorkerJobs(worker), s.ns.WorkerTombstone(worker), s.ns.Worker(worker),
 			s.ns.WorkerIncarnation(worker)},
-		d.JobID, d.Attempt, worker, s.opts.Now().UnixMilli(), incarnation, d.Member, n, coord, s.ns.Worker("")).Result()
+		d.JobID, d.Attempt, worker, s.opts.Now().UnixMilli(), incarnation, d.Member, n, coord, s.ns.WorkerPrefix()).Result()
 	if err != nil {
 		return jobs.Job{}, false, wrap("queues.ClaimMember", err)
 	}

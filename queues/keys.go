@@ -194,13 +194,70 @@ func (n Namespace) LogicalQueue(asynqName string) (Queue, bool) {
 	return "", false
 }
 
-func (n Namespace) prefix() string { return n.name + ":" }
+// Every key of a namespace starts with its hash tag, "{NAME}:", so that
+// Redis Cluster puts them all in one slot: each script and MULTI touches
+// keys of one namespace only, and so never spans slots. A script that
+// derives a key from an ID (a job's from its ID in a worker's running set)
+// is passed the prefix by its caller (JobPrefix, WorkerPrefix) and the
+// suffixes below, so the key names are still all made here.
+// Installs from before the tag used "NAME:" (LegacyPrefix); migrate-keys
+// renames them.
+
+// HashTag is the part of every key of the namespace Redis Cluster hashes.
+func (n Namespace) HashTag() string { return "{" + n.name + "}" }
+
+func (n Namespace) prefix() string { return n.HashTag() + ":" }
+
+// Prefix starts every key of the namespace: a SCAN for Prefix()+"*"
+// finds them all (braces are not glob characters).
+func (n Namespace) Prefix() string { return n.prefix() }
+
+// KeyPatterns are SCAN patterns that together match every key of the
+// namespace: Ballast's, and asynq's for the namespace's queues (asynq tags
+// each queue's keys with the queue's own name, "asynq:{NAME.core}:..."). The
+// default namespace's asynq queues have bare names, shared by no pattern.
+func (n Namespace) KeyPatterns() []string {
+	return []string{n.Prefix() + "*", "asynq:{" + n.name + ".*"}
+}
+
+// LegacyPrefix started every key of the namespace before keys carried a
+// hash tag.
+func (n Namespace) LegacyPrefix() string { return n.name + ":" }
+
+// Suffixes of a job's and of a worker's secondary keys, for the scripts
+// that derive them from the record's key (see keySuffixLua).
+const (
+	logSuffix         = ":log"
+	metricsSuffix     = ":metrics"
+	workerJobsSuffix  = ":jobs"
+	tombstoneSuffix   = ":dead"
+	incarnationSuffix = ":incarnation"
+)
+
+// keySuffixLua gives scripts the suffixes above (gangLua includes it), so
+// that a script deriving a job's log or a worker's running set names it
+// exactly as keys.go does.
+const keySuffixLua = `local logSuffix, metricsSuffix, workerJobsSuffix = "` +
+	logSuffix + `", "` + metricsSuffix + `", "` + workerJobsSuffix + `"
+`
+
+// JobPrefix is Job(id) without the ID, for scripts that read records by
+// the IDs they find in a set.
+func (n Namespace) JobPrefix() string { return n.prefix() + "job:" }
+
+// WorkerPrefix is Worker(id) without the ID, for scripts that reach the
+// running sets of a gang's other members.
+func (n Namespace) WorkerPrefix() string { return n.prefix() + "worker:" }
 
 // Job is the hash holding a job record.
-func (n Namespace) Job(id string) string { return n.prefix() + "job:" + id }
+func (n Namespace) Job(id string) string { return n.JobPrefix() + id }
 
 // JobLog is the stream holding a job's output lines.
-func (n Namespace) JobLog(id string) string { return n.prefix() + "job:" + id + ":log" }
+func (n Namespace) JobLog(id string) string { return n.Job(id) + logSuffix }
+
+// JobMetrics is the list of the metric values a job reported, oldest first.
+// It expires with the job record (see finishScript and cancelScript).
+func (n Namespace) JobMetrics(id string) string { return n.Job(id) + metricsSuffix }
 
 // JobIndex is the sorted set of job IDs by creation time (ms).
 func (n Namespace) JobIndex() string { return n.prefix() + "jobs" }
@@ -220,20 +277,20 @@ func (n Namespace) Outbox() string { return n.prefix() + "outbox" }
 func (n Namespace) Workers() string { return n.prefix() + "workers" }
 
 // Worker is the hash describing one worker.
-func (n Namespace) Worker(id string) string { return n.prefix() + "worker:" + id }
+func (n Namespace) Worker(id string) string { return n.WorkerPrefix() + id }
 
 // WorkerJobs is the set of job IDs a worker has claimed and not finished.
-func (n Namespace) WorkerJobs(id string) string { return n.prefix() + "worker:" + id + ":jobs" }
+func (n Namespace) WorkerJobs(id string) string { return n.Worker(id) + workerJobsSuffix }
 
 // WorkerTombstone marks a worker the controller declared dead, so that if it
 // was only slow it learns it has been fenced off.
-func (n Namespace) WorkerTombstone(id string) string { return n.prefix() + "worker:" + id + ":dead" }
+func (n Namespace) WorkerTombstone(id string) string { return n.Worker(id) + tombstoneSuffix }
 
 // WorkerIncarnation holds the token of the process currently registered
 // under a worker ID: a process whose token differs is fenced, and a new one
 // registering takes the ID over (see heartbeatScript).
 func (n Namespace) WorkerIncarnation(id string) string {
-	return n.prefix() + "worker:" + id + ":incarnation"
+	return n.Worker(id) + incarnationSuffix
 }
 
 // Leader is the controller leader lease.
@@ -242,6 +299,35 @@ func (n Namespace) Leader() string { return n.prefix() + "leader" }
 // Started holds when a controller first led this namespace (ms): the first
 // moment Ballast has records for, from which the quota is paid.
 func (n Namespace) Started() string { return n.prefix() + "since" }
+
+// series is the sorted set of the samples of a measured series.
+func (n Namespace) series(name string) string { return n.prefix() + "series:" + name }
+
+// Keys of usage records and worker lives (see usage.go).
+func (n Namespace) usage() string    { return n.prefix() + "usage" }
+func (n Namespace) lives() string    { return n.prefix() + "lives" }
+func (n Namespace) livesEnd() string { return n.prefix() + "lives:end" }
+func (n Namespace) launches() string { return n.prefix() + "launches" }
+
+// Keys of sweeps (see sweeps.go).
+func (n Namespace) sweep(id string) string        { return n.prefix() + "sweep:" + id }
+func (n Namespace) sweepTrials(id string) string  { return n.sweep(id) + ":trials" }
+func (n Namespace) sweepSpecs(id string) string   { return n.sweep(id) + ":specs" }
+func (n Namespace) sweepStopped(id string) string { return n.sweep(id) + ":stopped" }
+func (n Namespace) sweeps() string                { return n.prefix() + "sweeps" }
+func (n Namespace) activeSweeps() string          { return n.prefix() + "sweeps:active" }
+func (n Namespace) sweepIdem(key string) string   { return n.prefix() + "idem-sweep:" + key }
+
+// Keys of pipeline runs (see runs.go).
+func (n Namespace) run(id string) string { return n.prefix() + "run:" + id }
+func (n Namespace) activeRuns() string   { return n.prefix() + "runs:active" }
+func (n Namespace) pipelineRuns(name string) string {
+	return n.prefix() + "pipeline:" + name + ":runs"
+}
+func (n Namespace) pipelineCursor(name string) string {
+	return n.prefix() + "pipeline:" + name + ":handled"
+}
+func (n Namespace) fired(dedupeKey string) string { return n.prefix() + "fired:" + dedupeKey }
 
 // TaskID is the asynq task ID of one attempt. Unique per attempt, so an
 // enqueue can be repeated safely: asynq refuses a second task with the ID.

@@ -16,10 +16,6 @@ import (
 // first; the last one is also in the record, so it is never lost.
 const MaxMetricsPerJob = 10000
 
-// JobMetrics is the list of the metric values a job reported, oldest first.
-// It expires with the job record (see finishScript and cancelScript).
-func (n Namespace) JobMetrics(id string) string { return n.prefix() + "job:" + id + ":metrics" }
-
 // reportMetricScript appends a metric value of the running attempt. It is
 // fenced like checkpointScript: a stale attempt or a worker the attempt is no
 // longer given to must not add values to the series of the attempt that

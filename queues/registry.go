@@ -156,7 +156,7 @@ func (s *Store) beat(ctx context.Context, w WorkerInfo, running []Delivery, regi
 	}
 	now := s.opts.Now()
 	args := []any{w.ID, now.UnixMilli(), info, w.Slots, since.UnixMilli(), w.Pool, inc, flag(register), flag(w.Spot),
-		s.ns.Job(""), s.opts.Retention.Milliseconds(), incarnationTTL.Milliseconds()}
+		s.ns.JobPrefix(), s.opts.Retention.Milliseconds(), incarnationTTL.Milliseconds(), s.ns.WorkerPrefix()}
 	for _, d := range running {
 		keys = append(keys, s.ns.Job(d.JobID))
 		args = append(args, d.JobID+":"+strconv.Itoa(d.Attempt))
@@ -289,7 +289,8 @@ func (s *Store) recoverWorker(ctx context.Context, id string, now time.Time, cut
 	v, err := recoverWorkerScript.Run(ctx, s.rdb,
 		[]string{s.ns.Workers(), s.ns.Worker(id), s.ns.WorkerJobs(id), s.ns.WorkerTombstone(id), s.ns.Outbox(), s.ns.ActiveJobs(),
 			s.ns.usage(), s.ns.livesEnd()},
-		id, now.UnixMilli(), cutoff, s.ns.Job(""), time.Hour.Milliseconds(), s.opts.Retention.Milliseconds()).Slice()
+		id, now.UnixMilli(), cutoff, s.ns.JobPrefix(), time.Hour.Milliseconds(), s.opts.Retention.Milliseconds(),
+		s.ns.WorkerPrefix()).Slice()
 	if err != nil {
 		return nil, wrap("queues.RecoverDeadWorkers", err)
 	}

@@ -7,17 +7,17 @@ package queues
 // holds jobs (the old process is dead or paused, and its jobs must not wait
 // for it to time out). Prepend usageLua too.
 //
-// requeueWorkerJobs(worker, workerJobsKey, jobKeyPrefix, outboxKey,
-// activeKey, usageKey, nowMs, endedMs, retentionMs, why) returns a flat list
+// requeueWorkerJobs(worker, workerJobsKey, jobKeyPrefix, workerKeyPrefix,
+// outboxKey, activeKey, usageKey, nowMs, endedMs, retentionMs, why) returns a flat list
 // {id, newAttempt, queue, ...} and empties workerJobsKey. why ("lost",
 // "restarted") goes into each record's error. requeueJobs does the same for
 // the given job IDs only, removing them from workerJobsKey. Prepend
-// gangLua as well.
+// gangLua and keySuffixLua as well. The prefixes come from keys.go
+// (JobPrefix, WorkerPrefix) and carry the namespace's hash tag, so every key
+// derived from them is in the slot of the script's declared keys.
 const requeueWorkerJobsLua = `
-local function requeueJobs(ids, worker, wjobs, prefix, outbox, active, ukey, now, ended, retention, why)
+local function requeueJobs(ids, worker, wjobs, prefix, wprefix, outbox, active, ukey, now, ended, retention, why)
   local out = {}
-  -- Worker keys share the namespace of job keys: "<ns>:job:" -> "<ns>:worker:".
-  local wprefix = string.sub(prefix, 1, #prefix - 4) .. "worker:"
   for _, id in ipairs(ids) do
     redis.call("SREM", wjobs, id)
     local k = prefix .. id
@@ -43,8 +43,8 @@ local function requeueJobs(ids, worker, wjobs, prefix, outbox, active, ukey, now
         redis.call("HDEL", k, "preempt", "preempt_reason", "preempt_spot")
         if tonumber(retention) > 0 then
           redis.call("PEXPIRE", k, retention)
-          redis.call("PEXPIRE", k .. ":log", retention)
-          redis.call("PEXPIRE", k .. ":metrics", retention)
+          redis.call("PEXPIRE", k .. logSuffix, retention)
+          redis.call("PEXPIRE", k .. metricsSuffix, retention)
         end
       else
         local nxt = tonumber(st[2]) + 1
@@ -62,8 +62,8 @@ local function requeueJobs(ids, worker, wjobs, prefix, outbox, active, ukey, now
   return out
 end
 
-local function requeueWorkerJobs(worker, wjobs, prefix, outbox, active, ukey, now, ended, retention, why)
-  local out = requeueJobs(redis.call("SMEMBERS", wjobs), worker, wjobs, prefix, outbox, active, ukey, now, ended, retention, why)
+local function requeueWorkerJobs(worker, wjobs, prefix, wprefix, outbox, active, ukey, now, ended, retention, why)
+  local out = requeueJobs(redis.call("SMEMBERS", wjobs), worker, wjobs, prefix, wprefix, outbox, active, ukey, now, ended, retention, why)
   redis.call("DEL", wjobs)
   return out
 end

@@ -92,17 +92,6 @@ type NewRun struct {
 	AdvanceCursor bool
 }
 
-// Keys of pipeline runs.
-func (n Namespace) run(id string) string { return n.prefix() + "run:" + id }
-func (n Namespace) activeRuns() string   { return n.prefix() + "runs:active" }
-func (n Namespace) pipelineRuns(name string) string {
-	return n.prefix() + "pipeline:" + name + ":runs"
-}
-func (n Namespace) pipelineCursor(name string) string {
-	return n.prefix() + "pipeline:" + name + ":handled"
-}
-func (n Namespace) fired(dedupeKey string) string { return n.prefix() + "fired:" + dedupeKey }
-
 // createRunScript creates a run unless its dedupe key already names one; in
 // the same step it indexes the run and advances the pipeline's cursor, so a
 // controller that dies right after cannot fire the time again.

@@ -15,8 +15,6 @@ type Sample struct {
 	Value float64
 }
 
-func (n Namespace) series(name string) string { return n.prefix() + "series:" + name }
-
 // RecordSample appends a sample to the series name and drops samples older
 // than keep. The leader records the fixed quota's idle share this way once
 // a minute, so the advisor can read what metrics scrapers saw without a

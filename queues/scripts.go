@@ -329,7 +329,8 @@ return {"finished", st[1], st[2] or "0", st[5] or "0"}
 // workerJobs, outbox, active, usage, livesEnd, then one job key per running
 // job. ARGV: workerID, now, info (JSON), slots, start, pool, incarnation,
 // register, spot ("1" for a spot pool), jobKeyPrefix, retentionMs,
-// incarnationTTLms, then "id:attempt" per running job (ARGV[i+1] for KEYS[i]).
+// incarnationTTLms, workerKeyPrefix, then "id:attempt" per running job
+// (ARGV[i+2] for KEYS[i]).
 // After a takeover, every other beat of the new incarnation requeues the
 // orphans: attempts on record for the ID, claimed more than orphanGrace ago,
 // that the beating process does not run (the old process claimed them on
@@ -348,7 +349,7 @@ if ARGV[8] == "1" then
     local oldLife = redis.call("HGET", KEYS[2], "life")
     if oldLife then redis.call("HSETNX", KEYS[11], oldLife, beat) end
     redis.call("DEL", KEYS[2])
-    taken = requeueWorkerJobs(ARGV[1], KEYS[7], ARGV[10], KEYS[8], KEYS[9], KEYS[10], ARGV[2], beat, ARGV[11], "restarted")
+    taken = requeueWorkerJobs(ARGV[1], KEYS[7], ARGV[10], ARGV[13], KEYS[8], KEYS[9], KEYS[10], ARGV[2], beat, ARGV[11], "restarted")
     -- An older process may still wake and claim under the ID: look for
     -- its orphans at every beat of this one.
     if cur then redis.call("HSET", KEYS[2], "took_over", ARGV[2]) end
@@ -375,7 +376,7 @@ end
 redis.call("HSET", KEYS[2], "info", ARGV[3], "beat", ARGV[2], "pool", ARGV[6], "life", life, "spot_pool", ARGV[9])
 local out = {}
 for i = 12, #KEYS do
-  local ref = ARGV[i + 1]
+  local ref = ARGV[i + 2]
   local sep = string.find(ref, ":", 1, true)
   local id = string.sub(ref, 1, sep - 1)
   local attempt = tonumber(string.sub(ref, sep + 1))
@@ -394,7 +395,7 @@ if ARGV[8] ~= "1" and redis.call("HEXISTS", KEYS[2], "took_over") == 1 then
   -- paused across the takeover, claimed them on waking before its beat
   -- fenced it, and then stopped them unrecorded.
   local reported = {}
-  for i = 13, #ARGV do
+  for i = 14, #ARGV do
     reported[string.sub(ARGV[i], 1, string.find(ARGV[i], ":", 1, true) - 1)] = true
   end
   local orphans = {}
@@ -408,7 +409,7 @@ if ARGV[8] ~= "1" and redis.call("HEXISTS", KEYS[2], "took_over") == 1 then
     end
   end
   if #orphans > 0 then
-    taken = requeueJobs(orphans, ARGV[1], KEYS[7], ARGV[10], KEYS[8], KEYS[9], KEYS[10], ARGV[2], ARGV[2], ARGV[11], "fenced")
+    taken = requeueJobs(orphans, ARGV[1], KEYS[7], ARGV[10], ARGV[13], KEYS[8], KEYS[9], KEYS[10], ARGV[2], ARGV[2], ARGV[11], "fenced")
   end
 end
 local intents = redis.call("HMGET", KEYS[2], "intent_drain", "intent_spot")
@@ -488,7 +489,8 @@ return 1
 // KEYS: workers, worker, workerJobs, tombstone, outbox, active, usage, livesEnd.
 // ARGV: workerID, now, cutoff (ms: a heartbeat after it means alive),
 // jobKeyPrefix, tombstoneTTLms, retentionMs (for jobs that end cancelled;
-// their log and metrics keys are the record's key plus ":log"/":metrics").
+// their log and metrics keys are the record's key plus logSuffix and
+// metricsSuffix), workerKeyPrefix.
 // Returns a flat list {id, newAttempt, queue, ...}.
 var recoverWorkerScript = redis.NewScript(usageLua + gangLua + requeueWorkerJobsLua + `
 local beat = redis.call("ZSCORE", KEYS[1], ARGV[1])
@@ -501,7 +503,7 @@ if life then redis.call("HSETNX", KEYS[8], life, ended) end
 redis.call("ZREM", KEYS[1], ARGV[1])
 redis.call("DEL", KEYS[2])
 redis.call("SET", KEYS[4], ARGV[2], "PX", ARGV[5])
-local out = requeueWorkerJobs(ARGV[1], KEYS[3], ARGV[4], KEYS[5], KEYS[6], KEYS[7], ARGV[2], ended, ARGV[6], "lost")
+local out = requeueWorkerJobs(ARGV[1], KEYS[3], ARGV[4], ARGV[7], KEYS[5], KEYS[6], KEYS[7], ARGV[2], ended, ARGV[6], "lost")
 redis.call("DEL", KEYS[3])
 return out
 `)

@@ -57,7 +57,8 @@ type StoreOptions struct {
 	// SeparateEnqueue makes Submit enqueue a new job's asynq task after
 	// the record, as every other move does, instead of in the record's own
 	// script. Redis Cluster needs it: asynq's keys hash to their queue's
-	// slot, not the namespace's. It costs a round trip per job.
+	// slot, not the namespace's; NewStore sets it for a cluster client.
+	// It costs a round trip per job.
 	SeparateEnqueue bool
 }
 
@@ -117,6 +118,11 @@ func NewStore(rdb redis.UniversalClient, opts StoreOptions) *Store {
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
+	}
+	// In a cluster asynq's keys hash to their queue's slot, never to the
+	// namespace's, so no script may write both: the task follows the record.
+	if _, cluster := rdb.(*redis.ClusterClient); cluster {
+		opts.SeparateEnqueue = true
 	}
 	return &Store{
 		rdb:    rdb,
@@ -378,7 +384,7 @@ func (s *Store) finish(ctx context.Context, j jobs.Job, worker, member string, s
 	n, err := finishScript.Run(ctx, s.rdb,
 		[]string{s.ns.Job(j.ID), s.ns.WorkerJobs(worker), s.ns.JobLog(j.ID), s.ns.ActiveJobs(), s.ns.JobMetrics(j.ID), s.ns.usage()},
 		j.ID, j.Attempt, worker, string(state), s.opts.Now().UnixMilli(), code, errMsg,
-		s.opts.Retention.Milliseconds(), s.ns.Worker(""), member).Int()
+		s.opts.Retention.Milliseconds(), s.ns.WorkerPrefix(), member).Int()
 	if err != nil {
 		return 0, wrap("queues.Finish", err)
 	}
@@ -445,7 +451,7 @@ func (s *Store) Requeue(ctx context.Context, j jobs.Job, worker string, r Requeu
 	v, err := requeueScript.Run(ctx, s.rdb,
 		[]string{s.ns.Job(j.ID), s.ns.Outbox(), s.ns.WorkerJobs(j.Worker), s.ns.ActiveJobs(), s.ns.JobLog(j.ID), s.ns.JobMetrics(j.ID), s.ns.usage()},
 		j.ID, j.Attempt, worker, string(r.Queue), now.UnixMilli(), notBefore.UnixMilli(), counter, r.Reason, flag(r.Spot),
-		s.opts.Retention.Milliseconds(), s.ns.Worker("")).Slice()
+		s.opts.Retention.Milliseconds(), s.ns.WorkerPrefix()).Slice()
 	if err != nil {
 		return Requeued{}, wrap("queues.Requeue", err)
 	}

@@ -51,15 +51,6 @@ type SweepRecord struct {
 	Stopped map[int]bool `json:"stopped,omitempty"`
 }
 
-// Keys of sweeps.
-func (n Namespace) sweep(id string) string        { return n.prefix() + "sweep:" + id }
-func (n Namespace) sweepTrials(id string) string  { return n.prefix() + "sweep:" + id + ":trials" }
-func (n Namespace) sweepSpecs(id string) string   { return n.prefix() + "sweep:" + id + ":specs" }
-func (n Namespace) sweepStopped(id string) string { return n.prefix() + "sweep:" + id + ":stopped" }
-func (n Namespace) sweeps() string                { return n.prefix() + "sweeps" }
-func (n Namespace) activeSweeps() string          { return n.prefix() + "sweeps:active" }
-func (n Namespace) sweepIdem(key string) string   { return n.prefix() + "idem-sweep:" + key }
-
 // TrialIdempotencyKey is the idempotency key of trial i's job. It is derived
 // from the sweep, not from the caller's key, so the controller can enqueue a
 // trial again after a crash and always get the same job.

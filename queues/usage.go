@@ -28,10 +28,6 @@ import (
 //     controller records each elastic launch in launches first, so a life
 //     starts at the launch (the provider bills the boot), and a launch that
 //     never registers is closed as a life of its own (EndLaunch).
-func (n Namespace) usage() string    { return n.prefix() + "usage" }
-func (n Namespace) lives() string    { return n.prefix() + "lives" }
-func (n Namespace) livesEnd() string { return n.prefix() + "lives:end" }
-func (n Namespace) launches() string { return n.prefix() + "launches" }
 
 // usageLua defines recordUsage(jobKey, usageKey, id, attempt, endMs,
 // outcome, lost) for the scripts that end a running attempt. Call it before
@@ -280,7 +276,7 @@ func (s *Store) RecordLaunches(ctx context.Context, ls []Launch) error {
 		return nil
 	}
 	args := make([]any, 0, 1+2*len(ls))
-	args = append(args, s.ns.Worker(""))
+	args = append(args, s.ns.WorkerPrefix())
 	for _, l := range ls {
 		args = append(args, l.ID, fmt.Sprintf("%d|%s|%d", l.At.UnixMilli(), l.Pool, l.Slots))
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/ballastdev/ballast/internal/config"
 	"github.com/ballastdev/ballast/jobs"
 	"github.com/ballastdev/ballast/orchestrator/controller"
 	"github.com/ballastdev/ballast/queues"
@@ -32,7 +33,7 @@ const (
 // bench is one Run's shared state.
 type bench struct {
 	opts Options
-	rdb  *redis.Client
+	rdb  redis.UniversalClient
 	ns   string
 	dir  string // worker log and checkpoint files, removed at the end
 	out  io.Writer
@@ -52,10 +53,13 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	}
 	// Producers, slots and the workers' finishing writes all hold a
 	// connection at once; a pool smaller than that would measure the pool.
-	rdb := redis.NewClient(&redis.Options{Addr: o.RedisAddr, PoolSize: o.Producers + 2*o.Slots + 16})
+	rdb, err := config.NewRedisClient(config.RedisConfig{Addr: o.RedisAddr}, o.Producers+2*o.Slots+16)
+	if err != nil {
+		return Result{}, fmt.Errorf("bench: %w", err)
+	}
 	defer rdb.Close()
 	pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	err := rdb.Ping(pctx).Err()
+	err = rdb.Ping(pctx).Err()
 	cancel()
 	if err != nil {
 		return Result{}, fmt.Errorf("bench: redis at %s: %w: %v", o.RedisAddr, jobs.ErrUnavailable, err)
@@ -288,7 +292,7 @@ func noopSpec() jobs.Spec {
 
 // verify checks every submitted job: its handler ran once and its record
 // ended succeeded at attempt 1.
-func verify(ctx context.Context, rdb *redis.Client, ns queues.Namespace, ids []string, runs map[string]int) (ExactlyOnce, error) {
+func verify(ctx context.Context, rdb redis.UniversalClient, ns queues.Namespace, ids []string, runs map[string]int) (ExactlyOnce, error) {
 	e := ExactlyOnce{Checked: len(ids)}
 	submitted := make(map[string]bool, len(ids))
 	const batch = 500 // bounds one pipeline's reply

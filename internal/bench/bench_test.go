@@ -14,6 +14,7 @@ import (
 
 	"github.com/ballastdev/ballast/internal/bench"
 	"github.com/ballastdev/ballast/internal/testenv"
+	"github.com/ballastdev/ballast/queues"
 )
 
 func TestMain(m *testing.M) {
@@ -39,15 +40,15 @@ func leftovers(t *testing.T, ns string) int {
 	defer c.Close()
 	ctx := context.Background()
 	n := 0
-	for _, pattern := range []string{ns + ":*", "asynq:{" + ns + ".*"} {
+	for _, pattern := range queues.NewNamespace(ns).KeyPatterns() {
 		keys, err := c.Keys(ctx, pattern).Result()
 		if err != nil {
 			t.Fatal(err)
 		}
 		n += len(keys)
 	}
-	queues, _ := c.SMembers(ctx, "asynq:queues").Result()
-	for _, q := range queues {
+	names, _ := c.SMembers(ctx, "asynq:queues").Result()
+	for _, q := range names {
 		if strings.HasPrefix(q, ns+".") {
 			n++
 		}

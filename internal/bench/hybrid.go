@@ -49,7 +49,7 @@ const (
 // hybrid is one RunHybrid's shared state.
 type hybrid struct {
 	opts    HybridOptions
-	rdb     *redis.Client
+	rdb     redis.UniversalClient
 	ns      string
 	dir     string
 	out     io.Writer
@@ -119,10 +119,13 @@ func RunHybrid(ctx context.Context, o HybridOptions) (HybridResult, error) {
 	if err := o.Validate(); err != nil {
 		return HybridResult{}, fmt.Errorf("bench: %w", err)
 	}
-	rdb := redis.NewClient(&redis.Options{Addr: o.RedisAddr, PoolSize: 32})
+	rdb, err := config.NewRedisClient(config.RedisConfig{Addr: o.RedisAddr}, 32)
+	if err != nil {
+		return HybridResult{}, fmt.Errorf("bench: %w", err)
+	}
 	defer rdb.Close()
 	pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	err := rdb.Ping(pctx).Err()
+	err = rdb.Ping(pctx).Err()
 	cancel()
 	if err != nil {
 		return HybridResult{}, fmt.Errorf("bench: redis at %s: %w: %v", o.RedisAddr, jobs.ErrUnavailable, err)

@@ -125,6 +125,8 @@ func (m *meter) shape(key string) string {
 	worker := m.worker
 	m.mu.Unlock()
 	if m.ns != "" {
+		// Ballast's keys carry the namespace as their hash tag, "{ns}:...".
+		key = strings.ReplaceAll(key, "{"+m.ns+"}:", m.ns+":")
 		key = strings.ReplaceAll(key, m.ns, "NS")
 	}
 	if worker != "" {

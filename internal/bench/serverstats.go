@@ -22,7 +22,7 @@ type usage struct {
 }
 
 // sample reads the counters a phase's usage is the difference of.
-func sample(ctx context.Context, rdb *redis.Client) usage {
+func sample(ctx context.Context, rdb redis.UniversalClient) usage {
 	u := usage{Commands: map[string]int64{}, ClientCPU: processCPU()}
 	if info, err := rdb.Info(ctx, "commandstats").Result(); err == nil {
 		for _, line := range strings.Split(info, "\n") {

@@ -34,7 +34,7 @@ type run struct {
 	cl      *cluster
 	cfg     config.Config
 	store   *queues.Store
-	rdb     *redis.Client
+	rdb     redis.UniversalClient
 	nc      *nats.Conn
 	subj    events.Subjects
 	effects *effectLog
@@ -114,8 +114,12 @@ func (r *run) setUp(ctx context.Context) error {
 	r.subj = events.Subjects{Prefix: cfg.NATS.SubjectPrefix}
 	// Short timeouts: the run reads records while Redis is paused, and a
 	// read that hangs would hold a fault's measurement past its end.
-	r.rdb = redis.NewClient(&redis.Options{Addr: r.redis.addr, DialTimeout: time.Second, ReadTimeout: time.Second,
-		WriteTimeout: time.Second, ContextTimeoutEnabled: true, PoolSize: 16})
+	ro, err := config.RedisConfig{Addr: r.redis.addr, DialTimeout: jobs.Duration(time.Second)}.UniversalOptions()
+	if err != nil {
+		return err
+	}
+	ro.ReadTimeout, ro.WriteTimeout, ro.ContextTimeoutEnabled, ro.PoolSize = time.Second, time.Second, true, 16
+	r.rdb = redis.NewUniversalClient(ro)
 	r.store = queues.NewStore(r.rdb, queues.StoreOptions{Namespace: cfg.Namespace})
 	opts, err := cfg.NATS.Options()
 	if err != nil {

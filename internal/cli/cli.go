@@ -56,6 +56,7 @@ func commands() map[string]command {
 		"sweep":           {"parameter sweeps: sweep submit FILE | show ID | cancel ID | list", runSweep},
 		"status":          {"show workers, queues and recent jobs", runStatus},
 		"validate-config": {"check a config file and report every problem with its line", runValidateConfig},
+		"migrate-keys":    {"rename a stopped installation's Redis keys to the hash-tagged layout (--dry-run to count)", runMigrateKeys},
 		"example-job":     {"a checkpointing demo job that counts steps (used by the steps template)", runExampleJob},
 		"chaos":           {"inject failures: chaos spot-notice WORKER | chaos run (a whole installation under faults, counted)", runChaos},
 		"simulate":        {"replay a trace through the live policy: all-fixed, all-elastic, hybrid and tuned hybrid side by side", runSimulate},

@@ -44,6 +44,7 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 	now := time.Now()
 	fmt.Fprintf(e.out, "leader: %s\n", dash(st.Leader))
 	printRedis(e, st.Redis)
+	printTopology(e, cfg, st.Topology)
 	fmt.Fprintln(e.out)
 	rows := make([][]any, len(st.Workers))
 	for i, w := range st.Workers {
@@ -101,6 +102,20 @@ func printRedis(e *env, d queues.Durability) {
 	}
 	for _, n := range d.Notes {
 		fmt.Fprintf(e.out, "  note: %s\n", n)
+	}
+}
+
+// printTopology says which Redis topology holds the namespace: the mode,
+// the addresses the config dials, and the masters serving now (after a
+// failover they differ from what the operator started).
+func printTopology(e *env, cfg config.Config, t queues.Topology) {
+	fmt.Fprintf(e.out, "redis topology: %s via %s; masters now: %s\n", t.Mode,
+		strings.Join(cfg.Redis.Endpoints(), ", "), dash(strings.Join(t.Masters, ", ")))
+	if t.Mode == "cluster" {
+		fmt.Fprintf(e.out, "  namespace keys %s: slot %d on %s\n", t.HashTag, t.Slot, dash(t.SlotMaster))
+	}
+	if t.Error != "" {
+		fmt.Fprintf(e.out, "  note: %s\n", t.Error)
 	}
 }
 

@@ -44,7 +44,13 @@ func TestStatusShowsOverflowedJobs(t *testing.T) {
 	if !strings.Contains(out, "redis: NOT durable") || !strings.Contains(out, `appendonly no and save ""`) {
 		t.Errorf("status does not say the test Redis loses jobs on a restart:\n%s", out)
 	}
+	if want := "redis topology: standalone via " + f.cfg.Redis.Addr + "; masters now: " + f.cfg.Redis.Addr; !strings.Contains(out, want) {
+		t.Errorf("status lacks %q:\n%s", want, out)
+	}
 	code, out, _ = run(t, "status", "--config", f.path, "-o", "json")
+	if !strings.Contains(out, `"redis_topology": {`) || !strings.Contains(out, `"mode": "standalone"`) || !strings.Contains(out, `"hash_tag": "{`+f.ns+`}"`) {
+		t.Errorf("status -o json lacks the Redis topology:\n%s", out)
+	}
 	if code != 0 || !strings.Contains(out, `"overflowed": [`) || !strings.Contains(out, `"queue": "overflow"`) {
 		t.Errorf("status -o json lacks the overflowed list:\n%s", out)
 	}

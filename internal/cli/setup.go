@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -72,20 +73,19 @@ func loadConfig(path string) (config.Config, error) {
 	return config.Load(path)
 }
 
-// connectRedis opens and pings Redis.
-func connectRedis(ctx context.Context, cfg config.Config) (*redis.Client, error) {
-	opts, err := cfg.Redis.Options()
+// connectRedis opens and pings Redis in the configured topology
+// (redis.mode), through config.NewRedisClient like every other process.
+func connectRedis(ctx context.Context, cfg config.Config) (redis.UniversalClient, error) {
+	c, err := config.NewRedisClient(cfg.Redis, 64)
 	if err != nil {
 		return nil, err
 	}
-	opts.PoolSize = max(opts.PoolSize, 64)
-
-	c := redis.NewClient(opts)
 	pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	if err := c.Ping(pctx).Err(); err != nil {
 		c.Close()
-		return nil, fmt.Errorf("cannot reach Redis at %s: %w (start it, or pass --config with the right redis.addr)", opts.Addr, err)
+		return nil, fmt.Errorf("cannot reach Redis (%s) at %s: %w (start it, or pass --config with the right redis.addr, redis.addrs or redis.mode)",
+			cfg.Redis.Topology(), strings.Join(cfg.Redis.Endpoints(), ", "), err)
 	}
 	return c, nil
 }

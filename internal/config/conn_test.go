@@ -3,9 +3,11 @@ package config
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -91,6 +93,55 @@ func TestRedisOptions(t *testing.T) {
 		t.Error("Options accepted an addr without a port")
 	} else {
 		assertFieldError(t, err, "redis.addr")
+	}
+}
+
+// TestRedisUniversalOptions checks that each mode builds the client
+// go-redis's universal constructor turns into that topology's client.
+func TestRedisUniversalOptions(t *testing.T) {
+	cases := []struct {
+		name string
+		cfg  RedisConfig
+		want string // the client type NewRedisClient returns
+	}{
+		{"standalone", RedisConfig{Addr: "10.0.0.1:6379", DB: 2}, "*redis.Client"},
+		// One seed must still give a cluster client: go-redis would
+		// otherwise treat a single address as a plain server.
+		{"cluster one seed", RedisConfig{Mode: RedisCluster, Addrs: []string{"10.0.0.1:7000"}}, "*redis.ClusterClient"},
+		{"cluster", RedisConfig{Mode: RedisCluster, Addrs: []string{"10.0.0.1:7000", "10.0.0.2:7000"}}, "*redis.ClusterClient"},
+		{"sentinel", RedisConfig{Mode: RedisSentinel, MasterName: "main", Addrs: []string{"10.0.0.1:26379"},
+			Password: "data", SentinelPassword: "watch"}, "*redis.Client"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := Config{Redis: c.cfg}.WithDefaults()
+			var ps problems
+			cfg.Redis.validate(&ps)
+			for _, fe := range ps.list {
+				t.Errorf("valid config refused: %v", fe)
+			}
+			o, err := cfg.Redis.UniversalOptions()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := cfg.Redis.Endpoints(); !slices.Equal(o.Addrs, want) {
+				t.Errorf("addrs = %v, want %v", o.Addrs, want)
+			}
+			if c.cfg.Mode == RedisSentinel && (o.MasterName != "main" || o.Password != "data" || o.SentinelPassword != "watch") {
+				t.Errorf("sentinel options: master %q, password %q, sentinel password %q", o.MasterName, o.Password, o.SentinelPassword)
+			}
+			rdb, err := NewRedisClient(cfg.Redis, 8)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rdb.Close()
+			if got := fmt.Sprintf("%T", rdb); got != c.want {
+				t.Errorf("client = %s, want %s", got, c.want)
+			}
+		})
+	}
+	if _, err := (RedisConfig{Mode: RedisCluster, Addrs: []string{"10.0.0.1:7000"}}).Options(); err == nil {
+		t.Error("Options built a standalone client for a cluster config")
 	}
 }
 

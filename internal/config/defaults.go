@@ -46,7 +46,10 @@ func (c Config) WithDefaults() Config {
 	setDefault(&c.Namespace, DefaultNamespace)
 	c.QoS = c.QoS.WithDefaults()
 
-	setDefault(&c.Redis.Addr, DefaultRedisAddr)
+	setDefault(&c.Redis.Mode, RedisStandalone)
+	if c.Redis.Mode == RedisStandalone {
+		setDefault(&c.Redis.Addr, DefaultRedisAddr)
+	}
 	setDefault(&c.Redis.DialTimeout, jobs.Duration(DefaultDialTimeout))
 
 	setDefault(&c.NATS.URL, DefaultNATSURL)

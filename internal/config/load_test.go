@@ -108,6 +108,42 @@ watermarks:
 redis:
   addr: localhost # <-
 ` + fixedPool, "redis.addr", "host:port"},
+		{"unknown redis mode", `
+redis:
+  mode: replicated # <-
+` + fixedPool, "redis.mode", "standalone, sentinel, cluster"},
+		{"cluster without seeds", `
+redis: # <-
+  mode: cluster
+` + fixedPool, "redis.addrs", "seed nodes"},
+		{"cluster seed without port", `
+redis:
+  mode: cluster
+  addrs:
+    - 10.0.0.1:6379
+    - 10.0.0.2 # <-
+` + fixedPool, "redis.addrs[1]", "host:port"},
+		{"cluster with a db", `
+redis:
+  mode: cluster
+  addrs: [10.0.0.1:6379]
+  db: 2 # <-
+` + fixedPool, "redis.db", "only database 0"},
+		{"cluster with addr as well", `
+redis:
+  mode: cluster
+  addr: 10.0.0.1:6379 # <-
+  addrs: [10.0.0.1:6379]
+` + fixedPool, "redis.addr", "dials redis.addrs"},
+		{"sentinel without master name", `
+redis: # <-
+  mode: sentinel
+  addrs: [10.0.0.1:26379]
+` + fixedPool, "redis.master_name", "sentinel monitor"},
+		{"standalone with addrs", `
+redis:
+  addrs: [10.0.0.1:6379] # <-
+` + fixedPool, "redis.addrs", "redis.addr"},
 		{"two redis passwords", `
 redis:
   password: hunter2 # <-

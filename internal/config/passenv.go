@@ -15,6 +15,7 @@ func (c Config) secretEnvNames() map[string]string {
 	names := map[string]string{}
 	for _, s := range [][2]string{
 		{c.Redis.PasswordEnv, "redis.password_env"},
+		{c.Redis.SentinelPasswordEnv, "redis.sentinel_password_env"},
 		{c.NATS.PasswordEnv, "nats.password_env"},
 		{c.NATS.TokenEnv, "nats.token_env"},
 		{c.HTTP.APITokenEnv, "http.api_token_env"},

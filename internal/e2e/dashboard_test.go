@@ -324,7 +324,8 @@ func pageFloat(t *testing.T, page map[string]string, key string) float64 {
 // and cost rate, each queue's backlog, the leader. Numbers compare
 // exactly: the page keeps each JSON value in data-v.
 func dashboardDiffs(page map[string]string, o insight.Overview) []string {
-	want := map[string]string{"leader": o.Leader}
+	want := map[string]string{"leader": o.Leader,
+		"redis": o.Redis.Mode + " · " + strings.Join(o.Redis.Masters, ", ")}
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 	for _, p := range o.Pools {
 		k := "pool." + p.Name + "."

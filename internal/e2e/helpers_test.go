@@ -23,7 +23,7 @@ import (
 // plane is a control plane assembled like internal/cli's startControlPlane:
 // a Submitter behind the NATS intake, and the controller loop.
 type plane struct {
-	rdb   *redis.Client
+	rdb   redis.UniversalClient
 	ns    string
 	srv   *server.Server
 	nc    *nats.Conn
@@ -40,6 +40,13 @@ func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard
 func newPlane(t *testing.T, cat *jobs.Catalog, ctlOpts *controller.Options) *plane {
 	t.Helper()
 	rdb, ns := testenv.Redis(t)
+	return newPlaneOn(t, rdb, ns, cat, ctlOpts)
+}
+
+// newPlaneOn is newPlane on a Redis of the caller's (a cluster, Sentinel)
+// and namespace.
+func newPlaneOn(t *testing.T, rdb redis.UniversalClient, ns string, cat *jobs.Catalog, ctlOpts *controller.Options) *plane {
+	t.Helper()
 	srv := testenv.NATS(t)
 	nc := testenv.NATSConn(t, srv)
 	p := &plane{rdb: rdb, ns: ns, srv: srv, nc: nc, subj: events.Subjects{Prefix: ns}}

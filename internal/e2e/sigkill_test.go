@@ -75,6 +75,7 @@ func TestMain(m *testing.M) {
 		go buildBallast()
 	}
 	code := m.Run()
+	testenv.StopRedisCluster()
 	if binDir != "" {
 		<-buildDone
 		_ = os.RemoveAll(binDir)

@@ -43,7 +43,7 @@ func Redis(t testing.TB) (*redis.Client, string) {
 }
 
 // DeleteNamespace removes every key a test namespace created.
-func DeleteNamespace(c *redis.Client, ns string) {
+func DeleteNamespace(c redis.UniversalClient, ns string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	_ = queues.PurgeNamespace(ctx, c, ns)

@@ -29,6 +29,9 @@ type Status struct {
 	// Redis says whether the Redis in use keeps accepted jobs across a
 	// restart and under memory pressure.
 	Redis queues.Durability `json:"redis"`
+	// Topology is the Redis topology in use: mode, the masters serving
+	// now, and on a cluster the shard that holds the namespace.
+	Topology queues.Topology `json:"redis_topology"`
 }
 
 // OverflowedJob is one core job overflowed to on-demand capacity.

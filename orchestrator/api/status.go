@@ -42,6 +42,7 @@ func CollectStatus(ctx context.Context, store *queues.Store) (Status, error) {
 	}
 	st.Overflowed = overflowedOf(active, time.Now())
 	st.Redis = store.CheckDurability(ctx)
+	st.Topology = store.Topology(ctx)
 	return st, nil
 }
 

@@ -24,7 +24,7 @@ func namespaceState(t *testing.T, rdb *redis.Client, ns string) map[string]strin
 	t.Helper()
 	ctx := context.Background()
 	out := map[string]string{}
-	for _, pattern := range []string{ns + ":*", "asynq:{" + ns + ".*"} {
+	for _, pattern := range queues.NewNamespace(ns).KeyPatterns() {
 		iter := rdb.Scan(ctx, 0, pattern, 500).Iterator()
 		for iter.Next(ctx) {
 			v, err := rdb.Dump(ctx, iter.Val()).Result()

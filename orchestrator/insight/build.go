@@ -30,6 +30,8 @@ type Inputs struct {
 	// Started is when Ballast started (Store.Started): today's cost is
 	// priced from it when it is later than midnight.
 	Started time.Time
+	// Topology is the Redis topology the store runs on now.
+	Topology queues.Topology
 }
 
 // readCurrent reads what the overview shows as it is now: cheap reads,
@@ -45,6 +47,7 @@ func (s Source) readCurrent(ctx context.Context, in *Inputs) error {
 	if in.Queues, err = s.Store.QueueStats(ctx); err != nil {
 		return err
 	}
+	in.Topology = s.Store.Topology(ctx)
 	in.Active, err = s.Store.ActiveJobs(ctx)
 	return err
 }
@@ -83,7 +86,7 @@ func (s Source) OverviewOf(now time.Time, in Inputs) Overview {
 // workers' last heartbeats: they are fresher, and they are what the
 // running-jobs table shows, so the pools and the jobs never disagree.
 func (s Source) current(now time.Time, in Inputs) (Overview, *float64) {
-	o := Overview{At: now, Leader: in.Leader, Pools: []PoolView{}, Workers: []WorkerView{}, Queues: []QueueView{},
+	o := Overview{At: now, Leader: in.Leader, Redis: in.Topology, Pools: []PoolView{}, Workers: []WorkerView{}, Queues: []QueueView{},
 		Running: []RunningJob{}, Recommendations: []advisor.Recommendation{}}
 	running := map[string]int{}
 	runningByQueue := map[string]int{}

@@ -11,12 +11,15 @@ import (
 // work, the three key measures over time, cost so far today and the advice.
 // It is the body of GET /api/v1/overview and of each event of its stream.
 type Overview struct {
-	At      time.Time    `json:"at"`
-	Leader  string       `json:"leader"`
-	Pools   []PoolView   `json:"pools"`
-	Workers []WorkerView `json:"workers"`
-	Queues  []QueueView  `json:"queues"`
-	Running []RunningJob `json:"running"`
+	At     time.Time `json:"at"`
+	Leader string    `json:"leader"`
+	// Redis is the Redis topology in use: after a failover its masters
+	// are the promoted replicas.
+	Redis   queues.Topology `json:"redis_topology"`
+	Pools   []PoolView      `json:"pools"`
+	Workers []WorkerView    `json:"workers"`
+	Queues  []QueueView     `json:"queues"`
+	Running []RunningJob    `json:"running"`
 	// Overflowed counts core jobs sent to on-demand capacity by rule 7 that
 	// are still queued or running there: work paid at the on-demand
 	// premium because the quota was full for too long.

@@ -128,6 +128,12 @@
     const leader = byId('leader');
     leader.textContent = ov.leader || 'none';
     leader.title = ov.leader || 'no controller holds the lease';
+    const rt = ov.redis_topology || {};
+    const redis = byId('redis');
+    const masters = (rt.masters || []).join(', ');
+    redis.textContent = rt.mode ? rt.mode + (masters ? ' · ' + masters : '') : dash;
+    redis.title = rt.mode === 'cluster' ? 'namespace ' + (rt.hash_tag || '') + ' in slot ' + rt.slot + ' on ' + (rt.slot_master || dash)
+      : (rt.error || 'the masters serving now');
     const at = new Date(ov.at);
     const upd = byId('updated');
     upd.replaceChildren('updated ', el('b', { 'data-k': 'at', 'data-v': ov.at }, isNaN(at) ? dash : clock(at)));

@@ -1,0 +1,82 @@
+package e2e
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/ballastdev/ballast/internal/config"
+	"github.com/ballastdev/ballast/internal/testenv"
+	"github.com/ballastdev/ballast/jobs"
+	"github.com/ballastdev/ballast/orchestrator/controller"
+	"github.com/ballastdev/ballast/queues"
+)
+
+// TestSubmit500OnRedisClusterThroughFailover is the foundation's 500-job
+// NATS test on a Redis Cluster of three masters and three replicas, with
+// the master that holds the namespace's slot killed (SIGKILL) once half
+// the jobs are accepted. Its replica takes over after the node timeout;
+// meanwhile submissions fail and are retried under their keys. Nothing
+// accepted may be lost or run twice.
+func TestSubmit500OnRedisClusterThroughFailover(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a Redis Cluster")
+	}
+	cl := testenv.RedisCluster(t)
+	// The client every Ballast process builds from redis.mode: cluster.
+	rdb, err := config.NewRedisClient(config.RedisConfig{Mode: config.RedisCluster, Addrs: cl.Seeds()[:1],
+		DialTimeout: jobs.Duration(time.Second)}, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := "rc" + testenv.RandomHex(4)
+	t.Cleanup(func() {
+		testenv.DeleteNamespace(rdb, ns)
+		_ = rdb.Close()
+	})
+	// A worker whose Redis fails over is silent for a few seconds: the
+	// TTL must outlast that, or the controller requeues jobs it runs.
+	p := newPlaneOn(t, rdb, ns, countCatalog(t), &controller.Options{Tick: 200 * time.Millisecond,
+		WorkerTTL: 10 * time.Second, LeaderTTL: 5 * time.Second})
+	c := &counter{calls: map[string]int{}}
+	startCountWorker(t, p, c)
+
+	nsKey := queues.NewNamespace(ns).Outbox()
+	var killed, promoted string
+	run := submitThroughFailover(t, p, c, 500, 8, func() time.Duration {
+		old, err := cl.MasterOf(t.Context(), nsKey)
+		if err != nil {
+			t.Errorf("finding the namespace's master: %v", err)
+			return 0
+		}
+		killed = old
+		start := time.Now()
+		cl.Node(old).Kill()
+		now, err := cl.WaitPromoted(nsKey, old, 30*time.Second)
+		if err != nil {
+			t.Error(err)
+			return time.Since(start)
+		}
+		promoted = now
+		t.Logf("killed master %s; %s serves the namespace's slot %s later", old, now, time.Since(start).Round(time.Millisecond))
+		return time.Since(start)
+	})
+	if run.failover <= 0 {
+		t.Fatal("no failover happened")
+	}
+	// Status shows the shard that holds the namespace now.
+	top := p.store.Topology(t.Context())
+	if top.Mode != "cluster" || len(top.Masters) != 3 || top.SlotMaster != promoted || top.HashTag != "{"+ns+"}" {
+		t.Errorf("topology after the failover = %+v, want cluster, 3 masters, slot on %s", top, promoted)
+	}
+	// Put the killed node back (it rejoins as a replica), so the cluster
+	// is whole for the package's next test.
+	if n := cl.Node(killed); n != nil {
+		if err := n.Restart(); err != nil {
+			t.Fatal(err)
+		}
+		if err := cl.WaitHealthy(30 * time.Second); err != nil {
+			t.Fatal(fmt.Errorf("after restarting %s: %w", killed, err))
+		}
+	}
+}
