@@ -72,8 +72,14 @@
 //	LIST
 //
 // It prints, in the same format, every instance it manages, in any state
-// ("launching", "running", "releasing", "gone", "failed"; "error" may say
-// why a failed one failed), each naming its "pool", and exits 0. The
+// ("launching", "running", "releasing", "gone", "failed", "stocked_out";
+// "error" may say why a failed one failed), each naming its "pool", and
+// exits 0. "stocked_out" is an instance the cloud accepted but never
+// placed (a request parked for lack of capacity) that the script gave up
+// on and cancelled: the controller books it as a stock-out of its pool,
+// like a launch that exited 3. "reclaim_at" (RFC 3339) on a live instance
+// is a spot interruption notice: the machine goes at that time, and the
+// controller tells its worker to checkpoint and requeue before then. The
 // controller reconciles with it after a restart, so it should find the
 // instances from the cloud (by tag or label), not from local memory.
 // Its answer is reused for ExecOptions.ListEvery (15 s by default), with
