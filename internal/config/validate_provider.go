@@ -15,7 +15,6 @@ import (
 // or a pod could be taken for another pool's or another installation's.
 const KubeReservedLabelPrefix = "ballast/"
 
-
 func (c Config) validateProvider(ps *problems) {
 	p := c.Provider
 	switch p.Kind {

@@ -51,7 +51,6 @@ func scaleUps(p policy.Plan) []string {
 	return out
 }
 
-
 func tick(t *testing.T, h *controller.Hybrid, at time.Time) policy.Plan {
 	t.Helper()
 	p, err := h.Tick(context.Background(), at)
@@ -124,7 +123,7 @@ func TestLateStockOutFallsBackAtOnce(t *testing.T) {
 type spotWaker struct{ woken []string }
 
 func (w *spotWaker) Preempted(context.Context, string, string, int) {}
-func (w *spotWaker) Drain(context.Context, string)                   {}
+func (w *spotWaker) Drain(context.Context, string)                  {}
 func (w *spotWaker) SpotNotice(_ context.Context, id string, within time.Duration) {
 	w.woken = append(w.woken, id+" "+within.String())
 }
