@@ -23,11 +23,11 @@ type SpotNoticeWaker interface {
 // pool. Each instance is booked once, however often it is listed. h.mu is
 // held.
 //
-// The booking is dated from the instance's launch, but no earlier than one
-// SpotFallbackAfter ago: the launch has waited that long already, so its
-// pool counts as unavailable no later than a launch that waited in the
-// listing would have, and the booking still lasts SpotFallbackAfter more
-// before spot is asked again.
+// The booking is dated one SpotFallbackAfter ago: the provider has already
+// waited for capacity (Kubernetes' unschedulable_after, a script's own
+// patience) before it gave up, so waiting again would only delay the work.
+// The policy falls back at once, and the booking keeps the pool out for
+// SpotFallbackAfter more before it is asked again.
 func (h *Hybrid) bookStockOutsLocked(instances []provider.Instance, now time.Time) {
 	listed := make(map[string]bool, len(instances))
 	for _, inst := range instances {
@@ -41,13 +41,10 @@ func (h *Hybrid) bookStockOutsLocked(instances []provider.Instance, now time.Tim
 		}
 		h.Logger.Warn("provider gave up on a launch for lack of capacity: booked as a stock-out of its pool",
 			"instance", inst.ID, "pool", inst.Pool, "detail", inst.Err)
-		at := inst.LaunchedAt
-		if floor := now.Add(-h.Config.SpotFallbackAfter); at.IsZero() || at.Before(floor) {
-			at = floor
-		}
+		at := now.Add(-h.Config.SpotFallbackAfter)
 		l, ok := h.stockOut[inst.Pool]
-		if !ok {
-			l = policy.Launch{Pool: inst.Pool, RequestedAt: at}
+		if !ok || l.RequestedAt.After(at) {
+			l.Pool, l.RequestedAt = inst.Pool, at
 		}
 		l.Count++
 		h.stockOut[inst.Pool] = l

@@ -61,17 +61,17 @@ func tick(t *testing.T, h *controller.Hybrid, at time.Time) policy.Plan {
 }
 
 // A launch the provider gives up on for lack of capacity after Launch
-// returned (a pod left unschedulable) is a stock-out of its pool: once
-// spot_fallback_after has passed since the launch, the work goes on-demand.
-// A launch that merely failed is tried on spot again: the stock-out is what
-// makes the difference.
+// returned (a pod left unschedulable) is a stock-out of its pool: the
+// provider has waited already, so the work goes on-demand at once, and spot
+// is not asked again for spot_fallback_after. A launch that merely failed is
+// tried on spot again: the stock-out is what makes the difference.
 func TestStockedOutInstanceFallsBackToAnotherPool(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		ended        provider.State
 		early, later string // the scale-ups half the fallback time in, and past it
 	}{
-		{provider.StockedOut, "", "od:1"},
+		{provider.StockedOut, "od:1", ""},
 		{provider.Failed, "spot:1", ""},
 	} {
 		t.Run(string(tc.ended), func(t *testing.T) {
@@ -88,11 +88,12 @@ func TestStockedOutInstanceFallsBackToAnotherPool(t *testing.T) {
 			if got := strings.Join(scaleUps(tick(t, h, at)), ","); got != tc.early {
 				t.Fatalf("half the fallback time in, the plan scales %q, want %q", got, tc.early)
 			}
-			// The stocked-out instance stays listed: it is booked once.
+			// The stocked-out instance stays listed: it is booked once,
+			// and the on-demand launch is on its way.
 			at = t0.Add(61 * time.Second)
 			prov.at = at
 			if got := strings.Join(scaleUps(tick(t, h, at)), ","); got != tc.later {
-				t.Fatalf("after spot_fallback_after the plan scales %q, want %q", got, tc.later)
+				t.Fatalf("later the plan scales %q, want %q", got, tc.later)
 			}
 		})
 	}

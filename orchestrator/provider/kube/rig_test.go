@@ -10,7 +10,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/ballastdev/ballast/internal/testenv"
 	"github.com/ballastdev/ballast/orchestrator/provider"
@@ -69,9 +71,19 @@ func newProvider(t *testing.T, client kubernetes.Interface, c *clock) *kube.Prov
 	return p
 }
 
+// newFake is a fake clientset that, like an API server, stamps a pod's
+// creation time (on the test's clock) when it is created.
 func newFake(t *testing.T) (*fake.Clientset, *clock) {
 	t.Helper()
-	return fake.NewClientset(), &clock{now: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)}
+	c := &clock{now: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)}
+	client := fake.NewClientset()
+	client.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		if pod, ok := a.(k8stesting.CreateAction).GetObject().(*corev1.Pod); ok {
+			pod.CreationTimestamp = metav1.NewTime(c.Now())
+		}
+		return false, nil, nil
+	})
+	return client, c
 }
 
 // listed returns the instance id as List reports it (ok false: absent).
