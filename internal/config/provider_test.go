@@ -131,3 +131,18 @@ func TestProviderValidationNamesTheField(t *testing.T) {
 		})
 	}
 }
+
+// Pool names label the worker pods, so under the kubernetes provider they
+// must be label values too.
+func TestKubernetesPoolNamesAreLabelValues(t *testing.T) {
+	doc := "pools:\n  od_: {kind: ondemand}\nprovider:\n  kind: kubernetes\n  kubernetes: {image: x}\n"
+	_, err := Parse([]byte(doc), "p.yaml")
+	var ps Problems
+	if !errors.As(err, &ps) || len(ps) != 1 || ps[0].Field != "pools.od_" || ps[0].Line != 2 ||
+		!strings.Contains(ps[0].Message, "start and end with a letter or digit") {
+		t.Fatalf("Parse = %v, want one problem at pools.od_ (line 2)", err)
+	}
+	if _, err := Parse([]byte("pools:\n  od_: {kind: ondemand}\n"), "p.yaml"); err != nil {
+		t.Fatalf("without the kubernetes provider the name is fine: %v", err)
+	}
+}

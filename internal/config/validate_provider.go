@@ -65,10 +65,18 @@ func (c Config) validateKube(ps *problems) {
 	checkAffinity(ps, at+".spot_affinity", k.SpotAffinity)
 	checkAffinity(ps, at+".ondemand_affinity", k.OnDemandAffinity)
 
+	// The namespace and the pool names become label values on the pods.
+	if errs := validation.IsValidLabelValue(c.Namespace); len(errs) > 0 && namespaceRE.MatchString(c.Namespace) {
+		ps.add("namespace", "%q labels the worker pods (ballast/installation), so it must start and end with a letter or digit", c.Namespace)
+	}
 	var elastic []string
 	for _, name := range sortedNames(c.Pools) {
-		if c.Pools[name].Kind.Elastic() {
-			elastic = append(elastic, name)
+		if !c.Pools[name].Kind.Elastic() {
+			continue
+		}
+		elastic = append(elastic, name)
+		if errs := validation.IsValidLabelValue(name); len(errs) > 0 {
+			ps.add("pools."+name, "%q labels its worker pods (ballast/pool), so with the kubernetes provider it must start and end with a letter or digit", name)
 		}
 	}
 	for _, name := range sortedNames(k.Pools) {
