@@ -3,7 +3,7 @@ package kube
 import (
 	"fmt"
 
-	"k8s.io/client-go/kubernetes"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 )
@@ -11,7 +11,7 @@ import (
 // NewClient connects to the cluster: through the kubeconfig file at path
 // (its context kctx, or its current one), or, with path empty, through the
 // service account of the pod this process runs in.
-func NewClient(path, kctx string) (kubernetes.Interface, error) {
+func NewClient(path, kctx string) (corev1client.CoreV1Interface, error) {
 	var (
 		cfg *rest.Config
 		err error
@@ -29,7 +29,7 @@ func NewClient(path, kctx string) (kubernetes.Interface, error) {
 		}
 	}
 	cfg.UserAgent = "ballast-controller"
-	cs, err := kubernetes.NewForConfig(cfg)
+	cs, err := corev1client.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("provider kubernetes: client: %w", err)
 	}

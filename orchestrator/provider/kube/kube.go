@@ -14,7 +14,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/informers"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 
@@ -65,29 +66,49 @@ func New(ctx context.Context, opts Options) (*Provider, error) {
 	p := &Provider{opts: opts, log: opts.Logger.With("provider", "kubernetes"), stop: make(chan struct{}),
 		created: map[string]provider.Instance{}, ended: map[string]ended{}, deleting: map[string]bool{},
 		firstSeen: map[string]time.Time{}}
+	// Informers built by hand over the core client alone: the shared
+	// informer factory would link every API group into the binary.
 	// Resync 0: the cache follows the watch; nothing needs replaying.
-	podFactory := informers.NewSharedInformerFactoryWithOptions(opts.Client, 0, informers.WithNamespace(opts.Namespace),
-		informers.WithTweakListOptions(func(lo *metav1.ListOptions) { lo.LabelSelector = p.selector() }))
-	nodeFactory := informers.NewSharedInformerFactory(opts.Client, 0)
-	podInf := podFactory.Core().V1().Pods()
-	nodeInf := nodeFactory.Core().V1().Nodes()
-	p.pods = podInf.Lister().Pods(opts.Namespace)
-	p.nodes = nodeInf.Lister()
-	if _, err := podInf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{DeleteFunc: p.podDeleted}); err != nil {
+	pods, nodes := opts.Client.Pods(opts.Namespace), opts.Client.Nodes()
+	sel := p.selector()
+	podLW := &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, lo metav1.ListOptions) (runtime.Object, error) {
+			lo.LabelSelector = sel
+			return pods.List(ctx, lo)
+		},
+		WatchFuncWithContext: func(ctx context.Context, lo metav1.ListOptions) (watch.Interface, error) {
+			lo.LabelSelector = sel
+			return pods.Watch(ctx, lo)
+		},
+	}
+	nodeLW := &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, lo metav1.ListOptions) (runtime.Object, error) {
+			return nodes.List(ctx, lo)
+		},
+		WatchFuncWithContext: func(ctx context.Context, lo metav1.ListOptions) (watch.Interface, error) {
+			return nodes.Watch(ctx, lo)
+		},
+	}
+	// A client that cannot stream its initial list (a fake) says so, and
+	// the reflector lists instead.
+	podInf := cache.NewSharedIndexInformer(cache.ToListWatcherWithWatchListSemantics(podLW, opts.Client), &corev1.Pod{}, 0,
+		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+	nodeInf := cache.NewSharedIndexInformer(cache.ToListWatcherWithWatchListSemantics(nodeLW, opts.Client), &corev1.Node{}, 0, cache.Indexers{})
+	p.pods = corelisters.NewPodLister(podInf.GetIndexer()).Pods(opts.Namespace)
+	p.nodes = corelisters.NewNodeLister(nodeInf.GetIndexer())
+	if _, err := podInf.AddEventHandler(cache.ResourceEventHandlerFuncs{DeleteFunc: p.podDeleted}); err != nil {
 		return nil, fmt.Errorf("provider kubernetes: watch pods: %w", err)
 	}
-	podFactory.Start(p.stop)
-	nodeFactory.Start(p.stop)
-	p.done.Add(1)
-	go func() {
-		defer p.done.Done()
-		<-p.stop
-		podFactory.Shutdown()
-		nodeFactory.Shutdown()
-	}()
+	for _, inf := range []cache.SharedIndexInformer{podInf, nodeInf} {
+		p.done.Add(1)
+		go func() {
+			defer p.done.Done()
+			inf.Run(p.stop)
+		}()
+	}
 	sctx, cancel := context.WithTimeout(ctx, opts.SyncTimeout)
 	defer cancel()
-	if !cache.WaitForCacheSync(sctx.Done(), podInf.Informer().HasSynced, nodeInf.Informer().HasSynced) {
+	if !cache.WaitForCacheSync(sctx.Done(), podInf.HasSynced, nodeInf.HasSynced) {
 		_ = p.Close()
 		return nil, fmt.Errorf("provider kubernetes: pods and nodes in namespace %s not listed within %v (can the controller's service account list and watch pods there, and nodes? see deploy/kubernetes/rbac.yaml)",
 			opts.Namespace, opts.SyncTimeout)
@@ -143,7 +164,7 @@ func (p *Provider) Launch(ctx context.Context, pool string, n int) ([]provider.I
 			return out, err
 		}
 		now := p.opts.Now()
-		pod, err := p.opts.Client.CoreV1().Pods(p.opts.Namespace).Create(ctx, p.podFor(pool, id, t), metav1.CreateOptions{})
+		pod, err := p.opts.Client.Pods(p.opts.Namespace).Create(ctx, p.podFor(pool, id, t), metav1.CreateOptions{})
 		if err != nil {
 			kind := provider.ErrLaunchFailed
 			if isQuotaRefusal(err) {
@@ -226,7 +247,7 @@ func (p *Provider) delete(ctx context.Context, name string, grace *int64) error 
 	p.mu.Lock()
 	p.deleting[name] = true
 	p.mu.Unlock()
-	err := p.opts.Client.CoreV1().Pods(p.opts.Namespace).Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: grace})
+	err := p.opts.Client.Pods(p.opts.Namespace).Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: grace})
 	if err != nil && !apierrors.IsNotFound(err) {
 		p.mu.Lock()
 		delete(p.deleting, name) // try again next time

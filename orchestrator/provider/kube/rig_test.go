@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/ballastdev/ballast/internal/testenv"
@@ -55,11 +56,21 @@ func templates() map[string]kube.PodTemplate {
 	}
 }
 
+// fakeCore is the fake clientset's core client, saying (as the whole fake
+// clientset does) that it cannot stream an initial list, so informers list.
+type fakeCore struct{ corev1client.CoreV1Interface }
+
+func (fakeCore) IsWatchListSemanticsUnSupported() bool { return true }
+
 // newProvider starts a provider over client; it is closed with the test.
 func newProvider(t *testing.T, client kubernetes.Interface, c *clock) *kube.Provider {
 	t.Helper()
+	core := client.CoreV1()
+	if _, isFake := client.(*fake.Clientset); isFake {
+		core = fakeCore{core}
+	}
 	p, err := kube.New(context.Background(), kube.Options{
-		Client: client, Namespace: testNS, Installation: "ballast", ConfigMap: "ballast-config",
+		Client: core, Namespace: testNS, Installation: "ballast", ConfigMap: "ballast-config",
 		EnvFromSecret: "ballast-secrets", CheckpointClaim: "ballast-checkpoints",
 		CheckpointDir: "/var/lib/ballast/checkpoints", LogDir: "/var/lib/ballast/logs",
 		Pools: templates(), Now: c.Now, SyncTimeout: 10 * time.Second,
