@@ -7,6 +7,7 @@
 //     to mimic a VM's boot and an optional capacity per pool to simulate
 //     stock-outs.
 //   - [Exec] calls operator scripts, so any cloud's CLI can be plugged in.
+//   - The kube subpackage runs each worker as a Kubernetes pod.
 //   - [WithRetry] wraps either, retrying launch failures with backoff.
 //
 // # Failures the controller acts on
@@ -17,7 +18,11 @@
 // SpotFallbackAfter) or [ErrLaunchFailed] (anything else: worth retrying).
 // Launch may return instances together with the error; they were started
 // and must be tracked. Each [Instance] carries its [State], so a delayed or
-// asynchronous launch that fails later shows up as Failed in List.
+// asynchronous launch that fails later shows up as Failed in List, and one
+// the provider gave up on for lack of capacity as [StockedOut], which the
+// controller books as a stock-out of its pool. An Instance whose ReclaimAt
+// is set is about to lose its machine (a spot interruption): the controller
+// records a spot notice for its worker.
 //
 // Instance IDs are the workers' IDs too: a provider passes its ID to the
 // worker (ballast worker --id ID), so the worker registry and the provider
