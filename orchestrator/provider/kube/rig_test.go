@@ -73,7 +73,7 @@ func newProvider(t *testing.T, client kubernetes.Interface, c *clock) *kube.Prov
 		Client: core, Namespace: testNS, Installation: "ballast", ConfigMap: "ballast-config",
 		EnvFromSecret: "ballast-secrets", CheckpointClaim: "ballast-checkpoints",
 		CheckpointDir: "/var/lib/ballast/checkpoints", LogDir: "/var/lib/ballast/logs",
-		Pools: templates(), Now: c.Now, SyncTimeout: 10 * time.Second,
+		Pools: templates(), Now: c.Now, SyncTimeout: 30 * time.Second,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -115,7 +115,7 @@ func listed(t *testing.T, p *kube.Provider, id string) (provider.Instance, bool)
 // eventually waits for what the informer has not delivered yet.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	testenv.Eventually(t, 10*time.Second, what, cond)
+	testenv.Eventually(t, 30*time.Second, what, cond)
 }
 
 // setStatus writes a pod's status as the kubelet or scheduler would.
