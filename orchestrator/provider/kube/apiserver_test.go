@@ -35,18 +35,8 @@ import (
 //
 //	BALLAST_KUBE_APISERVER=.../kube-apiserver BALLAST_ETCD=.../etcd go test -run TestAgainstARealAPIServer ./orchestrator/provider/kube/
 func TestAgainstARealAPIServer(t *testing.T) {
-	apiserver, etcd := os.Getenv("BALLAST_KUBE_APISERVER"), os.Getenv("BALLAST_ETCD")
-	if apiserver == "" || etcd == "" {
-		t.Skip("set BALLAST_KUBE_APISERVER and BALLAST_ETCD to a kube-apiserver and an etcd binary (scripts/build-kube-test-servers.sh builds them) to run the provider against a real API server")
-	}
-	client := startAPIServer(t, apiserver, etcd)
+	client := realCluster(t)
 	ctx := context.Background()
-	if _, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: testNS}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := client.CoreV1().ServiceAccounts(testNS).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "ballast-worker"}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-a"}}
 	if _, err := client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -103,6 +93,32 @@ func TestAgainstARealAPIServer(t *testing.T) {
 	if _, err := client.CoreV1().Pods(testNS).Get(ctx, spot[0].ID, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Fatalf("the stocked-out pod is still there: %v", err)
 	}
+}
+
+// TestControllerAgainstARealAPIServer is the controller's fallback from
+// unschedulable spot pods, and its restart, against a real API server.
+func TestControllerAgainstARealAPIServer(t *testing.T) {
+	fallbackFromUnschedulable(t, realCluster(t), &clock{now: time.Now()})
+}
+
+// realCluster starts etcd and kube-apiserver for the test, or skips it
+// when their binaries are not named, and makes the namespace and the
+// workers' service account.
+func realCluster(t *testing.T) kubernetes.Interface {
+	t.Helper()
+	apiserver, etcd := os.Getenv("BALLAST_KUBE_APISERVER"), os.Getenv("BALLAST_ETCD")
+	if apiserver == "" || etcd == "" {
+		t.Skip("set BALLAST_KUBE_APISERVER and BALLAST_ETCD to a kube-apiserver and an etcd binary (scripts/build-kube-test-servers.sh builds them) to run the provider against a real API server")
+	}
+	client := startAPIServer(t, apiserver, etcd)
+	ctx := context.Background()
+	if _, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: testNS}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.CoreV1().ServiceAccounts(testNS).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "ballast-worker"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return client
 }
 
 // bind assigns a pod to a node, as the scheduler does.

@@ -64,8 +64,14 @@ func podsByPool(t *testing.T, client kubernetes.Interface) map[string][]string {
 // worker on-demand, without asking spot again. A restarted controller
 // finds the pending pod by label and does not launch a second one.
 func TestControllerFallsBackFromUnschedulableSpotPods(t *testing.T) {
-	store := newStore(t)
 	client, c := newFake(t)
+	fallbackFromUnschedulable(t, client, c)
+}
+
+// fallbackFromUnschedulable is the scenario of
+// TestControllerFallsBackFromUnschedulableSpotPods over client.
+func fallbackFromUnschedulable(t *testing.T, client kubernetes.Interface, c *clock) {
+	store := newStore(t)
 	p := newProvider(t, client, c)
 	h := hybridOver(t, store, p)
 	ctx := context.Background()
