@@ -121,6 +121,10 @@ func realCluster(t *testing.T) kubernetes.Interface {
 	return client
 }
 
+// realConfigs are the REST configs of the real API servers the tests run,
+// by the test's client: newProvider gives the provider the real API.
+var realConfigs = map[kubernetes.Interface]*rest.Config{}
+
 // bind assigns a pod to a node, as the scheduler does.
 func bind(t *testing.T, client kubernetes.Interface, pod, node string) {
 	t.Helper()
@@ -170,11 +174,15 @@ func startAPIServer(t *testing.T, apiserverBin, etcdBin string) kubernetes.Inter
 		"--service-account-issuer", "https://ballast.test", "--service-cluster-ip-range", "10.96.0.0/24",
 		"--disable-admission-plugins", "ServiceAccount")
 
-	client, err := kubernetes.NewForConfig(&rest.Config{Host: fmt.Sprintf("https://127.0.0.1:%d", apiPort), BearerToken: token,
-		TLSClientConfig: rest.TLSClientConfig{Insecure: true}})
+	cfg := &rest.Config{Host: fmt.Sprintf("https://127.0.0.1:%d", apiPort), BearerToken: token,
+		TLSClientConfig: rest.TLSClientConfig{Insecure: true}}
+	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The provider reaches this server through its own API (kube.NewAPI).
+	realConfigs[client] = cfg
+	t.Cleanup(func() { delete(realConfigs, client) })
 	testenv.Eventually(t, 90*time.Second, "kube-apiserver ready", func() bool {
 		_, err := client.CoreV1().Namespaces().Get(context.Background(), "default", metav1.GetOptions{})
 		return err == nil

@@ -66,27 +66,26 @@ func New(ctx context.Context, opts Options) (*Provider, error) {
 	p := &Provider{opts: opts, log: opts.Logger.With("provider", "kubernetes"), stop: make(chan struct{}),
 		created: map[string]provider.Instance{}, ended: map[string]ended{}, deleting: map[string]bool{},
 		firstSeen: map[string]time.Time{}}
-	// Informers built by hand over the core client alone: the shared
-	// informer factory would link every API group into the binary.
+	// Informers built by hand over the API alone: the shared informer
+	// factory would link every API group into the binary.
 	// Resync 0: the cache follows the watch; nothing needs replaying.
-	pods, nodes := opts.Client.Pods(opts.Namespace), opts.Client.Nodes()
-	sel := p.selector()
+	api, ns, sel := opts.Client, opts.Namespace, p.selector()
 	podLW := &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, lo metav1.ListOptions) (runtime.Object, error) {
 			lo.LabelSelector = sel
-			return pods.List(ctx, lo)
+			return api.ListPods(ctx, ns, lo)
 		},
 		WatchFuncWithContext: func(ctx context.Context, lo metav1.ListOptions) (watch.Interface, error) {
 			lo.LabelSelector = sel
-			return pods.Watch(ctx, lo)
+			return api.WatchPods(ctx, ns, lo)
 		},
 	}
 	nodeLW := &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, lo metav1.ListOptions) (runtime.Object, error) {
-			return nodes.List(ctx, lo)
+			return api.ListNodes(ctx, lo)
 		},
 		WatchFuncWithContext: func(ctx context.Context, lo metav1.ListOptions) (watch.Interface, error) {
-			return nodes.Watch(ctx, lo)
+			return api.WatchNodes(ctx, lo)
 		},
 	}
 	// A client that cannot stream its initial list (a fake) says so, and
@@ -164,7 +163,7 @@ func (p *Provider) Launch(ctx context.Context, pool string, n int) ([]provider.I
 			return out, err
 		}
 		now := p.opts.Now()
-		pod, err := p.opts.Client.Pods(p.opts.Namespace).Create(ctx, p.podFor(pool, id, t), metav1.CreateOptions{})
+		pod, err := p.opts.Client.CreatePod(ctx, p.podFor(pool, id, t))
 		if err != nil {
 			kind := provider.ErrLaunchFailed
 			if isQuotaRefusal(err) {
@@ -247,7 +246,7 @@ func (p *Provider) delete(ctx context.Context, name string, grace *int64) error 
 	p.mu.Lock()
 	p.deleting[name] = true
 	p.mu.Unlock()
-	err := p.opts.Client.Pods(p.opts.Namespace).Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: grace})
+	err := p.opts.Client.DeletePod(ctx, p.opts.Namespace, name, metav1.DeleteOptions{GracePeriodSeconds: grace})
 	if err != nil && !apierrors.IsNotFound(err) {
 		p.mu.Lock()
 		delete(p.deleting, name) // try again next time

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 )
 
 // The labels the provider puts on every worker pod and selects them by.
@@ -73,10 +72,8 @@ type PodTemplate struct {
 
 // Options configures a Provider.
 type Options struct {
-	// Client reaches the cluster's core API (NewClient builds one; tests
-	// pass a fake clientset's CoreV1()). Only the core group is used: the
-	// whole clientset would double the binary.
-	Client corev1client.CoreV1Interface
+	// Client reaches the cluster (NewClient builds one).
+	Client API
 	// Namespace is where the worker pods run.
 	Namespace string
 	// Installation is the Ballast namespace, the value of the

@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
-	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/ballastdev/ballast/internal/testenv"
@@ -56,21 +55,18 @@ func templates() map[string]kube.PodTemplate {
 	}
 }
 
-// fakeCore is the fake clientset's core client, saying (as the whole fake
-// clientset does) that it cannot stream an initial list, so informers list.
-type fakeCore struct{ corev1client.CoreV1Interface }
-
-func (fakeCore) IsWatchListSemanticsUnSupported() bool { return true }
-
 // newProvider starts a provider over client; it is closed with the test.
 func newProvider(t *testing.T, client kubernetes.Interface, c *clock) *kube.Provider {
 	t.Helper()
-	core := client.CoreV1()
-	if _, isFake := client.(*fake.Clientset); isFake {
-		core = fakeCore{core}
+	var api kube.API = fakeAPI{client.CoreV1()}
+	if cfg, real := realConfigs[client]; real {
+		var err error
+		if api, err = kube.NewAPI(cfg); err != nil {
+			t.Fatal(err)
+		}
 	}
 	p, err := kube.New(context.Background(), kube.Options{
-		Client: core, Namespace: testNS, Installation: "ballast", ConfigMap: "ballast-config",
+		Client: api, Namespace: testNS, Installation: "ballast", ConfigMap: "ballast-config",
 		EnvFromSecret: "ballast-secrets", CheckpointClaim: "ballast-checkpoints",
 		CheckpointDir: "/var/lib/ballast/checkpoints", LogDir: "/var/lib/ballast/logs",
 		Pools: templates(), Now: c.Now, SyncTimeout: 30 * time.Second,
