@@ -16,6 +16,10 @@ import (
 // newCapacity builds the hybrid capacity adapter. prov may be nil: the policy
 // still lends, reclaims and migrates between the queues, but nothing is
 // launched or released.
+// The NATS control wakes a worker for a spot notice the provider reports
+// (an interruption taint on a Kubernetes node, an exec list's reclaim_at).
+var _ controller.SpotNoticeWaker = workers.NATSControl{}
+
 func newCapacity(cfg config.Config, store *queues.Store, nc *nats.Conn, prov provider.Provider, pub events.Publisher, log *slog.Logger) *controller.Hybrid {
 	h := &controller.Hybrid{Store: store, Provider: prov, Pools: cfg.PolicyPools(), Config: cfg.PolicyConfig(), Events: pub, Logger: log}
 	if nc != nil {

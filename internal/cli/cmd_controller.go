@@ -10,10 +10,10 @@ func runController(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "controller", "controller [--config FILE]")
 	cfgPath := configFlag(fs)
 	capacity := fs.Bool("capacity", true, "run the hybrid capacity policy (lend, reclaim, migrate, scale elastic pools)")
-	provName := fs.String("provider", "none", "elastic capacity provider: none, local (child worker processes) or exec (operator scripts)")
-	launch := fs.String("exec-launch", "", "exec provider: launch script")
-	release := fs.String("exec-release", "", "exec provider: release script")
-	list := fs.String("exec-list", "", "exec provider: list script")
+	provName := fs.String("provider", "", "elastic capacity provider: none, local (child worker processes), exec (operator scripts) or kubernetes (a pod per worker); overrides provider.kind of the config (default: it, else none)")
+	launch := fs.String("exec-launch", "", "exec provider: launch script (overrides provider.exec.launch)")
+	release := fs.String("exec-release", "", "exec provider: release script (overrides provider.exec.release)")
+	list := fs.String("exec-list", "", "exec provider: list script (overrides provider.exec.list)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -34,7 +34,7 @@ func runController(ctx context.Context, e *env, args []string) error {
 	defer nc.Close()
 	var st stack
 	defer func() { st.stop() }() // a closure: st grows after this line
-	prov, err := newProvider(*provName, cfg, *cfgPath, execScripts{*launch, *release, *list}, log, &st)
+	prov, err := newProvider(ctx, providerKind(*provName, cfg), cfg, *cfgPath, execScripts{*launch, *release, *list}, log, &st)
 	if err != nil {
 		return err
 	}

@@ -97,7 +97,7 @@ func runDev(ctx context.Context, e *env, args []string) error {
 	if err := writeConfig(cfgFile, cfg); err != nil {
 		return err
 	}
-	prov, err := newProvider("local", cfg, cfgFile, execScripts{}, log, &st)
+	prov, err := newProvider(ctx, config.ProviderLocal, cfg, cfgFile, execScripts{}, log, &st)
 	if err != nil {
 		return err
 	}

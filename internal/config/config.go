@@ -31,6 +31,8 @@ type Config struct {
 	Watermarks Watermarks `yaml:"watermarks,omitempty"`
 	// Capacity tunes the rest of the hybrid capacity policy.
 	Capacity CapacityConfig `yaml:"capacity,omitempty"`
+	// Provider chooses who starts and releases elastic workers.
+	Provider ProviderConfig `yaml:"provider,omitempty"`
 
 	// QoS isolates fixed-quota work from elastic work on each worker:
 	// groups with their own CPU, memory, storage and network limits, and

@@ -89,6 +89,9 @@ func (c Config) WithDefaults() Config {
 		c.Capacity.CoreMaxWait = &w
 	}
 
+	setDefault(&c.Provider.Kind, ProviderNone)
+	c.Provider.Kubernetes = c.Provider.Kubernetes.withDefaults()
+
 	if c.Pools != nil {
 		pools := make(map[string]PoolConfig, len(c.Pools))
 		for name, p := range c.Pools {

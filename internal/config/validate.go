@@ -45,6 +45,7 @@ func (c Config) Validate() error {
 	c.Watermarks.validate(&ps)
 	c.Capacity.validate(&ps)
 	validatePools(&ps, c.Pools)
+	c.validateProvider(&ps)
 	c.validatePassEnv(&ps)
 	ps.merge(c.QoS.Validate(c.Templates))
 	cat, err := c.Catalog()

@@ -64,6 +64,12 @@ type Hybrid struct {
 	// fallback (spot to on-demand, or another region) and the refused launch
 	// would simply be retried every tick.
 	stockOut map[string]policy.Launch
+	// bookedOut holds the IDs of StockedOut instances already added to
+	// stockOut, so a provider that keeps listing one books it once.
+	bookedOut map[string]bool
+	// noticed holds, per instance, the reclaim time already recorded as a
+	// spot notice for its worker.
+	noticed map[string]time.Time
 
 	// orphans are queued jobs placed on a worker that no longer takes
 	// placed work (gone, draining, fenced into a new ID), seen by the last
@@ -86,10 +92,11 @@ func (h *Hybrid) LastPlan() policy.Plan {
 // Tick runs one round: snapshot, close the launches the provider reports
 // gone, decide, apply.
 func (h *Hybrid) Tick(ctx context.Context, now time.Time) (policy.Plan, error) {
-	s, instances, err := h.snapshot(ctx, now)
+	s, instances, err := h.snapshot(ctx, now, true)
 	if err != nil {
 		return policy.Plan{}, err
 	}
+	h.noticeSpot(ctx, instances, now)
 	h.endLaunches(ctx, instances, now)
 	h.unplaceOrphans(ctx)
 	plan := policy.Decide(s, now)
@@ -104,13 +111,15 @@ func (h *Hybrid) Tick(ctx context.Context, now time.Time) (policy.Plan, error) {
 // that are gone, moving jobs) is Tick's and Apply's, so building a view,
 // for status or a test, changes nothing.
 func (h *Hybrid) Snapshot(ctx context.Context, now time.Time) (policy.Snapshot, error) {
-	s, _, err := h.snapshot(ctx, now)
+	s, _, err := h.snapshot(ctx, now, false)
 	return s, err
 }
 
 // snapshot is Snapshot with the provider's instances it read, which Tick
-// closes the recorded launches of.
-func (h *Hybrid) snapshot(ctx context.Context, now time.Time) (policy.Snapshot, []provider.Instance, error) {
+// closes the recorded launches of. With book set (Tick's call) it first
+// books the instances the provider reports stocked out, so the view it
+// returns already falls back from their pools.
+func (h *Hybrid) snapshot(ctx context.Context, now time.Time, book bool) (policy.Snapshot, []provider.Instance, error) {
 	h.init()
 	ws, err := h.Store.Workers(ctx)
 	if err != nil {
@@ -179,7 +188,7 @@ func (h *Hybrid) snapshot(ctx context.Context, now time.Time) (policy.Snapshot, 
 	// Launches not yet registered count as capacity on its way, so the same
 	// backlog is not launched for twice.
 	for _, inst := range instances {
-		if registered[inst.ID] || inst.State == provider.Gone || inst.State == provider.Failed {
+		if registered[inst.ID] || inst.State.Ended() {
 			delete(h.launched, inst.ID)
 			continue
 		}
@@ -189,6 +198,9 @@ func (h *Hybrid) snapshot(ctx context.Context, now time.Time) (policy.Snapshot, 
 	// first refusal: once SpotFallbackAfter old, the policy sends the work
 	// on-demand (rule 3). After twice that the controller gives up on them,
 	// so spot is asked again for work still waiting.
+	if book {
+		h.bookStockOutsLocked(instances, now)
+	}
 	for pool, l := range h.stockOut {
 		if now.Sub(l.RequestedAt) >= 2*h.Config.SpotFallbackAfter {
 			delete(h.stockOut, pool)
@@ -445,7 +457,7 @@ func (h *Hybrid) endLaunches(ctx context.Context, instances []provider.Instance,
 	}
 	for _, l := range pending {
 		st, listed := state[l.ID]
-		if (listed && st != provider.Gone && st != provider.Failed) || (!listed && now.Sub(l.At) < launchGrace) {
+		if (listed && !st.Ended()) || (!listed && now.Sub(l.At) < launchGrace) {
 			continue
 		}
 		if _, err := h.Store.EndLaunch(ctx, l.ID, now); err != nil {
@@ -473,6 +485,8 @@ func (h *Hybrid) init() {
 		h.seen = map[string]jobs.Job{}
 		h.launched = map[string]provider.Instance{}
 		h.stockOut = map[string]policy.Launch{}
+		h.bookedOut = map[string]bool{}
+		h.noticed = map[string]time.Time{}
 		h.overflowTo = map[string]overflowed{}
 	}
 	if h.Logger == nil {

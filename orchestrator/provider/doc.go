@@ -7,6 +7,7 @@
 //     to mimic a VM's boot and an optional capacity per pool to simulate
 //     stock-outs.
 //   - [Exec] calls operator scripts, so any cloud's CLI can be plugged in.
+//   - The kube subpackage runs each worker as a Kubernetes pod.
 //   - [WithRetry] wraps either, retrying launch failures with backoff.
 //
 // # Failures the controller acts on
@@ -17,7 +18,11 @@
 // SpotFallbackAfter) or [ErrLaunchFailed] (anything else: worth retrying).
 // Launch may return instances together with the error; they were started
 // and must be tracked. Each [Instance] carries its [State], so a delayed or
-// asynchronous launch that fails later shows up as Failed in List.
+// asynchronous launch that fails later shows up as Failed in List, and one
+// the provider gave up on for lack of capacity as [StockedOut], which the
+// controller books as a stock-out of its pool. An Instance whose ReclaimAt
+// is set is about to lose its machine (a spot interruption): the controller
+// records a spot notice for its worker.
 //
 // Instance IDs are the workers' IDs too: a provider passes its ID to the
 // worker (ballast worker --id ID), so the worker registry and the provider
@@ -72,8 +77,14 @@
 //	LIST
 //
 // It prints, in the same format, every instance it manages, in any state
-// ("launching", "running", "releasing", "gone", "failed"; "error" may say
-// why a failed one failed), each naming its "pool", and exits 0. The
+// ("launching", "running", "releasing", "gone", "failed", "stocked_out";
+// "error" may say why a failed one failed), each naming its "pool", and
+// exits 0. "stocked_out" is an instance the cloud accepted but never
+// placed (a request parked for lack of capacity) that the script gave up
+// on and cancelled: the controller books it as a stock-out of its pool,
+// like a launch that exited 3. "reclaim_at" (RFC 3339) on a live instance
+// is a spot interruption notice: the machine goes at that time, and the
+// controller tells its worker to checkpoint and requeue before then. The
 // controller reconciles with it after a restart, so it should find the
 // instances from the cloud (by tag or label), not from local memory.
 // Its answer is reused for ExecOptions.ListEvery (15 s by default), with

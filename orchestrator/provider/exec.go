@@ -194,7 +194,7 @@ func (e *Exec) List(ctx context.Context) ([]Instance, error) {
 	if res.code != 0 || res.timedOut {
 		return nil, fmt.Errorf("provider exec: list: %s", res.describe(e.opts.Timeout))
 	}
-	insts, err := parseInstances(res.stdout, "", []State{Launching, Running, Releasing, Gone, Failed}, time.Time{})
+	insts, err := parseInstances(res.stdout, "", []State{Launching, Running, Releasing, Gone, Failed, StockedOut}, time.Time{})
 	if err != nil {
 		return nil, fmt.Errorf("provider exec: list: %w", err)
 	}

@@ -18,9 +18,14 @@ type Instance struct {
 	LaunchedAt time.Time `json:"launched_at,omitzero"`
 	// StartedAt is when it began running; most providers bill from here.
 	StartedAt time.Time `json:"started_at,omitzero"`
-	// Err is the last error of a Failed instance (or a note on a Gone one,
-	// such as a forced stop).
+	// Err is the last error of a Failed instance (or a note on a Gone or
+	// StockedOut one, such as a forced stop or why it could not be placed).
 	Err string `json:"error,omitempty"`
+	// ReclaimAt, when set, is when the provider takes the instance's
+	// machine away (a spot interruption notice): the controller records a
+	// spot notice for its worker, which checkpoints and requeues its jobs
+	// before then.
+	ReclaimAt time.Time `json:"reclaim_at,omitzero"`
 }
 
 // Provider starts and releases the elastic workers of pools. Implementations
