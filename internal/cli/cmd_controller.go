@@ -34,7 +34,9 @@ func runController(ctx context.Context, e *env, args []string) error {
 	defer nc.Close()
 	var st stack
 	defer func() { st.stop() }() // a closure: st grows after this line
-	prov, err := newProvider(ctx, providerKind(*provName, cfg), cfg, *cfgPath, execScripts{*launch, *release, *list}, log, &st)
+	// The kind in force, for status and the dashboard too.
+	cfg.Provider.Kind = providerKind(*provName, cfg)
+	prov, err := newProvider(ctx, cfg.Provider.Kind, cfg, *cfgPath, execScripts{*launch, *release, *list}, log, &st)
 	if err != nil {
 		return err
 	}

@@ -97,6 +97,7 @@ func runDev(ctx context.Context, e *env, args []string) error {
 	if err := writeConfig(cfgFile, cfg); err != nil {
 		return err
 	}
+	cfg.Provider.Kind = config.ProviderLocal
 	prov, err := newProvider(ctx, config.ProviderLocal, cfg, cfgFile, execScripts{}, log, &st)
 	if err != nil {
 		return err

@@ -11,6 +11,7 @@ import (
 	"github.com/ballastdev/ballast/internal/config"
 	"github.com/ballastdev/ballast/jobs"
 	"github.com/ballastdev/ballast/orchestrator/api"
+	"github.com/ballastdev/ballast/orchestrator/insight"
 	"github.com/ballastdev/ballast/orchestrator/telemetry"
 	"github.com/ballastdev/ballast/queues"
 )
@@ -38,6 +39,9 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	// This config's: the CLI reads the store itself, not the controller.
+	en := insight.EnginesOf(cfg)
+	st.Engines = &en
 	if *out == "json" {
 		return writeJSON(e.out, st)
 	}
@@ -45,6 +49,7 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 	fmt.Fprintf(e.out, "leader: %s\n", dash(st.Leader))
 	printRedis(e, st.Redis)
 	printTopology(e, cfg, st.Topology)
+	printEngines(e, *st.Engines)
 	fmt.Fprintln(e.out)
 	rows := make([][]any, len(st.Workers))
 	for i, w := range st.Workers {
@@ -117,6 +122,12 @@ func printTopology(e *env, cfg config.Config, t queues.Topology) {
 	if t.Error != "" {
 		fmt.Fprintf(e.out, "  note: %s\n", t.Error)
 	}
+}
+
+// printEngines names the NATS servers and the provider.
+func printEngines(e *env, en insight.Engines) {
+	fmt.Fprintf(e.out, "nats: %s; stream %s with %d replica(s)\nprovider: %s\n", dash(strings.Join(en.NATS, ", ")),
+		dash(en.Stream), en.StreamReplicas, en.Provider)
 }
 
 // printOverflowed lists the core jobs running or waiting on on-demand

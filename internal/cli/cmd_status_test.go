@@ -47,7 +47,13 @@ func TestStatusShowsOverflowedJobs(t *testing.T) {
 	if want := "redis topology: standalone via " + f.cfg.Redis.Addr + "; masters now: " + f.cfg.Redis.Addr; !strings.Contains(out, want) {
 		t.Errorf("status lacks %q:\n%s", want, out)
 	}
+	if want := "nats: " + f.cfg.NATS.URL + "; stream " + f.cfg.NATS.Stream + " with 1 replica(s)\nprovider: none"; !strings.Contains(out, want) {
+		t.Errorf("status lacks %q:\n%s", want, out)
+	}
 	code, out, _ = run(t, "status", "--config", f.path, "-o", "json")
+	if !strings.Contains(out, `"nats_stream_replicas": 1`) || !strings.Contains(out, `"provider": "none"`) {
+		t.Errorf("status -o json lacks the NATS servers and the provider:\n%s", out)
+	}
 	if !strings.Contains(out, `"redis_topology": {`) || !strings.Contains(out, `"mode": "standalone"`) || !strings.Contains(out, `"hash_tag": "{`+f.ns+`}"`) {
 		t.Errorf("status -o json lacks the Redis topology:\n%s", out)
 	}

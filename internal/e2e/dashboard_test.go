@@ -325,7 +325,9 @@ func pageFloat(t *testing.T, page map[string]string, key string) float64 {
 // exactly: the page keeps each JSON value in data-v.
 func dashboardDiffs(page map[string]string, o insight.Overview) []string {
 	want := map[string]string{"leader": o.Leader,
-		"redis": o.Redis.Mode + " · " + strings.Join(o.Redis.Masters, ", ")}
+		"redis": o.Redis.Mode + " · " + strings.Join(o.Redis.Masters, ", "), "provider": o.Engines.Provider,
+		"nats": fmt.Sprintf("%d server%s · stream ×%d", len(o.Engines.NATS), map[bool]string{true: "", false: "s"}[len(o.Engines.NATS) == 1],
+			o.Engines.StreamReplicas)}
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 	for _, p := range o.Pools {
 		k := "pool." + p.Name + "."

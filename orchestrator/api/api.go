@@ -32,6 +32,10 @@ type Status struct {
 	// Topology is the Redis topology in use: mode, the masters serving
 	// now, and on a cluster the shard that holds the namespace.
 	Topology queues.Topology `json:"redis_topology"`
+	// Engines names the NATS servers, the event stream's replicas and the
+	// elastic capacity provider of the serving controller; nil when it
+	// serves no overview.
+	Engines *insight.Engines `json:"engines,omitempty"`
 }
 
 // OverflowedJob is one core job overflowed to on-demand capacity.
@@ -157,6 +161,10 @@ func (h *handler) status(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		writeErr(w, err)
 		return
+	}
+	if h.live != nil {
+		e := h.live.Source.Engines
+		st.Engines = &e
 	}
 	writeJSON(w, http.StatusOK, st)
 }

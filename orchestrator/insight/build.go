@@ -86,7 +86,7 @@ func (s Source) OverviewOf(now time.Time, in Inputs) Overview {
 // workers' last heartbeats: they are fresher, and they are what the
 // running-jobs table shows, so the pools and the jobs never disagree.
 func (s Source) current(now time.Time, in Inputs) (Overview, *float64) {
-	o := Overview{At: now, Leader: in.Leader, Redis: in.Topology, Pools: []PoolView{}, Workers: []WorkerView{}, Queues: []QueueView{},
+	o := Overview{At: now, Leader: in.Leader, Redis: in.Topology, Engines: s.engines(), Pools: []PoolView{}, Workers: []WorkerView{}, Queues: []QueueView{},
 		Running: []RunningJob{}, Recommendations: []advisor.Recommendation{}}
 	running := map[string]int{}
 	runningByQueue := map[string]int{}

@@ -15,11 +15,13 @@ type Overview struct {
 	Leader string    `json:"leader"`
 	// Redis is the Redis topology in use: after a failover its masters
 	// are the promoted replicas.
-	Redis   queues.Topology `json:"redis_topology"`
-	Pools   []PoolView      `json:"pools"`
-	Workers []WorkerView    `json:"workers"`
-	Queues  []QueueView     `json:"queues"`
-	Running []RunningJob    `json:"running"`
+	Redis queues.Topology `json:"redis_topology"`
+	// Engines names the NATS servers and the elastic capacity provider.
+	Engines Engines      `json:"engines"`
+	Pools   []PoolView   `json:"pools"`
+	Workers []WorkerView `json:"workers"`
+	Queues  []QueueView  `json:"queues"`
+	Running []RunningJob `json:"running"`
 	// Overflowed counts core jobs sent to on-demand capacity by rule 7 that
 	// are still queued or running there: work paid at the on-demand
 	// premium because the quota was full for too long.

@@ -73,13 +73,15 @@ type Source struct {
 	// Recent, SeriesWindow, SeriesStep, AdviceWindow and Retention
 	// override the defaults above when positive.
 	Recent, SeriesWindow, SeriesStep, AdviceWindow, Retention time.Duration
+	// Engines is what the overview says of NATS and the provider.
+	Engines Engines
 }
 
 // FromConfig is the Source of a loaded config.
 func FromConfig(store *queues.Store, cfg config.Config) Source {
 	pc := cfg.PolicyConfig()
 	return Source{Store: store, Pools: cfg.PolicyPools(), Quota: cfg.FixedQuota(), High: pc.High, Low: pc.Low,
-		Retention: cfg.Controller.CostRetention.Std()}
+		Retention: cfg.Controller.CostRetention.Std(), Engines: EnginesOf(cfg)}
 }
 
 func (s Source) pool(name string) (policy.Pool, bool) {

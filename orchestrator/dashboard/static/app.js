@@ -134,6 +134,13 @@
     redis.textContent = rt.mode ? rt.mode + (masters ? ' · ' + masters : '') : dash;
     redis.title = rt.mode === 'cluster' ? 'namespace ' + (rt.hash_tag || '') + ' in slot ' + rt.slot + ' on ' + (rt.slot_master || dash)
       : (rt.error || 'the masters serving now');
+    const en = ov.engines || {};
+    const nats = byId('nats');
+    const servers = en.nats_servers || [];
+    nats.textContent = servers.length ? servers.length + (servers.length === 1 ? ' server' : ' servers') +
+      ' · stream ×' + (en.nats_stream_replicas || 1) : dash;
+    nats.title = servers.join(', ') + (en.nats_stream ? ' · stream ' + en.nats_stream : '');
+    byId('provider').textContent = en.provider || dash;
     const at = new Date(ov.at);
     const upd = byId('updated');
     upd.replaceChildren('updated ', el('b', { 'data-k': 'at', 'data-v': ov.at }, isNaN(at) ? dash : clock(at)));
