@@ -65,6 +65,15 @@ type Hybrid struct {
 	// would simply be retried every tick.
 	stockOut map[string]policy.Launch
 
+	// RebuildEvery is how often Tick reads every active job again rather
+	// than only those that changed (0: DefaultRebuildEvery). It bounds how
+	// long a change no signal reported stays unseen; see liveState.
+	RebuildEvery time.Duration
+	// live is the view Tick keeps across ticks; nil until the first tick,
+	// and after anything that makes it untrustworthy (see Forget).
+	live  *liveState
+	hints hintSet
+
 	// orphans are queued jobs placed on a worker that no longer takes
 	// placed work (gone, draining, fenced into a new ID), seen by the last
 	// snapshot; Tick takes their placements back.
@@ -85,14 +94,22 @@ func (h *Hybrid) LastPlan() policy.Plan {
 
 // Tick runs one round: snapshot, close the launches the provider reports
 // gone, decide, apply.
+// The leader keeps the policy's index across ticks and reads only the jobs
+// that changed (see liveState).
 func (h *Hybrid) Tick(ctx context.Context, now time.Time) (policy.Plan, error) {
-	s, instances, err := h.snapshot(ctx, now)
+	ix, instances, err := h.tickIndex(ctx, now)
 	if err != nil {
 		return policy.Plan{}, err
 	}
+	return h.act(ctx, ix, instances, now)
+}
+
+// act is the rest of Tick, once the view is read: close the launches the
+// provider reports gone, take back orphaned placements, decide, apply.
+func (h *Hybrid) act(ctx context.Context, ix *policy.Index, instances []provider.Instance, now time.Time) (policy.Plan, error) {
 	h.endLaunches(ctx, instances, now)
 	h.unplaceOrphans(ctx)
-	plan := policy.Decide(s, now)
+	plan := ix.Decide(now)
 	h.mu.Lock()
 	h.lastPlan = plan
 	h.mu.Unlock()
@@ -129,30 +146,83 @@ func (h *Hybrid) snapshot(ctx context.Context, now time.Time) (policy.Snapshot, 
 
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	// Snapshot's read replaces what Apply fences on, so the state Tick
+	// keeps across ticks no longer matches it: the next tick rebuilds.
+	h.live = nil
+	return h.build(ws, active, instances, now), instances, nil
+}
+
+// build is the policy's view of what the store and the provider hold, as
+// read; it replaces what Apply fences on (h.seen, h.attempts). Callers
+// hold h.mu.
+func (h *Hybrid) build(ws []queues.WorkerInfo, active []jobs.Job, instances []provider.Instance, now time.Time) policy.Snapshot {
 	h.orphans = nil
 	s := policy.Snapshot{Config: h.Config, Pools: h.Pools}
-	poolOf := map[string]string{}
-	registered := map[string]bool{}
-	// The job records are fresher than a worker's last heartbeat: a job
-	// claimed or finished since then already shows there. Trust them for
-	// how busy a worker is, so a short job still resets its idle clock and
-	// a just-freed fixed slot can be lent at once.
-	// Slots, not jobs: a four-slot job fills four.
-	running := map[string]int{}
+	var poolOf map[string]string
+	var placeable map[string]bool
+	s.Workers, s.Launches, poolOf, placeable = h.viewWorkers(ws, runningSlots(active), instances, now)
+	attempts := make(map[string]int, len(active))
+	seen := make(map[string]jobs.Job, len(active))
 	for _, j := range active {
-		switch {
-		case j.State != jobs.StateRunning || j.Worker == "":
-		case len(j.Placed) > 0:
-			// Every member of a placed job (a gang's on several
-			// workers) holds its slots where it runs.
-			for _, w := range j.Placed {
-				running[w] += j.Spec.SlotCount()
-			}
-		default:
-			running[j.Worker] += j.Spec.SlotCount()
+		attempts[j.ID] = j.Attempt
+		seen[j.ID] = j
+		s.Jobs = append(s.Jobs, h.policyJob(j, poolOf, placeable))
+	}
+	for id := range h.inflight {
+		if _, ok := attempts[id]; !ok {
+			delete(h.inflight, id)
 		}
 	}
-	placeable := map[string]bool{}
+	for id, o := range h.overflowTo {
+		if attempts[id] != o.attempt {
+			delete(h.overflowTo, id) // ended, or moved on from its overflow
+		}
+	}
+	h.attempts = attempts
+	h.seen = seen
+	return s
+}
+
+// runningSlots is, by worker, the slots the running jobs' records hold
+// there. The job records are fresher than a worker's last heartbeat: a job
+// claimed or finished since then already shows there. Trust them for how
+// busy a worker is, so a short job still resets its idle clock and a
+// just-freed fixed slot can be lent at once. Slots, not jobs: a four-slot
+// job fills four.
+func runningSlots(active []jobs.Job) map[string]int {
+	running := map[string]int{}
+	for _, j := range active {
+		addRunning(running, j, "")
+	}
+	return running
+}
+
+// addRunning adds what running job j holds to running: on every worker, or
+// only on worker when it is not "".
+func addRunning(running map[string]int, j jobs.Job, worker string) {
+	switch {
+	case j.State != jobs.StateRunning || j.Worker == "":
+	case len(j.Placed) > 0:
+		// Every member of a placed job (a gang's on several
+		// workers) holds its slots where it runs.
+		for _, w := range j.Placed {
+			if worker == "" || w == worker {
+				running[w] += j.Spec.SlotCount()
+			}
+		}
+	case worker == "" || j.Worker == worker:
+		running[j.Worker] += j.Spec.SlotCount()
+	}
+}
+
+// viewWorkers is the policy's view of the registered workers, given the
+// slots the records hold on each, and of the launches on their way; with
+// each worker's pool and whether it takes placed work. Callers hold h.mu.
+func (h *Hybrid) viewWorkers(ws []queues.WorkerInfo, running map[string]int, instances []provider.Instance, now time.Time) (
+	workers []policy.Worker, launches []policy.Launch, poolOf map[string]string, placeable map[string]bool) {
+	poolOf = map[string]string{}
+	registered := map[string]bool{}
+	placeable = map[string]bool{}
 	for _, w := range ws {
 		registered[w.ID] = true
 		poolOf[w.ID] = w.Pool
@@ -174,7 +244,7 @@ func (h *Hybrid) snapshot(ctx context.Context, now time.Time) (policy.Snapshot, 
 		if inst, ok := h.launched[w.ID]; ok {
 			pw.LaunchRequestedAt = inst.LaunchedAt
 		}
-		s.Workers = append(s.Workers, pw)
+		workers = append(workers, pw)
 	}
 	// Launches not yet registered count as capacity on its way, so the same
 	// backlog is not launched for twice.
@@ -183,7 +253,7 @@ func (h *Hybrid) snapshot(ctx context.Context, now time.Time) (policy.Snapshot, 
 			delete(h.launched, inst.ID)
 			continue
 		}
-		s.Launches = append(s.Launches, policy.Launch{Pool: inst.Pool, Count: 1, RequestedAt: inst.LaunchedAt})
+		launches = append(launches, policy.Launch{Pool: inst.Pool, Count: 1, RequestedAt: inst.LaunchedAt})
 	}
 	// Stocked-out spot launches count as unfilled launches dated from the
 	// first refusal: once SpotFallbackAfter old, the policy sends the work
@@ -194,63 +264,51 @@ func (h *Hybrid) snapshot(ctx context.Context, now time.Time) (policy.Snapshot, 
 			delete(h.stockOut, pool)
 			continue
 		}
-		s.Launches = append(s.Launches, l)
+		launches = append(launches, l)
 	}
-	attempts := make(map[string]int, len(active))
-	seen := make(map[string]jobs.Job, len(active))
-	for _, j := range active {
-		attempts[j.ID] = j.Attempt
-		seen[j.ID] = j
-		q := policy.Queue(j.Queue)
-		switch jq := queues.Queue(j.Queue); {
-		case jq.Overflow():
-			// Overflowed core work, regional or not, is its own backlog:
-			// on-demand demand the policy sizes for, never burst.
-			q = policy.QueueOverflow
-		case jq.Elastic():
-			// The policy sees one elastic backlog: ondemand and the
-			// regional queues are burst to it, and it reads the pin
-			// from the job's region, not from the queue name.
-			q = policy.QueueBurst
-		}
-		pj := policy.Job{ID: j.ID, Class: j.Spec.Class, State: j.State, Queue: q, Worker: j.Worker,
-			Pool: poolOf[j.Worker], Checkpointable: j.Spec.Checkpointable, Retryable: j.Spec.Retryable,
-			SpotPreemptions: j.SpotPreemptions, Region: j.Spec.Labels[RegionLabel], SubmittedAt: j.CreatedAt,
-			QueuedAt: j.QueuedAt, StartedAt: j.StartedAt, LastCheckpointAt: j.CheckpointAt}
-		pj.MaxWait, pj.HasMaxWait = j.Spec.OwnMaxWait(j.QueuedAt, h.Config.CoreMaxWait)
-		if j.State == jobs.StateQueued && q == policy.QueueOverflow {
-			pj.Pool = h.overflowPool(j)
-		}
-		if f, ok := h.inflight[j.ID]; ok {
-			if f.attempt == j.Attempt && j.State == jobs.StateRunning {
-				pj.PendingAction = f.kind
-			} else {
-				delete(h.inflight, j.ID) // done: the attempt moved on
-			}
-		}
-		pj.Home = elasticHome(j)
-		h.size(&pj, j, placeable)
-		s.Jobs = append(s.Jobs, pj)
-	}
-	for id := range h.inflight {
-		if _, ok := attempts[id]; !ok {
-			delete(h.inflight, id)
-		}
-	}
-	for id, o := range h.overflowTo {
-		if attempts[id] != o.attempt {
-			delete(h.overflowTo, id) // ended, or moved on from its overflow
-		}
-	}
-	h.attempts = attempts
-	h.seen = seen
-	sort.Slice(s.Workers, func(i, k int) bool { return s.Workers[i].ID < s.Workers[k].ID })
+	sort.Slice(workers, func(i, k int) bool { return workers[i].ID < workers[k].ID })
 	for id := range h.idleSince {
 		if !registered[id] {
 			delete(h.idleSince, id)
 		}
 	}
-	return s, instances, nil
+	return workers, launches, poolOf, placeable
+}
+
+// policyJob is the policy's view of one active job record. It drops the
+// in-flight preemption the record shows done, and notes an orphaned
+// placement for Tick to take back (see size). Callers hold h.mu.
+func (h *Hybrid) policyJob(j jobs.Job, poolOf map[string]string, placeable map[string]bool) policy.Job {
+	q := policy.Queue(j.Queue)
+	switch jq := queues.Queue(j.Queue); {
+	case jq.Overflow():
+		// Overflowed core work, regional or not, is its own backlog:
+		// on-demand demand the policy sizes for, never burst.
+		q = policy.QueueOverflow
+	case jq.Elastic():
+		// The policy sees one elastic backlog: ondemand and the
+		// regional queues are burst to it, and it reads the pin
+		// from the job's region, not from the queue name.
+		q = policy.QueueBurst
+	}
+	pj := policy.Job{ID: j.ID, Class: j.Spec.Class, State: j.State, Queue: q, Worker: j.Worker,
+		Pool: poolOf[j.Worker], Checkpointable: j.Spec.Checkpointable, Retryable: j.Spec.Retryable,
+		SpotPreemptions: j.SpotPreemptions, Region: j.Spec.Labels[RegionLabel], SubmittedAt: j.CreatedAt,
+		QueuedAt: j.QueuedAt, StartedAt: j.StartedAt, LastCheckpointAt: j.CheckpointAt}
+	pj.MaxWait, pj.HasMaxWait = j.Spec.OwnMaxWait(j.QueuedAt, h.Config.CoreMaxWait)
+	if j.State == jobs.StateQueued && q == policy.QueueOverflow {
+		pj.Pool = h.overflowPool(j)
+	}
+	if f, ok := h.inflight[j.ID]; ok {
+		if f.attempt == j.Attempt && j.State == jobs.StateRunning {
+			pj.PendingAction = f.kind
+		} else {
+			delete(h.inflight, j.ID) // done: the attempt moved on
+		}
+	}
+	pj.Home = elasticHome(j)
+	h.size(&pj, j, placeable)
+	return pj
 }
 
 // elasticHome is which of the elastic queues a queued burst job waits in,
@@ -284,6 +342,9 @@ func (h *Hybrid) Apply(ctx context.Context, plan policy.Plan, now time.Time) err
 	}
 	for _, a := range plan.Actions {
 		h.Logger.Info("plan", "action", a.String())
+		if a.Job != "" {
+			h.Changed(a.Job) // read again next tick, whatever the action did
+		}
 		switch a.Kind {
 		case policy.Lend, policy.Unlend:
 			to := queues.QueueLoan
