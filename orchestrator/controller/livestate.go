@@ -225,9 +225,9 @@ func (h *Hybrid) refresh(ctx context.Context, now time.Time, lv *liveState, hint
 	if err != nil {
 		return nil, nil, err
 	}
-	// The claimed sets of registered workers, and of the workers the kept
-	// records still run jobs on: a worker that left the registry with
-	// jobs still running in their records.
+	// The claimed sets of registered workers, of those read last time (a
+	// worker that left the registry since may have claimed before it
+	// left), and of the workers the kept records still run jobs on.
 	registered := make(map[string]bool, len(ws))
 	var ids []string
 	for _, w := range ws {
@@ -235,12 +235,21 @@ func (h *Hybrid) refresh(ctx context.Context, now time.Time, lv *liveState, hint
 		ids = append(ids, w.ID)
 	}
 	h.mu.Lock()
+	gone := map[string]bool{}
+	for w, js := range lv.sets {
+		if _, was := lv.workers[w]; !registered[w] && (was || len(js) > 0) {
+			gone[w] = true
+		}
+	}
 	for w, js := range lv.refs {
-		if !registered[w] && h.runsOn(js, w) {
-			ids = append(ids, w)
+		if !registered[w] && !gone[w] && h.runsOn(js, w) {
+			gone[w] = true
 		}
 	}
 	h.mu.Unlock()
+	for w := range gone {
+		ids = append(ids, w)
+	}
 	m, err := h.Store.ActiveMembership(ctx, ids, lv.endCursor.Add(-endMargin))
 	if err != nil {
 		return nil, nil, err

@@ -295,7 +295,7 @@ func TestLiveViewMatchesAFullRead(t *testing.T) {
 		}
 	}
 	// A case that exercises too little proves nothing.
-	for _, op := range []string{"submit", "claim", "finish", "requeue", "cancel", "move", "place", "worker"} {
+	for _, op := range []string{"submit", "claim", "finish", "requeue", "cancel", "checkpoint", "move", "place", "gang", "worker"} {
 		if done[op] == 0 {
 			t.Errorf("no %s in the sequence (%v): raise the tick count", op, done)
 		}
