@@ -31,8 +31,9 @@ type WorkerControl interface {
 }
 
 // Hybrid is the adapter around the pure capacity policy: each leader tick it
-// builds a snapshot from the job records, the worker registry and the
-// provider, calls policy.Decide, and applies the plan. Every action is fenced
+// brings its view of the job records, the worker registry and the provider
+// up to date (reading only what changed, see liveState), decides from the
+// policy's index, and applies the plan. Every action is fenced
 // (moves carry the attempt they were planned for), so applying a plan twice
 // or racing a worker changes nothing twice.
 type Hybrid struct {
@@ -92,10 +93,10 @@ func (h *Hybrid) LastPlan() policy.Plan {
 	return h.lastPlan
 }
 
-// Tick runs one round: snapshot, close the launches the provider reports
-// gone, decide, apply.
-// The leader keeps the policy's index across ticks and reads only the jobs
-// that changed (see liveState).
+// Tick runs one round: bring the view up to date, close the launches the
+// provider reports gone, decide, apply. The view and the policy's index are
+// kept across ticks, and only the records that may have changed are read
+// again (see liveState); some ticks read everything.
 func (h *Hybrid) Tick(ctx context.Context, now time.Time) (policy.Plan, error) {
 	ix, instances, err := h.tickIndex(ctx, now)
 	if err != nil {
@@ -116,17 +117,17 @@ func (h *Hybrid) act(ctx context.Context, ix *policy.Index, instances []provider
 	return plan, h.Apply(ctx, plan, now)
 }
 
-// Snapshot builds the policy's view of the world. It only reads the store
-// and the provider: what the view implies for the store (closing launches
-// that are gone, moving jobs) is Tick's and Apply's, so building a view,
-// for status or a test, changes nothing.
+// Snapshot builds the policy's view of the world from a full read. It only
+// reads the store and the provider: what the view implies for the store
+// (closing launches that are gone, moving jobs) is Tick's and Apply's, so
+// building a view, for status or a test, changes nothing there. It
+// replaces what Apply fences on, so the next Tick reads everything again.
 func (h *Hybrid) Snapshot(ctx context.Context, now time.Time) (policy.Snapshot, error) {
 	s, _, err := h.snapshot(ctx, now)
 	return s, err
 }
 
-// snapshot is Snapshot with the provider's instances it read, which Tick
-// closes the recorded launches of.
+// snapshot is Snapshot with the provider's instances it read.
 func (h *Hybrid) snapshot(ctx context.Context, now time.Time) (policy.Snapshot, []provider.Instance, error) {
 	h.init()
 	ws, err := h.Store.Workers(ctx)

@@ -45,9 +45,10 @@ const endMargin = 5 * time.Second
 //   - hints from outside (Changed), such as job events over NATS: the
 //     only signal for a checkpoint's time, or a move made elsewhere.
 //
-// A change none of them reports (a record written by hand, a lost event)
-// stays unseen until the next full rebuild, every RebuildEvery: that is the
-// staleness a missed signal costs, and every action stays fenced on the
+// A change none of them reports (a record written by hand, a lost event, a
+// claim by a worker that is not in the registry and was not at the last
+// read) stays unseen until the next full rebuild, every RebuildEvery: that
+// is the staleness a missed signal costs. Every action stays fenced on the
 // attempt the plan saw, so a stale view makes a move fail, never land on
 // the wrong attempt. A new leader, a Snapshot call, an error mid-refresh or
 // a changed config or pool list starts from a rebuild.
