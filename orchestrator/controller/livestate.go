@@ -302,6 +302,12 @@ func (h *Hybrid) refresh(ctx context.Context, now time.Time, lv *liveState, hint
 	}
 
 	h.mu.Lock()
+	if h.live != lv {
+		// A Snapshot or Forget since the reads began: what they
+		// replaced is not this view's to update.
+		h.mu.Unlock()
+		return h.rebuild(ctx, now)
+	}
 	defer h.mu.Unlock()
 	h.orphans = nil
 	poolOf := make(map[string]string, len(ws))

@@ -352,3 +352,63 @@ func TestLiveViewMissesWhatNoSignalReports(t *testing.T) {
 		t.Fatalf("after the rebuild: %s", d)
 	}
 }
+
+// A controller that leads again after another did reads everything: the
+// other leader, or anyone, may have changed records it has no signal of.
+func TestLeadingAgainRebuildsTheView(t *testing.T) {
+	t.Parallel()
+	rdb, ns := testenv.Redis(t)
+	store := queues.NewStore(rdb, queues.StoreOptions{Namespace: ns})
+	ctx := context.Background()
+	if _, err := store.Heartbeat(ctx, queues.WorkerInfo{ID: "f0", Pool: "fixed", Slots: 4, StartedAt: time.Now()}, nil); err != nil {
+		t.Fatal(err)
+	}
+	sub, err := store.Submit(ctx, jobs.Spec{Command: []string{"true"}, Class: jobs.ClassCore, Timeout: jobs.Duration(time.Hour),
+		Grace: jobs.Duration(time.Second)}, queues.QueueCore)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := store.Claim(ctx, queues.Delivery{JobID: sub.Job.ID, Attempt: 1}, "f0"); err != nil || !ok {
+		t.Fatalf("claim: %v %v", ok, err)
+	}
+	h := &Hybrid{Store: store, Config: policy.DefaultConfig(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		RebuildEvery: time.Hour, Pools: []policy.Pool{{Name: "fixed", Kind: policy.PoolFixed}}}
+	c, err := New(store, Options{ID: "a", Tick: 50 * time.Millisecond, WorkerTTL: time.Minute, LeaderTTL: time.Minute,
+		Capacity: h, Logger: h.Logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkpointAt := func() time.Time {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		return h.seen[sub.Job.ID].CheckpointAt
+	}
+	c.Tick(ctx)
+	if !c.Leader() || h.live == nil {
+		t.Fatal("a does not lead with a view")
+	}
+	if err := store.ResignLeadership(ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := store.AcquireLeadership(ctx, "b", time.Minute); err != nil || !ok {
+		t.Fatalf("b leads: %v %v", ok, err)
+	}
+	c.Tick(ctx)
+	if c.Leader() {
+		t.Fatal("a still leads")
+	}
+	at := time.Now().Add(time.Second).Truncate(time.Millisecond)
+	if err := rdb.HSet(ctx, store.Namespace().Job(sub.Job.ID), "checkpoint_at", at.UnixMilli()).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.ResignLeadership(ctx, "b"); err != nil {
+		t.Fatal(err)
+	}
+	c.Tick(ctx)
+	if !c.Leader() {
+		t.Fatal("a does not lead again")
+	}
+	if got := checkpointAt(); !got.Equal(at) {
+		t.Fatalf("checkpoint at %v after leading again, want %v from a full read", got, at)
+	}
+}
