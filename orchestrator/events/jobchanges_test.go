@@ -25,6 +25,11 @@ func TestOnJobChangeNamesEveryJobEvent(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = sub.Unsubscribe() }()
+	// The server has the subscription before the other connection
+	// publishes.
+	if err := e.nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
 	if err := e.nc.Publish(e.subj.Job("junk"), []byte("not json")); err != nil {
 		t.Fatal(err)
 	}
@@ -42,9 +47,6 @@ func TestOnJobChangeNamesEveryJobEvent(t *testing.T) {
 		defer mu.Unlock()
 		return len(got) >= 3
 	})
-	if err := e.nc.Flush(); err != nil {
-		t.Fatal(err)
-	}
 	mu.Lock()
 	defer mu.Unlock()
 	if len(got) != 3 || got[0] != "j1" || got[2] != "j1" {
