@@ -412,3 +412,32 @@ func TestLeadingAgainRebuildsTheView(t *testing.T) {
 		t.Fatalf("checkpoint at %v after leading again, want %v from a full read", got, at)
 	}
 }
+
+// Hints are bounded: past maxHints between two ticks the next tick
+// rebuilds instead of keeping them all; below, it keeps its view.
+func TestAFloodOfHintsBecomesOneRebuild(t *testing.T) {
+	t.Parallel()
+	rdb, ns := testenv.Redis(t)
+	store := queues.NewStore(rdb, queues.StoreOptions{Namespace: ns})
+	ctx := context.Background()
+	h := &Hybrid{Store: store, Config: policy.DefaultConfig(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		RebuildEvery: time.Hour, Pools: []policy.Pool{{Name: "fixed", Kind: policy.PoolFixed}}}
+	now := time.Now()
+	if _, err := h.Tick(ctx, now); err != nil {
+		t.Fatal(err)
+	}
+	first := h.live
+	h.Changed("a", "b", "no-such-job")
+	if _, err := h.Tick(ctx, now.Add(time.Second)); err != nil || h.live != first {
+		t.Fatalf("a few hints: view kept %v, err %v", h.live == first, err)
+	}
+	for i := range maxHints + 1 {
+		h.Changed(fmt.Sprintf("forged-%d", i))
+	}
+	if n := len(h.hints.ids); n != maxHints {
+		t.Fatalf("%d hints kept, want at most %d", n, maxHints)
+	}
+	if _, err := h.Tick(ctx, now.Add(2*time.Second)); err != nil || h.live == first || h.live == nil {
+		t.Fatalf("a flood: view rebuilt %v, err %v", h.live != first, err)
+	}
+}
