@@ -118,6 +118,16 @@ func startControlPlane(ctx context.Context, cfg config.Config, rdb redis.Univers
 		return nil, err
 	}
 	st.push(func() { _ = wake.Unsubscribe() })
+	if opts.Capacity != nil {
+		// Job events name records the kept capacity view reads again
+		// at the next tick; the records decide.
+		hybrid := opts.Capacity
+		hints, err := events.OnJobChange(nc, subj, func(id string) { hybrid.Changed(id) })
+		if err != nil {
+			return nil, err
+		}
+		st.push(func() { _ = hints.Unsubscribe() })
+	}
 
 	metrics, err := startMetrics(ctx, cfg, store, nc, ctl, log, st)
 	if err != nil {

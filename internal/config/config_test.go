@@ -292,14 +292,16 @@ func TestValidateReportsEveryProblem(t *testing.T) {
 		Namespace:  "Bad Name",
 		Watermarks: Watermarks{High: 0.3, Low: 0.5},
 		Templates:  map[string]jobs.Template{"x": {}},
-		Controller: ControllerConfig{CostRetention: jobs.Duration(time.Hour)},
+		Controller: ControllerConfig{CostRetention: jobs.Duration(time.Hour), Tick: jobs.Duration(2 * time.Second),
+			RebuildEvery: jobs.Duration(time.Second), LeaderTTL: jobs.Duration(5 * time.Second)},
 	}.WithDefaults()
 	err := cfg.Validate()
 	var ve *jobs.ValidationError
 	if !errors.As(err, &ve) {
 		t.Fatalf("Validate = %v, want a *jobs.ValidationError", err)
 	}
-	for _, f := range []string{"namespace", "watermarks.low", "pools", "templates.x.command", "controller.cost_retention"} {
+	for _, f := range []string{"namespace", "watermarks.low", "pools", "templates.x.command", "controller.cost_retention",
+		"controller.rebuild_every"} {
 		if !hasField(err, f) {
 			t.Errorf("no problem at %s in %v", f, err)
 		}

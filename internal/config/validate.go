@@ -91,6 +91,12 @@ func (c Config) validateTiming(ps *problems) {
 	positive(ps, "controller.worker_ttl", c.Controller.WorkerTTL)
 	positive(ps, "controller.leader_ttl", c.Controller.LeaderTTL)
 	positive(ps, "controller.fire_grace", c.Controller.FireGrace)
+	// Unset is the controller's own default (controller.DefaultRebuildEvery).
+	if r := c.Controller.RebuildEvery; r < 0 {
+		ps.add("controller.rebuild_every", "%s is negative: use a duration of at least a tick, or leave it unset for 30s", r)
+	} else if t := c.Controller.Tick; t > 0 && r > 0 && r < t {
+		ps.add("controller.rebuild_every", "%s is less than a tick (controller.tick is %s); every tick would read every job: use at least %s", c.Controller.RebuildEvery, t, t)
+	}
 	if r := c.Controller.CostRetention; r < jobs.Duration(24*time.Hour) {
 		ps.add("controller.cost_retention", "%s is less than a day; the dashboard and the cost gauges price today: use 24h or more", r)
 	}

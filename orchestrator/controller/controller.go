@@ -322,6 +322,11 @@ func (c *Controller) Tick(ctx context.Context) {
 	}
 	if lead != was {
 		c.log.Info("leadership changed", "leader", lead)
+		if c.opts.Capacity != nil {
+			// Another leader may have acted meanwhile: the next
+			// capacity tick reads everything again.
+			c.opts.Capacity.Forget()
+		}
 	}
 	if !lead {
 		c.held = nil // a leader to come starts its own watch
@@ -426,6 +431,7 @@ func (c *Controller) recovered(recovered []queues.Recovered, reason string) {
 		if c.opts.OnRecover != nil {
 			c.opts.OnRecover(r)
 		}
+		c.changed(r.JobID)
 	}
 }
 
@@ -471,3 +477,10 @@ func (c *Controller) mayRecover() bool {
 }
 
 func (c *Controller) publish(e events.Event) { publish(c.opts.Events, c.log, e) }
+
+// changed tells the capacity policy's kept view that the leader moved a job.
+func (c *Controller) changed(jobID string) {
+	if c.opts.Capacity != nil {
+		c.opts.Capacity.Changed(jobID)
+	}
+}

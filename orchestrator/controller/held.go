@@ -47,6 +47,7 @@ func (c *Controller) moveHeld(ctx context.Context, now time.Time) {
 		if n == 0 {
 			continue // claimed or moved meanwhile
 		}
+		c.changed(h.JobID)
 		c.log.Warn("moved on an attempt held but not claimed", "job", h.JobID, "attempt", h.Attempt, "new_attempt", n,
 			"held_for", now.Sub(first).Round(time.Millisecond))
 		c.publish(events.Event{ID: events.JobEventID(h.JobID, n, events.TypeJobRequeued), Type: events.TypeJobRequeued,

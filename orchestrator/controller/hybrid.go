@@ -31,8 +31,9 @@ type WorkerControl interface {
 }
 
 // Hybrid is the adapter around the pure capacity policy: each leader tick it
-// builds a snapshot from the job records, the worker registry and the
-// provider, calls policy.Decide, and applies the plan. Every action is fenced
+// brings its view of the job records, the worker registry and the provider
+// up to date (reading only what changed, see liveState), decides from the
+// policy's index, and applies the plan. Every action is fenced
 // (moves carry the attempt they were planned for), so applying a plan twice
 // or racing a worker changes nothing twice.
 type Hybrid struct {
@@ -71,6 +72,15 @@ type Hybrid struct {
 	// spot notice for its worker.
 	noticed map[string]time.Time
 
+	// RebuildEvery is how often Tick reads every active job again rather
+	// than only those that changed (0: DefaultRebuildEvery). It bounds how
+	// long a change no signal reported stays unseen; see liveState.
+	RebuildEvery time.Duration
+	// live is the view Tick keeps across ticks; nil until the first tick,
+	// and after anything that makes it untrustworthy (see Forget).
+	live  *liveState
+	hints hintSet
+
 	// orphans are queued jobs placed on a worker that no longer takes
 	// placed work (gone, draining, fenced into a new ID), seen by the last
 	// snapshot; Tick takes their placements back.
@@ -89,37 +99,43 @@ func (h *Hybrid) LastPlan() policy.Plan {
 	return h.lastPlan
 }
 
-// Tick runs one round: snapshot, close the launches the provider reports
-// gone, decide, apply.
+// Tick runs one round: bring the view up to date, close the launches the
+// provider reports gone, decide, apply. The view and the policy's index are
+// kept across ticks, and only the records that may have changed are read
+// again (see liveState); some ticks read everything.
 func (h *Hybrid) Tick(ctx context.Context, now time.Time) (policy.Plan, error) {
-	s, instances, err := h.snapshot(ctx, now, true)
+	ix, instances, err := h.tickIndex(ctx, now)
 	if err != nil {
 		return policy.Plan{}, err
 	}
 	h.noticeSpot(ctx, instances, now)
+	return h.act(ctx, ix, instances, now)
+}
+
+// act is the rest of Tick, once the view is read: close the launches the
+// provider reports gone, take back orphaned placements, decide, apply.
+func (h *Hybrid) act(ctx context.Context, ix *policy.Index, instances []provider.Instance, now time.Time) (policy.Plan, error) {
 	h.endLaunches(ctx, instances, now)
 	h.unplaceOrphans(ctx)
-	plan := policy.Decide(s, now)
+	plan := ix.Decide(now)
 	h.mu.Lock()
 	h.lastPlan = plan
 	h.mu.Unlock()
 	return plan, h.Apply(ctx, plan, now)
 }
 
-// Snapshot builds the policy's view of the world. It only reads the store
-// and the provider: what the view implies for the store (closing launches
-// that are gone, moving jobs) is Tick's and Apply's, so building a view,
-// for status or a test, changes nothing.
+// Snapshot builds the policy's view of the world from a full read. It only
+// reads the store and the provider: what the view implies for the store
+// (closing launches that are gone, moving jobs) is Tick's and Apply's, so
+// building a view, for status or a test, changes nothing there. It
+// replaces what Apply fences on, so the next Tick reads everything again.
 func (h *Hybrid) Snapshot(ctx context.Context, now time.Time) (policy.Snapshot, error) {
-	s, _, err := h.snapshot(ctx, now, false)
+	s, _, err := h.snapshot(ctx, now)
 	return s, err
 }
 
-// snapshot is Snapshot with the provider's instances it read, which Tick
-// closes the recorded launches of. With book set (Tick's call) it first
-// books the instances the provider reports stocked out, so the view it
-// returns already falls back from their pools.
-func (h *Hybrid) snapshot(ctx context.Context, now time.Time, book bool) (policy.Snapshot, []provider.Instance, error) {
+// snapshot is Snapshot with the provider's instances it read.
+func (h *Hybrid) snapshot(ctx context.Context, now time.Time) (policy.Snapshot, []provider.Instance, error) {
 	h.init()
 	ws, err := h.Store.Workers(ctx)
 	if err != nil {
@@ -138,30 +154,83 @@ func (h *Hybrid) snapshot(ctx context.Context, now time.Time, book bool) (policy
 
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	// Snapshot's read replaces what Apply fences on, so the state Tick
+	// keeps across ticks no longer matches it: the next tick rebuilds.
+	h.live = nil
+	return h.build(ws, active, instances, now), instances, nil
+}
+
+// build is the policy's view of what the store and the provider hold, as
+// read; it replaces what Apply fences on (h.seen, h.attempts). Callers
+// hold h.mu.
+func (h *Hybrid) build(ws []queues.WorkerInfo, active []jobs.Job, instances []provider.Instance, now time.Time) policy.Snapshot {
 	h.orphans = nil
 	s := policy.Snapshot{Config: h.Config, Pools: h.Pools}
-	poolOf := map[string]string{}
-	registered := map[string]bool{}
-	// The job records are fresher than a worker's last heartbeat: a job
-	// claimed or finished since then already shows there. Trust them for
-	// how busy a worker is, so a short job still resets its idle clock and
-	// a just-freed fixed slot can be lent at once.
-	// Slots, not jobs: a four-slot job fills four.
-	running := map[string]int{}
+	var poolOf map[string]string
+	var placeable map[string]bool
+	s.Workers, s.Launches, poolOf, placeable = h.viewWorkers(ws, runningSlots(active), instances, now)
+	attempts := make(map[string]int, len(active))
+	seen := make(map[string]jobs.Job, len(active))
 	for _, j := range active {
-		switch {
-		case j.State != jobs.StateRunning || j.Worker == "":
-		case len(j.Placed) > 0:
-			// Every member of a placed job (a gang's on several
-			// workers) holds its slots where it runs.
-			for _, w := range j.Placed {
-				running[w] += j.Spec.SlotCount()
-			}
-		default:
-			running[j.Worker] += j.Spec.SlotCount()
+		attempts[j.ID] = j.Attempt
+		seen[j.ID] = j
+		s.Jobs = append(s.Jobs, h.policyJob(j, poolOf, placeable))
+	}
+	for id := range h.inflight {
+		if _, ok := attempts[id]; !ok {
+			delete(h.inflight, id)
 		}
 	}
-	placeable := map[string]bool{}
+	for id, o := range h.overflowTo {
+		if attempts[id] != o.attempt {
+			delete(h.overflowTo, id) // ended, or moved on from its overflow
+		}
+	}
+	h.attempts = attempts
+	h.seen = seen
+	return s
+}
+
+// runningSlots is, by worker, the slots the running jobs' records hold
+// there. The job records are fresher than a worker's last heartbeat: a job
+// claimed or finished since then already shows there. Trust them for how
+// busy a worker is, so a short job still resets its idle clock and a
+// just-freed fixed slot can be lent at once. Slots, not jobs: a four-slot
+// job fills four.
+func runningSlots(active []jobs.Job) map[string]int {
+	running := map[string]int{}
+	for _, j := range active {
+		addRunning(running, j, "")
+	}
+	return running
+}
+
+// addRunning adds what running job j holds to running: on every worker, or
+// only on worker when it is not "".
+func addRunning(running map[string]int, j jobs.Job, worker string) {
+	switch {
+	case j.State != jobs.StateRunning || j.Worker == "":
+	case len(j.Placed) > 0:
+		// Every member of a placed job (a gang's on several
+		// workers) holds its slots where it runs.
+		for _, w := range j.Placed {
+			if worker == "" || w == worker {
+				running[w] += j.Spec.SlotCount()
+			}
+		}
+	case worker == "" || j.Worker == worker:
+		running[j.Worker] += j.Spec.SlotCount()
+	}
+}
+
+// viewWorkers is the policy's view of the registered workers, given the
+// slots the records hold on each, and of the launches on their way; with
+// each worker's pool and whether it takes placed work. Callers hold h.mu.
+func (h *Hybrid) viewWorkers(ws []queues.WorkerInfo, running map[string]int, instances []provider.Instance, now time.Time) (
+	workers []policy.Worker, launches []policy.Launch, poolOf map[string]string, placeable map[string]bool) {
+	poolOf = map[string]string{}
+	registered := map[string]bool{}
+	placeable = map[string]bool{}
 	for _, w := range ws {
 		registered[w.ID] = true
 		poolOf[w.ID] = w.Pool
@@ -183,7 +252,7 @@ func (h *Hybrid) snapshot(ctx context.Context, now time.Time, book bool) (policy
 		if inst, ok := h.launched[w.ID]; ok {
 			pw.LaunchRequestedAt = inst.LaunchedAt
 		}
-		s.Workers = append(s.Workers, pw)
+		workers = append(workers, pw)
 	}
 	// Launches not yet registered count as capacity on its way, so the same
 	// backlog is not launched for twice.
@@ -192,77 +261,62 @@ func (h *Hybrid) snapshot(ctx context.Context, now time.Time, book bool) (policy
 			delete(h.launched, inst.ID)
 			continue
 		}
-		s.Launches = append(s.Launches, policy.Launch{Pool: inst.Pool, Count: 1, RequestedAt: inst.LaunchedAt})
+		launches = append(launches, policy.Launch{Pool: inst.Pool, Count: 1, RequestedAt: inst.LaunchedAt})
 	}
 	// Stocked-out spot launches count as unfilled launches dated from the
 	// first refusal: once SpotFallbackAfter old, the policy sends the work
 	// on-demand (rule 3). After twice that the controller gives up on them,
 	// so spot is asked again for work still waiting.
-	if book {
-		h.bookStockOutsLocked(instances, now)
-	}
 	for pool, l := range h.stockOut {
 		if now.Sub(l.RequestedAt) >= 2*h.Config.SpotFallbackAfter {
 			delete(h.stockOut, pool)
 			continue
 		}
-		s.Launches = append(s.Launches, l)
+		launches = append(launches, l)
 	}
-	attempts := make(map[string]int, len(active))
-	seen := make(map[string]jobs.Job, len(active))
-	for _, j := range active {
-		attempts[j.ID] = j.Attempt
-		seen[j.ID] = j
-		q := policy.Queue(j.Queue)
-		switch jq := queues.Queue(j.Queue); {
-		case jq.Overflow():
-			// Overflowed core work, regional or not, is its own backlog:
-			// on-demand demand the policy sizes for, never burst.
-			q = policy.QueueOverflow
-		case jq.Elastic():
-			// The policy sees one elastic backlog: ondemand and the
-			// regional queues are burst to it, and it reads the pin
-			// from the job's region, not from the queue name.
-			q = policy.QueueBurst
-		}
-		pj := policy.Job{ID: j.ID, Class: j.Spec.Class, State: j.State, Queue: q, Worker: j.Worker,
-			Pool: poolOf[j.Worker], Checkpointable: j.Spec.Checkpointable, Retryable: j.Spec.Retryable,
-			SpotPreemptions: j.SpotPreemptions, Region: j.Spec.Labels[RegionLabel], SubmittedAt: j.CreatedAt,
-			QueuedAt: j.QueuedAt, StartedAt: j.StartedAt, LastCheckpointAt: j.CheckpointAt}
-		pj.MaxWait, pj.HasMaxWait = j.Spec.OwnMaxWait(j.QueuedAt, h.Config.CoreMaxWait)
-		if j.State == jobs.StateQueued && q == policy.QueueOverflow {
-			pj.Pool = h.overflowPool(j)
-		}
-		if f, ok := h.inflight[j.ID]; ok {
-			if f.attempt == j.Attempt && j.State == jobs.StateRunning {
-				pj.PendingAction = f.kind
-			} else {
-				delete(h.inflight, j.ID) // done: the attempt moved on
-			}
-		}
-		pj.Home = elasticHome(j)
-		h.size(&pj, j, placeable)
-		s.Jobs = append(s.Jobs, pj)
-	}
-	for id := range h.inflight {
-		if _, ok := attempts[id]; !ok {
-			delete(h.inflight, id)
-		}
-	}
-	for id, o := range h.overflowTo {
-		if attempts[id] != o.attempt {
-			delete(h.overflowTo, id) // ended, or moved on from its overflow
-		}
-	}
-	h.attempts = attempts
-	h.seen = seen
-	sort.Slice(s.Workers, func(i, k int) bool { return s.Workers[i].ID < s.Workers[k].ID })
+	sort.Slice(workers, func(i, k int) bool { return workers[i].ID < workers[k].ID })
 	for id := range h.idleSince {
 		if !registered[id] {
 			delete(h.idleSince, id)
 		}
 	}
-	return s, instances, nil
+	return workers, launches, poolOf, placeable
+}
+
+// policyJob is the policy's view of one active job record. It drops the
+// in-flight preemption the record shows done, and notes an orphaned
+// placement for Tick to take back (see size). Callers hold h.mu.
+func (h *Hybrid) policyJob(j jobs.Job, poolOf map[string]string, placeable map[string]bool) policy.Job {
+	q := policy.Queue(j.Queue)
+	switch jq := queues.Queue(j.Queue); {
+	case jq.Overflow():
+		// Overflowed core work, regional or not, is its own backlog:
+		// on-demand demand the policy sizes for, never burst.
+		q = policy.QueueOverflow
+	case jq.Elastic():
+		// The policy sees one elastic backlog: ondemand and the
+		// regional queues are burst to it, and it reads the pin
+		// from the job's region, not from the queue name.
+		q = policy.QueueBurst
+	}
+	pj := policy.Job{ID: j.ID, Class: j.Spec.Class, State: j.State, Queue: q, Worker: j.Worker,
+		Pool: poolOf[j.Worker], Checkpointable: j.Spec.Checkpointable, Retryable: j.Spec.Retryable,
+		SpotPreemptions: j.SpotPreemptions, Region: j.Spec.Labels[RegionLabel], SubmittedAt: j.CreatedAt,
+		QueuedAt: j.QueuedAt, StartedAt: j.StartedAt, LastCheckpointAt: j.CheckpointAt}
+	pj.MaxWait, pj.HasMaxWait = j.Spec.OwnMaxWait(j.QueuedAt, h.Config.CoreMaxWait)
+	if j.State == jobs.StateQueued && q == policy.QueueOverflow {
+		pj.Pool = h.overflowPool(j)
+	}
+	if f, ok := h.inflight[j.ID]; ok {
+		if f.attempt == j.Attempt && j.State == jobs.StateRunning {
+			pj.PendingAction = f.kind
+		} else {
+			delete(h.inflight, j.ID) // done: the attempt moved on
+		}
+	}
+	pj.Home = elasticHome(j)
+	h.size(&pj, j, placeable)
+	return pj
 }
 
 // elasticHome is which of the elastic queues a queued burst job waits in,
@@ -296,6 +350,9 @@ func (h *Hybrid) Apply(ctx context.Context, plan policy.Plan, now time.Time) err
 	}
 	for _, a := range plan.Actions {
 		h.Logger.Info("plan", "action", a.String())
+		if a.Job != "" {
+			h.Changed(a.Job) // read again next tick, whatever the action did
+		}
 		switch a.Kind {
 		case policy.Lend, policy.Unlend:
 			to := queues.QueueLoan

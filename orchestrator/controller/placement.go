@@ -51,6 +51,7 @@ func (h *Hybrid) unplaceOrphans(ctx context.Context) {
 	h.orphans = nil
 	h.mu.Unlock()
 	for _, o := range orphans {
+		h.Changed(o.job)
 		reason := fmt.Sprintf("placed on %s, which takes no placed work now", strings.Join(o.workers, ","))
 		if _, err := h.Store.Move(ctx, o.job, o.attempt, o.queue, reason); err != nil {
 			h.Logger.Warn("placement not taken back; the next tick tries again", "job", o.job, "err", err)

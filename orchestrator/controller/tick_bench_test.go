@@ -16,67 +16,147 @@ import (
 	"github.com/ballastdev/ballast/queues"
 )
 
-// BenchmarkHybridTick is one leader tick (snapshot from Redis, Decide,
-// apply) with 10,000 burst jobs queued and 2,000 core jobs running on 100
+// tickBench is 10,000 burst jobs queued and 2,000 core jobs running on 100
 // fixed workers of 20 slots: fixed is full, so the plan only asks for
-// elastic capacity, which without a provider changes nothing, and every
-// tick sees the same state. cpu-ms/op is the controller process's CPU
-// (user and system); Redis's own work is in wall time only.
-func BenchmarkHybridTick(b *testing.B) {
+// elastic capacity, which without a provider changes nothing.
+type tickBench struct {
+	store       *queues.Store
+	h           *controller.Hybrid
+	core, burst jobs.Spec
+	running     []jobs.Job // by worker: running[w*20+k] runs on fixed-w
+	queued      []jobs.Job // burst, oldest first
+}
+
+func newTickBench(b *testing.B) *tickBench {
 	rdb, ns := testenv.Redis(b)
-	store := queues.NewStore(rdb, queues.StoreOptions{Namespace: ns})
+	t := &tickBench{store: queues.NewStore(rdb, queues.StoreOptions{Namespace: ns})}
 	ctx := context.Background()
-	core := jobs.Spec{Command: []string{"true"}, Class: jobs.ClassCore, Retryable: true, Timeout: jobs.Duration(time.Hour), Grace: jobs.Duration(time.Second)}
-	burst := core
-	burst.Class, burst.Checkpointable = jobs.ClassBurst, true
+	t.core = jobs.Spec{Command: []string{"true"}, Class: jobs.ClassCore, Retryable: true, Timeout: jobs.Duration(time.Hour), Grace: jobs.Duration(time.Second)}
+	t.burst = t.core
+	t.burst.Class, t.burst.Checkpointable = jobs.ClassBurst, true
 	for w := range 100 {
 		id := fmt.Sprintf("fixed-%03d", w)
-		if _, err := store.Register(ctx, queues.WorkerInfo{ID: id, Pool: "fixed", Slots: 20, Busy: 20, StartedAt: time.Now()}); err != nil {
+		if _, err := t.store.Register(ctx, queues.WorkerInfo{ID: id, Pool: "fixed", Slots: 20, Busy: 20, StartedAt: time.Now()}); err != nil {
 			b.Fatal(err)
 		}
 		for range 20 {
-			sub, err := store.Submit(ctx, core, queues.QueueCore)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if _, ok, err := store.Claim(ctx, queues.Delivery{JobID: sub.Job.ID, Attempt: sub.Job.Attempt}, id); err != nil || !ok {
-				b.Fatalf("claim: %v %v", ok, err)
-			}
+			t.running = append(t.running, t.start(b, id))
 		}
 	}
 	for range 10_000 {
-		if _, err := store.Submit(ctx, burst, queues.QueueBurst); err != nil {
-			b.Fatal(err)
-		}
+		t.queued = append(t.queued, t.submit(b, t.burst, queues.QueueBurst))
 	}
-	h := &controller.Hybrid{Store: store, Config: policy.DefaultConfig(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	t.h = &controller.Hybrid{Store: t.store, Config: policy.DefaultConfig(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Pools: []policy.Pool{
 			{Name: "fixed", Kind: policy.PoolFixed},
 			{Name: "ondemand", Kind: policy.PoolOnDemand, PricePerSlotHour: 2.5, Billing: policy.BillingPerSecond,
 				MaxWorkers: 100, SlotsPerWorker: 8, IdleTTL: time.Minute},
 		}}
-	s, err := h.Snapshot(ctx, time.Now())
+	s, err := t.h.Snapshot(ctx, time.Now())
 	if err != nil {
 		b.Fatal(err)
 	}
 	if len(s.Jobs) != 12_000 || len(s.Workers) != 100 {
 		b.Fatalf("snapshot of %d jobs and %d workers", len(s.Jobs), len(s.Workers))
 	}
-	cpu := func() time.Duration {
-		var ru syscall.Rusage
-		_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return t
+}
+
+func (t *tickBench) submit(b *testing.B, spec jobs.Spec, q queues.Queue) jobs.Job {
+	sub, err := t.store.Submit(context.Background(), spec, q)
+	if err != nil {
+		b.Fatal(err)
 	}
-	b.ResetTimer()
-	start := cpu()
+	return sub.Job
+}
+
+// start submits a core job and claims it on worker.
+func (t *tickBench) start(b *testing.B, worker string) jobs.Job {
+	j := t.submit(b, t.core, queues.QueueCore)
+	got, ok, err := t.store.Claim(context.Background(), queues.Delivery{JobID: j.ID, Attempt: j.Attempt}, worker)
+	if err != nil || !ok {
+		b.Fatalf("claim: %v %v", ok, err)
+	}
+	return got
+}
+
+// churn changes a handful of jobs the way a busy second does, leaving the
+// counts as they were: a core job finishes and another starts in its slot,
+// one is requeued and started again, a burst job is submitted and the
+// oldest cancelled.
+func (t *tickBench) churn(b *testing.B, i int) {
+	ctx := context.Background()
+	k := i % len(t.running)
+	worker := fmt.Sprintf("fixed-%03d", k/20)
+	if ok, err := t.store.Finish(ctx, t.running[k], worker, jobs.StateSucceeded, new(int), ""); err != nil || !ok {
+		b.Fatalf("finish: %v %v", ok, err)
+	}
+	t.running[k] = t.start(b, worker)
+	k = (k + 7) % len(t.running)
+	worker = fmt.Sprintf("fixed-%03d", k/20)
+	r, err := t.store.Requeue(ctx, t.running[k], worker, queues.Requeue{Reason: "bench"})
+	if err != nil || r.Attempt == 0 {
+		b.Fatalf("requeue: %+v %v", r, err)
+	}
+	got, ok, err := t.store.Claim(ctx, queues.Delivery{JobID: t.running[k].ID, Attempt: r.Attempt}, worker)
+	if err != nil || !ok {
+		b.Fatalf("claim again: %v %v", ok, err)
+	}
+	t.running[k] = got
+	t.queued = append(t.queued, t.submit(b, t.burst, queues.QueueBurst))
+	if _, err := t.store.Cancel(ctx, t.queued[0].ID); err != nil {
+		b.Fatal(err)
+	}
+	t.queued = t.queued[1:]
+}
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// run ticks b.N times, with churn (when set) between ticks outside the
+// measured time. cpu-ms/op is the controller process's CPU (user and
+// system) during the ticks; Redis's own work is in wall time only.
+func (t *tickBench) run(b *testing.B, churn bool) {
+	ctx := context.Background()
+	if _, err := t.h.Tick(ctx, time.Now()); err != nil { // the first tick builds the kept view
+		b.Fatal(err)
+	}
 	var plan policy.Plan
-	for b.Loop() {
-		if plan, err = h.Tick(ctx, time.Now()); err != nil {
+	var err error
+	var cpu time.Duration
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		if churn {
+			b.StopTimer()
+			t.churn(b, i)
+			b.StartTimer()
+		}
+		start := cpuTime()
+		if plan, err = t.h.Tick(ctx, time.Now()); err != nil {
 			b.Fatal(err)
 		}
+		cpu += cpuTime() - start
 	}
-	b.ReportMetric(float64(cpu()-start)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
+	b.ReportMetric(float64(cpu)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
 	if plan.Count(policy.ScaleUp) != 1 || len(plan.Actions) != 1 {
 		b.Fatalf("plan %s, want one scale-up", plan)
 	}
+}
+
+// BenchmarkHybridTick is one leader tick (read what changed, Decide,
+// apply) after a handful of jobs changed, among 12,000 (see churn).
+func BenchmarkHybridTick(b *testing.B) {
+	newTickBench(b).run(b, true)
+}
+
+// BenchmarkHybridTickRebuild is one leader tick that reads every active
+// job and rebuilds the index, as every tick did before the view was kept
+// and as one tick every RebuildEvery still does.
+func BenchmarkHybridTickRebuild(b *testing.B) {
+	t := newTickBench(b)
+	t.h.RebuildEvery = time.Nanosecond
+	t.run(b, false)
 }

@@ -1,0 +1,500 @@
+package controller
+
+import (
+	"context"
+	"reflect"
+	"slices"
+	"time"
+
+	"github.com/ballastdev/ballast/jobs"
+	"github.com/ballastdev/ballast/orchestrator/policy"
+	"github.com/ballastdev/ballast/orchestrator/provider"
+	"github.com/ballastdev/ballast/queues"
+)
+
+// DefaultRebuildEvery is how often the leader reads every active job again
+// by default. Each rebuild costs what every tick cost before the index was
+// kept (about 150 ms of CPU for 12,000 jobs), so once every 30 ticks of a
+// second; a change that no signal reported is seen at most this late.
+const DefaultRebuildEvery = 30 * time.Second
+
+// endMargin is how far before the latest attempt end read the next read
+// of ended attempts starts: an end is stamped by the clock of the process
+// that wrote it, and a worker's clock a little behind another's must not
+// hide its ends. An end more than this behind is found by the next rebuild.
+const endMargin = 5 * time.Second
+
+// liveState is the leader's view kept across ticks: the policy's index and
+// the records it was built from (h.seen, h.attempts, which Apply fences
+// on), brought up to date each tick by reading again only the records that
+// may have changed. What may have changed is learned from signals, none of
+// which is trusted to say more than "read this record again":
+//
+//   - the active index, the workers' claimed-job sets and the usage
+//     entries of ended attempts (queues.Store.ActiveMembership), which the
+//     store's scripts change in the same step as the record when a job is
+//     created or ends, or an attempt starts, finishes or is requeued; a job
+//     that enters or leaves one, or whose attempt ended, is read again;
+//   - the controller's own writes: every job an action of the plan names,
+//     placements taken back, held deliveries moved;
+//   - hints from outside (Changed), such as job events over NATS: the
+//     only signal for a checkpoint's time, or a move made elsewhere.
+//
+// A change none of them reports (a record written by hand, a lost event, a
+// claim by a worker that is not in the registry and was not at the last
+// read) stays unseen until the next full rebuild, every RebuildEvery: that
+// is the staleness a missed signal costs. Every action stays fenced on the
+// attempt the plan saw, so a stale view makes a move fail, never land on
+// the wrong attempt. A new leader, a Snapshot call, an error mid-refresh or
+// a changed config or pool list starts from a rebuild.
+type liveState struct {
+	ix      *policy.Index
+	cfg     policy.Config
+	pools   []policy.Pool
+	builtAt time.Time
+
+	// active is the active index as last read, members its IDs marked
+	// with the generation of the read that last saw them.
+	active  []string
+	members map[string]uint32
+	gen     uint32
+	// sets are the claimed-job sets as last read, by worker.
+	sets map[string][]string
+	// endCursor is the latest attempt end read; endSeen the entries read
+	// that ended within endMargin of it, which the next read asks for
+	// again (see endMargin).
+	endCursor time.Time
+	endSeen   map[string]time.Time
+	// refs are, by worker, the jobs whose record names it (as its worker
+	// or as a placed member's): their view changes with the worker's
+	// pool and whether it takes placed work.
+	refs map[string]map[string]bool
+	// placedQueued are the queued jobs with a placement, viewed again
+	// every tick so that a placement on a worker that stopped taking
+	// placed work is taken back, as a full read would find it.
+	placedQueued map[string]bool
+	// workers is what each registered worker's jobs' view depends on, as
+	// last read; indexed the IDs of the workers in ix.
+	workers map[string]workerKey
+	indexed map[string]bool
+}
+
+// workerKey is what of a worker its jobs' view depends on.
+type workerKey struct {
+	pool      string
+	placeable bool
+}
+
+// Forget drops the view kept across ticks: the next Tick reads every
+// active job. The controller calls it when it stops or starts leading,
+// since another leader may have changed anything meanwhile.
+func (h *Hybrid) Forget() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.live = nil
+}
+
+func (h *Hybrid) rebuildEvery() time.Duration {
+	if h.RebuildEvery > 0 {
+		return h.RebuildEvery
+	}
+	return DefaultRebuildEvery
+}
+
+// tickIndex returns the index Tick decides from, with the provider's
+// instances it read: a rebuild when one is due, else the kept one with
+// the changed records read again.
+func (h *Hybrid) tickIndex(ctx context.Context, now time.Time) (*policy.Index, []provider.Instance, error) {
+	h.init()
+	hinted, flooded := h.hints.take()
+	h.mu.Lock()
+	lv := h.live
+	h.mu.Unlock()
+	if lv == nil || flooded || now.Sub(lv.builtAt) >= h.rebuildEvery() || now.Before(lv.builtAt) ||
+		!reflect.DeepEqual(lv.cfg, h.Config) || !reflect.DeepEqual(lv.pools, h.Pools) {
+		return h.rebuild(ctx, now)
+	}
+	ix, instances, err := h.refresh(ctx, now, lv, hinted)
+	if err != nil {
+		h.Forget() // what was read before the error is not trusted
+	}
+	return ix, instances, err
+}
+
+// rebuild reads everything, as Snapshot does, and keeps the result. The
+// memberships are read before the records, so a change between the two
+// reads shows as a change at the next tick.
+func (h *Hybrid) rebuild(ctx context.Context, now time.Time) (*policy.Index, []provider.Instance, error) {
+	ws, err := h.Store.Workers(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	ids := make([]string, len(ws))
+	for i, w := range ws {
+		ids[i] = w.ID
+	}
+	m, err := h.Store.ActiveMembership(ctx, ids, time.Time{})
+	if err != nil {
+		return nil, nil, err
+	}
+	active, err := h.Store.ActiveJobs(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	instances, err := h.instances(ctx, now)
+	if err != nil {
+		return nil, nil, err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s := h.build(ws, active, instances, now)
+	lv := &liveState{ix: policy.IndexOf(s), cfg: h.Config, pools: slices.Clone(h.Pools), builtAt: now,
+		members: make(map[string]uint32, len(m.Active)), sets: m.OnWorker, refs: map[string]map[string]bool{},
+		placedQueued: map[string]bool{}, workers: map[string]workerKey{}, indexed: map[string]bool{},
+		endSeen: map[string]time.Time{}, endCursor: time.UnixMilli(1)}
+	lv.syncMembers(m.Active)
+	lv.syncEnded(m.Ended) // what ended before is in the records read after
+	for _, j := range h.seen {
+		lv.ref(j, true)
+	}
+	for _, w := range ws {
+		lv.workers[w.ID] = keyOf(w)
+		lv.indexed[w.ID] = true
+	}
+	h.live = lv
+	return lv.ix, instances, nil
+}
+
+// instances lists the provider's instances for a tick, and first books
+// those it reports stocked out, so the view built from them already falls
+// back from their pools. Snapshot lists without booking: it changes
+// nothing.
+func (h *Hybrid) instances(ctx context.Context, now time.Time) ([]provider.Instance, error) {
+	if h.Provider == nil {
+		return nil, nil
+	}
+	insts, err := h.Provider.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	h.mu.Lock()
+	h.bookStockOutsLocked(insts, now)
+	h.mu.Unlock()
+	return insts, nil
+}
+
+func keyOf(w queues.WorkerInfo) workerKey {
+	return workerKey{pool: w.Pool, placeable: w.PlaceQueue == string(queues.PlaceQueue(w.ID)) && !w.Draining}
+}
+
+// refresh reads the registry, the memberships and the records that may have
+// changed, and brings lv up to date.
+func (h *Hybrid) refresh(ctx context.Context, now time.Time, lv *liveState, hinted map[string]bool) (*policy.Index, []provider.Instance, error) {
+	ws, err := h.Store.Workers(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	// The claimed sets of registered workers, of those read last time (a
+	// worker that left the registry since may have claimed before it
+	// left), and of the workers the kept records still run jobs on.
+	registered := make(map[string]bool, len(ws))
+	var ids []string
+	for _, w := range ws {
+		registered[w.ID] = true
+		ids = append(ids, w.ID)
+	}
+	h.mu.Lock()
+	gone := map[string]bool{}
+	for w, js := range lv.sets {
+		if _, was := lv.workers[w]; !registered[w] && (was || len(js) > 0) {
+			gone[w] = true
+		}
+	}
+	for w, js := range lv.refs {
+		if !registered[w] && !gone[w] && h.runsOn(js, w) {
+			gone[w] = true
+		}
+	}
+	h.mu.Unlock()
+	for w := range gone {
+		ids = append(ids, w)
+	}
+	m, err := h.Store.ActiveMembership(ctx, ids, lv.endCursor.Add(-endMargin))
+	if err != nil {
+		return nil, nil, err
+	}
+	instances, err := h.instances(ctx, now)
+	if err != nil {
+		return nil, nil, err
+	}
+
+	h.mu.Lock()
+	added, removed := lv.syncMembers(m.Active)
+	read := map[string]bool{}
+	for _, id := range added {
+		read[id] = true
+	}
+	for _, id := range lv.syncSets(m.OnWorker) {
+		read[id] = true
+	}
+	for _, id := range lv.syncEnded(m.Ended) {
+		if _, ok := lv.members[id]; ok {
+			read[id] = true
+		}
+	}
+	for id := range hinted {
+		// Only what a full read would see: a hint cannot add a job
+		// the active index does not hold.
+		if _, ok := lv.members[id]; ok {
+			read[id] = true
+		}
+	}
+	for _, id := range removed {
+		delete(read, id)
+	}
+	list := make([]string, 0, len(read))
+	specs := make(map[string]jobs.Spec, len(read))
+	for id := range read {
+		list = append(list, id)
+		if j, ok := h.seen[id]; ok {
+			specs[id] = j.Spec
+		}
+	}
+	h.mu.Unlock()
+	recs, err := h.Store.ActiveJobsOf(ctx, list, func(id string) (jobs.Spec, bool) {
+		sp, ok := specs[id]
+		return sp, ok
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+
+	h.mu.Lock()
+	if h.live != lv {
+		// A Snapshot or Forget since the reads began: what they
+		// replaced is not this view's to update.
+		h.mu.Unlock()
+		return h.rebuild(ctx, now)
+	}
+	defer h.mu.Unlock()
+	h.orphans = nil
+	poolOf := make(map[string]string, len(ws))
+	placeable := make(map[string]bool, len(ws))
+	for _, w := range ws {
+		poolOf[w.ID] = w.Pool
+		placeable[w.ID] = keyOf(w).placeable
+	}
+	for _, id := range removed {
+		h.dropLive(lv, id)
+	}
+	for _, id := range list {
+		if j, ok := recs[id]; ok {
+			h.putLive(lv, j, poolOf, placeable)
+		} else {
+			h.dropLive(lv, id)
+		}
+	}
+	// The jobs of workers that came, went, or changed pool or whether
+	// they take placed work are viewed again from the records kept; and
+	// every queued placed job, for the orphans (see placedQueued).
+	again := map[string]bool{}
+	for _, w := range ws {
+		if k, ok := lv.workers[w.ID]; !ok || k != keyOf(w) {
+			for id := range lv.refs[w.ID] {
+				again[id] = true
+			}
+		}
+	}
+	for id := range lv.workers {
+		if !registered[id] {
+			for j := range lv.refs[id] {
+				again[j] = true
+			}
+		}
+	}
+	for id := range lv.placedQueued {
+		again[id] = true
+	}
+	for id := range again {
+		if j, ok := h.seen[id]; ok && !read[id] {
+			h.putLive(lv, j, poolOf, placeable)
+		}
+	}
+	clear(lv.workers)
+	for _, w := range ws {
+		lv.workers[w.ID] = keyOf(w)
+	}
+
+	running := map[string]int{}
+	for _, w := range ws {
+		for id := range lv.refs[w.ID] {
+			addRunning(running, h.seen[id], w.ID)
+		}
+	}
+	workers, launches, _, _ := h.viewWorkers(ws, running, instances, now)
+	for _, w := range workers {
+		lv.ix.PutWorker(w)
+	}
+	for id := range lv.indexed {
+		if !registered[id] {
+			lv.ix.RemoveWorker(id)
+			delete(lv.indexed, id)
+		}
+	}
+	for _, w := range workers {
+		lv.indexed[w.ID] = true
+	}
+	lv.ix.SetLaunches(launches)
+	return lv.ix, instances, nil
+}
+
+// runsOn reports whether one of the jobs js runs on worker w by its
+// record. Callers hold h.mu.
+func (h *Hybrid) runsOn(js map[string]bool, w string) bool {
+	for id := range js {
+		run := map[string]int{}
+		addRunning(run, h.seen[id], w)
+		if run[w] > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// putLive replaces the record kept of j and its view in the index, as a
+// full read would build them. Callers hold h.mu.
+func (h *Hybrid) putLive(lv *liveState, j jobs.Job, poolOf map[string]string, placeable map[string]bool) {
+	if old, ok := h.seen[j.ID]; ok {
+		lv.ref(old, false)
+	}
+	h.seen[j.ID], h.attempts[j.ID] = j, j.Attempt
+	lv.ref(j, true)
+	if o, ok := h.overflowTo[j.ID]; ok && o.attempt != j.Attempt {
+		delete(h.overflowTo, j.ID) // moved on from its overflow
+	}
+	lv.ix.PutJob(h.policyJob(j, poolOf, placeable))
+}
+
+// dropLive forgets an ended job. Callers hold h.mu.
+func (h *Hybrid) dropLive(lv *liveState, id string) {
+	if old, ok := h.seen[id]; ok {
+		lv.ref(old, false)
+	}
+	delete(h.seen, id)
+	delete(h.attempts, id)
+	delete(h.inflight, id)
+	delete(h.overflowTo, id)
+	lv.ix.RemoveJob(id)
+}
+
+// ref files (add) or unfiles the record j under the workers it names.
+func (lv *liveState) ref(j jobs.Job, add bool) {
+	file := func(w string) {
+		if w == "" {
+			return
+		}
+		js := lv.refs[w]
+		if add {
+			if js == nil {
+				js = map[string]bool{}
+				lv.refs[w] = js
+			}
+			js[j.ID] = true
+			return
+		}
+		delete(js, j.ID)
+		if len(js) == 0 {
+			delete(lv.refs, w)
+		}
+	}
+	file(j.Worker)
+	for _, w := range j.Placed {
+		file(w)
+	}
+	if j.State == jobs.StateQueued && len(j.Placed) > 0 && add {
+		lv.placedQueued[j.ID] = true
+	} else if !add {
+		delete(lv.placedQueued, j.ID)
+	}
+}
+
+// syncMembers takes the active index as read now and returns the IDs that
+// entered and left it since the last read.
+func (lv *liveState) syncMembers(active []string) (added, removed []string) {
+	if slices.Equal(active, lv.active) {
+		return nil, nil
+	}
+	lv.gen++
+	for _, id := range active {
+		if _, ok := lv.members[id]; !ok {
+			added = append(added, id)
+		}
+		lv.members[id] = lv.gen
+	}
+	if len(lv.members) != len(active) {
+		for id, g := range lv.members {
+			if g != lv.gen {
+				removed = append(removed, id)
+				delete(lv.members, id)
+			}
+		}
+	}
+	lv.active = active
+	return added, removed
+}
+
+// syncSets takes the claimed-job sets as read now and returns the jobs
+// that entered or left one since the last read.
+func (lv *liveState) syncSets(sets map[string][]string) []string {
+	var changed []string
+	for w, now := range sets {
+		before := lv.sets[w]
+		if slices.Equal(now, before) {
+			continue
+		}
+		was := make(map[string]bool, len(before))
+		for _, id := range before {
+			was[id] = true
+		}
+		for _, id := range now {
+			if !was[id] {
+				changed = append(changed, id)
+			}
+			delete(was, id)
+		}
+		for id := range was {
+			changed = append(changed, id)
+		}
+	}
+	for w, before := range lv.sets {
+		if _, ok := sets[w]; !ok {
+			changed = append(changed, before...)
+		}
+	}
+	lv.sets = sets
+	return changed
+}
+
+// syncEnded takes the ended attempts read now and returns the jobs of
+// those not read before.
+func (lv *liveState) syncEnded(ended []queues.EndedAttempt) []string {
+	var ids []string
+	for _, e := range ended {
+		if _, ok := lv.endSeen[e.Key]; ok {
+			continue
+		}
+		lv.endSeen[e.Key] = e.End
+		if id := e.JobID(); id != "" {
+			ids = append(ids, id)
+		}
+		if e.End.After(lv.endCursor) {
+			lv.endCursor = e.End
+		}
+	}
+	for k, t := range lv.endSeen {
+		if t.Before(lv.endCursor.Add(-endMargin)) {
+			delete(lv.endSeen, k)
+		}
+	}
+	return ids
+}

@@ -1,0 +1,133 @@
+package queues
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/ballastdev/ballast/jobs"
+)
+
+// Membership is which jobs the active index and the workers' claimed-job
+// sets hold, without their records. The scripts that create or end a job,
+// or start, finish or requeue an attempt, change one of them in the same
+// step as the record, so a controller that compares two reads learns which
+// of those records to read again without reading them all. Moves and
+// placements of queued jobs change neither: the controller makes those
+// itself, or learns of them otherwise.
+type Membership struct {
+	// Active lists the IDs in the active index (jobs queued or running).
+	Active []string
+	// OnWorker holds, for each worker asked about, the IDs of the jobs it
+	// has claimed and not finished (a gang's ID on each of its members'
+	// workers).
+	OnWorker map[string][]string
+	// Ended are the usage entries of the attempts that ended (finished,
+	// requeued, recovered) at or after the time asked for, as stored, with
+	// their end: an attempt that starts and is requeued between two reads
+	// leaves the other two memberships as they were, but not this.
+	Ended []EndedAttempt
+}
+
+// EndedAttempt is one attempt's usage entry as Membership reads it: Key is
+// the stored entry, unique per attempt, and End its score (the attempt's
+// end, by the clock of the process that ended it).
+type EndedAttempt struct {
+	Key string
+	End time.Time
+}
+
+// JobID decodes the job the entry is of ("" if it is unreadable).
+func (e EndedAttempt) JobID() string {
+	var u struct {
+		Job string `json:"job"`
+	}
+	if json.Unmarshal([]byte(e.Key), &u) != nil {
+		return ""
+	}
+	return u.Job
+}
+
+// ActiveMembership reads the active index, the claimed-job sets of
+// workers and the attempts ended since endedSince (zero: only the last
+// one, to start from) in one round trip. It
+// costs one short string per active job and per running member, and one
+// entry per attempt ended since: a fraction of reading the records.
+func (s *Store) ActiveMembership(ctx context.Context, workers []string, endedSince time.Time) (Membership, error) {
+	var active *redis.StringSliceCmd
+	var ended *redis.ZSliceCmd
+	sets := make([]*redis.StringSliceCmd, len(workers))
+	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		active = p.ZRange(ctx, s.ns.ActiveJobs(), 0, -1)
+		if endedSince.IsZero() {
+			ended = p.ZRevRangeWithScores(ctx, s.ns.usage(), 0, 0)
+		} else {
+			ended = p.ZRangeByScoreWithScores(ctx, s.ns.usage(), &redis.ZRangeBy{
+				Min: strconv.FormatInt(endedSince.UnixMilli(), 10), Max: "+inf"})
+		}
+		for i, w := range workers {
+			sets[i] = p.SMembers(ctx, s.ns.WorkerJobs(w))
+		}
+		return nil
+	})
+	if err != nil && err != redis.Nil {
+		return Membership{}, wrap("queues.ActiveMembership", err)
+	}
+	m := Membership{Active: active.Val(), OnWorker: make(map[string][]string, len(workers))}
+	for i, w := range workers {
+		m.OnWorker[w] = sets[i].Val()
+	}
+	for _, z := range ended.Val() {
+		if key, ok := z.Member.(string); ok {
+			m.Ended = append(m.Ended, EndedAttempt{Key: key, End: time.UnixMilli(int64(z.Score))})
+		}
+	}
+	return m, nil
+}
+
+// ActiveJobsOf reads the records of ids as ActiveJobs does, the fields that
+// change and the spec only where spec does not supply it (a spec never
+// changes), and returns the jobs still queued or running by ID. An ID
+// missing from the result has ended, expired or never existed.
+func (s *Store) ActiveJobsOf(ctx context.Context, ids []string, spec func(id string) (jobs.Spec, bool)) (map[string]jobs.Job, error) {
+	out := make(map[string]jobs.Job, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	fields := make([]*redis.SliceCmd, len(ids))
+	specs := make([]*redis.StringCmd, len(ids))
+	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, id := range ids {
+			fields[i] = p.HMGet(ctx, s.ns.Job(id), mutableFields...)
+			if _, ok := spec(id); !ok {
+				specs[i] = p.HGet(ctx, s.ns.Job(id), "spec")
+			}
+		}
+		return nil
+	})
+	if err != nil && err != redis.Nil {
+		return nil, wrap("queues.ActiveJobsOf", err)
+	}
+	for i, id := range ids {
+		h := make(map[string]string, len(mutableFields))
+		for k, v := range fields[i].Val() {
+			if str, ok := v.(string); ok {
+				h[mutableFields[k]] = str
+			}
+		}
+		j := decodeFields(id, h)
+		if j.State == "" || j.State.Terminal() {
+			continue
+		}
+		sp, ok := spec(id)
+		if !ok && (specs[i] == nil || json.Unmarshal([]byte(specs[i].Val()), &sp) != nil) {
+			continue // unreadable, as ActiveJobs leaves it out
+		}
+		j.Spec = sp
+		out[id] = j
+	}
+	return out, nil
+}
