@@ -95,11 +95,14 @@ func (d *devEvents) line(ev events.Event) string {
 	case events.TypeJobQueued:
 		what = "queued in " + dash(ev.Queue)
 	case events.TypeJobRunning:
-		what = fmt.Sprintf("running on %s (attempt %d)", dash(ev.Worker), ev.Attempt)
+		what = fmt.Sprintf("running on %s (%s)", dash(ev.Worker), runDeliveryText(ev.Runs, ev.Attempt))
 	case events.TypeJobCheckpoint:
 		what = fmt.Sprintf("checkpoint %v", ev.Data["checkpoint"])
 	case events.TypeJobRequeued:
-		what = fmt.Sprintf("requeued to %s as attempt %d%s", dash(ev.Queue), ev.Attempt, why)
+		what = fmt.Sprintf("requeued to %s as delivery %d%s", dash(ev.Queue), ev.Attempt, why)
+		if ev.Runs > 0 {
+			what = fmt.Sprintf("requeued to %s as delivery %d after run %d%s", dash(ev.Queue), ev.Attempt, ev.Runs, why)
+		}
 	case events.TypeJobSucceeded:
 		what = "succeeded"
 	case events.TypeJobFailed:

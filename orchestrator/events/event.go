@@ -63,10 +63,15 @@ type Event struct {
 	// publishing the same event again (a retry after a crash) is stored once.
 	// Build it with NewID, or derive it from the change itself (job, attempt,
 	// type) when a retry must produce the same ID.
-	ID      string     `json:"id"`
-	Type    Type       `json:"type"`
-	JobID   string     `json:"job_id,omitempty"`
+	ID    string `json:"id"`
+	Type  Type   `json:"type"`
+	JobID string `json:"job_id,omitempty"`
+	// Attempt is the delivery (the record's fencing counter); Runs, on
+	// the events of a worker running the job, counts the attempts that
+	// started, this one included: a job lent before it ran shows attempt
+	// 2, run 1.
 	Attempt int        `json:"attempt,omitempty"`
+	Runs    int        `json:"runs,omitempty"`
 	State   jobs.State `json:"state,omitempty"`
 	Queue   string     `json:"queue,omitempty"`
 	Worker  string     `json:"worker,omitempty"`
