@@ -82,7 +82,9 @@ func (d *devEvents) line(ev events.Event) string {
 	case ev.Type.IsSweep():
 		return fmt.Sprintf("%s  sweep %s %s%s", at, ev.SweepID, strings.TrimPrefix(string(ev.Type), "sweep."), why)
 	case ev.Type == events.TypeWorkerUp:
-		return fmt.Sprintf("%s  worker %s up", at, ev.Worker)
+		return fmt.Sprintf("%s  worker %s up%s", at, ev.Worker, poolNote(ev))
+	case ev.Type == events.TypeWorkerStopped:
+		return fmt.Sprintf("%s  worker %s stopped: drained and released%s", at, ev.Worker, poolNote(ev))
 	case ev.Type == events.TypeWorkerLost:
 		return fmt.Sprintf("%s  worker %s lost%s", at, ev.Worker, why)
 	case ev.JobID == "":
@@ -119,4 +121,16 @@ func (d *devEvents) line(ev events.Event) string {
 		what = string(ev.Type) + why
 	}
 	return fmt.Sprintf("%s  %-16s %s %s", at, d.template(ev.JobID), ev.JobID, what)
+}
+
+// poolNote names the pool (and slots) a worker event carries, if any.
+func poolNote(ev events.Event) string {
+	pool, _ := ev.Data["pool"].(string)
+	if pool == "" {
+		return ""
+	}
+	if slots, ok := ev.Data["slots"].(float64); ok {
+		return fmt.Sprintf(" (%s, %d slots)", pool, int(slots))
+	}
+	return " (" + pool + ")"
 }

@@ -26,6 +26,9 @@ func TestDevEventLines(t *testing.T) {
 		{events.Event{Type: events.TypeJobMoved, JobID: "j1", Queue: "loan", Attempt: 2, Reason: "lent to fixed capacity (rule 2)", Time: at},
 			"j1 moved to loan as delivery 2, not yet run: lent to fixed capacity (rule 2)"},
 		{events.Event{Type: events.TypeWorkerUp, Worker: "spot-1", Time: at}, "worker spot-1 up"},
+		// Decoded from JSON, numbers are float64.
+		{events.Event{Type: events.TypeWorkerUp, Worker: "spot-2", Data: map[string]any{"pool": "spot", "slots": 2.0}, Time: at}, "worker spot-2 up (spot, 2 slots)"},
+		{events.Event{Type: events.TypeWorkerStopped, Worker: "spot-2", Data: map[string]any{"pool": "spot"}, Time: at}, "worker spot-2 stopped: drained and released (spot)"},
 		{events.Event{Type: events.TypePipelineRunStarted, Pipeline: "features", Time: at}, "pipeline features run.started"},
 	} {
 		got := d.line(c.ev)

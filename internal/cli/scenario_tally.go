@@ -21,6 +21,7 @@ type scenarioTally struct {
 
 	mu        sync.Mutex
 	launches  map[string]int // elastic workers up, by pool
+	releases  int            // elastic workers that drained and stopped
 	lent      int            // burst deliveries moved to fixed capacity
 	reclaims  int            // borrowed attempts stopped for core work
 	coreWaits []float64      // seconds each core attempt waited to start
@@ -54,6 +55,13 @@ func (t *scenarioTally) observe(ev events.Event) {
 		if t.first("scale-up") {
 			t.say("scale-up: the policy launched %s worker %s for work the fixed pool cannot take", pool, ev.Worker)
 		}
+	case ev.Type == events.TypeWorkerStopped:
+		if pool, _ := ev.Data["pool"].(string); t.elasticPools[pool] {
+			t.releases++
+			if t.first("drain") {
+				t.say("drain: the spike is served; idle %s worker %s was released", pool, ev.Worker)
+			}
+		}
 	case ev.Type == events.TypeJobMoved && ev.Queue == string(queues.QueueLoan):
 		t.lent++
 		if t.first("lending") {
@@ -71,7 +79,9 @@ func (t *scenarioTally) observe(ev events.Event) {
 	}
 }
 
-// drained announces, once, that elastic workers are being released.
+// drained announces, once, that elastic workers are being released, for
+// when their worker.stopped events are missing (a worker killed, not
+// drained).
 func (t *scenarioTally) drained(left int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -95,6 +105,7 @@ func (t *scenarioTally) summary(cost string) string {
 	if len(pools) > 0 {
 		launches += " (" + strings.Join(pools, ", ") + ")"
 	}
+	launches += fmt.Sprintf(", %d released", t.releases)
 	waits := "no core job ran"
 	if n := len(t.coreWaits); n > 0 {
 		w := append([]float64(nil), t.coreWaits...)

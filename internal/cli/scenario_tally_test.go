@@ -30,14 +30,17 @@ func TestScenarioTallyAnnouncesEachPhaseOnceAndSumsUp(t *testing.T) {
 		{Type: events.TypeJobRunning, JobID: "c2", Data: map[string]any{"class": "core", "wait_seconds": 3.0}},
 		{Type: events.TypeJobRunning, JobID: "c3", Data: map[string]any{"class": "core", "wait_seconds": 1.0}},
 		{Type: events.TypeJobRunning, JobID: "b1", Data: map[string]any{"class": "burst", "wait_seconds": 60.0}},
+		{Type: events.TypeWorkerStopped, Worker: "spot-1", Data: map[string]any{"pool": "spot"}},
+		{Type: events.TypeWorkerStopped, Worker: "spot-2", Data: map[string]any{"pool": "spot"}},
+		{Type: events.TypeWorkerStopped, Worker: "vm-1", Data: map[string]any{"pool": "fixed"}},
 	} {
 		tally.observe(ev)
 	}
-	tally.drained(2)
+	tally.drained(2) // announced already, by the first release
 	tally.drained(0)
 	got := strings.Join(said, "\n")
 	for _, want := range []string{"scale-up: the policy launched spot worker spot-1", "lending: burst job j1", "reclaim: core work takes back the fixed slot of burst job j1",
-		"drain: the spike is served; idle elastic workers are released (2 left)"} {
+		"drain: the spike is served; idle spot worker spot-1 was released"} {
 		if strings.Count(got, want) != 1 {
 			t.Errorf("announcements:\n%s\nwant %q once", got, want)
 		}
@@ -46,7 +49,7 @@ func TestScenarioTallyAnnouncesEachPhaseOnceAndSumsUp(t *testing.T) {
 		t.Errorf("%d announcements, want one per phase (4):\n%s", len(said), got)
 	}
 	sum := tally.summary("paid 0.0100 (fixed 0.0040, elastic 0.0060)")
-	want := "summary: 3 elastic launches (ondemand 1, spot 2), 2 lent to fixed, 1 reclaimed for core, core waited median 1.0s, max 3.0s (3 starts), paid 0.0100 (fixed 0.0040, elastic 0.0060)"
+	want := "summary: 3 elastic launches (ondemand 1, spot 2), 2 released, 2 lent to fixed, 1 reclaimed for core, core waited median 1.0s, max 3.0s (3 starts), paid 0.0100 (fixed 0.0040, elastic 0.0060)"
 	if sum != want {
 		t.Errorf("summary\n%q\nwant\n%q", sum, want)
 	}

@@ -26,6 +26,9 @@ const (
 	TypeJobCancelled  Type = "job.cancelled"
 	TypeWorkerUp      Type = "worker.up"
 	TypeWorkerLost    Type = "worker.lost"
+	// TypeWorkerStopped: a worker drained and left by itself (an elastic
+	// worker released, a fixed one shut down), as against worker.lost.
+	TypeWorkerStopped Type = "worker.stopped"
 
 	// Pipeline events carry Pipeline and, except pipeline.missed, RunID.
 	TypePipelineRunStarted   Type = "pipeline.run.started"
