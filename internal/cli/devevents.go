@@ -84,7 +84,7 @@ func (d *devEvents) line(ev events.Event) string {
 	case ev.Type == events.TypeWorkerUp:
 		return fmt.Sprintf("%s  worker %s up%s", at, ev.Worker, poolNote(ev))
 	case ev.Type == events.TypeWorkerStopped:
-		return fmt.Sprintf("%s  worker %s stopped: drained and released%s", at, ev.Worker, poolNote(ev))
+		return fmt.Sprintf("%s  worker %s drained and stopped%s", at, ev.Worker, poolNote(ev))
 	case ev.Type == events.TypeWorkerLost:
 		return fmt.Sprintf("%s  worker %s lost%s", at, ev.Worker, why)
 	case ev.JobID == "":
@@ -130,7 +130,15 @@ func poolNote(ev events.Event) string {
 		return ""
 	}
 	if slots, ok := ev.Data["slots"].(float64); ok {
-		return fmt.Sprintf(" (%s, %d slots)", pool, int(slots))
+		return fmt.Sprintf(" (%s, %s)", pool, plural(int(slots), "slot"))
 	}
 	return " (" + pool + ")"
+}
+
+// plural is "1 slot", "2 slots".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

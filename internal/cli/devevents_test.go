@@ -28,7 +28,8 @@ func TestDevEventLines(t *testing.T) {
 		{events.Event{Type: events.TypeWorkerUp, Worker: "spot-1", Time: at}, "worker spot-1 up"},
 		// Decoded from JSON, numbers are float64.
 		{events.Event{Type: events.TypeWorkerUp, Worker: "spot-2", Data: map[string]any{"pool": "spot", "slots": 2.0}, Time: at}, "worker spot-2 up (spot, 2 slots)"},
-		{events.Event{Type: events.TypeWorkerStopped, Worker: "spot-2", Data: map[string]any{"pool": "spot"}, Time: at}, "worker spot-2 stopped: drained and released (spot)"},
+		{events.Event{Type: events.TypeWorkerUp, Worker: "spot-3", Data: map[string]any{"pool": "spot", "slots": 1.0}, Time: at}, "worker spot-3 up (spot, 1 slot)"},
+		{events.Event{Type: events.TypeWorkerStopped, Worker: "spot-2", Data: map[string]any{"pool": "spot"}, Time: at}, "worker spot-2 drained and stopped (spot)"},
 		{events.Event{Type: events.TypePipelineRunStarted, Pipeline: "features", Time: at}, "pipeline features run.started"},
 	} {
 		got := d.line(c.ev)
