@@ -102,8 +102,13 @@ type Job struct {
 	State State  `json:"state"`
 	// Attempt numbers deliveries; it is the fencing token that makes stale
 	// deliveries harmless. The first attempt is 1.
-	Attempt int    `json:"attempt"`
-	Queue   string `json:"queue"`
+	Attempt int `json:"attempt"`
+	// Runs counts the attempts that started on a worker: what a user means
+	// by "how often did it run". A delivery that was moved while it waited
+	// (lent, reclaimed, overflowed) raises Attempt, not Runs; a gang's
+	// attempt counts once, when its last member is claimed.
+	Runs  int    `json:"runs"`
+	Queue string `json:"queue"`
 	// Placed is, for a sized job, the worker of each member of the current
 	// attempt, once the controller placed it; nil while it waits for
 	// placement and for jobs that need none.

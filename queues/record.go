@@ -11,7 +11,7 @@ import (
 
 // mutableFields are the record fields that change over a job's life; the
 // spec never does. Keep in step with decodeFields.
-var mutableFields = []string{"state", "queue", "worker", "checkpoint", "cancel", "error", "attempt", "retries",
+var mutableFields = []string{"state", "queue", "worker", "checkpoint", "cancel", "error", "attempt", "runs", "retries",
 	"requeues", "spot_preemptions", "preemptions", "created", "queued", "not_before", "started", "finished",
 	"checkpoint_at", "exit_code", "metric", "pool", "qos", "placed", "placed_at"}
 
@@ -36,6 +36,7 @@ func decodeFields(id string, h map[string]string) jobs.Job {
 		CancelRequested: h["cancel"] == "1",
 		LastError:       h["error"],
 		Attempt:         atoi(h["attempt"]),
+		Runs:            atoi(h["runs"]),
 		Retries:         atoi(h["retries"]),
 		Requeues:        atoi(h["requeues"]),
 		SpotPreemptions: atoi(h["spot_preemptions"]),

@@ -95,6 +95,7 @@ if st[3] == "1" then
   table.insert(f, "ob"); table.insert(f, "0")
 end
 redis.call("HSET", KEYS[1], unpack(f))
+redis.call("HINCRBY", KEYS[1], "runs", 1)
 redis.call("SADD", KEYS[3], ARGV[1])
 return redis.call("HGETALL", KEYS[1])
 `)

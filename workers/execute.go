@@ -101,7 +101,7 @@ func (w *Worker) process(ctx context.Context, t *asynq.Task) error {
 // publishRunning announces that attempt j started on worker wid.
 func (w *Worker) publishRunning(j jobs.Job, wid string) {
 	w.publish(events.Event{ID: eventID(j, events.TypeJobRunning), Type: events.TypeJobRunning, JobID: j.ID,
-		Attempt: j.Attempt, State: jobs.StateRunning, Queue: j.Queue, Worker: wid, Time: j.StartedAt,
+		Attempt: j.Attempt, Runs: j.Runs, State: jobs.StateRunning, Queue: j.Queue, Worker: wid, Time: j.StartedAt,
 		Data: map[string]any{"pool": w.opts.Pool, "resume_from": j.Checkpoint, "class": string(j.Spec.Class),
 			// This attempt's wait in its queue: submit to start for the
 			// first attempt, the metrics' elastic wait.

@@ -90,10 +90,10 @@ func (e *env) queueSize(q queues.Queue) int {
 // with the checkpoint its attempt 1 wrote on SIGTERM.
 func checkPreempted(t *testing.T, e *env, rec *recorder, got jobs.Job, reason string) {
 	t.Helper()
-	if got.State != jobs.StateQueued || got.Attempt != 2 || got.Queue != "burst" || got.Checkpoint != "c1" ||
+	if got.State != jobs.StateQueued || got.Attempt != 2 || got.Runs != 1 || got.Queue != "burst" || got.Checkpoint != "c1" ||
 		got.Preemptions != 1 || got.SpotPreemptions != 0 || got.Requeues != 0 || got.Retries != 0 || got.LastError != "" || got.ExitCode != nil {
-		t.Fatalf("after the preemption: state %s attempt %d queue %s checkpoint %q preemptions %d requeues %d retries %d error %q exit %s",
-			got.State, got.Attempt, got.Queue, got.Checkpoint, got.Preemptions, got.Requeues, got.Retries, got.LastError, code(got))
+		t.Fatalf("after the preemption: state %s attempt %d runs %d queue %s checkpoint %q preemptions %d requeues %d retries %d error %q exit %s",
+			got.State, got.Attempt, got.Runs, got.Queue, got.Checkpoint, got.Preemptions, got.Requeues, got.Retries, got.LastError, code(got))
 	}
 	if p := e.preemptField(got.ID); p != "" {
 		t.Errorf("the preempt request %q survived the preemption", p)
@@ -107,7 +107,12 @@ func checkPreempted(t *testing.T, e *env, rec *recorder, got jobs.Job, reason st
 		return len(evs) > 0
 	})
 	ev := evs[0]
-	if len(evs) != 1 || ev.Attempt != 2 || ev.Queue != "burst" || ev.Reason != "preempted: "+reason ||
+	// The requeue names delivery 2 and the one run that preceded it, as
+	// the running event of attempt 1 named run 1.
+	if running := rec.find(got.ID, events.TypeJobRunning); len(running) != 1 || running[0].Runs != 1 || running[0].Attempt != 1 {
+		t.Errorf("running events %+v, want one for run 1, delivery 1", running)
+	}
+	if len(evs) != 1 || ev.Attempt != 2 || ev.Runs != 1 || ev.Queue != "burst" || ev.Reason != "preempted: "+reason ||
 		ev.Data["to"] != "burst" || ev.Data["checkpoint"] != "c1" {
 		t.Errorf("requeued events %+v, want one for attempt 2 to burst from c1, reason %q", evs, "preempted: "+reason)
 	}

@@ -124,7 +124,7 @@ func (w *Worker) finish(r *running, state jobs.State, code *int, msg string) {
 		data["exit_code"] = *code
 	}
 	w.publish(events.Event{ID: eventID(r.job, eventType(state)), Type: eventType(state), JobID: r.job.ID,
-		Attempt: r.job.Attempt, State: state, Queue: r.job.Queue, Worker: r.worker, Reason: msg, Time: w.opts.Now(), Data: data})
+		Attempt: r.job.Attempt, Runs: r.job.Runs, State: state, Queue: r.job.Queue, Worker: r.worker, Reason: msg, Time: w.opts.Now(), Data: data})
 }
 
 // announceRequeue publishes what Requeue did; data goes with a requeued event.
@@ -132,7 +132,7 @@ func (w *Worker) announceRequeue(r *running, moved queues.Requeued, reason strin
 	switch {
 	case moved.Cancelled:
 		w.publish(events.Event{ID: eventID(r.job, events.TypeJobCancelled), Type: events.TypeJobCancelled, JobID: r.job.ID,
-			Attempt: r.job.Attempt, State: jobs.StateCancelled, Worker: r.worker, Reason: reason, Time: now,
+			Attempt: r.job.Attempt, Runs: r.job.Runs, State: jobs.StateCancelled, Worker: r.worker, Reason: reason, Time: now,
 			Data: map[string]any{"class": string(r.job.Spec.Class)}})
 	case moved.Attempt > 0:
 		addQoS(data, r)
@@ -143,7 +143,7 @@ func (w *Worker) announceRequeue(r *running, moved queues.Requeued, reason strin
 			q = string(moved.Queue)
 		}
 		w.publish(events.Event{ID: eventID(r.job, events.TypeJobRequeued), Type: events.TypeJobRequeued, JobID: r.job.ID,
-			Attempt: moved.Attempt, State: jobs.StateQueued, Queue: q, Worker: r.worker, Reason: reason, Time: now,
+			Attempt: moved.Attempt, Runs: r.job.Runs, State: jobs.StateQueued, Queue: q, Worker: r.worker, Reason: reason, Time: now,
 			Data: data})
 	}
 }

@@ -198,6 +198,10 @@ func (w *Worker) Stop() {
 		if err := w.store.Deregister(ctx, w.ID()); err != nil {
 			w.log.Warn("deregister failed; the controller will notice the silence", "err", err)
 		}
+		if w.hbCancel != nil { // it announced itself up, so it says it left
+			w.publish(events.Event{ID: events.NewID(), Type: events.TypeWorkerStopped, Worker: w.ID(), Time: w.opts.Now(),
+				Data: map[string]any{"pool": w.opts.Pool}})
+		}
 		w.log.Info("worker stopped")
 	})
 }

@@ -53,9 +53,12 @@ func runDev(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer logFile.Close()
+	var terminal slog.Handler = slog.NewTextHandler(e.errOut, &slog.HandlerOptions{Level: slog.LevelWarn})
+	if *redisAddr == "" {
+		terminal = withoutDurability{terminal} // the NOTICE below says it already
+	}
 	log := slog.New(slog.NewMultiHandler(
-		slog.NewJSONHandler(logFile, &slog.HandlerOptions{Level: slog.LevelInfo}),
-		slog.NewTextHandler(e.errOut, &slog.HandlerOptions{Level: slog.LevelWarn})))
+		slog.NewJSONHandler(logFile, &slog.HandlerOptions{Level: slog.LevelInfo}), terminal))
 
 	cfg := config.Dev()
 	cfg.HTTP.Listen = *httpAddr

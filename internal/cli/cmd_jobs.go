@@ -89,9 +89,9 @@ func printJobList(e *env, out string, list []jobs.Job) error {
 	now := time.Now()
 	rows := make([][]any, len(list))
 	for i, j := range list {
-		rows[i] = []any{j.ID, j.Spec.Template, e.paintState(j.State), j.Attempt, j.Queue, dash(j.Worker), ago(j.CreatedAt, now), dash(j.LastError)}
+		rows[i] = []any{j.ID, j.Spec.Template, e.paintState(j.State), j.Runs, j.Attempt, j.Queue, dash(j.Worker), ago(j.CreatedAt, now), dash(j.LastError)}
 	}
-	return table(e.out, "ID\tTEMPLATE\tSTATE\tATTEMPT\tQUEUE\tWORKER\tCREATED\tLAST ERROR", rows)
+	return table(e.out, "ID\tTEMPLATE\tSTATE\tRUNS\tDELIVERIES\tQUEUE\tWORKER\tCREATED\tLAST ERROR", rows)
 }
 
 // paintState colours a job state on a terminal: green for success, red

@@ -56,5 +56,5 @@ func runRetry(ctx context.Context, e *env, args []string) error {
 	if err := printReceipt(e, *out, receipt); err != nil || !*wait {
 		return err
 	}
-	return waitResult(ctx, e, cfg, receipt.JobID, follow(ctx, e, nc, cfg.NATS.Stream, subjects(cfg), receipt.JobID, *out))
+	return waitResult(ctx, e, cfg, receipt.JobID, followJob(ctx, e, cfg, nc, receipt.JobID, *out))
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/ballastdev/ballast/internal/config"
 	"github.com/ballastdev/ballast/jobs"
 	"github.com/ballastdev/ballast/orchestrator/client"
 	"github.com/ballastdev/ballast/orchestrator/events"
@@ -95,7 +96,7 @@ func runSubmit(ctx context.Context, e *env, args []string) error {
 	if err := printReceipt(e, *out, receipt); err != nil || !*wait {
 		return err
 	}
-	return waitResult(ctx, e, cfg, receipt.JobID, follow(ctx, e, nc, cfg.NATS.Stream, subj, receipt.JobID, *out))
+	return waitResult(ctx, e, cfg, receipt.JobID, followJob(ctx, e, cfg, nc, receipt.JobID, *out))
 }
 
 // parseParams turns name=value pairs into JSON values: a value that parses as
@@ -157,9 +158,18 @@ const followPoll = 2 * time.Second
 // state, which it also learns from the record every followPoll. A
 // connection allowed to submit but not to read events (the least-privilege
 // submitter) is followed through the record alone.
-func follow(ctx context.Context, e *env, nc *nats.Conn, stream string, subj events.Subjects, id, out string) error {
+func follow(ctx context.Context, e *env, nc *nats.Conn, stream string, subj events.Subjects, id, out string, tail *outputTail) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	// The job's last lines are written before its end is recorded, so one
+	// read after the end prints them all.
+	defer tail.pump(context.WithoutCancel(ctx))
+	var outTick <-chan time.Time
+	if tail != nil && tail.store != nil {
+		t := time.NewTicker(outputPoll)
+		defer t.Stop()
+		outTick = t.C
+	}
 	var evs <-chan events.Event
 	js, err := jetstream.New(nc)
 	if err == nil {
@@ -176,6 +186,8 @@ func follow(ctx context.Context, e *env, nc *nats.Conn, stream string, subj even
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
+		case <-outTick:
+			tail.pump(ctx)
 		case ev, ok := <-evs:
 			if !ok {
 				evs = nil // the record still ends the wait
@@ -184,7 +196,9 @@ func follow(ctx context.Context, e *env, nc *nats.Conn, stream string, subj even
 			if out == "json" {
 				writeJSON(e.out, ev)
 			} else {
-				fmt.Fprintf(e.out, "%s  %-15s attempt %d %s %s\n", ev.Time.Format("15:04:05.000"), ev.Type, ev.Attempt, ev.Worker, ev.Reason)
+				// Output written before this event shows before it.
+				tail.pump(ctx)
+				fmt.Fprintf(e.out, "%s  %-15s %s %s %s\n", ev.Time.Format("15:04:05.000"), ev.Type, runDeliveryText(ev.Runs, ev.Attempt), ev.Worker, ev.Reason)
 			}
 			if ev.State.Terminal() {
 				return ended(id, ev.State)
@@ -213,12 +227,23 @@ func follow(ctx context.Context, e *env, nc *nats.Conn, stream string, subj even
 			if out == "json" {
 				writeJSON(e.out, st)
 			} else {
-				fmt.Fprintf(e.out, "%s  %-15s attempt %d %s %s (from the job's record)\n", st.FinishedAt.Local().Format("15:04:05.000"),
-					"job."+string(st.State), st.Attempt, st.Worker, st.LastError)
+				fmt.Fprintf(e.out, "%s  %-15s %s %s %s (from the job's record)\n", st.FinishedAt.Local().Format("15:04:05.000"),
+					"job."+string(st.State), runDeliveryText(st.Runs, st.Attempt), st.Worker, st.LastError)
 			}
 			return ended(id, st.State)
 		}
 	}
+}
+
+// followJob is follow with the job's output streamed in text mode; JSON
+// mode carries events only, so that its readers see one kind of object.
+func followJob(ctx context.Context, e *env, cfg config.Config, nc *nats.Conn, id, out string) error {
+	var tail *outputTail
+	if out != "json" {
+		tail = newOutputTail(ctx, e, cfg, id)
+		defer tail.Close()
+	}
+	return follow(ctx, e, nc, cfg.NATS.Stream, subjects(cfg), id, out, tail)
 }
 
 // maxStatusFailures is how many status requests in a row may fail before

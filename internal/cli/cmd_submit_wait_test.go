@@ -64,13 +64,13 @@ func TestSubmitWaitEndsOnTheRecordWhenEventsAreLost(t *testing.T) {
 			t.Fatalf("claim: %v %v", ok, err)
 		}
 		code := 0
+		lines := []queues.LogLine{{Attempt: claimed.Attempt, Stream: "stdout", Text: "loading"}}
 		if c.state == jobs.StateFailed {
 			code = 4
-			lines := []queues.LogLine{{Attempt: claimed.Attempt, Stream: "stdout", Text: "loading"},
-				{Attempt: claimed.Attempt, Stream: "stderr", Text: "error: disk full"}}
-			if err := f.store.AppendLogs(ctx, j.ID, lines, 100); err != nil {
-				t.Fatal(err)
-			}
+			lines = append(lines, queues.LogLine{Attempt: claimed.Attempt, Stream: "stderr", Text: "error: disk full"})
+		}
+		if err := f.store.AppendLogs(ctx, j.ID, lines, 100); err != nil {
+			t.Fatal(err)
 		}
 		if ok, err := f.store.Finish(ctx, claimed, "w1", c.state, &code, ""); err != nil || !ok {
 			t.Fatalf("finish: %v %v", ok, err)
@@ -80,6 +80,14 @@ func TestSubmitWaitEndsOnTheRecordWhenEventsAreLost(t *testing.T) {
 		case r := <-done:
 			if r.code != c.wantCode || !strings.Contains(r.out, "job."+string(c.state)) || !strings.Contains(r.out, "from the job's record") {
 				t.Fatalf("%s: exit %d, stdout %q, stderr %q; want exit %d and the end read from the record", c.state, r.code, r.out, r.errOut, c.wantCode)
+			}
+			// The job's stdout is streamed into the output, its stderr is not
+			// (a failure prints its tail once, on stderr).
+			if !strings.Contains(r.out, "  | loading\n") || strings.Contains(r.out, "disk full") {
+				t.Fatalf("%s: stdout %q; want the job's stdout line and not its stderr", c.state, r.out)
+			}
+			if !strings.Contains(r.out, "run 1, delivery 1") {
+				t.Fatalf("%s: stdout %q; want the end to name run 1, delivery 1", c.state, r.out)
 			}
 			if c.state == jobs.StateFailed && (!strings.Contains(r.errOut, "stderr lines of job") || !strings.Contains(r.errOut, "error: disk full") || strings.Contains(r.errOut, "loading")) {
 				t.Fatalf("failed job: stderr %q; want the tail of its stderr, not its stdout", r.errOut)

@@ -113,10 +113,10 @@ func printOverview(w io.Writer, o insight.Overview) {
 	fmt.Fprintln(w)
 	rows = rows[:0]
 	for _, j := range o.Running {
-		rows = append(rows, []any{j.ID, dash(j.Template), dash(j.Team), j.Pool, j.Worker, j.Attempt,
+		rows = append(rows, []any{j.ID, dash(j.Template), dash(j.Team), j.Pool, j.Worker, j.Runs, j.Attempt,
 			secs(j.RunSeconds), secs(j.WaitSeconds), fmt.Sprintf("%.4f", j.Cost)})
 	}
-	_ = table(w, "JOB\tTEMPLATE\tTEAM\tPOOL\tWORKER\tATTEMPT\tRUNNING\tWAITED\tCOST", rows)
+	_ = table(w, "JOB\tTEMPLATE\tTEAM\tPOOL\tWORKER\tRUNS\tDELIVERIES\tRUNNING\tWAITED\tCOST", rows)
 	for _, r := range o.Recommendations {
 		fmt.Fprintf(w, "\n[%s] %s\n  %s\n", r.Severity, r.Title, r.Action)
 	}

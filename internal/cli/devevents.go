@@ -82,7 +82,9 @@ func (d *devEvents) line(ev events.Event) string {
 	case ev.Type.IsSweep():
 		return fmt.Sprintf("%s  sweep %s %s%s", at, ev.SweepID, strings.TrimPrefix(string(ev.Type), "sweep."), why)
 	case ev.Type == events.TypeWorkerUp:
-		return fmt.Sprintf("%s  worker %s up", at, ev.Worker)
+		return fmt.Sprintf("%s  worker %s up%s", at, ev.Worker, poolNote(ev))
+	case ev.Type == events.TypeWorkerStopped:
+		return fmt.Sprintf("%s  worker %s drained and stopped%s", at, ev.Worker, poolNote(ev))
 	case ev.Type == events.TypeWorkerLost:
 		return fmt.Sprintf("%s  worker %s lost%s", at, ev.Worker, why)
 	case ev.JobID == "":
@@ -95,11 +97,14 @@ func (d *devEvents) line(ev events.Event) string {
 	case events.TypeJobQueued:
 		what = "queued in " + dash(ev.Queue)
 	case events.TypeJobRunning:
-		what = fmt.Sprintf("running on %s (attempt %d)", dash(ev.Worker), ev.Attempt)
+		what = fmt.Sprintf("running on %s (%s)", dash(ev.Worker), runDeliveryText(ev.Runs, ev.Attempt))
 	case events.TypeJobCheckpoint:
 		what = fmt.Sprintf("checkpoint %v", ev.Data["checkpoint"])
 	case events.TypeJobRequeued:
-		what = fmt.Sprintf("requeued to %s as attempt %d%s", dash(ev.Queue), ev.Attempt, why)
+		what = fmt.Sprintf("requeued to %s as delivery %d%s", dash(ev.Queue), ev.Attempt, why)
+		if ev.Runs > 0 {
+			what = fmt.Sprintf("requeued to %s as delivery %d after run %d%s", dash(ev.Queue), ev.Attempt, ev.Runs, why)
+		}
 	case events.TypeJobSucceeded:
 		what = "succeeded"
 	case events.TypeJobFailed:
@@ -116,4 +121,24 @@ func (d *devEvents) line(ev events.Event) string {
 		what = string(ev.Type) + why
 	}
 	return fmt.Sprintf("%s  %-16s %s %s", at, d.template(ev.JobID), ev.JobID, what)
+}
+
+// poolNote names the pool (and slots) a worker event carries, if any.
+func poolNote(ev events.Event) string {
+	pool, _ := ev.Data["pool"].(string)
+	if pool == "" {
+		return ""
+	}
+	if slots, ok := ev.Data["slots"].(float64); ok {
+		return fmt.Sprintf(" (%s, %s)", pool, plural(int(slots), "slot"))
+	}
+	return " (" + pool + ")"
+}
+
+// plural is "1 slot", "2 slots".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -13,6 +14,8 @@ import (
 	"github.com/ballastdev/ballast/jobs"
 	"github.com/ballastdev/ballast/orchestrator/api"
 	"github.com/ballastdev/ballast/orchestrator/client"
+	"github.com/ballastdev/ballast/orchestrator/events"
+	"github.com/ballastdev/ballast/orchestrator/insight"
 	"github.com/ballastdev/ballast/queues"
 )
 
@@ -27,6 +30,20 @@ func runScenario(ctx context.Context, e *env, nc *nats.Conn, cfg config.Config, 
 	say := func(format string, args ...any) {
 		fmt.Fprintf(e.out, "%s  scenario: %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
 	}
+	elastic := map[string]bool{}
+	for name, p := range cfg.Pools {
+		elastic[name] = p.Kind.Elastic()
+	}
+	tally := newScenarioTally(say, elastic)
+	if _, err := nc.Subscribe(subjects(cfg).All(), func(m *nats.Msg) {
+		var ev events.Event
+		if json.Unmarshal(m.Data, &ev) == nil {
+			tally.observe(ev)
+		}
+	}); err != nil {
+		say("cannot watch events (%v): phases and the summary will be missing", err)
+	}
+	began := time.Now()
 	submit := func(s jobs.Submission) {
 		if _, err := c.Submit(ctx, s); err != nil {
 			say("submit failed: %v", err)
@@ -44,7 +61,7 @@ func runScenario(ctx context.Context, e *env, nc *nats.Conn, cfg config.Config, 
 		for i := 0; i < 3; i++ {
 			submit(jobs.Submission{Template: "sleep", Class: string(jobs.ClassCore), Params: raw(map[string]any{"seconds": 8})})
 		}
-		seenElastic := false
+		seenElastic, peak := false, 0
 		for sleepCtx(ctx, 2*time.Second) {
 			st, err := api.CollectStatus(ctx, store)
 			if err != nil {
@@ -54,12 +71,28 @@ func runScenario(ctx context.Context, e *env, nc *nats.Conn, cfg config.Config, 
 			line, elastic := summary(st, cfg)
 			fmt.Fprintf(e.out, "%s  %s\n", time.Now().Format("15:04:05"), line)
 			seenElastic = seenElastic || elastic > 0
+			peak = max(peak, elastic)
+			if elastic < peak {
+				tally.drained(elastic)
+			}
 			if seenElastic && elastic == 0 && st.Counts[jobs.StateRunning] == 0 && st.Counts[jobs.StateQueued] == 0 {
 				say("done: the spike is served, borrowed work went back, elastic capacity drained to zero")
+				say("%s", tally.summary(scenarioCost(ctx, store, cfg, began)))
 				return
 			}
 		}
 	}()
+}
+
+// scenarioCost is what the demo's span cost, as `ballast cost` prices it,
+// or "" when it cannot be read.
+func scenarioCost(ctx context.Context, store *queues.Store, cfg config.Config, from time.Time) string {
+	rep, _, err := insight.FromConfig(store, cfg).Cost(ctx, from, time.Now())
+	if err != nil {
+		return ""
+	}
+	v := insight.CostViewOf(rep)
+	return fmt.Sprintf("paid %.4f (fixed %.4f, elastic %.4f)", v.Total, v.Fixed, v.Elastic)
 }
 
 // summary renders fixed utilization, elastic workers per pool, and queue depths.

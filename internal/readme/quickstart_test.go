@@ -178,6 +178,17 @@ func TestReadmeQuickStart(t *testing.T) {
 	}
 	t.Logf("ballast dev ready after %s", time.Since(start).Round(time.Millisecond))
 
+	// What a reader is told to expect from some of the commands: the job's
+	// own output in `submit --wait`, runs apart from deliveries in `jobs`.
+	shows := map[string]string{
+		"bin/ballast submit hello name=you --wait": "  | hello you\n",
+		"bin/ballast jobs":                         "RUNS",
+	}
+	for line := range shows {
+		if !strings.Contains("\n"+strings.Join(term2, "\n")+"\n", "\n"+line+"\n") {
+			t.Errorf("terminal 2 no longer runs %q: update this test's expectations with the README", line)
+		}
+	}
 	for _, line := range term2 {
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		began := time.Now()
@@ -185,6 +196,9 @@ func TestReadmeQuickStart(t *testing.T) {
 		cancel()
 		if err != nil {
 			t.Fatalf("%s: %v\n%s\n--- ballast dev:\n%s", line, err, out, devLog())
+		}
+		if want, ok := shows[line]; ok && !strings.Contains(string(out), want) {
+			t.Errorf("%s: output has no %q:\n%s", line, want, out)
 		}
 		if strings.Contains(string(out), "using built-in defaults") {
 			t.Errorf("%s did not find the dev instance:\n%s", line, out)

@@ -19,7 +19,7 @@ import (
 func TestPageListsJobsAndOpensOne(t *testing.T) {
 	t.Parallel()
 	const hostile = `<img src=x onerror="document.body.dataset.pwned=1">`
-	failed := map[string]any{"id": "j-failed", "state": "failed", "attempt": 2, "queue": "burst", "worker": "spot-1",
+	failed := map[string]any{"id": "j-failed", "state": "failed", "attempt": 2, "runs": 1, "queue": "burst", "worker": "spot-1",
 		"exit_code": 3, "last_error": "exited with code 3", "created_at": time.Now().Format(time.RFC3339),
 		"spec": map[string]any{"template": "train", "team": "ml", "class": "burst", "params": map[string]any{"lr": 0.1}}}
 	done := map[string]any{"id": "j-done", "state": "succeeded", "attempt": 1, "queue": "core",
@@ -69,7 +69,10 @@ func TestPageListsJobsAndOpensOne(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for k, want := range map[string]string{"jobs.j-failed.state": "failed", "jobs.j-failed.template": "train", "jobs.j-done.team": "data"} {
+	// Runs and deliveries side by side: lent before it ran, it has two
+	// deliveries and one run.
+	for k, want := range map[string]string{"jobs.j-failed.state": "failed", "jobs.j-failed.template": "train", "jobs.j-done.team": "data",
+		"jobs.j-failed.runs": "1", "jobs.j-failed.attempt": "2"} {
 		if vals[k] != want {
 			t.Errorf("%s = %q, want %q", k, vals[k], want)
 		}
@@ -100,7 +103,8 @@ func TestPageListsJobsAndOpensOne(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for k, want := range map[string]string{"job.exit_code": "3", "job.last_error": "exited with code 3", "job.params": "lr=0.1", "job.team": "ml"} {
+	for k, want := range map[string]string{"job.exit_code": "3", "job.last_error": "exited with code 3", "job.params": "lr=0.1", "job.team": "ml",
+		"job.runs": "1", "job.deliveries": "2"} {
 		if vals[k] != want {
 			t.Errorf("%s = %q, want %q", k, vals[k], want)
 		}

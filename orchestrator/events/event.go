@@ -26,6 +26,9 @@ const (
 	TypeJobCancelled  Type = "job.cancelled"
 	TypeWorkerUp      Type = "worker.up"
 	TypeWorkerLost    Type = "worker.lost"
+	// TypeWorkerStopped: a worker drained and left by itself (an elastic
+	// worker released, a fixed one shut down), as against worker.lost.
+	TypeWorkerStopped Type = "worker.stopped"
 
 	// Pipeline events carry Pipeline and, except pipeline.missed, RunID.
 	TypePipelineRunStarted   Type = "pipeline.run.started"
@@ -63,10 +66,15 @@ type Event struct {
 	// publishing the same event again (a retry after a crash) is stored once.
 	// Build it with NewID, or derive it from the change itself (job, attempt,
 	// type) when a retry must produce the same ID.
-	ID      string     `json:"id"`
-	Type    Type       `json:"type"`
-	JobID   string     `json:"job_id,omitempty"`
+	ID    string `json:"id"`
+	Type  Type   `json:"type"`
+	JobID string `json:"job_id,omitempty"`
+	// Attempt is the delivery (the record's fencing counter); Runs, on
+	// the events of a worker running the job, counts the attempts that
+	// started, this one included: a job lent before it ran shows attempt
+	// 2, run 1.
 	Attempt int        `json:"attempt,omitempty"`
+	Runs    int        `json:"runs,omitempty"`
 	State   jobs.State `json:"state,omitempty"`
 	Queue   string     `json:"queue,omitempty"`
 	Worker  string     `json:"worker,omitempty"`

@@ -139,6 +139,12 @@ func BuildAttempts(j jobs.Job, usage []queues.AttemptUsage, evs []events.Event, 
 		out.Attempts = append(out.Attempts, a)
 	}
 	sort.Slice(out.Attempts, func(x, y int) bool { return out.Attempts[x].Attempt < out.Attempts[y].Attempt })
+	// The record counts runs where they start; usage entries can age out
+	// or be lost, so it decides when it has the counter (records written
+	// before the counter existed do not).
+	if j.Runs > 0 {
+		out.Runs = j.Runs
+	}
 	return out
 }
 

@@ -143,7 +143,7 @@ func (s Source) past(now time.Time, in Inputs) (KeyMetrics, CostView, []string) 
 
 func (s Source) runningJob(now time.Time, j jobs.Job) RunningJob {
 	r := RunningJob{ID: j.ID, Template: j.Spec.Template, Team: j.Spec.Team, Class: string(j.Spec.Class), Queue: j.Queue,
-		Pool: j.Pool, Worker: j.Worker, Attempt: j.Attempt, Started: j.StartedAt,
+		Pool: j.Pool, Worker: j.Worker, Attempt: j.Attempt, Runs: j.Runs, Started: j.StartedAt,
 		WaitSeconds: j.StartedAt.Sub(j.EligibleAt()).Seconds(), RunSeconds: max(0, now.Sub(j.StartedAt).Seconds()),
 		Overflowed: queues.Overflowed(j)}
 	if p, ok := s.pool(j.Pool); ok {

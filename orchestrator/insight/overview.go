@@ -97,15 +97,18 @@ type QueueView struct {
 
 // RunningJob is one running attempt and what it has cost so far.
 type RunningJob struct {
-	ID       string    `json:"id"`
-	Template string    `json:"template"`
-	Team     string    `json:"team"`
-	Class    string    `json:"class"`
-	Queue    string    `json:"queue"`
-	Pool     string    `json:"pool"`
-	Worker   string    `json:"worker"`
-	Attempt  int       `json:"attempt"`
-	Started  time.Time `json:"started"`
+	ID       string `json:"id"`
+	Template string `json:"template"`
+	Team     string `json:"team"`
+	Class    string `json:"class"`
+	Queue    string `json:"queue"`
+	Pool     string `json:"pool"`
+	Worker   string `json:"worker"`
+	// Attempt is the delivery (the fencing counter); Runs counts the
+	// attempts that started, this one included.
+	Attempt int       `json:"attempt"`
+	Runs    int       `json:"runs"`
+	Started time.Time `json:"started"`
 	// WaitSeconds is how long this attempt waited to start.
 	WaitSeconds float64 `json:"wait_seconds"`
 	// RunSeconds is At minus Started.

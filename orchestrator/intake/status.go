@@ -29,12 +29,14 @@ type StatusRequest struct {
 // never hangs them. It carries no spec, parameters or logs: anyone allowed
 // to submit may ask, and a job ID is all they need.
 type JobStatus struct {
-	JobID    string     `json:"job_id"`
-	State    jobs.State `json:"state"`
-	Attempt  int        `json:"attempt"`
-	Queue    string     `json:"queue,omitempty"`
-	Worker   string     `json:"worker,omitempty"`
-	ExitCode *int       `json:"exit_code,omitempty"`
+	JobID   string     `json:"job_id"`
+	State   jobs.State `json:"state"`
+	Attempt int        `json:"attempt"`
+	// Runs counts the attempts that started; Attempt is the delivery.
+	Runs     int    `json:"runs"`
+	Queue    string `json:"queue,omitempty"`
+	Worker   string `json:"worker,omitempty"`
+	ExitCode *int   `json:"exit_code,omitempty"`
 	// LastError is the last error on record; "error" is kept for failed
 	// replies, which every caller probes for first.
 	LastError  string    `json:"last_error,omitempty"`
@@ -43,7 +45,7 @@ type JobStatus struct {
 
 // StatusOf is the JobStatus of a record.
 func StatusOf(j jobs.Job) JobStatus {
-	return JobStatus{JobID: j.ID, State: j.State, Attempt: j.Attempt, Queue: j.Queue, Worker: j.Worker,
+	return JobStatus{JobID: j.ID, State: j.State, Attempt: j.Attempt, Runs: j.Runs, Queue: j.Queue, Worker: j.Worker,
 		ExitCode: j.ExitCode, LastError: j.LastError, FinishedAt: j.FinishedAt}
 }
 

@@ -238,13 +238,14 @@
         el('td', {}, txt(k + 'class', j.class), overflowMark(k, j)),
         td(txt(k + 'pool', j.pool)),
         td(el('span', { class: 'mono', 'data-k': k + 'worker', title: j.worker }, j.worker || dash)),
+        td(num(k + 'runs', j.runs), 'n'),
         td(num(k + 'attempt', j.attempt), 'n'),
         td(num(k + 'run', j.run_seconds, dur), 'n'),
         td(num(k + 'wait', j.wait_seconds, dur), 'n'),
         td(num(k + 'cost', j.cost, money), 'n'));
     });
     const body = byId('running');
-    fill(body, rows, 10, 'nothing running');
+    fill(body, rows, 11, 'nothing running');
     body.dataset.count = String(jobs.length);
     const count = [num('running.count', jobs.length)];
     if (ov.overflowed > 0) count.push(' · ', num('overflowed', ov.overflowed), ' overflowed');

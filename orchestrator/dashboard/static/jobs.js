@@ -56,13 +56,14 @@
         el('td', {}, el('span', { 'data-k': k + 'class' }, text(spec.class))),
         el('td', {}, badge(j.state, k + 'state')),
         el('td', {}, el('span', { 'data-k': k + 'pool' }, text(j.pool))),
+        el('td', { class: 'n' }, el('span', { 'data-k': k + 'runs', title: 'runs: attempts that started on a worker' }, text(j.runs))),
         el('td', { class: 'n' }, el('span', { 'data-k': k + 'attempt', title: 'deliveries (the fencing counter)' }, text(j.attempt))),
         el('td', { class: 'mono' }, text(j.worker)),
         el('td', {}, when(j.created_at)),
         el('td', { class: 'err' }, text(j.last_error)));
     });
     const filtered = FILTERS.some((f) => byId('f-' + f).value.trim() !== '');
-    if (rows.length === 0) rows.push(el('tr', { class: 'empty' }, el('td', { colspan: '10' }, filtered ? 'no jobs match these filters' : 'no jobs yet')));
+    if (rows.length === 0) rows.push(el('tr', { class: 'empty' }, el('td', { colspan: '11' }, filtered ? 'no jobs match these filters' : 'no jobs yet')));
     const body = byId('jobs');
     body.replaceChildren(...rows);
     body.dataset.count = String(jobs.length);
@@ -116,7 +117,7 @@
     const retryOf = (spec.labels || {}).retry_of;
     const fields = [
       field('template', spec.template), field('state', badge(j.state)), field('team', spec.team), field('class', spec.class),
-      field('runs', att ? att.runs : undefined), field('deliveries', att ? att.deliveries : j.attempt),
+      field('runs', att ? att.runs : j.runs), field('deliveries', att ? att.deliveries : j.attempt),
       field('queue', j.queue), field('pool', j.pool), field('worker', j.worker), field('exit code', j.exit_code),
       field('last error', j.last_error), field('params', params), field('labels', labels),
       field('command', (spec.command || []).join(' ')),

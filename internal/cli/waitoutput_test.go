@@ -1,0 +1,99 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/ballastdev/ballast/internal/testenv"
+	"github.com/ballastdev/ballast/jobs"
+	"github.com/ballastdev/ballast/orchestrator/events"
+	"github.com/ballastdev/ballast/queues"
+)
+
+// lockedBuffer is a bytes.Buffer that a command writes while the test reads.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestSubmitWaitStreamsOutputWhileTheJobRuns: the job's stdout shows in
+// `submit --wait` while the job still runs, line by line as it is
+// written, not only once it ended; its stderr does not (a failure prints
+// its tail).
+func TestSubmitWaitStreamsOutputWhileTheJobRuns(t *testing.T) {
+	srv := testenv.NATS(t)
+	f := newFlowEnv(t, srv.ClientURL())
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	js, err := jetstream.New(testenv.NATSConn(t, srv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := events.EnsureStream(ctx, js, f.cfg.NATS.Stream, subjects(f.cfg), time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	f.startIntake(t, srv)
+
+	var out, errOut lockedBuffer
+	done := make(chan int, 1)
+	go func() { done <- Run(ctx, []string{"submit", "--wait", "--config", f.path, "upload"}, &out, &errOut) }()
+	var j jobs.Job
+	testenv.Eventually(t, 10*time.Second, "the submitted job", func() bool {
+		list, err := f.store.List(ctx, queues.ListOptions{Limit: 1, State: jobs.StateQueued})
+		if err != nil || len(list) == 0 {
+			return false
+		}
+		j = list[0]
+		return true
+	})
+	claimed, ok, err := f.store.Claim(ctx, queues.Delivery{JobID: j.ID, Attempt: j.Attempt}, "w1")
+	if err != nil || !ok {
+		t.Fatalf("claim: %v %v", ok, err)
+	}
+	for i, text := range []string{"epoch 1", "epoch 2"} {
+		lines := []queues.LogLine{{Attempt: claimed.Attempt, Stream: "stdout", Text: text},
+			{Attempt: claimed.Attempt, Stream: "stderr", Text: "warning " + text}}
+		if err := f.store.AppendLogs(ctx, j.ID, lines, 100); err != nil {
+			t.Fatal(err)
+		}
+		testenv.Eventually(t, 5*time.Second, "line "+text+" streamed while the job runs", func() bool {
+			return strings.Contains(out.String(), "  | "+text+"\n")
+		})
+		if i == 0 && strings.Contains(out.String(), "epoch 2") {
+			t.Fatal("a line showed before it was written")
+		}
+	}
+	if s := out.String() + errOut.String(); strings.Contains(s, "warning epoch") {
+		t.Fatalf("stderr streamed into --wait's output: %q", s)
+	}
+	code := 0
+	if ok, err := f.store.Finish(ctx, claimed, "w1", jobs.StateSucceeded, &code, ""); err != nil || !ok {
+		t.Fatalf("finish: %v %v", ok, err)
+	}
+	select {
+	case c := <-done:
+		if c != 0 || strings.Count(out.String(), "  | epoch 1\n") != 1 {
+			t.Fatalf("exit %d, stdout %q; want 0 and each line once", c, out.String())
+		}
+	case <-time.After(followPoll + 5*time.Second):
+		t.Fatal("submit --wait did not end after the job")
+	}
+}
