@@ -87,12 +87,18 @@ func (w *Worker) claimGang(ctx context.Context, d queues.Delivery, wid string) (
 			w.giveUpMember(d, wid, "member's worker draining before the gang started")
 			return jobs.Job{}, nil, fmt.Errorf("worker draining")
 		}
-		if time.Now().After(deadline) && !g.Started {
+		if time.Now().After(deadline) && !g.Started && ctx.Err() == nil {
 			// Members whose live workers still have their deliveries
 			// are coming as slots free: the reservation doing its job
-			// (see queues.GangHeld).
-			if held, err := w.store.GangHeld(ctx, d.JobID, d.Attempt, d.Members); err == nil && held {
-				if !waitedOn {
+			// (see queues.GangHeld). Only a definite no ends the wait: a
+			// Redis error asks again at the next recheck, and a stopping
+			// worker gives the member up below.
+			held, err := w.store.GangHeld(ctx, d.JobID, d.Attempt, d.Members)
+			if err != nil {
+				w.log.Warn("gang wait check failed; asking again", "job", d.JobID, "attempt", d.Attempt, "err", err)
+			}
+			if err != nil || held {
+				if held && !waitedOn {
 					w.log.Info("gang still assembling: the other members wait for their slots", "job", d.JobID,
 						"attempt", d.Attempt, "member", d.Member)
 					waitedOn = true

@@ -166,3 +166,57 @@ func TestSizedHeadReservesInAFullElasticPool(t *testing.T) {
 		{"with room: grow instead", snap([]Pool{od}, []Worker{e1, e2}, base...), t0, "scale_up(od,1)"},
 	})
 }
+
+// Cases a second reading found: a migration in flight holds no fixed slot
+// until it lands, so no second sized job migrates into the same room; a
+// moved reservation frees its old worker this tick, for other work; a
+// loan never moves into slots queued core work needs; and a placement of
+// unknown age stays.
+func TestSizedMovesInFlight(t *testing.T) {
+	burst, core := jobs.ClassBurst, jobs.ClassCore
+	od := elasticPool("od", PoolOnDemand, "eu", 1.0)
+	e1, e2 := worker("e1", "od", 4, 4), worker("e2", "od", 4, 4)
+	fx := []Worker{worker("f1", "fx", 4, 0)}
+	for i := range 20 {
+		fx = append(fx, worker("u"+string(rune('a'+i)), "fx", 1, 0))
+	}
+	a := gangOn("a", burst, 2, ago(10*time.Minute), e1, e2)
+	b := gangOn("b", burst, 2, ago(20*time.Minute), e1, e2)
+	pools := []Pool{fixedPool("fx", "eu"), od}
+	s := snap(pools, append(fx, e1, e2), a, b)
+	mustValid(t, s)
+	p := Decide(s, t0)
+	if n := p.Count(Migrate); n != 1 {
+		t.Fatalf("want one gang migrated into f1's 4 slots, got %d:\n%s", n, p)
+	}
+	if next := Decide(Apply(s, p, t0), t0); next.Count(Migrate) != 0 {
+		t.Fatalf("a second gang migrated while the first is in flight into the same room:\n%s", next)
+	}
+
+	reserved := func(j Job, at time.Time, ws ...string) Job {
+		j.Placed, j.PlacedAt = ws, at
+		return j
+	}
+	long := func(id string, w Worker) Job { return running(id, core, w, ago(time.Hour)) }
+	f1, f2 := worker("f1", "fx", 4, 2), worker("f2", "fx", 4, 0)
+	big := sized(queued("big", core, QueueCore, ago(time.Hour)), 4, 0)
+	small := sized(queued("small", core, QueueCore, ago(time.Minute)), 2, 0)
+	loan := sized(queued("loan", burst, QueueLoan, ago(time.Hour)), 2, 0)
+	f3 := worker("f1", "fx", 4, 3)
+	var cores []Job
+	for i := range 4 {
+		cores = append(cores, queued("c"+string(rune('0'+i)), core, QueueCore, ago(time.Second)))
+	}
+	runPlaceCases(t, []planCase{
+		{"the moved reservation's old worker takes other work at once",
+			snap([]Pool{fixedPool("fx", "eu")}, []Worker{f1, f2}, long("l1", f1), long("l2", f1), reserved(big, ago(time.Minute), "f1"), small), t0,
+			"place(big,f2) place(small,f1)"},
+		{"a loan does not move into slots queued core work needs",
+			snap([]Pool{fixedPool("fx", "eu")}, []Worker{f3, f2}, append([]Job{long("l1", f3), long("l2", f3), long("l3", f3),
+				reserved(loan, ago(time.Minute), "f1")}, cores...)...), t0,
+			""},
+		{"a placement of unknown age stays",
+			snap([]Pool{fixedPool("fx", "eu")}, []Worker{f1, f2}, long("l1", f1), long("l2", f1), reserved(big, time.Time{}, "f1")), t0,
+			""},
+	})
+}

@@ -21,7 +21,7 @@ import (
 // all in one region): otherwise it would stop, checkpoint and then wait
 // for slots it could have kept running elsewhere. The fixed slots it will
 // take are counted as this tick's, so two migrations never count the same
-// free slots. A gang is one job here, on member 0's worker, and every
+// free slots, and no sized job migrates while another is in flight. A gang is one job here, on member 0's worker, and every
 // member's slots leave. Nothing migrates between the watermarks (rule 6).
 func (p *planner) migrate() {
 	if p.regime != cool || p.coreWaits() {
@@ -40,11 +40,15 @@ func (p *planner) migrate() {
 		}
 	}
 	slices.SortFunc(cands, p.moveOrder)
+	sizedMoving := p.sizedMigrating()
 	for _, j := range cands {
 		if p.committed() >= ceiling {
 			return
 		}
 		if j.sized() {
+			if sizedMoving {
+				continue
+			}
 			if p.committed()+j.weight() > ceiling {
 				continue
 			}
@@ -72,6 +76,19 @@ func (p *planner) migrate() {
 				w.Pool, p.pools[w.Pool].PricePerSlotHour),
 		}, j)
 	}
+}
+
+// sizedMigrating reports whether a sized job's migration is in flight. The
+// fixed slots it will land on are held by nothing until it is queued in
+// loan, so the room fixedRoom finds may be its: sized jobs migrate one at
+// a time (a checkpoint's time each), and none is planned meanwhile.
+func (p *planner) sizedMigrating() bool {
+	for r := range p.ix.redirected {
+		if r.running() && r.sized() && r.PendingAction == Migrate {
+			return true
+		}
+	}
+	return false
 }
 
 // fixedRoom returns a fixed worker for each member of sized job j where

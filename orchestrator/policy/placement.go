@@ -29,7 +29,9 @@ import (
 // that fit nowhere. A group that already has a placed job waiting gets no
 // second reservation, loaned work never reserves, and elastic work
 // reserves only where no pool may grow for it: a new worker comes sooner
-// than a busy one empties.
+// than a busy one empties. A reservation that has waited
+// ReservationPatience moves to workers where its job fits now (see
+// moveReservations).
 //
 // Why here: it runs in two passes. Core work (and overflowed core work)
 // goes after rule 1 has picked the victims a sized core job needs, so the
@@ -465,11 +467,40 @@ func (pl *placer) take(w *workerRec, j *Job, busy bool) {
 	}
 }
 
+// give undoes take for a member of j on w: slots held for it there are
+// counted free this tick.
+func (pl *placer) give(w *workerRec, j *Job) {
+	k := j.slots()
+	t := pl.tickUse(w)
+	if pl.fixedUp(w) && w.Slots > 0 {
+		pl.fixed.Busy -= k
+		pl.freeFixed += max(w.Slots-pl.rawBusy(w, t.used-k), 0) - max(w.Slots-pl.rawBusy(w, t.used), 0)
+	}
+	t.used -= k
+	t.milliCPU -= j.milliCPU()
+	t.memory -= max(j.Memory, 0)
+	if d := pl.demand[w.Pool]; d != nil && w.active() {
+		held := pl.use(w).held + t.used + k // before this member left
+		d.running += pl.heldRoom(w, held-k) - pl.heldRoom(w, held)
+	}
+}
+
+// heldByOther reports whether a queued placed job other than j holds w.
+func (pl *placer) heldByOther(w *workerRec, j *Job) bool {
+	for r := range pl.ix.placed {
+		if r.Job != j && !pl.placing[r.ID] && slices.Contains(r.Placed, w.ID) {
+			return true
+		}
+	}
+	return false
+}
+
 // ReservationPatience is how long a placement waits before rule 8 may
-// move it (exported for the simulator, which wakes its controller then): longer than a placed job takes to start where its slots are
-// free (the worker's poll, its 2 s recheck of a held delivery, a gang's
-// claims), so a placement older than this is a reservation whose slots
-// are still busy.
+// move it (exported for the simulator, which wakes its controller then):
+// longer than a placed job takes to start where its slots are free (the
+// worker's poll, its 2 s recheck of a held delivery, a gang's claims), so
+// a placement older than this is a reservation whose slots are still
+// busy.
 const ReservationPatience = 15 * time.Second
 
 // moveReservations is the part of rule 8 that keeps a reservation from
@@ -483,8 +514,10 @@ func (pl *placer) moveReservations(keys []queueKey) {
 	for r := range pl.ix.placed {
 		j := r.Job
 		_, moved := pl.moved[j.ID]
+		// A placement of unknown age (a record written before placements
+		// were dated) is left where it is: it may be about to start.
 		if slices.Contains(keys, queueKey{j.Queue, string(j.Class)}) && j.free() && !moved && !pl.placing[j.ID] &&
-			pl.now.Sub(j.PlacedAt) >= ReservationPatience {
+			!j.PlacedAt.IsZero() && pl.now.Sub(j.PlacedAt) >= ReservationPatience {
 			waiting = append(waiting, j)
 		}
 	}
@@ -494,6 +527,9 @@ func (pl *placer) moveReservations(keys []queueKey) {
 		if pl.mostFree(g.target) < j.slots() {
 			continue
 		}
+		if j.Queue == QueueLoan && pl.coreQueued > pl.freeFixed-j.weight() {
+			continue // as place: never into slots queued core work needs
+		}
 		ws := pl.pick(j, g, false)
 		if ws == nil {
 			continue
@@ -501,8 +537,20 @@ func (pl *placer) moveReservations(keys []queueKey) {
 		ids := make([]string, len(ws))
 		for i, w := range ws {
 			ids[i] = w.ID
-			// Its slots are busy on its old workers already, as held.
-			pl.take(w, j, false)
+			pl.take(w, j, true)
+		}
+		// The slots it held on its old workers free: count them free this
+		// tick, as the next will, and open the workers no other placement
+		// holds, so the plan in flight plans nothing more.
+		for _, id := range j.Placed {
+			if w := pl.worker[id]; w != nil {
+				pl.give(w, j)
+			}
+		}
+		for _, id := range j.Placed {
+			if w := pl.worker[id]; w != nil && !pl.heldByOther(w, j) {
+				pl.closed[w] = false
+			}
 		}
 		clear(pl.maxFree)
 		clear(pl.unfit)
