@@ -421,7 +421,7 @@ func (c *Controller) recovered(recovered []queues.Recovered, reason string) {
 	for _, r := range recovered {
 		c.log.Info("requeued a job of a dead worker", "job", r.JobID, "worker", r.Worker, "attempt", r.Attempt, "silence", r.Silence, "reason", reason)
 		c.publish(events.Event{ID: events.JobEventID(r.JobID, r.Attempt, events.TypeJobRequeued), Type: events.TypeJobRequeued,
-			JobID: r.JobID, Attempt: r.Attempt, State: jobs.StateQueued, Queue: r.Queue, Worker: r.Worker,
+			JobID: r.JobID, Attempt: r.Attempt, Runs: c.runsOf(r.JobID), State: jobs.StateQueued, Queue: r.Queue, Worker: r.Worker,
 			Reason: reason, Time: time.Now()})
 		if !lost[r.Worker] {
 			lost[r.Worker] = true
@@ -477,6 +477,20 @@ func (c *Controller) mayRecover() bool {
 }
 
 func (c *Controller) publish(e events.Event) { publish(c.opts.Events, c.log, e) }
+
+// runsOf is the record's count of runs that started, for the events the
+// controller publishes of a job it requeued (rare: a dead worker's jobs, a
+// held delivery moved on). 0 when the record cannot be read: the event is
+// still worth sending, and its readers take 0 as unknown.
+func (c *Controller) runsOf(jobID string) int {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	j, err := c.store.Get(ctx, jobID)
+	if err != nil {
+		return 0
+	}
+	return j.Runs
+}
 
 // changed tells the capacity policy's kept view that the leader moved a job.
 func (c *Controller) changed(jobID string) {

@@ -9,6 +9,7 @@ import (
 	"github.com/ballastdev/ballast/internal/testenv"
 	"github.com/ballastdev/ballast/jobs"
 	"github.com/ballastdev/ballast/orchestrator/controller"
+	"github.com/ballastdev/ballast/orchestrator/events"
 	"github.com/ballastdev/ballast/queues"
 )
 
@@ -61,6 +62,8 @@ func TestLeaderRecoversDeadWorkersJobs(t *testing.T) {
 	var got []queues.Recovered
 	opts := fastOptions("c")
 	opts.OnRecover = func(r queues.Recovered) { mu.Lock(); got = append(got, r); mu.Unlock() }
+	pub := &eventList{}
+	opts.Events = pub
 	c, _ := controller.New(store, opts)
 	c.Start(ctx)
 	t.Cleanup(c.Stop)
@@ -73,6 +76,37 @@ func TestLeaderRecoversDeadWorkersJobs(t *testing.T) {
 	if j.State != jobs.StateQueued || j.Attempt != 2 || j.Requeues != 1 || got[0].Worker != "w-dead" {
 		t.Fatalf("after recovery: %+v, %+v", j, got[0])
 	}
+	// The requeue event names the new delivery and the one run so far.
+	testenv.Eventually(t, 3*time.Second, "the job.requeued event", func() bool {
+		for _, e := range pub.all() {
+			if e.Type == events.TypeJobRequeued && e.JobID == sub.Job.ID {
+				if e.Attempt != 2 || e.Runs != 1 {
+					t.Fatalf("job.requeued with attempt %d runs %d, want delivery 2 of run 1", e.Attempt, e.Runs)
+				}
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// eventList is a Publisher that keeps what it is given.
+type eventList struct {
+	mu sync.Mutex
+	es []events.Event
+}
+
+func (l *eventList) Publish(_ context.Context, e events.Event) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.es = append(l.es, e)
+	return nil
+}
+
+func (l *eventList) all() []events.Event {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]events.Event(nil), l.es...)
 }
 
 func TestOptionsValidate(t *testing.T) {

@@ -51,7 +51,8 @@ func (c *Controller) moveHeld(ctx context.Context, now time.Time) {
 		c.log.Warn("moved on an attempt held but not claimed", "job", h.JobID, "attempt", h.Attempt, "new_attempt", n,
 			"held_for", now.Sub(first).Round(time.Millisecond))
 		c.publish(events.Event{ID: events.JobEventID(h.JobID, n, events.TypeJobRequeued), Type: events.TypeJobRequeued,
-			JobID: h.JobID, Attempt: n, State: jobs.StateQueued, Queue: string(h.Queue), Reason: reason, Time: time.Now()})
+			JobID: h.JobID, Attempt: n, Runs: c.runsOf(h.JobID), State: jobs.StateQueued, Queue: string(h.Queue), Reason: reason,
+			Time: time.Now()})
 	}
 	c.held = seen
 }

@@ -561,6 +561,10 @@ func (h *Hybrid) announceMove(a policy.Action, n int, to queues.Queue) {
 	verb := map[policy.ActionKind]string{policy.Lend: "lent to fixed capacity", policy.Unlend: "sent back to elastic capacity",
 		policy.Rehome: "re-homed"}[a.Kind]
 	reason := fmt.Sprintf("%s (rule %d: %s)", verb, a.Rule, a.Reason)
+	// A move of a queued job starts no run: the count stays the record's.
+	h.mu.Lock()
+	runs := h.seen[a.Job].Runs
+	h.mu.Unlock()
 	publish(h.Events, h.Logger, events.Event{ID: events.JobEventID(a.Job, n, events.TypeJobMoved), Type: events.TypeJobMoved,
-		JobID: a.Job, Attempt: n, State: jobs.StateQueued, Queue: string(to), Reason: reason, Time: time.Now()})
+		JobID: a.Job, Attempt: n, Runs: runs, State: jobs.StateQueued, Queue: string(to), Reason: reason, Time: time.Now()})
 }

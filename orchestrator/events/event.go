@@ -69,10 +69,10 @@ type Event struct {
 	ID    string `json:"id"`
 	Type  Type   `json:"type"`
 	JobID string `json:"job_id,omitempty"`
-	// Attempt is the delivery (the record's fencing counter); Runs, on
-	// the events of a worker running the job, counts the attempts that
-	// started, this one included: a job lent before it ran shows attempt
-	// 2, run 1.
+	// Attempt is the delivery (the record's fencing counter); Runs counts
+	// the attempts that started, this one included when it runs: a job
+	// lent before it ran shows attempt 2, run 1. Job events carry it
+	// whether a worker or the controller sends them; 0 means unknown.
 	Attempt int        `json:"attempt,omitempty"`
 	Runs    int        `json:"runs,omitempty"`
 	State   jobs.State `json:"state,omitempty"`
