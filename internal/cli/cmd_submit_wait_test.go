@@ -50,26 +50,14 @@ func TestSubmitWaitEndsOnTheRecordWhenEventsAreLost(t *testing.T) {
 			code := Run(ctx, []string{"submit", "--wait", "--config", f.path, "upload"}, &out, &errOut)
 			done <- result{code, out.String(), errOut.String()}
 		}()
-		var j jobs.Job
-		testenv.Eventually(t, 10*time.Second, "the submitted job", func() bool {
-			list, err := f.store.List(ctx, queues.ListOptions{Limit: 1, State: jobs.StateQueued})
-			if err != nil || len(list) == 0 {
-				return false
-			}
-			j = list[0]
-			return true
-		})
-		claimed, ok, err := f.store.Claim(ctx, queues.Delivery{JobID: j.ID, Attempt: j.Attempt}, "w1")
-		if err != nil || !ok {
-			t.Fatalf("claim: %v %v", ok, err)
-		}
+		claimed := f.claimSubmitted(t)
 		code := 0
 		lines := []queues.LogLine{{Attempt: claimed.Attempt, Stream: "stdout", Text: "loading"}}
 		if c.state == jobs.StateFailed {
 			code = 4
 			lines = append(lines, queues.LogLine{Attempt: claimed.Attempt, Stream: "stderr", Text: "error: disk full"})
 		}
-		if err := f.store.AppendLogs(ctx, j.ID, lines, 100); err != nil {
+		if err := f.store.AppendLogs(ctx, claimed.ID, lines, 100); err != nil {
 			t.Fatal(err)
 		}
 		if ok, err := f.store.Finish(ctx, claimed, "w1", c.state, &code, ""); err != nil || !ok {
@@ -112,4 +100,25 @@ func (f flowEnv) startIntake(t *testing.T, srv *server.Server) {
 		t.Fatal(err)
 	}
 	t.Cleanup(in.Stop)
+}
+
+// claimSubmitted waits for the one job a test submitted to be queued and
+// claims it for worker w1, as a worker would.
+func (f *flowEnv) claimSubmitted(t *testing.T) jobs.Job {
+	t.Helper()
+	ctx := context.Background()
+	var j jobs.Job
+	testenv.Eventually(t, 10*time.Second, "the submitted job", func() bool {
+		list, err := f.store.List(ctx, queues.ListOptions{Limit: 1, State: jobs.StateQueued})
+		if err != nil || len(list) == 0 {
+			return false
+		}
+		j = list[0]
+		return true
+	})
+	claimed, ok, err := f.store.Claim(ctx, queues.Delivery{JobID: j.ID, Attempt: j.Attempt}, "w1")
+	if err != nil || !ok {
+		t.Fatalf("claim: %v %v", ok, err)
+	}
+	return claimed
 }

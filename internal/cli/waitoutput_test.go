@@ -55,23 +55,11 @@ func TestSubmitWaitStreamsOutputWhileTheJobRuns(t *testing.T) {
 	var out, errOut lockedBuffer
 	done := make(chan int, 1)
 	go func() { done <- Run(ctx, []string{"submit", "--wait", "--config", f.path, "upload"}, &out, &errOut) }()
-	var j jobs.Job
-	testenv.Eventually(t, 10*time.Second, "the submitted job", func() bool {
-		list, err := f.store.List(ctx, queues.ListOptions{Limit: 1, State: jobs.StateQueued})
-		if err != nil || len(list) == 0 {
-			return false
-		}
-		j = list[0]
-		return true
-	})
-	claimed, ok, err := f.store.Claim(ctx, queues.Delivery{JobID: j.ID, Attempt: j.Attempt}, "w1")
-	if err != nil || !ok {
-		t.Fatalf("claim: %v %v", ok, err)
-	}
+	claimed := f.claimSubmitted(t)
 	for i, text := range []string{"epoch 1", "epoch 2"} {
 		lines := []queues.LogLine{{Attempt: claimed.Attempt, Stream: "stdout", Text: text},
 			{Attempt: claimed.Attempt, Stream: "stderr", Text: "warning " + text}}
-		if err := f.store.AppendLogs(ctx, j.ID, lines, 100); err != nil {
+		if err := f.store.AppendLogs(ctx, claimed.ID, lines, 100); err != nil {
 			t.Fatal(err)
 		}
 		testenv.Eventually(t, 5*time.Second, "line "+text+" streamed while the job runs", func() bool {

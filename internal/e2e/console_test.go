@@ -15,8 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/ballastdev/ballast/internal/browser"
 	"github.com/ballastdev/ballast/internal/config"
 	"github.com/ballastdev/ballast/internal/testenv"
@@ -89,13 +87,7 @@ func TestConsole(t *testing.T) {
 	}}}
 	const token = "console-e2e-token"
 	r.cfg.HTTP.APIToken = token
-	data, err := yaml.Marshal(r.cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(r.cfgPath, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	r.saveConfig()
 	r.startFixedWorker("fixed-1", 3)
 	ctl := r.startBallast("ctl", "controller", "--config", r.cfgPath, "--provider", "none")
 	api := apiAddress(t, ctl)

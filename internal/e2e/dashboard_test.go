@@ -18,8 +18,6 @@ import (
 	"testing"
 	"time"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/ballastdev/ballast/internal/browser"
 	"github.com/ballastdev/ballast/internal/config"
 	"github.com/ballastdev/ballast/internal/testenv"
@@ -51,13 +49,7 @@ func TestDashboardShowsTheOverviewLive(t *testing.T) {
 	}, 1.0, 0.4)
 	const token = "dashboard-e2e-token"
 	r.cfg.HTTP.APIToken = token
-	data, err := yaml.Marshal(r.cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(r.cfgPath, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	r.saveConfig()
 	r.startFixedWorker("fixed-1", 2)
 	ctl := r.startBallast("ctl", "controller", "--config", r.cfgPath, "--provider", "none")
 	api := apiAddress(t, ctl)

@@ -123,31 +123,9 @@ func submitThroughFailover(t *testing.T, p *plane, c *counter, total, senders in
 	})
 	run.completed = time.Since(start)
 
-	// The same keys again: each is the same job, and nothing more runs.
-	cl := client.NewNATS(p.conn(t), p.subj)
-	for i := 0; i < total; i += total / 25 {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		r, err := cl.Submit(ctx, countSubmission(i, keyOf(i)))
-		cancel()
-		if err != nil {
-			t.Fatalf("resubmission %d: %v", i, err)
-		}
-		if !r.Duplicate || r.JobID != ids[i] {
-			t.Errorf("resubmission %d after the failover: duplicate=%v id=%s, want the job %s", i, r.Duplicate, r.JobID, ids[i])
-		}
-	}
-	// A probe job is the barrier: once it ran, any wrongly redelivered
-	// attempt had its chance to run too.
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	probe, err := cl.Submit(ctx, countSubmission(-1, keyOf(-1)))
-	cancel()
-	if err != nil {
-		t.Fatalf("probe: %v", err)
-	}
-	testenv.Eventually(t, 30*time.Second, "probe job succeeded", func() bool {
-		return p.getJob(t, probe.JobID).State == jobs.StateSucceeded
-	})
-	distinct[probe.JobID] = -1
+	// The same keys again, after the failover: each is the same job, and
+	// nothing more runs.
+	distinct[resubmitThenProbe(t, p, keyOf, ids, total/25, 30*time.Second)] = -1
 
 	calls, n := c.snapshot()
 	twice := 0

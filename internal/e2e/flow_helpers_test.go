@@ -9,9 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"gopkg.in/yaml.v3"
-
-	"github.com/ballastdev/ballast/internal/config"
 	"github.com/ballastdev/ballast/jobs"
 	"github.com/ballastdev/ballast/orchestrator/controller"
 	"github.com/ballastdev/ballast/orchestrator/events"
@@ -25,16 +22,7 @@ func (r *hybridRig) setPipelines(defs map[string]pipeline.Pipeline, grace time.D
 	r.t.Helper()
 	r.cfg.Pipelines = defs
 	r.cfg.Controller.FireGrace = jobs.Duration(grace)
-	data, err := yaml.Marshal(r.cfg)
-	if err != nil {
-		r.t.Fatalf("marshal config: %v", err)
-	}
-	if err := os.WriteFile(r.cfgPath, data, 0o600); err != nil {
-		r.t.Fatal(err)
-	}
-	if r.cfg, err = config.Load(r.cfgPath); err != nil {
-		r.t.Fatalf("the config with pipelines does not load: %v\n%s", err, data)
-	}
+	r.saveConfig()
 }
 
 // startFlowController starts an in-process controller running the rig's

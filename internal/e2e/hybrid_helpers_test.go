@@ -319,6 +319,23 @@ func (r *hybridRig) waitSucceeded(within time.Duration, what string, ids ...stri
 	return last
 }
 
+// saveConfig writes the rig's config, as changed by the test, where
+// `ballast` children read it, and loads it back: a config that does not
+// load fails the test here, not in a child's log.
+func (r *hybridRig) saveConfig() {
+	r.t.Helper()
+	data, err := yaml.Marshal(r.cfg)
+	if err != nil {
+		r.t.Fatalf("marshal config: %v", err)
+	}
+	if err := os.WriteFile(r.cfgPath, data, 0o600); err != nil {
+		r.t.Fatal(err)
+	}
+	if r.cfg, err = config.Load(r.cfgPath); err != nil {
+		r.t.Fatalf("the changed config does not load: %v\n%s", err, data)
+	}
+}
+
 func (r *hybridRig) job(id string) jobs.Job {
 	r.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

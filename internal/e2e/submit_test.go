@@ -69,6 +69,37 @@ func startCountWorker(t *testing.T, p *plane, c *counter) {
 	t.Cleanup(w.Stop)
 }
 
+// resubmitThenProbe submits every every-th key of ids again, each of which
+// must come back as a duplicate of the same job, then a fresh probe job,
+// and waits up to within for the probe to succeed: once it ran, the worker
+// had every chance to (wrongly) run a duplicate enqueued before it. It
+// returns the probe's job ID; keyOf(-1) is the probe's key.
+func resubmitThenProbe(t *testing.T, p *plane, keyOf func(int) string, ids []string, every int, within time.Duration) string {
+	t.Helper()
+	cl := client.NewNATS(p.conn(t), p.subj)
+	for i := 0; i < len(ids); i += max(every, 1) {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		r, err := cl.Submit(ctx, countSubmission(i, keyOf(i)))
+		cancel()
+		if err != nil {
+			t.Fatalf("resubmission %d: %v", i, err)
+		}
+		if !r.Duplicate || r.JobID != ids[i] {
+			t.Errorf("resubmission %d: duplicate=%v id=%s, want duplicate=true id=%s", i, r.Duplicate, r.JobID, ids[i])
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	probe, err := cl.Submit(ctx, countSubmission(-1, keyOf(-1)))
+	cancel()
+	if err != nil {
+		t.Fatalf("probe: %v", err)
+	}
+	testenv.Eventually(t, within, "probe job succeeded", func() bool {
+		return p.getJob(t, probe.JobID).State == jobs.StateSucceeded
+	})
+	return probe.JobID
+}
+
 func countSubmission(i int, key string) jobs.Submission {
 	return jobs.Submission{Template: "count", Params: map[string]json.RawMessage{"i": json.RawMessage(fmt.Sprint(i))},
 		IdempotencyKey: key}
@@ -172,31 +203,9 @@ func TestSubmit500OverNATSExactlyOnce(t *testing.T) {
 
 	// Resubmitting with the same idempotency keys returns the same jobs and
 	// runs nothing.
-	cl := client.NewNATS(p.conn(t), p.subj)
-	for i := 0; i < total; i += total / 50 {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		r, err := cl.Submit(ctx, countSubmission(i, keyOf(i)))
-		cancel()
-		if err != nil {
-			t.Fatalf("resubmission %d: %v", i, err)
-		}
-		if !r.Duplicate || r.JobID != ids[i] {
-			t.Errorf("resubmission %d: duplicate=%v id=%s, want duplicate=true id=%s", i, r.Duplicate, r.JobID, ids[i])
-		}
-	}
-	// A fresh probe job is the barrier: once it ran, the worker has
-	// had every chance to (wrongly) run a duplicate that was enqueued first.
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	probe, err := cl.Submit(ctx, countSubmission(-1, keyOf(-1)))
-	cancel()
-	if err != nil {
-		t.Fatalf("probe: %v", err)
-	}
-	testenv.Eventually(t, 20*time.Second, "probe job succeeded", func() bool {
-		return p.getJob(t, probe.JobID).State == jobs.StateSucceeded
-	})
+	probe := resubmitThenProbe(t, p, keyOf, ids, total/50, 20*time.Second)
 	calls, n = c.snapshot()
-	if n != total+1 || calls[probe.JobID] != 1 {
+	if n != total+1 || calls[probe] != 1 {
 		t.Errorf("after 50 duplicate resubmissions and one probe: %d handler calls, want %d", n, total+1)
 	}
 }

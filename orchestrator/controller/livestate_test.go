@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/ballastdev/ballast/internal/testenv"
 	"github.com/ballastdev/ballast/jobs"
 	"github.com/ballastdev/ballast/orchestrator/policy"
@@ -302,12 +304,9 @@ func TestLiveViewMatchesAFullRead(t *testing.T) {
 	}
 }
 
-// TestLiveViewMissesWhatNoSignalReports: a record changed behind every
-// signal's back (here by hand) stays unseen, which the comparison of
-// TestLiveViewMatchesAFullRead detects; a hint, or the next rebuild, finds
-// it.
-func TestLiveViewMissesWhatNoSignalReports(t *testing.T) {
-	t.Parallel()
+// oneRunningJob is a store with fixed worker f0 running one core job.
+func oneRunningJob(t *testing.T) (*redis.Client, *queues.Store, queues.Submitted) {
+	t.Helper()
 	rdb, ns := testenv.Redis(t)
 	store := queues.NewStore(rdb, queues.StoreOptions{Namespace: ns})
 	ctx := context.Background()
@@ -322,6 +321,17 @@ func TestLiveViewMissesWhatNoSignalReports(t *testing.T) {
 	if _, ok, err := store.Claim(ctx, queues.Delivery{JobID: sub.Job.ID, Attempt: 1}, "f0"); err != nil || !ok {
 		t.Fatalf("claim: %v %v", ok, err)
 	}
+	return rdb, store, sub
+}
+
+// TestLiveViewMissesWhatNoSignalReports: a record changed behind every
+// signal's back (here by hand) stays unseen, which the comparison of
+// TestLiveViewMatchesAFullRead detects; a hint, or the next rebuild, finds
+// it.
+func TestLiveViewMissesWhatNoSignalReports(t *testing.T) {
+	t.Parallel()
+	rdb, store, sub := oneRunningJob(t)
+	ctx := context.Background()
 	h := &Hybrid{Store: store, Config: policy.DefaultConfig(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		RebuildEvery: time.Minute, Pools: []policy.Pool{{Name: "fixed", Kind: policy.PoolFixed}}}
 	t0 := time.Now()
@@ -357,20 +367,8 @@ func TestLiveViewMissesWhatNoSignalReports(t *testing.T) {
 // other leader, or anyone, may have changed records it has no signal of.
 func TestLeadingAgainRebuildsTheView(t *testing.T) {
 	t.Parallel()
-	rdb, ns := testenv.Redis(t)
-	store := queues.NewStore(rdb, queues.StoreOptions{Namespace: ns})
+	rdb, store, sub := oneRunningJob(t)
 	ctx := context.Background()
-	if _, err := store.Heartbeat(ctx, queues.WorkerInfo{ID: "f0", Pool: "fixed", Slots: 4, StartedAt: time.Now()}, nil); err != nil {
-		t.Fatal(err)
-	}
-	sub, err := store.Submit(ctx, jobs.Spec{Command: []string{"true"}, Class: jobs.ClassCore, Timeout: jobs.Duration(time.Hour),
-		Grace: jobs.Duration(time.Second)}, queues.QueueCore)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, ok, err := store.Claim(ctx, queues.Delivery{JobID: sub.Job.ID, Attempt: 1}, "f0"); err != nil || !ok {
-		t.Fatalf("claim: %v %v", ok, err)
-	}
 	h := &Hybrid{Store: store, Config: policy.DefaultConfig(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		RebuildEvery: time.Hour, Pools: []policy.Pool{{Name: "fixed", Kind: policy.PoolFixed}}}
 	c, err := New(store, Options{ID: "a", Tick: 50 * time.Millisecond, WorkerTTL: time.Minute, LeaderTTL: time.Minute,
