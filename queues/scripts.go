@@ -17,10 +17,11 @@ const orphanGrace = 10 * time.Second
 // whichever of two racing actors comes second changes nothing.
 
 // submitScript creates a job record, honouring an idempotency key. The
-// job ID is new for every call, so an existing record means this very
-// call was run before (a client resending it after losing the reply): it
-// is answered as new again, and nothing is written twice (the task would
-// be pushed twice, and a claimed job reset to queued).
+// job ID is new for every call, so an index entry for it (or its
+// idempotency key naming it) means this very call ran before (the client
+// resent it after losing the reply): it is answered as new again, and
+// nothing is written twice (the task would be pushed twice, and a claimed
+// job reset to queued).
 // KEYS: job, idem, index, outbox, active[, task, pending]. ARGV: id, spec,
 // queue, now, idemTTLms, hasIdem, fingerprint, notBefore, team, template,
 // class, totalSlots[, taskMsg, taskID, pendingSinceNs]. Team, template,
@@ -34,23 +35,25 @@ const orphanGrace = 10 * time.Second
 // outbox covers a crash in between.
 // Returns {"new", id} | {"dup", id} | {"conflict", id}.
 var submitScript = redis.NewScript(`
-if redis.call("EXISTS", KEYS[1]) == 1 then return {"new", ARGV[1]} end
 if ARGV[6] == "1" then
   local ex = redis.call("GET", KEYS[2])
   if ex then
     local sep = string.find(ex, "|", 1, true)
     local eid = string.sub(ex, 1, sep - 1)
+    if eid == ARGV[1] then return {"new", ARGV[1]} end
     if string.sub(ex, sep + 1) ~= ARGV[7] then return {"conflict", eid} end
     return {"dup", eid}
   end
-  redis.call("SET", KEYS[2], ARGV[1] .. "|" .. ARGV[7], "PX", ARGV[5])
 end
+-- The index entry doubles as the check that this call did not run before:
+-- the ID is new for every call, so only this call can have added it.
+if redis.call("ZADD", KEYS[3], "NX", ARGV[4], ARGV[1]) == 0 then return {"new", ARGV[1]} end
+if ARGV[6] == "1" then redis.call("SET", KEYS[2], ARGV[1] .. "|" .. ARGV[7], "PX", ARGV[5]) end
 local f = {"spec", ARGV[2], "state", "queued", "attempt", 1, "queue", ARGV[3],
   "created", ARGV[4], "queued", ARGV[4], "not_before", ARGV[8], "retries", 0, "requeues", 0,
   "team", ARGV[9], "template", ARGV[10], "class", ARGV[11], "tslots", ARGV[12]}
 if not KEYS[6] then table.insert(f, "ob"); table.insert(f, "1") end
 redis.call("HSET", KEYS[1], unpack(f))
-redis.call("ZADD", KEYS[3], ARGV[4], ARGV[1])
 redis.call("ZADD", KEYS[5], ARGV[4], ARGV[1])
 if KEYS[6] then
   redis.call("HSET", KEYS[6], "msg", ARGV[13], "state", "pending", "pending_since", ARGV[15])
@@ -63,41 +66,53 @@ return {"new", ARGV[1]}
 
 // claimScript gives the current attempt to a worker. A worker identity the
 // controller fenced cannot claim: its jobs would be invisible to recovery.
-// The attempt is stamped with the worker's pool (from its registration), so
-// its usage record says where it ran: a burst job on lent fixed capacity and
-// one on elastic capacity cost different amounts. A claim naming an
-// incarnation other than the one registered for the ID is fenced too: a
-// process paused past a restart under its --id must not start work.
+// The attempt is stamped with the worker's pool, so its usage record says
+// where it ran: a burst job on lent fixed capacity and one on elastic
+// capacity cost different amounts. The claimant passes its pool, which is
+// what its own heartbeats register (the trust is the same); a caller that
+// does not know it passes "" and the pool is read from the registration.
+// A claim naming an incarnation other than the one registered for the ID
+// is fenced too: a process paused past a restart under its --id must not
+// start work.
+// The record is read once, whole: the fence needs four fields and the
+// worker needs the rest to run the job, and the reply is that read with
+// the fields the claim wrote appended (later pairs win when decoded).
 // KEYS: job, outbox, workerJobs, tombstone, worker, incarnation.
-// ARGV: id, attempt, worker, now, incarnation ("" = unchecked).
-// Returns the record as a flat HGETALL list when claimed, else a reason string.
+// ARGV: id, attempt, worker, now, incarnation ("" = unchecked), pool ("" =
+// from the registration).
+// Returns the record as a flat list of pairs when claimed, else a reason string.
 var claimScript = redis.NewScript(`
 if redis.call("EXISTS", KEYS[4]) == 1 then return "fenced" end
 if ARGV[5] ~= "" then
   local inc = redis.call("GET", KEYS[6])
   if inc and inc ~= ARGV[5] then return "fenced" end
 end
-local st = redis.call("HMGET", KEYS[1], "state", "attempt", "ob", "worker")
-if not st[1] then return "gone" end
-if tonumber(st[2]) ~= tonumber(ARGV[2]) then return "stale" end
+local h = redis.call("HGETALL", KEYS[1])
+if #h == 0 then return "gone" end
+local r = {}
+for i = 1, #h, 2 do r[h[i]] = h[i + 1] end
+if tonumber(r.attempt) ~= tonumber(ARGV[2]) then return "stale" end
 -- A retry of this incarnation's own claim whose reply was lost: claimed
 -- already, by it. (The worker refuses a second delivery of an attempt it
 -- is running, so this cannot start it twice.)
-if st[1] == "running" and st[4] == ARGV[3] and ARGV[5] ~= "" then return redis.call("HGETALL", KEYS[1]) end
-if st[1] ~= "queued" then return "stale" end
+if r.state == "running" and r.worker == ARGV[3] and ARGV[5] ~= "" then return h end
+if r.state ~= "queued" then return "stale" end
 -- A gang starts only through its members' claims (memberClaimScript).
-if tonumber(redis.call("HGET", KEYS[1], "gang") or "0") > 1 then return "stale" end
-local f = {"state", "running", "worker", ARGV[3], "started", ARGV[4], "pool", redis.call("HGET", KEYS[5], "pool") or ""}
+if (tonumber(r.gang) or 0) > 1 then return "stale" end
+local pool = ARGV[6]
+if pool == "" then pool = redis.call("HGET", KEYS[5], "pool") or "" end
+local f = {"state", "running", "worker", ARGV[3], "started", ARGV[4], "pool", pool,
+  "runs", tostring((tonumber(r.runs) or 0) + 1)}
 -- "ob" marks an attempt the outbox holds (see outbox.go); a first
 -- attempt written with its task never is.
-if st[3] == "1" then
+if r.ob == "1" then
   redis.call("ZREM", KEYS[2], ARGV[1])
   table.insert(f, "ob"); table.insert(f, "0")
 end
 redis.call("HSET", KEYS[1], unpack(f))
-redis.call("HINCRBY", KEYS[1], "runs", 1)
 redis.call("SADD", KEYS[3], ARGV[1])
-return redis.call("HGETALL", KEYS[1])
+for i = 1, #f do table.insert(h, f[i]) end
+return h
 `)
 
 // finishScript ends a job. A preemption requested meanwhile is dropped: the
@@ -108,19 +123,23 @@ return redis.call("HGETALL", KEYS[1])
 // member success that is not the last returns 3 (see gang.go). The member
 // is named, not looked up by worker: two members may share a worker.
 // The log and the metric series expire with the record: they are read only
-// through it, and a job's keys must not outlive it.
+// through it, and a job's keys must not outlive it. Each exists only when
+// its writer marked the record ("logged", "metric"), so a job without
+// output costs no expiry of keys that are not there.
 // Returns 1 when recorded, 0 when the attempt is not this worker's, and 2
 // when this very end is already on record: a retry whose first try
 // committed but whose reply was lost. Only the worker running an attempt
 // ends it, once, so state, attempt and worker together name the end
 // exactly, and the caller still announces it.
 var finishScript = redis.NewScript(usageLua + gangLua + `
--- One read for the fence and the usage record: fields 1-10 are usageFields.
+-- One read for the fence, the usage record (fields 1-10 are usageFields)
+-- and what else the end touches.
 local r = redis.call("HMGET", KEYS[1], "started", "queued", "checkpoint_at", "pool", "worker", "team", "template", "class",
-  "not_before", "tslots", "state", "attempt", "preempt")
+  "not_before", "tslots", "state", "attempt", "preempt", "gang", "metric", "logged")
 local state, attempt, worker = r[11], tonumber(r[12]), r[5]
 local a = tonumber(ARGV[2])
-local gang = gangSize(KEYS[1]) > 1
+local gsize = tonumber(r[14]) or 0
+local gang = gsize > 1
 if gang then
   -- Fenced on membership; success needs every member (see gang.go).
   local g = tonumber(ARGV[10])
@@ -135,7 +154,7 @@ if gang then
   if ARGV[4] == "succeeded" then
     local doneTag = ARGV[2] .. "|1"
     redis.call("HSET", KEYS[1], "d" .. g, doneTag)
-    local n, done, mine = gangSize(KEYS[1]), 0, false
+    local n, done, mine = gsize, 0, false
     local tag = ARGV[2] .. "|" .. ARGV[3]
     for m = 0, n - 1 do
       local fin = redis.call("HGET", KEYS[1], "d" .. m) == doneTag
@@ -161,8 +180,8 @@ if gang then gangUnlist(KEYS[1], ARGV[1], a, ARGV[9]) end
 redis.call("ZREM", KEYS[4], ARGV[1])
 if tonumber(ARGV[8]) > 0 then
   redis.call("PEXPIRE", KEYS[1], ARGV[8])
-  redis.call("PEXPIRE", KEYS[3], ARGV[8])
-  redis.call("PEXPIRE", KEYS[5], ARGV[8])
+  if r[16] then redis.call("PEXPIRE", KEYS[3], ARGV[8]) end
+  if r[15] then redis.call("PEXPIRE", KEYS[5], ARGV[8]) end
 end
 return 1
 `)

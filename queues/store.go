@@ -77,6 +77,7 @@ type CancelWaker interface {
 // Store is the job store: job records, their asynq deliveries and the
 // fencing that ties the two together.
 type Store struct {
+	co     *coalescer
 	rdb    redis.UniversalClient
 	ns     Namespace
 	client *asynq.Client
@@ -125,6 +126,7 @@ func NewStore(rdb redis.UniversalClient, opts StoreOptions) *Store {
 		opts.SeparateEnqueue = true
 	}
 	return &Store{
+		co:     &coalescer{rdb: rdb},
 		rdb:    rdb,
 		ns:     NewNamespace(opts.Namespace),
 		client: asynq.NewClientFromRedisClient(rdb),
@@ -314,15 +316,27 @@ func (s *Store) Claim(ctx context.Context, d Delivery, worker string) (jobs.Job,
 // changes anything, so a process that wakes up late cannot start a job
 // beside its successor. An empty incarnation skips the check.
 func (s *Store) ClaimAs(ctx context.Context, d Delivery, worker, incarnation string) (jobs.Job, bool, error) {
-	v, err := claimScript.Run(ctx, s.rdb,
-		[]string{s.ns.Job(d.JobID), s.ns.Outbox(), s.ns.WorkerJobs(worker), s.ns.WorkerTombstone(worker), s.ns.Worker(worker),
-			s.ns.WorkerIncarnation(worker)},
-		d.JobID, d.Attempt, worker, s.opts.Now().UnixMilli(), incarnation).Result()
+	return s.ClaimBy(ctx, d, Claimant{Worker: worker, Incarnation: incarnation})
+}
+
+// Claimant is who claims a delivery: a worker ID, the incarnation of its
+// process ("" skips that check) and the pool it registers under. A known
+// pool saves the claim a read of the registration; "" reads it there.
+type Claimant struct {
+	Worker, Incarnation, Pool string
+}
+
+// ClaimBy is ClaimAs for a claimant that also names its pool.
+func (s *Store) ClaimBy(ctx context.Context, d Delivery, c Claimant) (jobs.Job, bool, error) {
+	v, err := s.runScript(ctx, claimScript,
+		[]string{s.ns.Job(d.JobID), s.ns.Outbox(), s.ns.WorkerJobs(c.Worker), s.ns.WorkerTombstone(c.Worker), s.ns.Worker(c.Worker),
+			s.ns.WorkerIncarnation(c.Worker)},
+		d.JobID, d.Attempt, c.Worker, s.opts.Now().UnixMilli(), c.Incarnation, c.Pool).Result()
 	if err != nil {
 		return jobs.Job{}, false, wrap("queues.Claim", err)
 	}
 	if v == "fenced" {
-		return jobs.Job{}, false, fmt.Errorf("queues.Claim %s by %s: %w", TaskID(d.JobID, d.Attempt), worker, ErrFenced)
+		return jobs.Job{}, false, fmt.Errorf("queues.Claim %s by %s: %w", TaskID(d.JobID, d.Attempt), c.Worker, ErrFenced)
 	}
 	list, ok := v.([]any)
 	if !ok {
@@ -381,7 +395,7 @@ func (s *Store) finish(ctx context.Context, j jobs.Job, worker, member string, s
 	if exitCode != nil {
 		code = strconv.Itoa(*exitCode)
 	}
-	n, err := finishScript.Run(ctx, s.rdb,
+	n, err := s.runScript(ctx, finishScript,
 		[]string{s.ns.Job(j.ID), s.ns.WorkerJobs(worker), s.ns.JobLog(j.ID), s.ns.ActiveJobs(), s.ns.JobMetrics(j.ID), s.ns.usage()},
 		j.ID, j.Attempt, worker, string(state), s.opts.Now().UnixMilli(), code, errMsg,
 		s.opts.Retention.Milliseconds(), s.ns.WorkerPrefix(), member).Int()

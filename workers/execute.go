@@ -54,7 +54,7 @@ func (w *Worker) process(ctx context.Context, t *asynq.Task) error {
 		}
 	} else {
 		var ok bool
-		j, ok, err = w.store.ClaimAs(ctx, d, wid, w.inc)
+		j, ok, err = w.store.ClaimBy(ctx, d, queues.Claimant{Worker: wid, Incarnation: w.inc, Pool: w.opts.Pool})
 		if errors.Is(err, queues.ErrFenced) {
 			// The delivery is valid, this identity is not: take a new one and
 			// let asynq redeliver the attempt.
