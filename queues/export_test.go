@@ -38,3 +38,28 @@ func (n Namespace) AllKeys() []string {
 		n.sweepIdem("k"), n.run("r"), n.activeRuns(), n.pipelineRuns("p"), n.pipelineCursor("p"), n.fired("d"),
 		n.JobPrefix() + "j", n.WorkerPrefix() + "w" + workerJobsSuffix}
 }
+
+// Coalescer exposes the store's coalescer to tests.
+type Coalescer struct{ c *coalescer }
+
+// NewCoalescer returns a coalescer on rdb, as every Store has.
+func NewCoalescer(rdb redis.UniversalClient) *Coalescer { return &Coalescer{c: &coalescer{rdb: rdb}} }
+
+// Run runs script through the coalescer.
+func (c *Coalescer) Run(ctx context.Context, script *redis.Script, keys []string, args ...any) *redis.Cmd {
+	return c.c.run(ctx, script, keys, args...)
+}
+
+// PretendSending marks a pipeline as in flight, one that never returns.
+func (c *Coalescer) PretendSending() {
+	c.c.mu.Lock()
+	c.c.sending = true
+	c.c.mu.Unlock()
+}
+
+// State reports whether a pipeline is in flight and how many calls wait.
+func (c *Coalescer) State() (sending bool, queued int) {
+	c.c.mu.Lock()
+	defer c.c.mu.Unlock()
+	return c.c.sending, len(c.c.queue)
+}

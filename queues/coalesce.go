@@ -1,0 +1,153 @@
+package queues
+
+import (
+	"context"
+	"strings"
+	"sync"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// A worker's slots claim and finish jobs concurrently, each with one
+// script. Sent one by one, every script is a round trip, and on a busy
+// worker the round trips (two system calls on each side) cost more CPU
+// than the scripts. The coalescer sends the scripts of concurrent callers
+// in one pipeline: a group commit. The first caller to find no pipeline in
+// flight sends its own at once, so an idle worker waits for nothing; the
+// calls that arrive meanwhile go together in the next one, sent by one of
+// their callers. Each script is still atomic on its own and its reply
+// reaches only its caller: a pipeline changes how the scripts travel,
+// never what they do. Nothing runs in the background, so a Store leaves no
+// goroutine behind.
+
+// maxCoalesced bounds one pipeline, so a burst of calls cannot build a
+// reply large enough to stall the connection.
+const maxCoalesced = 128
+
+type coalescer struct {
+	rdb redis.UniversalClient
+
+	mu      sync.Mutex
+	queue   []*scriptCall
+	sending bool // a caller is sending a pipeline
+}
+
+// scriptCall is one caller's script in the coalescer.
+type scriptCall struct {
+	ctx    context.Context
+	script *redis.Script
+	keys   []string
+	args   []any
+
+	cmd  *redis.Cmd
+	done chan struct{} // closed once cmd holds the reply
+	// lead tells a waiting caller that it sends the next pipeline.
+	lead chan struct{}
+	// taken is set, under the coalescer's lock, once a sender holds it.
+	taken bool
+}
+
+// run runs script like script.Run, coalesced with concurrent calls.
+func (c *coalescer) run(ctx context.Context, script *redis.Script, keys []string, args ...any) *redis.Cmd {
+	call := &scriptCall{ctx: ctx, script: script, keys: keys, args: args, done: make(chan struct{}), lead: make(chan struct{}, 1)}
+	c.mu.Lock()
+	c.queue = append(c.queue, call)
+	if c.sending {
+		c.mu.Unlock()
+		select {
+		case <-call.done:
+			return call.cmd
+		case <-call.lead:
+		case <-ctx.Done():
+			c.mu.Lock()
+			if !call.taken && c.drop(call) {
+				c.mu.Unlock()
+				cmd := redis.NewCmd(ctx)
+				cmd.SetErr(ctx.Err())
+				return cmd
+			}
+			c.mu.Unlock()
+			// A sender holds it (or just chose it to lead): the script
+			// may run, so its reply must be waited for.
+			select {
+			case <-call.done:
+				return call.cmd
+			case <-call.lead:
+			}
+		}
+		c.mu.Lock()
+	} else {
+		c.sending = true
+	}
+	// This caller sends the queue, its own call among it.
+	n := min(len(c.queue), maxCoalesced)
+	batch := c.queue[:n:n]
+	c.queue = c.queue[n:]
+	for _, b := range batch {
+		b.taken = true
+	}
+	c.mu.Unlock()
+
+	c.send(batch)
+
+	c.mu.Lock()
+	if len(c.queue) > 0 {
+		// Hand over to a waiting caller rather than send on: this one's
+		// reply is in, and its job should not wait on others' round trips.
+		next := c.queue[0]
+		next.taken = true
+		next.lead <- struct{}{}
+	} else {
+		c.sending = false
+	}
+	c.mu.Unlock()
+	<-call.done
+	return call.cmd
+}
+
+// drop removes call from the queue, reporting whether it was there.
+func (c *coalescer) drop(call *scriptCall) bool {
+	for i, q := range c.queue {
+		if q == call {
+			c.queue = append(c.queue[:i], c.queue[i+1:]...)
+			return true
+		}
+	}
+	return false
+}
+
+// send runs batch in one pipeline and hands each call its reply. Scripts
+// run by SHA; a Redis that does not hold one (restarted, flushed) answers
+// NOSCRIPT without running it, so those calls run once more, each on its
+// own, by script.Run, which loads the script: nothing runs twice.
+func (c *coalescer) send(batch []*scriptCall) {
+	// The callers' deadlines are theirs; the pipeline serves them all and
+	// is bounded by the client's own timeouts.
+	ctx := context.WithoutCancel(batch[0].ctx)
+	if len(batch) == 1 {
+		b := batch[0]
+		b.cmd = b.script.Run(ctx, c.rdb, b.keys, b.args...)
+		close(b.done)
+		return
+	}
+	cmds := make([]*redis.Cmd, len(batch))
+	_, _ = c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, b := range batch {
+			cmds[i] = b.script.EvalSha(ctx, p, b.keys, b.args...)
+		}
+		return nil
+	})
+	for i, b := range batch {
+		if err := cmds[i].Err(); err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
+			cmds[i] = b.script.Run(ctx, c.rdb, b.keys, b.args...)
+		}
+		b.cmd = cmds[i]
+		close(b.done)
+	}
+}
+
+// runScript runs script for one caller, in a pipeline with the scripts of
+// concurrent callers (see coalescer).
+func (s *Store) runScript(ctx context.Context, script *redis.Script, keys []string, args ...any) *redis.Cmd {
+	return s.co.run(ctx, script, keys, args...)
+}

@@ -1,0 +1,103 @@
+package queues_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/ballastdev/ballast/internal/testenv"
+	"github.com/ballastdev/ballast/queues"
+)
+
+// pipelineCounter counts the pipelines of more than one command a client
+// sends.
+type pipelineCounter struct{ n atomic.Int64 }
+
+func (*pipelineCounter) DialHook(next redis.DialHook) redis.DialHook          { return next }
+func (*pipelineCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+func (p *pipelineCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		if len(cmds) > 1 {
+			p.n.Add(1)
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// TestCoalescerRunsEachCallOnceAndAnswersItsCaller: concurrent callers each
+// get their own script's reply, every script runs exactly once, and calls
+// do travel together. The script is new to Redis, so the first round also
+// goes through the NOSCRIPT path (run again on its own), and the second
+// round through pipelined EVALSHA.
+func TestCoalescerRunsEachCallOnceAndAnswersItsCaller(t *testing.T) {
+	rdb, ns := testenv.Redis(t)
+	pc := &pipelineCounter{}
+	rdb.AddHook(pc)
+	// A body no other test loads, so its SHA is unknown at first.
+	script := redis.NewScript(fmt.Sprintf("-- %s\nreturn {redis.call('INCR', KEYS[1]), ARGV[1]}", testenv.RandomHex(8)))
+	c := queues.NewCoalescer(rdb)
+	const callers = 64
+	for round := 1; round <= 2; round++ {
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		errs := make(chan error, callers)
+		for i := range callers {
+			wg.Go(func() {
+				<-start
+				key := fmt.Sprintf("{%s}:co:%d", ns, i)
+				v, err := c.Run(context.Background(), script, []string{key}, i).Slice()
+				if err != nil {
+					errs <- fmt.Errorf("round %d caller %d: %w", round, i, err)
+					return
+				}
+				if n, _ := v[0].(int64); n != int64(round) {
+					errs <- fmt.Errorf("round %d caller %d: counter %d, want %d (a script ran twice or not at all)", round, i, n, round)
+				}
+				if got, _ := v[1].(string); got != fmt.Sprint(i) {
+					errs <- fmt.Errorf("round %d caller %d got caller %s's reply", round, i, got)
+				}
+			})
+		}
+		close(start)
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Error(err)
+		}
+	}
+	if pc.n.Load() == 0 {
+		t.Errorf("%d concurrent callers twice over sent no pipeline: nothing was coalesced", callers)
+	}
+	if sending, queued := c.State(); sending || queued > 0 {
+		t.Errorf("after every call returned: sending %v, %d queued; want idle", sending, queued)
+	}
+}
+
+// TestCoalescerCallerGivesUpBeforeItsCallIsSent: a caller whose context
+// ends while its call still waits for the pipeline in flight leaves with
+// the context's error, and its script never runs.
+func TestCoalescerCallerGivesUpBeforeItsCallIsSent(t *testing.T) {
+	rdb, ns := testenv.Redis(t)
+	script := redis.NewScript("return redis.call('INCR', KEYS[1])")
+	c := queues.NewCoalescer(rdb)
+	c.PretendSending()
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	key := "{" + ns + "}:co:given-up"
+	err := c.Run(ctx, script, []string{key}).Err()
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("run = %v; want the context's deadline", err)
+	}
+	if _, queued := c.State(); queued != 0 {
+		t.Fatalf("%d calls left queued; want the given-up call gone", queued)
+	}
+	if n, err := rdb.Exists(context.Background(), key).Result(); err != nil || n != 0 {
+		t.Fatalf("the given-up script ran (exists %d, %v)", n, err)
+	}
+}
