@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"maps"
+	"slices"
 	"strings"
 	"sync"
 
@@ -18,9 +19,15 @@ type meter struct {
 
 	mu    sync.Mutex
 	calls map[string]int
+	// scripts caches each script's label by its SHA: a script's keys
+	// always have the same shape, and shaping them for every call would
+	// make the meter a visible share of the CPU it measures.
+	scripts map[string]string
 }
 
-func newMeter(ns string) *meter { return &meter{ns: ns, calls: map[string]int{}} }
+func newMeter(ns string) *meter {
+	return &meter{ns: ns, calls: map[string]int{}, scripts: map[string]string{}}
+}
 
 func (m *meter) DialHook(next redis.DialHook) redis.DialHook { return next }
 
@@ -33,11 +40,17 @@ func (m *meter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 
 func (m *meter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
-		label := "pipeline"
-		if len(cmds) > 0 {
-			label += " of " + m.label(cmds[0])
+		// A pipeline is one round trip whatever it holds; the label names
+		// the kinds of command in it, such as a worker's coalesced claims
+		// and finishes.
+		var kinds []string
+		for _, c := range cmds {
+			if l := m.label(c); !slices.Contains(kinds, l) {
+				kinds = append(kinds, l)
+			}
 		}
-		m.add(label)
+		slices.Sort(kinds)
+		m.add("pipeline of " + strings.Join(kinds, " + "))
 		return next(ctx, cmds)
 	}
 }
@@ -98,6 +111,15 @@ func (m *meter) label(cmd redis.Cmder) string {
 		if len(args) < 3 {
 			return name
 		}
+		sha, _ := args[1].(string)
+		if name == "evalsha" {
+			m.mu.Lock()
+			l, ok := m.scripts[sha]
+			m.mu.Unlock()
+			if ok {
+				return l
+			}
+		}
 		n, _ := args[2].(int)
 		var keys []string
 		for i := 3; i < 3+n && i < len(args) && len(keys) < 2; i++ {
@@ -105,10 +127,16 @@ func (m *meter) label(cmd redis.Cmder) string {
 			keys = append(keys, m.shape(k))
 		}
 		shape := strings.Join(keys, " ")
+		l := "script: " + shape
 		if s, ok := scriptNames[shape]; ok {
-			return "script: " + s
+			l = "script: " + s
 		}
-		return "script: " + shape
+		if name == "evalsha" {
+			m.mu.Lock()
+			m.scripts[sha] = l
+			m.mu.Unlock()
+		}
+		return l
 	}
 	if len(args) > 1 {
 		if k, ok := args[1].(string); ok {
