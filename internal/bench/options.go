@@ -30,7 +30,7 @@ type Options struct {
 // Defaults of Options.
 const (
 	DefaultRedisAddr      = "127.0.0.1:6379"
-	DefaultJobs           = 5000
+	DefaultJobs           = 20000
 	DefaultProducers      = 8
 	DefaultSlots          = 32
 	DefaultPollInterval   = 25 * time.Millisecond

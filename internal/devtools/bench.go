@@ -1,7 +1,9 @@
 package devtools
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"runtime/pprof"
@@ -12,9 +14,10 @@ import (
 )
 
 func runBench(ctx context.Context, inv *cli.Invocation, args []string) error {
-	fs := inv.Flags("bench", "bench [--redis ADDR] [--jobs N] [--producers N] [--slots N] [--samples N]")
+	fs := inv.Flags("bench", "bench [--redis ADDR] [--runs N] [--jobs N] [--producers N] [--slots N] [--samples N]")
 	addr := fs.String("redis", "127.0.0.1:6379", "Redis to measure against (a fresh namespace is used and removed)")
-	n := fs.Int("jobs", 5000, "jobs per throughput run")
+	n := fs.Int("jobs", bench.DefaultJobs, "jobs per throughput run (enough for each run to take seconds, so the figures settle)")
+	runs := fs.Int("runs", 3, "repetitions of the whole measure; the summary gives min, median and max")
 	producers := fs.Int("producers", 8, "concurrent submitters")
 	slots := fs.Int("slots", 32, "worker slots")
 	samples := fs.Int("samples", 200, "latency samples on an idle worker")
@@ -34,9 +37,27 @@ func runBench(ctx context.Context, inv *cli.Invocation, args []string) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	res, err := bench.Run(ctx, bench.Options{RedisAddr: *addr, Jobs: *n, Producers: *producers, Slots: *slots,
-		LatencySamples: *samples, PollInterval: *poll, Out: inv.Stderr()})
-	// An exactly-once violation still has figures worth printing.
-	res.Print(inv.Stdout())
-	return err
+	if *runs < 1 || *runs > 100 {
+		return fmt.Errorf("--runs: %d is out of range (1..100)", *runs)
+	}
+	var all []bench.Result
+	var firstErr error
+	for i := range *runs {
+		fmt.Fprintf(inv.Stderr(), "run %d of %d\n", i+1, *runs)
+		res, err := bench.Run(ctx, bench.Options{RedisAddr: *addr, Jobs: *n, Producers: *producers, Slots: *slots,
+			LatencySamples: *samples, PollInterval: *poll, Out: inv.Stderr()})
+		if err != nil && !errors.Is(err, bench.ErrExactlyOnce) {
+			return err // no figures to print
+		}
+		// An exactly-once violation still has figures worth printing.
+		all = append(all, res)
+		firstErr = cmp.Or(firstErr, err)
+	}
+	// The last run in full, then every run's headline figures.
+	all[len(all)-1].Print(inv.Stdout())
+	if len(all) > 1 {
+		fmt.Fprintln(inv.Stdout())
+		bench.Summarize(all).Print(inv.Stdout())
+	}
+	return firstErr
 }

@@ -1,0 +1,59 @@
+package bench
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestSpreadOf(t *testing.T) {
+	for _, c := range []struct {
+		in   []float64
+		want Spread
+	}{
+		{nil, Spread{}},
+		{[]float64{5}, Spread{5, 5, 5}},
+		{[]float64{3, 1, 2}, Spread{1, 2, 3}},
+		{[]float64{4, 1, 3, 2}, Spread{1, 2.5, 4}},
+	} {
+		if got := spreadOf(c.in); got != c.want {
+			t.Errorf("spreadOf(%v) = %+v, want %+v", c.in, got, c.want)
+		}
+	}
+}
+
+// TestSummarizeTakesEachRunsOwnRatio: the ratio's spread is over the runs'
+// own ratios, per-job figures divide by each run's count, and a violation
+// in any run shows in the summary.
+func TestSummarizeTakesEachRunsOwnRatio(t *testing.T) {
+	run := func(raw, bal float64, evals, other int64, violations int) Result {
+		r := Result{Raw: Throughput{Count: 100, PerSecond: raw}, RawDrain: Throughput{Count: 100, PerSecond: raw / 2},
+			Ballast: Throughput{Count: 100, PerSecond: bal,
+				Usage: usage{Commands: map[string]int64{"evalsha": evals, "hset": other}, RedisCPU: 5 * time.Millisecond}}}
+		r.Ratio = bal / raw
+		r.ExactlyOnce.Checked = 100
+		for range violations {
+			r.ExactlyOnce.Violations = append(r.ExactlyOnce.Violations, Violation{JobID: "j", Problem: "ran 2 times"})
+		}
+		return r
+	}
+	s := Summarize([]Result{run(1000, 500, 300, 1000, 0), run(2000, 600, 300, 1200, 0), run(4000, 3000, 300, 1400, 1)})
+	if s.Ratio != (Spread{0.3, 0.5, 0.75}) {
+		t.Errorf("ratio spread %+v, want each run's own ratio: 0.3 / 0.5 / 0.75", s.Ratio)
+	}
+	if s.BallastCommands != (Spread{13, 15, 17}) || s.BallastCommandsNoEval != (Spread{10, 12, 14}) {
+		t.Errorf("commands per job %+v, without evalsha %+v; want 13/15/17 and 10/12/14", s.BallastCommands, s.BallastCommandsNoEval)
+	}
+	if s.BallastRedisCPU.Median != 50 {
+		t.Errorf("redis cpu per job %+v, want 50 µs", s.BallastRedisCPU)
+	}
+	if s.ExactlyOnceChecked != 300 || s.ExactlyOnceViolations != 1 {
+		t.Errorf("exactly-once %d checked, %d violations; want 300 and 1", s.ExactlyOnceChecked, s.ExactlyOnceViolations)
+	}
+	var out bytes.Buffer
+	s.Print(&out)
+	if !strings.Contains(out.String(), "EXACTLY-ONCE VIOLATED: 1 of 300") || !strings.Contains(out.String(), "0.30") {
+		t.Errorf("summary misses the violation or the ratio:\n%s", out.String())
+	}
+}
