@@ -8,14 +8,14 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// A worker's slots claim and finish jobs concurrently, each with one
-// script. Sent one by one, every script is a round trip, and on a busy
-// worker the round trips (two system calls on each side) cost more CPU
-// than the scripts. The coalescer sends the scripts of concurrent callers
-// in one pipeline: a group commit. The first caller to find no pipeline in
-// flight sends its own at once, so an idle worker waits for nothing; the
-// calls that arrive meanwhile go together in the next one, sent by one of
-// their callers. Each script is still atomic on its own and its reply
+// A worker's slots claim and finish jobs concurrently, and an intake
+// records concurrent submissions, each with one script. Sent one by one,
+// every script is a round trip, and on a busy worker or intake the round
+// trips (two system calls on each side) cost more CPU than the scripts. The coalescer sends the scripts of concurrent callers
+// in one pipeline: a group commit. A caller that finds fewer than
+// maxInFlight pipelines on their way sends its own at once, so an idle
+// worker waits for nothing; the calls that arrive meanwhile go together in
+// the next one, sent by one of their callers. Each script is still atomic on its own and its reply
 // reaches only its caller: a pipeline changes how the scripts travel,
 // never what they do. Nothing runs in the background, so a Store leaves no
 // goroutine behind.
@@ -24,12 +24,18 @@ import (
 // reply large enough to stall the connection.
 const maxCoalesced = 128
 
+// maxInFlight is how many pipelines may be on their way at once. One would
+// make the coalescer a queue of its own: every call would wait for the
+// round trip before it even when Redis has time to spare. A few keep
+// Redis and the callers busy at once while calls still gather.
+var maxInFlight = 2
+
 type coalescer struct {
 	rdb redis.UniversalClient
 
-	mu      sync.Mutex
-	queue   []*scriptCall
-	sending bool // a caller is sending a pipeline
+	mu       sync.Mutex
+	queue    []*scriptCall
+	inFlight int // pipelines being sent, at most maxInFlight
 }
 
 // scriptCall is one caller's script in the coalescer.
@@ -52,7 +58,7 @@ func (c *coalescer) run(ctx context.Context, script *redis.Script, keys []string
 	call := &scriptCall{ctx: ctx, script: script, keys: keys, args: args, done: make(chan struct{}), lead: make(chan struct{}, 1)}
 	c.mu.Lock()
 	c.queue = append(c.queue, call)
-	if c.sending {
+	if c.inFlight >= maxInFlight {
 		c.mu.Unlock()
 		select {
 		case <-call.done:
@@ -77,7 +83,7 @@ func (c *coalescer) run(ctx context.Context, script *redis.Script, keys []string
 		}
 		c.mu.Lock()
 	} else {
-		c.sending = true
+		c.inFlight++
 	}
 	// This caller sends the queue, its own call among it.
 	n := min(len(c.queue), maxCoalesced)
@@ -98,7 +104,7 @@ func (c *coalescer) run(ctx context.Context, script *redis.Script, keys []string
 		next.taken = true
 		next.lead <- struct{}{}
 	} else {
-		c.sending = false
+		c.inFlight--
 	}
 	c.mu.Unlock()
 	<-call.done

@@ -74,8 +74,8 @@ func TestCoalescerRunsEachCallOnceAndAnswersItsCaller(t *testing.T) {
 	if pc.n.Load() == 0 {
 		t.Errorf("%d concurrent callers twice over sent no pipeline: nothing was coalesced", callers)
 	}
-	if sending, queued := c.State(); sending || queued > 0 {
-		t.Errorf("after every call returned: sending %v, %d queued; want idle", sending, queued)
+	if inFlight, queued := c.State(); inFlight > 0 || queued > 0 {
+		t.Errorf("after every call returned: %d in flight, %d queued; want idle", inFlight, queued)
 	}
 }
 

@@ -50,16 +50,25 @@ func (c *Coalescer) Run(ctx context.Context, script *redis.Script, keys []string
 	return c.c.run(ctx, script, keys, args...)
 }
 
-// PretendSending marks a pipeline as in flight, one that never returns.
+// PretendSending marks as many pipelines in flight as may be, ones that
+// never return.
 func (c *Coalescer) PretendSending() {
 	c.c.mu.Lock()
-	c.c.sending = true
+	c.c.inFlight = maxInFlight
 	c.c.mu.Unlock()
 }
 
-// State reports whether a pipeline is in flight and how many calls wait.
-func (c *Coalescer) State() (sending bool, queued int) {
+// State reports how many pipelines are in flight and how many calls wait.
+func (c *Coalescer) State() (inFlight, queued int) {
 	c.c.mu.Lock()
 	defer c.c.mu.Unlock()
-	return c.c.sending, len(c.c.queue)
+	return c.c.inFlight, len(c.c.queue)
+}
+
+// SetMaxInFlight sets how many pipelines may be in flight; the returned
+// func restores it.
+func SetMaxInFlight(n int) func() {
+	old := maxInFlight
+	maxInFlight = n
+	return func() { maxInFlight = old }
 }

@@ -160,7 +160,7 @@ func (s *Store) Submit(ctx context.Context, spec jobs.Spec, q Queue) (Submitted,
 	if err != nil {
 		return Submitted{}, err
 	}
-	res, err := submitScript.Run(ctx, s.rdb, c.keys, c.args...).StringSlice()
+	res, err := s.runScript(ctx, submitScript, c.keys, c.args...).StringSlice()
 	if err != nil {
 		return Submitted{}, wrap("queues.Submit", err)
 	}
