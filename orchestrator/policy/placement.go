@@ -52,6 +52,7 @@ func (p *planner) placeSized(keys []queueKey) {
 	// Rules between the two passes may change what is free.
 	clear(pl.unfit)
 	clear(pl.idle)
+	pl.roomMade = false
 	pl.moveReservations(keys)
 	for _, k := range keys {
 		s := p.ix.sized[k]
@@ -202,6 +203,28 @@ type placer struct {
 	// placement: none fits now, and their group cannot reserve (it has,
 	// or must not). One lookup then settles every job of the shape.
 	idle map[jobShape]bool
+	// room lists, in worker order, the workers that had a free slot when
+	// it was made: in a busy cluster most have none, and pick and mostFree
+	// would otherwise walk every worker for every job they place. Within
+	// a pass slots only leave a worker (take), so the list keeps every
+	// worker with one free; a moved reservation gives slots back, which
+	// has the list made again.
+	room     []*workerRec
+	roomMade bool
+}
+
+// roomy returns the workers that may have a free slot, in worker order.
+func (pl *placer) roomy() []*workerRec {
+	if !pl.roomMade {
+		pl.room = pl.room[:0]
+		for _, w := range pl.workers {
+			if pl.freeSlots(w) > 0 {
+				pl.room = append(pl.room, w)
+			}
+		}
+		pl.roomMade = true
+	}
+	return pl.room
 }
 
 // jobShape is everything placement reads of a job that requires no
@@ -275,11 +298,20 @@ func (pl *placer) mostFree(t placeTarget) int {
 		return n
 	}
 	n := 0
-	for _, w := range pl.workers {
+	// The walk drops the workers that filled since the list was made.
+	room := pl.roomy()
+	kept := room[:0]
+	for _, w := range room {
+		free := pl.freeSlots(w)
+		if free <= 0 {
+			continue
+		}
+		kept = append(kept, w)
 		if serves(w, t) && !pl.closed[w] {
-			n = max(n, pl.freeSlots(w))
+			n = max(n, free)
 		}
 	}
+	pl.room = kept
 	pl.maxFree[t] = n
 	return n
 }
@@ -328,6 +360,12 @@ func (pl *placer) place(j *Job) {
 	}
 	if ws := pl.pick(j, g, true); ws != nil {
 		pl.commit(j, g, ws, true)
+		return
+	}
+	// No worker could ever hold it: neither can one for any job of its
+	// shape until a placement changes what is open.
+	if plain {
+		pl.idle[sh] = true
 	}
 }
 
@@ -365,7 +403,12 @@ func (pl *placer) growable(j *Job, g placeGroup) bool {
 // goes, the one it packs tightest (or, reserving, is closest) wins.
 func (pl *placer) pick(j *Job, g placeGroup, reserve bool) []*workerRec {
 	var cands []*workerRec
-	for _, w := range pl.workers {
+	// Where it fits now, a member needs a free slot.
+	all := pl.workers
+	if !reserve {
+		all = pl.roomy()
+	}
+	for _, w := range all {
 		if !pl.closed[w] && pl.eligible(w, j, g) && (reserve || pl.fitsNow(w, j, 0)) {
 			cands = append(cands, w)
 		}
@@ -547,6 +590,7 @@ func (pl *placer) moveReservations(keys []queueKey) {
 				pl.give(w, j)
 			}
 		}
+		pl.roomMade = false
 		for _, id := range j.Placed {
 			if w := pl.worker[id]; w != nil && !pl.heldByOther(w, j) {
 				pl.closed[w] = false
