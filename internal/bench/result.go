@@ -280,6 +280,7 @@ func (r Result) printUsage(w io.Writer) {
 	}
 	fmt.Fprintf(tw, "cpu per task / job\t\t\n")
 	fmt.Fprintf(tw, "  redis server\t%.1f µs\t%.1f µs\n", r.Raw.per(float64(raw.RedisCPU.Microseconds())), r.Ballast.per(float64(bal.RedisCPU.Microseconds())))
+	fmt.Fprintf(tw, "    of which running scripts\t%.1f µs\t%.1f µs\n", r.Raw.per(float64(raw.ScriptTime.Microseconds())), r.Ballast.per(float64(bal.ScriptTime.Microseconds())))
 	fmt.Fprintf(tw, "  this process (producers and consumer)\t%.1f µs\t%.1f µs\n", r.Raw.per(float64(raw.ClientCPU.Microseconds())), r.Ballast.per(float64(bal.ClientCPU.Microseconds())))
 	tw.Flush()
 	fmt.Fprintln(w, "(Redis's figures are its whole server's: measure on a Redis nobody else uses at the same time)")

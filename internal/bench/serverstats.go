@@ -16,9 +16,13 @@ import (
 // figures are the whole server's: on a Redis that others use at the same
 // time they include their work, so measure on one of your own (--redis).
 type usage struct {
-	Commands  map[string]int64
-	RedisCPU  time.Duration
-	ClientCPU time.Duration
+	Commands map[string]int64
+	// ScriptTime is the time Redis spent running scripts, their commands
+	// included: set against RedisCPU it says how much of Redis's work is
+	// the scripts and how much is serving round trips.
+	ScriptTime time.Duration
+	RedisCPU   time.Duration
+	ClientCPU  time.Duration
 }
 
 // sample reads the counters a phase's usage is the difference of.
@@ -30,10 +34,15 @@ func sample(ctx context.Context, rdb redis.UniversalClient) usage {
 			if !ok || !strings.HasPrefix(name, "cmdstat_") {
 				continue
 			}
+			cmd := strings.TrimPrefix(name, "cmdstat_")
 			for _, kv := range strings.Split(rest, ",") {
 				if v, ok := strings.CutPrefix(kv, "calls="); ok {
 					n, _ := strconv.ParseInt(v, 10, 64)
-					u.Commands[strings.TrimPrefix(name, "cmdstat_")] = n
+					u.Commands[cmd] = n
+				}
+				if v, ok := strings.CutPrefix(kv, "usec="); ok && (cmd == "evalsha" || cmd == "eval") {
+					n, _ := strconv.ParseInt(v, 10, 64)
+					u.ScriptTime += time.Duration(n) * time.Microsecond
 				}
 			}
 		}
@@ -55,7 +64,8 @@ func sample(ctx context.Context, rdb redis.UniversalClient) usage {
 // minus is the usage between before and u. The counters of this phase's
 // reads of INFO itself are left out.
 func (u usage) minus(before usage) usage {
-	d := usage{Commands: map[string]int64{}, RedisCPU: u.RedisCPU - before.RedisCPU, ClientCPU: u.ClientCPU - before.ClientCPU}
+	d := usage{Commands: map[string]int64{}, ScriptTime: u.ScriptTime - before.ScriptTime,
+		RedisCPU: u.RedisCPU - before.RedisCPU, ClientCPU: u.ClientCPU - before.ClientCPU}
 	for k, v := range u.Commands {
 		if n := v - before.Commands[k]; n > 0 && k != "info" {
 			d.Commands[k] = n
