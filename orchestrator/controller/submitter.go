@@ -99,8 +99,8 @@ func (s *Submitter) announce(j jobs.Job, spec jobs.Spec, dup bool) {
 
 // SubmitBatch validates every submission first and writes nothing unless
 // all are valid (the error is then one *jobs.ValidationError naming each
-// problem by index); then records them in one round trip and announces the
-// new ones. Each job is recorded atomically on its own, with its
+// problem by index); then records them in pipelines of a few hundred, announcing
+// each chunk while Redis records the next. Each job is recorded atomically on its own, with its
 // idempotency key: the results say, per submission, what became of it.
 func (s *Submitter) SubmitBatch(ctx context.Context, subs []jobs.Submission) ([]intake.BatchResult, error) {
 	items := make([]queues.BatchItem, len(subs))
@@ -119,22 +119,25 @@ func (s *Submitter) SubmitBatch(ctx context.Context, subs []jobs.Submission) ([]
 	ctx, span := otel.Tracer(tracerName).Start(ctx, "ballast.submit_batch", trace.WithSpanKind(trace.SpanKindProducer),
 		trace.WithAttributes(attribute.Int("ballast.batch_size", len(subs))))
 	defer span.End()
-	res, err := s.Store.SubmitBatch(ctx, items)
+	out := make([]intake.BatchResult, len(subs))
+	// Each chunk is announced while Redis records the next.
+	err := s.Store.SubmitBatchEach(ctx, items, func(lo int, res []queues.BatchResult) {
+		for k, r := range res {
+			i := lo + k
+			if r.Err != nil {
+				e := intake.WireError(r.Err, "job", s.Logger)
+				out[i].Error = &e
+				continue
+			}
+			j := r.Job
+			out[i].Receipt = &intake.Receipt{JobID: j.ID, Attempt: j.Attempt, State: j.State, Queue: j.Queue, Duplicate: r.Duplicate}
+			s.announce(j, items[i].Spec, r.Duplicate)
+		}
+	})
 	if err != nil {
 		span.RecordError(err)
 		span.SetStatus(codes.Error, err.Error())
 		return nil, err
-	}
-	out := make([]intake.BatchResult, len(res))
-	for i, r := range res {
-		if r.Err != nil {
-			e := intake.WireError(r.Err, "job", s.Logger)
-			out[i].Error = &e
-			continue
-		}
-		j := r.Job
-		out[i].Receipt = &intake.Receipt{JobID: j.ID, Attempt: j.Attempt, State: j.State, Queue: j.Queue, Duplicate: r.Duplicate}
-		s.announce(j, items[i].Spec, r.Duplicate)
 	}
 	return out, nil
 }
