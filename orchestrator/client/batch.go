@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ballastdev/ballast/jobs"
@@ -56,21 +58,21 @@ func (c *HTTP) SubmitBatch(ctx context.Context, subs []jobs.Submission) ([]intak
 }
 
 func submitBatch(ctx context.Context, o Options, subs []jobs.Submission, maxJobs, maxBytes int, try tryFunc[intake.BatchReceipt]) ([]intake.BatchResult, error) {
-	encoded := make([][]byte, len(subs))
 	for i := range subs {
 		if subs[i].IdempotencyKey == "" {
 			subs[i].IdempotencyKey = newKey()
 		}
-		b, err := json.Marshal(subs[i])
-		if err != nil {
-			return nil, fmt.Errorf("client.SubmitBatch: encoding job %d: %w", i, err)
+	}
+	encoded, errs := encodeAll(subs)
+	for i, b := range encoded {
+		if errs[i] != nil {
+			return nil, fmt.Errorf("client.SubmitBatch: encoding job %d: %w", i, errs[i])
 		}
 		if len(b)+2 > maxBytes || len(b) > jobs.MaxSubmissionBytes {
 			return nil, fmt.Errorf("client.SubmitBatch: %w", &Error{Code: intake.CodeTooLarge, Message: "a job of the batch is too large",
 				Problems: []*jobs.FieldError{{Field: fmt.Sprintf("[%d]", i), Message: fmt.Sprintf("the job is %d bytes; the limit is %d (send large inputs by reference, e.g. a path or URL parameter)",
 					len(b), min(maxBytes-2, jobs.MaxSubmissionBytes))}}})
 		}
-		encoded[i] = b
 	}
 	out := make([]intake.BatchResult, len(subs))
 	for lo := 0; lo < len(subs); {
@@ -85,6 +87,24 @@ func submitBatch(ctx context.Context, o Options, subs []jobs.Submission, maxJobs
 		lo = hi
 	}
 	return out, nil
+}
+
+// encodeAll is the JSON of each submission, encoded on all cores: a long
+// list is otherwise encoded on one while the intake waits for it.
+func encodeAll(subs []jobs.Submission) ([][]byte, []error) {
+	encoded := make([][]byte, len(subs))
+	errs := make([]error, len(subs))
+	parts := min(runtime.GOMAXPROCS(0), 1+len(subs)/256)
+	var wg sync.WaitGroup
+	for p := range parts {
+		wg.Go(func() {
+			for i := p; i < len(subs); i += parts {
+				encoded[i], errs[i] = json.Marshal(subs[i])
+			}
+		})
+	}
+	wg.Wait()
+	return encoded, errs
 }
 
 // sendPart sends subs[lo:hi] and fills out[lo:hi]. Jobs the store could not
