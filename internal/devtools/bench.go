@@ -12,14 +12,17 @@ import (
 )
 
 func runBench(ctx context.Context, inv *cli.Invocation, args []string) error {
-	fs := inv.Flags("bench", "bench [--redis ADDR] [--jobs N] [--producers N] [--slots N] [--samples N]")
+	fs := inv.Flags("bench", "bench [--redis ADDR] [--jobs N] [--producers N] [--slots N] [--samples N] [--nats URL] [--submit-jobs N] [--no-submission]")
 	addr := fs.String("redis", "127.0.0.1:6379", "Redis to measure against (a fresh namespace is used and removed)")
 	n := fs.Int("jobs", 5000, "jobs per throughput run")
 	producers := fs.Int("producers", 8, "concurrent submitters")
 	slots := fs.Int("slots", 32, "worker slots")
 	samples := fs.Int("samples", 200, "latency samples on an idle worker")
 	poll := fs.Duration("poll", 25*time.Millisecond, "worker poll interval (asynq TaskCheckInterval)")
-	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run (both phases) to this file")
+	natsURL := fs.String("nats", bench.DefaultNATSURL, "NATS server of the submission phase (single against batch submission through the intake)")
+	submitJobs := fs.Int("submit-jobs", 10000, "jobs the submission phase submits each way (batches of up to 10000)")
+	noSubmission := fs.Bool("no-submission", false, "skip the submission phase (it needs NATS)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run (every phase) to this file")
 	if err := inv.Parse(fs, args); err != nil {
 		return err
 	}
@@ -35,7 +38,8 @@ func runBench(ctx context.Context, inv *cli.Invocation, args []string) error {
 		defer pprof.StopCPUProfile()
 	}
 	res, err := bench.Run(ctx, bench.Options{RedisAddr: *addr, Jobs: *n, Producers: *producers, Slots: *slots,
-		LatencySamples: *samples, PollInterval: *poll, Out: inv.Stderr()})
+		LatencySamples: *samples, PollInterval: *poll, NATSURL: *natsURL, SubmissionJobs: *submitJobs, NoSubmission: *noSubmission,
+		Out: inv.Stderr()})
 	// An exactly-once violation still has figures worth printing.
 	res.Print(inv.Stdout())
 	return err
