@@ -93,3 +93,59 @@ func BenchmarkDuplicateKey(b *testing.B) {
 		}
 	}
 }
+
+// TestSplitBatchAgreesWithTheDecoder: wherever the scan splits a batch, the
+// decoder accepts it and finds the same elements, byte for byte.
+func TestSplitBatchAgreesWithTheDecoder(t *testing.T) {
+	seeds := []string{
+		`[{"template":"a"},{"template":"b","params":{"x":[1,2,{"y":null}]}}]`,
+		" [ {\"a\":1} ,\t{\"b\":\"q\\\"\"}\n] \n",
+		`[]`, `[1,"x",true,null,-0.5e3]`, `[{}]x`, `[{"a":1},]`, `[{"a":1}`, `[{"a":1,"a":2}]`,
+	}
+	check := func(in []byte) {
+		raw, ok := splitBatch(in)
+		if !ok {
+			return
+		}
+		var want []json.RawMessage
+		if err := decodeBatchArray(in, &want); err != nil {
+			t.Fatalf("on %q: split into %d elements, but the decoder says %v", in, len(raw), err)
+		}
+		if len(raw) != len(want) {
+			t.Fatalf("on %q: %d elements, the decoder %d", in, len(raw), len(want))
+		}
+		for i := range raw {
+			if !bytes.Equal(raw[i], want[i]) {
+				t.Fatalf("on %q: element %d is %q, the decoder's %q", in, i, raw[i], want[i])
+			}
+		}
+	}
+	split := 0
+	for _, s := range seeds {
+		check([]byte(s))
+		if _, ok := splitBatch([]byte(s)); ok {
+			split++
+		}
+	}
+	if split < 4 {
+		t.Fatalf("the scan split only %d of %d seeds", split, len(seeds))
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	alphabet := []byte(`{}[]:,"\ ab01-.etrunl`)
+	for range 20000 {
+		in := []byte(seeds[r.IntN(len(seeds))])
+		for range 1 + r.IntN(3) {
+			switch p := r.IntN(len(in) + 1); r.IntN(3) {
+			case 0:
+				in = in[:p]
+			case 1:
+				in = append(in[:p:p], append([]byte{alphabet[r.IntN(len(alphabet))]}, in[p:]...)...)
+			default:
+				if p < len(in) {
+					in[p] = alphabet[r.IntN(len(alphabet))]
+				}
+			}
+		}
+		check(in)
+	}
+}
