@@ -3,7 +3,6 @@ package queues
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -36,6 +35,9 @@ const batchChunk = 500
 // batchPipelines is how many chunks are in Redis's hands at once: while it
 // runs one, the reply of the other is read, so it never waits for the next.
 const batchPipelines = 2
+
+// batchFirstChunk is the size of a batch's first chunk.
+const batchFirstChunk = 100
 
 // SubmitBatch records many jobs in few round trips: each job is its own
 // submit script, atomic on its own exactly as Submit is (record, task,
@@ -88,28 +90,43 @@ func (s *Store) SubmitBatchEach(ctx context.Context, items []BatchItem, each fun
 		return nil
 	}
 	now := s.opts.Now()
-	n := (len(items) + batchChunk - 1) / batchChunk
-	chunks := make([]batchPart, n)
-	for k := range chunks {
-		lo := k * batchChunk
-		chunks[k] = batchPart{lo: lo, hi: min(lo+batchChunk, len(items)), prepared: make(chan struct{}), done: make(chan struct{})}
+	// The first chunk is small, so that Redis has work soon after the call
+	// begins; the rest are full.
+	var chunks []batchPart
+	for lo := 0; lo < len(items); {
+		hi := min(lo+batchChunk, len(items))
+		if lo == 0 {
+			hi = min(batchFirstChunk, len(items))
+		}
+		chunks = append(chunks, batchPart{lo: lo, hi: hi, prepared: make(chan struct{}), done: make(chan struct{})})
+		lo = hi
 	}
-	// Encoding the specs is most of the client's share: the preparers
-	// spread it over the cores, chunk by chunk in order, while the
-	// pipelines send the chunks ready and read their replies.
-	var next, nextRun atomic.Int64
+	n := len(chunks)
+	// One preparer, a few chunks ahead of the pipelines and no more: one
+	// goroutine keeps up with Redis, and preparing further ahead would
+	// only take the cores from Redis and from reading its replies.
+	ahead := make(chan struct{}, batchPipelines+1)
+	var nextRun atomic.Int64
 	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), n) {
-		wg.Go(func() {
-			for k := int(next.Add(1) - 1); k < n; k = int(next.Add(1) - 1) {
-				chunks[k].prepare(ctx, s, items, now)
+	wg.Go(func() {
+		for k := range chunks {
+			select {
+			case ahead <- struct{}{}:
+			case <-ctx.Done():
+				// Prepared all the same, so that every chunk still gets its
+				// results: the pipelines then fail on ctx.
 			}
-		})
-	}
+			chunks[k].prepare(ctx, s, items, now)
+		}
+	})
 	for range min(batchPipelines, n) {
 		wg.Go(func() {
 			for k := int(nextRun.Add(1) - 1); k < n; k = int(nextRun.Add(1) - 1) {
 				<-chunks[k].prepared
+				select {
+				case <-ahead:
+				default:
+				}
 				chunks[k].run(ctx, s)
 			}
 		})
