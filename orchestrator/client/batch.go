@@ -146,7 +146,12 @@ func sendPart(ctx context.Context, o Options, encoded [][]byte, lo, hi int, out 
 
 // batchBody is the JSON array of the encoded jobs picked.
 func batchBody(encoded [][]byte, pick []int) []byte {
+	size := 2 + len(pick)
+	for _, i := range pick {
+		size += len(encoded[i])
+	}
 	var b bytes.Buffer
+	b.Grow(size)
 	b.WriteByte('[')
 	for k, i := range pick {
 		if k > 0 {

@@ -143,6 +143,7 @@ func encodeBatchReceipt(res []BatchResult) []byte {
 		wg.Go(func() {
 			// An Encoder writes each value as json.Marshal does, and a
 			// newline, which becomes the comma between them.
+			bufs[p].Grow(per * 128) // a receipt is about 110 bytes
 			enc := json.NewEncoder(&bufs[p])
 			for _, r := range res[min(p*per, len(res)):min((p+1)*per, len(res))] {
 				if err := enc.Encode(r); err != nil {
