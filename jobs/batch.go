@@ -39,7 +39,7 @@ func DecodeBatch(data []byte) ([]Submission, error) {
 	if !utf8.Valid(data) {
 		return nil, &ValidationError{Problems: []*FieldError{{Field: "body", Message: "the message is not valid UTF-8"}}}
 	}
-	raw, ok := splitBatch(data)
+	raw, ok := SplitArray(data)
 	if !ok {
 		raw = nil
 		if err := decodeBatchArray(data, &raw); err != nil {
@@ -98,12 +98,13 @@ func decodeBatchArray(data []byte, raw *[]json.RawMessage) error {
 	return nil
 }
 
-// splitBatch returns the elements of data, a JSON array and nothing after
-// it, as slices of data: a scan, where encoding/json reads the array once
-// to find its end and again to copy out each element. ok is false for input
-// the scan cannot judge (invalid JSON among it), which decodeBatchArray
-// then reads and names the problem of.
-func splitBatch(data []byte) (raw []json.RawMessage, ok bool) {
+// SplitArray returns the elements of data, a JSON array and nothing after
+// it but white space, as slices of data: a scan, where encoding/json reads
+// the array once to find its end and again to copy out each element, and
+// the elements can then be decoded in parallel. ok is false for input the
+// scan cannot judge, invalid JSON among it: encoding/json then reads it,
+// and says what is wrong.
+func SplitArray(data []byte) (raw []json.RawMessage, ok bool) {
 	d := dupScan{data: data, exact: func(string) bool { return true }}
 	if d.peek() != '[' {
 		return nil, false

@@ -103,7 +103,7 @@ func TestSplitBatchAgreesWithTheDecoder(t *testing.T) {
 		`[]`, `[1,"x",true,null,-0.5e3]`, `[{}]x`, `[{"a":1},]`, `[{"a":1}`, `[{"a":1,"a":2}]`,
 	}
 	check := func(in []byte) {
-		raw, ok := splitBatch(in)
+		raw, ok := SplitArray(in)
 		if !ok {
 			return
 		}
@@ -123,7 +123,7 @@ func TestSplitBatchAgreesWithTheDecoder(t *testing.T) {
 	split := 0
 	for _, s := range seeds {
 		check([]byte(s))
-		if _, ok := splitBatch([]byte(s)); ok {
+		if _, ok := SplitArray([]byte(s)); ok {
 			split++
 		}
 	}

@@ -16,7 +16,12 @@ func decodeReply[V, R any](data []byte, status int, k kind[V, R]) (R, error) {
 	// good part of the caller's wait. The intake's replies are either one
 	// or the other, never both.
 	var r R
-	rerr := json.Unmarshal(data, &r)
+	var rerr error
+	if k.decode != nil {
+		rerr = k.decode(data, &r)
+	} else {
+		rerr = json.Unmarshal(data, &r)
+	}
 	if rerr == nil && k.id(r) != "" {
 		return r, nil
 	}
