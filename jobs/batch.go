@@ -39,18 +39,12 @@ func DecodeBatch(data []byte) ([]Submission, error) {
 	if !utf8.Valid(data) {
 		return nil, &ValidationError{Problems: []*FieldError{{Field: "body", Message: "the message is not valid UTF-8"}}}
 	}
-	var raw []json.RawMessage
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&raw); err != nil {
-		fe := jsonFieldError(err)
-		fe.Field = "body" // the batch itself is malformed, not one job
-		if errors.Is(err, io.ErrUnexpectedEOF) {
-			fe.Message = "the JSON ends before the array does; send a whole array: [{...}, {...}]"
+	raw, ok := SplitArray(data)
+	if !ok {
+		raw = nil
+		if err := decodeBatchArray(data, &raw); err != nil {
+			return nil, err
 		}
-		return nil, &ValidationError{Problems: []*FieldError{fe}}
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, &ValidationError{Problems: []*FieldError{{Field: "body", Message: "extra data after the JSON array; send exactly one array"}}}
 	}
 	switch {
 	case len(raw) == 0:
@@ -84,6 +78,60 @@ func DecodeBatch(data []byte) ([]Submission, error) {
 		return nil, &ValidationError{Problems: all}
 	}
 	return subs, nil
+}
+
+// decodeBatchArray reads data as one JSON array with encoding/json, whose
+// errors say where the input went wrong.
+func decodeBatchArray(data []byte, raw *[]json.RawMessage) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(raw); err != nil {
+		fe := jsonFieldError(err)
+		fe.Field = "body" // the batch itself is malformed, not one job
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			fe.Message = "the JSON ends before the array does; send a whole array: [{...}, {...}]"
+		}
+		return &ValidationError{Problems: []*FieldError{fe}}
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return &ValidationError{Problems: []*FieldError{{Field: "body", Message: "extra data after the JSON array; send exactly one array"}}}
+	}
+	return nil
+}
+
+// SplitArray returns the elements of data, a JSON array and nothing after
+// it but white space, as slices of data: a scan, where encoding/json reads
+// the array once to find its end and again to copy out each element, and
+// the elements can then be decoded in parallel. ok is false for input the
+// scan cannot judge, invalid JSON among it: encoding/json then reads it,
+// and says what is wrong.
+func SplitArray(data []byte) (raw []json.RawMessage, ok bool) {
+	d := dupScan{data: data, exact: func(string) bool { return true }}
+	if d.peek() != '[' {
+		return nil, false
+	}
+	d.i++
+	if d.peek() == ']' {
+		d.i++
+	} else {
+		for {
+			d.ws()
+			start := d.i
+			if fe := d.value("", 1); fe != nil || d.bail {
+				return nil, false
+			}
+			raw = append(raw, data[start:d.i])
+			c := d.peek()
+			d.i++
+			if c == ']' {
+				break
+			}
+			if c != ',' {
+				return nil, false
+			}
+		}
+	}
+	d.ws()
+	return raw, d.i == len(data)
 }
 
 // Indexed names the problems of err as those of element i of a batch. An

@@ -24,6 +24,9 @@ const maxJSONDepth = 10000
 // exact reports whether the object at path is a map. Invalid JSON yields
 // nil: the decoder that runs next reports it with its position.
 func DuplicateKey(data []byte, exact func(path string) bool) *FieldError {
+	if fe, ok := quickDuplicateKey(data, exact); ok {
+		return fe
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber() // numbers are only skipped; no need to parse them
 	fe, _ := walkJSON(dec, "", 0, exact)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 )
@@ -109,6 +110,18 @@ func TestOwnMaxWait(t *testing.T) {
 		got, has := c.spec.OwnMaxWait(q, global)
 		if got != c.want || has != c.has {
 			t.Errorf("%s: OwnMaxWait = %v, %v; want %v, %v", c.name, got, has, c.want, c.has)
+		}
+	}
+}
+
+// TestNewIDIsTheFormattedTime: the ID's first 12 digits are exactly fmt's
+// "%012x" of the milliseconds, from the epoch to beyond 12 digits' reach.
+func TestNewIDIsTheFormattedTime(t *testing.T) {
+	for _, ms := range []int64{0, 1, 0xabc, 1700000000123, 0xffffffffffff, 0x1000000000000} {
+		id := NewID(time.UnixMilli(ms))
+		want := fmt.Sprintf("%012x", ms)
+		if !strings.HasPrefix(id, want) || len(id) != len(want)+16 {
+			t.Errorf("NewID(%d ms) = %q, want %q and 16 random digits", ms, id, want)
 		}
 	}
 }

@@ -201,9 +201,11 @@ func (s *Store) prepareSubmit(ctx context.Context, spec jobs.Spec, q Queue, now 
 	c := submitCall{job: jobs.Job{ID: id, Spec: spec, State: jobs.StateQueued, Attempt: 1, Queue: string(q),
 		CreatedAt: now.UTC().Truncate(time.Millisecond), QueuedAt: now.UTC().Truncate(time.Millisecond)},
 		inline: !s.opts.SeparateEnqueue && !spec.Sized()}
-	c.keys = []string{s.ns.Job(id), s.ns.Idempotency(spec.IdempotencyKey), s.ns.JobIndex(), s.ns.Outbox(), s.ns.ActiveJobs()}
-	c.args = []any{id, body, string(q), now.UnixMilli(), s.opts.IdempotencyTTL.Milliseconds(), hasIdem,
-		hex.EncodeToString(sum[:16]), now.UnixMilli(), spec.Team, spec.Template, string(spec.Class), spec.TotalSlots()}
+	// Room for the inline task's keys and arguments too: a batch prepares
+	// thousands of these, and growing them was a good part of that.
+	c.keys = append(make([]string, 0, 7), s.ns.Job(id), s.ns.Idempotency(spec.IdempotencyKey), s.ns.JobIndex(), s.ns.Outbox(), s.ns.ActiveJobs())
+	c.args = append(make([]any, 0, 15), id, body, string(q), now.UnixMilli(), s.opts.IdempotencyTTL.Milliseconds(), hasIdem,
+		hex.EncodeToString(sum[:16]), now.UnixMilli(), spec.Team, spec.Template, string(spec.Class), spec.TotalSlots())
 	if c.inline {
 		qname := s.ns.AsynqQueue(q)
 		if err := s.publishQueue(ctx, qname); err != nil {

@@ -94,6 +94,11 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	if res.Ballast, res.BallastLatency, res.ExactlyOnce, err = b.ballast(ctx); err != nil {
 		return res, err
 	}
+	if !o.NoSubmission {
+		if res.Submission, err = b.submission(ctx); err != nil {
+			return res, err
+		}
+	}
 	if base := res.Baseline(); base.PerSecond > 0 {
 		res.Ratio = res.Ballast.PerSecond / base.PerSecond
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/goleak"
 
@@ -56,11 +57,23 @@ func leftovers(t *testing.T, ns string) int {
 	return n
 }
 
+// requireNATS skips or fails (per testenv.Unavailable) without the NATS
+// server of the submission phase.
+func requireNATS(t *testing.T) {
+	t.Helper()
+	nc, err := nats.Connect(bench.DefaultNATSURL, nats.Timeout(2*time.Second))
+	if err != nil {
+		testenv.Unavailable(t, "NATS at "+bench.DefaultNATSURL, err)
+	}
+	nc.Close()
+}
+
 func TestRunSmall(t *testing.T) {
 	requireRedis(t)
+	requireNATS(t)
 	var progress bytes.Buffer
 	res, err := bench.Run(context.Background(), bench.Options{RedisAddr: testenv.RedisAddr(),
-		Jobs: 300, LatencySamples: 20, Out: &progress})
+		Jobs: 300, LatencySamples: 20, SubmissionJobs: 200, Out: &progress})
 	if err != nil {
 		t.Fatalf("Run: %v\n%s", err, progress.String())
 	}
@@ -88,6 +101,23 @@ func TestRunSmall(t *testing.T) {
 	if n := leftovers(t, res.Namespace); n != 0 {
 		t.Errorf("%d keys of namespace %s left in Redis", n, res.Namespace)
 	}
+
+	s := res.Submission
+	if s.Single.Count != 200 || s.Batch.Count != 200 || s.BatchSize != 10000 {
+		t.Errorf("submission counts single %d, batch %d (batches of %d), want 200 each in batches of 10000", s.Single.Count, s.Batch.Count, s.BatchSize)
+	}
+	if s.Single.PerSecond <= 0 || s.Batch.PerSecond <= 0 || s.Ratio <= 0 {
+		t.Errorf("submission single %.1f/s, batch %.1f/s, ratio %.2f: want all > 0", s.Single.PerSecond, s.Batch.PerSecond, s.Ratio)
+	}
+	if s.Recorded != 400 || s.Tasks != 400 {
+		t.Errorf("submission left %d records and %d tasks, want 400 each (every job recorded once)", s.Recorded, s.Tasks)
+	}
+	if !strings.Contains(table.String(), "ratio batch / single") || !strings.Contains(table.String(), "each job once") {
+		t.Errorf("table does not show the submission phase")
+	}
+	if n := leftovers(t, s.Namespace); n != 0 {
+		t.Errorf("%d keys of the submission namespace %s left in Redis", n, s.Namespace)
+	}
 }
 
 // TestRunFull prints the full-size figures when BALLAST_BENCH_FULL is set;
@@ -106,16 +136,16 @@ func TestRunFull(t *testing.T) {
 
 func TestOptions(t *testing.T) {
 	o := bench.Options{}.WithDefaults()
-	if o.RedisAddr != bench.DefaultRedisAddr || o.Jobs != 5000 || o.Producers != 8 || o.Slots != 32 ||
+	if o.RedisAddr != bench.DefaultRedisAddr || o.Jobs != bench.DefaultJobs || bench.DefaultJobs != 20000 || o.Producers != 8 || o.Slots != 32 ||
 		o.PollInterval != 25*time.Millisecond || o.LatencySamples != 200 || o.Out == nil {
 		t.Fatalf("defaults: %+v", o)
 	}
 	if err := o.Validate(); err != nil {
 		t.Fatalf("defaults do not validate: %v", err)
 	}
-	bad := bench.Options{Jobs: -1, Producers: 2000, Slots: 5000, PollInterval: time.Microsecond, LatencySamples: -3}
+	bad := bench.Options{Jobs: -1, Producers: 2000, Slots: 5000, PollInterval: time.Microsecond, LatencySamples: -3, SubmissionJobs: -1}
 	err := bad.Validate()
-	for _, field := range []string{"redis_addr", "jobs", "producers", "slots", "poll_interval", "latency_samples"} {
+	for _, field := range []string{"redis_addr", "jobs", "producers", "slots", "poll_interval", "latency_samples", "submission_jobs"} {
 		if err == nil || !strings.Contains(err.Error(), field+":") {
 			t.Errorf("Validate does not name %s: %v", field, err)
 		}

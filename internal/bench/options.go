@@ -23,6 +23,12 @@ type Options struct {
 	// LatencySamples is how many one-at-a-time submissions each latency run
 	// makes.
 	LatencySamples int
+	// NATSURL is the NATS server of the submission phase (default
+	// DefaultNATSURL); SubmissionJobs is how many jobs it submits each way
+	// (default jobs.MaxBatchJobs); NoSubmission skips it.
+	NATSURL        string
+	SubmissionJobs int
+	NoSubmission   bool
 	// Out receives progress lines and worker warnings (nil = discarded).
 	Out io.Writer
 }
@@ -83,6 +89,9 @@ func (o Options) Validate() error {
 	}
 	if o.PollInterval < time.Millisecond || o.PollInterval > 10*time.Second {
 		errs = append(errs, fmt.Errorf("poll_interval: %s is out of range (1ms..10s)", o.PollInterval))
+	}
+	if o.SubmissionJobs < 0 || o.SubmissionJobs > 1_000_000 {
+		errs = append(errs, fmt.Errorf("submission_jobs: %d is out of range (0 for the default, up to 1000000)", o.SubmissionJobs))
 	}
 	if o.LatencySamples < 1 || o.LatencySamples > 100_000 {
 		errs = append(errs, fmt.Errorf("latency_samples: %d is out of range (1..100000)", o.LatencySamples))

@@ -43,6 +43,10 @@ type Result struct {
 	BallastLatency Latency
 
 	ExactlyOnce ExactlyOnce
+
+	// Submission is single against batch submission over NATS (zero when
+	// skipped).
+	Submission Submission
 }
 
 // Throughput is one submit-to-complete run.
@@ -184,6 +188,7 @@ func (r Result) Print(w io.Writer) {
 
 	r.printCalls(w)
 	r.printUsage(w)
+	r.Submission.print(w)
 
 	e := r.ExactlyOnce
 	if e.OK() {

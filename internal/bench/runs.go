@@ -38,12 +38,15 @@ type Summary struct {
 	// Per task or job: Redis commands (scripts' own included, with and
 	// without the EVALSHA that starts each script), round trips, and CPU
 	// in microseconds.
-	RawCommands, BallastCommands              Spread
-	RawCommandsNoEval, BallastCommandsNoEval  Spread
-	RawRoundTrips, BallastRoundTrips          Spread
-	RawRedisCPU, BallastRedisCPU              Spread
-	RawClientCPU, BallastClientCPU            Spread
-	BallastLatencyP50Ms, RawLatencyP50Ms      Spread
+	RawCommands, BallastCommands             Spread
+	RawCommandsNoEval, BallastCommandsNoEval Spread
+	RawRoundTrips, BallastRoundTrips         Spread
+	RawRedisCPU, BallastRedisCPU             Spread
+	RawClientCPU, BallastClientCPU           Spread
+	BallastLatencyP50Ms, RawLatencyP50Ms     Spread
+	// Jobs per second of the submission phase, and their ratio; zero
+	// when it was skipped.
+	SubmitSingle, SubmitBatch, SubmitRatio    Spread
 	ExactlyOnceChecked, ExactlyOnceViolations int
 }
 
@@ -86,6 +89,9 @@ func Summarize(rs []Result) Summary {
 	s.BallastClientCPU = col(func(r Result) float64 { return us(r.Ballast, false) })
 	s.RawLatencyP50Ms = col(func(r Result) float64 { return float64(r.RawLatency.P50.Microseconds()) / 1000 })
 	s.BallastLatencyP50Ms = col(func(r Result) float64 { return float64(r.BallastLatency.P50.Microseconds()) / 1000 })
+	s.SubmitSingle = col(func(r Result) float64 { return r.Submission.Single.PerSecond })
+	s.SubmitBatch = col(func(r Result) float64 { return r.Submission.Batch.PerSecond })
+	s.SubmitRatio = col(func(r Result) float64 { return r.Submission.Ratio })
 	for _, r := range rs {
 		s.ExactlyOnceChecked += r.ExactlyOnce.Checked
 		s.ExactlyOnceViolations += len(r.ExactlyOnce.Violations)
@@ -116,6 +122,11 @@ func (s Summary) Print(w io.Writer) {
 	row("client cpu per job µs, ballast", "%.1f", s.BallastClientCPU)
 	row("start latency p50 ms, raw", "%.1f", s.RawLatencyP50Ms)
 	row("start latency p50 ms, ballast", "%.1f", s.BallastLatencyP50Ms)
+	if s.SubmitBatch.Max > 0 {
+		row("submission over NATS, single, per second", "%.0f", s.SubmitSingle)
+		row("submission over NATS, batch, per second", "%.0f", s.SubmitBatch)
+		row("ratio batch / single", "%.2f", s.SubmitRatio)
+	}
 	tw.Flush()
 	if s.ExactlyOnceViolations == 0 {
 		fmt.Fprintf(w, "exactly-once: ok in every run (%d jobs)\n", s.ExactlyOnceChecked)

@@ -14,7 +14,7 @@ import (
 )
 
 func runBench(ctx context.Context, inv *cli.Invocation, args []string) error {
-	fs := inv.Flags("bench", "bench [--redis ADDR] [--runs N] [--jobs N] [--producers N] [--slots N] [--samples N]")
+	fs := inv.Flags("bench", "bench [--redis ADDR] [--runs N] [--jobs N] [--producers N] [--slots N] [--samples N] [--nats URL] [--submit-jobs N] [--no-submission]")
 	addr := fs.String("redis", "127.0.0.1:6379", "Redis to measure against (a fresh namespace is used and removed)")
 	n := fs.Int("jobs", bench.DefaultJobs, "jobs per throughput run (enough for each run to take seconds, so the figures settle)")
 	runs := fs.Int("runs", 3, "repetitions of the whole measure; the summary gives min, median and max")
@@ -22,7 +22,10 @@ func runBench(ctx context.Context, inv *cli.Invocation, args []string) error {
 	slots := fs.Int("slots", 32, "worker slots")
 	samples := fs.Int("samples", 200, "latency samples on an idle worker")
 	poll := fs.Duration("poll", 25*time.Millisecond, "worker poll interval (asynq TaskCheckInterval)")
-	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run (both phases) to this file")
+	natsURL := fs.String("nats", bench.DefaultNATSURL, "NATS server of the submission phase (single against batch submission through the intake)")
+	submitJobs := fs.Int("submit-jobs", 10000, "jobs the submission phase submits each way (batches of up to 10000)")
+	noSubmission := fs.Bool("no-submission", false, "skip the submission phase (it needs NATS)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run (every phase) to this file")
 	if err := inv.Parse(fs, args); err != nil {
 		return err
 	}
@@ -45,7 +48,8 @@ func runBench(ctx context.Context, inv *cli.Invocation, args []string) error {
 	for i := range *runs {
 		fmt.Fprintf(inv.Stderr(), "run %d of %d\n", i+1, *runs)
 		res, err := bench.Run(ctx, bench.Options{RedisAddr: *addr, Jobs: *n, Producers: *producers, Slots: *slots,
-			LatencySamples: *samples, PollInterval: *poll, Out: inv.Stderr()})
+			LatencySamples: *samples, PollInterval: *poll, NATSURL: *natsURL, SubmissionJobs: *submitJobs,
+			NoSubmission: *noSubmission, Out: inv.Stderr()})
 		if err != nil && !errors.Is(err, bench.ErrExactlyOnce) {
 			return err // no figures to print
 		}

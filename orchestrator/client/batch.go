@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ballastdev/ballast/jobs"
@@ -26,6 +28,40 @@ var batchKind = kind[[]jobs.Submission, intake.BatchReceipt]{
 		}
 		return "results"
 	},
+	decode: decodeBatchReceipt,
+}
+
+// decodeBatchReceipt is json.Unmarshal of the reply to a batch, whose
+// results are read on all cores when the reply has the form the intake
+// gives it: the caller waits for this part of a large batch.
+func decodeBatchReceipt(data []byte, r *intake.BatchReceipt) error {
+	const head = `{"results":`
+	if len(data) < 1<<14 || !bytes.HasPrefix(data, []byte(head)) || !bytes.HasSuffix(data, []byte("}")) {
+		return json.Unmarshal(data, r)
+	}
+	elems, ok := jobs.SplitArray(data[len(head) : len(data)-1])
+	if !ok {
+		return json.Unmarshal(data, r)
+	}
+	res := make([]intake.BatchResult, len(elems))
+	errs := make([]error, len(elems))
+	parts := min(runtime.GOMAXPROCS(0), 1+len(elems)/256)
+	var wg sync.WaitGroup
+	for p := range parts {
+		wg.Go(func() {
+			for i := p; i < len(elems); i += parts {
+				errs[i] = json.Unmarshal(elems[i], &res[i])
+			}
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return json.Unmarshal(data, r) // for the error of the whole
+		}
+	}
+	r.Results = res
+	return nil
 }
 
 // SubmitBatch submits subs in as few requests as fit in the server's
@@ -56,21 +92,21 @@ func (c *HTTP) SubmitBatch(ctx context.Context, subs []jobs.Submission) ([]intak
 }
 
 func submitBatch(ctx context.Context, o Options, subs []jobs.Submission, maxJobs, maxBytes int, try tryFunc[intake.BatchReceipt]) ([]intake.BatchResult, error) {
-	encoded := make([][]byte, len(subs))
 	for i := range subs {
 		if subs[i].IdempotencyKey == "" {
 			subs[i].IdempotencyKey = newKey()
 		}
-		b, err := json.Marshal(subs[i])
-		if err != nil {
-			return nil, fmt.Errorf("client.SubmitBatch: encoding job %d: %w", i, err)
+	}
+	encoded, errs := encodeAll(subs)
+	for i, b := range encoded {
+		if errs[i] != nil {
+			return nil, fmt.Errorf("client.SubmitBatch: encoding job %d: %w", i, errs[i])
 		}
 		if len(b)+2 > maxBytes || len(b) > jobs.MaxSubmissionBytes {
 			return nil, fmt.Errorf("client.SubmitBatch: %w", &Error{Code: intake.CodeTooLarge, Message: "a job of the batch is too large",
 				Problems: []*jobs.FieldError{{Field: fmt.Sprintf("[%d]", i), Message: fmt.Sprintf("the job is %d bytes; the limit is %d (send large inputs by reference, e.g. a path or URL parameter)",
 					len(b), min(maxBytes-2, jobs.MaxSubmissionBytes))}}})
 		}
-		encoded[i] = b
 	}
 	out := make([]intake.BatchResult, len(subs))
 	for lo := 0; lo < len(subs); {
@@ -85,6 +121,24 @@ func submitBatch(ctx context.Context, o Options, subs []jobs.Submission, maxJobs
 		lo = hi
 	}
 	return out, nil
+}
+
+// encodeAll is the JSON of each submission, encoded on all cores: a long
+// list is otherwise encoded on one while the intake waits for it.
+func encodeAll(subs []jobs.Submission) ([][]byte, []error) {
+	encoded := make([][]byte, len(subs))
+	errs := make([]error, len(subs))
+	parts := min(runtime.GOMAXPROCS(0), 1+len(subs)/256)
+	var wg sync.WaitGroup
+	for p := range parts {
+		wg.Go(func() {
+			for i := p; i < len(subs); i += parts {
+				encoded[i], errs[i] = json.Marshal(subs[i])
+			}
+		})
+	}
+	wg.Wait()
+	return encoded, errs
 }
 
 // sendPart sends subs[lo:hi] and fills out[lo:hi]. Jobs the store could not
@@ -126,7 +180,12 @@ func sendPart(ctx context.Context, o Options, encoded [][]byte, lo, hi int, out 
 
 // batchBody is the JSON array of the encoded jobs picked.
 func batchBody(encoded [][]byte, pick []int) []byte {
+	size := 2 + len(pick)
+	for _, i := range pick {
+		size += len(encoded[i])
+	}
 	var b bytes.Buffer
+	b.Grow(size)
 	b.WriteByte('[')
 	for k, i := range pick {
 		if k > 0 {

@@ -11,6 +11,20 @@ import (
 // an error body. status is the HTTP status, 0 over NATS.
 func decodeReply[V, R any](data []byte, status int, k kind[V, R]) (R, error) {
 	var zero R
+	// A receipt is read first, and the reply probed for an error only when
+	// it is none: a batch's receipt is large, and reading it twice was a
+	// good part of the caller's wait. The intake's replies are either one
+	// or the other, never both.
+	var r R
+	var rerr error
+	if k.decode != nil {
+		rerr = k.decode(data, &r)
+	} else {
+		rerr = json.Unmarshal(data, &r)
+	}
+	if rerr == nil && k.id(r) != "" {
+		return r, nil
+	}
 	var probe struct {
 		Error *intake.Error `json:"error"`
 	}
@@ -20,12 +34,8 @@ func decodeReply[V, R any](data []byte, status int, k kind[V, R]) (R, error) {
 	if probe.Error != nil {
 		return zero, &Error{Code: probe.Error.Code, Message: probe.Error.Message, Problems: probe.Error.Problems, Status: status}
 	}
-	var r R
-	if err := json.Unmarshal(data, &r); err != nil {
-		return zero, fmt.Errorf("the reply is not from a Ballast intake (%w): %.200q", err, data)
+	if rerr != nil {
+		return zero, fmt.Errorf("the reply is not from a Ballast intake (%w): %.200q", rerr, data)
 	}
-	if k.id(r) == "" {
-		return zero, fmt.Errorf("the reply has neither a %s ID nor an error: %.200q", k.noun, data)
-	}
-	return r, nil
+	return zero, fmt.Errorf("the reply has neither a %s ID nor an error: %.200q", k.noun, data)
 }

@@ -31,6 +31,8 @@ type kind[V, R any] struct {
 	path    string           // the HTTP route
 	key     func(*V) *string // the request's idempotency key
 	id      func(R) string   // the ID in a receipt; "" means the reply is not one
+	// decode reads a receipt; nil is json.Unmarshal.
+	decode func(data []byte, r *R) error
 }
 
 var (

@@ -20,6 +20,15 @@ func publish(pub events.Publisher, log *slog.Logger, e events.Event) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), publishTimeout)
 	defer cancel()
+	publishIn(ctx, pub, log, e)
+}
+
+// publishIn is publish within ctx, for a run of events that share one
+// bound: a timer per event is a good part of announcing a batch.
+func publishIn(ctx context.Context, pub events.Publisher, log *slog.Logger, e events.Event) {
+	if pub == nil {
+		return
+	}
 	if err := pub.Publish(ctx, e); err != nil && log != nil {
 		log.Warn("event not published", "type", e.Type, "job", e.JobID, "err", err)
 	}

@@ -3,6 +3,8 @@ package controller
 import (
 	"context"
 	"log/slog"
+	"runtime"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel"
@@ -87,8 +89,15 @@ func (s *Submitter) SubmitSpec(ctx context.Context, spec jobs.Spec) (jobs.Job, b
 // the same ID, which the stream stores once. An older duplicate is a
 // resubmission of a job announced long ago.
 func (s *Submitter) announce(j jobs.Job, spec jobs.Spec, dup bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), publishTimeout)
+	defer cancel()
+	s.announceIn(ctx, j, spec, dup)
+}
+
+// announceIn is announce with the publish bounded by ctx.
+func (s *Submitter) announceIn(ctx context.Context, j jobs.Job, spec jobs.Spec, dup bool) {
 	if !dup || time.Since(j.CreatedAt) < events.DuplicateWindow {
-		publish(s.Events, s.Logger, events.Event{ID: events.JobEventID(j.ID, 1, events.TypeJobQueued), Type: events.TypeJobQueued, JobID: j.ID, Attempt: 1,
+		publishIn(ctx, s.Events, s.Logger, events.Event{ID: events.JobEventID(j.ID, 1, events.TypeJobQueued), Type: events.TypeJobQueued, JobID: j.ID, Attempt: 1,
 			State: jobs.StateQueued, Queue: j.Queue, Time: j.CreatedAt,
 			Data: map[string]any{"template": spec.Template, "class": string(spec.Class), "team": spec.Team}})
 	}
@@ -99,19 +108,34 @@ func (s *Submitter) announce(j jobs.Job, spec jobs.Spec, dup bool) {
 
 // SubmitBatch validates every submission first and writes nothing unless
 // all are valid (the error is then one *jobs.ValidationError naming each
-// problem by index); then records them in one round trip and announces the
-// new ones. Each job is recorded atomically on its own, with its
-// idempotency key: the results say, per submission, what became of it.
+// problem by index); then records them in pipelines of a few hundred,
+// announcing each chunk while Redis records the next. Each job is recorded
+// atomically on its own, with its idempotency key: the results say, per
+// submission, what became of it.
 func (s *Submitter) SubmitBatch(ctx context.Context, subs []jobs.Submission) ([]intake.BatchResult, error) {
 	items := make([]queues.BatchItem, len(subs))
+	errs := make([]error, len(subs))
+	// Each submission resolves on its own: spread them over the cores.
+	parts := min(runtime.GOMAXPROCS(0), 1+len(subs)/256)
+	var wg sync.WaitGroup
+	for p := range parts {
+		wg.Go(func() {
+			for i := p; i < len(subs); i += parts {
+				spec, err := s.Catalog.Resolve(subs[i])
+				if err != nil {
+					errs[i] = err
+					continue
+				}
+				items[i] = queues.BatchItem{Spec: spec, Queue: s.Router.Route(spec)}
+			}
+		})
+	}
+	wg.Wait()
 	var problems []*jobs.FieldError
-	for i, sub := range subs {
-		spec, err := s.Catalog.Resolve(sub)
+	for i, err := range errs {
 		if err != nil {
 			problems = append(problems, jobs.Indexed(i, err)...)
-			continue
 		}
-		items[i] = queues.BatchItem{Spec: spec, Queue: s.Router.Route(spec)}
 	}
 	if len(problems) > 0 {
 		return nil, &jobs.ValidationError{Problems: problems}
@@ -119,22 +143,27 @@ func (s *Submitter) SubmitBatch(ctx context.Context, subs []jobs.Submission) ([]
 	ctx, span := otel.Tracer(tracerName).Start(ctx, "ballast.submit_batch", trace.WithSpanKind(trace.SpanKindProducer),
 		trace.WithAttributes(attribute.Int("ballast.batch_size", len(subs))))
 	defer span.End()
-	res, err := s.Store.SubmitBatch(ctx, items)
+	out := make([]intake.BatchResult, len(subs))
+	// Each chunk is announced while Redis records the next.
+	err := s.Store.SubmitBatchEach(ctx, items, func(lo int, res []queues.BatchResult) {
+		pctx, cancel := context.WithTimeout(context.Background(), publishTimeout)
+		defer cancel()
+		for k, r := range res {
+			i := lo + k
+			if r.Err != nil {
+				e := intake.WireError(r.Err, "job", s.Logger)
+				out[i].Error = &e
+				continue
+			}
+			j := r.Job
+			out[i].Receipt = &intake.Receipt{JobID: j.ID, Attempt: j.Attempt, State: j.State, Queue: j.Queue, Duplicate: r.Duplicate}
+			s.announceIn(pctx, j, items[i].Spec, r.Duplicate)
+		}
+	})
 	if err != nil {
 		span.RecordError(err)
 		span.SetStatus(codes.Error, err.Error())
 		return nil, err
-	}
-	out := make([]intake.BatchResult, len(res))
-	for i, r := range res {
-		if r.Err != nil {
-			e := intake.WireError(r.Err, "job", s.Logger)
-			out[i].Error = &e
-			continue
-		}
-		j := r.Job
-		out[i].Receipt = &intake.Receipt{JobID: j.ID, Attempt: j.Attempt, State: j.State, Queue: j.Queue, Duplicate: r.Duplicate}
-		s.announce(j, items[i].Spec, r.Duplicate)
 	}
 	return out, nil
 }
