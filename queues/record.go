@@ -3,7 +3,9 @@ package queues
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/ballastdev/ballast/jobs"
@@ -14,6 +16,23 @@ import (
 var mutableFields = []string{"state", "queue", "worker", "checkpoint", "cancel", "error", "attempt", "runs", "retries",
 	"requeues", "spot_preemptions", "preemptions", "created", "queued", "not_before", "started", "finished",
 	"checkpoint_at", "exit_code", "metric", "pool", "qos", "placed", "placed_at"}
+
+// claimFields are what the claim reads of a record: the fence's first
+// (claimScript reads them by position), then the rest of what a worker
+// needs to run the job.
+var claimFields = append([]string{"state", "attempt", "ob", "worker", "gang", "runs", "spec"},
+	slices.DeleteFunc(slices.Clone(mutableFields), func(f string) bool {
+		return slices.Contains([]string{"state", "attempt", "worker", "runs"}, f)
+	})...)
+
+// luaStrings writes names as Lua string literals separated by commas.
+func luaStrings(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = strconv.Quote(n)
+	}
+	return strings.Join(q, ", ")
+}
 
 // decodeRecord turns a job hash into a Job.
 func decodeRecord(id string, h map[string]string) (jobs.Job, error) {

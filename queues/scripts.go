@@ -74,45 +74,46 @@ return {"new", ARGV[1]}
 // A claim naming an incarnation other than the one registered for the ID
 // is fenced too: a process paused past a restart under its --id must not
 // start work.
-// The record is read once, whole: the fence needs four fields and the
-// worker needs the rest to run the job, and the reply is that read with
-// the fields the claim wrote appended (later pairs win when decoded).
+//
+// Every call a script makes costs Redis about as much as a small command
+// from a client, and so does every value it returns: this one makes four.
+// The tombstone and the incarnation are read together (both are plain
+// strings), and the record once, by the fields the worker needs
+// (claimFields), whose values come back without their names; the caller
+// knows what the claim wrote.
 // KEYS: job, outbox, workerJobs, tombstone, worker, incarnation.
 // ARGV: id, attempt, worker, now, incarnation ("" = unchecked), pool ("" =
 // from the registration).
-// Returns the record as a flat list of pairs when claimed, else a reason string.
+// Returns {"claimed" | "again", pool, values of claimFields...} ("again":
+// the retry of a claim already made, values as on record), else a reason
+// string.
 var claimScript = redis.NewScript(`
-if redis.call("EXISTS", KEYS[4]) == 1 then return "fenced" end
-if ARGV[5] ~= "" then
-  local inc = redis.call("GET", KEYS[6])
-  if inc and inc ~= ARGV[5] then return "fenced" end
-end
-local h = redis.call("HGETALL", KEYS[1])
-if #h == 0 then return "gone" end
-local r = {}
-for i = 1, #h, 2 do r[h[i]] = h[i + 1] end
-if tonumber(r.attempt) ~= tonumber(ARGV[2]) then return "stale" end
+local f = redis.call("MGET", KEYS[4], KEYS[6])
+if f[1] then return "fenced" end
+if ARGV[5] ~= "" and f[2] and f[2] ~= ARGV[5] then return "fenced" end
+local v = redis.call("HMGET", KEYS[1], ` + luaStrings(claimFields) + `)
+if not v[1] then return "gone" end
+if tonumber(v[2]) ~= tonumber(ARGV[2]) then return "stale" end
 -- A retry of this incarnation's own claim whose reply was lost: claimed
 -- already, by it. (The worker refuses a second delivery of an attempt it
 -- is running, so this cannot start it twice.)
-if r.state == "running" and r.worker == ARGV[3] and ARGV[5] ~= "" then return h end
-if r.state ~= "queued" then return "stale" end
+if v[1] == "running" and v[4] == ARGV[3] and ARGV[5] ~= "" then return {"again", "", unpack(v)} end
+if v[1] ~= "queued" then return "stale" end
 -- A gang starts only through its members' claims (memberClaimScript).
-if (tonumber(r.gang) or 0) > 1 then return "stale" end
+if (tonumber(v[5]) or 0) > 1 then return "stale" end
 local pool = ARGV[6]
 if pool == "" then pool = redis.call("HGET", KEYS[5], "pool") or "" end
-local f = {"state", "running", "worker", ARGV[3], "started", ARGV[4], "pool", pool,
-  "runs", tostring((tonumber(r.runs) or 0) + 1)}
+local w = {"state", "running", "worker", ARGV[3], "started", ARGV[4], "pool", pool,
+  "runs", tostring((tonumber(v[6]) or 0) + 1)}
 -- "ob" marks an attempt the outbox holds (see outbox.go); a first
 -- attempt written with its task never is.
-if r.ob == "1" then
+if v[3] == "1" then
   redis.call("ZREM", KEYS[2], ARGV[1])
-  table.insert(f, "ob"); table.insert(f, "0")
+  table.insert(w, "ob"); table.insert(w, "0")
 end
-redis.call("HSET", KEYS[1], unpack(f))
+redis.call("HSET", KEYS[1], unpack(w))
 redis.call("SADD", KEYS[3], ARGV[1])
-for i = 1, #f do table.insert(h, f[i]) end
-return h
+return {"claimed", pool, unpack(v)}
 `)
 
 // finishScript ends a job. A preemption requested meanwhile is dropped: the

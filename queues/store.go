@@ -330,10 +330,11 @@ type Claimant struct {
 
 // ClaimBy is ClaimAs for a claimant that also names its pool.
 func (s *Store) ClaimBy(ctx context.Context, d Delivery, c Claimant) (jobs.Job, bool, error) {
+	now := s.opts.Now().UnixMilli()
 	v, err := s.runScript(ctx, claimScript,
 		[]string{s.ns.Job(d.JobID), s.ns.Outbox(), s.ns.WorkerJobs(c.Worker), s.ns.WorkerTombstone(c.Worker), s.ns.Worker(c.Worker),
 			s.ns.WorkerIncarnation(c.Worker)},
-		d.JobID, d.Attempt, c.Worker, s.opts.Now().UnixMilli(), c.Incarnation, c.Pool).Result()
+		d.JobID, d.Attempt, c.Worker, now, c.Incarnation, c.Pool).Result()
 	if err != nil {
 		return jobs.Job{}, false, wrap("queues.Claim", err)
 	}
@@ -344,7 +345,22 @@ func (s *Store) ClaimBy(ctx context.Context, d Delivery, c Claimant) (jobs.Job, 
 	if !ok {
 		return jobs.Job{}, false, nil
 	}
-	j, err := decodeRecord(d.JobID, pairsToMap(list))
+	if len(list) != 2+len(claimFields) {
+		return jobs.Job{}, false, fmt.Errorf("queues.Claim: unexpected script reply of %d values", len(list))
+	}
+	h := make(map[string]string, len(claimFields)+5)
+	for i, f := range claimFields {
+		if s, ok := list[2+i].(string); ok {
+			h[f] = s
+		}
+	}
+	if list[0] == "claimed" {
+		// What the script wrote, as it wrote it.
+		h["state"], h["worker"], h["started"] = string(jobs.StateRunning), c.Worker, strconv.FormatInt(now, 10)
+		h["pool"], _ = list[1].(string)
+		h["runs"] = strconv.Itoa(atoi(h["runs"]) + 1)
+	}
+	j, err := decodeRecord(d.JobID, h)
 	return j, err == nil, err
 }
 
