@@ -57,8 +57,8 @@ type scriptCall struct {
 func (c *coalescer) run(ctx context.Context, script *redis.Script, keys []string, args ...any) *redis.Cmd {
 	call := &scriptCall{ctx: ctx, script: script, keys: keys, args: args, done: make(chan struct{}), lead: make(chan struct{}, 1)}
 	c.mu.Lock()
-	c.queue = append(c.queue, call)
 	if c.inFlight >= maxInFlight {
+		c.queue = append(c.queue, call)
 		c.mu.Unlock()
 		select {
 		case <-call.done:
@@ -73,8 +73,8 @@ func (c *coalescer) run(ctx context.Context, script *redis.Script, keys []string
 				return cmd
 			}
 			c.mu.Unlock()
-			// A sender holds it (or just chose it to lead): the script
-			// may run, so its reply must be waited for.
+			// A sender holds it (or just chose it to send next): the
+			// script may run, so its reply must be waited for.
 			select {
 			case <-call.done:
 				return call.cmd
@@ -85,9 +85,13 @@ func (c *coalescer) run(ctx context.Context, script *redis.Script, keys []string
 	} else {
 		c.inFlight++
 	}
-	// This caller sends the queue, its own call among it.
-	n := min(len(c.queue), maxCoalesced)
-	batch := c.queue[:n:n]
+	// This caller sends its own call and the calls waiting, in one
+	// pipeline. A caller chosen to send next was taken off the queue, so
+	// no call is ever in two pipelines and no caller leads twice.
+	n := min(len(c.queue), maxCoalesced-1)
+	batch := make([]*scriptCall, 0, n+1)
+	batch = append(batch, call)
+	batch = append(batch, c.queue[:n]...)
 	c.queue = c.queue[n:]
 	for _, b := range batch {
 		b.taken = true
@@ -101,13 +105,13 @@ func (c *coalescer) run(ctx context.Context, script *redis.Script, keys []string
 		// Hand over to a waiting caller rather than send on: this one's
 		// reply is in, and its job should not wait on others' round trips.
 		next := c.queue[0]
+		c.queue = c.queue[1:]
 		next.taken = true
 		next.lead <- struct{}{}
 	} else {
 		c.inFlight--
 	}
 	c.mu.Unlock()
-	<-call.done
 	return call.cmd
 }
 
