@@ -16,11 +16,7 @@ type LogLine struct {
 	Text    string `json:"text"`
 }
 
-// AppendLogs adds lines to a job's log, keeping about max lines. It marks
-// the record "logged", which tells the end of the job that there is a log
-// to expire with the record; a job without output then spends nothing on
-// it. Only the worker running the job writes its log, while the record
-// exists.
+// AppendLogs adds lines to a job's log, keeping about max lines.
 func (s *Store) AppendLogs(ctx context.Context, jobID string, lines []LogLine, max int64) error {
 	if len(lines) == 0 {
 		return nil
@@ -31,7 +27,6 @@ func (s *Store) AppendLogs(ctx context.Context, jobID string, lines []LogLine, m
 			p.XAdd(ctx, &redis.XAddArgs{Stream: key, MaxLen: max, Approx: true,
 				Values: []any{"a", l.Attempt, "s", l.Stream, "t", l.Text}})
 		}
-		p.HSet(ctx, s.ns.Job(jobID), "logged", "1")
 		return nil
 	})
 	return wrap("queues.AppendLogs", err)

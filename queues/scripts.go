@@ -51,7 +51,7 @@ if redis.call("ZADD", KEYS[3], "NX", ARGV[4], ARGV[1]) == 0 then return {"new", 
 if ARGV[6] == "1" then redis.call("SET", KEYS[2], ARGV[1] .. "|" .. ARGV[7], "PX", ARGV[5]) end
 local f = {"spec", ARGV[2], "state", "queued", "attempt", 1, "queue", ARGV[3],
   "created", ARGV[4], "queued", ARGV[4], "not_before", ARGV[8], "retries", 0, "requeues", 0,
-  "team", ARGV[9], "template", ARGV[10], "class", ARGV[11], "tslots", ARGV[12], "log_mark", "1"}
+  "team", ARGV[9], "template", ARGV[10], "class", ARGV[11], "tslots", ARGV[12]}
 if not KEYS[6] then table.insert(f, "ob"); table.insert(f, "1") end
 redis.call("HSET", KEYS[1], unpack(f))
 redis.call("ZADD", KEYS[5], ARGV[4], ARGV[1])
@@ -124,10 +124,11 @@ return {"claimed", pool, unpack(v)}
 // member success that is not the last returns 3 (see gang.go). The member
 // is named, not looked up by worker: two members may share a worker.
 // The log and the metric series expire with the record: they are read only
-// through it, and a job's keys must not outlive it. Each exists only when
-// its writer marked the record ("logged", "metric"), so a job without
-// output costs no expiry of keys that are not there. Records written
-// before logs were marked carry no "log_mark" and always expire the log.
+// through it, and a job's keys must not outlive it. The metric series
+// exists only where its writer set the record's "metric" (see
+// reportMetricScript), so a job that reported none costs no expiry of a
+// key that is not there. The log is expired whatever: it is written
+// outside any script, so the record cannot say for sure that none exists.
 // Returns 1 when recorded, 0 when the attempt is not this worker's, and 2
 // when this very end is already on record: a retry whose first try
 // committed but whose reply was lost. Only the worker running an attempt
@@ -137,7 +138,7 @@ var finishScript = redis.NewScript(usageLua + gangLua + `
 -- One read for the fence, the usage record (fields 1-10 are usageFields)
 -- and what else the end touches.
 local r = redis.call("HMGET", KEYS[1], "started", "queued", "checkpoint_at", "pool", "worker", "team", "template", "class",
-  "not_before", "tslots", "state", "attempt", "preempt", "gang", "metric", "logged", "log_mark")
+  "not_before", "tslots", "state", "attempt", "preempt", "gang", "metric")
 local state, attempt, worker = r[11], tonumber(r[12]), r[5]
 local a = tonumber(ARGV[2])
 local gsize = tonumber(r[14]) or 0
@@ -182,8 +183,7 @@ if gang then gangUnlist(KEYS[1], ARGV[1], a, ARGV[9]) end
 redis.call("ZREM", KEYS[4], ARGV[1])
 if tonumber(ARGV[8]) > 0 then
   redis.call("PEXPIRE", KEYS[1], ARGV[8])
-  -- A record from before logs were marked ("log_mark") may have one.
-  if r[16] or not r[17] then redis.call("PEXPIRE", KEYS[3], ARGV[8]) end
+  redis.call("PEXPIRE", KEYS[3], ARGV[8])
   if r[15] then redis.call("PEXPIRE", KEYS[5], ARGV[8]) end
 end
 return 1
