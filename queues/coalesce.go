@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -55,6 +56,13 @@ type scriptCall struct {
 
 // run runs script like script.Run, coalesced with concurrent calls.
 func (c *coalescer) run(ctx context.Context, script *redis.Script, keys []string, args ...any) *redis.Cmd {
+	// A caller that has already given up sends nothing, as script.Run
+	// would not: a claim must not commit for a caller that cannot run it.
+	if err := ctx.Err(); err != nil {
+		cmd := redis.NewCmd(ctx)
+		cmd.SetErr(err)
+		return cmd
+	}
 	call := &scriptCall{ctx: ctx, script: script, keys: keys, args: args, done: make(chan struct{}), lead: make(chan struct{}, 1)}
 	c.mu.Lock()
 	if c.inFlight >= maxInFlight {
@@ -115,6 +123,25 @@ func (c *coalescer) run(ctx context.Context, script *redis.Script, keys []string
 	return call.cmd
 }
 
+// pipelineContext is the context one pipeline serves its calls under: no
+// caller's cancellation cuts the others' scripts short, and the pipeline
+// ends by the latest of their deadlines, or by the client's own timeouts
+// when a caller set none.
+func pipelineContext(batch []*scriptCall) (context.Context, context.CancelFunc) {
+	ctx := context.WithoutCancel(batch[0].ctx)
+	var latest time.Time
+	for _, b := range batch {
+		d, ok := b.ctx.Deadline()
+		if !ok {
+			return ctx, func() {}
+		}
+		if d.After(latest) {
+			latest = d
+		}
+	}
+	return context.WithDeadline(ctx, latest)
+}
+
 // drop removes call from the queue, reporting whether it was there.
 func (c *coalescer) drop(call *scriptCall) bool {
 	for i, q := range c.queue {
@@ -131,9 +158,8 @@ func (c *coalescer) drop(call *scriptCall) bool {
 // NOSCRIPT without running it, so those calls run once more, each on its
 // own, by script.Run, which loads the script: nothing runs twice.
 func (c *coalescer) send(batch []*scriptCall) {
-	// The callers' deadlines are theirs; the pipeline serves them all and
-	// is bounded by the client's own timeouts.
-	ctx := context.WithoutCancel(batch[0].ctx)
+	ctx, cancel := pipelineContext(batch)
+	defer cancel()
 	if len(batch) == 1 {
 		b := batch[0]
 		b.cmd = b.script.Run(ctx, c.rdb, b.keys, b.args...)

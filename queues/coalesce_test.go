@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ballastdev/ballast/internal/testenv"
+	"github.com/ballastdev/ballast/jobs"
 	"github.com/ballastdev/ballast/queues"
 )
 
@@ -104,5 +105,25 @@ func TestCoalescerCallerGivesUpBeforeItsCallIsSent(t *testing.T) {
 	}
 	if n, err := rdb.Exists(context.Background(), key).Result(); err != nil || n != 0 {
 		t.Fatalf("the given-up script ran (exists %d, %v)", n, err)
+	}
+}
+
+// TestClaimForACallerThatGaveUpChangesNothing: a claim whose context has
+// ended is not sent, so the job stays queued for a caller that can run it.
+func TestClaimForACallerThatGaveUpChangesNothing(t *testing.T) {
+	t.Parallel()
+	s, _ := newStore(t)
+	sub, err := s.Submit(context.Background(), spec(""), queues.QueueCore)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, ok, err := s.ClaimBy(ctx, queues.Delivery{JobID: sub.Job.ID, Attempt: 1}, queues.Claimant{Worker: "w1", Incarnation: "i1"}); ok || err == nil {
+		t.Fatalf("claim with an ended context: ok=%v err=%v; want an error", ok, err)
+	}
+	j, err := s.Get(context.Background(), sub.Job.ID)
+	if err != nil || j.State != jobs.StateQueued || j.Worker != "" {
+		t.Fatalf("after the refused claim: %s on %q (%v); want queued on no worker", j.State, j.Worker, err)
 	}
 }
