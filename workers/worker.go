@@ -27,7 +27,7 @@ type Worker struct {
 	store *queues.Store
 	opts  Options
 	log   *slog.Logger
-	srv   *asynq.Server
+	srv   *consumers
 	// iso owns the worker's cgroups; nil before Start.
 	iso *isolation.Manager
 	// slots admits deliveries to the worker's slots (see slotBook).
@@ -104,31 +104,7 @@ func (w *Worker) Start(ctx context.Context) error {
 }
 
 func (w *Worker) start(ctx context.Context) error {
-	ns := w.store.Namespace()
-	prio := map[string]int{}
-	for i, q := range w.opts.Queues {
-		prio[ns.AsynqQueue(q)] = len(w.opts.Queues) - i
-	}
-	// Its own queue first: a job placed here has slots held for it.
-	prio[ns.AsynqQueue(queues.PlaceQueue(w.opts.ID))] = len(w.opts.Queues) + 1
-	var grace time.Duration = 15 * time.Minute // the largest grace a template may have
-	w.srv = asynq.NewServerFromRedisClient(w.store.Redis(), asynq.Config{
-		Concurrency:       w.opts.Slots,
-		Queues:            prio,
-		StrictPriority:    true,
-		TaskCheckInterval: w.opts.PollInterval,
-		// Retries are scheduled tasks; asynq looks for due ones every 5s by
-		// default, which would stretch a short back-off to seconds.
-		DelayedTaskCheckInterval: min(max(w.opts.RetryBackoff/2, 100*time.Millisecond), 5*time.Second),
-		// Our own drain runs first; asynq's shutdown only has to outlast it.
-		ShutdownTimeout: w.opts.DrainTimeout + grace + 30*time.Second,
-		Logger:          asynqLogger{w.log},
-		LogLevel:        asynq.WarnLevel,
-		// Infrastructure redeliveries (Redis down mid-claim) back off quickly.
-		RetryDelayFunc: func(n int, _ error, _ *asynq.Task) time.Duration {
-			return min(time.Duration(n+1)*time.Second, 30*time.Second)
-		},
-	})
+	w.srv = w.newConsumers()
 	w.started = w.opts.Now()
 	w.identitySince = w.started
 	// Before registering, so the first registry entry already says which
@@ -145,7 +121,7 @@ func (w *Worker) start(ctx context.Context) error {
 	if err := w.syncControl(); err != nil {
 		return fmt.Errorf("workers.Start: %w", err)
 	}
-	if err := w.srv.Start(asynq.HandlerFunc(w.process)); err != nil {
+	if err := w.srv.start(asynq.HandlerFunc(w.process)); err != nil {
 		return fmt.Errorf("workers.Start: %w", err)
 	}
 	hbCtx, cancel := context.WithCancel(context.Background())

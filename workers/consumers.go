@@ -1,0 +1,86 @@
+package workers
+
+import (
+	"time"
+
+	"github.com/hibiken/asynq"
+
+	"github.com/ballastdev/ballast/queues"
+)
+
+// consumers are the asynq servers a worker takes deliveries from: one for
+// the shared queues it serves, in strict priority, and one for its own
+// placement queue.
+//
+// asynq looks in a server's queues one at a time, one round trip each,
+// until one yields a task. With the placement queue in the same server,
+// ahead of the shared ones (a job placed here has slots held for it, so it
+// must not wait behind them), every shared job cost a second round trip to
+// find that queue empty, on the worker and on Redis alike. Placed jobs are
+// rare, shared ones are the stream: their own server looks at the
+// placement queue once a poll interval whatever the load, and a placed
+// delivery no longer waits for a goroutine of the shared server to free.
+// The slot book (slots.go) keeps the two from ever running more than the
+// worker's slots: a placed delivery reserves its slots at once, and a
+// shared one waits for a slot nobody reserved.
+type consumers struct {
+	shared, placed *asynq.Server
+}
+
+// newConsumers builds the worker's servers; nothing runs until start.
+func (w *Worker) newConsumers() *consumers {
+	ns := w.store.Namespace()
+	prio := map[string]int{}
+	for i, q := range w.opts.Queues {
+		prio[ns.AsynqQueue(q)] = len(w.opts.Queues) - i
+	}
+	config := func(queues map[string]int) asynq.Config {
+		var grace time.Duration = 15 * time.Minute // the largest grace a template may have
+		return asynq.Config{
+			Concurrency:       w.opts.Slots,
+			Queues:            queues,
+			StrictPriority:    true,
+			TaskCheckInterval: w.opts.PollInterval,
+			// Retries are scheduled tasks; asynq looks for due ones every 5s by
+			// default, which would stretch a short back-off to seconds.
+			DelayedTaskCheckInterval: min(max(w.opts.RetryBackoff/2, 100*time.Millisecond), 5*time.Second),
+			// Our own drain runs first; asynq's shutdown only has to outlast it.
+			ShutdownTimeout: w.opts.DrainTimeout + grace + 30*time.Second,
+			Logger:          asynqLogger{w.log},
+			LogLevel:        asynq.WarnLevel,
+			// Infrastructure redeliveries (Redis down mid-claim) back off quickly.
+			RetryDelayFunc: func(n int, _ error, _ *asynq.Task) time.Duration {
+				return min(time.Duration(n+1)*time.Second, 30*time.Second)
+			},
+		}
+	}
+	return &consumers{
+		shared: asynq.NewServerFromRedisClient(w.store.Redis(), config(prio)),
+		placed: asynq.NewServerFromRedisClient(w.store.Redis(),
+			config(map[string]int{ns.AsynqQueue(queues.PlaceQueue(w.opts.ID)): 1})),
+	}
+}
+
+// start starts both servers, or neither.
+func (c *consumers) start(h asynq.Handler) error {
+	if err := c.placed.Start(h); err != nil {
+		return err
+	}
+	if err := c.shared.Start(h); err != nil {
+		c.placed.Shutdown()
+		return err
+	}
+	return nil
+}
+
+// Stop makes both servers stop fetching deliveries; running ones go on.
+func (c *consumers) Stop() {
+	c.shared.Stop()
+	c.placed.Stop()
+}
+
+// Shutdown waits for both servers' handlers to return and stops them.
+func (c *consumers) Shutdown() {
+	c.shared.Shutdown()
+	c.placed.Shutdown()
+}

@@ -1,0 +1,92 @@
+package workers_test
+
+import (
+	"context"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/ballastdev/ballast/jobs"
+	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/workers"
+)
+
+// dequeueCounter counts asynq's dequeue scripts by the queue they look in.
+type dequeueCounter struct {
+	placeQueue string // the asynq name of the worker's placement queue
+	place, all atomic.Int64
+}
+
+func (*dequeueCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (d *dequeueCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		args := cmd.Args()
+		// asynq's dequeue is the script whose first two keys are a
+		// queue's pending list and its paused flag.
+		if len(args) > 4 && strings.EqualFold(cmd.Name(), "evalsha") {
+			k1, _ := args[3].(string)
+			k2, _ := args[4].(string)
+			if strings.HasSuffix(k1, ":pending") && strings.HasSuffix(k2, ":paused") {
+				d.all.Add(1)
+				if strings.Contains(k1, "{"+d.placeQueue+"}") {
+					d.place.Add(1)
+				}
+			}
+		}
+		return next(ctx, cmd)
+	}
+}
+func (*dequeueCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+// TestSharedJobsDoNotPollThePlacementQueue: a stream of jobs from a shared
+// queue costs one dequeue each, not a second one that finds the worker's
+// placement queue empty first: that queue is looked at once a poll
+// interval whatever the load. (Placed jobs themselves are the gang and
+// sized-job tests' concern.)
+func TestSharedJobsDoNotPollThePlacementQueue(t *testing.T) {
+	e := newEnv(t)
+	o := e.options()
+	o.ID = "w-consumers"
+	o.Slots = 4
+	// A long poll: the shared queue never runs dry, so only the placement
+	// queue's server waits between looks.
+	o.PollInterval = 500 * time.Millisecond
+	var ran atomic.Int64
+	o.Handlers = map[string]workers.Handler{"count": func(context.Context, *workers.Run) error {
+		ran.Add(1)
+		return nil
+	}}
+	dc := &dequeueCounter{placeQueue: e.store.Namespace().AsynqQueue(queues.PlaceQueue(o.ID))}
+	e.rdb.AddHook(dc)
+	const n = 300
+	spec := jobs.Spec{Handler: "count", Class: jobs.ClassCore, Rhythm: jobs.RhythmPeriodic,
+		Timeout: jobs.Duration(time.Minute), Grace: jobs.Duration(time.Second)}
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = e.submit(spec, queues.QueueCore).ID
+	}
+	start := time.Now()
+	e.start(o)
+	for _, id := range ids {
+		e.waitFor(id, 30*time.Second, "succeeded", func(j jobs.Job) bool { return j.State == jobs.StateSucceeded })
+	}
+	took := time.Since(start)
+	if got := ran.Load(); got != n {
+		t.Fatalf("%d handler runs for %d jobs", got, n)
+	}
+	place, all := dc.place.Load(), dc.all.Load()
+	// One look per poll interval, with room for the start and the end.
+	limit := int64(took/o.PollInterval) + 4
+	if place > limit {
+		t.Errorf("%d looks in the placement queue while %d jobs ran in %s; want at most %d (one per poll interval)", place, n, took, limit)
+	}
+	if all-place < n {
+		t.Errorf("%d dequeues from the shared queues for %d jobs", all-place, n)
+	}
+	t.Logf("%d jobs in %s: %d dequeues from shared queues, %d looks in the placement queue", n, took.Round(time.Millisecond), all-place, place)
+}
