@@ -18,14 +18,32 @@ import (
 // must not wait behind them), every shared job cost a second round trip to
 // find that queue empty, on the worker and on Redis alike. Placed jobs are
 // rare, shared ones are the stream: their own server looks at the
-// placement queue once a poll interval whatever the load, and a placed
+// placement queue every placePoll whatever the load, and a placed
 // delivery no longer waits for a goroutine of the shared server to free.
 // The slot book (slots.go) keeps the two from ever running more than the
 // worker's slots: a placed delivery reserves its slots at once, and a
 // shared one waits for a slot nobody reserved.
+//
+// What it costs, in round trips to Redis per worker: an idle worker looks
+// in each shared queue every poll interval as before, and in its own
+// queue every placePoll (10 a second at the defaults, where one server
+// looked every poll interval, 40); a worker with every slot busy still
+// looks in its own queue every placePoll (one server did not look at all,
+// having no goroutine free); a worker draining a stream of jobs makes one
+// dequeue per job instead of two. And a busy server's free goroutine may
+// take a shared delivery while placed jobs hold the slots it would need:
+// it waits, held, and the controller gives it to another worker after a
+// few seconds (see HeldDeliveries), as one server did with the goroutines
+// a multi-slot placed job left free.
 type consumers struct {
 	shared, placed *asynq.Server
 }
+
+// placePoll is how often a worker looks in its own placement queue: less
+// often than in the shared ones, since a placed job is a large one, for
+// which a tenth of a second more to start is nothing, and this look is
+// the one a busy worker keeps making.
+func placePoll(poll time.Duration) time.Duration { return max(poll, 100*time.Millisecond) }
 
 // newConsumers builds the worker's servers; nothing runs until start.
 func (w *Worker) newConsumers() *consumers {
@@ -34,13 +52,13 @@ func (w *Worker) newConsumers() *consumers {
 	for i, q := range w.opts.Queues {
 		prio[ns.AsynqQueue(q)] = len(w.opts.Queues) - i
 	}
-	config := func(queues map[string]int) asynq.Config {
+	config := func(queues map[string]int, poll time.Duration) asynq.Config {
 		var grace time.Duration = 15 * time.Minute // the largest grace a template may have
 		return asynq.Config{
 			Concurrency:       w.opts.Slots,
 			Queues:            queues,
 			StrictPriority:    true,
-			TaskCheckInterval: w.opts.PollInterval,
+			TaskCheckInterval: poll,
 			// Retries are scheduled tasks; asynq looks for due ones every 5s by
 			// default, which would stretch a short back-off to seconds.
 			DelayedTaskCheckInterval: min(max(w.opts.RetryBackoff/2, 100*time.Millisecond), 5*time.Second),
@@ -55,9 +73,9 @@ func (w *Worker) newConsumers() *consumers {
 		}
 	}
 	return &consumers{
-		shared: asynq.NewServerFromRedisClient(w.store.Redis(), config(prio)),
+		shared: asynq.NewServerFromRedisClient(w.store.Redis(), config(prio, w.opts.PollInterval)),
 		placed: asynq.NewServerFromRedisClient(w.store.Redis(),
-			config(map[string]int{ns.AsynqQueue(queues.PlaceQueue(w.opts.ID)): 1})),
+			config(map[string]int{ns.AsynqQueue(queues.PlaceQueue(w.opts.ID)): 1}, placePoll(w.opts.PollInterval))),
 	}
 }
 

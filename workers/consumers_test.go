@@ -45,17 +45,17 @@ func (*dequeueCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis
 
 // TestSharedJobsDoNotPollThePlacementQueue: a stream of jobs from a shared
 // queue costs one dequeue each, not a second one that finds the worker's
-// placement queue empty first: that queue is looked at once a poll
-// interval whatever the load. (Placed jobs themselves are the gang and
+// placement queue empty first: that queue is looked at every 100 ms
+// whatever the load. (Placed jobs themselves are the gang and
 // sized-job tests' concern.)
 func TestSharedJobsDoNotPollThePlacementQueue(t *testing.T) {
 	e := newEnv(t)
 	o := e.options()
 	o.ID = "w-consumers"
 	o.Slots = 4
-	// A long poll: the shared queue never runs dry, so only the placement
-	// queue's server waits between looks.
-	o.PollInterval = 500 * time.Millisecond
+	// A short poll: the placement queue is still looked in only every
+	// 100 ms, its own slower interval.
+	o.PollInterval = 10 * time.Millisecond
 	var ran atomic.Int64
 	o.Handlers = map[string]workers.Handler{"count": func(context.Context, *workers.Run) error {
 		ran.Add(1)
@@ -80,10 +80,10 @@ func TestSharedJobsDoNotPollThePlacementQueue(t *testing.T) {
 		t.Fatalf("%d handler runs for %d jobs", got, n)
 	}
 	place, all := dc.place.Load(), dc.all.Load()
-	// One look per poll interval, with room for the start and the end.
-	limit := int64(took/o.PollInterval) + 4
+	// One look per 100 ms, with room for the start and the end.
+	limit := int64(took/(100*time.Millisecond)) + 4
 	if place > limit {
-		t.Errorf("%d looks in the placement queue while %d jobs ran in %s; want at most %d (one per poll interval)", place, n, took, limit)
+		t.Errorf("%d looks in the placement queue while %d jobs ran in %s; want at most %d (one per 100 ms)", place, n, took, limit)
 	}
 	if all-place < n {
 		t.Errorf("%d dequeues from the shared queues for %d jobs", all-place, n)
