@@ -33,6 +33,8 @@ const orphanGrace = 10 * time.Second
 // it and needs no outbox entry; without them (Redis Cluster, where asynq's
 // keys hash to their queue's slot) the caller enqueues after, and the
 // outbox covers a crash in between.
+// Counters start absent, not at 0: they only ever grow by HINCRBY, and a
+// record reads an absent one as 0.
 // Returns {"new", id} | {"dup", id} | {"conflict", id}.
 var submitScript = redis.NewScript(`
 if ARGV[6] == "1" then
@@ -50,7 +52,7 @@ end
 if redis.call("ZADD", KEYS[3], "NX", ARGV[4], ARGV[1]) == 0 then return {"new", ARGV[1]} end
 if ARGV[6] == "1" then redis.call("SET", KEYS[2], ARGV[1] .. "|" .. ARGV[7], "PX", ARGV[5]) end
 local f = {"spec", ARGV[2], "state", "queued", "attempt", 1, "queue", ARGV[3],
-  "created", ARGV[4], "queued", ARGV[4], "not_before", ARGV[8], "retries", 0, "requeues", 0,
+  "created", ARGV[4], "queued", ARGV[4], "not_before", ARGV[8],
   "team", ARGV[9], "template", ARGV[10], "class", ARGV[11], "tslots", ARGV[12]}
 if not KEYS[6] then table.insert(f, "ob"); table.insert(f, "1") end
 redis.call("HSET", KEYS[1], unpack(f))
