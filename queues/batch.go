@@ -3,12 +3,9 @@ package queues
 import (
 	"context"
 	"fmt"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/ballastdev/ballast/jobs"
 )
@@ -168,7 +165,7 @@ func (p *batchPart) run(ctx context.Context, s *Store) {
 			send = append(send, k)
 		}
 	}
-	replies := s.runSubmits(ctx, p.calls, send)
+	replies := s.runSubmitGroups(ctx, p.calls, send)
 	for _, k := range send {
 		r := replies[k]
 		switch {
@@ -183,47 +180,4 @@ func (p *batchPart) run(ctx context.Context, s *Store) {
 type submitReply struct {
 	res []string
 	err error
-}
-
-// runSubmits runs the submit script of the calls picked by todo in one
-// pipeline; the replies are indexed as calls. Scripts run by SHA; a Redis
-// that does not hold the script (restarted, flushed) answers NOSCRIPT
-// without running it, so those calls are sent once more after the script
-// is loaded, and nothing runs twice.
-func (s *Store) runSubmits(ctx context.Context, calls []submitCall, todo []int) []submitReply {
-	out := make([]submitReply, len(calls))
-	for round := 0; round < 2 && len(todo) > 0; round++ {
-		cmds := make([]*redis.Cmd, len(todo))
-		_, _ = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-			for k, i := range todo {
-				cmds[k] = submitScript.EvalSha(ctx, p, calls[i].keys, calls[i].args...)
-			}
-			return nil
-		})
-		var again []int
-		for k, i := range todo {
-			res, err := cmds[k].StringSlice()
-			if err != nil && round == 0 && strings.HasPrefix(err.Error(), "NOSCRIPT") {
-				again = append(again, i)
-				continue
-			}
-			out[i] = submitReply{res: res, err: err}
-		}
-		if len(again) > 0 {
-			if err := submitScript.Load(ctx, s.rdb).Err(); err != nil {
-				// Those jobs were not run: their results say so.
-				for _, i := range again {
-					out[i].err = err
-				}
-				return out
-			}
-		}
-		todo = again
-	}
-	for i := range out {
-		if out[i].res == nil && out[i].err == nil {
-			out[i].err = fmt.Errorf("no reply to the submit of job %s", calls[i].job.ID)
-		}
-	}
-	return out
 }

@@ -19,7 +19,7 @@ func SetUsagePage(n int64) func() {
 // test that loses one reply loses the script's own, not a NOSCRIPT error
 // that would make the client send the script again.
 func LoadScripts(ctx context.Context, rdb redis.Scripter) error {
-	for _, s := range []*redis.Script{submitScript, claimScript, finishScript, requeueScript, cancelScript, moveScript,
+	for _, s := range []*redis.Script{submitScript, submitManyScript, claimScript, finishScript, requeueScript, cancelScript, moveScript,
 		memberClaimScript, abandonMemberScript, placeScript} {
 		if err := s.Load(ctx, rdb).Err(); err != nil {
 			return err
@@ -71,4 +71,38 @@ func SetMaxInFlight(n int) func() {
 	old := maxInFlight
 	maxInFlight = n
 	return func() { maxInFlight = old }
+}
+
+// SubmitGroupTwice records items as SubmitBatch does, then sends the very
+// same calls again, as a client resending after a lost reply would; it
+// returns both replies.
+func (s *Store) SubmitGroupTwice(ctx context.Context, items []BatchItem) (first, second []Submitted, err error) {
+	now := s.opts.Now()
+	calls := make([]submitCall, len(items))
+	todo := make([]int, len(items))
+	for i, it := range items {
+		if calls[i], err = s.prepareSubmit(ctx, it.Spec, it.Queue, now); err != nil {
+			return nil, nil, err
+		}
+		todo[i] = i
+	}
+	for round := range 2 {
+		var out []Submitted
+		for i, r := range s.runSubmitGroups(ctx, calls, todo) {
+			if r.err != nil {
+				return nil, nil, r.err
+			}
+			sub, err := s.submitted(ctx, calls[i], r.res)
+			if err != nil {
+				return nil, nil, err
+			}
+			out = append(out, sub)
+		}
+		if round == 0 {
+			first = out
+		} else {
+			second = out
+		}
+	}
+	return first, second, nil
 }
