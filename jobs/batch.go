@@ -6,9 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime"
-	"sync"
 	"unicode/utf8"
+
+	"github.com/ballastdev/ballast/internal/spread"
 )
 
 // Limits on one batch of submissions: a JSON array of Submission objects,
@@ -58,16 +58,7 @@ func DecodeBatch(data []byte) ([]Submission, error) {
 	// Strict decoding (the duplicate-key walk, then the decode) is most of
 	// a large batch's cost and each element stands alone: spread it over
 	// the cores.
-	parts := min(runtime.GOMAXPROCS(0), 1+len(raw)/256)
-	var wg sync.WaitGroup
-	for p := range parts {
-		wg.Go(func() {
-			for i := p; i < len(raw); i += parts {
-				subs[i], errs[i] = DecodeSubmission(raw[i])
-			}
-		})
-	}
-	wg.Wait()
+	spread.Each(len(raw), func(i int) { subs[i], errs[i] = DecodeSubmission(raw[i]) })
 	var all []*FieldError
 	for i, err := range errs {
 		if err != nil {

@@ -68,20 +68,7 @@ func TestQuickDuplicateKeyAgreesWithWalk(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	alphabet := []byte(`{}[]:,"\ aAbB01-.eEtrunlfs`)
 	for range 20000 {
-		in := []byte(seeds[r.IntN(len(seeds))])
-		for range 1 + r.IntN(3) {
-			switch p := r.IntN(len(in) + 1); r.IntN(3) {
-			case 0:
-				in = in[:p]
-			case 1:
-				in = append(in[:p:p], append([]byte{alphabet[r.IntN(len(alphabet))]}, in[p:]...)...)
-			default:
-				if p < len(in) {
-					in[p] = alphabet[r.IntN(len(alphabet))]
-				}
-			}
-		}
-		check(in)
+		check(mangle(r, seeds[r.IntN(len(seeds))], alphabet))
 	}
 }
 
@@ -133,19 +120,25 @@ func TestSplitBatchAgreesWithTheDecoder(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	alphabet := []byte(`{}[]:,"\ ab01-.etrunl`)
 	for range 20000 {
-		in := []byte(seeds[r.IntN(len(seeds))])
-		for range 1 + r.IntN(3) {
-			switch p := r.IntN(len(in) + 1); r.IntN(3) {
-			case 0:
-				in = in[:p]
-			case 1:
-				in = append(in[:p:p], append([]byte{alphabet[r.IntN(len(alphabet))]}, in[p:]...)...)
-			default:
-				if p < len(in) {
-					in[p] = alphabet[r.IntN(len(alphabet))]
-				}
+		check(mangle(r, seeds[r.IntN(len(seeds))], alphabet))
+	}
+}
+
+// mangle cuts, inserts or overwrites one to three bytes of seed, from
+// alphabet.
+func mangle(r *rand.Rand, seed string, alphabet []byte) []byte {
+	in := []byte(seed)
+	for range 1 + r.IntN(3) {
+		switch p := r.IntN(len(in) + 1); r.IntN(3) {
+		case 0:
+			in = in[:p]
+		case 1:
+			in = append(in[:p:p], append([]byte{alphabet[r.IntN(len(alphabet))]}, in[p:]...)...)
+		default:
+			if p < len(in) {
+				in[p] = alphabet[r.IntN(len(alphabet))]
 			}
 		}
-		check(in)
 	}
+	return in
 }

@@ -6,12 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
+	"github.com/ballastdev/ballast/internal/spread"
 	"github.com/ballastdev/ballast/jobs"
 	"github.com/ballastdev/ballast/orchestrator/events"
 	"github.com/ballastdev/ballast/orchestrator/intake"
@@ -45,16 +44,7 @@ func decodeBatchReceipt(data []byte, r *intake.BatchReceipt) error {
 	}
 	res := make([]intake.BatchResult, len(elems))
 	errs := make([]error, len(elems))
-	parts := min(runtime.GOMAXPROCS(0), 1+len(elems)/256)
-	var wg sync.WaitGroup
-	for p := range parts {
-		wg.Go(func() {
-			for i := p; i < len(elems); i += parts {
-				errs[i] = json.Unmarshal(elems[i], &res[i])
-			}
-		})
-	}
-	wg.Wait()
+	spread.Each(len(elems), func(i int) { errs[i] = json.Unmarshal(elems[i], &res[i]) })
 	for _, err := range errs {
 		if err != nil {
 			return json.Unmarshal(data, r) // for the error of the whole
@@ -128,16 +118,7 @@ func submitBatch(ctx context.Context, o Options, subs []jobs.Submission, maxJobs
 func encodeAll(subs []jobs.Submission) ([][]byte, []error) {
 	encoded := make([][]byte, len(subs))
 	errs := make([]error, len(subs))
-	parts := min(runtime.GOMAXPROCS(0), 1+len(subs)/256)
-	var wg sync.WaitGroup
-	for p := range parts {
-		wg.Go(func() {
-			for i := p; i < len(subs); i += parts {
-				encoded[i], errs[i] = json.Marshal(subs[i])
-			}
-		})
-	}
-	wg.Wait()
+	spread.Each(len(subs), func(i int) { encoded[i], errs[i] = json.Marshal(subs[i]) })
 	return encoded, errs
 }
 

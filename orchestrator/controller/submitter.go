@@ -3,8 +3,6 @@ package controller
 import (
 	"context"
 	"log/slog"
-	"runtime"
-	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel"
@@ -13,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/ballastdev/ballast/internal/spread"
 	"github.com/ballastdev/ballast/jobs"
 	"github.com/ballastdev/ballast/orchestrator/events"
 	"github.com/ballastdev/ballast/orchestrator/intake"
@@ -116,21 +115,14 @@ func (s *Submitter) SubmitBatch(ctx context.Context, subs []jobs.Submission) ([]
 	items := make([]queues.BatchItem, len(subs))
 	errs := make([]error, len(subs))
 	// Each submission resolves on its own: spread them over the cores.
-	parts := min(runtime.GOMAXPROCS(0), 1+len(subs)/256)
-	var wg sync.WaitGroup
-	for p := range parts {
-		wg.Go(func() {
-			for i := p; i < len(subs); i += parts {
-				spec, err := s.Catalog.Resolve(subs[i])
-				if err != nil {
-					errs[i] = err
-					continue
-				}
-				items[i] = queues.BatchItem{Spec: spec, Queue: s.Router.Route(spec)}
-			}
-		})
-	}
-	wg.Wait()
+	spread.Each(len(subs), func(i int) {
+		spec, err := s.Catalog.Resolve(subs[i])
+		if err != nil {
+			errs[i] = err
+			return
+		}
+		items[i] = queues.BatchItem{Spec: spec, Queue: s.Router.Route(spec)}
+	})
 	var problems []*jobs.FieldError
 	for i, err := range errs {
 		if err != nil {
