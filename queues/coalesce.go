@@ -12,11 +12,12 @@ import (
 // A worker's slots claim and finish jobs concurrently, and an intake
 // records concurrent submissions, each with one script. Sent one by one,
 // every script is a round trip, and on a busy worker or intake the round
-// trips (two system calls on each side) cost more CPU than the scripts. The coalescer sends the scripts of concurrent callers
-// in one pipeline: a group commit. A caller that finds fewer than
-// maxInFlight pipelines on their way sends its own at once, so an idle
-// worker waits for nothing; the calls that arrive meanwhile go together in
-// the next one, sent by one of their callers. Each script is still atomic on its own and its reply
+// trips (two system calls on each side) cost more CPU than the scripts.
+// The coalescer sends the scripts of concurrent callers in one pipeline: a
+// group commit. A caller that finds fewer than maxInFlight pipelines on
+// their way sends its own at once, so an idle worker waits for nothing;
+// the calls that arrive meanwhile go together in the next one, sent by one
+// of their callers. Each script is still atomic on its own and its reply
 // reaches only its caller: a pipeline changes how the scripts travel,
 // never what they do. Nothing runs in the background, so a Store leaves no
 // goroutine behind.
@@ -29,7 +30,7 @@ const maxCoalesced = 128
 // make the coalescer a queue of its own: every call would wait for the
 // round trip before it even when Redis has time to spare. A few keep
 // Redis and the callers busy at once while calls still gather.
-var maxInFlight = 2
+const maxInFlight = 2
 
 type coalescer struct {
 	rdb redis.UniversalClient

@@ -65,14 +65,6 @@ func (c *Coalescer) State() (inFlight, queued int) {
 	return c.c.inFlight, len(c.c.queue)
 }
 
-// SetMaxInFlight sets how many pipelines may be in flight; the returned
-// func restores it.
-func SetMaxInFlight(n int) func() {
-	old := maxInFlight
-	maxInFlight = n
-	return func() { maxInFlight = old }
-}
-
 // SubmitGroupTwice records items as SubmitBatch does, then sends the very
 // same calls again, as a client resending after a lost reply would; it
 // returns both replies.
