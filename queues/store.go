@@ -172,7 +172,8 @@ type submitCall struct {
 	job    jobs.Job
 	keys   []string
 	args   []any
-	inline bool // the script creates the task (see asynqtask.go)
+	inline bool       // the script creates the task (see asynqtask.go)
+	task   inlineTask // that task, when inline
 }
 
 // prepareSubmit checks the queue and builds the script's keys and
@@ -212,6 +213,7 @@ func (s *Store) prepareSubmit(ctx context.Context, spec jobs.Spec, q Queue, now 
 			return submitCall{}, err
 		}
 		t := newInlineTask(qname, c.job, now)
+		c.task = t
 		c.keys = append(c.keys, t.key, t.pending)
 		c.args = append(c.args, t.msg, t.id, t.since)
 	}

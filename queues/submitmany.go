@@ -170,12 +170,13 @@ func groupCall(s *Store, calls []submitCall, group []int) ([]string, []any) {
 	args := make([]any, 0, submitArgs*len(group))
 	for _, i := range group {
 		c := calls[i]
-		// submitCall's keys: job, idem, index, outbox, active[, task, pending].
+		job, idem := s.ns.Job(c.job.ID), s.ns.Idempotency(c.job.Spec.IdempotencyKey)
 		if c.inline {
-			keys = append(keys, c.keys[0], c.keys[1], c.keys[5], c.keys[6])
+			// c.args ends with the task's three arguments.
+			keys = append(keys, job, idem, c.task.key, c.task.pending)
 			args = append(args, c.args...)
 		} else {
-			keys = append(keys, c.keys[0], c.keys[1], c.keys[0], c.keys[0])
+			keys = append(keys, job, idem, job, job)
 			args = append(args, c.args...)
 			args = append(args, "", "", "")
 		}
