@@ -1,9 +1,7 @@
 package e2e
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -44,17 +42,7 @@ func consoleShots(t *testing.T) string {
 // chart; a pipeline triggered from the page shows each step's state on
 // its DAG; and a write forged outside the page is refused.
 func TestConsole(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the ballast binary and Chromium")
-	}
-	b, err := browser.Start(context.Background(), browser.Options{Width: 1400, Height: 900})
-	if errors.Is(err, browser.ErrNotFound) {
-		testenv.Unavailable(t, "Chromium", err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = b.Close() })
+	b := startChromium(t)
 	shots := consoleShots(t)
 	shot := func(name string) {
 		t.Helper()

@@ -32,17 +32,7 @@ import (
 // without a reload, on the pool the API reports. `ballast screenshot`
 // then writes a PNG of it.
 func TestDashboardShowsTheOverviewLive(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the ballast binary and Chromium")
-	}
-	b, err := browser.Start(context.Background(), browser.Options{Width: 1400, Height: 900})
-	if errors.Is(err, browser.ErrNotFound) {
-		testenv.Unavailable(t, "Chromium", err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = b.Close() })
+	b := startChromium(t)
 
 	r := newHybridRig(t, map[string]config.PoolConfig{
 		"fixed": {Kind: config.PoolFixed, Slots: 2, PricePerSlotHour: 1.5},
@@ -115,6 +105,7 @@ func TestDashboardShowsTheOverviewLive(t *testing.T) {
 	var before, after insight.Overview
 	testenv.Eventually(t, 10*time.Second, "the page and the API agreeing in a quiet state", func() bool {
 		before = overview()
+		var err error
 		page, err = b.Values(5 * time.Second)
 		if err != nil {
 			t.Fatalf("reading the page: %v", err)
@@ -367,4 +358,23 @@ func toolsBinary(t *testing.T) string {
 		t.Fatalf("building ballast-tools: %v\n%s", err, b)
 	}
 	return bin
+}
+
+// startChromium starts the headless browser the console tests drive,
+// closed when the test ends; without -short and without Chromium the
+// test fails under CI and is skipped elsewhere.
+func startChromium(t *testing.T) *browser.Browser {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds and runs the ballast binary and Chromium")
+	}
+	b, err := browser.Start(context.Background(), browser.Options{Width: 1400, Height: 900})
+	if errors.Is(err, browser.ErrNotFound) {
+		testenv.Unavailable(t, "Chromium", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Close() })
+	return b
 }
