@@ -26,12 +26,7 @@ func TestPageListsJobsAndOpensOne(t *testing.T) {
 		"spec": map[string]any{"template": "etl", "team": "data", "class": "core"}}
 	var mu sync.Mutex
 	var queries []string
-	mux := http.NewServeMux()
-	mux.Handle("/dashboard", Handler())
-	mux.Handle("/dashboard/", Handler())
-	mux.HandleFunc("GET /api/v1/overview", func(w http.ResponseWriter, r *http.Request) {
-		_ = json.NewEncoder(w).Encode(sample(time.Now(), 1))
-	})
+	mux := pageMux()
 	mux.HandleFunc("GET /api/v1/jobs", func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		queries = append(queries, r.URL.RawQuery)
@@ -121,4 +116,16 @@ func TestPageListsJobsAndOpensOne(t *testing.T) {
 	if len(parts) == 4 && (!strings.Contains(parts[1], "[2 stderr] "+hostile) || parts[2] != "" || parts[3] != "0") {
 		t.Errorf("output not shown as text: %q", got)
 	}
+}
+
+// pageMux serves the page and a fixed overview, for the tests of a view
+// that add the API route they look at.
+func pageMux() *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.Handle("/dashboard", Handler())
+	mux.Handle("/dashboard/", Handler())
+	mux.HandleFunc("GET /api/v1/overview", func(w http.ResponseWriter, r *http.Request) {
+		_ = json.NewEncoder(w).Encode(sample(time.Now(), 1))
+	})
+	return mux
 }

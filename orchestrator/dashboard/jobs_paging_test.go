@@ -23,12 +23,7 @@ func TestJobsListPagesWithTheAPIsCursor(t *testing.T) {
 	}
 	var mu sync.Mutex
 	var queries []string
-	mux := http.NewServeMux()
-	mux.Handle("/dashboard", Handler())
-	mux.Handle("/dashboard/", Handler())
-	mux.HandleFunc("GET /api/v1/overview", func(w http.ResponseWriter, r *http.Request) {
-		_ = json.NewEncoder(w).Encode(sample(time.Now(), 1))
-	})
+	mux := pageMux()
 	mux.HandleFunc("GET /api/v1/jobs", func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		queries = append(queries, r.URL.RawQuery)
