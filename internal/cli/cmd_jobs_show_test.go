@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/ballastdev/ballast/internal/testenv"
 	"github.com/ballastdev/ballast/jobs"
 	"github.com/ballastdev/ballast/orchestrator/events"
@@ -29,14 +27,8 @@ func TestJobsShowListsEveryAttemptWithItsReason(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	js, err := jetstream.New(testenv.NATSConn(t, srv))
-	if err != nil {
-		t.Fatal(err)
-	}
+	f.ensureStream(t, srv)
 	subj := subjects(f.cfg)
-	if err := events.EnsureStream(ctx, js, f.cfg.NATS.Stream, subj, time.Hour); err != nil {
-		t.Fatal(err)
-	}
 	const lent = "lent to fixed capacity (rule 2: fixed has room)"
 	n, err := f.store.Move(ctx, r.JobID, 1, queues.QueueLoan, "rule 2")
 	if err != nil || n != 2 {

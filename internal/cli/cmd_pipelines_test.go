@@ -12,6 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/ballastdev/ballast/internal/config"
 	"github.com/ballastdev/ballast/internal/testenv"
 	"github.com/ballastdev/ballast/jobs"
@@ -274,5 +277,18 @@ func TestPipelinesTriggerRunsShowAndCancel(t *testing.T) {
 	}
 	if code, _, _ := run(t, "pipelines", "show", "no-such-run", "--config", f.path); code != 1 {
 		t.Errorf("show of an unknown run: exit %d, want 1", code)
+	}
+}
+
+// ensureStream creates the event stream of f's config on the NATS server
+// srv, as the controller would, for the tests that follow events.
+func (f flowEnv) ensureStream(t *testing.T, srv *server.Server) {
+	t.Helper()
+	js, err := jetstream.New(testenv.NATSConn(t, srv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := events.EnsureStream(context.Background(), js, f.cfg.NATS.Stream, subjects(f.cfg), time.Hour); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -8,11 +8,9 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/ballastdev/ballast/internal/testenv"
 	"github.com/ballastdev/ballast/jobs"
-	"github.com/ballastdev/ballast/orchestrator/events"
 	"github.com/ballastdev/ballast/orchestrator/intake"
 	"github.com/ballastdev/ballast/queues"
 )
@@ -27,13 +25,7 @@ func TestSubmitWaitEndsOnTheRecordWhenEventsAreLost(t *testing.T) {
 	f := newFlowEnv(t, srv.ClientURL())
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	js, err := jetstream.New(testenv.NATSConn(t, srv))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := events.EnsureStream(ctx, js, f.cfg.NATS.Stream, subjects(f.cfg), time.Hour); err != nil {
-		t.Fatal(err)
-	}
+	f.ensureStream(t, srv)
 	f.startIntake(t, srv) // no Events: nothing is announced
 
 	for _, c := range []struct {

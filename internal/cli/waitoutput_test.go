@@ -8,11 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/ballastdev/ballast/internal/testenv"
 	"github.com/ballastdev/ballast/jobs"
-	"github.com/ballastdev/ballast/orchestrator/events"
 	"github.com/ballastdev/ballast/queues"
 )
 
@@ -43,13 +40,7 @@ func TestSubmitWaitStreamsOutputWhileTheJobRuns(t *testing.T) {
 	f := newFlowEnv(t, srv.ClientURL())
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	js, err := jetstream.New(testenv.NATSConn(t, srv))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := events.EnsureStream(ctx, js, f.cfg.NATS.Stream, subjects(f.cfg), time.Hour); err != nil {
-		t.Fatal(err)
-	}
+	f.ensureStream(t, srv)
 	f.startIntake(t, srv)
 
 	var out, errOut lockedBuffer
