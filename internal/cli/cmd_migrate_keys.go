@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -23,17 +24,13 @@ func runMigrateKeys(ctx context.Context, e *env, args []string) error {
 	if fs.NArg() != 0 {
 		return usageError{"migrate-keys takes no arguments"}
 	}
-	cfg, err := loadConfig(*cfgPath)
+	store, closeStore, err := openStore(ctx, *cfgPath)
 	if err != nil {
 		return err
 	}
-	rdb, err := connectRedis(ctx, cfg)
-	if err != nil {
-		return err
-	}
-	defer rdb.Close()
-	ns := queues.NewNamespace(cfg.Namespace)
-	res, err := queues.MigrateKeys(ctx, rdb, cfg.Namespace, queues.MigrateKeysOptions{DryRun: *dry})
+	defer closeStore()
+	ns := store.Namespace()
+	res, err := queues.MigrateKeys(ctx, store.Redis(), ns.Name(), queues.MigrateKeysOptions{DryRun: *dry})
 	if err != nil {
 		return err
 	}
@@ -42,12 +39,7 @@ func runMigrateKeys(ctx context.Context, e *env, args []string) error {
 		verb = "would move"
 	}
 	fmt.Fprintf(e.out, "namespace %s: %s %d keys from %s* to %s*\n", ns.Name(), verb, res.Total(), ns.LegacyPrefix(), ns.Prefix())
-	families := make([]string, 0, len(res.Moved))
-	for f := range res.Moved {
-		families = append(families, f)
-	}
-	slices.Sort(families)
-	for _, f := range families {
+	for _, f := range slices.Sorted(maps.Keys(res.Moved)) {
 		fmt.Fprintf(e.out, "  %-12s %d\n", f, res.Moved[f])
 	}
 	if len(res.Conflicts) > 0 {
