@@ -92,12 +92,8 @@ end
 // ARGV: id, attempt, worker, now, incarnation ("" = unchecked), member, n,
 // coord (member 0 only), workerKeyPrefix.
 // Returns the record as a flat HGETALL list when claimed, else a reason.
-var memberClaimScript = redis.NewScript(`
-if redis.call("EXISTS", KEYS[4]) == 1 then return "fenced" end
-if ARGV[5] ~= "" then
-  local inc = redis.call("GET", KEYS[6])
-  if inc and inc ~= ARGV[5] then return "fenced" end
-end
+var memberClaimScript = redis.NewScript(claimFenceLua + `
+if claimFenced(KEYS[4], KEYS[6], ARGV[5]) then return "fenced" end
 local st = redis.call("HMGET", KEYS[1], "state", "attempt", "ob", "placed")
 if not st[1] then return "gone" end
 if tonumber(st[2]) ~= tonumber(ARGV[2]) then return "stale" end

@@ -66,6 +66,18 @@ end
 return {"new", ARGV[1]}
 `)
 
+// claimFenceLua defines claimFenced(tombstone, incarnationKey,
+// incarnation) for the scripts that give an attempt to a worker: true when
+// the controller declared the worker identity dead, or when another
+// incarnation holds the ID ("" skips that check). Both keys are plain
+// strings, read in one call.
+const claimFenceLua = `
+local function claimFenced(tomb, incKey, inc)
+  local f = redis.call("MGET", tomb, incKey)
+  return f[1] ~= false or (inc ~= "" and f[2] ~= false and f[2] ~= inc)
+end
+`
+
 // claimScript gives the current attempt to a worker. A worker identity the
 // controller fenced cannot claim: its jobs would be invisible to recovery.
 // The attempt is stamped with the worker's pool, so its usage record says
@@ -89,10 +101,8 @@ return {"new", ARGV[1]}
 // Returns {"claimed" | "again", pool, values of claimFields...} ("again":
 // the retry of a claim already made, values as on record), else a reason
 // string.
-var claimScript = redis.NewScript(`
-local f = redis.call("MGET", KEYS[4], KEYS[6])
-if f[1] then return "fenced" end
-if ARGV[5] ~= "" and f[2] and f[2] ~= ARGV[5] then return "fenced" end
+var claimScript = redis.NewScript(claimFenceLua + `
+if claimFenced(KEYS[4], KEYS[6], ARGV[5]) then return "fenced" end
 local v = redis.call("HMGET", KEYS[1], ` + luaStrings(claimFields) + `)
 if not v[1] then return "gone" end
 if tonumber(v[2]) ~= tonumber(ARGV[2]) then return "stale" end
