@@ -24,7 +24,7 @@ import (
 // asynqAllQueues is the set asynq lists queues from.
 const asynqAllQueues = "asynq:queues"
 
-func asynqTaskKey(qname, id string) string { return "asynq:{" + qname + "}:t:" + id }
+func asynqTaskKey(qname, id string) string { return asynqTaskPrefix(qname) + id }
 func asynqPendingKey(qname string) string  { return "asynq:{" + qname + "}:pending" }
 
 // asynqActiveKey is the list of task IDs asynq has handed to a consumer
@@ -80,3 +80,8 @@ func newInlineTask(qname string, j jobs.Job, now time.Time) inlineTask {
 	return inlineTask{key: asynqTaskKey(qname, id), pending: asynqPendingKey(qname), msg: asynqMessage(qname, j),
 		id: id, since: strconv.FormatInt(now.UnixNano(), 10)}
 }
+
+func asynqTaskPrefix(qname string) string   { return "asynq:{" + qname + "}:t:" }
+func asynqPausedKey(qname string) string    { return "asynq:{" + qname + "}:paused" }
+func asynqScheduledKey(qname string) string { return "asynq:{" + qname + "}:scheduled" }
+func asynqRetryKey(qname string) string     { return "asynq:{" + qname + "}:retry" }

@@ -350,19 +350,13 @@ func (s *Store) ClaimBy(ctx context.Context, d Delivery, c Claimant) (jobs.Job, 
 	if len(list) != 2+len(claimFields) {
 		return jobs.Job{}, false, fmt.Errorf("queues.Claim: unexpected script reply of %d values", len(list))
 	}
-	h := make(map[string]string, len(claimFields)+5)
-	for i, f := range claimFields {
-		if s, ok := list[2+i].(string); ok {
-			h[f] = s
-		}
-	}
 	if list[0] == "claimed" {
-		// What the script wrote, as it wrote it.
-		h["state"], h["worker"], h["started"] = string(jobs.StateRunning), c.Worker, strconv.FormatInt(now, 10)
-		h["pool"], _ = list[1].(string)
-		h["runs"] = strconv.Itoa(atoi(h["runs"]) + 1)
+		pool, _ := list[1].(string)
+		j, err := claimedJob(d.JobID, list[2:], c, pool, now)
+		return j, err == nil, err
 	}
-	j, err := decodeRecord(d.JobID, h)
+	// A retry of a claim already made: the values as on record.
+	j, err := recordedJob(d.JobID, list[2:])
 	return j, err == nil, err
 }
 

@@ -1,0 +1,276 @@
+package queues
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/ballastdev/ballast/jobs"
+)
+
+// Taking a delivery and claiming it in one step.
+//
+// Through asynq's server a shared job costs a worker three scripts on
+// Redis: asynq's dequeue (six calls: the paused check, the pop into the
+// active list, two writes to the task, the lease, the read of the
+// message), the claim (four) and asynq's done (five or six: the active
+// list, the lease, the task, two counters). The job record already does
+// what the active list and the lease are for: it says which worker runs
+// the attempt, and the worker's heartbeats are its lease. So where the
+// store writes the tasks itself (see asynqtask.go) a worker takes its
+// shared deliveries with takeScript instead: it pops the task ID from
+// asynq's pending list, deletes the task, and claims the attempt the ID
+// names, all at once. A job then costs the worker two scripts (take and
+// finish), nothing is written that only asynq's server reads, and the
+// round trip of the done is gone.
+//
+// Nothing is lost and nothing runs twice, for the reasons the claim gives
+// that already (DESIGN.md, "Sources of truth"): the task only ever carried
+// "attempt N of job J", and the record decides whether N is current. A
+// stale ID is dropped as the claim would have refused it. A take whose
+// reply is lost leaves an attempt on record as the worker's that the
+// worker does not know of: its heartbeat does not report it, and the beat
+// requeues it after orphanGrace, as it does any attempt a worker lost.
+//
+// The pending list, its paused marker and the task hash are asynq's
+// layout, as the submit script writes them (asynqtask.go);
+// TestTakeReadsWhatAsynqWrites takes tasks that asynq's own client
+// enqueued and checks with asynq's Inspector that none is left behind.
+// Redis Cluster keeps asynq's server: its keys live in other slots than
+// the records', and no script may touch both.
+
+// maxTakePops bounds the pops one take makes beyond the deliveries it
+// asks for: stale deliveries (moved or cancelled attempts) are popped and
+// dropped on the way, and a long run of them must not make one script run
+// for long.
+const maxTakePops = 64
+
+// takeScript pops up to n deliveries from the first queues (in order,
+// strict priority) that are not paused and claims each for the worker.
+// KEYS: tombstone, incarnation, workerJobs, outbox, then per queue its
+// pending list and its paused marker. ARGV: worker, now, incarnation ("" =
+// unchecked), pool, n, job key prefix, then per queue its task key prefix.
+// Returns "fenced" (nothing popped), or {dropped, id, claimFields values
+// ..., id, ...}: dropped counts the stale or unreadable deliveries
+// removed.
+var takeScript = redis.NewScript(`
+local nq = (#KEYS - 4) / 2
+local mget = {KEYS[1], KEYS[2]}
+for q = 1, nq do mget[#mget + 1] = KEYS[4 + 2 * q] end
+local f = redis.call("MGET", unpack(mget))
+if f[1] or (ARGV[3] ~= "" and f[2] and f[2] ~= ARGV[3]) then return "fenced" end
+local want, pops, dropped = tonumber(ARGV[5]), 0, 0
+local out, got = {0}, 0
+if ARGV[8] == "1" then
+  -- A retry of a take whose reply may have been lost: what it claimed
+  -- carries its token, and is answered again before anything new.
+  for _, jid in ipairs(redis.call("SMEMBERS", KEYS[3])) do
+    if redis.call("HGET", ARGV[6] .. jid, "take") == ARGV[7] then
+      local v = redis.call("HMGET", ARGV[6] .. jid, ` + luaStrings(claimFields) + `)
+      if v[1] == "running" and v[4] == ARGV[1] then
+        out[#out + 1] = jid
+        for i = 1, #v do out[#out + 1] = v[i] end
+        got = got + 1
+      end
+    end
+  end
+  if got > 0 then out[1] = -1; return out end
+end
+for q = 1, nq do
+  if not f[2 + q] then
+    while got < want and pops < want + ` + strconv.Itoa(maxTakePops) + ` do
+      local tid = redis.call("RPOP", KEYS[3 + 2 * q])
+      if not tid then break end
+      pops = pops + 1
+      redis.call("DEL", ARGV[8 + q] .. tid)
+      local jid, att = string.match(tid, "^(.+):(%d+)$")
+      local v = jid and redis.call("HMGET", ARGV[6] .. jid, ` + luaStrings(claimFields) + `)
+      if v and v[1] == "queued" and tonumber(v[2]) == tonumber(att) and (tonumber(v[5]) or 0) <= 1 then
+        local w = {"state", "running", "worker", ARGV[1], "started", ARGV[2], "pool", ARGV[4],
+          "runs", tostring((tonumber(v[6]) or 0) + 1), "take", ARGV[7]}
+        if v[3] == "1" then
+          redis.call("ZREM", KEYS[4], jid)
+          w[#w + 1] = "ob"; w[#w + 1] = "0"
+        end
+        redis.call("HSET", ARGV[6] .. jid, unpack(w))
+        redis.call("SADD", KEYS[3], jid)
+        out[#out + 1] = jid
+        for i = 1, #v do out[#out + 1] = v[i] end
+        got = got + 1
+      else
+        dropped = dropped + 1
+      end
+    end
+  end
+end
+out[1] = dropped
+return out
+`)
+
+// Took is what one Take got: the attempts now running on the claimant,
+// and how many stale deliveries it dropped on the way.
+type Took struct {
+	Jobs    []jobs.Job
+	Dropped int
+	// Unreadable lists jobs claimed whose records cannot be decoded (a
+	// spec written by a newer version, or damaged): they stay on record
+	// as running on the claimant, who must not run what it cannot read,
+	// until it leaves the registry, which requeues them.
+	Unreadable []string
+}
+
+// CanTake reports whether workers of this store may take their shared
+// deliveries with Take: the store writes tasks itself (one Redis, not a
+// cluster).
+func (s *Store) CanTake() bool { return !s.opts.SeparateEnqueue }
+
+// TakeRequest is one call of Take.
+type TakeRequest struct {
+	// Queues are looked in in order: the first one that is not empty and
+	// not paused in asynq is emptied first.
+	Queues []Queue
+	// Claimant is who takes.
+	Claimant Claimant
+	// Max is the most deliveries to take.
+	Max int
+	// Token names the take. A caller that got an error retries with the
+	// same token and Retry set: a try that committed but whose reply was
+	// lost is then answered again, not repeated.
+	Token string
+	Retry bool
+}
+
+// Take pops up to r.Max deliveries from r.Queues and claims each for
+// r.Claimant: every job returned is running on its worker, as after
+// ClaimBy. It returns ErrFenced, having taken nothing, when the
+// claimant's identity is fenced. Only for a store that CanTake.
+func (s *Store) Take(ctx context.Context, r TakeRequest) (Took, error) {
+	if !s.CanTake() {
+		return Took{}, fmt.Errorf("queues.Take: this store enqueues through asynq (Redis Cluster); consume with asynq's server")
+	}
+	if r.Max < 1 || len(r.Queues) == 0 {
+		return Took{}, nil
+	}
+	if r.Token == "" {
+		return Took{}, fmt.Errorf("queues.Take: a take needs a token, for its retries")
+	}
+	c := r.Claimant
+	now := s.opts.Now().UnixMilli()
+	retry := "0"
+	if r.Retry {
+		retry = "1"
+	}
+	keys := make([]string, 0, 4+2*len(r.Queues))
+	keys = append(keys, s.ns.WorkerTombstone(c.Worker), s.ns.WorkerIncarnation(c.Worker), s.ns.WorkerJobs(c.Worker), s.ns.Outbox())
+	args := make([]any, 0, 8+len(r.Queues))
+	args = append(args, c.Worker, now, c.Incarnation, c.Pool, r.Max, s.ns.JobPrefix(), r.Token, retry)
+	for _, q := range r.Queues {
+		qname := s.ns.AsynqQueue(q)
+		keys = append(keys, asynqPendingKey(qname), asynqPausedKey(qname))
+		args = append(args, asynqTaskPrefix(qname))
+	}
+	v, err := s.runScript(ctx, takeScript, keys, args...).Result()
+	if err != nil {
+		return Took{}, wrap("queues.Take", err)
+	}
+	if v == "fenced" {
+		return Took{}, fmt.Errorf("queues.Take by %s: %w", c.Worker, ErrFenced)
+	}
+	list, ok := v.([]any)
+	if !ok || len(list) < 1 || (len(list)-1)%(1+len(claimFields)) != 0 {
+		return Took{}, fmt.Errorf("queues.Take: unexpected script reply %v", v)
+	}
+	dropped, _ := list[0].(int64)
+	again := dropped < 0
+	t := Took{Dropped: int(max(dropped, 0))}
+	for rest := list[1:]; len(rest) > 0; rest = rest[1+len(claimFields):] {
+		id, _ := rest[0].(string)
+		vals := rest[1 : 1+len(claimFields)]
+		var j jobs.Job
+		var err error
+		if again {
+			j, err = recordedJob(id, vals)
+		} else {
+			j, err = claimedJob(id, vals, c, c.Pool, now)
+		}
+		if err != nil {
+			t.Unreadable = append(t.Unreadable, id)
+			continue
+		}
+		t.Jobs = append(t.Jobs, j)
+	}
+	return t, nil
+}
+
+// recordedJob decodes a job from the claimFields values of its record.
+func recordedJob(id string, vals []any) (jobs.Job, error) { return decodeRecord(id, claimValues(vals)) }
+
+// claimValues names the claimFields values a claim read.
+func claimValues(vals []any) map[string]string {
+	h := make(map[string]string, len(claimFields)+5)
+	for i, f := range claimFields {
+		if s, ok := vals[i].(string); ok {
+			h[f] = s
+		}
+	}
+	return h
+}
+
+// claimedJob rebuilds the job a claim just gave to c from the claimFields
+// values it read (before its own writes) and what it wrote.
+func claimedJob(id string, vals []any, c Claimant, pool string, now int64) (jobs.Job, error) {
+	h := claimValues(vals)
+	h["state"], h["worker"], h["started"] = string(jobs.StateRunning), c.Worker, strconv.FormatInt(now, 10)
+	h["pool"] = pool
+	h["runs"] = strconv.Itoa(atoi(h["runs"]) + 1)
+	return decodeRecord(id, h)
+}
+
+// forwardScript moves a queue's scheduled and retry tasks that are due to
+// its pending list, as asynq's server does for the queues it consumes:
+// without that server, the workers that take from a queue forward for it.
+// KEYS: per queue its scheduled set, retry set and pending list. ARGV:
+// now (Unix seconds, asynq's scores), now (Unix ns, pending_since), then
+// per queue its task key prefix. Returns how many tasks moved.
+var forwardScript = redis.NewScript(`
+local moved = 0
+for q = 1, #KEYS / 3 do
+  for s = 0, 1 do
+    local set = KEYS[3 * q - 2 + s]
+    local due = redis.call("ZRANGEBYSCORE", set, "-inf", ARGV[1], "LIMIT", 0, 100)
+    for _, id in ipairs(due) do
+      redis.call("LPUSH", KEYS[3 * q], id)
+      redis.call("ZREM", set, id)
+      redis.call("HSET", ARGV[2 + q] .. id, "state", "pending", "pending_since", ARGV[2])
+      moved = moved + 1
+    end
+  end
+end
+return moved
+`)
+
+// ForwardDue moves the due scheduled and retry tasks of qs to their
+// pending lists (a retry back-off or a job's not-before has passed). A
+// worker that takes from qs calls it as often as asynq's server would;
+// many workers doing so at once is harmless, each move is atomic.
+func (s *Store) ForwardDue(ctx context.Context, qs []Queue) (int, error) {
+	if len(qs) == 0 {
+		return 0, nil
+	}
+	now := s.opts.Now()
+	keys := make([]string, 0, 3*len(qs))
+	args := make([]any, 0, 2+len(qs))
+	args = append(args, now.Unix(), now.UnixNano())
+	for _, q := range qs {
+		qname := s.ns.AsynqQueue(q)
+		keys = append(keys, asynqScheduledKey(qname), asynqRetryKey(qname), asynqPendingKey(qname))
+		args = append(args, asynqTaskPrefix(qname))
+	}
+	n, err := forwardScript.Run(ctx, s.rdb, keys, args...).Int()
+	if err != nil {
+		return 0, wrap("queues.ForwardDue", err)
+	}
+	return n, nil
+}
