@@ -1,0 +1,51 @@
+package queues
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// leaveScript is deregisterScript for a worker process that stops: first
+// it requeues, as new attempts, whatever is still on record as running on
+// the worker. After a drain nothing should be; what can be is an attempt
+// the worker claimed without learning it did (a take or a claim whose
+// reply was lost, with Redis failing until the stop). Nothing else would
+// ever requeue it: recovery looks only at registered workers, and the
+// policy leaves jobs on unknown workers alone. A gang is left to its
+// members: one that leaves has asked member 0 to checkpoint and move the
+// gang (see gang.go), and its other members run on.
+// KEYS: workers, worker, livesEnd, workerJobs, outbox, active, usage.
+// ARGV: workerID, now, jobKeyPrefix, workerKeyPrefix, retentionMs.
+// Returns a flat {id, newAttempt, queue, ...} of the jobs requeued.
+var leaveScript = redis.NewScript(usageLua + gangLua + requeueWorkerJobsLua + `
+local mine = {}
+for _, id in ipairs(redis.call("SMEMBERS", KEYS[4])) do
+  if gangSize(ARGV[3] .. id) <= 1 then mine[#mine + 1] = id end
+end
+local out = requeueJobs(mine, ARGV[1], KEYS[4], ARGV[3], ARGV[4], KEYS[5], KEYS[6], KEYS[7], ARGV[2], ARGV[2], ARGV[5], "stopped")
+local life = redis.call("HGET", KEYS[2], "life")
+if life then redis.call("HSETNX", KEYS[3], life, ARGV[2]) end
+redis.call("ZREM", KEYS[1], ARGV[1])
+redis.call("DEL", KEYS[2])
+return out
+`)
+
+// Leave is Deregister for a worker process that stops: it also requeues,
+// and enqueues, the attempts still on record as the worker's, which its
+// process no longer runs. It returns them.
+func (s *Store) Leave(ctx context.Context, id string) ([]Recovered, error) {
+	v, err := leaveScript.Run(ctx, s.rdb,
+		[]string{s.ns.Workers(), s.ns.Worker(id), s.ns.livesEnd(), s.ns.WorkerJobs(id), s.ns.Outbox(), s.ns.ActiveJobs(), s.ns.usage()},
+		id, s.opts.Now().UnixMilli(), s.ns.JobPrefix(), s.ns.WorkerPrefix(), s.opts.Retention.Milliseconds()).Slice()
+	if err != nil {
+		return nil, wrap("queues.Leave", err)
+	}
+	var b Beat
+	for i := 0; i+2 < len(v); i += 3 {
+		n, _ := v[i+1].(int64)
+		b.TakenOver = append(b.TakenOver, Recovered{JobID: fmt.Sprint(v[i]), Worker: id, Attempt: int(n), Queue: fmt.Sprint(v[i+2])})
+	}
+	return b.TakenOver, s.enqueueTaken(ctx, b)
+}
