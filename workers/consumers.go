@@ -35,8 +35,13 @@ import (
 // it waits, held, and the controller gives it to another worker after a
 // few seconds (see HeldDeliveries), as one server did with the goroutines
 // a multi-slot placed job left free.
+//
+// Where the store allows it, the shared queues have no asynq server: the
+// taker (taker.go) pops and claims their deliveries in one script.
 type consumers struct {
+	// shared is nil when taker serves the shared queues.
 	shared, placed *asynq.Server
+	taker          *taker
 }
 
 // placePoll is how often a worker looks in its own placement queue: less
@@ -72,17 +77,24 @@ func (w *Worker) newConsumers() *consumers {
 			},
 		}
 	}
-	return &consumers{
-		shared: asynq.NewServerFromRedisClient(w.store.Redis(), config(prio, w.opts.PollInterval)),
-		placed: asynq.NewServerFromRedisClient(w.store.Redis(),
-			config(map[string]int{ns.AsynqQueue(queues.PlaceQueue(w.opts.ID)): 1}, placePoll(w.opts.PollInterval))),
+	c := &consumers{placed: asynq.NewServerFromRedisClient(w.store.Redis(),
+		config(map[string]int{ns.AsynqQueue(queues.PlaceQueue(w.opts.ID)): 1}, placePoll(w.opts.PollInterval)))}
+	if w.store.CanTake() && !w.opts.AsynqShared {
+		c.taker = &taker{w: w}
+	} else {
+		c.shared = asynq.NewServerFromRedisClient(w.store.Redis(), config(prio, w.opts.PollInterval))
 	}
+	return c
 }
 
 // start starts both servers, or neither.
 func (c *consumers) start(h asynq.Handler) error {
 	if err := c.placed.Start(h); err != nil {
 		return err
+	}
+	if c.taker != nil {
+		c.taker.start()
+		return nil
 	}
 	if err := c.shared.Start(h); err != nil {
 		c.placed.Shutdown()
@@ -93,12 +105,20 @@ func (c *consumers) start(h asynq.Handler) error {
 
 // Stop makes both servers stop fetching deliveries; running ones go on.
 func (c *consumers) Stop() {
-	c.shared.Stop()
+	if c.taker != nil {
+		c.taker.stop()
+	} else {
+		c.shared.Stop()
+	}
 	c.placed.Stop()
 }
 
 // Shutdown waits for both servers' handlers to return and stops them.
 func (c *consumers) Shutdown() {
-	c.shared.Shutdown()
+	if c.taker != nil {
+		c.taker.wait()
+	} else {
+		c.shared.Shutdown()
+	}
 	c.placed.Shutdown()
 }

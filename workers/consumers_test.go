@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ballastdev/ballast/jobs"
@@ -18,6 +19,7 @@ import (
 type dequeueCounter struct {
 	placeQueue string // the asynq name of the worker's placement queue
 	place, all atomic.Int64
+	takes      atomic.Int64 // the taker's scripts (queues.Store.Take)
 }
 
 func (*dequeueCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
@@ -29,6 +31,14 @@ func (d *dequeueCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 		if len(args) > 4 && strings.EqualFold(cmd.Name(), "evalsha") {
 			k1, _ := args[3].(string)
 			k2, _ := args[4].(string)
+			if len(args) > 8 {
+				// The take's first queue follows four keys of the worker's.
+				k5, _ := args[7].(string)
+				k6, _ := args[8].(string)
+				if strings.HasSuffix(k5, ":pending") && strings.HasSuffix(k6, ":paused") && !strings.HasSuffix(k1, ":pending") {
+					d.takes.Add(1)
+				}
+			}
 			if strings.HasSuffix(k1, ":pending") && strings.HasSuffix(k2, ":paused") {
 				d.all.Add(1)
 				if strings.Contains(k1, "{"+d.placeQueue+"}") {
@@ -53,6 +63,7 @@ func TestSharedJobsDoNotPollThePlacementQueue(t *testing.T) {
 	o := e.options()
 	o.ID = "w-consumers"
 	o.Slots = 4
+	o.AsynqShared = true // the asynq servers' way; the taker's is TestTakerTakesAStreamInFewScripts
 	// A short poll: the placement queue is still looked in only every
 	// 100 ms, its own slower interval.
 	o.PollInterval = 10 * time.Millisecond
@@ -89,4 +100,60 @@ func TestSharedJobsDoNotPollThePlacementQueue(t *testing.T) {
 		t.Errorf("%d dequeues from the shared queues for %d jobs", all-place, n)
 	}
 	t.Logf("%d jobs in %s: %d dequeues from shared queues, %d looks in the placement queue", n, took.Round(time.Millisecond), all-place, place)
+}
+
+// TestTakerTakesAStreamInFewScripts: where the store writes the tasks, a
+// worker takes its shared deliveries with one script per take, several
+// at a time when several slots are free, and asynq's dequeue never runs
+// on the shared queues: every job runs once, and asynq holds nothing
+// after.
+func TestTakerTakesAStreamInFewScripts(t *testing.T) {
+	e := newEnv(t)
+	o := e.options()
+	o.ID = "w-taker"
+	o.Slots = 4
+	o.PollInterval = 10 * time.Millisecond
+	var ran atomic.Int64
+	o.Handlers = map[string]workers.Handler{"count": func(context.Context, *workers.Run) error {
+		ran.Add(1)
+		return nil
+	}}
+	dc := &dequeueCounter{placeQueue: e.store.Namespace().AsynqQueue(queues.PlaceQueue(o.ID))}
+	e.rdb.AddHook(dc)
+	const n = 300
+	spec := jobs.Spec{Handler: "count", Class: jobs.ClassCore, Rhythm: jobs.RhythmPeriodic,
+		Timeout: jobs.Duration(time.Minute), Grace: jobs.Duration(time.Second)}
+	ids := make([]string, n)
+	for i := range ids {
+		q := queues.QueueCore
+		if i%3 == 0 {
+			q = queues.QueueLoan
+		}
+		ids[i] = e.submit(spec, q).ID
+	}
+	e.start(o)
+	for _, id := range ids {
+		e.waitFor(id, 30*time.Second, "succeeded", func(j jobs.Job) bool { return j.State == jobs.StateSucceeded && j.Runs == 1 })
+	}
+	if got := ran.Load(); got != n {
+		t.Fatalf("%d handler runs for %d jobs", got, n)
+	}
+	takes, shared := dc.takes.Load(), dc.all.Load()-dc.place.Load()
+	if shared != 0 {
+		t.Errorf("%d asynq dequeues from the shared queues; the taker serves them", shared)
+	}
+	if takes == 0 || takes > n {
+		t.Errorf("%d takes for %d jobs; want between 1 and %d", takes, n, n)
+	}
+	insp := asynq.NewInspectorFromRedisClient(e.rdb)
+	for _, q := range []queues.Queue{queues.QueueCore, queues.QueueLoan} {
+		qi, err := insp.GetQueueInfo(e.store.Namespace().AsynqQueue(q))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if qi.Size != 0 {
+			t.Errorf("asynq still holds %d tasks of %s: %+v", qi.Size, q, qi)
+		}
+	}
+	t.Logf("%d jobs: %d takes (%.2f jobs a take)", n, takes, float64(n)/float64(takes))
 }

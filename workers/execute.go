@@ -69,33 +69,48 @@ func (w *Worker) process(ctx context.Context, t *asynq.Task) error {
 			return fmt.Errorf("%w: %s: %w", asynq.RevokeTask, queues.TaskID(d.JobID, d.Attempt), errStale)
 		}
 	}
+	r, key := w.enlist(j, wid, slots, gang, d.Member)
+	if r == nil {
+		// A second delivery of an attempt this process runs (the claim of
+		// its own attempt is repeatable): the first one owns it.
+		return fmt.Errorf("%w: %s: %w", asynq.RevokeTask, key, errStale)
+	}
+	w.carry(ctx, r, key, wid)
+	return nil
+}
+
+// enlist records claimed attempt j (member of its gang, when gang is not
+// nil) as running here on slots, under the key it runs by, and returns
+// both. It returns a nil running when the attempt already runs here.
+func (w *Worker) enlist(j jobs.Job, wid string, slots int, gang *gangEnv, member int) (*running, string) {
 	r := newRunning(j, wid)
 	r.slots = slots
 	r.gang = gang
 	// One key per member: two members of a gang may share a worker.
-	key := queues.MemberTaskID(j.ID, j.Attempt, d.Member)
+	key := queues.MemberTaskID(j.ID, j.Attempt, member)
 	w.mu.Lock()
+	defer w.mu.Unlock()
 	if _, dup := w.jobs[key]; dup {
-		// A second delivery of an attempt this process runs (the claim of
-		// its own attempt is repeatable): the first one owns it.
-		w.mu.Unlock()
-		return fmt.Errorf("%w: %s: %w", asynq.RevokeTask, key, errStale)
+		return nil, key
 	}
 	w.jobs[key] = r
-	w.mu.Unlock()
+	return r, key
+}
+
+// carry runs enlisted attempt r to its end and settles it, then strikes
+// it from the running attempts.
+func (w *Worker) carry(ctx context.Context, r *running, key, wid string) {
 	defer func() {
 		w.mu.Lock()
 		delete(w.jobs, key)
 		w.mu.Unlock()
 	}()
 	if !r.peer() { // a gang's start is announced once, by member 0
-		w.publishRunning(j, wid)
+		w.publishRunning(r.job, wid)
 	}
-
-	span := w.startAttemptSpan(ctx, j, wid)
+	span := w.startAttemptSpan(ctx, r.job, wid)
 	res := w.runBound(r, key)
 	endAttemptSpan(span, w.settle(r, res), res)
-	return nil
 }
 
 // publishRunning announces that attempt j started on worker wid.

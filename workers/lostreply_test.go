@@ -2,7 +2,9 @@ package workers_test
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -55,5 +57,48 @@ func TestFinishWhoseReplyWasLostIsAnnounced(t *testing.T) {
 	testenv.Eventually(t, wait, "job.succeeded though the finish's reply was lost", func() bool { return seen.Any(succeeded) })
 	if proxy.Lost() != 1 {
 		t.Fatalf("the proxy lost %d replies, want 1: the test did not hit the finish", proxy.Lost())
+	}
+}
+
+// TestTakeWhoseReplyWasLostRunsOnce: the worker's take commits (the job
+// is claimed) but its reply is lost. The worker retries under the same
+// token, is answered with the job it claimed, and runs it once, at its
+// first attempt: nothing waits for a recovery, nothing runs twice.
+func TestTakeWhoseReplyWasLostRunsOnce(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	proxy := testenv.NewLossyProxy(t, e.rdb.Options().Addr)
+	rdb := redis.NewClient(&redis.Options{Addr: proxy.Addr(), MaxRetries: -1, PoolSize: 16})
+	t.Cleanup(func() { _ = rdb.Close() })
+	store := queues.NewStore(rdb, queues.StoreOptions{Namespace: e.ns})
+
+	var runs atomic.Int64
+	o := e.options()
+	o.Handlers = map[string]workers.Handler{"once": func(context.Context, *workers.Run) error {
+		runs.Add(1)
+		return nil
+	}}
+	j := e.submit(jobs.Spec{Handler: "once", Class: jobs.ClassCore, Rhythm: jobs.RhythmPeriodic,
+		Timeout: jobs.Duration(time.Minute), Grace: jobs.Duration(time.Second)}, queues.QueueCore)
+	// Only a take names the core queue's paused marker: the submissions
+	// do not go through the proxy, and the placement queue has its own.
+	proxy.LoseNextReply([]byte("{" + e.store.Namespace().AsynqQueue(queues.QueueCore) + "}:paused"))
+	w, err := workers.New(store, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Stop)
+	got := e.waitTerminal(j.ID, wait)
+	if got.State != jobs.StateSucceeded || got.Attempt != 1 || got.Runs != 1 {
+		t.Fatalf("job %s at attempt %d, runs %d; want succeeded at its first attempt, run once", got.State, got.Attempt, got.Runs)
+	}
+	if proxy.Lost() != 1 {
+		t.Fatalf("the proxy lost %d replies, want 1: the test did not hit the take", proxy.Lost())
+	}
+	if n := runs.Load(); n != 1 {
+		t.Fatalf("the handler ran %d times", n)
 	}
 }

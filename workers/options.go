@@ -50,6 +50,11 @@ type Options struct {
 	// PollInterval is how often an idle worker looks for work (asynq's
 	// TaskCheckInterval, whose 1s default makes idle start-up slow).
 	PollInterval time.Duration
+	// AsynqShared makes the worker consume its shared queues through
+	// asynq's server, claiming each delivery after asynq hands it over, as
+	// it must on Redis Cluster, instead of taking and claiming them in one
+	// script (see taker.go). Tests set it to check both ways agree.
+	AsynqShared bool
 	// Heartbeat is the registry heartbeat period.
 	Heartbeat time.Duration
 	// DrainTimeout is how long a stopping worker lets running jobs finish

@@ -3,6 +3,7 @@ package workers
 import (
 	"context"
 	"errors"
+	"strconv"
 	"sync"
 	"time"
 )
@@ -33,6 +34,10 @@ type slotBook struct {
 	// waiting lists the placed deliveries waiting for slots, oldest first.
 	waiting []reservation
 	closed  bool
+	// takes numbers the slots admitTake holds before it knows for whom;
+	// looking lists those it holds now.
+	takes   uint64
+	looking map[string]bool
 }
 
 // reservation is a placed delivery waiting for its slots.
@@ -45,7 +50,7 @@ type reservation struct {
 var errBookClosed = errors.New("the worker is stopping")
 
 func newSlotBook(total int) *slotBook {
-	b := &slotBook{total: total, held: map[string]int{}}
+	b := &slotBook{total: total, held: map[string]int{}, looking: map[string]bool{}}
 	b.cond = sync.NewCond(&b.mu)
 	return b
 }
@@ -91,6 +96,59 @@ func (b *slotBook) admitShared(ctx context.Context, key string) (int, error) {
 			return 1, nil
 		}
 		b.cond.Wait()
+	}
+}
+
+// admitTake waits until a slot is free beyond what waiting placed jobs
+// reserved, then holds as many such slots as are free, up to n, under
+// keys of their own, and returns the keys: the taker (taker.go) asks
+// Redis for that many deliveries, moves each slot to the delivery it got
+// (rekey) and releases the rest. It returns early with ctx's error, or
+// errBookClosed.
+func (b *slotBook) admitTake(ctx context.Context, n int) ([]string, error) {
+	stop := context.AfterFunc(ctx, b.wake)
+	defer stop()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for {
+		switch {
+		case b.closed:
+			return nil, errBookClosed
+		case ctx.Err() != nil:
+			return nil, ctx.Err()
+		}
+		if free := b.total - b.used() - b.reservedBefore(""); free >= 1 {
+			keys := make([]string, min(free, n))
+			for i := range keys {
+				b.takes++
+				keys[i] = "\x00take:" + strconv.FormatUint(b.takes, 10)
+				b.held[keys[i]] = 1
+				b.looking[keys[i]] = true
+			}
+			return keys, nil
+		}
+		b.cond.Wait()
+	}
+}
+
+// hold gives key a slot whatever is free: a take retried after a lost
+// reply gets back what its first try claimed, into slots that try held
+// and the retry may not have asked for again. The book is over its
+// slots until those end, as the worker was while they were claimed.
+func (b *slotBook) hold(key string) {
+	b.mu.Lock()
+	b.held[key] = 1
+	b.mu.Unlock()
+}
+
+// rekey moves what from holds to to.
+func (b *slotBook) rekey(from, to string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if n, ok := b.held[from]; ok {
+		delete(b.held, from)
+		delete(b.looking, from)
+		b.held[to] = n
 	}
 }
 
@@ -160,6 +218,7 @@ func (b *slotBook) unwait(key string) {
 func (b *slotBook) release(key string) {
 	b.mu.Lock()
 	delete(b.held, key)
+	delete(b.looking, key)
 	b.cond.Broadcast()
 	b.mu.Unlock()
 }
@@ -179,9 +238,10 @@ func (b *slotBook) wake() {
 }
 
 // busy is how many slots are held or reserved: what the worker reports as
-// in use, so the controller never counts a reserved slot as free.
+// in use, so the controller never counts a reserved slot as free. A slot
+// the taker holds while it looks for work is free: nothing runs in it.
 func (b *slotBook) busy() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return min(b.used()+b.reservedBefore(""), b.total)
+	return min(b.used()-len(b.looking)+b.reservedBefore(""), b.total)
 }

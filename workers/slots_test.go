@@ -181,3 +181,37 @@ func TestSlotBookNeverOversubscribes(t *testing.T) {
 		t.Errorf("busy %d after everything was released", b.busy())
 	}
 }
+
+// TestTakeHoldsFreeSlotsWithoutReportingThem: the taker holds every free
+// slot while it looks for work, so a placed job cannot take them under
+// it; the slots still count as free in what the worker reports until a
+// delivery fills them, and those it did not fill go back.
+func TestTakeHoldsFreeSlotsWithoutReportingThem(t *testing.T) {
+	b := newSlotBook(4)
+	if n, err := b.admitShared(context.Background(), "running"); n != 1 || err != nil {
+		t.Fatalf("admitShared: %d %v", n, err)
+	}
+	keys, err := b.admitTake(context.Background(), 8)
+	if err != nil || len(keys) != 3 {
+		t.Fatalf("admitTake: %v %v; want the 3 free slots", keys, err)
+	}
+	if got := b.busy(); got != 1 {
+		t.Fatalf("busy %d while the taker looks, want 1", got)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if _, err := b.admitShared(ctx, "other"); err == nil {
+		t.Fatal("a slot the taker holds was given to another delivery")
+	}
+	b.rekey(keys[0], "taken")
+	b.release(keys[1])
+	b.release(keys[2])
+	if got := b.busy(); got != 2 {
+		t.Fatalf("busy %d after one take filled one slot, want 2", got)
+	}
+	ctx2, cancel2 := context.WithTimeout(context.Background(), time.Second)
+	defer cancel2()
+	if keys, err := b.admitTake(ctx2, 1); err != nil || len(keys) != 1 {
+		t.Fatalf("admitTake of 1: %v %v", keys, err)
+	}
+}

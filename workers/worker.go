@@ -171,9 +171,12 @@ func (w *Worker) Stop() {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		if err := w.store.Deregister(ctx, w.ID()); err != nil {
+		left, err := w.store.Leave(ctx, w.ID())
+		if err != nil {
 			w.log.Warn("deregister failed; the controller will notice the silence", "err", err)
 		}
+		// Claimed here unseen (a reply lost), so never run here.
+		w.requeuedFor(left, "requeued a job on record as this worker's that it never ran", "worker stopped")
 		if w.hbCancel != nil { // it announced itself up, so it says it left
 			w.publish(events.Event{ID: events.NewID(), Type: events.TypeWorkerStopped, Worker: w.ID(), Time: w.opts.Now(),
 				Data: map[string]any{"pool": w.opts.Pool}})
@@ -187,11 +190,16 @@ func (w *Worker) Stop() {
 // or is paused, under the same ID), or claimed by it after the takeover.
 // They run again as new attempts, from their last checkpoint.
 func (w *Worker) tookOver(rs []queues.Recovered) {
+	w.requeuedFor(rs, "requeued a job of this worker ID's previous process", "worker restarted")
+}
+
+// requeuedFor logs and announces jobs the registry requeued for reason.
+func (w *Worker) requeuedFor(rs []queues.Recovered, msg, reason string) {
 	for _, r := range rs {
-		w.log.Warn("requeued a job of this worker ID's previous process", "job", r.JobID, "attempt", r.Attempt, "queue", r.Queue)
+		w.log.Warn(msg, "job", r.JobID, "attempt", r.Attempt, "queue", r.Queue)
 		w.publish(events.Event{ID: events.JobEventID(r.JobID, r.Attempt, events.TypeJobRequeued), Type: events.TypeJobRequeued,
 			JobID: r.JobID, Attempt: r.Attempt, State: jobs.StateQueued, Queue: r.Queue, Worker: r.Worker,
-			Reason: "worker restarted", Time: w.opts.Now()})
+			Reason: reason, Time: w.opts.Now()})
 	}
 }
 
