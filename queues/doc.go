@@ -12,7 +12,9 @@
 // MULTI stays on one shard; a script derives keys only from prefixes its
 // caller passes. asynq's keys are tagged by queue, so on a cluster a new
 // job's task is enqueued after its record, not in the same script
-// (StoreOptions.SeparateEnqueue, set by NewStore for a cluster client).
+// (StoreOptions.SeparateEnqueue, set by NewStore for a cluster client), and
+// workers consume through asynq's server; on one Redis they take and claim
+// deliveries in one script (Take).
 // MigrateKeys moves an installation from the untagged names; Topology says
 // what the client is connected to.
 package queues

@@ -1,6 +1,7 @@
 // Package workers is Ballast's worker runtime. A Worker consumes asynq queues
 // in strict priority, claims each delivery against the job record (dropping
-// stale ones), runs the job as a subprocess or an in-process Go handler with
+// stale ones; on one Redis the shared queues' deliveries are taken and
+// claimed in one script, see taker.go), runs the job as a subprocess or an in-process Go handler with
 // the checkpoint contract, keeps its output, records its end, retries
 // retryable failures as new attempts, heartbeats into the worker registry and
 // drains on stop: running jobs get the drain timeout to finish, then are

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -104,7 +105,8 @@ func NewID() string {
 // change), the stream stores it once within DuplicateWindow and Follow
 // shows it once.
 func JobEventID(jobID string, attempt int, t Type) string {
-	return fmt.Sprintf("%s.%d.%s", jobID, attempt, t)
+	// Two per attempt on a worker's path: concatenation, not fmt.
+	return jobID + "." + strconv.Itoa(attempt) + "." + string(t)
 }
 
 // Validate reports what is missing before an event can be published: an
