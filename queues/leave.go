@@ -16,10 +16,19 @@ import (
 // policy leaves jobs on unknown workers alone. A gang is left to its
 // members: one that leaves has asked member 0 to checkpoint and move the
 // gang (see gang.go), and its other members run on.
-// KEYS: workers, worker, livesEnd, workerJobs, outbox, active, usage.
-// ARGV: workerID, now, jobKeyPrefix, workerKeyPrefix, retentionMs.
+// An attempt whose end the worker gave up recording (Redis failing for
+// longer than the worker retries) is requeued too: that is the recovery
+// the worker left it to, and, like a worker killed between a job's side
+// effect and its result, it may run again.
+// A process whose identity is fenced (the controller declared it dead, or
+// a newer process took its ID over) changes nothing: the ID's attempts and
+// registration are its successor's, or recovery's.
+// KEYS: workers, worker, livesEnd, workerJobs, outbox, active, usage,
+// tombstone, incarnation. ARGV: workerID, now, jobKeyPrefix,
+// workerKeyPrefix, retentionMs, incarnation ("" = unchecked).
 // Returns a flat {id, newAttempt, queue, ...} of the jobs requeued.
-var leaveScript = redis.NewScript(usageLua + gangLua + requeueWorkerJobsLua + `
+var leaveScript = redis.NewScript(usageLua + gangLua + requeueWorkerJobsLua + claimFenceLua + `
+if claimFenced(KEYS[8], KEYS[9], ARGV[6]) then return {} end
 local mine = {}
 for _, id in ipairs(redis.call("SMEMBERS", KEYS[4])) do
   if gangSize(ARGV[3] .. id) <= 1 then mine[#mine + 1] = id end
@@ -34,11 +43,13 @@ return out
 
 // Leave is Deregister for a worker process that stops: it also requeues,
 // and enqueues, the attempts still on record as the worker's, which its
-// process no longer runs. It returns them.
-func (s *Store) Leave(ctx context.Context, id string) ([]Recovered, error) {
+// process no longer runs, and returns them. incarnation is the process's
+// (see ClaimAs): a fenced process leaves nothing and nobody's jobs moved.
+func (s *Store) Leave(ctx context.Context, id, incarnation string) ([]Recovered, error) {
 	v, err := leaveScript.Run(ctx, s.rdb,
-		[]string{s.ns.Workers(), s.ns.Worker(id), s.ns.livesEnd(), s.ns.WorkerJobs(id), s.ns.Outbox(), s.ns.ActiveJobs(), s.ns.usage()},
-		id, s.opts.Now().UnixMilli(), s.ns.JobPrefix(), s.ns.WorkerPrefix(), s.opts.Retention.Milliseconds()).Slice()
+		[]string{s.ns.Workers(), s.ns.Worker(id), s.ns.livesEnd(), s.ns.WorkerJobs(id), s.ns.Outbox(), s.ns.ActiveJobs(), s.ns.usage(),
+			s.ns.WorkerTombstone(id), s.ns.WorkerIncarnation(id)},
+		id, s.opts.Now().UnixMilli(), s.ns.JobPrefix(), s.ns.WorkerPrefix(), s.opts.Retention.Milliseconds(), incarnation).Slice()
 	if err != nil {
 		return nil, wrap("queues.Leave", err)
 	}

@@ -171,7 +171,7 @@ func (w *Worker) Stop() {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		left, err := w.store.Leave(ctx, w.ID())
+		left, err := w.store.Leave(ctx, w.ID(), w.inc)
 		if err != nil {
 			w.log.Warn("deregister failed; the controller will notice the silence", "err", err)
 		}
