@@ -30,9 +30,11 @@ import (
 // that already (DESIGN.md, "Sources of truth"): the task only ever carried
 // "attempt N of job J", and the record decides whether N is current. A
 // stale ID is dropped as the claim would have refused it. A take whose
-// reply is lost leaves an attempt on record as the worker's that the
-// worker does not know of: its heartbeat does not report it, and the beat
-// requeues it after orphanGrace, as it does any attempt a worker lost.
+// reply is lost leaves attempts on record as the worker's that the worker
+// does not know of: its retry, under the same token, is answered with
+// them (see takeScript); a worker that stops before any retry gets through
+// requeues them as it leaves the registry (Leave), and a worker that dies
+// has them requeued by recovery with the rest of its jobs.
 //
 // The pending list, its paused marker and the task hash are asynq's
 // layout, as the submit script writes them (asynqtask.go);
@@ -63,7 +65,7 @@ local f = redis.call("MGET", unpack(mget))
 if f[1] or (ARGV[3] ~= "" and f[2] and f[2] ~= ARGV[3]) then return "fenced" end
 local want, pops, dropped = tonumber(ARGV[5]), 0, 0
 local out, got = {0}, 0
-if ARGV[8] == "1" then
+if ARGV[8] ~= "0" then
   -- A retry of a take whose reply may have been lost: what it claimed
   -- carries its token, and is answered again before anything new.
   for _, jid in ipairs(redis.call("SMEMBERS", KEYS[3])) do
@@ -76,7 +78,7 @@ if ARGV[8] == "1" then
       end
     end
   end
-  if got > 0 then out[1] = -1; return out end
+  if got > 0 or ARGV[8] == "2" then out[1] = -1; return out end
 end
 for q = 1, nq do
   if not f[2 + q] then
@@ -140,6 +142,10 @@ type TakeRequest struct {
 	// lost is then answered again, not repeated.
 	Token string
 	Retry bool
+	// AgainOnly, with Retry, takes nothing new: it only answers with what
+	// a try of the token claimed, for a worker that stops taking work but
+	// must not leave a take in doubt.
+	AgainOnly bool
 }
 
 // Take pops up to r.Max deliveries from r.Queues and claims each for
@@ -159,7 +165,10 @@ func (s *Store) Take(ctx context.Context, r TakeRequest) (Took, error) {
 	c := r.Claimant
 	now := s.opts.Now().UnixMilli()
 	retry := "0"
-	if r.Retry {
+	switch {
+	case r.Retry && r.AgainOnly:
+		retry = "2"
+	case r.Retry:
 		retry = "1"
 	}
 	keys := make([]string, 0, 4+2*len(r.Queues))

@@ -213,7 +213,8 @@ func TestTakeRefusedOnSeparateEnqueue(t *testing.T) {
 // TestARetriedTakeIsAnsweredAgain: a take commits but its reply never
 // reaches the worker. Its retry, under the same token, gets what that try
 // claimed, as claimed, and takes nothing more; a retry whose first try
-// never ran takes as a first try would.
+// never ran takes as a first try would, unless it asks only for the
+// answer.
 func TestARetriedTakeIsAnsweredAgain(t *testing.T) {
 	t.Parallel()
 	s, _ := newStore(t)
@@ -233,6 +234,10 @@ func TestARetriedTakeIsAnsweredAgain(t *testing.T) {
 	}
 	if got, _ := s.Get(ctx, b.Job.ID); got.State != jobs.StateQueued {
 		t.Fatalf("the retry took %s too (%s)", b.Job.ID, got.State)
+	}
+	only := queues.TakeRequest{Queues: req.Queues, Claimant: alice, Max: 1, Token: "never-ran", Retry: true, AgainOnly: true}
+	if took, err := s.Take(ctx, only); err != nil || len(took.Jobs) != 0 {
+		t.Fatalf("an answer-only retry of a try that never ran took %+v (%v); want nothing", took, err)
 	}
 	fresh := queues.TakeRequest{Queues: req.Queues, Claimant: alice, Max: 1, Token: "never-ran", Retry: true}
 	took, err := s.Take(ctx, fresh)

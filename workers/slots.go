@@ -131,16 +131,6 @@ func (b *slotBook) admitTake(ctx context.Context, n int) ([]string, error) {
 	}
 }
 
-// hold gives key a slot whatever is free: a take retried after a lost
-// reply gets back what its first try claimed, into slots that try held
-// and the retry may not have asked for again. The book is over its
-// slots until those end, as the worker was while they were claimed.
-func (b *slotBook) hold(key string) {
-	b.mu.Lock()
-	b.held[key] = 1
-	b.mu.Unlock()
-}
-
 // rekey moves what from holds to to.
 func (b *slotBook) rekey(from, to string) {
 	b.mu.Lock()

@@ -27,10 +27,13 @@ const takeTimeout = 5 * time.Second
 // forwarder does. The record is what asynq's lease was for; see
 // queues/take.go for why nothing is lost or run twice.
 type taker struct {
-	w      *Worker
-	cancel context.CancelFunc
-	loop   chan struct{} // closed when the loop has returned
-	runs   sync.WaitGroup
+	w    *Worker
+	runs sync.WaitGroup
+
+	mu      sync.Mutex
+	stopped bool
+	cancel  context.CancelFunc
+	loop    chan struct{} // closed when the loop has returned; nil before start
 }
 
 // forwardEvery is how often the taker forwards due scheduled and retry
@@ -40,8 +43,13 @@ func forwardEvery(backoff time.Duration) time.Duration {
 	return min(max(backoff/2, 100*time.Millisecond), 5*time.Second)
 }
 
-// start starts the loop.
+// start starts the loop, unless stop came first.
 func (t *taker) start() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.stopped {
+		return
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.cancel, t.loop = cancel, make(chan struct{})
 	go func() {
@@ -51,28 +59,64 @@ func (t *taker) start() {
 }
 
 // stop stops taking and returns once no take is in flight: every attempt
-// taken is then enlisted, so the drain sees it.
+// taken is then enlisted, so the drain sees it. A taker stopped before it
+// started never starts.
 func (t *taker) stop() {
-	if t.cancel == nil {
-		return
+	t.mu.Lock()
+	t.stopped = true
+	loop := t.loop
+	if t.cancel != nil {
+		t.cancel()
 	}
-	t.cancel()
-	<-t.loop
+	t.mu.Unlock()
+	if loop != nil {
+		<-loop
+	}
 }
 
 // wait returns when every taken attempt has ended here.
 func (t *taker) wait() { t.runs.Wait() }
 
+// take is what the loop asks of one take: a fresh one, the retry of a
+// try that failed, or only the answer to that try.
+type take int
+
+const (
+	takeFresh take = iota
+	takeRetry
+	takeAgainOnly
+)
+
 func (t *taker) run(ctx context.Context) {
 	w := t.w
 	poll, every := w.opts.PollInterval, forwardEvery(w.opts.RetryBackoff)
 	var forwarded time.Time
+	// keys are the slots held for the take in hand. A take that failed
+	// keeps them for its retry: what its first try claimed, if it did,
+	// comes back into the slots it was claimed for.
+	var keys []string
 	failures := 0
 	token := randomHex(8)
-	for ctx.Err() == nil {
-		keys, err := w.slots.admitTake(ctx, maxTake)
-		if err != nil {
-			return // stopping
+	defer func() {
+		if failures > 0 {
+			// A take in doubt when the worker stops taking: one last try
+			// asks only for what it claimed, which then runs (or is
+			// drained) here. If that fails too, Leave requeues it.
+			if _, err := w.takeInto(keys, token, takeAgainOnly); err != nil {
+				w.log.Warn("a take in doubt could not be settled; the worker's deregistration requeues what it took", "err", err)
+			}
+			return
+		}
+		for _, k := range keys {
+			w.slots.release(k)
+		}
+	}()
+	for ctx.Err() == nil && !w.isDraining() {
+		if keys == nil {
+			var err error
+			if keys, err = w.slots.admitTake(ctx, maxTake); err != nil {
+				return // stopping
+			}
 		}
 		if time.Since(forwarded) >= every {
 			if _, err := w.store.ForwardDue(ctx, w.opts.Queues); err != nil && ctx.Err() == nil {
@@ -81,61 +125,76 @@ func (t *taker) run(ctx context.Context) {
 				forwarded = time.Now()
 			}
 		}
-		took, err := w.takeInto(keys, token, failures > 0)
+		mode := takeFresh
+		if failures > 0 {
+			mode = takeRetry
+		}
+		took, err := w.takeInto(keys, token, mode)
 		switch {
 		case errors.Is(err, queues.ErrFenced):
-			// This identity is not the worker's any more: take a new one.
+			// Nothing was taken, and this identity is not the worker's any
+			// more: take a new one.
+			keys, failures, token = nil, 0, randomHex(8)
 			w.refence("take")
-			failures, token = 0, randomHex(8)
 			continue
 		case err != nil:
 			// Redis trouble: nothing was taken, or the reply was lost. The
-			// retry, under the same token, is answered with what this try
-			// took. A worker that stops first leaves it to its
-			// deregistration, which requeues whatever is on record as its.
+			// retry, under the same token and into the same slots, is
+			// answered with what this try took.
 			failures++
 			w.log.Warn("taking deliveries failed; retrying", "err", err, "failures", failures)
 			sleep(ctx, min(time.Duration(failures)*poll*4, 2*time.Second))
 			continue
 		}
-		failures, token = 0, randomHex(8)
+		keys, failures, token = nil, 0, randomHex(8)
 		if took == 0 {
 			sleep(ctx, poll)
 		}
 	}
 }
 
+// isDraining reports whether the worker stopped taking work.
+func (w *Worker) isDraining() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.draining
+}
+
 // takeInto takes up to len(keys) deliveries, one into each slot keys
 // holds, starts them, and releases the slots left over. It returns how
-// many it started. The take is not cut short when the worker stops: what
-// it took is enlisted before the taker's loop returns, so the drain sees
-// it.
-func (w *Worker) takeInto(keys []string, token string, retry bool) (int, error) {
+// many it started. On an error other than ErrFenced it keeps the slots,
+// for the retry; every other way, they are filled or released. The take
+// is not cut short when the worker stops: what it took is enlisted
+// before the taker's loop returns, so the drain sees it.
+func (w *Worker) takeInto(keys []string, token string, mode take) (int, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), takeTimeout)
 	defer cancel()
 	wid := w.ID()
 	took, err := w.store.Take(ctx, queues.TakeRequest{Queues: w.opts.Queues,
 		Claimant: queues.Claimant{Worker: wid, Incarnation: w.inc, Pool: w.opts.Pool},
-		Max:      len(keys), Token: token, Retry: retry})
+		Max:      len(keys), Token: token, Retry: mode != takeFresh, AgainOnly: mode == takeAgainOnly})
+	if err != nil && !errors.Is(err, queues.ErrFenced) {
+		return 0, err
+	}
 	for _, id := range took.Unreadable {
 		w.log.Error("took a job whose record cannot be read; not running it (it is requeued when this worker stops)", "job", id)
 	}
 	if took.Dropped > 0 {
 		w.log.Debug("dropped stale deliveries", "count", took.Dropped)
 	}
-	for i, j := range took.Jobs {
-		r, key := w.enlist(j, wid, 1, nil, 0)
-		if r == nil { // cannot be: a take claims only queued attempts
-			if i < len(keys) {
-				w.slots.release(keys[i])
-			}
+	started := 0
+	for _, j := range took.Jobs {
+		if started == len(keys) {
+			// Cannot be: a take answers with at most as many as it asks.
+			w.log.Error("a take answered with more jobs than it asked for; not running the rest (requeued when this worker stops)", "job", j.ID)
 			continue
 		}
-		if i < len(keys) {
-			w.slots.rekey(keys[i], key)
-		} else {
-			w.slots.hold(key) // a retry answered with more than it asked for
+		r, key := w.enlist(j, wid, 1, nil, 0)
+		if r == nil {
+			continue // cannot be: a take claims only queued attempts
 		}
+		w.slots.rekey(keys[started], key)
+		started++
 		w.srv.taker.runs.Add(1)
 		go func() {
 			defer w.srv.taker.runs.Done()
@@ -143,10 +202,10 @@ func (w *Worker) takeInto(keys []string, token string, retry bool) (int, error) 
 			w.carry(context.Background(), r, key, wid)
 		}()
 	}
-	for _, k := range keys[min(len(took.Jobs), len(keys)):] {
+	for _, k := range keys[started:] {
 		w.slots.release(k)
 	}
-	return len(took.Jobs), err
+	return started, err
 }
 
 // sleep waits for d or until ctx ends.
