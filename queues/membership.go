@@ -19,8 +19,14 @@ import (
 // placements of queued jobs change neither: the controller makes those
 // itself, or learns of them otherwise.
 type Membership struct {
-	// Active lists the IDs in the active index (jobs queued or running).
+	// Active lists the IDs in the active index (jobs queued or running);
+	// for ActiveChanges, only those added at or after the time asked for.
 	Active []string
+	// LastAdded is the latest time a job in Active was added (its
+	// submission, by the submitter's clock).
+	LastAdded time.Time
+	// Count is how many jobs the active index holds (ActiveChanges only).
+	Count int
 	// OnWorker holds, for each worker asked about, the IDs of the jobs it
 	// has claimed and not finished (a gang's ID on each of its members'
 	// workers).
@@ -42,13 +48,32 @@ type EndedAttempt struct {
 
 // JobID decodes the job the entry is of ("" if it is unreadable).
 func (e EndedAttempt) JobID() string {
+	id, _ := e.decode()
+	return id
+}
+
+// JobEnded decodes whether the attempt's end was its job's (it succeeded,
+// failed or was cancelled): the script that wrote the entry removed the
+// job from the active index in the same step. A retry, a requeue, a
+// preemption or a lost worker leave the job active.
+func (e EndedAttempt) JobEnded() bool {
+	_, outcome := e.decode()
+	switch jobs.State(outcome) {
+	case jobs.StateSucceeded, jobs.StateFailed, jobs.StateCancelled:
+		return true
+	}
+	return false
+}
+
+func (e EndedAttempt) decode() (job, outcome string) {
 	var u struct {
-		Job string `json:"job"`
+		Job     string `json:"job"`
+		Outcome string `json:"outcome"`
 	}
 	if json.Unmarshal([]byte(e.Key), &u) != nil {
-		return ""
+		return "", ""
 	}
-	return u.Job
+	return u.Job, u.Outcome
 }
 
 // ActiveMembership reads the active index, the claimed-job sets of
@@ -57,11 +82,34 @@ func (e EndedAttempt) JobID() string {
 // costs one short string per active job and per running member, and one
 // entry per attempt ended since: a fraction of reading the records.
 func (s *Store) ActiveMembership(ctx context.Context, workers []string, endedSince time.Time) (Membership, error) {
-	var active *redis.StringSliceCmd
+	return s.membership(ctx, workers, endedSince, time.Time{}, false)
+}
+
+// ActiveChanges is ActiveMembership for a reader that keeps the active
+// index from one read to the next: instead of every ID in it, it reads
+// those added at or after addedSince, and how many it holds. Every read is
+// of one moment (a transaction), so a reader that adds what was added and
+// removes what ended (EndedAttempt.JobEnded) knows its copy is whole when
+// it holds Count IDs; when it does not (a queued job was cancelled, which
+// leaves no usage entry, or an ID was added with a time before
+// addedSince), it reads the whole index.
+func (s *Store) ActiveChanges(ctx context.Context, workers []string, endedSince, addedSince time.Time) (Membership, error) {
+	return s.membership(ctx, workers, endedSince, addedSince, true)
+}
+
+func (s *Store) membership(ctx context.Context, workers []string, endedSince, addedSince time.Time, changes bool) (Membership, error) {
+	var active *redis.ZSliceCmd
+	var count *redis.IntCmd
 	var ended *redis.ZSliceCmd
 	sets := make([]*redis.StringSliceCmd, len(workers))
-	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		active = p.ZRange(ctx, s.ns.ActiveJobs(), 0, -1)
+	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		if changes {
+			active = p.ZRangeByScoreWithScores(ctx, s.ns.ActiveJobs(), &redis.ZRangeBy{
+				Min: strconv.FormatInt(addedSince.UnixMilli(), 10), Max: "+inf"})
+			count = p.ZCard(ctx, s.ns.ActiveJobs())
+		} else {
+			active = p.ZRangeWithScores(ctx, s.ns.ActiveJobs(), 0, -1)
+		}
 		if endedSince.IsZero() {
 			ended = p.ZRevRangeWithScores(ctx, s.ns.usage(), 0, 0)
 		} else {
@@ -76,7 +124,22 @@ func (s *Store) ActiveMembership(ctx context.Context, workers []string, endedSin
 	if err != nil && err != redis.Nil {
 		return Membership{}, wrap("queues.ActiveMembership", err)
 	}
-	m := Membership{Active: active.Val(), OnWorker: make(map[string][]string, len(workers))}
+	m := Membership{OnWorker: make(map[string][]string, len(workers))}
+	zs := active.Val()
+	m.Active = make([]string, 0, len(zs))
+	var last float64
+	for _, z := range zs {
+		if id, ok := z.Member.(string); ok {
+			m.Active = append(m.Active, id)
+			last = max(last, z.Score)
+		}
+	}
+	if last > 0 {
+		m.LastAdded = time.UnixMilli(int64(last))
+	}
+	if count != nil {
+		m.Count = int(count.Val())
+	}
 	for i, w := range workers {
 		m.OnWorker[w] = sets[i].Val()
 	}

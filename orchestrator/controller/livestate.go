@@ -31,10 +31,15 @@ const endMargin = 5 * time.Second
 // which is trusted to say more than "read this record again":
 //
 //   - the active index, the workers' claimed-job sets and the usage
-//     entries of ended attempts (queues.Store.ActiveMembership), which the
+//     entries of ended attempts (queues.Store.ActiveChanges), which the
 //     store's scripts change in the same step as the record when a job is
 //     created or ends, or an attempt starts, finishes or is requeued; a job
-//     that enters or leaves one, or whose attempt ended, is read again;
+//     that enters or leaves one, or whose attempt ended, is read again.
+//     Of the active index a tick reads only the IDs added since the last
+//     (by their time of submission, with endMargin to spare) and its
+//     count: an ended attempt that was its job's end says which ID left.
+//     When the copy kept then does not hold the count (a queued job's
+//     cancel ends no attempt), that tick reads the index whole;
 //   - the controller's own writes: every job an action of the plan names,
 //     placements taken back, held deliveries moved;
 //   - hints from outside (Changed), such as job events over NATS: the
@@ -65,6 +70,11 @@ type liveState struct {
 	// again (see endMargin).
 	endCursor time.Time
 	endSeen   map[string]time.Time
+	// addedCursor is the latest addition to the active index read; each
+	// tick reads the additions since endMargin before it. wholeReads
+	// counts the ticks that had to read the index whole.
+	addedCursor time.Time
+	wholeReads  int
 	// refs are, by worker, the jobs whose record names it (as its worker
 	// or as a placed member's): their view changes with the worker's
 	// pool and whether it takes placed work.
@@ -153,6 +163,7 @@ func (h *Hybrid) rebuild(ctx context.Context, now time.Time) (*policy.Index, []p
 		placedQueued: map[string]bool{}, workers: map[string]workerKey{}, indexed: map[string]bool{},
 		endSeen: map[string]time.Time{}, endCursor: time.UnixMilli(1)}
 	lv.syncMembers(m.Active)
+	lv.addedCursor = m.LastAdded
 	lv.syncEnded(m.Ended) // what ended before is in the records read after
 	for _, j := range h.seen {
 		lv.ref(j, true)
@@ -219,9 +230,22 @@ func (h *Hybrid) refresh(ctx context.Context, now time.Time, lv *liveState, hint
 	for w := range gone {
 		ids = append(ids, w)
 	}
-	m, err := h.Store.ActiveMembership(ctx, ids, lv.endCursor.Add(-endMargin))
+	// The active index is read whole only when what changed in it does
+	// not add up (see queues.Store.ActiveChanges).
+	m, err := h.Store.ActiveChanges(ctx, ids, lv.endCursor.Add(-endMargin), lv.addedCursor.Add(-endMargin))
 	if err != nil {
 		return nil, nil, err
+	}
+	h.mu.Lock()
+	added, removed, whole := lv.changes(m)
+	if whole {
+		lv.apply(added, removed, m.LastAdded)
+	}
+	h.mu.Unlock()
+	if !whole {
+		if m, err = h.Store.ActiveMembership(ctx, ids, lv.endCursor.Add(-endMargin)); err != nil {
+			return nil, nil, err
+		}
 	}
 	instances, err := h.instances(ctx, now)
 	if err != nil {
@@ -229,7 +253,11 @@ func (h *Hybrid) refresh(ctx context.Context, now time.Time, lv *liveState, hint
 	}
 
 	h.mu.Lock()
-	added, removed := lv.syncMembers(m.Active)
+	if !whole {
+		lv.wholeReads++
+		added, removed = lv.syncMembers(m.Active)
+		lv.addedCursor = later(lv.addedCursor, m.LastAdded)
+	}
 	read := map[string]bool{}
 	for _, id := range added {
 		read[id] = true
@@ -416,6 +444,56 @@ func (lv *liveState) ref(j jobs.Job, add bool) {
 	} else if !add {
 		delete(lv.placedQueued, j.ID)
 	}
+}
+
+// changes takes what ActiveChanges read and returns the IDs that entered
+// the active index since the last read (added at or after the cursor, and
+// not held yet) and left it (their attempt's end was the job's), and
+// whether the index then holds as many IDs as the read counted.
+func (lv *liveState) changes(m queues.Membership) (added, removed []string, whole bool) {
+	fresh := map[string]bool{}
+	for _, id := range m.Active {
+		if _, ok := lv.members[id]; !ok && !fresh[id] {
+			fresh[id] = true
+			added = append(added, id)
+		}
+	}
+	gone := map[string]bool{}
+	for _, e := range m.Ended {
+		if !e.JobEnded() {
+			continue
+		}
+		id := e.JobID()
+		if gone[id] {
+			continue
+		}
+		gone[id] = true
+		if _, ok := lv.members[id]; ok {
+			removed = append(removed, id)
+		}
+	}
+	// One added and ended between two reads was never seen: nothing to do.
+	added = slices.DeleteFunc(added, func(id string) bool { return gone[id] })
+	return added, removed, len(lv.members)+len(added)-len(removed) == m.Count
+}
+
+// apply adds and removes IDs as changes found them.
+func (lv *liveState) apply(added, removed []string, lastAdded time.Time) {
+	for _, id := range added {
+		lv.members[id] = lv.gen
+	}
+	for _, id := range removed {
+		delete(lv.members, id)
+	}
+	lv.addedCursor = later(lv.addedCursor, lastAdded)
+	lv.active = nil // no longer a whole read to compare the next with
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // syncMembers takes the active index as read now and returns the IDs that

@@ -297,6 +297,9 @@ func TestLiveViewMatchesAFullRead(t *testing.T) {
 		}
 	}
 	// A case that exercises too little proves nothing.
+	if h.live != nil {
+		t.Logf("ticks since the last rebuild that read the active index whole: %d (%v)", h.live.wholeReads, done)
+	}
 	for _, op := range []string{"submit", "claim", "finish", "requeue", "cancel", "checkpoint", "move", "place", "gang", "worker"} {
 		if done[op] == 0 {
 			t.Errorf("no %s in the sequence (%v): raise the tick count", op, done)
@@ -437,5 +440,70 @@ func TestAFloodOfHintsBecomesOneRebuild(t *testing.T) {
 	}
 	if _, err := h.Tick(ctx, now.Add(2*time.Second)); err != nil || h.live == first || h.live == nil {
 		t.Fatalf("a flood: view rebuilt %v, err %v", h.live != first, err)
+	}
+}
+
+// TestTickReadsTheActiveIndexWholeOnlyWhenItMust: a tick reads only what
+// was added to the active index since the last, and learns what left it
+// from the attempts that ended, as long as the two add up to the index's
+// count. A queued job cancelled leaves no ended attempt: that tick reads
+// the index whole. The view matches a full read throughout.
+func TestTickReadsTheActiveIndexWholeOnlyWhenItMust(t *testing.T) {
+	t.Parallel()
+	_, store, sub := oneRunningJob(t)
+	ctx := context.Background()
+	h := &Hybrid{Store: store, Config: policy.DefaultConfig(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		RebuildEvery: time.Hour, Pools: []policy.Pool{{Name: "fixed", Kind: policy.PoolFixed}}}
+	t0 := time.Now()
+	step := 0
+	tick := func(what string) {
+		t.Helper()
+		step++
+		now := t0.Add(time.Duration(step) * time.Second)
+		if _, _, err := h.tickIndex(ctx, now); err != nil {
+			t.Fatal(err)
+		}
+		if d := liveDiff(t, h, now); d != "" {
+			t.Fatalf("after %s: %s", what, d)
+		}
+	}
+	submit := func() jobs.Job {
+		t.Helper()
+		s, err := store.Submit(ctx, jobs.Spec{Command: []string{"true"}, Class: jobs.ClassCore, Timeout: jobs.Duration(time.Hour),
+			Grace: jobs.Duration(time.Second)}, queues.QueueCore)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s.Job
+	}
+	tick("the first tick (a rebuild)")
+	queued := []jobs.Job{submit(), submit(), submit()}
+	tick("three submissions")
+	if _, err := store.Finish(ctx, sub.Job, "f0", jobs.StateSucceeded, nil, ""); err != nil {
+		t.Fatal(err)
+	}
+	tick("a finish")
+	j, ok, err := store.Claim(ctx, queues.Delivery{JobID: queued[0].ID, Attempt: 1}, "f0")
+	if err != nil || !ok {
+		t.Fatalf("claim: %v %v", ok, err)
+	}
+	if _, err := store.Requeue(ctx, j, "f0", queues.Requeue{Retry: true, Reason: "exit 1"}); err != nil {
+		t.Fatal(err)
+	}
+	tick("a retry")
+	if n := h.live.wholeReads; n != 0 {
+		t.Fatalf("%d ticks read the active index whole; what changed added up every time", n)
+	}
+	if _, err := store.Cancel(ctx, queued[1].ID); err != nil {
+		t.Fatal(err)
+	}
+	tick("a queued job's cancel")
+	if n := h.live.wholeReads; n != 1 {
+		t.Fatalf("%d whole reads after a queued cancel, want 1: nothing else says it left", n)
+	}
+	submit()
+	tick("a submission after it")
+	if n := h.live.wholeReads; n != 1 {
+		t.Fatalf("%d whole reads, want still 1", n)
 	}
 }

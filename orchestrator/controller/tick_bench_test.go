@@ -25,6 +25,11 @@ type tickBench struct {
 	core, burst jobs.Spec
 	running     []jobs.Job // by worker: running[w*20+k] runs on fixed-w
 	queued      []jobs.Job // burst, oldest first
+	// queuedCancel makes the churn cancel its oldest queued job while it
+	// is queued, which no ended attempt reports: the tick after it reads
+	// the active index whole. Otherwise the job starts and is cancelled
+	// running.
+	queuedCancel bool
 }
 
 func newTickBench(b *testing.B) *tickBench {
@@ -83,7 +88,7 @@ func (t *tickBench) start(b *testing.B, worker string) jobs.Job {
 // churn changes a handful of jobs the way a busy second does, leaving the
 // counts as they were: a core job finishes and another starts in its slot,
 // one is requeued and started again, a burst job is submitted and the
-// oldest cancelled.
+// oldest cancelled (queued, or once started: see queuedCancel).
 func (t *tickBench) churn(b *testing.B, i int) {
 	ctx := context.Background()
 	k := i % len(t.running)
@@ -104,8 +109,18 @@ func (t *tickBench) churn(b *testing.B, i int) {
 	}
 	t.running[k] = got
 	t.queued = append(t.queued, t.submit(b, t.burst, queues.QueueBurst))
-	if _, err := t.store.Cancel(ctx, t.queued[0].ID); err != nil {
-		b.Fatal(err)
+	if t.queuedCancel {
+		if _, err := t.store.Cancel(ctx, t.queued[0].ID); err != nil {
+			b.Fatal(err)
+		}
+	} else {
+		got, ok, err := t.store.Claim(ctx, queues.Delivery{JobID: t.queued[0].ID, Attempt: t.queued[0].Attempt}, worker)
+		if err != nil || !ok {
+			b.Fatalf("claim of the oldest queued: %v %v", ok, err)
+		}
+		if ok, err := t.store.Finish(ctx, got, worker, jobs.StateCancelled, nil, "cancelled"); err != nil || !ok {
+			b.Fatalf("cancel of the oldest queued, running: %v %v", ok, err)
+		}
 	}
 	t.queued = t.queued[1:]
 }
@@ -150,6 +165,15 @@ func (t *tickBench) run(b *testing.B, churn bool) {
 // apply) after a handful of jobs changed, among 12,000 (see churn).
 func BenchmarkHybridTick(b *testing.B) {
 	newTickBench(b).run(b, true)
+}
+
+// BenchmarkHybridTickQueuedCancel is BenchmarkHybridTick with a queued
+// job cancelled before every tick, which makes every tick read the active
+// index whole.
+func BenchmarkHybridTickQueuedCancel(b *testing.B) {
+	t := newTickBench(b)
+	t.queuedCancel = true
+	t.run(b, true)
 }
 
 // BenchmarkHybridTickRebuild is one leader tick that reads every active
