@@ -1,7 +1,10 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
+
+	"github.com/redis/go-redis/v9"
 	"testing"
 	"time"
 
@@ -50,6 +53,17 @@ func TestSubmit500OnRedisClusterThroughFailover(t *testing.T) {
 			return 0
 		}
 		killed = old
+		// Redis replicates asynchronously: a write the master acknowledged
+		// and its replica has not received dies with the master. That
+		// window is normally a few milliseconds; on a loaded machine it
+		// was seconds, and every job accepted before the kill was lost
+		// with it. What this test checks is Ballast's part (submissions
+		// refused during the failover are retried under their keys,
+		// nothing runs twice, everything the new master holds completes),
+		// so the kill waits until the replica holds what was accepted.
+		if n, err := waitReplicated(t.Context(), old, nsKey); err != nil || n < 1 {
+			t.Logf("the replica had not confirmed the writes before the kill (%d, %v)", n, err)
+		}
 		start := time.Now()
 		cl.Node(old).Kill()
 		now, err := cl.WaitPromoted(nsKey, old, 30*time.Second)
@@ -79,4 +93,15 @@ func TestSubmit500OnRedisClusterThroughFailover(t *testing.T) {
 			t.Fatal(fmt.Errorf("after restarting %s: %w", killed, err))
 		}
 	}
+}
+
+// waitReplicated writes a marker under key's hash slot on the master at
+// addr and waits (WAIT) until a replica has everything up to it.
+func waitReplicated(ctx context.Context, addr, key string) (int64, error) {
+	c := redis.NewClient(&redis.Options{Addr: addr})
+	defer c.Close()
+	if err := c.Set(ctx, key+":replicated", "1", time.Minute).Err(); err != nil {
+		return 0, err
+	}
+	return c.Wait(ctx, 1, 10*time.Second).Result()
 }
