@@ -60,23 +60,11 @@ func (*dequeueCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis
 // sized-job tests' concern.)
 func TestSharedJobsDoNotPollThePlacementQueue(t *testing.T) {
 	e := newEnv(t)
-	o := e.options()
-	o.ID = "w-consumers"
-	o.Slots = 4
-	o.AsynqShared = true // the asynq servers' way; the taker's is TestTakerTakesAStreamInFewScripts
 	// A short poll: the placement queue is still looked in only every
 	// 100 ms, its own slower interval.
-	o.PollInterval = 10 * time.Millisecond
-	var ran atomic.Int64
-	o.Handlers = map[string]workers.Handler{"count": func(context.Context, *workers.Run) error {
-		ran.Add(1)
-		return nil
-	}}
-	dc := &dequeueCounter{placeQueue: e.store.Namespace().AsynqQueue(queues.PlaceQueue(o.ID))}
-	e.rdb.AddHook(dc)
+	o, ran, dc, spec := countingStream(e, "w-consumers")
+	o.AsynqShared = true // the asynq servers' way; the taker's is TestTakerTakesAStreamInFewScripts
 	const n = 300
-	spec := jobs.Spec{Handler: "count", Class: jobs.ClassCore, Rhythm: jobs.RhythmPeriodic,
-		Timeout: jobs.Duration(time.Minute), Grace: jobs.Duration(time.Second)}
 	ids := make([]string, n)
 	for i := range ids {
 		ids[i] = e.submit(spec, queues.QueueCore).ID
@@ -109,20 +97,8 @@ func TestSharedJobsDoNotPollThePlacementQueue(t *testing.T) {
 // after.
 func TestTakerTakesAStreamInFewScripts(t *testing.T) {
 	e := newEnv(t)
-	o := e.options()
-	o.ID = "w-taker"
-	o.Slots = 4
-	o.PollInterval = 10 * time.Millisecond
-	var ran atomic.Int64
-	o.Handlers = map[string]workers.Handler{"count": func(context.Context, *workers.Run) error {
-		ran.Add(1)
-		return nil
-	}}
-	dc := &dequeueCounter{placeQueue: e.store.Namespace().AsynqQueue(queues.PlaceQueue(o.ID))}
-	e.rdb.AddHook(dc)
+	o, ran, dc, spec := countingStream(e, "w-taker")
 	const n = 300
-	spec := jobs.Spec{Handler: "count", Class: jobs.ClassCore, Rhythm: jobs.RhythmPeriodic,
-		Timeout: jobs.Duration(time.Minute), Grace: jobs.Duration(time.Second)}
 	ids := make([]string, n)
 	for i := range ids {
 		q := queues.QueueCore
@@ -156,4 +132,24 @@ func TestTakerTakesAStreamInFewScripts(t *testing.T) {
 		}
 	}
 	t.Logf("%d jobs: %d takes (%.2f jobs a take)", n, takes, float64(n)/float64(takes))
+}
+
+// countingStream is a worker of four slots, polling every 10 ms, whose
+// handler "count" counts its runs, with dc counting its dequeues and
+// takes, and the spec of a job that runs it.
+func countingStream(e *env, id string) (workers.Options, *atomic.Int64, *dequeueCounter, jobs.Spec) {
+	o := e.options()
+	o.ID = id
+	o.Slots = 4
+	o.PollInterval = 10 * time.Millisecond
+	ran := new(atomic.Int64)
+	o.Handlers = map[string]workers.Handler{"count": func(context.Context, *workers.Run) error {
+		ran.Add(1)
+		return nil
+	}}
+	dc := &dequeueCounter{placeQueue: e.store.Namespace().AsynqQueue(queues.PlaceQueue(o.ID))}
+	e.rdb.AddHook(dc)
+	spec := jobs.Spec{Handler: "count", Class: jobs.ClassCore, Rhythm: jobs.RhythmPeriodic,
+		Timeout: jobs.Duration(time.Minute), Grace: jobs.Duration(time.Second)}
+	return o, ran, dc, spec
 }

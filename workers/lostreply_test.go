@@ -23,10 +23,7 @@ import (
 func TestFinishWhoseReplyWasLostIsAnnounced(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	proxy := testenv.NewLossyProxy(t, e.rdb.Options().Addr)
-	rdb := redis.NewClient(&redis.Options{Addr: proxy.Addr(), MaxRetries: -1, PoolSize: 16})
-	t.Cleanup(func() { _ = rdb.Close() })
-	store := queues.NewStore(rdb, queues.StoreOptions{Namespace: e.ns})
+	proxy, store := lossyStore(t, e)
 
 	srv := testenv.NATS(t)
 	subj := events.Subjects{Prefix: e.ns}
@@ -67,10 +64,7 @@ func TestFinishWhoseReplyWasLostIsAnnounced(t *testing.T) {
 func TestTakeWhoseReplyWasLostRunsOnce(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	proxy := testenv.NewLossyProxy(t, e.rdb.Options().Addr)
-	rdb := redis.NewClient(&redis.Options{Addr: proxy.Addr(), MaxRetries: -1, PoolSize: 16})
-	t.Cleanup(func() { _ = rdb.Close() })
-	store := queues.NewStore(rdb, queues.StoreOptions{Namespace: e.ns})
+	proxy, store := lossyStore(t, e)
 
 	var runs atomic.Int64
 	o := e.options()
@@ -101,4 +95,13 @@ func TestTakeWhoseReplyWasLostRunsOnce(t *testing.T) {
 	if n := runs.Load(); n != 1 {
 		t.Fatalf("the handler ran %d times", n)
 	}
+}
+
+// lossyStore is a store of e's namespace that reaches Redis through a
+// proxy the test can make lose a reply.
+func lossyStore(t *testing.T, e *env) (*testenv.LossyProxy, *queues.Store) {
+	proxy := testenv.NewLossyProxy(t, e.rdb.Options().Addr)
+	rdb := redis.NewClient(&redis.Options{Addr: proxy.Addr(), MaxRetries: -1, PoolSize: 16})
+	t.Cleanup(func() { _ = rdb.Close() })
+	return proxy, queues.NewStore(rdb, queues.StoreOptions{Namespace: e.ns})
 }

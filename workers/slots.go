@@ -77,26 +77,40 @@ func (b *slotBook) reservedBefore(key string) int {
 	return n
 }
 
+// freeShared waits until a slot is free beyond what waiting placed jobs
+// reserved and returns how many such slots are free, with mu held (the
+// caller unlocks). It returns early with ctx's error, or errBookClosed,
+// with mu released.
+func (b *slotBook) freeShared(ctx context.Context) (int, error) {
+	stop := context.AfterFunc(ctx, b.wake)
+	defer stop()
+	b.mu.Lock()
+	for {
+		switch {
+		case b.closed:
+			b.mu.Unlock()
+			return 0, errBookClosed
+		case ctx.Err() != nil:
+			b.mu.Unlock()
+			return 0, ctx.Err()
+		}
+		if free := b.total - b.used() - b.reservedBefore(""); free >= 1 {
+			return free, nil
+		}
+		b.cond.Wait()
+	}
+}
+
 // admitShared waits until a slot is free beyond what waiting placed jobs
 // reserved, then gives it to key. It returns early with ctx's error, or
 // errBookClosed.
 func (b *slotBook) admitShared(ctx context.Context, key string) (int, error) {
-	stop := context.AfterFunc(ctx, b.wake)
-	defer stop()
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for {
-		switch {
-		case b.closed:
-			return 0, errBookClosed
-		case ctx.Err() != nil:
-			return 0, ctx.Err()
-		case b.total-b.used()-b.reservedBefore("") >= 1:
-			b.held[key] = 1
-			return 1, nil
-		}
-		b.cond.Wait()
+	if _, err := b.freeShared(ctx); err != nil {
+		return 0, err
 	}
+	defer b.mu.Unlock()
+	b.held[key] = 1
+	return 1, nil
 }
 
 // admitTake waits until a slot is free beyond what waiting placed jobs
@@ -106,29 +120,19 @@ func (b *slotBook) admitShared(ctx context.Context, key string) (int, error) {
 // (rekey) and releases the rest. It returns early with ctx's error, or
 // errBookClosed.
 func (b *slotBook) admitTake(ctx context.Context, n int) ([]string, error) {
-	stop := context.AfterFunc(ctx, b.wake)
-	defer stop()
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for {
-		switch {
-		case b.closed:
-			return nil, errBookClosed
-		case ctx.Err() != nil:
-			return nil, ctx.Err()
-		}
-		if free := b.total - b.used() - b.reservedBefore(""); free >= 1 {
-			keys := make([]string, min(free, n))
-			for i := range keys {
-				b.takes++
-				keys[i] = "\x00take:" + strconv.FormatUint(b.takes, 10)
-				b.held[keys[i]] = 1
-				b.looking[keys[i]] = true
-			}
-			return keys, nil
-		}
-		b.cond.Wait()
+	free, err := b.freeShared(ctx)
+	if err != nil {
+		return nil, err
 	}
+	defer b.mu.Unlock()
+	keys := make([]string, min(free, n))
+	for i := range keys {
+		b.takes++
+		keys[i] = "\x00take:" + strconv.FormatUint(b.takes, 10)
+		b.held[keys[i]] = 1
+		b.looking[keys[i]] = true
+	}
+	return keys, nil
 }
 
 // rekey moves what from holds to to.
