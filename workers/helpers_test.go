@@ -87,7 +87,14 @@ func (e *env) options() workers.Options {
 // start creates and starts a worker that is stopped when the test ends.
 func (e *env) start(o workers.Options) *workers.Worker {
 	e.t.Helper()
-	w, err := workers.New(e.store, o)
+	return e.startOn(e.store, o)
+}
+
+// startOn starts a worker of options o on store (e's, or one that reaches
+// the same Redis another way), stopped when the test ends.
+func (e *env) startOn(store *queues.Store, o workers.Options) *workers.Worker {
+	e.t.Helper()
+	w, err := workers.New(store, o)
 	if err != nil {
 		e.t.Fatalf("workers.New: %v", err)
 	}

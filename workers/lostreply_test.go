@@ -31,14 +31,7 @@ func TestFinishWhoseReplyWasLostIsAnnounced(t *testing.T) {
 	seen := testenv.CollectEvents(t, nc, subj.All())
 	o := e.options()
 	o.Events = events.NewNATSPublisher(testenv.NATSConn(t, srv), subj)
-	w, err := workers.New(store, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(w.Stop)
+	e.startOn(store, o)
 
 	j := e.submit(e.shell(`while [ ! -e "$BALLAST_PARAM_DIR/go" ]; do sleep 0.02; done`), queues.QueueCore)
 	e.waitFor(j.ID, wait, "running", func(j jobs.Job) bool { return j.State == jobs.StateRunning })
@@ -77,14 +70,7 @@ func TestTakeWhoseReplyWasLostRunsOnce(t *testing.T) {
 	// Only a take names the core queue's paused marker: the submissions
 	// do not go through the proxy, and the placement queue has its own.
 	proxy.LoseNextReply([]byte("{" + e.store.Namespace().AsynqQueue(queues.QueueCore) + "}:paused"))
-	w, err := workers.New(store, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(w.Stop)
+	e.startOn(store, o)
 	got := e.waitTerminal(j.ID, wait)
 	if got.State != jobs.StateSucceeded || got.Attempt != 1 || got.Runs != 1 {
 		t.Fatalf("job %s at attempt %d, runs %d; want succeeded at its first attempt, run once", got.State, got.Attempt, got.Runs)

@@ -335,8 +335,7 @@ func TestLiveViewMissesWhatNoSignalReports(t *testing.T) {
 	t.Parallel()
 	rdb, store, sub := oneRunningJob(t)
 	ctx := context.Background()
-	h := &Hybrid{Store: store, Config: policy.DefaultConfig(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		RebuildEvery: time.Minute, Pools: []policy.Pool{{Name: "fixed", Kind: policy.PoolFixed}}}
+	h := fixedHybrid(store, time.Minute)
 	t0 := time.Now()
 	if _, err := h.Tick(ctx, t0); err != nil {
 		t.Fatal(err)
@@ -372,8 +371,7 @@ func TestLeadingAgainRebuildsTheView(t *testing.T) {
 	t.Parallel()
 	rdb, store, sub := oneRunningJob(t)
 	ctx := context.Background()
-	h := &Hybrid{Store: store, Config: policy.DefaultConfig(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		RebuildEvery: time.Hour, Pools: []policy.Pool{{Name: "fixed", Kind: policy.PoolFixed}}}
+	h := fixedHybrid(store, time.Hour)
 	c, err := New(store, Options{ID: "a", Tick: 50 * time.Millisecond, WorkerTTL: time.Minute, LeaderTTL: time.Minute,
 		Capacity: h, Logger: h.Logger})
 	if err != nil {
@@ -421,8 +419,7 @@ func TestAFloodOfHintsBecomesOneRebuild(t *testing.T) {
 	rdb, ns := testenv.Redis(t)
 	store := queues.NewStore(rdb, queues.StoreOptions{Namespace: ns})
 	ctx := context.Background()
-	h := &Hybrid{Store: store, Config: policy.DefaultConfig(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		RebuildEvery: time.Hour, Pools: []policy.Pool{{Name: "fixed", Kind: policy.PoolFixed}}}
+	h := fixedHybrid(store, time.Hour)
 	now := time.Now()
 	if _, err := h.Tick(ctx, now); err != nil {
 		t.Fatal(err)
@@ -452,8 +449,7 @@ func TestTickReadsTheActiveIndexWholeOnlyWhenItMust(t *testing.T) {
 	t.Parallel()
 	_, store, sub := oneRunningJob(t)
 	ctx := context.Background()
-	h := &Hybrid{Store: store, Config: policy.DefaultConfig(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		RebuildEvery: time.Hour, Pools: []policy.Pool{{Name: "fixed", Kind: policy.PoolFixed}}}
+	h := fixedHybrid(store, time.Hour)
 	t0 := time.Now()
 	step := 0
 	tick := func(what string) {
@@ -506,4 +502,11 @@ func TestTickReadsTheActiveIndexWholeOnlyWhenItMust(t *testing.T) {
 	if n := h.live.wholeReads; n != 1 {
 		t.Fatalf("%d whole reads, want still 1", n)
 	}
+}
+
+// fixedHybrid is a leader over store with one fixed pool and the default
+// config, rebuilding its view every rebuild.
+func fixedHybrid(store *queues.Store, rebuild time.Duration) *Hybrid {
+	return &Hybrid{Store: store, Config: policy.DefaultConfig(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		RebuildEvery: rebuild, Pools: []policy.Pool{{Name: "fixed", Kind: policy.PoolFixed}}}
 }
