@@ -22,7 +22,7 @@ type Membership struct {
 	// Active lists the IDs in the active index (jobs queued or running);
 	// for ActiveChanges, only those added at or after the time asked for.
 	Active []string
-	// LastAdded is the latest time a job in Active was added (its
+	// LastAdded is when the latest job in the active index was added (its
 	// submission, by the submitter's clock).
 	LastAdded time.Time
 	// Count is how many jobs the active index holds (ActiveChanges only).
@@ -97,19 +97,43 @@ func (s *Store) ActiveChanges(ctx context.Context, workers []string, endedSince,
 	return s.membership(ctx, workers, endedSince, addedSince, true)
 }
 
+// ActiveIndex reads every ID in the active index and when the latest was
+// added: what ActiveChanges's reader reads when its copy does not add up.
+func (s *Store) ActiveIndex(ctx context.Context) ([]string, time.Time, error) {
+	var ids *redis.StringSliceCmd
+	var last *redis.ZSliceCmd
+	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		ids = p.ZRange(ctx, s.ns.ActiveJobs(), 0, -1)
+		last = p.ZRevRangeWithScores(ctx, s.ns.ActiveJobs(), 0, 0)
+		return nil
+	})
+	if err != nil && err != redis.Nil {
+		return nil, time.Time{}, wrap("queues.ActiveIndex", err)
+	}
+	var at time.Time
+	if zs := last.Val(); len(zs) > 0 {
+		at = time.UnixMilli(int64(zs[0].Score))
+	}
+	return ids.Val(), at, nil
+}
+
 func (s *Store) membership(ctx context.Context, workers []string, endedSince, addedSince time.Time, changes bool) (Membership, error) {
 	var active *redis.ZSliceCmd
+	var ids *redis.StringSliceCmd
 	var count *redis.IntCmd
 	var ended *redis.ZSliceCmd
 	sets := make([]*redis.StringSliceCmd, len(workers))
 	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		if changes {
-			active = p.ZRangeByScoreWithScores(ctx, s.ns.ActiveJobs(), &redis.ZRangeBy{
+			ids = p.ZRangeByScore(ctx, s.ns.ActiveJobs(), &redis.ZRangeBy{
 				Min: strconv.FormatInt(addedSince.UnixMilli(), 10), Max: "+inf"})
 			count = p.ZCard(ctx, s.ns.ActiveJobs())
 		} else {
-			active = p.ZRangeWithScores(ctx, s.ns.ActiveJobs(), 0, -1)
+			ids = p.ZRange(ctx, s.ns.ActiveJobs(), 0, -1)
 		}
+		// IDs come without their scores (a score costs its parse): only
+		// the latest addition's is wanted.
+		active = p.ZRevRangeWithScores(ctx, s.ns.ActiveJobs(), 0, 0)
 		if endedSince.IsZero() {
 			ended = p.ZRevRangeWithScores(ctx, s.ns.usage(), 0, 0)
 		} else {
@@ -125,17 +149,9 @@ func (s *Store) membership(ctx context.Context, workers []string, endedSince, ad
 		return Membership{}, wrap("queues.ActiveMembership", err)
 	}
 	m := Membership{OnWorker: make(map[string][]string, len(workers))}
-	zs := active.Val()
-	m.Active = make([]string, 0, len(zs))
-	var last float64
-	for _, z := range zs {
-		if id, ok := z.Member.(string); ok {
-			m.Active = append(m.Active, id)
-			last = max(last, z.Score)
-		}
-	}
-	if last > 0 {
-		m.LastAdded = time.UnixMilli(int64(last))
+	m.Active = ids.Val()
+	if zs := active.Val(); len(zs) > 0 {
+		m.LastAdded = time.UnixMilli(int64(zs[0].Score))
 	}
 	if count != nil {
 		m.Count = int(count.Val())

@@ -24,6 +24,15 @@ const DefaultRebuildEvery = 30 * time.Second
 // hide its ends. An end more than this behind is found by the next rebuild.
 const endMargin = 5 * time.Second
 
+// addMargin is how far before the latest addition to the active index
+// read a tick reads additions again: a submission is stamped when its
+// script is prepared, and may commit after a later one. One that commits
+// later still makes the count fail to add up, and that tick reads the
+// index whole; the margin only keeps that rare. A wide one costs a read
+// of every ID submitted within it at every tick, which after a burst of
+// ten thousand is most of a whole read.
+const addMargin = time.Second
+
 // liveState is the leader's view kept across ticks: the policy's index and
 // the records it was built from (h.seen, h.attempts, which Apply fences
 // on), brought up to date each tick by reading again only the records that
@@ -36,7 +45,7 @@ const endMargin = 5 * time.Second
 //     created or ends, or an attempt starts, finishes or is requeued; a job
 //     that enters or leaves one, or whose attempt ended, is read again.
 //     Of the active index a tick reads only the IDs added since the last
-//     (by their time of submission, with endMargin to spare) and its
+//     (by their time of submission, with addMargin to spare) and its
 //     count: an ended attempt that was its job's end says which ID left.
 //     When the copy kept then does not hold the count (a queued job's
 //     cancel ends no attempt), that tick reads the index whole;
@@ -71,7 +80,7 @@ type liveState struct {
 	endCursor time.Time
 	endSeen   map[string]time.Time
 	// addedCursor is the latest addition to the active index read; each
-	// tick reads the additions since endMargin before it. wholeReads
+	// tick reads the additions since addMargin before it. wholeReads
 	// counts the ticks that had to read the index whole.
 	addedCursor time.Time
 	wholeReads  int
@@ -232,7 +241,7 @@ func (h *Hybrid) refresh(ctx context.Context, now time.Time, lv *liveState, hint
 	}
 	// The active index is read whole only when what changed in it does
 	// not add up (see queues.Store.ActiveChanges).
-	m, err := h.Store.ActiveChanges(ctx, ids, lv.endCursor.Add(-endMargin), lv.addedCursor.Add(-endMargin))
+	m, err := h.Store.ActiveChanges(ctx, ids, lv.endCursor.Add(-endMargin), lv.addedCursor.Add(-addMargin))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -243,7 +252,9 @@ func (h *Hybrid) refresh(ctx context.Context, now time.Time, lv *liveState, hint
 	}
 	h.mu.Unlock()
 	if !whole {
-		if m, err = h.Store.ActiveMembership(ctx, ids, lv.endCursor.Add(-endMargin)); err != nil {
+		// The sets and ended attempts read stay: a change between the two
+		// reads shows in the index now, or at the next tick.
+		if m.Active, m.LastAdded, err = h.Store.ActiveIndex(ctx); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -460,8 +471,8 @@ func (lv *liveState) changes(m queues.Membership) (added, removed []string, whol
 	}
 	gone := map[string]bool{}
 	for _, e := range m.Ended {
-		if !e.JobEnded() {
-			continue
+		if _, seen := lv.endSeen[e.Key]; seen || !e.JobEnded() {
+			continue // an entry read at an earlier tick was applied then
 		}
 		id := e.JobID()
 		if gone[id] {
