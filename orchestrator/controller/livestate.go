@@ -69,9 +69,13 @@ type liveState struct {
 
 	// active is the active index as last read, members its IDs marked
 	// with the generation of the read that last saw them.
-	active  []string
-	members map[string]uint32
-	gen     uint32
+	active []string
+	// activeOK says members are exactly active; false once additions
+	// and removals were applied to them since (an empty index read whole
+	// must not pass for the nil that no read left).
+	activeOK bool
+	members  map[string]uint32
+	gen      uint32
 	// sets are the claimed-job sets as last read, by worker.
 	sets map[string][]string
 	// endCursor is the latest attempt end read; endSeen the entries read
@@ -172,7 +176,7 @@ func (h *Hybrid) rebuild(ctx context.Context, now time.Time) (*policy.Index, []p
 		placedQueued: map[string]bool{}, workers: map[string]workerKey{}, indexed: map[string]bool{},
 		endSeen: map[string]time.Time{}, endCursor: time.UnixMilli(1)}
 	lv.syncMembers(m.Active)
-	lv.addedCursor = m.LastAdded
+	lv.addedCursor = earlier(m.LastAdded, now.Add(addMargin))
 	lv.syncEnded(m.Ended) // what ended before is in the records read after
 	for _, j := range h.seen {
 		lv.ref(j, true)
@@ -246,6 +250,9 @@ func (h *Hybrid) refresh(ctx context.Context, now time.Time, lv *liveState, hint
 		return nil, nil, err
 	}
 	h.mu.Lock()
+	// A submitter whose clock runs ahead must not pin the cursor in the
+	// future, where every other submitter's additions fall behind it.
+	m.LastAdded = earlier(m.LastAdded, now.Add(addMargin))
 	added, removed, whole := lv.changes(m)
 	if whole {
 		lv.apply(added, removed, m.LastAdded)
@@ -267,7 +274,7 @@ func (h *Hybrid) refresh(ctx context.Context, now time.Time, lv *liveState, hint
 	if !whole {
 		lv.wholeReads++
 		added, removed = lv.syncMembers(m.Active)
-		lv.addedCursor = later(lv.addedCursor, m.LastAdded)
+		lv.addedCursor = earlier(m.LastAdded, now.Add(addMargin))
 	}
 	read := map[string]bool{}
 	for _, id := range added {
@@ -497,7 +504,14 @@ func (lv *liveState) apply(added, removed []string, lastAdded time.Time) {
 		delete(lv.members, id)
 	}
 	lv.addedCursor = later(lv.addedCursor, lastAdded)
-	lv.active = nil // no longer a whole read to compare the next with
+	lv.activeOK = false // members are no longer the whole read kept in active
+}
+
+func earlier(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
 }
 
 func later(a, b time.Time) time.Time {
@@ -510,7 +524,7 @@ func later(a, b time.Time) time.Time {
 // syncMembers takes the active index as read now and returns the IDs that
 // entered and left it since the last read.
 func (lv *liveState) syncMembers(active []string) (added, removed []string) {
-	if slices.Equal(active, lv.active) {
+	if lv.activeOK && slices.Equal(active, lv.active) {
 		return nil, nil
 	}
 	lv.gen++
@@ -528,7 +542,7 @@ func (lv *liveState) syncMembers(active []string) (added, removed []string) {
 			}
 		}
 	}
-	lv.active = active
+	lv.active, lv.activeOK = active, true
 	return added, removed
 }
 

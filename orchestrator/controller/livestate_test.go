@@ -510,3 +510,48 @@ func fixedHybrid(store *queues.Store, rebuild time.Duration) *Hybrid {
 	return &Hybrid{Store: store, Config: policy.DefaultConfig(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		RebuildEvery: rebuild, Pools: []policy.Pool{{Name: "fixed", Kind: policy.PoolFixed}}}
 }
+
+// TestTheViewEmptiesWithTheIndex: the last queued job cancelled leaves an
+// empty index, read whole; the view must drop the job, not take the empty
+// read for "nothing changed".
+func TestTheViewEmptiesWithTheIndex(t *testing.T) {
+	t.Parallel()
+	rdb, ns := testenv.Redis(t)
+	store := queues.NewStore(rdb, queues.StoreOptions{Namespace: ns})
+	ctx := context.Background()
+	if _, err := store.Heartbeat(ctx, queues.WorkerInfo{ID: "f0", Pool: "fixed", Slots: 4, StartedAt: time.Now()}, nil); err != nil {
+		t.Fatal(err)
+	}
+	h := fixedHybrid(store, time.Hour)
+	t0 := time.Now()
+	for i, step := range []func(){
+		func() {},
+		func() {
+			if _, err := store.Submit(ctx, jobs.Spec{Command: []string{"true"}, Class: jobs.ClassCore, Timeout: jobs.Duration(time.Hour),
+				Grace: jobs.Duration(time.Second)}, queues.QueueCore); err != nil {
+				t.Fatal(err)
+			}
+		},
+		func() {
+			all, err := store.ActiveJobs(ctx)
+			if err != nil || len(all) != 1 {
+				t.Fatalf("active jobs: %v %v", all, err)
+			}
+			if _, err := store.Cancel(ctx, all[0].ID); err != nil {
+				t.Fatal(err)
+			}
+		},
+	} {
+		step()
+		now := t0.Add(time.Duration(i) * time.Second)
+		if _, _, err := h.tickIndex(ctx, now); err != nil {
+			t.Fatal(err)
+		}
+		if d := liveDiff(t, h, now); d != "" {
+			t.Fatalf("after step %d: %s", i, d)
+		}
+	}
+	if n := len(h.live.members); n != 0 {
+		t.Fatalf("%d jobs kept as active in an empty index", n)
+	}
+}
