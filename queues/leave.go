@@ -2,7 +2,6 @@ package queues
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -53,10 +52,6 @@ func (s *Store) Leave(ctx context.Context, id, incarnation string) ([]Recovered,
 	if err != nil {
 		return nil, wrap("queues.Leave", err)
 	}
-	var b Beat
-	for i := 0; i+2 < len(v); i += 3 {
-		n, _ := v[i+1].(int64)
-		b.TakenOver = append(b.TakenOver, Recovered{JobID: fmt.Sprint(v[i]), Worker: id, Attempt: int(n), Queue: fmt.Sprint(v[i+2])})
-	}
-	return b.TakenOver, s.enqueueTaken(ctx, b)
+	left := requeuedList(v, id)
+	return left, s.enqueueRequeued(ctx, left)
 }

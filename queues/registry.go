@@ -113,7 +113,7 @@ func (s *Store) Register(ctx context.Context, w WorkerInfo) (Beat, error) {
 	if err != nil {
 		return b, err
 	}
-	return b, s.enqueueTaken(ctx, b)
+	return b, s.enqueueRequeued(ctx, b.TakenOver)
 }
 
 // Heartbeat refreshes w in the registry and checks its running deliveries.
@@ -122,12 +122,23 @@ func (s *Store) Heartbeat(ctx context.Context, w WorkerInfo, running []Delivery)
 	if err != nil {
 		return b, err
 	}
-	return b, s.enqueueTaken(ctx, b)
+	return b, s.enqueueRequeued(ctx, b.TakenOver)
 }
 
-// enqueueTaken enqueues the next attempts of the jobs a beat requeued.
-func (s *Store) enqueueTaken(ctx context.Context, b Beat) error {
-	for _, r := range b.TakenOver {
+// requeuedList reads the flat {id, newAttempt, queue, ...} the scripts
+// that requeue a worker's jobs return (requeueWorkerJobsLua).
+func requeuedList(v []any, worker string) []Recovered {
+	var out []Recovered
+	for i := 0; i+2 < len(v); i += 3 {
+		n, _ := v[i+1].(int64)
+		out = append(out, Recovered{JobID: fmt.Sprint(v[i]), Worker: worker, Attempt: int(n), Queue: fmt.Sprint(v[i+2])})
+	}
+	return out
+}
+
+// enqueueRequeued enqueues the next attempts of requeued jobs.
+func (s *Store) enqueueRequeued(ctx context.Context, rs []Recovered) error {
+	for _, r := range rs {
 		j, err := s.Get(ctx, r.JobID)
 		if err == nil {
 			// Left in the outbox on failure; the reconciler retries.
@@ -178,10 +189,7 @@ func (s *Store) beat(ctx context.Context, w WorkerInfo, running []Delivery, regi
 		b.SpotNotice = time.UnixMilli(ms).UTC()
 	}
 	taken, _ := res[2].([]any)
-	for i := 0; i+2 < len(taken); i += 3 {
-		n, _ := taken[i+1].(int64)
-		b.TakenOver = append(b.TakenOver, Recovered{JobID: fmt.Sprint(taken[i]), Worker: w.ID, Attempt: int(n), Queue: fmt.Sprint(taken[i+2])})
-	}
+	b.TakenOver = requeuedList(taken, w.ID)
 	list, _ := res[3].([]any)
 	for i := 0; i+1 < len(list); i += 2 {
 		id, _ := list[i].(string)
@@ -299,8 +307,8 @@ func (s *Store) recoverWorker(ctx context.Context, id string, now time.Time, cut
 		silence = now.Sub(time.UnixMilli(int64(beat)))
 	}
 	var out []Recovered
-	for i := 0; i+2 < len(v); i += 3 {
-		r := Recovered{JobID: fmt.Sprint(v[i]), Worker: id, Attempt: int(v[i+1].(int64)), Queue: fmt.Sprint(v[i+2]), Silence: silence}
+	for _, r := range requeuedList(v, id) {
+		r.Silence = silence
 		j, err := s.Get(ctx, r.JobID)
 		if err == nil {
 			// Left in the outbox on failure; the reconciler retries.

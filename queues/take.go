@@ -53,10 +53,16 @@ const maxTakePops = 64
 // strict priority) that are not paused and claims each for the worker.
 // KEYS: tombstone, incarnation, workerJobs, outbox, then per queue its
 // pending list and its paused marker. ARGV: worker, now, incarnation ("" =
-// unchecked), pool, n, job key prefix, then per queue its task key prefix.
+// unchecked), pool, n, job key prefix, take token, retry ("0" a first
+// try; "1" the previous try of this token failed; "2" that, and take
+// nothing new), then per queue its task key prefix.
+// Each claim stamps the record's "take" with the token (one more field in
+// a write the claim makes anyway), so that a retry finds what a try whose
+// reply was lost claimed, and answers with it instead of popping more. Only
+// a retry pays for that search (the worker's running set).
 // Returns "fenced" (nothing popped), or {dropped, id, claimFields values
 // ..., id, ...}: dropped counts the stale or unreadable deliveries
-// removed.
+// removed, and is -1 for a retry's answer (values as on record).
 var takeScript = redis.NewScript(`
 local nq = (#KEYS - 4) / 2
 local mget = {KEYS[1], KEYS[2]}

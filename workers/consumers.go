@@ -66,7 +66,7 @@ func (w *Worker) newConsumers() *consumers {
 			TaskCheckInterval: poll,
 			// Retries are scheduled tasks; asynq looks for due ones every 5s by
 			// default, which would stretch a short back-off to seconds.
-			DelayedTaskCheckInterval: min(max(w.opts.RetryBackoff/2, 100*time.Millisecond), 5*time.Second),
+			DelayedTaskCheckInterval: forwardEvery(w.opts.RetryBackoff),
 			// Our own drain runs first; asynq's shutdown only has to outlast it.
 			ShutdownTimeout: w.opts.DrainTimeout + grace + 30*time.Second,
 			Logger:          asynqLogger{w.log},

@@ -22,10 +22,7 @@ func (w *Worker) process(ctx context.Context, t *asynq.Task) error {
 		w.log.Error("malformed task archived", "err", err)
 		return fmt.Errorf("%w: %v", asynq.SkipRetry, err)
 	}
-	w.mu.Lock()
-	draining := w.draining
-	w.mu.Unlock()
-	if draining {
+	if w.isDraining() {
 		// Fetched just before the drain began: leave it to asynq to requeue
 		// the same attempt for another worker.
 		return fmt.Errorf("worker draining")
@@ -38,10 +35,7 @@ func (w *Worker) process(ctx context.Context, t *asynq.Task) error {
 	// Whatever happens from here, the slots are given back when the
 	// attempt is over here: run, refused, or never claimed.
 	defer w.slots.release(slotKey)
-	w.mu.Lock()
-	draining = w.draining
-	w.mu.Unlock()
-	if draining {
+	if w.isDraining() {
 		return fmt.Errorf("worker draining") // it began while this delivery waited
 	}
 	wid := w.ID()

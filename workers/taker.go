@@ -36,9 +36,10 @@ type taker struct {
 	loop    chan struct{} // closed when the loop has returned; nil before start
 }
 
-// forwardEvery is how often the taker forwards due scheduled and retry
-// tasks: half the retry back-off, between 100 ms and 5 s, as the shared
-// asynq server looked for them.
+// forwardEvery is how often due scheduled and retry tasks move to
+// pending, by the taker or by asynq's servers: half the retry back-off,
+// between 100 ms and 5 s. asynq looks every 5 s by default, which would
+// stretch a short back-off to seconds.
 func forwardEvery(backoff time.Duration) time.Duration {
 	return min(max(backoff/2, 100*time.Millisecond), 5*time.Second)
 }
@@ -151,13 +152,6 @@ func (t *taker) run(ctx context.Context) {
 			sleep(ctx, poll)
 		}
 	}
-}
-
-// isDraining reports whether the worker stopped taking work.
-func (w *Worker) isDraining() bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.draining
 }
 
 // takeInto takes up to len(keys) deliveries, one into each slot keys

@@ -203,6 +203,13 @@ func (w *Worker) requeuedFor(rs []queues.Recovered, msg, reason string) {
 	}
 }
 
+// isDraining reports whether the worker stopped taking work.
+func (w *Worker) isDraining() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.draining
+}
+
 // waitIdle waits until no job runs, for at most d (0 = no limit).
 func (w *Worker) waitIdle(d time.Duration) bool {
 	deadline := time.Now().Add(d)
