@@ -111,6 +111,7 @@ func (b *bench) submission(ctx context.Context) (Submission, error) {
 
 	fmt.Fprintf(b.out, "submission: %d jobs over NATS, one request each from %d producers...\n", n, b.opts.Producers)
 	single := make([]intake.Receipt, n) // each producer writes only its own indexes
+	before := sample(ctx, b.rdb)
 	start := time.Now()
 	if err := produce(ctx, n, b.opts.Producers, func(ctx context.Context, i int) error {
 		r, err := c.Submit(ctx, submission("single", i))
@@ -120,6 +121,7 @@ func (b *bench) submission(ctx context.Context) (Submission, error) {
 		return res, fmt.Errorf("bench: single submissions: %w", err)
 	}
 	res.Single = throughput(n, time.Since(start))
+	res.Single.Usage = sample(ctx, b.rdb).minus(before)
 	for i, r := range single {
 		if err := record("single", i, r); err != nil {
 			return res, err
@@ -132,6 +134,7 @@ func (b *bench) submission(ctx context.Context) (Submission, error) {
 		subs[i] = submission("batch", i)
 	}
 	var batch []intake.BatchResult
+	before = sample(ctx, b.rdb)
 	start = time.Now()
 	for lo := 0; lo < n; lo += res.BatchSize {
 		part, err := c.SubmitBatch(ctx, subs[lo:min(lo+res.BatchSize, n)])
@@ -141,6 +144,7 @@ func (b *bench) submission(ctx context.Context) (Submission, error) {
 		batch = append(batch, part...)
 	}
 	res.Batch = throughput(n, time.Since(start))
+	res.Batch.Usage = sample(ctx, b.rdb).minus(before)
 	if len(batch) != n {
 		return res, fmt.Errorf("bench: %d batch results for %d jobs", len(batch), n)
 	}
@@ -184,6 +188,10 @@ func (s Submission) print(w io.Writer) {
 	fmt.Fprintf(tw, "  batches of up to %d\t%d\t%s\t%.0f\n", s.BatchSize, s.Batch.Count, s.Batch.Elapsed.Round(time.Millisecond), s.Batch.PerSecond)
 	fmt.Fprintf(tw, "  ratio batch / single\t\t\t%.2f\n", s.Ratio)
 	tw.Flush()
+	// The NATS server's own CPU is not in these: it is another process.
+	fmt.Fprintf(w, "cpu per job, single: redis %.1f µs, this process %.1f µs (client and intake); batch: redis %.1f µs, this process %.1f µs\n",
+		s.Single.per(float64(s.Single.Usage.RedisCPU.Microseconds())), s.Single.per(float64(s.Single.Usage.ClientCPU.Microseconds())),
+		s.Batch.per(float64(s.Batch.Usage.RedisCPU.Microseconds())), s.Batch.per(float64(s.Batch.Usage.ClientCPU.Microseconds())))
 	verdict := "each job once"
 	if s.Recorded != s.Single.Count+s.Batch.Count || s.Tasks != s.Recorded {
 		verdict = fmt.Sprintf("!!! want %d of each", s.Single.Count+s.Batch.Count)
