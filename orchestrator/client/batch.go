@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ballastdev/ballast/internal/spread"
@@ -59,10 +61,13 @@ func decodeBatchReceipt(data []byte, r *intake.BatchReceipt) error {
 // or the error that kept that one job from being recorded. A submission
 // without an idempotency key gets a random one first, written into subs,
 // so a retried request never records a job twice and the caller can send
-// the same subs again after an error to find the jobs already recorded. The error is for the call as a whole (an
-// invalid batch, naming each problem by index; the intake unreachable);
-// jobs of the parts sent before it are recorded, and their results are
-// returned with it.
+// the same subs again after an error to find the jobs already recorded.
+// The error is for the call as a whole (an invalid batch, naming each
+// problem by index; the intake unreachable): the results of the parts
+// before the one that failed are returned with it. Parts travel a few at
+// once, so jobs of parts after it may be recorded too (sending the same
+// subs again finds them), and the jobs of a batch larger than one part
+// are not queued strictly in the batch's order across its parts.
 func (c *NATS) SubmitBatch(ctx context.Context, subs []jobs.Submission) ([]intake.BatchResult, error) {
 	if c == nil || c.nc == nil {
 		return nil, errors.New("client.SubmitBatch: no NATS connection")
@@ -98,20 +103,52 @@ func submitBatch(ctx context.Context, o Options, subs []jobs.Submission, maxJobs
 					len(b), min(maxBytes-2, jobs.MaxSubmissionBytes))}}})
 		}
 	}
-	out := make([]intake.BatchResult, len(subs))
+	var parts [][2]int
 	for lo := 0; lo < len(subs); {
 		hi, size := lo, 2
 		for hi < len(subs) && hi-lo < maxJobs && size+len(encoded[hi])+1 <= maxBytes {
 			size += len(encoded[hi]) + 1
 			hi++
 		}
-		if err := sendPart(ctx, o, encoded, lo, hi, out, try); err != nil {
-			return out[:lo], err
-		}
+		parts = append(parts, [2]int{lo, hi})
 		lo = hi
+	}
+	out := make([]intake.BatchResult, len(subs))
+	partErrs := make([]error, len(parts))
+	var failed atomic.Bool
+	// Parts go a few at once: sent one after another, the intake's Redis
+	// would idle while each part travels, is decoded and is validated, and
+	// while its reply is encoded and read. Each part writes only its own
+	// results.
+	inFlight := make(chan struct{}, partsInFlight)
+	var wg sync.WaitGroup
+	for k, p := range parts {
+		inFlight <- struct{}{}
+		if failed.Load() {
+			// Not sent: an earlier part failed, and the caller resends
+			// from there.
+			break
+		}
+		wg.Go(func() {
+			defer func() { <-inFlight }()
+			if partErrs[k] = sendPart(ctx, o, encoded, p[0], p[1], out, try); partErrs[k] != nil {
+				failed.Store(true)
+			}
+		})
+	}
+	wg.Wait()
+	for k, err := range partErrs {
+		if err != nil {
+			return out[:parts[k][0]], err
+		}
 	}
 	return out, nil
 }
+
+// partsInFlight is how many parts of one batch are on their way at once:
+// enough that the intake records one while it reads the next, few enough
+// that a batch does not hold many max_payloads in memory on either side.
+const partsInFlight = 3
 
 // encodeAll is the JSON of each submission, encoded on all cores: a long
 // list is otherwise encoded on one while the intake waits for it.

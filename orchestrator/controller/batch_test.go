@@ -151,6 +151,71 @@ func TestBatchSubmitOverNATS(t *testing.T) {
 	}
 }
 
+// TestBatchPartsInFlightWithAnInvalidOne: the parts of a batch travel
+// together, and one invalid part in the middle fails the call, naming the
+// job by its index in the caller's list. The results of the parts before
+// it come back, those jobs are recorded, and nothing of the invalid part
+// is; the caller sends the mended list again, with the same keys, and
+// gets every job exactly once: the earlier parts' as duplicates of the
+// jobs it was told of.
+func TestBatchPartsInFlightWithAnInvalidOne(t *testing.T) {
+	t.Parallel()
+	r := newBatchRigWith(t, false)
+	ctx := context.Background()
+	per := intake.MaxNATSBatch(r.client.MaxPayload())
+	n := 3 * per // three parts at the default 1 MB
+	subs := make([]jobs.Submission, n)
+	for i := range subs {
+		subs[i] = trialSub(i, fmt.Sprintf("p-%d", i))
+	}
+	badAt := per + per/2
+	subs[badAt].Params = map[string]json.RawMessage{"lr": json.RawMessage("7")}
+	res, err := r.client.SubmitBatch(ctx, subs)
+	var ce *client.Error
+	if !errors.As(err, &ce) || ce.Code != intake.CodeInvalid || len(ce.Problems) != 1 || ce.Problems[0].Field != fmt.Sprintf("[%d].params.lr", badAt) {
+		t.Fatalf("batch with job %d invalid: %v (%+v)", badAt, err, ce)
+	}
+	if len(res) != per {
+		t.Fatalf("%d results came back with the error, want the first part's %d", len(res), per)
+	}
+	for i, x := range res {
+		if x.Receipt == nil || x.Duplicate {
+			t.Fatalf("result %d of the first part: %+v %+v", i, x.Receipt, x.Error)
+		}
+	}
+	for _, i := range []int{per, badAt, 2*per - 1} {
+		if n, err := r.store.Redis().Exists(ctx, r.store.Namespace().Idempotency(subs[i].IdempotencyKey)).Result(); err != nil || n != 0 {
+			t.Fatalf("job %d of the invalid part is recorded (%v)", i, err)
+		}
+	}
+
+	subs[badAt] = trialSub(badAt, subs[badAt].IdempotencyKey)
+	again, err := r.client.SubmitBatch(ctx, subs)
+	if err != nil || len(again) != n {
+		t.Fatalf("the mended batch: %d results, %v", len(again), err)
+	}
+	ids := map[string]bool{}
+	for i, x := range again {
+		if x.Receipt == nil {
+			t.Fatalf("mended result %d: %+v", i, x.Error)
+		}
+		if i < per && (!x.Duplicate || x.JobID != res[i].JobID) {
+			t.Fatalf("mended result %d: %+v, want the duplicate of %s", i, x.Receipt, res[i].JobID)
+		}
+		if i >= per && i < 2*per && x.Duplicate {
+			t.Fatalf("mended result %d of the invalid part is a duplicate of %s", i, x.JobID)
+		}
+		ids[x.JobID] = true
+	}
+	if len(ids) != n {
+		t.Fatalf("%d distinct jobs for %d submissions", len(ids), n)
+	}
+	recorded, err := r.store.Redis().ZCard(ctx, r.store.Namespace().JobIndex()).Result()
+	if err != nil || recorded != int64(n) {
+		t.Fatalf("%d job records (%v), want %d: a job was recorded twice or not at all", recorded, err, n)
+	}
+}
+
 // BenchmarkSubmitSingleVsBatch submits 10,000 jobs over NATS through the
 // real intake, once as 10,000 requests from 8 clients at a time and once
 // as a batch, and reports jobs per second of each and their ratio.
