@@ -51,16 +51,17 @@ end
 -- the ID is new for every call, so only this call can have added it.
 if redis.call("ZADD", KEYS[3], "NX", ARGV[4], ARGV[1]) == 0 then return {"new", ARGV[1]} end
 if ARGV[6] == "1" then redis.call("SET", KEYS[2], ARGV[1] .. "|" .. ARGV[7], "PX", ARGV[5]) end
-local f = {"spec", ARGV[2], "state", "queued", "attempt", 1, "queue", ARGV[3],
+-- The fields go to HSET as they are: a table of them, unpacked, costs
+-- Redis as much as a third of the write.
+redis.call("HSET", KEYS[1], "spec", ARGV[2], "state", "queued", "attempt", 1, "queue", ARGV[3],
   "created", ARGV[4], "queued", ARGV[4], "not_before", ARGV[8],
-  "team", ARGV[9], "template", ARGV[10], "class", ARGV[11], "tslots", ARGV[12]}
-if not KEYS[6] then table.insert(f, "ob"); table.insert(f, "1") end
-redis.call("HSET", KEYS[1], unpack(f))
+  "team", ARGV[9], "template", ARGV[10], "class", ARGV[11], "tslots", ARGV[12])
 redis.call("ZADD", KEYS[5], ARGV[4], ARGV[1])
 if KEYS[6] then
   redis.call("HSET", KEYS[6], "msg", ARGV[13], "state", "pending", "pending_since", ARGV[15])
   redis.call("LPUSH", KEYS[7], ARGV[14])
 else
+  redis.call("HSET", KEYS[1], "ob", "1")
   redis.call("ZADD", KEYS[4], ARGV[4], ARGV[1])
 end
 return {"new", ARGV[1]}
