@@ -3,6 +3,8 @@ package queues
 import (
 	"encoding/json"
 	"fmt"
+
+	"github.com/ballastdev/ballast/internal/jsonenc"
 )
 
 // TaskType is the asynq task type of every Ballast delivery.
@@ -22,10 +24,25 @@ type Delivery struct {
 	Members int `json:"n,omitempty"`
 }
 
-// Encode returns the task payload.
+// Encode returns the task payload: json.Marshal(d), written without
+// reflection, for it is written for every attempt of every job
+// (TestDeliveryEncodingIsJSON holds it to encoding/json's bytes).
 func (d Delivery) Encode() []byte {
-	b, _ := json.Marshal(d) // plain fields cannot fail to marshal
-	return b
+	b := append(make([]byte, 0, 48), '{')
+	b = jsonenc.Field(b, "j", true)
+	b = jsonenc.String(b, d.JobID)
+	b = jsonenc.Field(b, "a", false)
+	b = jsonenc.Int(b, d.Attempt)
+	for _, f := range [...]struct {
+		name string
+		v    int
+	}{{"s", d.Slots}, {"m", d.Member}, {"n", d.Members}} {
+		if f.v != 0 {
+			b = jsonenc.Field(b, f.name, false)
+			b = jsonenc.Int(b, f.v)
+		}
+	}
+	return append(b, '}')
 }
 
 // DecodeDelivery parses a task payload.

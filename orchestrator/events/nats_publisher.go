@@ -2,7 +2,6 @@ package events
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -46,7 +45,7 @@ func (p *NATSPublisher) Publish(ctx context.Context, e Event) error {
 	if err != nil {
 		return fmt.Errorf("events.Publish: %w", err)
 	}
-	data, err := json.Marshal(e)
+	data, err := e.appendJSON(make([]byte, 0, 320))
 	if err != nil {
 		return fmt.Errorf("events.Publish: encoding %s event %s: %w", e.Type, e.ID, err)
 	}

@@ -1,0 +1,85 @@
+package jsonenc
+
+import (
+	"encoding/json"
+	"math"
+	"testing"
+)
+
+func TestStringIsWhatEncodingJSONWrites(t *testing.T) {
+	for _, s := range []string{"", "plain", "job-01HZX", `quo"te`, `back\slash`, "<b>&</b>", "new\nline", "tab\t", "\x00\x1f\x7f",
+		"日本語", "é", "\u2028\u2029", "bad\xffutf8", "\xed\xa0\x80", " spaces ", "~!@#$%^*()_+{}|:?"} {
+		want, _ := json.Marshal(s)
+		if got := String(nil, s); string(got) != string(want) {
+			t.Errorf("String(%q) = %s, encoding/json writes %s", s, got, want)
+		}
+	}
+}
+
+func FuzzString(f *testing.F) {
+	f.Add("plain")
+	f.Add("<&>\"\\\n\u2028\xff")
+	f.Fuzz(func(t *testing.T, s string) {
+		want, _ := json.Marshal(s)
+		if got := String(nil, s); string(got) != string(want) {
+			t.Fatalf("String(%q) = %s, encoding/json writes %s", s, got, want)
+		}
+	})
+}
+
+func TestIntIsWhatEncodingJSONWrites(t *testing.T) {
+	for _, n := range []int{0, 1, -1, 42, 1 << 40, -(1 << 62)} {
+		want, _ := json.Marshal(n)
+		if got := Int(nil, n); string(got) != string(want) {
+			t.Errorf("Int(%d) = %s, want %s", n, got, want)
+		}
+	}
+}
+
+func TestFloatIsWhatEncodingJSONWrites(t *testing.T) {
+	for _, f := range []float64{0, -0.0, 1, -1, 0.1, 0.21, 1e-6, 9.99e-7, 1e-7, 1.5e-9, 1e20, 1e21, 1.234e21, -3e-10, 123456789.125,
+		math.MaxFloat64, math.SmallestNonzeroFloat64, 1e-100} {
+		want, _ := json.Marshal(f)
+		if got, err := Float(nil, f); err != nil || string(got) != string(want) {
+			t.Errorf("Float(%v) = %s (%v), encoding/json writes %s", f, got, err, want)
+		}
+	}
+	for _, f := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
+		if _, err := json.Marshal(f); err == nil {
+			t.Fatal("encoding/json takes", f)
+		}
+		if _, err := Float(nil, f); err == nil {
+			t.Errorf("Float(%v) is taken, encoding/json refuses it", f)
+		}
+	}
+}
+
+func FuzzFloat(f *testing.F) {
+	f.Add(0.5)
+	f.Add(1e-7)
+	f.Fuzz(func(t *testing.T, x float64) {
+		want, werr := json.Marshal(x)
+		got, err := Float(nil, x)
+		if (werr == nil) != (err == nil) || (err == nil && string(got) != string(want)) {
+			t.Fatalf("Float(%v) = %s (%v), encoding/json writes %s (%v)", x, got, err, want, werr)
+		}
+	})
+}
+
+func TestMapIsWhatEncodingJSONWrites(t *testing.T) {
+	m := map[string]any{"lr": 0.01, "b": "x<y", "on": true, "none": nil, "n": 3, "list": []any{1, "a"}, "é": map[string]any{"k": 1e-8}}
+	want, _ := json.Marshal(m)
+	if got, err := Map(nil, m); err != nil || string(got) != string(want) {
+		t.Errorf("Map = %s (%v), encoding/json writes %s", got, err, want)
+	}
+	sm := map[string]string{"b": "2", "a": "&", "": "empty"}
+	want, _ = json.Marshal(sm)
+	if got := StringMap(nil, sm); string(got) != string(want) {
+		t.Errorf("StringMap = %s, encoding/json writes %s", got, want)
+	}
+	ss := []string{"a", "<b>", ""}
+	want, _ = json.Marshal(ss)
+	if got := Strings(nil, ss); string(got) != string(want) {
+		t.Errorf("Strings = %s, encoding/json writes %s", got, want)
+	}
+}
