@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -184,7 +183,7 @@ func (s *Store) prepareSubmit(ctx context.Context, spec jobs.Spec, q Queue, now 
 	if err := checkQueue("queues.Submit", q, false); err != nil {
 		return submitCall{}, &jobs.ValidationError{Problems: []*jobs.FieldError{{Field: "queue", Message: err.Error()}}}
 	}
-	body, err := json.Marshal(spec)
+	body, err := spec.AppendJSON(make([]byte, 0, 512))
 	if err != nil {
 		return submitCall{}, fmt.Errorf("queues.Submit: encode spec: %w", err)
 	}
@@ -259,7 +258,7 @@ func (s *Store) submitted(ctx context.Context, c submitCall, res []string) (Subm
 func requestSum(spec jobs.Spec) ([sha256.Size]byte, error) {
 	spec.TraceParent = ""
 	spec.StartBy = time.Time{}
-	body, err := json.Marshal(spec)
+	body, err := spec.AppendJSON(make([]byte, 0, 512))
 	if err != nil {
 		return [sha256.Size]byte{}, err
 	}
