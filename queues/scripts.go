@@ -116,15 +116,14 @@ if v[1] ~= "queued" then return "stale" end
 if (tonumber(v[5]) or 0) > 1 then return "stale" end
 local pool = ARGV[6]
 if pool == "" then pool = redis.call("HGET", KEYS[5], "pool") or "" end
-local w = {"state", "running", "worker", ARGV[3], "started", ARGV[4], "pool", pool,
-  "runs", tostring((tonumber(v[6]) or 0) + 1)}
+redis.call("HSET", KEYS[1], "state", "running", "worker", ARGV[3], "started", ARGV[4], "pool", pool,
+  "runs", tostring((tonumber(v[6]) or 0) + 1))
 -- "ob" marks an attempt the outbox holds (see outbox.go); a first
 -- attempt written with its task never is.
 if v[3] == "1" then
   redis.call("ZREM", KEYS[2], ARGV[1])
-  table.insert(w, "ob"); table.insert(w, "0")
+  redis.call("HSET", KEYS[1], "ob", "0")
 end
-redis.call("HSET", KEYS[1], unpack(w))
 redis.call("SADD", KEYS[3], ARGV[1])
 return {"claimed", pool, unpack(v)}
 `)

@@ -37,6 +37,11 @@ import (
 // of the attempt's start and its last checkpoint is counted as thrown away.
 const usageLua = `
 local usageFields = {"started", "queued", "checkpoint_at", "pool", "worker", "team", "template", "class", "not_before", "tslots"}
+local function usageStr(s)
+  if not s then return '""' end
+  if string.find(s, '[%c"\\\128-\255]') then return cjson.encode(s) end
+  return '"' .. s .. '"'
+end
 local function recordUsageFrom(r, ukey, id, attempt, endms, outcome, lost)
   local start = tonumber(r[1])
   if not start then return end
@@ -52,9 +57,14 @@ local function recordUsageFrom(r, ukey, id, attempt, endms, outcome, lost)
     if cp and cp > from then from = cp end
     if e > from then l = e - from end
   end
-  redis.call("ZADD", ukey, e, cjson.encode({job = id, attempt = tonumber(attempt), queued = queued,
-    start = start, ["end"] = e, lost = l, pool = r[4] or "", worker = r[5] or "", team = r[6] or "",
-    template = r[7] or "", class = r[8] or "", outcome = outcome, slots = tonumber(r[10]) or 1}))
+  -- Written by hand, not by cjson.encode of a table: that costs Redis
+  -- twice as much, on every attempt's end. Numbers print as cjson prints
+  -- them (both use %.14g), and strings that need escaping go to cjson.
+  redis.call("ZADD", ukey, e, '{"job":' .. usageStr(id) .. ',"attempt":' .. (tonumber(attempt) or 0) ..
+    ',"queued":' .. queued .. ',"start":' .. start .. ',"end":' .. e .. ',"lost":' .. l ..
+    ',"pool":' .. usageStr(r[4]) .. ',"worker":' .. usageStr(r[5]) .. ',"team":' .. usageStr(r[6]) ..
+    ',"template":' .. usageStr(r[7]) .. ',"class":' .. usageStr(r[8]) .. ',"outcome":' .. usageStr(outcome) ..
+    ',"slots":' .. (tonumber(r[10]) or 1) .. '}')
 end
 local function recordUsage(key, ukey, id, attempt, endms, outcome, lost)
   recordUsageFrom(redis.call("HMGET", key, unpack(usageFields)), ukey, id, attempt, endms, outcome, lost)

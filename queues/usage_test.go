@@ -333,3 +333,44 @@ func TestALifeLeftOpenByAGoneWorkerIsClosedByTheTrim(t *testing.T) {
 		}
 	}
 }
+
+// TestUsageEntryKeepsStringsThatNeedEscaping: the scripts write a usage
+// entry's JSON by hand, sending only strings that need escaping through
+// cjson; quotes, backslashes, control characters and non-ASCII in a
+// team, template, pool or worker name come back from the entry as they
+// went in.
+func TestUsageEntryKeepsStringsThatNeedEscaping(t *testing.T) {
+	t.Parallel()
+	s, c := newStore(t)
+	ctx := context.Background()
+	c.now = time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC)
+	w := queues.WorkerInfo{ID: `w"1\x`, Pool: "pool\tnight/é", Slots: 1, StartedAt: c.Now()}
+	if _, err := s.Heartbeat(ctx, w, nil); err != nil {
+		t.Fatal(err)
+	}
+	sp := spec("")
+	sp.Team, sp.Template, sp.Class = "vision \"core\"\n", `a\b`+"\x01"+"日本", jobs.ClassBurst
+	sub, err := s.Submit(ctx, sp, queues.QueueBurst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Add(time.Second)
+	j, ok, err := s.Claim(ctx, queues.Delivery{JobID: sub.Job.ID, Attempt: 1}, w.ID)
+	if err != nil || !ok {
+		t.Fatalf("claim: %v %v", ok, err)
+	}
+	c.Add(time.Minute)
+	if ok, err := s.Finish(ctx, j, w.ID, jobs.StateSucceeded, nil, ""); err != nil || !ok {
+		t.Fatalf("finish: %v %v", ok, err)
+	}
+	us, err := s.Usage(ctx, c.Now().Add(-time.Hour), c.Now().Add(time.Hour))
+	if err != nil || len(us) != 1 {
+		t.Fatalf("usage: %+v %v", us, err)
+	}
+	u := us[0]
+	if u.JobID != sub.Job.ID || u.Attempt != 1 || u.Team != sp.Team || u.Template != sp.Template || u.Class != string(jobs.ClassBurst) ||
+		u.Pool != w.Pool || u.Worker != w.ID || u.Outcome != "succeeded" || u.Slots != 1 ||
+		u.Wait() != time.Second || u.End.Sub(u.Start) != time.Minute {
+		t.Fatalf("usage entry %+v", u)
+	}
+}
