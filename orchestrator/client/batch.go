@@ -46,7 +46,12 @@ func decodeBatchReceipt(data []byte, r *intake.BatchReceipt) error {
 	}
 	res := make([]intake.BatchResult, len(elems))
 	errs := make([]error, len(elems))
-	spread.Each(len(elems), func(i int) { errs[i] = json.Unmarshal(elems[i], &res[i]) })
+	spread.Each(len(elems), func(i int) {
+		var ok bool
+		if res[i], ok = parseResult(elems[i]); !ok {
+			errs[i] = json.Unmarshal(elems[i], &res[i])
+		}
+	})
 	for _, err := range errs {
 		if err != nil {
 			return json.Unmarshal(data, r) // for the error of the whole
@@ -105,8 +110,14 @@ func submitBatch(ctx context.Context, o Options, subs []jobs.Submission, maxJobs
 	}
 	var parts [][2]int
 	for lo := 0; lo < len(subs); {
-		hi, size := lo, 2
-		for hi < len(subs) && hi-lo < maxJobs && size+len(encoded[hi])+1 <= maxBytes {
+		hi, size, most := lo, 2, maxJobs
+		if lo == 0 && len(subs) > maxJobs {
+			// The first of several parts is small: the intake reads and
+			// validates a part whole before it records any of it, and
+			// meanwhile its Redis has nothing to do.
+			most = min(maxJobs, firstPartJobs)
+		}
+		for hi < len(subs) && hi-lo < most && size+len(encoded[hi])+1 <= maxBytes {
 			size += len(encoded[hi]) + 1
 			hi++
 		}
@@ -149,6 +160,9 @@ func submitBatch(ctx context.Context, o Options, subs []jobs.Submission, maxJobs
 // enough that the intake records one while it reads the next, few enough
 // that a batch does not hold many max_payloads in memory on either side.
 const partsInFlight = 3
+
+// firstPartJobs bounds the first part of a batch that needs several.
+const firstPartJobs = 256
 
 // encodeAll is the JSON of each submission, encoded on all cores: a long
 // list is otherwise encoded on one while the intake waits for it.

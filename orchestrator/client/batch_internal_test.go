@@ -41,3 +41,50 @@ func TestBatchReceiptReadInPartsIsTheWholeReading(t *testing.T) {
 		}
 	}
 }
+
+// TestResultParsedByHandIsWhatEncodingJSONReads: a result the parser
+// takes reads as json.Unmarshal reads it, and what it does not take
+// (escapes, non-ASCII, errors, other orders and spacing, numbers JSON
+// refuses) is left to encoding/json: every form here is either parsed to
+// the same value or refused.
+func TestResultParsedByHandIsWhatEncodingJSONReads(t *testing.T) {
+	var forms [][]byte
+	for _, id := range []string{"01HZX7ABCD", "", `q"uote`, "<&>", "é", "tab\there", "a/b"} {
+		for _, att := range []int{0, 1, 12, 123456789, 1234567890, -1} {
+			for _, dup := range []bool{false, true} {
+				r := intake.BatchResult{Receipt: &intake.Receipt{JobID: id, Attempt: att, State: jobs.StateQueued, Queue: id, Duplicate: dup}}
+				b, _ := json.Marshal(r)
+				forms = append(forms, b)
+			}
+		}
+	}
+	forms = append(forms,
+		[]byte(`{"job_id":"j","attempt":01,"state":"queued","queue":"q","duplicate":false}`),
+		[]byte(`{"job_id":"j","attempt":1,"state":"queued","queue":"q","duplicate":false} `),
+		[]byte(`{"job_id":"j", "attempt":1,"state":"queued","queue":"q","duplicate":false}`),
+		[]byte(`{"attempt":1,"job_id":"j","state":"queued","queue":"q","duplicate":false}`),
+		[]byte(`{"job_id":"j","attempt":1,"state":"queued","queue":"q","duplicate":false,"error":{"code":"internal","message":"m"}}`),
+		[]byte(`{"error":{"code":"unavailable","message":"retry"}}`),
+		[]byte(`{"job_id":"j","attempt":1,"state":"queued","queue":"q","duplicate":nope}`),
+		[]byte(`{"job_id":"j\u0041","attempt":1,"state":"queued","queue":"q","duplicate":false}`),
+		[]byte("{\"job_id\":\"j\x01\",\"attempt\":1,\"state\":\"queued\",\"queue\":\"q\",\"duplicate\":false}"),
+	)
+	parsed := 0
+	for _, f := range forms {
+		got, ok := parseResult(f)
+		if !ok {
+			continue
+		}
+		parsed++
+		var want intake.BatchResult
+		if err := json.Unmarshal(f, &want); err != nil {
+			t.Fatalf("%s: parsed by hand, but encoding/json refuses it: %v", f, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s: parsed as %+v, encoding/json reads %+v", f, got.Receipt, want.Receipt)
+		}
+	}
+	if parsed < 20 {
+		t.Fatalf("only %d of %d forms parsed by hand: the intake's own form is no longer taken", parsed, len(forms))
+	}
+}
