@@ -232,6 +232,7 @@ const (
 	workerJobsSuffix  = ":jobs"
 	tombstoneSuffix   = ":dead"
 	incarnationSuffix = ":incarnation"
+	departedSuffix    = ":departed"
 )
 
 // keySuffixLua gives scripts the suffixes above (gangLua includes it), so
@@ -265,6 +266,15 @@ func (n Namespace) JobIndex() string { return n.prefix() + "jobs" }
 // ActiveJobs is the sorted set of jobs not yet ended (score: ms created):
 // the controller's snapshot reads it instead of the whole history.
 func (n Namespace) ActiveJobs() string { return n.prefix() + "active" }
+
+// Departed is the sorted set of jobs that left the active index with no
+// attempt ending then (score: ms they left): a queued job cancelled, a job
+// whose cancel recovery carried out. A reader of the index's changes
+// learns of those departures here; every other departure is an attempt's
+// end, in the usage entries. Entries older than departedKeep are trimmed
+// as new ones are written. Scripts name it from ActiveJobs (see
+// departLua).
+func (n Namespace) Departed() string { return n.ActiveJobs() + departedSuffix }
 
 // Idempotency maps an idempotency key to "jobID|fingerprint".
 func (n Namespace) Idempotency(key string) string { return n.prefix() + "idem:" + key }

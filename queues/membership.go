@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -40,14 +41,24 @@ type Membership struct {
 
 // EndedAttempt is one attempt's usage entry as Membership reads it: Key is
 // the stored entry, unique per attempt, and End its score (the attempt's
-// end, by the clock of the process that ended it).
+// end, by the clock of the process that ended it). ActiveChanges also
+// gives each departure (see Namespace.Departed) as one: Key is
+// departedKeyPrefix and the job's ID, End when it left, and JobEnded is
+// true.
 type EndedAttempt struct {
 	Key string
 	End time.Time
 }
 
+// departedKeyPrefix starts the Key of a departure read as an EndedAttempt.
+// No usage entry starts so: those are JSON objects.
+const departedKeyPrefix = "departed:"
+
 // JobID decodes the job the entry is of ("" if it is unreadable).
 func (e EndedAttempt) JobID() string {
+	if id, ok := strings.CutPrefix(e.Key, departedKeyPrefix); ok {
+		return id
+	}
 	id, _ := e.decode()
 	return id
 }
@@ -57,6 +68,9 @@ func (e EndedAttempt) JobID() string {
 // job from the active index in the same step. A retry, a requeue, a
 // preemption or a lost worker leave the job active.
 func (e EndedAttempt) JobEnded() bool {
+	if strings.HasPrefix(e.Key, departedKeyPrefix) {
+		return true
+	}
 	_, outcome := e.decode()
 	switch jobs.State(outcome) {
 	case jobs.StateSucceeded, jobs.StateFailed, jobs.StateCancelled:
@@ -87,12 +101,14 @@ func (s *Store) ActiveMembership(ctx context.Context, workers []string, endedSin
 
 // ActiveChanges is ActiveMembership for a reader that keeps the active
 // index from one read to the next: instead of every ID in it, it reads
-// those added at or after addedSince, and how many it holds. Every read is
-// of one moment (a transaction), so a reader that adds what was added and
-// removes what ended (EndedAttempt.JobEnded) knows its copy is whole when
-// it holds Count IDs; when it does not (a queued job was cancelled, which
-// leaves no usage entry, or an ID was added with a time before
-// addedSince), it reads the whole index.
+// those added at or after addedSince, and how many it holds, and with the
+// ended attempts the departures since endedSince (a queued job's cancel
+// ends no attempt). Every read is of one moment (a transaction), so a
+// reader that adds what was added and removes what ended
+// (EndedAttempt.JobEnded) knows its copy is whole when it holds Count
+// IDs; when it does not (an ID was added with a time before addedSince,
+// or an end or departure was stamped before endedSince by a clock behind
+// the others), it reads the whole index.
 func (s *Store) ActiveChanges(ctx context.Context, workers []string, endedSince, addedSince time.Time) (Membership, error) {
 	return s.membership(ctx, workers, endedSince, addedSince, true)
 }
@@ -121,7 +137,7 @@ func (s *Store) membership(ctx context.Context, workers []string, endedSince, ad
 	var active *redis.ZSliceCmd
 	var ids *redis.StringSliceCmd
 	var count *redis.IntCmd
-	var ended *redis.ZSliceCmd
+	var ended, departed *redis.ZSliceCmd
 	sets := make([]*redis.StringSliceCmd, len(workers))
 	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		if changes {
@@ -139,6 +155,10 @@ func (s *Store) membership(ctx context.Context, workers []string, endedSince, ad
 		} else {
 			ended = p.ZRangeByScoreWithScores(ctx, s.ns.usage(), &redis.ZRangeBy{
 				Min: strconv.FormatInt(endedSince.UnixMilli(), 10), Max: "+inf"})
+			if changes {
+				departed = p.ZRangeByScoreWithScores(ctx, s.ns.Departed(), &redis.ZRangeBy{
+					Min: strconv.FormatInt(endedSince.UnixMilli(), 10), Max: "+inf"})
+			}
 		}
 		for i, w := range workers {
 			sets[i] = p.SMembers(ctx, s.ns.WorkerJobs(w))
@@ -162,6 +182,13 @@ func (s *Store) membership(ctx context.Context, workers []string, endedSince, ad
 	for _, z := range ended.Val() {
 		if key, ok := z.Member.(string); ok {
 			m.Ended = append(m.Ended, EndedAttempt{Key: key, End: time.UnixMilli(int64(z.Score))})
+		}
+	}
+	if departed != nil {
+		for _, z := range departed.Val() {
+			if id, ok := z.Member.(string); ok {
+				m.Ended = append(m.Ended, EndedAttempt{Key: departedKeyPrefix + id, End: time.UnixMilli(int64(z.Score))})
+			}
 		}
 	}
 	return m, nil

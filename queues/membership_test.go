@@ -70,6 +70,58 @@ func TestActiveMembershipShowsEveryStep(t *testing.T) {
 	}
 }
 
+// TestAQueuedCancelIsADeparture: a queued job's cancel ends no attempt,
+// and shows to ActiveChanges as a departure, an ended entry whose job
+// ended; a running job's cancel request departs nothing; departures older
+// than the time kept are trimmed as new ones are written.
+func TestAQueuedCancelIsADeparture(t *testing.T) {
+	t.Parallel()
+	s, c := newStore(t)
+	ctx := context.Background()
+	since := c.Now()
+	queued, err := s.Submit(ctx, spec(""), queues.QueueCore)
+	if err != nil {
+		t.Fatal(err)
+	}
+	running, err := s.Submit(ctx, spec(""), queues.QueueCore)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := s.Claim(ctx, queues.Delivery{JobID: running.Job.ID, Attempt: 1}, "w1"); err != nil || !ok {
+		t.Fatalf("claim: %v %v", ok, err)
+	}
+	c.Add(time.Second)
+	for _, id := range []string{queued.Job.ID, running.Job.ID} {
+		if _, err := s.Cancel(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m, err := s.ActiveChanges(ctx, nil, since, since)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Ended) != 1 || m.Ended[0].JobID() != queued.Job.ID || !m.Ended[0].JobEnded() ||
+		!m.Ended[0].End.Equal(c.Now().Truncate(time.Millisecond)) || m.Count != 1 {
+		t.Fatalf("after a queued and a running cancel: ended %+v, count %d; want the queued job's departure, one job left", m.Ended, m.Count)
+	}
+	if full, err := s.ActiveMembership(ctx, nil, since); err != nil || len(full.Ended) != 0 {
+		t.Fatalf("a whole read lists departures too: %+v %v", full.Ended, err)
+	}
+
+	c.Add(time.Hour)
+	later, err := s.Submit(ctx, spec(""), queues.QueueCore)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Cancel(ctx, later.Job.ID); err != nil {
+		t.Fatal(err)
+	}
+	left, err := s.Redis().ZRange(ctx, s.Namespace().Departed(), 0, -1).Result()
+	if err != nil || !slices.Equal(left, []string{later.Job.ID}) {
+		t.Fatalf("departures kept an hour on: %v %v, want the last one only", left, err)
+	}
+}
+
 // ActiveJobsOf reads the records asked for, skips the spec read where the
 // caller has it, and leaves out jobs that ended or never existed.
 func TestActiveJobsOfReadsOnlyWhatIsAsked(t *testing.T) {

@@ -1,5 +1,27 @@
 package queues
 
+import (
+	"strconv"
+	"time"
+)
+
+// departedKeep is how long a departure stays in Namespace.Departed: far
+// longer than any reader of changes falls behind (a reader more behind
+// reads the active index whole at its rebuild anyway).
+const departedKeep = 10 * time.Minute
+
+// departLua defines departed(activeKey, id, nowMs) for the scripts that
+// remove a job from the active index with no attempt ending then: it notes
+// the departure where ActiveChanges reads it, and trims the departures
+// older than departedKeep.
+var departLua = `
+local function departed(active, id, now)
+  local key = active .. "` + departedSuffix + `"
+  redis.call("ZADD", key, now, id)
+  redis.call("ZREMRANGEBYSCORE", key, "-inf", "(" .. (tonumber(now) - ` + strconv.FormatInt(departedKeep.Milliseconds(), 10) + `))
+end
+`
+
 // requeueWorkerJobsLua ends every attempt a worker identity holds and queues
 // the next one, resuming from its last checkpoint; a job being cancelled ends
 // cancelled instead. Two scripts share it: recovery of a silent worker, and
@@ -15,7 +37,7 @@ package queues
 // gangLua and keySuffixLua as well. The prefixes come from keys.go
 // (JobPrefix, WorkerPrefix) and carry the namespace's hash tag, so every key
 // derived from them is in the slot of the script's declared keys.
-const requeueWorkerJobsLua = `
+var requeueWorkerJobsLua = departLua + `
 local function requeueJobs(ids, worker, wjobs, prefix, wprefix, outbox, active, ukey, now, ended, retention, why)
   local out = {}
   for _, id in ipairs(ids) do
@@ -40,6 +62,9 @@ local function requeueJobs(ids, worker, wjobs, prefix, wprefix, outbox, active, 
       if st[5] == "1" then
         redis.call("HSET", k, "state", "cancelled", "finished", now, "worker", "", "error", "cancelled; its worker " .. worker .. " was " .. why)
         redis.call("ZREM", active, id)
+        -- Its usage entry is stamped at the worker's last beat, which a
+        -- reader of changes may have passed long ago.
+        departed(active, id, now)
         redis.call("HDEL", k, "preempt", "preempt_reason", "preempt_spot")
         if tonumber(retention) > 0 then
           redis.call("PEXPIRE", k, retention)

@@ -316,20 +316,23 @@ return 1
 `)
 
 // cancelScript cancels a queued job at once, or asks the worker of a running
-// one to stop it. KEYS: job, outbox, active, metrics, log. ARGV: id, now, retentionMs.
+// one to stop it; a queued job's departure is noted (see departLua).
+// KEYS: job, outbox, active, metrics, log. ARGV: id, now, retentionMs.
 // A queued job may hold a metric series from an earlier attempt (requeued
 // after reporting): it expires with the record, as in finishScript.
 // Returns {"cancelled", attempt, queue} | {"requested", worker, attempt} |
 // {"finished", state, attempt, finished} | {"gone"}. The attempt and the
 // time of a finished job let a retried cancel, whose first try committed,
 // announce the cancel it made.
-var cancelScript = redis.NewScript(`
+var cancelScript = redis.NewScript(departLua + `
 local st = redis.call("HMGET", KEYS[1], "state", "attempt", "queue", "worker", "finished")
 if not st[1] then return {"gone"} end
 if st[1] == "queued" then
   redis.call("HSET", KEYS[1], "state", "cancelled", "finished", ARGV[2], "error", "cancelled before it started")
   redis.call("ZREM", KEYS[2], ARGV[1])
   redis.call("ZREM", KEYS[3], ARGV[1])
+  -- No attempt ends here, so no usage entry says the job left.
+  departed(KEYS[3], ARGV[1], ARGV[2])
   if tonumber(ARGV[3]) > 0 then
     redis.call("PEXPIRE", KEYS[1], ARGV[3])
     redis.call("PEXPIRE", KEYS[4], ARGV[3])

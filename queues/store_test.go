@@ -419,6 +419,11 @@ func TestEveryCancelPathExpiresTheJobsKeys(t *testing.T) {
 		t.Fatalf("the lost worker's cancel-requested job is %s", j.State)
 	}
 	expiring("worker lost", lost.ID)
+	// Its usage entry ends at the worker's last beat, a minute back: the
+	// departure is stamped now, where a reader of changes looks.
+	if at, err := rdb.ZScore(ctx, ns.Departed(), lost.ID).Result(); err != nil || int64(at) != clk.Now().UnixMilli() {
+		t.Errorf("the lost worker's cancelled job departed at %v (%v), want now, %d", at, err, clk.Now().UnixMilli())
+	}
 
 	q, _ := s.Submit(ctx, spec(""), queues.QueueCore)
 	if err := s.AppendLogs(ctx, q.Job.ID, []queues.LogLine{{Attempt: 1, Stream: "stdout", Text: "x"}}, 10); err != nil {

@@ -46,9 +46,12 @@ const addMargin = time.Second
 //     that enters or leaves one, or whose attempt ended, is read again.
 //     Of the active index a tick reads only the IDs added since the last
 //     (by their time of submission, with addMargin to spare) and its
-//     count: an ended attempt that was its job's end says which ID left.
-//     When the copy kept then does not hold the count (a queued job's
-//     cancel ends no attempt), that tick reads the index whole;
+//     count: an ended attempt that was its job's end says which ID left,
+//     and so does a departure (a queued job's cancel, which ends no
+//     attempt, or a cancel carried out by recovery). When the copy kept
+//     then does not hold the count (an addition stamped before the
+//     cursor, an end stamped by a clock further behind than endMargin),
+//     that tick reads the index whole;
 //   - the controller's own writes: every job an action of the plan names,
 //     placements taken back, held deliveries moved;
 //   - hints from outside (Changed), such as job events over NATS: the
