@@ -2,6 +2,7 @@ package queues
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -34,6 +35,9 @@ const maxInFlight = 2
 
 type coalescer struct {
 	rdb redis.UniversalClient
+	// wait ends each pipeline that holds a durable call (see
+	// replicated.go).
+	wait replicaWait
 
 	mu       sync.Mutex
 	queue    []*scriptCall
@@ -47,6 +51,10 @@ type scriptCall struct {
 	keys   []string
 	args   []any
 
+	// durable calls count as done only once c.wait's replicas hold
+	// their writes.
+	durable bool
+
 	cmd  *redis.Cmd
 	done chan struct{} // closed once cmd holds the reply
 	// lead tells a waiting caller that it sends the next pipeline.
@@ -57,6 +65,17 @@ type scriptCall struct {
 
 // run runs script like script.Run, coalesced with concurrent calls.
 func (c *coalescer) run(ctx context.Context, script *redis.Script, keys []string, args ...any) *redis.Cmd {
+	return c.call(ctx, &scriptCall{script: script, keys: keys, args: args})
+}
+
+// runDurable is run for a call whose writes are acknowledged to someone
+// outside (a submission): with a replica wait configured, its reply is an
+// error unless the replicas hold them.
+func (c *coalescer) runDurable(ctx context.Context, script *redis.Script, keys []string, args ...any) *redis.Cmd {
+	return c.call(ctx, &scriptCall{script: script, keys: keys, args: args, durable: true})
+}
+
+func (c *coalescer) call(ctx context.Context, call *scriptCall) *redis.Cmd {
 	// A caller that has already given up sends nothing, as script.Run
 	// would not: a claim must not commit for a caller that cannot run it.
 	if err := ctx.Err(); err != nil {
@@ -64,7 +83,7 @@ func (c *coalescer) run(ctx context.Context, script *redis.Script, keys []string
 		cmd.SetErr(err)
 		return cmd
 	}
-	call := &scriptCall{ctx: ctx, script: script, keys: keys, args: args, done: make(chan struct{}), lead: make(chan struct{}, 1)}
+	call.ctx, call.done, call.lead = ctx, make(chan struct{}), make(chan struct{}, 1)
 	c.mu.Lock()
 	if c.inFlight >= maxInFlight {
 		c.queue = append(c.queue, call)
@@ -161,6 +180,10 @@ func (c *coalescer) drop(call *scriptCall) bool {
 func (c *coalescer) send(batch []*scriptCall) {
 	ctx, cancel := pipelineContext(batch)
 	defer cancel()
+	if c.wait.replicas > 0 && slices.ContainsFunc(batch, func(b *scriptCall) bool { return b.durable }) {
+		c.sendWaiting(ctx, batch)
+		return
+	}
 	if len(batch) == 1 {
 		b := batch[0]
 		b.cmd = b.script.Run(ctx, c.rdb, b.keys, b.args...)
@@ -180,6 +203,43 @@ func (c *coalescer) send(batch []*scriptCall) {
 		}
 		b.cmd = cmds[i]
 		close(b.done)
+	}
+}
+
+// sendWaiting is send for a batch holding a durable call: the pipeline
+// ends with the WAIT, so it counts the replicas of every write before it
+// on the same connection. Calls whose script Redis did not hold are sent
+// again in a second pipeline, with its own WAIT, once their scripts are
+// loaded.
+func (c *coalescer) sendWaiting(ctx context.Context, batch []*scriptCall) {
+	todo := batch
+	for round := 0; round < 2 && len(todo) > 0; round++ {
+		cmds := make([]*redis.Cmd, len(todo))
+		var wait *redis.IntCmd
+		_, _ = c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for i, b := range todo {
+				cmds[i] = b.script.EvalSha(ctx, p, b.keys, b.args...)
+			}
+			wait = c.wait.add(ctx, p)
+			return nil
+		})
+		unconfirmed := c.wait.check(wait)
+		var again []*scriptCall
+		for i, b := range todo {
+			err := cmds[i].Err()
+			if round == 0 && err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
+				if lerr := b.script.Load(ctx, c.rdb).Err(); lerr == nil {
+					again = append(again, b)
+					continue
+				}
+			}
+			if err == nil && b.durable && unconfirmed != nil {
+				cmds[i].SetErr(unconfirmed)
+			}
+			b.cmd = cmds[i]
+			close(b.done)
+		}
+		todo = again
 	}
 }
 

@@ -17,6 +17,10 @@ func wrap(op string, err error) error {
 	if err == nil {
 		return nil
 	}
+	var nr *notReplicatedError
+	if errors.As(err, &nr) {
+		return fmt.Errorf("%s: %w: %v", op, jobs.ErrUnavailable, err)
+	}
 	if unavailable(err) {
 		return fmt.Errorf("%s: %w (is Redis up and reachable? %v)", op, jobs.ErrUnavailable, err)
 	}

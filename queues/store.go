@@ -59,6 +59,14 @@ type StoreOptions struct {
 	// slot, not the namespace's; NewStore sets it for a cluster client.
 	// It costs a round trip per job.
 	SeparateEnqueue bool
+	// WaitReplicas, when above zero, makes every submission wait until that
+	// many replicas hold it (WAIT, at most WaitTimeout) before it counts as
+	// recorded; one not confirmed in time fails with jobs.ErrUnavailable
+	// and is resubmitted under its idempotency key (see replicated.go).
+	// Not on Redis Cluster, where every submission then fails saying so.
+	WaitReplicas int
+	// WaitTimeout bounds that wait; zero means DefaultWaitTimeout.
+	WaitTimeout time.Duration
 }
 
 // RecentCancel is how long after a job was cancelled a repeated cancel
@@ -125,7 +133,7 @@ func NewStore(rdb redis.UniversalClient, opts StoreOptions) *Store {
 		opts.SeparateEnqueue = true
 	}
 	return &Store{
-		co:     &coalescer{rdb: rdb},
+		co:     &coalescer{rdb: rdb, wait: newReplicaWait(rdb, opts.WaitReplicas, opts.WaitTimeout)},
 		rdb:    rdb,
 		ns:     NewNamespace(opts.Namespace),
 		client: asynq.NewClientFromRedisClient(rdb),
@@ -155,11 +163,14 @@ type Submitted struct {
 // With SeparateEnqueue the task follows the record, and the outbox
 // reconciler enqueues it if the caller died in between.
 func (s *Store) Submit(ctx context.Context, spec jobs.Spec, q Queue) (Submitted, error) {
+	if err := s.co.wait.refused; err != nil {
+		return Submitted{}, err
+	}
 	c, err := s.prepareSubmit(ctx, spec, q, s.opts.Now())
 	if err != nil {
 		return Submitted{}, err
 	}
-	res, err := s.runScript(ctx, submitScript, c.keys, c.args...).StringSlice()
+	res, err := s.co.runDurable(ctx, submitScript, c.keys, c.args...).StringSlice()
 	if err != nil {
 		return Submitted{}, wrap("queues.Submit", err)
 	}

@@ -117,19 +117,27 @@ func (s *Store) runSubmitGroups(ctx context.Context, calls []submitCall, todo []
 	}
 	for round := 0; round < 2 && len(groups) > 0; round++ {
 		cmds := make([]*redis.Cmd, len(groups))
+		var wait *redis.IntCmd
 		_, _ = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 			for g, group := range groups {
 				keys, args := groupCall(s, calls, group)
 				cmds[g] = submitManyScript.EvalSha(ctx, p, keys, args...)
 			}
+			// The pipeline is one connection: a WAIT at its end counts the
+			// replicas of every group in it (see replicated.go).
+			wait = s.co.wait.add(ctx, p)
 			return nil
 		})
+		unconfirmed := s.co.wait.check(wait)
 		var again [][]int
 		for g, group := range groups {
 			res, err := cmds[g].StringSlice()
 			if err != nil && round == 0 && strings.HasPrefix(err.Error(), "NOSCRIPT") {
 				again = append(again, group)
 				continue
+			}
+			if err == nil && unconfirmed != nil {
+				err = unconfirmed
 			}
 			for k, i := range group {
 				switch {

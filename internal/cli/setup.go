@@ -105,7 +105,14 @@ func connectNATS(cfg config.Config, name string) (*nats.Conn, error) {
 }
 
 func newStore(rdb redis.UniversalClient, cfg config.Config) *queues.Store {
-	return queues.NewStore(rdb, queues.StoreOptions{Namespace: cfg.Namespace})
+	return queues.NewStore(rdb, storeOptions(cfg))
+}
+
+// storeOptions are the options every process's store takes from the
+// config.
+func storeOptions(cfg config.Config) queues.StoreOptions {
+	return queues.StoreOptions{Namespace: cfg.Namespace,
+		WaitReplicas: cfg.Redis.WaitReplicas, WaitTimeout: cfg.Redis.WaitTimeout.Std()}
 }
 
 // newWakingStore is newStore for processes with a NATS connection: a cancel
@@ -114,9 +121,10 @@ func newStore(rdb redis.UniversalClient, cfg config.Config) *queues.Store {
 // and a cancel that ends a queued job announces it (no worker will).
 func newWakingStore(rdb redis.UniversalClient, cfg config.Config, nc *nats.Conn) *queues.Store {
 	pub := events.NewNATSPublisher(nc, subjects(cfg))
-	return queues.NewStore(rdb, queues.StoreOptions{Namespace: cfg.Namespace,
-		CancelWaker:    workers.NATSControl{Conn: nc, Subjects: subjects(cfg)},
-		OnQueuedCancel: announceCancel(pub)})
+	o := storeOptions(cfg)
+	o.CancelWaker = workers.NATSControl{Conn: nc, Subjects: subjects(cfg)}
+	o.OnQueuedCancel = announceCancel(pub)
+	return queues.NewStore(rdb, o)
 }
 
 // announceCancel publishes job.cancelled for a job a cancel ended before

@@ -140,6 +140,25 @@ redis: # <-
   mode: sentinel
   addrs: [10.0.0.1:26379]
 ` + fixedPool, "redis.master_name", "sentinel monitor"},
+		{"cluster waiting for replicas", `
+redis:
+  mode: cluster
+  addrs: [10.0.0.1:6379]
+  wait_replicas: 1 # <-
+` + fixedPool, "redis.wait_replicas", "not supported in mode cluster"},
+		{"negative replicas", `
+redis:
+  wait_replicas: -1 # <-
+` + fixedPool, "redis.wait_replicas", "must not be negative"},
+		{"replica wait too long", `
+redis:
+  wait_replicas: 1
+  wait_timeout: 5s # <-
+` + fixedPool, "redis.wait_timeout", "between 0"},
+		{"replica wait without replicas", `
+redis:
+  wait_timeout: 1s # <-
+` + fixedPool, "redis.wait_timeout", "set both or neither"},
 		{"standalone with addrs", `
 redis:
   addrs: [10.0.0.1:6379] # <-

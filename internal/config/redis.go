@@ -63,7 +63,24 @@ type RedisConfig struct {
 	// DialTimeout bounds connecting; short, so a missing Redis is reported
 	// quickly instead of stalling start-up.
 	DialTimeout jobs.Duration `yaml:"dial_timeout,omitempty"`
+	// WaitReplicas, when above zero, makes a submission count as accepted
+	// only once that many replicas hold it (Redis WAIT): a master that
+	// fails right after a write cannot lose a job its submitter was told
+	// is accepted. A submission not confirmed within WaitTimeout fails as
+	// unavailable, and the client resubmits it under its idempotency key.
+	// Standalone (with replicas) and sentinel modes; not cluster. It
+	// trades availability for that: while fewer replicas than this
+	// answer (after a failover, until a new replica syncs), every
+	// submission fails, so ask for fewer replicas than run.
+	WaitReplicas int `yaml:"wait_replicas,omitempty"`
+	// WaitTimeout bounds that wait (default 1s, at most 2s: below the
+	// client's read timeout).
+	WaitTimeout jobs.Duration `yaml:"wait_timeout,omitempty"`
 }
+
+// maxWaitTimeout keeps a WAIT within go-redis's default read timeout (3 s),
+// which would otherwise cut the connection first.
+const maxWaitTimeout = 2 * time.Second
 
 // mode is Mode with the default filled in, so an undefaulted config
 // (tests build them by hand) reads as standalone.
@@ -225,6 +242,18 @@ func (r RedisConfig) validate(ps *problems) {
 	}
 	r.TLS.validate(ps, "redis.tls")
 	positive(ps, "redis.dial_timeout", r.DialTimeout)
+	switch {
+	case r.WaitReplicas < 0:
+		ps.add("redis.wait_replicas", "must not be negative (0: do not wait for replicas)")
+	case r.WaitReplicas > 0 && r.mode() == RedisCluster:
+		ps.add("redis.wait_replicas", "is not supported in mode cluster: a cluster client sends each write to its slot's master, which a WAIT would not follow; remove it")
+	}
+	if r.WaitTimeout < 0 || r.WaitTimeout.Std() > maxWaitTimeout {
+		ps.add("redis.wait_timeout", "must be between 0 (the default, 1s) and %s", maxWaitTimeout)
+	}
+	if r.WaitTimeout != 0 && r.WaitReplicas == 0 {
+		ps.add("redis.wait_timeout", "has no effect without redis.wait_replicas; set both or neither")
+	}
 }
 
 // validateAddrs checks redis.addrs of a cluster or Sentinel config. The

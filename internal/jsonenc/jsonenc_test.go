@@ -37,7 +37,7 @@ func TestIntIsWhatEncodingJSONWrites(t *testing.T) {
 }
 
 func TestFloatIsWhatEncodingJSONWrites(t *testing.T) {
-	for _, f := range []float64{0, -0.0, 1, -1, 0.1, 0.21, 1e-6, 9.99e-7, 1e-7, 1.5e-9, 1e20, 1e21, 1.234e21, -3e-10, 123456789.125,
+	for _, f := range []float64{0, math.Copysign(0, -1), 1, -1, 0.1, 0.21, 1e-6, 9.99e-7, 1e-7, 1.5e-9, 1e20, 1e21, 1.234e21, -3e-10, 123456789.125,
 		math.MaxFloat64, math.SmallestNonzeroFloat64, 1e-100} {
 		want, _ := json.Marshal(f)
 		if got, err := Float(nil, f); err != nil || string(got) != string(want) {

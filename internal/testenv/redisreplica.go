@@ -1,0 +1,80 @@
+package testenv
+
+import (
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// RedisReplicaPair is a master and one replica of it on loopback ports,
+// with nothing on disk.
+type RedisReplicaPair struct {
+	Master, Replica *RedisNode
+}
+
+// RedisWithReplica starts a master and a replica of it and waits until the
+// replica's link is up. Both are killed when the test ends. Without
+// redis-server the test fails under CI and is skipped elsewhere.
+func RedisWithReplica(t testing.TB) *RedisReplicaPair {
+	t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		Unavailable(t, "redis-server", err)
+	}
+	dir := t.TempDir()
+	p := &RedisReplicaPair{}
+	t.Cleanup(func() {
+		for _, n := range []*RedisNode{p.Master, p.Replica} {
+			if n != nil {
+				n.Kill()
+			}
+		}
+	})
+	port := func() int {
+		n, err := freeClusterPort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	mp := port()
+	if p.Master, err = newNode(bin, filepath.Join(dir, "master"), mp, "--appendonly", "no",
+		"--repl-diskless-sync-delay", "0"); err != nil { // a replica syncs at once, not after 5 s
+		t.Fatal(err)
+	}
+	if p.Replica, err = newNode(bin, filepath.Join(dir, "replica"), port(), "--appendonly", "no",
+		"--replicaof", "127.0.0.1", strconv.Itoa(mp)); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []*RedisNode{p.Master, p.Replica} {
+		if err := waitPing(n.Addr, 10*time.Second); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		err := replicating(p.Replica.Addr)
+		if err == nil {
+			return p
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("replica %s of %s: %v", p.Replica.Addr, p.Master.Addr, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// MasterAddr is the master's host and port, split, for REPLICAOF.
+func (p *RedisReplicaPair) MasterAddr() (host, port string) {
+	h, pt, _ := strings.Cut(p.Master.Addr, ":")
+	return h, pt
+}
+
+// String names both, for test logs.
+func (p *RedisReplicaPair) String() string {
+	return fmt.Sprintf("master %s, replica %s", p.Master.Addr, p.Replica.Addr)
+}

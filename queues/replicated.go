@@ -1,0 +1,98 @@
+package queues
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Waiting for replicas before a submission is accepted.
+//
+// Redis replicates asynchronously: a write it acknowledged can be lost
+// when its master fails before a replica received it, and a replica
+// promoted then does not hold it. For a submission that is a job the
+// caller was told is accepted, and that will never run. With
+// StoreOptions.WaitReplicas set, every pipeline that records submissions
+// ends with WAIT, on the connection that wrote them, and a submission is
+// answered as recorded only once that many replicas hold it; otherwise
+// its caller gets an error wrapping jobs.ErrUnavailable, and resubmits
+// with the same idempotency key: the job is found if it survived, and
+// recorded anew if it did not. WAIT does not make Redis strongly
+// consistent (a replica that acknowledged can itself be lost), but it
+// closes the common case of a master killed moments after a write.
+//
+// The price is availability: while fewer replicas than asked for answer
+// (after a failover, until a new replica has synced), every submission
+// fails, so an install asks for fewer replicas than it runs.
+//
+// Only submissions wait: a claim, a finish or a requeue lost in a failover
+// is repaired by the fencing and recovery the job record already has (the
+// attempt runs again), while a lost submission is repaired by nothing.
+
+// DefaultWaitTimeout is how long a pipeline of submissions waits for its
+// replicas when StoreOptions.WaitTimeout is not set.
+const DefaultWaitTimeout = time.Second
+
+// notReplicatedError says a pipeline's writes are on the master but not yet
+// confirmed by the replicas asked for.
+type notReplicatedError struct {
+	want, got int
+	within    time.Duration
+	err       error // the WAIT's own error, if it failed
+}
+
+func (e *notReplicatedError) Error() string {
+	got := fmt.Sprintf("%d", e.got)
+	if e.err != nil {
+		got = fmt.Sprintf("an error (%v)", e.err)
+	}
+	return fmt.Sprintf("recorded on the Redis master, but WAIT for %d replicas (redis.wait_replicas) answered %s within %s: "+
+		"resubmit with the same idempotency key, which finds the job if it survived and records it if it did not", e.want, got, e.within)
+}
+
+// replicaWait is the WAIT a store's submissions end with; zero replicas
+// means none.
+type replicaWait struct {
+	replicas int
+	timeout  time.Duration
+	// refused is why submissions cannot wait here, checked before anything
+	// is written: a cluster client sends each command to its slot's node,
+	// so a WAIT would not follow the writes it is for.
+	refused error
+}
+
+func newReplicaWait(rdb redis.UniversalClient, replicas int, timeout time.Duration) replicaWait {
+	if replicas <= 0 {
+		return replicaWait{}
+	}
+	w := replicaWait{replicas: replicas, timeout: cmp.Or(timeout, DefaultWaitTimeout)}
+	if _, cluster := rdb.(*redis.ClusterClient); cluster {
+		w.refused = fmt.Errorf("queues: WaitReplicas (redis.wait_replicas) is not supported on Redis Cluster; unset it")
+	}
+	return w
+}
+
+// add appends the WAIT to pipeline p, or returns nil when none is wanted.
+func (w replicaWait) add(ctx context.Context, p redis.Pipeliner) *redis.IntCmd {
+	if w.replicas <= 0 {
+		return nil
+	}
+	cmd := redis.NewIntCmd(ctx, "wait", w.replicas, w.timeout.Milliseconds())
+	_ = p.Process(ctx, cmd)
+	return cmd
+}
+
+// check is nil when the WAIT added to a pipeline (nil: none) was answered
+// by enough replicas.
+func (w replicaWait) check(cmd *redis.IntCmd) error {
+	if cmd == nil {
+		return nil
+	}
+	if n, err := cmd.Result(); err != nil || int(n) < w.replicas {
+		return &notReplicatedError{want: w.replicas, got: int(n), within: w.timeout, err: err}
+	}
+	return nil
+}

@@ -1,0 +1,116 @@
+package queues_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/ballastdev/ballast/internal/testenv"
+	"github.com/ballastdev/ballast/jobs"
+	"github.com/ballastdev/ballast/queues"
+)
+
+// TestSubmissionsWaitForTheirReplica: with WaitReplicas a submission is
+// answered as recorded only once the replica holds it. With the replica
+// cut off, a lone submission and every job of a batch fail as unavailable,
+// saying to resubmit; once it is back, the same submissions with the same
+// keys find the very jobs, which the replica now holds.
+func TestSubmissionsWaitForTheirReplica(t *testing.T) {
+	t.Parallel()
+	pair := testenv.RedisWithReplica(t)
+	ctx := context.Background()
+	master := redis.NewClient(&redis.Options{Addr: pair.Master.Addr})
+	replica := redis.NewClient(&redis.Options{Addr: pair.Replica.Addr})
+	t.Cleanup(func() { master.Close(); replica.Close() })
+	s := queues.NewStore(master, queues.StoreOptions{Namespace: "wait", WaitReplicas: 1, WaitTimeout: 300 * time.Millisecond})
+
+	onReplica := func(id string) bool {
+		n, err := replica.Exists(ctx, s.Namespace().Job(id)).Result()
+		return err == nil && n == 1
+	}
+	first, err := s.Submit(ctx, spec("k-first"), queues.QueueCore)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !onReplica(first.Job.ID) {
+		t.Fatalf("job %s was answered recorded before the replica held it", first.Job.ID)
+	}
+	// Concurrent submissions travel in shared pipelines, each ending with
+	// its WAIT, and a Redis that lost its scripts still answers them only
+	// once they are replicated.
+	if err := master.ScriptFlush(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, 20)
+	for i := range 20 {
+		go func() {
+			sub, err := s.Submit(ctx, spec(fmt.Sprintf("k-many-%d", i)), queues.QueueCore)
+			if err == nil && !onReplica(sub.Job.ID) {
+				err = fmt.Errorf("job %s was answered recorded before the replica held it", sub.Job.ID)
+			}
+			errs <- err
+		}()
+	}
+	for range 20 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// Cut the replica off: the master has none.
+	if err := replica.Do(ctx, "REPLICAOF", "NO", "ONE").Err(); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 5*time.Second, "the master to see no replica", func() bool {
+		info, _ := master.Info(ctx, "replication").Result()
+		return strings.Contains(info, "connected_slaves:0")
+	})
+	_, err = s.Submit(ctx, spec("k-lone"), queues.QueueCore)
+	if !errors.Is(err, jobs.ErrUnavailable) || !strings.Contains(err.Error(), "same idempotency key") {
+		t.Fatalf("a submission no replica confirmed: %v, want unavailable, naming the resubmission", err)
+	}
+	items := make([]queues.BatchItem, 30)
+	for i := range items {
+		items[i] = queues.BatchItem{Spec: spec(fmt.Sprintf("k-batch-%d", i)), Queue: queues.QueueCore}
+	}
+	res, err := s.SubmitBatch(ctx, items)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range res {
+		if !errors.Is(r.Err, jobs.ErrUnavailable) {
+			t.Fatalf("batch job %d no replica confirmed: %+v %v, want unavailable", i, r.Submitted.Job.ID, r.Err)
+		}
+	}
+
+	// The replica back: the same submissions find what the master holds.
+	host, port := pair.MasterAddr()
+	if err := replica.Do(ctx, "REPLICAOF", host, port).Err(); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 20*time.Second, "the replica to catch up", func() bool {
+		info, _ := replica.Info(ctx, "replication").Result()
+		return strings.Contains(info, "master_link_status:up")
+	})
+	lone, err := s.Submit(ctx, spec("k-lone"), queues.QueueCore)
+	if err != nil || !lone.Duplicate || !onReplica(lone.Job.ID) {
+		t.Fatalf("the lone submission again: %+v %v, want the job recorded before, on the replica", lone.Job.ID, err)
+	}
+	again, err := s.SubmitBatch(ctx, items)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range again {
+		if r.Err != nil || !r.Duplicate || !onReplica(r.Job.ID) {
+			t.Fatalf("batch job %d again: %+v dup %v %v, want the job recorded before, on the replica", i, r.Job.ID, r.Duplicate, r.Err)
+		}
+	}
+	if n, err := master.ZCard(ctx, s.Namespace().JobIndex()).Result(); err != nil || n != int64(22+len(items)) {
+		t.Fatalf("%d jobs recorded (%v), want %d: a resubmission recorded a job twice", n, err, 22+len(items))
+	}
+}
