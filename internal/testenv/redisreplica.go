@@ -1,6 +1,7 @@
 package testenv
 
 import (
+	"context"
 	"fmt"
 	"os/exec"
 	"path/filepath"
@@ -8,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // RedisReplicaPair is a master and one replica of it on loopback ports,
@@ -59,6 +62,9 @@ func RedisWithReplica(t testing.TB) *RedisReplicaPair {
 	for {
 		err := replicating(p.Replica.Addr)
 		if err == nil {
+			err = p.MasterSeesReplica()
+		}
+		if err == nil {
 			return p
 		}
 		if time.Now().After(deadline) {
@@ -77,4 +83,22 @@ func (p *RedisReplicaPair) MasterAddr() (host, port string) {
 // String names both, for test logs.
 func (p *RedisReplicaPair) String() string {
 	return fmt.Sprintf("master %s, replica %s", p.Master.Addr, p.Replica.Addr)
+}
+
+// MasterSeesReplica is nil once the master counts its replica online: the
+// replica's own link can be up a moment before, and a WAIT then counts
+// nobody.
+func (p *RedisReplicaPair) MasterSeesReplica() error {
+	cl := redis.NewClient(&redis.Options{Addr: p.Master.Addr, DialTimeout: 200 * time.Millisecond})
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	info, err := cl.Info(ctx, "replication").Result()
+	if err != nil {
+		return err
+	}
+	if !strings.Contains(info, "state=online") {
+		return fmt.Errorf("master %s: no replica online yet", p.Master.Addr)
+	}
+	return nil
 }
