@@ -438,3 +438,54 @@ func TestEveryCancelPathExpiresTheJobsKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestQueueStatsCountWhatRuns: a queue's Active is its attempts running on
+// registered workers, read from their records (a worker that takes its
+// deliveries leaves nothing in asynq's active list), and drops as they end.
+func TestQueueStatsCountWhatRuns(t *testing.T) {
+	t.Parallel()
+	s, c := newStore(t)
+	ctx := context.Background()
+	if _, err := s.Heartbeat(ctx, queues.WorkerInfo{ID: "w1", Pool: "fixed", Slots: 4, StartedAt: c.Now()}, nil); err != nil {
+		t.Fatal(err)
+	}
+	claim := func(q queues.Queue) jobs.Job {
+		t.Helper()
+		sub, err := s.Submit(ctx, spec(""), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		j, ok, err := s.Claim(ctx, queues.Delivery{JobID: sub.Job.ID, Attempt: 1}, "w1")
+		if err != nil || !ok {
+			t.Fatalf("claim: %v %v", ok, err)
+		}
+		return j
+	}
+	active := func() map[queues.Queue]int {
+		t.Helper()
+		st, err := s.QueueStats(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[queues.Queue]int{}
+		for _, q := range st {
+			out[q.Queue] = q.Active
+		}
+		return out
+	}
+	core1, _, burst := claim(queues.QueueCore), claim(queues.QueueCore), claim(queues.QueueBurst)
+	if _, err := s.Submit(ctx, spec(""), queues.QueueBurst); err != nil { // queued, not active
+		t.Fatal(err)
+	}
+	if a := active(); a[queues.QueueCore] != 2 || a[queues.QueueBurst] != 1 {
+		t.Fatalf("active by queue %v, want core 2, burst 1", a)
+	}
+	for _, j := range []jobs.Job{core1, burst} {
+		if ok, err := s.Finish(ctx, j, "w1", jobs.StateSucceeded, new(int), ""); err != nil || !ok {
+			t.Fatalf("finish: %v %v", ok, err)
+		}
+	}
+	if a := active(); a[queues.QueueCore] != 1 || a[queues.QueueBurst] != 0 {
+		t.Fatalf("active by queue after two ends %v, want core 1, burst 0", a)
+	}
+}
