@@ -181,7 +181,23 @@ func (c *coalescer) send(batch []*scriptCall) {
 	ctx, cancel := pipelineContext(batch)
 	defer cancel()
 	if c.wait.replicas > 0 && slices.ContainsFunc(batch, func(b *scriptCall) bool { return b.durable }) {
-		c.sendWaiting(ctx, batch)
+		// The durable calls go in a pipeline of their own, beside the
+		// others: a claim or a finish must not wait for the replicas of a
+		// submission it happened to travel with.
+		var durable, rest []*scriptCall
+		for _, b := range batch {
+			if b.durable {
+				durable = append(durable, b)
+			} else {
+				rest = append(rest, b)
+			}
+		}
+		var wg sync.WaitGroup
+		if len(rest) > 0 {
+			wg.Go(func() { c.send(rest) })
+		}
+		c.sendWaiting(ctx, durable)
+		wg.Wait()
 		return
 	}
 	if len(batch) == 1 {
@@ -206,9 +222,9 @@ func (c *coalescer) send(batch []*scriptCall) {
 	}
 }
 
-// sendWaiting is send for a batch holding a durable call: the pipeline
-// ends with the WAIT, so it counts the replicas of every write before it
-// on the same connection. Calls whose script Redis did not hold are sent
+// sendWaiting is send for durable calls: the pipeline ends with the WAIT,
+// so it counts the replicas of every write before it on the same
+// connection. Calls whose script Redis did not hold are sent
 // again in a second pipeline, with its own WAIT, once their scripts are
 // loaded.
 func (c *coalescer) sendWaiting(ctx context.Context, batch []*scriptCall) {
@@ -233,7 +249,7 @@ func (c *coalescer) sendWaiting(ctx context.Context, batch []*scriptCall) {
 					continue
 				}
 			}
-			if err == nil && b.durable && unconfirmed != nil {
+			if err == nil && unconfirmed != nil {
 				cmds[i].SetErr(unconfirmed)
 			}
 			b.cmd = cmds[i]

@@ -24,6 +24,12 @@ import (
 // consistent (a replica that acknowledged can itself be lost), but it
 // closes the common case of a master killed moments after a write.
 //
+// A resubmission that finds its job already recorded writes nothing, and
+// its WAIT still covers the first write, made on another connection:
+// Redis sets a connection's replication offset to the server's after every
+// command, read-only ones too (checked on Redis 7.0 with a paused replica),
+// so WAIT there waits for everything the master wrote before.
+//
 // The price is availability: while fewer replicas than asked for answer
 // (after a failover, until a new replica has synced), every submission
 // fails, so an install asks for fewer replicas than it runs.
@@ -80,7 +86,8 @@ func (w replicaWait) add(ctx context.Context, p redis.Pipeliner) *redis.IntCmd {
 	if w.replicas <= 0 {
 		return nil
 	}
-	cmd := redis.NewIntCmd(ctx, "wait", w.replicas, w.timeout.Milliseconds())
+	// WAIT counts in whole milliseconds, and 0 would wait for ever.
+	cmd := redis.NewIntCmd(ctx, "wait", w.replicas, max(w.timeout.Milliseconds(), 1))
 	_ = p.Process(ctx, cmd)
 	return cmd
 }

@@ -154,7 +154,12 @@ redis:
 redis:
   wait_replicas: 1
   wait_timeout: 5s # <-
-` + fixedPool, "redis.wait_timeout", "between 0"},
+` + fixedPool, "redis.wait_timeout", "between 1ms"},
+		{"replica wait under a millisecond", `
+redis:
+  wait_replicas: 1
+  wait_timeout: 500us # <-
+` + fixedPool, "redis.wait_timeout", "between 1ms"},
 		{"replica wait without replicas", `
 redis:
   wait_timeout: 1s # <-

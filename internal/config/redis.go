@@ -248,8 +248,8 @@ func (r RedisConfig) validate(ps *problems) {
 	case r.WaitReplicas > 0 && r.mode() == RedisCluster:
 		ps.add("redis.wait_replicas", "is not supported in mode cluster: a cluster client sends each write to its slot's master, which a WAIT would not follow; remove it")
 	}
-	if r.WaitTimeout < 0 || r.WaitTimeout.Std() > maxWaitTimeout {
-		ps.add("redis.wait_timeout", "must be between 0 (the default, 1s) and %s", maxWaitTimeout)
+	if r.WaitTimeout < 0 || r.WaitTimeout.Std() > maxWaitTimeout || (r.WaitTimeout > 0 && r.WaitTimeout.Std() < time.Millisecond) {
+		ps.add("redis.wait_timeout", "must be 0 (the default, 1s) or between 1ms and %s", maxWaitTimeout)
 	}
 	if r.WaitTimeout != 0 && r.WaitReplicas == 0 {
 		ps.add("redis.wait_timeout", "has no effect without redis.wait_replicas; set both or neither")

@@ -180,7 +180,7 @@ func (h *Hybrid) rebuild(ctx context.Context, now time.Time) (*policy.Index, []p
 		endSeen: map[string]time.Time{}, endCursor: time.UnixMilli(1)}
 	lv.syncMembers(m.Active)
 	lv.addedCursor = earlier(m.LastAdded, now.Add(addMargin))
-	lv.syncEnded(m.Ended) // what ended before is in the records read after
+	lv.syncEnded(m.Ended, now) // what ended before is in the records read after
 	for _, j := range h.seen {
 		lv.ref(j, true)
 	}
@@ -286,7 +286,7 @@ func (h *Hybrid) refresh(ctx context.Context, now time.Time, lv *liveState, hint
 	for _, id := range lv.syncSets(m.OnWorker) {
 		read[id] = true
 	}
-	for _, id := range lv.syncEnded(m.Ended) {
+	for _, id := range lv.syncEnded(m.Ended, now) {
 		if _, ok := lv.members[id]; ok {
 			read[id] = true
 		}
@@ -582,8 +582,11 @@ func (lv *liveState) syncSets(sets map[string][]string) []string {
 }
 
 // syncEnded takes the ended attempts read now and returns the jobs of
-// those not read before.
-func (lv *liveState) syncEnded(ended []queues.EndedAttempt) []string {
+// those not read before. The cursor goes no further than endMargin past
+// the leader's clock: an end stamped by a clock far ahead (a departure is
+// stamped by whoever cancels, an operator's machine too) must not hide
+// every end after it.
+func (lv *liveState) syncEnded(ended []queues.EndedAttempt, now time.Time) []string {
 	var ids []string
 	for _, e := range ended {
 		if _, ok := lv.endSeen[e.Key]; ok {
@@ -594,7 +597,7 @@ func (lv *liveState) syncEnded(ended []queues.EndedAttempt) []string {
 			ids = append(ids, id)
 		}
 		if e.End.After(lv.endCursor) {
-			lv.endCursor = e.End
+			lv.endCursor = earlier(e.End, now.Add(endMargin))
 		}
 	}
 	for k, t := range lv.endSeen {

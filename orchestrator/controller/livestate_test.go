@@ -520,6 +520,30 @@ func TestTickReadsTheActiveIndexWholeOnlyWhenItMust(t *testing.T) {
 	if n := h.live.wholeReads; n != 1 {
 		t.Fatalf("%d whole reads, want 1: the late submission must be found", n)
 	}
+	// A cancel by a clock an hour ahead (an operator's machine) stamps its
+	// departure an hour on; the ends after it are still read as they come.
+	running, ok, err := store.Claim(ctx, queues.Delivery{JobID: submit().ID, Attempt: 1}, "f0")
+	if err != nil || !ok {
+		t.Fatalf("claim: %v %v", ok, err)
+	}
+	waiting := submit()
+	tick("a claim and a submission")
+	ahead := queues.NewStore(store.Redis(), queues.StoreOptions{Namespace: store.Namespace().Name(),
+		Now: func() time.Time { return time.Now().Add(time.Hour) }})
+	if _, err := ahead.Cancel(ctx, waiting.ID); err != nil {
+		t.Fatal(err)
+	}
+	tick("a cancel stamped an hour ahead")
+	// The finish is stamped by the leader's clock, which this test steps.
+	onTime := queues.NewStore(store.Redis(), queues.StoreOptions{Namespace: store.Namespace().Name(),
+		Now: func() time.Time { return t0.Add(time.Duration(step) * time.Second) }})
+	if _, err := onTime.Finish(ctx, running, "f0", jobs.StateSucceeded, nil, ""); err != nil {
+		t.Fatal(err)
+	}
+	tick("a finish after it")
+	if n := h.live.wholeReads; n != 1 {
+		t.Fatalf("%d whole reads, want still 1: the finish after a cancel stamped ahead was not read", n)
+	}
 }
 
 // fixedHybrid is a leader over store with one fixed pool and the default
