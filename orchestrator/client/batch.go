@@ -157,9 +157,11 @@ func submitBatch(ctx context.Context, o Options, subs []jobs.Submission, maxJobs
 }
 
 // partsInFlight is how many parts of one batch are on their way at once:
-// enough that the intake records one while it reads the next, few enough
-// that a batch does not hold many max_payloads in memory on either side.
-const partsInFlight = 3
+// enough that the intake records one while it reads the next (a batch of
+// jobs.MaxBatchJobs at NATS's default 1 MB max_payload goes at once), few
+// enough that a batch does not hold many max_payloads in memory on either
+// side.
+const partsInFlight = 4
 
 // firstPartJobs bounds the first part of a batch that needs several.
 const firstPartJobs = 256
