@@ -25,6 +25,10 @@ type dupScan struct {
 	i     int
 	exact func(string) bool
 	bail  bool
+	// topKnown, when set, is asked of every key of the top-level object;
+	// unknownTop is set when it says no.
+	topKnown   func(key []byte) bool
+	unknownTop bool
 }
 
 func (d *dupScan) ws() {
@@ -135,6 +139,9 @@ func (d *dupScan) object(path string, depth int) *FieldError {
 			}
 		}
 		keys = append(keys, key)
+		if depth == 0 && d.topKnown != nil && !d.topKnown(key) {
+			d.unknownTop = true
+		}
 		seg := string(key)
 		if len(key) == 0 {
 			seg = pathSegment("")

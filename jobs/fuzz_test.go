@@ -144,3 +144,42 @@ func FuzzDecodeBatch(f *testing.F) {
 		}
 	})
 }
+
+// FuzzQuickSubmissionIsStrict: whatever the quick decoder takes, the
+// strict decoder takes too and reads the same.
+func FuzzQuickSubmissionIsStrict(f *testing.F) {
+	for _, seed := range []string{
+		`{"template":"train","params":{"lr":0.01,"epochs":20},"idempotency_key":"k","team":"ml","labels":{"exp":"a"},"class":"burst","timeout":"6h","slots":2,"command":["a"]}`,
+		`{"template":"t","Template":"u"}`, `{"TEMPLATE":"t"}`, `{"template":"t","bogus":1}`, `{"template":"t"} {}`,
+		`{"template":"t","params":{"a":1,"a":2}}`, `{"timeout":"x"}`, `{"slots":"2"}`, `[]`, `null`, `{"params":{"é":1}}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		quick, ok := decodeSubmissionQuick(data)
+		if !ok {
+			return
+		}
+		strict, err := decodeSubmissionStrict(data)
+		if err != nil {
+			t.Fatalf("%q: the quick decoder takes it, the strict one refuses it: %v", data, err)
+		}
+		if !reflect.DeepEqual(quick, strict) {
+			t.Fatalf("%q: quick reads %+v, strict %+v", data, quick, strict)
+		}
+	})
+}
+
+// TestQuickSubmissionTakesTheCommonForm: a submission as clients send it
+// takes the quick path (else it saves nothing), and one with an unknown,
+// folded or repeated key does not.
+func TestQuickSubmissionTakesTheCommonForm(t *testing.T) {
+	if _, ok := decodeSubmissionQuick([]byte(`{"template":"train","params":{"lr":0.01},"idempotency_key":"k-1","team":"ml","timeout":"6h"}`)); !ok {
+		t.Fatal("a plain submission does not take the quick path")
+	}
+	for _, in := range []string{`{"template":"t","bogus":1}`, `{"Template":"t"}`, `{"template":"t","team":"a","team":"b"}`, `{"template":"t"} {}`} {
+		if _, ok := decodeSubmissionQuick([]byte(in)); ok {
+			t.Fatalf("%s takes the quick path", in)
+		}
+	}
+}
