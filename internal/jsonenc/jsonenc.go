@@ -102,21 +102,15 @@ func Strings(b []byte, ss []string) []byte {
 // StringMap appends m as a JSON object, its keys sorted as encoding/json
 // sorts them.
 func StringMap(b []byte, m map[string]string) []byte {
-	b = append(b, '{')
-	for i, k := range slices.Sorted(maps.Keys(m)) {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = String(b, k)
-		b = append(b, ':')
-		b = String(b, m[k])
-	}
-	return append(b, '}')
+	b, _ = object(b, m, func(b []byte, v string) ([]byte, error) { return String(b, v), nil })
+	return b
 }
 
 // Map appends m as a JSON object, its keys sorted as encoding/json sorts
 // them, each value by Value.
-func Map(b []byte, m map[string]any) ([]byte, error) {
+func Map(b []byte, m map[string]any) ([]byte, error) { return object(b, m, Value) }
+
+func object[V any](b []byte, m map[string]V, value func([]byte, V) ([]byte, error)) ([]byte, error) {
 	b = append(b, '{')
 	for i, k := range slices.Sorted(maps.Keys(m)) {
 		if i > 0 {
@@ -125,7 +119,7 @@ func Map(b []byte, m map[string]any) ([]byte, error) {
 		b = String(b, k)
 		b = append(b, ':')
 		var err error
-		if b, err = Value(b, m[k]); err != nil {
+		if b, err = value(b, m[k]); err != nil {
 			return b, err
 		}
 	}

@@ -116,6 +116,28 @@ func freeClusterPort() (int, error) {
 	return 0, errors.New("no free pair of loopback ports")
 }
 
+// testPort is freeClusterPort for a test, which fails when none is free.
+func testPort(t testing.TB) int {
+	t.Helper()
+	p, err := freeClusterPort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// killWhenDone kills, when the test ends, every node nodes lists then
+// (nil entries are nodes that never started).
+func killWhenDone(t testing.TB, nodes func() []*RedisNode) {
+	t.Cleanup(func() {
+		for _, n := range nodes() {
+			if n != nil {
+				n.Kill()
+			}
+		}
+	})
+}
+
 func newNode(bin, dir string, port int, extra ...string) (*RedisNode, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
@@ -304,13 +326,18 @@ func (c *RedisClusterEnv) healthy() error {
 	return nil
 }
 
-// replicating checks that the replica at addr has its master link up.
-func replicating(addr string) error {
+// replicationInfo reads INFO replication from the server at addr.
+func replicationInfo(addr string) (string, error) {
 	cl := redis.NewClient(&redis.Options{Addr: addr, DialTimeout: 200 * time.Millisecond})
 	defer cl.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	info, err := cl.Info(ctx, "replication").Result()
+	return cl.Info(ctx, "replication").Result()
+}
+
+// replicating checks that the replica at addr has its master link up.
+func replicating(addr string) error {
+	info, err := replicationInfo(addr)
 	if err != nil {
 		return err
 	}

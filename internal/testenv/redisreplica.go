@@ -1,7 +1,6 @@
 package testenv
 
 import (
-	"context"
 	"fmt"
 	"os/exec"
 	"path/filepath"
@@ -9,8 +8,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // RedisReplicaPair is a master and one replica of it on loopback ports,
@@ -30,26 +27,13 @@ func RedisWithReplica(t testing.TB) *RedisReplicaPair {
 	}
 	dir := t.TempDir()
 	p := &RedisReplicaPair{}
-	t.Cleanup(func() {
-		for _, n := range []*RedisNode{p.Master, p.Replica} {
-			if n != nil {
-				n.Kill()
-			}
-		}
-	})
-	port := func() int {
-		n, err := freeClusterPort()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
-	mp := port()
+	killWhenDone(t, func() []*RedisNode { return []*RedisNode{p.Master, p.Replica} })
+	mp := testPort(t)
 	if p.Master, err = newNode(bin, filepath.Join(dir, "master"), mp, "--appendonly", "no",
 		"--repl-diskless-sync-delay", "0"); err != nil { // a replica syncs at once, not after 5 s
 		t.Fatal(err)
 	}
-	if p.Replica, err = newNode(bin, filepath.Join(dir, "replica"), port(), "--appendonly", "no",
+	if p.Replica, err = newNode(bin, filepath.Join(dir, "replica"), testPort(t), "--appendonly", "no",
 		"--replicaof", "127.0.0.1", strconv.Itoa(mp)); err != nil {
 		t.Fatal(err)
 	}
@@ -89,11 +73,7 @@ func (p *RedisReplicaPair) String() string {
 // replica's own link can be up a moment before, and a WAIT then counts
 // nobody.
 func (p *RedisReplicaPair) MasterSeesReplica() error {
-	cl := redis.NewClient(&redis.Options{Addr: p.Master.Addr, DialTimeout: 200 * time.Millisecond})
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	info, err := cl.Info(ctx, "replication").Result()
+	info, err := replicationInfo(p.Master.Addr)
 	if err != nil {
 		return err
 	}

@@ -53,20 +53,8 @@ func RedisSentinel(t testing.TB) *RedisSentinelEnv {
 	}
 	dir := t.TempDir()
 	e := &RedisSentinelEnv{}
-	t.Cleanup(func() {
-		for _, n := range append([]*RedisNode{e.Master, e.Replica}, e.Sentinels...) {
-			if n != nil {
-				n.Kill()
-			}
-		}
-	})
-	port := func() int {
-		p, err := freeClusterPort()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	killWhenDone(t, func() []*RedisNode { return append([]*RedisNode{e.Master, e.Replica}, e.Sentinels...) })
+	port := func() int { return testPort(t) }
 	mp := port()
 	if e.Master, err = newNode(bin, filepath.Join(dir, "master"), mp, "--appendonly", "yes"); err != nil {
 		t.Fatal(err)

@@ -1,10 +1,6 @@
 package events
 
 import (
-	"encoding/json"
-	"maps"
-	"slices"
-
 	"github.com/ballastdev/ballast/internal/jsonenc"
 )
 
@@ -12,8 +8,8 @@ import (
 // (TestEventJSONIsWhatEncodingJSONWrites holds it to that, for every
 // field): a job's submission, start and end each publish one, and
 // encoding/json's reflection over the struct and its Data map was a good
-// part of what a batch costs the intake. Data's values that are not plain
-// strings go through encoding/json one by one.
+// part of what a batch costs the intake. Data's values other than strings,
+// numbers, booleans and nil go through encoding/json one by one.
 func (e Event) appendJSON(b []byte) ([]byte, error) {
 	b = append(b, '{')
 	b = jsonenc.Field(b, "id", true)
@@ -50,24 +46,9 @@ func (e Event) appendJSON(b []byte) ([]byte, error) {
 	b = append(b, t...)
 	if len(e.Data) > 0 {
 		b = jsonenc.Field(b, "data", false)
-		b = append(b, '{')
-		for i, k := range slices.Sorted(maps.Keys(e.Data)) {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = jsonenc.String(b, k)
-			b = append(b, ':')
-			if s, ok := e.Data[k].(string); ok {
-				b = jsonenc.String(b, s)
-				continue
-			}
-			v, err := json.Marshal(e.Data[k])
-			if err != nil {
-				return nil, err
-			}
-			b = append(b, v...)
+		if b, err = jsonenc.Map(b, e.Data); err != nil {
+			return nil, err
 		}
-		b = append(b, '}')
 	}
 	return append(b, '}'), nil
 }
