@@ -156,7 +156,9 @@ func (p *batchPart) prepare(ctx context.Context, s *Store, items []BatchItem, no
 		it := items[p.lo+k]
 		// The queues were checked, so this can fail only in encoding: the
 		// job is not sent, and its result says why.
-		p.calls[k], p.res[k].Err = s.prepareSubmit(ctx, it.Spec, it.Queue, now)
+		if p.calls[k], p.res[k].Err = s.prepareSubmit(ctx, it.Spec, it.Queue, now, &p.res[k].Job); p.res[k].Err != nil {
+			p.res[k].Submitted = Submitted{}
+		}
 	}
 }
 
@@ -173,7 +175,8 @@ func (p *batchPart) run(ctx context.Context, s *Store) {
 		r := replies[k]
 		switch {
 		case r.err != nil:
-			p.res[k].Err = wrap("queues.SubmitBatch", r.err)
+			// The job prepared is not recorded: the result holds none.
+			p.res[k].Submitted, p.res[k].Err = Submitted{}, wrap("queues.SubmitBatch", r.err)
 		default:
 			p.res[k].Submitted, p.res[k].Err = s.submitted(ctx, p.calls[k], r.res)
 		}

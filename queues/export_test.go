@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/ballastdev/ballast/jobs"
 )
 
 // SetUsagePage sets how many usage entries one read returns, so a test can
@@ -73,7 +75,7 @@ func (s *Store) SubmitGroupTwice(ctx context.Context, items []BatchItem) (first,
 	calls := make([]submitCall, len(items))
 	todo := make([]int, len(items))
 	for i, it := range items {
-		if calls[i], err = s.prepareSubmit(ctx, it.Spec, it.Queue, now); err != nil {
+		if calls[i], err = s.prepareSubmit(ctx, it.Spec, it.Queue, now, new(jobs.Job)); err != nil {
 			return nil, nil, err
 		}
 		todo[i] = i

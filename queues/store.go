@@ -1,6 +1,7 @@
 package queues
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -166,7 +167,8 @@ func (s *Store) Submit(ctx context.Context, spec jobs.Spec, q Queue) (Submitted,
 	if err := s.co.wait.refused; err != nil {
 		return Submitted{}, err
 	}
-	c, err := s.prepareSubmit(ctx, spec, q, s.opts.Now())
+	var job jobs.Job
+	c, err := s.prepareSubmit(ctx, spec, q, s.opts.Now(), &job)
 	if err != nil {
 		return Submitted{}, err
 	}
@@ -178,8 +180,11 @@ func (s *Store) Submit(ctx context.Context, spec jobs.Spec, q Queue) (Submitted,
 }
 
 // submitCall is one prepared run of submitScript: the job it creates if new.
+// The job is the caller's (a batch's result holds it), not a copy: a batch
+// prepares thousands of calls, and a second copy of each job was a good
+// part of what it allocated.
 type submitCall struct {
-	job    jobs.Job
+	job    *jobs.Job
 	keys   []string
 	args   []any
 	inline bool       // the script creates the task (see asynqtask.go)
@@ -187,14 +192,14 @@ type submitCall struct {
 }
 
 // prepareSubmit checks the queue and builds the script's keys and
-// arguments for a new job of spec in q.
-func (s *Store) prepareSubmit(ctx context.Context, spec jobs.Spec, q Queue, now time.Time) (submitCall, error) {
+// arguments for a new job of spec in q, which it writes to *job.
+func (s *Store) prepareSubmit(ctx context.Context, spec jobs.Spec, q Queue, now time.Time, job *jobs.Job) (submitCall, error) {
 	// A queue no worker consumes (a pin to a malformed region) would hold
 	// the job forever: refuse it before anything is written.
 	if err := checkQueue("queues.Submit", q, false); err != nil {
 		return submitCall{}, &jobs.ValidationError{Problems: []*jobs.FieldError{{Field: "queue", Message: err.Error()}}}
 	}
-	body, err := spec.AppendJSON(make([]byte, 0, 512))
+	body, err := encodeSpec(spec)
 	if err != nil {
 		return submitCall{}, fmt.Errorf("queues.Submit: encode spec: %w", err)
 	}
@@ -209,9 +214,9 @@ func (s *Store) prepareSubmit(ctx context.Context, spec jobs.Spec, q Queue, now 
 	if spec.IdempotencyKey != "" {
 		hasIdem = "1"
 	}
-	c := submitCall{job: jobs.Job{ID: id, Spec: spec, State: jobs.StateQueued, Attempt: 1, Queue: string(q),
-		CreatedAt: now.UTC().Truncate(time.Millisecond), QueuedAt: now.UTC().Truncate(time.Millisecond)},
-		inline: !s.opts.SeparateEnqueue && !spec.Sized()}
+	*job = jobs.Job{ID: id, Spec: spec, State: jobs.StateQueued, Attempt: 1, Queue: string(q),
+		CreatedAt: now.UTC().Truncate(time.Millisecond), QueuedAt: now.UTC().Truncate(time.Millisecond)}
+	c := submitCall{job: job, inline: !s.opts.SeparateEnqueue && !spec.Sized()}
 	// Room for the inline task's keys and arguments too: a batch prepares
 	// thousands of these, and growing them was a good part of that.
 	c.keys = append(make([]string, 0, 7), s.ns.Job(id), s.ns.Idempotency(spec.IdempotencyKey), s.ns.JobIndex(), s.ns.Outbox(), s.ns.ActiveJobs())
@@ -222,7 +227,7 @@ func (s *Store) prepareSubmit(ctx context.Context, spec jobs.Spec, q Queue, now 
 		if err := s.publishQueue(ctx, qname); err != nil {
 			return submitCall{}, err
 		}
-		t := newInlineTask(qname, c.job, now)
+		t := newInlineTask(qname, *c.job, now)
 		c.task = t
 		c.keys = append(c.keys, t.key, t.pending)
 		c.args = append(c.args, t.msg, t.id, t.since)
@@ -254,11 +259,11 @@ func (s *Store) submitted(ctx context.Context, c submitCall, res []string) (Subm
 		return Submitted{Job: j, Duplicate: true}, nil
 	}
 	if !c.inline {
-		if err := s.enqueue(ctx, c.job); err != nil {
+		if err := s.enqueue(ctx, *c.job); err != nil {
 			return Submitted{}, err
 		}
 	}
-	return Submitted{Job: c.job}, nil
+	return Submitted{Job: *c.job}, nil
 }
 
 // requestSum identifies the request an idempotency key stands for. The
@@ -266,10 +271,26 @@ func (s *Store) submitted(ctx context.Context, c submitCall, res []string) (Subm
 // new span, and that must find the first job, not a conflict. So is StartBy,
 // which a pipeline step's retried submission derives again from a history
 // that may have grown.
+// specBufs are scratch buffers a spec is encoded into, so that the body
+// kept is allocated at its size once, not grown to it.
+var specBufs = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+// encodeSpec is spec's JSON (Spec.AppendJSON) in a slice of its own.
+func encodeSpec(spec jobs.Spec) ([]byte, error) {
+	buf := specBufs.Get().(*[]byte)
+	b, err := spec.AppendJSON((*buf)[:0])
+	out := bytes.Clone(b)
+	if cap(b) <= 64<<10 { // a huge one is left to the collector
+		*buf = b[:0]
+		specBufs.Put(buf)
+	}
+	return out, err
+}
+
 func requestSum(spec jobs.Spec) ([sha256.Size]byte, error) {
 	spec.TraceParent = ""
 	spec.StartBy = time.Time{}
-	body, err := spec.AppendJSON(make([]byte, 0, 512))
+	body, err := encodeSpec(spec)
 	if err != nil {
 		return [sha256.Size]byte{}, err
 	}
