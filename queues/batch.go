@@ -63,9 +63,6 @@ func (s *Store) SubmitBatch(ctx context.Context, items []BatchItem) ([]BatchResu
 // goroutine, and has returned for every item when SubmitBatchEach does. On
 // an error, which comes before anything is written, each is never called.
 func (s *Store) SubmitBatchEach(ctx context.Context, items []BatchItem, each func(lo int, res []BatchResult)) error {
-	if err := s.co.wait.refused; err != nil {
-		return err
-	}
 	var problems []*jobs.FieldError
 	seen := map[Queue]bool{}
 	for i, it := range items {

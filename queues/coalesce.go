@@ -228,11 +228,22 @@ func (c *coalescer) send(batch []*scriptCall) {
 // again in a second pipeline, with its own WAIT, once their scripts are
 // loaded.
 func (c *coalescer) sendWaiting(ctx context.Context, batch []*scriptCall) {
+	// Every durable call is a submission, whose keys are in its namespace's
+	// slot.
+	rdb, err := c.wait.client(ctx, c.rdb, batch[0].keys[0])
+	if err != nil {
+		for _, b := range batch {
+			b.cmd = redis.NewCmd(ctx)
+			b.cmd.SetErr(err)
+			close(b.done)
+		}
+		return
+	}
 	todo := batch
 	for round := 0; round < 2 && len(todo) > 0; round++ {
 		cmds := make([]*redis.Cmd, len(todo))
 		var wait *redis.IntCmd
-		_, _ = c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		_, _ = rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 			for i, b := range todo {
 				cmds[i] = b.script.EvalSha(ctx, p, b.keys, b.args...)
 			}
@@ -244,7 +255,7 @@ func (c *coalescer) sendWaiting(ctx context.Context, batch []*scriptCall) {
 		for i, b := range todo {
 			err := cmds[i].Err()
 			if round == 0 && err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
-				if lerr := b.script.Load(ctx, c.rdb).Err(); lerr == nil {
+				if lerr := b.script.Load(ctx, rdb).Err(); lerr == nil {
 					again = append(again, b)
 					continue
 				}

@@ -31,7 +31,9 @@ func unavailable(err error) bool {
 	var re redis.Error
 	if errors.As(err, &re) && !errors.Is(err, redis.Nil) {
 		msg := re.Error()
-		for _, p := range []string{"LOADING", "READONLY", "MASTERDOWN", "CLUSTERDOWN", "TRYAGAIN", "BUSY"} {
+		// MOVED and ASK reach only a node client (a submission waiting for
+		// its replicas): the slot moved, and a retry finds its master.
+		for _, p := range []string{"LOADING", "READONLY", "MASTERDOWN", "CLUSTERDOWN", "TRYAGAIN", "BUSY", "MOVED", "ASK"} {
 			if strings.HasPrefix(msg, p) {
 				return true
 			}

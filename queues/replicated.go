@@ -34,6 +34,9 @@ import (
 // (after a failover, until a new replica has synced), every submission
 // fails, so an install asks for fewer replicas than it runs.
 //
+// On Redis Cluster the pipeline goes to the master of the namespace's
+// slot directly (see replicaWait.client).
+//
 // Only submissions wait: a claim, a finish or a requeue lost in a failover
 // is repaired by the fencing and recovery the job record already has (the
 // attempt runs again), while a lost submission is repaired by nothing.
@@ -64,21 +67,32 @@ func (e *notReplicatedError) Error() string {
 type replicaWait struct {
 	replicas int
 	timeout  time.Duration
-	// refused is why submissions cannot wait here, checked before anything
-	// is written: a cluster client sends each command to its slot's node,
-	// so a WAIT would not follow the writes it is for.
-	refused error
 }
 
-func newReplicaWait(rdb redis.UniversalClient, replicas int, timeout time.Duration) replicaWait {
+func newReplicaWait(replicas int, timeout time.Duration) replicaWait {
 	if replicas <= 0 {
 		return replicaWait{}
 	}
-	w := replicaWait{replicas: replicas, timeout: cmp.Or(timeout, DefaultWaitTimeout)}
-	if _, cluster := rdb.(*redis.ClusterClient); cluster {
-		w.refused = fmt.Errorf("queues: WaitReplicas (redis.wait_replicas) is not supported on Redis Cluster; unset it")
+	return replicaWait{replicas: replicas, timeout: cmp.Or(timeout, DefaultWaitTimeout)}
+}
+
+// client is what a pipeline of submissions that waits is sent on: rdb
+// itself, whose pipeline is one connection, or on a cluster the master of
+// key's slot (a namespace's keys share one). A cluster client would send
+// a WAIT, which names no key, to some node, not necessarily the one the
+// writes went to. A node client does not follow MOVED: a slot that moved
+// meanwhile fails the pipeline as unavailable (see wrap), and the retry
+// finds the new master once the cluster client has reread the slots.
+func (w replicaWait) client(ctx context.Context, rdb redis.UniversalClient, key string) (redis.UniversalClient, error) {
+	cc, ok := rdb.(*redis.ClusterClient)
+	if !ok {
+		return rdb, nil
 	}
-	return w
+	node, err := cc.MasterForKey(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	return node, nil
 }
 
 // add appends the WAIT to pipeline p, or returns nil when none is wanted.

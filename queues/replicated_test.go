@@ -117,3 +117,94 @@ func TestSubmissionsWaitForTheirReplica(t *testing.T) {
 		t.Fatalf("%d jobs recorded (%v), want %d: a resubmission recorded a job twice", n, err, 22+len(items))
 	}
 }
+
+// TestSubmissionsWaitForTheSlotsReplicaOnACluster: on a cluster the wait
+// is for the replica of the master that holds the namespace's slot. With
+// that replica killed (every other master keeps its own, so a WAIT sent to
+// any other node would be answered), a lone submission and a batch are
+// refused as unavailable; with it back, the same submissions find their
+// jobs. Not parallel: it kills a node of the package's cluster, and
+// restarts it and waits for the cluster to be whole before it ends.
+func TestSubmissionsWaitForTheSlotsReplicaOnACluster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a Redis Cluster")
+	}
+	env := testenv.RedisCluster(t)
+	cc := env.Client(16)
+	ns := "qw" + testenv.RandomHex(4)
+	t.Cleanup(func() {
+		testenv.DeleteNamespace(cc, ns)
+		_ = cc.Close()
+	})
+	ctx := context.Background()
+	s := queues.NewStore(cc, queues.StoreOptions{Namespace: ns, WaitReplicas: 1})
+	cut := queues.NewStore(cc, queues.StoreOptions{Namespace: ns, WaitReplicas: 1, WaitTimeout: 200 * time.Millisecond})
+	if _, err := s.Submit(ctx, spec("c-first"), queues.QueueCore); err != nil {
+		t.Fatal(err)
+	}
+	addr, err := env.ReplicaOf(ctx, s.Namespace().JobIndex())
+	if err != nil {
+		t.Fatal(err)
+	}
+	replica := env.Node(addr)
+	replica.Kill()
+	t.Cleanup(func() {
+		if replica.Alive() {
+			return // the test restarted it
+		}
+		if err := replica.Restart(); err != nil {
+			t.Errorf("restarting replica %s: %v", addr, err)
+			return
+		}
+		if err := env.WaitHealthy(60 * time.Second); err != nil {
+			t.Error(err)
+		}
+	})
+	master, err := env.MasterOf(ctx, s.Namespace().JobIndex())
+	if err != nil {
+		t.Fatal(err)
+	}
+	mc := redis.NewClient(&redis.Options{Addr: master})
+	t.Cleanup(func() { _ = mc.Close() })
+	testenv.Eventually(t, 10*time.Second, "the master to see its replica gone", func() bool {
+		info, _ := mc.Info(ctx, "replication").Result()
+		return strings.Contains(info, "connected_slaves:0")
+	})
+
+	if _, err := cut.Submit(ctx, spec("c-lone"), queues.QueueCore); !errors.Is(err, jobs.ErrUnavailable) {
+		t.Fatalf("a submission its slot's replica did not confirm: %v, want unavailable", err)
+	}
+	items := make([]queues.BatchItem, 10)
+	for i := range items {
+		items[i] = queues.BatchItem{Spec: spec(fmt.Sprintf("c-batch-%d", i)), Queue: queues.QueueCore}
+	}
+	res, err := cut.SubmitBatch(ctx, items)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range res {
+		if !errors.Is(r.Err, jobs.ErrUnavailable) {
+			t.Fatalf("batch job %d its slot's replica did not confirm: %v, want unavailable", i, r.Err)
+		}
+	}
+
+	if err := replica.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.WaitHealthy(60 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	lone, err := s.Submit(ctx, spec("c-lone"), queues.QueueCore)
+	if err != nil || !lone.Duplicate {
+		t.Fatalf("the lone submission again: %+v %v, want the job recorded before", lone.Job.ID, err)
+	}
+	again, err := s.SubmitBatch(ctx, items)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range again {
+		if r.Err != nil || !r.Duplicate {
+			t.Fatalf("batch job %d again: dup %v %v, want the job recorded before", i, r.Duplicate, r.Err)
+		}
+	}
+}

@@ -64,7 +64,7 @@ type StoreOptions struct {
 	// many replicas hold it (WAIT, at most WaitTimeout) before it counts as
 	// recorded; one not confirmed in time fails with jobs.ErrUnavailable
 	// and is resubmitted under its idempotency key (see replicated.go).
-	// Not on Redis Cluster, where every submission then fails saying so.
+	// On Redis Cluster the wait is on the master of the namespace's slot.
 	WaitReplicas int
 	// WaitTimeout bounds that wait; zero means DefaultWaitTimeout.
 	WaitTimeout time.Duration
@@ -134,7 +134,7 @@ func NewStore(rdb redis.UniversalClient, opts StoreOptions) *Store {
 		opts.SeparateEnqueue = true
 	}
 	return &Store{
-		co:     &coalescer{rdb: rdb, wait: newReplicaWait(rdb, opts.WaitReplicas, opts.WaitTimeout)},
+		co:     &coalescer{rdb: rdb, wait: newReplicaWait(opts.WaitReplicas, opts.WaitTimeout)},
 		rdb:    rdb,
 		ns:     NewNamespace(opts.Namespace),
 		client: asynq.NewClientFromRedisClient(rdb),
@@ -164,9 +164,6 @@ type Submitted struct {
 // With SeparateEnqueue the task follows the record, and the outbox
 // reconciler enqueues it if the caller died in between.
 func (s *Store) Submit(ctx context.Context, spec jobs.Spec, q Queue) (Submitted, error) {
-	if err := s.co.wait.refused; err != nil {
-		return Submitted{}, err
-	}
 	var job jobs.Job
 	c, err := s.prepareSubmit(ctx, spec, q, s.opts.Now(), &job)
 	if err != nil {

@@ -115,10 +115,20 @@ func (s *Store) runSubmitGroups(ctx context.Context, calls []submitCall, todo []
 	for lo := 0; lo < len(todo); lo += submitGroup {
 		groups = append(groups, todo[lo:min(lo+submitGroup, len(todo))])
 	}
+	rdb := s.rdb
+	if s.co.wait.replicas > 0 {
+		var err error
+		if rdb, err = s.co.wait.client(ctx, s.rdb, s.ns.JobIndex()); err != nil {
+			for _, i := range todo {
+				out[i].err = err
+			}
+			return out
+		}
+	}
 	for round := 0; round < 2 && len(groups) > 0; round++ {
 		cmds := make([]*redis.Cmd, len(groups))
 		var wait *redis.IntCmd
-		_, _ = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		_, _ = rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 			for g, group := range groups {
 				keys, args := groupCall(s, calls, group)
 				cmds[g] = submitManyScript.EvalSha(ctx, p, keys, args...)
@@ -151,7 +161,7 @@ func (s *Store) runSubmitGroups(ctx context.Context, calls []submitCall, todo []
 			}
 		}
 		if len(again) > 0 {
-			if err := submitManyScript.Load(ctx, s.rdb).Err(); err != nil {
+			if err := submitManyScript.Load(ctx, rdb).Err(); err != nil {
 				// Those jobs were not run: their results say so.
 				for _, group := range again {
 					for _, i := range group {

@@ -140,12 +140,6 @@ redis: # <-
   mode: sentinel
   addrs: [10.0.0.1:26379]
 ` + fixedPool, "redis.master_name", "sentinel monitor"},
-		{"cluster waiting for replicas", `
-redis:
-  mode: cluster
-  addrs: [10.0.0.1:6379]
-  wait_replicas: 1 # <-
-` + fixedPool, "redis.wait_replicas", "not supported in mode cluster"},
 		{"negative replicas", `
 redis:
   wait_replicas: -1 # <-

@@ -68,8 +68,8 @@ type RedisConfig struct {
 	// fails right after a write cannot lose a job its submitter was told
 	// is accepted. A submission not confirmed within WaitTimeout fails as
 	// unavailable, and the client resubmits it under its idempotency key.
-	// Standalone (with replicas) and sentinel modes; not cluster. It
-	// trades availability for that: while fewer replicas than this
+	// In mode cluster the wait is for the replicas of the master that
+	// holds the namespace's slot. It trades availability for that: while fewer replicas than this
 	// answer (after a failover, until a new replica syncs), every
 	// submission fails, so ask for fewer replicas than run.
 	WaitReplicas int `yaml:"wait_replicas,omitempty"`
@@ -242,11 +242,8 @@ func (r RedisConfig) validate(ps *problems) {
 	}
 	r.TLS.validate(ps, "redis.tls")
 	positive(ps, "redis.dial_timeout", r.DialTimeout)
-	switch {
-	case r.WaitReplicas < 0:
+	if r.WaitReplicas < 0 {
 		ps.add("redis.wait_replicas", "must not be negative (0: do not wait for replicas)")
-	case r.WaitReplicas > 0 && r.mode() == RedisCluster:
-		ps.add("redis.wait_replicas", "is not supported in mode cluster: a cluster client sends each write to its slot's master, which a WAIT would not follow; remove it")
 	}
 	if r.WaitTimeout < 0 || r.WaitTimeout.Std() > maxWaitTimeout || (r.WaitTimeout > 0 && r.WaitTimeout.Std() < time.Millisecond) {
 		ps.add("redis.wait_timeout", "must be 0 (the default, 1s) or between 1ms and %s", maxWaitTimeout)

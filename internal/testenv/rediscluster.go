@@ -385,6 +385,18 @@ func (c *RedisClusterEnv) roles() (masters, replicas []string, err error) {
 
 // MasterOf returns the address of the node serving key's slot now.
 func (c *RedisClusterEnv) MasterOf(ctx context.Context, key string) (string, error) {
+	return c.shardNode(ctx, key, "master")
+}
+
+// ReplicaOf returns the address of an online replica of key's slot's
+// master.
+func (c *RedisClusterEnv) ReplicaOf(ctx context.Context, key string) (string, error) {
+	return c.shardNode(ctx, key, "replica")
+}
+
+// shardNode returns an online node of the given role in the shard that
+// holds key's slot.
+func (c *RedisClusterEnv) shardNode(ctx context.Context, key, role string) (string, error) {
 	for _, n := range c.Nodes {
 		if !n.Alive() {
 			continue
@@ -406,14 +418,14 @@ func (c *RedisClusterEnv) MasterOf(ctx context.Context, key string) (string, err
 					continue
 				}
 				for _, nd := range sh.Nodes {
-					if nd.Role == "master" && nd.Health == "online" {
+					if nd.Role == role && nd.Health == "online" {
 						return net.JoinHostPort(nd.IP, strconv.FormatInt(nd.Port, 10)), nil
 					}
 				}
 			}
 		}
 	}
-	return "", fmt.Errorf("no node serves the slot of %q", key)
+	return "", fmt.Errorf("no %s online in the shard of %q", role, key)
 }
 
 // WaitPromoted waits until key's slot is served by a master other than
