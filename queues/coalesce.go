@@ -255,13 +255,21 @@ func (c *coalescer) sendWaiting(ctx context.Context, batch []*scriptCall) {
 		for i, b := range todo {
 			err := cmds[i].Err()
 			if round == 0 && err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
-				if lerr := b.script.Load(ctx, rdb).Err(); lerr == nil {
+				lerr := b.script.Load(ctx, rdb).Err()
+				if lerr == nil {
 					again = append(again, b)
 					continue
 				}
+				// The script never ran: say why it could not be loaded.
+				cmds[i].SetErr(lerr)
 			}
-			if err == nil && unconfirmed != nil {
+			switch {
+			case err == nil && unconfirmed != nil:
 				cmds[i].SetErr(unconfirmed)
+			case err != nil:
+				if m := c.wait.moved(ctx, c.rdb, cmds[i].Err()); m != cmds[i].Err() {
+					cmds[i].SetErr(m)
+				}
 			}
 			b.cmd = cmds[i]
 			close(b.done)

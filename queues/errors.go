@@ -18,7 +18,8 @@ func wrap(op string, err error) error {
 		return nil
 	}
 	var nr *notReplicatedError
-	if errors.As(err, &nr) {
+	var sm *slotMovedError
+	if errors.As(err, &nr) || errors.As(err, &sm) {
 		return fmt.Errorf("%s: %w: %v", op, jobs.ErrUnavailable, err)
 	}
 	if unavailable(err) {
@@ -31,9 +32,7 @@ func unavailable(err error) bool {
 	var re redis.Error
 	if errors.As(err, &re) && !errors.Is(err, redis.Nil) {
 		msg := re.Error()
-		// MOVED and ASK reach only a node client (a submission waiting for
-		// its replicas): the slot moved, and a retry finds its master.
-		for _, p := range []string{"LOADING", "READONLY", "MASTERDOWN", "CLUSTERDOWN", "TRYAGAIN", "BUSY", "MOVED", "ASK"} {
+		for _, p := range []string{"LOADING", "READONLY", "MASTERDOWN", "CLUSTERDOWN", "TRYAGAIN", "BUSY"} {
 			if strings.HasPrefix(msg, p) {
 				return true
 			}

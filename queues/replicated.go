@@ -3,7 +3,9 @@ package queues
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -60,6 +62,32 @@ func (e *notReplicatedError) Error() string {
 	}
 	return fmt.Sprintf("recorded on the Redis master, but WAIT for %d replicas (redis.wait_replicas) answered %s within %s: "+
 		"resubmit with the same idempotency key, which finds the job if it survived and records it if it did not", e.want, got, e.within)
+}
+
+// slotMovedError says the namespace's slot moved while a waiting
+// submission was sent to its master's node client, which does not follow
+// MOVED or ASK as the cluster client does.
+type slotMovedError struct{ err error }
+
+func (e *slotMovedError) Error() string {
+	return fmt.Sprintf("the namespace's slot moved while the submission waited for its replicas (%v): resubmit with the same idempotency key", e.err)
+}
+
+// moved turns a MOVED or ASK reply that a waiting submission got from the
+// node client of rdb, a cluster client, into a slotMovedError, and asks
+// rdb to reread the slots so the retry finds the new master at once. Any
+// other error, and any error on another kind of client (a plain client
+// pointed at one node of a cluster is a config mistake, not an outage),
+// passes unchanged.
+func (w replicaWait) moved(ctx context.Context, rdb redis.UniversalClient, err error) error {
+	cc, ok := rdb.(*redis.ClusterClient)
+	var re redis.Error
+	if !ok || w.replicas <= 0 || err == nil || !errors.As(err, &re) ||
+		!(strings.HasPrefix(re.Error(), "MOVED ") || strings.HasPrefix(re.Error(), "ASK ")) {
+		return err
+	}
+	cc.ReloadState(ctx)
+	return &slotMovedError{err: err}
 }
 
 // replicaWait is the WAIT a store's submissions end with; zero replicas

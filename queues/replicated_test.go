@@ -139,33 +139,49 @@ func TestSubmissionsWaitForTheSlotsReplicaOnACluster(t *testing.T) {
 	ctx := context.Background()
 	s := queues.NewStore(cc, queues.StoreOptions{Namespace: ns, WaitReplicas: 1})
 	cut := queues.NewStore(cc, queues.StoreOptions{Namespace: ns, WaitReplicas: 1, WaitTimeout: 200 * time.Millisecond})
-	if _, err := s.Submit(ctx, spec("c-first"), queues.QueueCore); err != nil {
-		t.Fatal(err)
-	}
-	addr, err := env.ReplicaOf(ctx, s.Namespace().JobIndex())
+	master, err := env.MasterOf(ctx, s.Namespace().JobIndex())
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A replica just synced may not show online in every node's view yet.
+	var addr string
+	testenv.Eventually(t, 20*time.Second, "the slot's replica to show online", func() bool {
+		addr, err = env.ReplicaOf(ctx, s.Namespace().JobIndex())
+		return err == nil
+	})
 	replica := env.Node(addr)
+	if replica == nil {
+		t.Fatalf("the cluster reports replica %s, which is none of its nodes", addr)
+	}
+	mc := redis.NewClient(&redis.Options{Addr: master})
+	rc := redis.NewClient(&redis.Options{Addr: addr, // a cluster replica serves reads after READONLY
+		OnConnect: func(ctx context.Context, cn *redis.Conn) error { return cn.ReadOnly(ctx).Err() }})
+	t.Cleanup(func() { _ = mc.Close(); _ = rc.Close() })
+	// The node the waiting submissions go to loads its scripts itself.
+	if err := mc.ScriptFlush(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	first, err := s.Submit(ctx, spec("c-first"), queues.QueueCore)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := rc.Exists(ctx, s.Namespace().Job(first.Job.ID)).Result(); err != nil || n != 1 {
+		t.Fatalf("job %s was answered recorded before the slot's replica held it (%v)", first.Job.ID, err)
+	}
 	replica.Kill()
 	t.Cleanup(func() {
-		if replica.Alive() {
-			return // the test restarted it
-		}
-		if err := replica.Restart(); err != nil {
-			t.Errorf("restarting replica %s: %v", addr, err)
-			return
+		if !replica.Alive() {
+			if err := replica.Restart(); err != nil {
+				t.Errorf("restarting replica %s: %v", addr, err)
+				return
+			}
+		} else if !t.Failed() {
+			return // the test restarted it and saw the cluster whole
 		}
 		if err := env.WaitHealthy(60 * time.Second); err != nil {
 			t.Error(err)
 		}
 	})
-	master, err := env.MasterOf(ctx, s.Namespace().JobIndex())
-	if err != nil {
-		t.Fatal(err)
-	}
-	mc := redis.NewClient(&redis.Options{Addr: master})
-	t.Cleanup(func() { _ = mc.Close() })
 	testenv.Eventually(t, 10*time.Second, "the master to see its replica gone", func() bool {
 		info, _ := mc.Info(ctx, "replication").Result()
 		return strings.Contains(info, "connected_slaves:0")

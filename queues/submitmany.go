@@ -149,6 +149,7 @@ func (s *Store) runSubmitGroups(ctx context.Context, calls []submitCall, todo []
 			if err == nil && unconfirmed != nil {
 				err = unconfirmed
 			}
+			err = s.co.wait.moved(ctx, s.rdb, err)
 			for k, i := range group {
 				switch {
 				case err != nil:
