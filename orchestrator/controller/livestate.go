@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/ballastdev/ballast/internal/timespan"
 	"github.com/ballastdev/ballast/jobs"
 	"github.com/ballastdev/ballast/orchestrator/policy"
 	"github.com/ballastdev/ballast/orchestrator/provider"
@@ -179,7 +180,7 @@ func (h *Hybrid) rebuild(ctx context.Context, now time.Time) (*policy.Index, []p
 		placedQueued: map[string]bool{}, workers: map[string]workerKey{}, indexed: map[string]bool{},
 		endSeen: map[string]time.Time{}, endCursor: time.UnixMilli(1)}
 	lv.syncMembers(m.Active)
-	lv.addedCursor = earlier(m.LastAdded, now.Add(addMargin))
+	lv.addedCursor = timespan.Earlier(m.LastAdded, now.Add(addMargin))
 	lv.syncEnded(m.Ended, now) // what ended before is in the records read after
 	for _, j := range h.seen {
 		lv.ref(j, true)
@@ -255,7 +256,7 @@ func (h *Hybrid) refresh(ctx context.Context, now time.Time, lv *liveState, hint
 	h.mu.Lock()
 	// A submitter whose clock runs ahead must not pin the cursor in the
 	// future, where every other submitter's additions fall behind it.
-	m.LastAdded = earlier(m.LastAdded, now.Add(addMargin))
+	m.LastAdded = timespan.Earlier(m.LastAdded, now.Add(addMargin))
 	added, removed, whole := lv.changes(m)
 	if whole {
 		lv.apply(added, removed, m.LastAdded)
@@ -277,7 +278,7 @@ func (h *Hybrid) refresh(ctx context.Context, now time.Time, lv *liveState, hint
 	if !whole {
 		lv.wholeReads++
 		added, removed = lv.syncMembers(m.Active)
-		lv.addedCursor = earlier(m.LastAdded, now.Add(addMargin))
+		lv.addedCursor = timespan.Earlier(m.LastAdded, now.Add(addMargin))
 	}
 	read := map[string]bool{}
 	for _, id := range added {
@@ -506,22 +507,8 @@ func (lv *liveState) apply(added, removed []string, lastAdded time.Time) {
 	for _, id := range removed {
 		delete(lv.members, id)
 	}
-	lv.addedCursor = later(lv.addedCursor, lastAdded)
+	lv.addedCursor = timespan.Later(lv.addedCursor, lastAdded)
 	lv.activeOK = false // members are no longer the whole read kept in active
-}
-
-func earlier(a, b time.Time) time.Time {
-	if b.Before(a) {
-		return b
-	}
-	return a
-}
-
-func later(a, b time.Time) time.Time {
-	if b.After(a) {
-		return b
-	}
-	return a
 }
 
 // syncMembers takes the active index as read now and returns the IDs that
@@ -597,7 +584,7 @@ func (lv *liveState) syncEnded(ended []queues.EndedAttempt, now time.Time) []str
 			ids = append(ids, id)
 		}
 		if e.End.After(lv.endCursor) {
-			lv.endCursor = earlier(e.End, now.Add(endMargin))
+			lv.endCursor = timespan.Earlier(e.End, now.Add(endMargin))
 		}
 	}
 	for k, t := range lv.endSeen {

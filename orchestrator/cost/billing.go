@@ -3,6 +3,7 @@ package cost
 import (
 	"time"
 
+	"github.com/ballastdev/ballast/internal/timespan"
 	"github.com/ballastdev/ballast/orchestrator/policy"
 )
 
@@ -17,26 +18,12 @@ import (
 // worker released after exactly one hour for two. Per-second billing is
 // continuous, so the release itself is the floor.
 func billedEnd(p policy.Pool, start, end time.Time) time.Time {
-	return later(p.PaidUntil(start, end.Add(-time.Nanosecond)), end)
+	return timespan.Later(p.PaidUntil(start, end.Add(-time.Nanosecond)), end)
 }
 
 // clip returns the part of [a, b) inside [from, until); ok is false when
 // nothing is.
 func clip(a, b, from, until time.Time) (time.Time, time.Time, bool) {
-	a, b = later(a, from), earlier(b, until)
+	a, b = timespan.Later(a, from), timespan.Earlier(b, until)
 	return a, b, a.Before(b)
-}
-
-func later(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
-}
-
-func earlier(a, b time.Time) time.Time {
-	if a.Before(b) {
-		return a
-	}
-	return b
 }

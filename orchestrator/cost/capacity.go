@@ -6,6 +6,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/ballastdev/ballast/internal/timespan"
 	"github.com/ballastdev/ballast/orchestrator/policy"
 )
 
@@ -71,7 +72,7 @@ func overbooked(p *problems, b *book, pl policy.Pool, t time.Time, used, avail i
 	var last *attempt
 	for i := range b.attempts {
 		a := &b.attempts[i]
-		if a.pool.Name != pl.Name || t.Before(later(a.u.Start, b.from)) || !t.Before(a.end) {
+		if a.pool.Name != pl.Name || t.Before(timespan.Later(a.u.Start, b.from)) || !t.Before(a.end) {
 			continue
 		}
 		if last == nil || !a.u.Start.Before(last.u.Start) {

@@ -1,6 +1,10 @@
 package cost
 
-import "time"
+import (
+	"time"
+
+	"github.com/ballastdev/ballast/internal/timespan"
+)
 
 // dayLayout formats a day's key; it sorts as the days do.
 const dayLayout = "2006-01-02"
@@ -19,7 +23,7 @@ func splitDays(a, b time.Time, loc *time.Location, fn func(day string, d time.Du
 		if !next.After(a) {
 			next = a.Add(24 * time.Hour)
 		}
-		end := earlier(next, b)
+		end := timespan.Earlier(next, b)
 		fn(local.Format(dayLayout), end.Sub(a))
 		a = end
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/ballastdev/ballast/internal/timespan"
 	"github.com/ballastdev/ballast/jobs"
 	"github.com/ballastdev/ballast/orchestrator/policy"
 )
@@ -230,7 +231,7 @@ func checkInterval(p *problems, at, who string, start, end, until time.Time) (ti
 		p.add(at+".start", "%s: is zero", who)
 		return time.Time{}, false
 	case end.IsZero():
-		return later(until, start), true
+		return timespan.Later(until, start), true
 	case end.Before(start):
 		p.add(at+".end", "%s: end %s is before start %s", who, end.Format(time.RFC3339), start.Format(time.RFC3339))
 		return time.Time{}, false

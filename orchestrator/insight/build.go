@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/ballastdev/ballast/internal/timespan"
 	"github.com/ballastdev/ballast/jobs"
 	"github.com/ballastdev/ballast/orchestrator/advisor"
 	"github.com/ballastdev/ballast/orchestrator/cost"
@@ -57,7 +58,7 @@ func (s Source) readCurrent(ctx context.Context, in *Inputs) error {
 // readCurrent, whose active jobs it reuses.
 func (s Source) readPast(ctx context.Context, now time.Time, in *Inputs) error {
 	var err error
-	from := earlier(s.DayStart(now), now.Add(-s.seriesWindow()))
+	from := timespan.Earlier(s.DayStart(now), now.Add(-s.seriesWindow()))
 	// The active jobs were read just before, by readCurrent.
 	if in.Usage, err = s.Store.UsageWith(ctx, in.Active, from, now); err != nil {
 		return err
@@ -263,10 +264,3 @@ func (s Source) recent() time.Duration       { return orDefault(s.Recent, Defaul
 func (s Source) seriesStep() time.Duration   { return orDefault(s.SeriesStep, DefaultSeriesStep) }
 func (s Source) seriesWindow() time.Duration { return orDefault(s.SeriesWindow, DefaultSeriesWindow) }
 func (s Source) adviceWindow() time.Duration { return orDefault(s.AdviceWindow, DefaultAdviceWindow) }
-
-func earlier(a, b time.Time) time.Time {
-	if a.Before(b) {
-		return a
-	}
-	return b
-}

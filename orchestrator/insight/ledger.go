@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/ballastdev/ballast/internal/timespan"
 	"github.com/ballastdev/ballast/orchestrator/cost"
 	"github.com/ballastdev/ballast/orchestrator/policy"
 	"github.com/ballastdev/ballast/queues"
@@ -121,7 +122,7 @@ func (s Source) LedgerOf(from, until, started time.Time, usage []queues.AttemptU
 				noLife++
 				continue
 			}
-			start = later(start, life.Start)
+			start = timespan.Later(start, life.Start)
 			if !life.End.IsZero() && (end.IsZero() || end.After(life.End)) {
 				end = life.End
 			}
@@ -172,16 +173,16 @@ func pricedFrom(from, until, started time.Time, usage []queues.AttemptUsage, liv
 	for _, u := range usage {
 		for _, t := range []time.Time{u.Queued, u.Start} {
 			if !t.IsZero() {
-				first = earlier(first, t)
+				first = timespan.Earlier(first, t)
 			}
 		}
 	}
 	for _, w := range lives {
 		if !w.Start.IsZero() {
-			first = earlier(first, w.Start)
+			first = timespan.Earlier(first, w.Start)
 		}
 	}
-	return earlier(later(from, first), until)
+	return timespan.Earlier(timespan.Later(from, first), until)
 }
 
 // peakUse is the most attempts on pool at one instant of [from, until); an
@@ -200,7 +201,7 @@ func peakUse(usage []cost.Usage, pool string, from, until time.Time) int {
 		if end.IsZero() || end.After(until) {
 			end = until
 		}
-		start := later(u.Start, from)
+		start := timespan.Later(u.Start, from)
 		if !start.Before(end) {
 			continue
 		}
@@ -243,13 +244,6 @@ func lifeAt(ls []queues.WorkerLife, t time.Time) (queues.WorkerLife, bool) {
 		}
 	}
 	return best, found
-}
-
-func later(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
 }
 
 // CostViewOf is the dashboard's summary of a report.

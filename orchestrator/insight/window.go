@@ -5,6 +5,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/ballastdev/ballast/internal/timespan"
 	"github.com/ballastdev/ballast/jobs"
 	"github.com/ballastdev/ballast/orchestrator/advisor"
 	"github.com/ballastdev/ballast/orchestrator/planner"
@@ -100,18 +101,18 @@ func (s Source) Advise(ctx context.Context, from, until time.Time) (advisor.Wind
 func knownFrom(from, until, started time.Time, samples []queues.Sample, usage []queues.AttemptUsage, finished []jobs.Job) time.Time {
 	known := until
 	if !started.IsZero() {
-		known = earlier(known, started)
+		known = timespan.Earlier(known, started)
 	}
 	for _, x := range samples {
-		known = earlier(known, x.At)
+		known = timespan.Earlier(known, x.At)
 	}
 	for _, u := range usage {
-		known = earlier(known, u.Queued)
+		known = timespan.Earlier(known, u.Queued)
 	}
 	for _, j := range finished {
-		known = earlier(known, j.CreatedAt)
+		known = timespan.Earlier(known, j.CreatedAt)
 	}
-	return later(known, from)
+	return timespan.Later(known, from)
 }
 
 // elasticWaits are the waits of the attempts that started on an elastic

@@ -2,6 +2,8 @@ package pipeline
 
 import (
 	"time"
+
+	"github.com/ballastdev/ballast/internal/timespan"
 )
 
 // FireGrace is how late a scheduled time may be noticed and still count as on
@@ -70,7 +72,7 @@ func latestIn(s Schedule, after, end time.Time) (time.Time, bool) {
 	for w := time.Minute; ; w *= 4 {
 		start, last := end.Add(-w), false
 		if w >= maxLookback || !start.After(after) {
-			start, last = later(after, end.Add(-maxLookback)), true
+			start, last = timespan.Later(after, end.Add(-maxLookback)), true
 		}
 		t := s.Next(start)
 		if !t.IsZero() && !t.After(end) {
@@ -90,13 +92,6 @@ func latestIn(s Schedule, after, end time.Time) (time.Time, bool) {
 			return time.Time{}, false
 		}
 	}
-}
-
-func later(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
 }
 
 // DedupeKey names one firing of a pipeline: the same pipeline and scheduled
