@@ -28,21 +28,14 @@ type Delivery struct {
 // reflection, for it is written for every attempt of every job
 // (TestDeliveryEncodingIsJSON holds it to encoding/json's bytes).
 func (d Delivery) Encode() []byte {
-	b := append(make([]byte, 0, 48), '{')
-	b = jsonenc.Field(b, "j", true)
-	b = jsonenc.String(b, d.JobID)
-	b = jsonenc.Field(b, "a", false)
-	b = jsonenc.Int(b, d.Attempt)
-	for _, f := range [...]struct {
-		name string
-		v    int
-	}{{"s", d.Slots}, {"m", d.Member}, {"n", d.Members}} {
-		if f.v != 0 {
-			b = jsonenc.Field(b, f.name, false)
-			b = jsonenc.Int(b, f.v)
-		}
-	}
-	return append(b, '}')
+	o := jsonenc.Open(make([]byte, 0, 48))
+	o.String("j", d.JobID)
+	o.Int("a", int64(d.Attempt))
+	o.OmitZero("s", int64(d.Slots))
+	o.OmitZero("m", int64(d.Member))
+	o.OmitZero("n", int64(d.Members))
+	b, _ := o.Close() // strings and ints cannot fail
+	return b
 }
 
 // DecodeDelivery parses a task payload.

@@ -31,12 +31,9 @@ func String(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
-// Int appends n as encoding/json writes an int.
-func Int(b []byte, n int) []byte { return strconv.AppendInt(b, int64(n), 10) }
-
-// Field appends a member's name (a JSON string of plain ASCII, as struct
+// field appends a member's name (a JSON string of plain ASCII, as struct
 // tags are) and its colon, after a comma unless first.
-func Field(b []byte, name string, first bool) []byte {
+func field(b []byte, name string, first bool) []byte {
 	if !first {
 		b = append(b, ',')
 	}

@@ -27,11 +27,13 @@ func FuzzString(f *testing.F) {
 	})
 }
 
-func TestIntIsWhatEncodingJSONWrites(t *testing.T) {
-	for _, n := range []int{0, 1, -1, 42, 1 << 40, -(1 << 62)} {
-		want, _ := json.Marshal(n)
-		if got := Int(nil, n); string(got) != string(want) {
-			t.Errorf("Int(%d) = %s, want %s", n, got, want)
+func TestObjectIntIsWhatEncodingJSONWrites(t *testing.T) {
+	for _, n := range []int64{0, 1, -1, 42, 1 << 40, -(1 << 62)} {
+		want, _ := json.Marshal(map[string]int64{"n": n})
+		o := Open(nil)
+		o.Int("n", n)
+		if got, err := o.Close(); err != nil || string(got) != string(want) {
+			t.Errorf("Int(%d) gives %s (%v), want %s", n, got, err, want)
 		}
 	}
 }
@@ -81,5 +83,26 @@ func TestMapIsWhatEncodingJSONWrites(t *testing.T) {
 	want, _ = json.Marshal(ss)
 	if got := Strings(nil, ss); string(got) != string(want) {
 		t.Errorf("Strings = %s, encoding/json writes %s", got, want)
+	}
+}
+
+// TestObjectKeepsTheFirstError: a member encoding/json refuses stops the
+// object, and Close returns the error instead of a half-written object.
+func TestObjectKeepsTheFirstError(t *testing.T) {
+	o := Open([]byte("x"))
+	o.String("a", "b")
+	o.Float("f", math.NaN(), false)
+	o.String("c", "d")
+	if b, err := o.Close(); err == nil || b != nil {
+		t.Fatalf("an object with a NaN member closed as %q, %v", b, err)
+	}
+	o = Open(nil)
+	o.OmitEmpty("e", "")
+	o.OmitZero("z", 0)
+	o.OmitFalse("f", false)
+	o.Float("g", 0, true)
+	o.Map("m", nil)
+	if b, err := o.Close(); err != nil || string(b) != "{}" {
+		t.Fatalf("an object of omitted members is %q, %v", b, err)
 	}
 }

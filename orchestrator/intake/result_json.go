@@ -1,10 +1,6 @@
 package intake
 
-import (
-	"encoding/json"
-
-	"github.com/ballastdev/ballast/internal/jsonenc"
-)
+import "github.com/ballastdev/ballast/internal/jsonenc"
 
 // appendJSON appends r's JSON, byte for byte what json.Marshal(r) gives
 // (TestBatchResultJSONIsWhatEncodingJSONWrites holds it to that): a
@@ -12,32 +8,16 @@ import (
 // the embedded receipt was a visible part of what the intake spends on a
 // batch. An error goes through encoding/json.
 func (r BatchResult) appendJSON(b []byte) ([]byte, error) {
-	b = append(b, '{')
-	first := true
+	o := jsonenc.Open(b)
 	if r.Receipt != nil {
-		b = jsonenc.Field(b, "job_id", true)
-		b = jsonenc.String(b, r.JobID)
-		b = jsonenc.Field(b, "attempt", false)
-		b = jsonenc.Int(b, r.Attempt)
-		b = jsonenc.Field(b, "state", false)
-		b = jsonenc.String(b, string(r.State))
-		b = jsonenc.Field(b, "queue", false)
-		b = jsonenc.String(b, r.Queue)
-		b = jsonenc.Field(b, "duplicate", false)
-		if r.Duplicate {
-			b = append(b, "true"...)
-		} else {
-			b = append(b, "false"...)
-		}
-		first = false
+		o.String("job_id", r.JobID)
+		o.Int("attempt", int64(r.Attempt))
+		o.String("state", string(r.State))
+		o.String("queue", r.Queue)
+		o.Bool("duplicate", r.Duplicate)
 	}
 	if r.Error != nil {
-		e, err := json.Marshal(r.Error)
-		if err != nil {
-			return nil, err
-		}
-		b = jsonenc.Field(b, "error", first)
-		b = append(b, e...)
+		o.Marshal("error", r.Error)
 	}
-	return append(b, '}'), nil
+	return o.Close()
 }
