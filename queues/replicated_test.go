@@ -73,23 +73,7 @@ func TestSubmissionsWaitForTheirReplica(t *testing.T) {
 		info, _ := master.Info(ctx, "replication").Result()
 		return strings.Contains(info, "connected_slaves:0")
 	})
-	_, err = cut.Submit(ctx, spec("k-lone"), queues.QueueCore)
-	if !errors.Is(err, jobs.ErrUnavailable) || !strings.Contains(err.Error(), "same idempotency key") {
-		t.Fatalf("a submission no replica confirmed: %v, want unavailable, naming the resubmission", err)
-	}
-	items := make([]queues.BatchItem, 30)
-	for i := range items {
-		items[i] = queues.BatchItem{Spec: spec(fmt.Sprintf("k-batch-%d", i)), Queue: queues.QueueCore}
-	}
-	res, err := cut.SubmitBatch(ctx, items)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, r := range res {
-		if !errors.Is(r.Err, jobs.ErrUnavailable) {
-			t.Fatalf("batch job %d no replica confirmed: %+v %v, want unavailable", i, r.Submitted.Job.ID, r.Err)
-		}
-	}
+	items := refusedUnreplicated(t, cut, "k", 30)
 
 	// The replica back: the same submissions find what the master holds.
 	host, port := pair.MasterAddr()
@@ -100,19 +84,7 @@ func TestSubmissionsWaitForTheirReplica(t *testing.T) {
 		info, _ := replica.Info(ctx, "replication").Result()
 		return strings.Contains(info, "master_link_status:up") && pair.MasterSeesReplica() == nil
 	})
-	lone, err := s.Submit(ctx, spec("k-lone"), queues.QueueCore)
-	if err != nil || !lone.Duplicate || !onReplica(lone.Job.ID) {
-		t.Fatalf("the lone submission again: %+v %v, want the job recorded before, on the replica", lone.Job.ID, err)
-	}
-	again, err := s.SubmitBatch(ctx, items)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, r := range again {
-		if r.Err != nil || !r.Duplicate || !onReplica(r.Job.ID) {
-			t.Fatalf("batch job %d again: %+v dup %v %v, want the job recorded before, on the replica", i, r.Job.ID, r.Duplicate, r.Err)
-		}
-	}
+	foundAgain(t, s, "k", items, onReplica)
 	if n, err := master.ZCard(ctx, s.Namespace().JobIndex()).Result(); err != nil || n != int64(22+len(items)) {
 		t.Fatalf("%d jobs recorded (%v), want %d: a resubmission recorded a job twice", n, err, 22+len(items))
 	}
@@ -187,22 +159,7 @@ func TestSubmissionsWaitForTheSlotsReplicaOnACluster(t *testing.T) {
 		return strings.Contains(info, "connected_slaves:0")
 	})
 
-	if _, err := cut.Submit(ctx, spec("c-lone"), queues.QueueCore); !errors.Is(err, jobs.ErrUnavailable) {
-		t.Fatalf("a submission its slot's replica did not confirm: %v, want unavailable", err)
-	}
-	items := make([]queues.BatchItem, 10)
-	for i := range items {
-		items[i] = queues.BatchItem{Spec: spec(fmt.Sprintf("c-batch-%d", i)), Queue: queues.QueueCore}
-	}
-	res, err := cut.SubmitBatch(ctx, items)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, r := range res {
-		if !errors.Is(r.Err, jobs.ErrUnavailable) {
-			t.Fatalf("batch job %d its slot's replica did not confirm: %v, want unavailable", i, r.Err)
-		}
-	}
+	items := refusedUnreplicated(t, cut, "c", 10)
 
 	if err := replica.Restart(); err != nil {
 		t.Fatal(err)
@@ -210,17 +167,56 @@ func TestSubmissionsWaitForTheSlotsReplicaOnACluster(t *testing.T) {
 	if err := env.WaitHealthy(60 * time.Second); err != nil {
 		t.Fatal(err)
 	}
-	lone, err := s.Submit(ctx, spec("c-lone"), queues.QueueCore)
-	if err != nil || !lone.Duplicate {
-		t.Fatalf("the lone submission again: %+v %v, want the job recorded before", lone.Job.ID, err)
+	foundAgain(t, s, "c", items, func(id string) bool {
+		n, err := rc.Exists(ctx, s.Namespace().Job(id)).Result()
+		return err == nil && n == 1
+	})
+}
+
+// refusedUnreplicated submits one job (key prefix-lone) and a batch of n
+// through cut while no replica confirms them, checks that each is refused
+// as unavailable, naming the resubmission, and returns the batch to send
+// again.
+func refusedUnreplicated(t *testing.T, cut *queues.Store, prefix string, n int) []queues.BatchItem {
+	t.Helper()
+	ctx := context.Background()
+	_, err := cut.Submit(ctx, spec(prefix+"-lone"), queues.QueueCore)
+	if !errors.Is(err, jobs.ErrUnavailable) || !strings.Contains(err.Error(), "same idempotency key") {
+		t.Fatalf("a submission no replica confirmed: %v, want unavailable, naming the resubmission", err)
+	}
+	items := make([]queues.BatchItem, n)
+	for i := range items {
+		items[i] = queues.BatchItem{Spec: spec(fmt.Sprintf("%s-batch-%d", prefix, i)), Queue: queues.QueueCore}
+	}
+	res, err := cut.SubmitBatch(ctx, items)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range res {
+		if !errors.Is(r.Err, jobs.ErrUnavailable) {
+			t.Fatalf("batch job %d no replica confirmed: %v, want unavailable", i, r.Err)
+		}
+	}
+	return items
+}
+
+// foundAgain sends refusedUnreplicated's submissions again through s, with
+// the replica back, and checks that each finds the job recorded before and
+// that the replica holds it (held).
+func foundAgain(t *testing.T, s *queues.Store, prefix string, items []queues.BatchItem, held func(id string) bool) {
+	t.Helper()
+	ctx := context.Background()
+	lone, err := s.Submit(ctx, spec(prefix+"-lone"), queues.QueueCore)
+	if err != nil || !lone.Duplicate || !held(lone.Job.ID) {
+		t.Fatalf("the lone submission again: %+v %v, want the job recorded before, on the replica", lone.Job.ID, err)
 	}
 	again, err := s.SubmitBatch(ctx, items)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i, r := range again {
-		if r.Err != nil || !r.Duplicate {
-			t.Fatalf("batch job %d again: dup %v %v, want the job recorded before", i, r.Duplicate, r.Err)
+		if r.Err != nil || !r.Duplicate || !held(r.Job.ID) {
+			t.Fatalf("batch job %d again: %+v dup %v %v, want the job recorded before, on the replica", i, r.Job.ID, r.Duplicate, r.Err)
 		}
 	}
 }
