@@ -9,7 +9,6 @@ package jsonenc
 import (
 	"encoding/json"
 	"fmt"
-	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -108,8 +107,19 @@ func StringMap(b []byte, m map[string]string) []byte {
 func Map(b []byte, m map[string]any) ([]byte, error) { return object(b, m, Value) }
 
 func object[V any](b []byte, m map[string]V, value func([]byte, V) ([]byte, error)) ([]byte, error) {
+	// The keys of a small map are sorted on the stack: events and specs
+	// carry maps of a few keys, and one is encoded for every job.
+	var small [8]string
+	keys := small[:0]
+	if len(m) > len(small) {
+		keys = make([]string, 0, len(m))
+	}
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
 	b = append(b, '{')
-	for i, k := range slices.Sorted(maps.Keys(m)) {
+	for i, k := range keys {
 		if i > 0 {
 			b = append(b, ',')
 		}

@@ -2,8 +2,10 @@ package jsonenc
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"testing"
+	"time"
 )
 
 func TestStringIsWhatEncodingJSONWrites(t *testing.T) {
@@ -74,6 +76,15 @@ func TestMapIsWhatEncodingJSONWrites(t *testing.T) {
 	if got, err := Map(nil, m); err != nil || string(got) != string(want) {
 		t.Errorf("Map = %s (%v), encoding/json writes %s", got, err, want)
 	}
+	// More keys than are sorted on the stack.
+	big := map[string]any{}
+	for i := range 20 {
+		big[fmt.Sprintf("k%d", (i*7)%20)] = i
+	}
+	want, _ = json.Marshal(big)
+	if got, err := Map(nil, big); err != nil || string(got) != string(want) {
+		t.Errorf("Map of 20 keys = %s (%v), encoding/json writes %s", got, err, want)
+	}
 	sm := map[string]string{"b": "2", "a": "&", "": "empty"}
 	want, _ = json.Marshal(sm)
 	if got := StringMap(nil, sm); string(got) != string(want) {
@@ -104,5 +115,23 @@ func TestObjectKeepsTheFirstError(t *testing.T) {
 	o.Map("m", nil)
 	if b, err := o.Close(); err != nil || string(b) != "{}" {
 		t.Fatalf("an object of omitted members is %q, %v", b, err)
+	}
+}
+
+// TestObjectTimeIsWhatEncodingJSONWrites: a time member is MarshalJSON's,
+// in any zone and precision, and the times it refuses are refused.
+func TestObjectTimeIsWhatEncodingJSONWrites(t *testing.T) {
+	east := time.FixedZone("east", 5*3600+30*60)
+	for _, v := range []time.Time{{}, time.Date(2026, 12, 2, 5, 6, 7, 0, time.UTC), time.Date(2026, 12, 2, 5, 6, 7, 120_000_000, east),
+		time.Date(1, 2, 3, 4, 5, 6, 7, time.FixedZone("west", -11*3600)), time.Date(9999, 12, 31, 23, 59, 59, 999_999_999, time.UTC),
+		time.Date(2026, 1, 1, 0, 0, 0, 1, time.Local), time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(-1, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(2026, 1, 1, 0, 0, 0, 0, time.FixedZone("far", 24*3600))} {
+		want, werr := json.Marshal(map[string]time.Time{"t": v})
+		o := Open(nil)
+		o.Time("t", v)
+		got, err := o.Close()
+		if (werr == nil) != (err == nil) || string(got) != string(want) {
+			t.Errorf("Time(%v) gives %s (%v), encoding/json writes %s (%v)", v, got, err, want, werr)
+		}
 	}
 }

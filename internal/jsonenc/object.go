@@ -2,6 +2,7 @@ package jsonenc
 
 import (
 	"encoding/json"
+	"errors"
 	"strconv"
 	"time"
 )
@@ -108,11 +109,18 @@ func (o *Object) Map(name string, v map[string]any) {
 // outside years 0 to 9999).
 func (o *Object) Time(name string, v time.Time) {
 	if o.err == nil {
-		var t []byte
-		if t, o.err = v.MarshalJSON(); o.err == nil {
-			o.key(name)
-			o.b = append(o.b, t...)
+		// AppendText is MarshalJSON without the quotes or a slice of its
+		// own: the same strict RFC 3339, refusing the same times.
+		mark := len(o.b)
+		o.key(name)
+		o.b = append(o.b, '"')
+		t, err := v.AppendText(o.b)
+		if err != nil { // t is nil then
+			o.b = o.b[:mark]
+			o.err = errors.New("Time.MarshalJSON: " + err.Error())
+			return
 		}
+		o.b = append(t, '"')
 	}
 }
 
