@@ -1,7 +1,6 @@
 package queues
 
 import (
-	"strconv"
 	"time"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -48,14 +47,19 @@ const (
 // deadline (asynq stores 0), no retention, no unique key or group. Zero
 // fields are left out, as proto3 does.
 func asynqMessage(qname string, j jobs.Job) []byte {
+	return appendAsynqMessage(make([]byte, 0, 128), qname, j, TaskID(j.ID, j.Attempt))
+}
+
+// appendAsynqMessage appends asynqMessage(qname, j) to b, for a caller that
+// knows the task's ID (TaskID of j's attempt) already.
+func appendAsynqMessage(b []byte, qname string, j jobs.Job, taskID string) []byte {
 	timeout := int64((j.Spec.Timeout.Std() + j.Spec.Grace.Std() + timeoutSlack) / time.Second)
-	b := make([]byte, 0, 96)
 	b = protowire.AppendTag(b, tmType, protowire.BytesType)
 	b = protowire.AppendString(b, TaskType)
 	b = protowire.AppendTag(b, tmPayload, protowire.BytesType)
 	b = protowire.AppendBytes(b, Delivery{JobID: j.ID, Attempt: j.Attempt}.Encode())
 	b = protowire.AppendTag(b, tmID, protowire.BytesType)
-	b = protowire.AppendString(b, TaskID(j.ID, j.Attempt))
+	b = protowire.AppendString(b, taskID)
 	b = protowire.AppendTag(b, tmQueue, protowire.BytesType)
 	b = protowire.AppendString(b, qname)
 	b = protowire.AppendTag(b, tmRetry, protowire.VarintType)
@@ -68,17 +72,17 @@ func asynqMessage(qname string, j jobs.Job) []byte {
 }
 
 // inlineTask is what the submit script needs to create j's first task:
-// its two keys and its three arguments.
+// its two keys, its message and its ID. Its pending_since is the call's
+// time, which the script takes once for a whole group.
 type inlineTask struct {
 	key, pending string
 	msg          []byte
-	id, since    string
+	id           string
 }
 
-func newInlineTask(qname string, j jobs.Job, now time.Time) inlineTask {
+func newInlineTask(qname string, j jobs.Job) inlineTask {
 	id := TaskID(j.ID, j.Attempt)
-	return inlineTask{key: asynqTaskKey(qname, id), pending: asynqPendingKey(qname), msg: asynqMessage(qname, j),
-		id: id, since: strconv.FormatInt(now.UnixNano(), 10)}
+	return inlineTask{key: asynqTaskKey(qname, id), pending: asynqPendingKey(qname), msg: appendAsynqMessage(make([]byte, 0, 128), qname, j, id), id: id}
 }
 
 func asynqTaskPrefix(qname string) string   { return "asynq:{" + qname + "}:t:" }

@@ -175,12 +175,15 @@ func (p *batchPart) run(ctx context.Context, s *Store) {
 			// The job prepared is not recorded: the result holds none.
 			p.res[k].Submitted, p.res[k].Err = Submitted{}, wrap("queues.SubmitBatch", r.err)
 		default:
-			p.res[k].Submitted, p.res[k].Err = s.submitted(ctx, p.calls[k], r.res)
+			p.res[k].Submitted, p.res[k].Err = s.submitted(ctx, p.calls[k], r.verdict, r.id)
 		}
 	}
 }
 
+// submitReply is the script's reply for one job: its verdict ("new",
+// "dup", "conflict") and the ID it names, or the error that left it
+// unknown.
 type submitReply struct {
-	res []string
-	err error
+	verdict, id string
+	err         error
 }

@@ -86,7 +86,7 @@ func (s *Store) SubmitGroupTwice(ctx context.Context, items []BatchItem) (first,
 			if r.err != nil {
 				return nil, nil, r.err
 			}
-			sub, err := s.submitted(ctx, calls[i], r.res)
+			sub, err := s.submitted(ctx, calls[i], r.verdict, r.id)
 			if err != nil {
 				return nil, nil, err
 			}

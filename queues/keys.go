@@ -1,7 +1,7 @@
 package queues
 
 import (
-	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/ballastdev/ballast/jobs"
@@ -341,4 +341,4 @@ func (n Namespace) fired(dedupeKey string) string { return n.prefix() + "fired:"
 
 // TaskID is the asynq task ID of one attempt. Unique per attempt, so an
 // enqueue can be repeated safely: asynq refuses a second task with the ID.
-func TaskID(jobID string, attempt int) string { return fmt.Sprintf("%s:%d", jobID, attempt) }
+func TaskID(jobID string, attempt int) string { return jobID + ":" + strconv.Itoa(attempt) }

@@ -169,27 +169,34 @@ func (s *Store) Submit(ctx context.Context, spec jobs.Spec, q Queue) (Submitted,
 	if err != nil {
 		return Submitted{}, err
 	}
-	res, err := s.co.runDurable(ctx, submitScript, c.keys, c.args...).StringSlice()
+	keys, args := s.scriptCall(&c)
+	res, err := s.co.runDurable(ctx, submitScript, keys, args...).StringSlice()
 	if err != nil {
 		return Submitted{}, wrap("queues.Submit", err)
 	}
-	return s.submitted(ctx, c, res)
+	if len(res) != 2 {
+		return Submitted{}, fmt.Errorf("queues.Submit: unexpected script reply %q", res)
+	}
+	return s.submitted(ctx, c, res[0], res[1])
 }
 
-// submitCall is one prepared run of submitScript: the job it creates if new.
-// The job is the caller's (a batch's result holds it), not a copy: a batch
-// prepares thousands of calls, and a second copy of each job was a good
-// part of what it allocated.
+// submitCall is one prepared new job, for submitScript (scriptCall) or
+// a group of submitManyScript (groupCall). The job is the caller's (a
+// batch's result holds it), not a copy: a batch prepares thousands of
+// calls, and a second copy of each job was a good part of what it
+// allocated. The scripts' keys and arguments are laid out only when sent,
+// each way once.
 type submitCall struct {
 	job    *jobs.Job
-	keys   []string
-	args   []any
-	inline bool       // the script creates the task (see asynqtask.go)
-	task   inlineTask // that task, when inline
+	body   []byte    // the spec's JSON, as the record holds it
+	sum    string    // the request's fingerprint (requestSum), in hex
+	now    time.Time // the call's time
+	inline bool      // the script creates the task (see asynqtask.go)
+	task   inlineTask
 }
 
-// prepareSubmit checks the queue and builds the script's keys and
-// arguments for a new job of spec in q, which it writes to *job.
+// prepareSubmit checks the queue and encodes a new job of spec in q,
+// which it writes to *job.
 func (s *Store) prepareSubmit(ctx context.Context, spec jobs.Spec, q Queue, now time.Time, job *jobs.Job) (submitCall, error) {
 	// A queue no worker consumes (a pin to a malformed region) would hold
 	// the job forever: refuse it before anything is written.
@@ -200,49 +207,53 @@ func (s *Store) prepareSubmit(ctx context.Context, spec jobs.Spec, q Queue, now 
 	if err != nil {
 		return submitCall{}, fmt.Errorf("queues.Submit: encode spec: %w", err)
 	}
-	id := jobs.NewID(now)
 	sum := sha256.Sum256(body)
 	if spec.TraceParent != "" || !spec.StartBy.IsZero() { // the common case encodes the spec once
 		if sum, err = requestSum(spec); err != nil {
 			return submitCall{}, fmt.Errorf("queues.Submit: encode spec: %w", err)
 		}
 	}
-	hasIdem := "0"
-	if spec.IdempotencyKey != "" {
-		hasIdem = "1"
-	}
-	*job = jobs.Job{ID: id, Spec: spec, State: jobs.StateQueued, Attempt: 1, Queue: string(q),
-		CreatedAt: now.UTC().Truncate(time.Millisecond), QueuedAt: now.UTC().Truncate(time.Millisecond)}
-	c := submitCall{job: job, inline: !s.opts.SeparateEnqueue && !spec.Sized()}
-	// Room for the inline task's keys and arguments too: a batch prepares
-	// thousands of these, and growing them was a good part of that.
-	c.keys = append(make([]string, 0, 7), s.ns.Job(id), s.ns.Idempotency(spec.IdempotencyKey), s.ns.JobIndex(), s.ns.Outbox(), s.ns.ActiveJobs())
-	c.args = append(make([]any, 0, 15), id, body, string(q), now.UnixMilli(), s.opts.IdempotencyTTL.Milliseconds(), hasIdem,
-		hex.EncodeToString(sum[:16]), now.UnixMilli(), spec.Team, spec.Template, string(spec.Class), spec.TotalSlots())
+	at := now.UTC().Truncate(time.Millisecond)
+	*job = jobs.Job{ID: jobs.NewID(now), Spec: spec, State: jobs.StateQueued, Attempt: 1, Queue: string(q), CreatedAt: at, QueuedAt: at}
+	c := submitCall{job: job, body: body, sum: hex.EncodeToString(sum[:16]), now: now, inline: !s.opts.SeparateEnqueue && !spec.Sized()}
 	if c.inline {
 		qname := s.ns.AsynqQueue(q)
 		if err := s.publishQueue(ctx, qname); err != nil {
 			return submitCall{}, err
 		}
-		t := newInlineTask(qname, *c.job, now)
-		c.task = t
-		c.keys = append(c.keys, t.key, t.pending)
-		c.args = append(c.args, t.msg, t.id, t.since)
+		c.task = newInlineTask(qname, *c.job)
 	}
 	return c, nil
 }
 
-// submitted turns the script's reply to c into the outcome.
-func (s *Store) submitted(ctx context.Context, c submitCall, res []string) (Submitted, error) {
-	if len(res) != 2 {
-		return Submitted{}, fmt.Errorf("queues.Submit: unexpected script reply %q", res)
+// scriptCall lays out submitScript's keys and arguments for c.
+func (s *Store) scriptCall(c *submitCall) ([]string, []any) {
+	j := c.job
+	hasIdem := "0"
+	if j.Spec.IdempotencyKey != "" {
+		hasIdem = "1"
 	}
-	switch res[0] {
+	ms := c.now.UnixMilli()
+	keys := append(make([]string, 0, 7), s.ns.Job(j.ID), s.ns.Idempotency(j.Spec.IdempotencyKey), s.ns.JobIndex(), s.ns.Outbox(), s.ns.ActiveJobs())
+	args := append(make([]any, 0, 15), j.ID, c.body, j.Queue, ms, s.opts.IdempotencyTTL.Milliseconds(), hasIdem,
+		c.sum, ms, j.Spec.Team, j.Spec.Template, string(j.Spec.Class), j.Spec.TotalSlots())
+	if c.inline {
+		keys = append(keys, c.task.key, c.task.pending)
+		args = append(args, c.task.msg, c.task.id, c.now.UnixNano())
+	}
+	return keys, args
+}
+
+// submitted turns the script's reply to c, its verdict and the ID it
+// names, into the outcome.
+func (s *Store) submitted(ctx context.Context, c submitCall, verdict, id string) (Submitted, error) {
+	switch verdict {
+	case "new":
 	case "conflict":
 		return Submitted{}, fmt.Errorf("queues.Submit: %w: key %q belongs to job %s; use a new key for a different request",
-			jobs.ErrIdempotencyConflict, c.job.Spec.IdempotencyKey, res[1])
+			jobs.ErrIdempotencyConflict, c.job.Spec.IdempotencyKey, id)
 	case "dup":
-		j, err := s.Get(ctx, res[1])
+		j, err := s.Get(ctx, id)
 		if err != nil {
 			return Submitted{}, err
 		}
@@ -254,6 +265,8 @@ func (s *Store) submitted(ctx context.Context, c submitCall, res []string) (Subm
 			}
 		}
 		return Submitted{Job: j, Duplicate: true}, nil
+	default:
+		return Submitted{}, fmt.Errorf("queues.Submit: unexpected script verdict %q for job %s", verdict, id)
 	}
 	if !c.inline {
 		if err := s.enqueue(ctx, *c.job); err != nil {
@@ -263,11 +276,6 @@ func (s *Store) submitted(ctx context.Context, c submitCall, res []string) (Subm
 	return Submitted{Job: *c.job}, nil
 }
 
-// requestSum identifies the request an idempotency key stands for. The
-// traceparent is left out: a client retrying the same request does so from a
-// new span, and that must find the first job, not a conflict. So is StartBy,
-// which a pipeline step's retried submission derives again from a history
-// that may have grown.
 // specBufs are scratch buffers a spec is encoded into, so that the body
 // kept is allocated at its size once, not grown to it.
 var specBufs = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
@@ -284,6 +292,11 @@ func encodeSpec(spec jobs.Spec) ([]byte, error) {
 	return out, err
 }
 
+// requestSum identifies the request an idempotency key stands for. The
+// traceparent is left out: a client retrying the same request does so from a
+// new span, and that must find the first job, not a conflict. So is StartBy,
+// which a pipeline step's retried submission derives again from a history
+// that may have grown.
 func requestSum(spec jobs.Spec) ([sha256.Size]byte, error) {
 	spec.TraceParent = ""
 	spec.StartBy = time.Time{}

@@ -3,6 +3,7 @@ package queues
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/redis/go-redis/v9"
@@ -23,30 +24,60 @@ import (
 // runs: a hundred jobs keep that to a few milliseconds.
 const submitGroup = 100
 
+// A group's script takes what its jobs share once. Every job of a batch
+// is prepared at one time, so the time stamps (created, queued,
+// not_before, the index scores, the tasks' pending_since) and the
+// idempotency TTL are the group's. A batch is mostly jobs of one queue,
+// team, template, class and size, so those five go in a small table that
+// each job names by its row, and each distinct pending list is a key of
+// the group. A job then takes six arguments and three keys where it took
+// fifteen and four: Redis parses, copies and hands to Lua each one, and
+// that was a good part of what a batch job cost it.
+
+// groupHead is how many arguments of submitManyScript precede its rows.
+const groupHead = 5
+
+// groupRow is how many arguments one row of the table takes: queue, team,
+// template, class, total slots, and the row's pending list (its index
+// among the group's pending keys, 0 for none).
+const groupRow = 6
+
 // submitArgs is how many arguments each job of submitManyScript takes:
-// submitScript's twelve, then the inline task's three ("" for a job whose
-// task the caller enqueues).
-const submitArgs = 15
+// id, spec, idempotency value (id|fingerprint, "" without a key), row,
+// task message and task ID ("" for a job whose task the caller enqueues).
+const submitArgs = 6
 
 // submitManyScript is submitScript for a group of jobs.
-// KEYS: index, active, outbox, then per job: job, idem, task, pending
-// (the job's key again for the last two of a job without an inline task).
-// ARGV: per job, submitScript's ARGV with taskMsg, taskID and
-// pendingSinceNs always present ("" without an inline task).
-// Returns the flat list of every job's reply, in order: "new"|"dup"|
-// "conflict", id.
+// KEYS: index, active, outbox, the group's pending lists, then per job:
+// job, idem, task (the job's key again for a job without an inline task).
+// ARGV: now (ms), idemTTLms, pendingSinceNs, pending lists, rows, then the
+// rows (groupRow each), then per job submitArgs (see above).
+// Returns, flat, a triple for each job whose reply is not "new" with its
+// own ID, in order: its index in the group (from 1), "dup"|"conflict"|
+// "new", id. Most replies are that, and reading one string pair per job
+// cost the caller more than the rest of the reply.
 var submitManyScript = redis.NewScript(`
-local per = ` + fmt.Sprint(submitArgs) + `
-local n = (#KEYS - 3) / 4
+local per, row = ` + fmt.Sprint(submitArgs) + `, ` + fmt.Sprint(groupRow) + `
+local now, ttl, since = ARGV[1], ARGV[2], ARGV[3]
+local np, nr = tonumber(ARGV[4]), tonumber(ARGV[5])
+local rows = {}
+for r = 1, nr do
+  local b = ` + fmt.Sprint(groupHead) + ` + (r - 1) * row
+  local p = tonumber(ARGV[b + 6])
+  rows[r] = {ARGV[b + 1], ARGV[b + 2], ARGV[b + 3], ARGV[b + 4], ARGV[b + 5], p > 0 and KEYS[3 + p] or false}
+end
+local a0 = ` + fmt.Sprint(groupHead) + ` + nr * row
+local k0 = 3 + np
+local n = (#KEYS - k0) / 3
 local ids = {}
-for i = 1, n do ids[i] = ARGV[(i - 1) * per + 1] end
+for i = 1, n do ids[i] = ARGV[a0 + (i - 1) * per + 1] end
 -- The index holds an ID only if this very call ran before (IDs are new
 -- for every call): such a job is answered as new again.
 local scores = redis.call("ZMSCORE", KEYS[1], unpack(ids))
 local idemKeys, idemAt = {}, {}
 for i = 1, n do
-  if ARGV[(i - 1) * per + 6] == "1" then
-    table.insert(idemKeys, KEYS[3 + (i - 1) * 4 + 2])
+  if ARGV[a0 + (i - 1) * per + 3] ~= "" then
+    idemKeys[#idemKeys + 1] = KEYS[k0 + (i - 1) * 3 + 2]
     idemAt[i] = #idemKeys
   end
 end
@@ -55,49 +86,54 @@ if #idemKeys > 0 then idemVals = redis.call("MGET", unpack(idemKeys)) end
 -- Keys set by this script: a later job of the group with the same key
 -- finds the earlier one, as its own script would have.
 local set = {}
-local added = {}
+local added, na = {}, 0
+local pushes, pushOrder = {}, {}
 local out = {}
 for i = 1, n do
-  local a = (i - 1) * per
-  local k = 3 + (i - 1) * 4
-  local id = ARGV[a + 1]
+  local a = a0 + (i - 1) * per
+  local k = k0 + (i - 1) * 3
+  local id, iv = ARGV[a + 1], ARGV[a + 3]
   local verdict, vid
   if scores[i] then verdict, vid = "new", id end
-  if not verdict and ARGV[a + 6] == "1" then
+  if not verdict and iv ~= "" then
     local ex = set[KEYS[k + 2]] or idemVals[idemAt[i]]
     if ex then
       local sep = string.find(ex, "|", 1, true)
       local eid = string.sub(ex, 1, sep - 1)
       if eid == id then verdict, vid = "new", id
-      elseif string.sub(ex, sep + 1) ~= ARGV[a + 7] then verdict, vid = "conflict", eid
+      elseif string.sub(ex, sep + 1) ~= string.sub(iv, #id + 2) then verdict, vid = "conflict", eid
       else verdict, vid = "dup", eid end
     end
   end
   if not verdict then
-    if ARGV[a + 6] == "1" then
-      local v = id .. "|" .. ARGV[a + 7]
-      redis.call("SET", KEYS[k + 2], v, "PX", ARGV[a + 5])
-      set[KEYS[k + 2]] = v
+    if iv ~= "" then
+      redis.call("SET", KEYS[k + 2], iv, "PX", ttl)
+      set[KEYS[k + 2]] = iv
     end
-    local inline = ARGV[a + 13] ~= ""
+    local r = rows[tonumber(ARGV[a + 4])]
     -- The fields go to HSET as they are: a table of them, unpacked,
     -- costs Redis as much as a third of the write.
-    redis.call("HSET", KEYS[k + 1], "spec", ARGV[a + 2], "state", "queued", "attempt", 1, "queue", ARGV[a + 3],
-      "created", ARGV[a + 4], "queued", ARGV[a + 4], "not_before", ARGV[a + 8],
-      "team", ARGV[a + 9], "template", ARGV[a + 10], "class", ARGV[a + 11], "tslots", ARGV[a + 12])
-    if inline then
-      redis.call("HSET", KEYS[k + 3], "msg", ARGV[a + 13], "state", "pending", "pending_since", ARGV[a + 15])
-      redis.call("LPUSH", KEYS[k + 4], ARGV[a + 14])
+    redis.call("HSET", KEYS[k + 1], "spec", ARGV[a + 2], "state", "queued", "attempt", 1, "queue", r[1],
+      "created", now, "queued", now, "not_before", now,
+      "team", r[2], "template", r[3], "class", r[4], "tslots", r[5])
+    if ARGV[a + 5] ~= "" then
+      redis.call("HSET", KEYS[k + 3], "msg", ARGV[a + 5], "state", "pending", "pending_since", since)
+      local q = pushes[r[6]]
+      if not q then q = {}; pushes[r[6]] = q; pushOrder[#pushOrder + 1] = r[6] end
+      q[#q + 1] = ARGV[a + 6]
     else
       redis.call("HSET", KEYS[k + 1], "ob", "1")
-      redis.call("ZADD", KEYS[3], ARGV[a + 4], id)
+      redis.call("ZADD", KEYS[3], now, id)
     end
-    table.insert(added, ARGV[a + 4]); table.insert(added, id)
-    verdict, vid = "new", id
+    added[na + 1], added[na + 2], na = now, id, na + 2
+  elseif verdict ~= "new" or vid ~= id then
+    out[#out + 1], out[#out + 2], out[#out + 3] = i, verdict, vid
   end
-  table.insert(out, verdict); table.insert(out, vid)
 end
-if #added > 0 then
+-- One push per pending list: LPUSH of several IDs leaves them in the order
+-- a push of each in turn would.
+for _, key in ipairs(pushOrder) do redis.call("LPUSH", key, unpack(pushes[key])) end
+if na > 0 then
   redis.call("ZADD", KEYS[1], unpack(added))
   redis.call("ZADD", KEYS[2], unpack(added))
 end
@@ -111,10 +147,7 @@ return out
 // once more after the script is loaded, and nothing runs twice.
 func (s *Store) runSubmitGroups(ctx context.Context, calls []submitCall, todo []int) []submitReply {
 	out := make([]submitReply, len(calls))
-	var groups [][]int
-	for lo := 0; lo < len(todo); lo += submitGroup {
-		groups = append(groups, todo[lo:min(lo+submitGroup, len(todo))])
-	}
+	groups := groupsOf(calls, todo)
 	rdb := s.rdb
 	if s.co.wait.replicas > 0 {
 		var err error
@@ -141,7 +174,7 @@ func (s *Store) runSubmitGroups(ctx context.Context, calls []submitCall, todo []
 		unconfirmed := s.co.wait.check(wait)
 		var again [][]int
 		for g, group := range groups {
-			res, err := cmds[g].StringSlice()
+			res, err := cmds[g].Slice()
 			if err != nil && round == 0 && strings.HasPrefix(err.Error(), "NOSCRIPT") {
 				again = append(again, group)
 				continue
@@ -150,14 +183,15 @@ func (s *Store) runSubmitGroups(ctx context.Context, calls []submitCall, todo []
 				err = unconfirmed
 			}
 			err = s.co.wait.moved(ctx, s.rdb, err)
-			for k, i := range group {
+			if err == nil {
+				err = exceptions(res, group, out)
+			}
+			for _, i := range group {
 				switch {
 				case err != nil:
-					out[i].err = err
-				case len(res) != 2*len(group):
-					out[i].err = fmt.Errorf("queues.SubmitBatch: %d values in reply to a group of %d jobs", len(res), len(group))
-				default:
-					out[i].res = res[2*k : 2*k+2]
+					out[i] = submitReply{err: err}
+				case out[i].verdict == "":
+					out[i] = submitReply{verdict: "new", id: calls[i].job.ID}
 				}
 			}
 		}
@@ -175,30 +209,102 @@ func (s *Store) runSubmitGroups(ctx context.Context, calls []submitCall, todo []
 		groups = again
 	}
 	for _, i := range todo {
-		if out[i].res == nil && out[i].err == nil {
+		if out[i].verdict == "" && out[i].err == nil {
 			out[i].err = fmt.Errorf("no reply to the submit of job %s", calls[i].job.ID)
 		}
 	}
 	return out
 }
 
+// exceptions reads the triples of a group's reply into out, and says what
+// is wrong with a reply that is not the script's.
+func exceptions(res []any, group []int, out []submitReply) error {
+	if len(res)%3 != 0 {
+		return fmt.Errorf("queues.SubmitBatch: %d values in reply to a group of %d jobs", len(res), len(group))
+	}
+	for t := 0; t < len(res); t += 3 {
+		k, ok := res[t].(int64)
+		verdict, vok := res[t+1].(string)
+		id, iok := res[t+2].(string)
+		if !ok || !vok || !iok || k < 1 || k > int64(len(group)) || out[group[k-1]].verdict != "" {
+			return fmt.Errorf("queues.SubmitBatch: reply %v to a group of %d jobs is not the script's", res[t:t+3], len(group))
+		}
+		out[group[k-1]] = submitReply{verdict: verdict, id: id}
+	}
+	return nil
+}
+
+// groupsOf splits todo into groups of up to submitGroup calls, each of
+// one time: a group's script takes the time once.
+func groupsOf(calls []submitCall, todo []int) [][]int {
+	var groups [][]int
+	for lo := 0; lo < len(todo); {
+		hi := lo + 1
+		for hi < len(todo) && hi-lo < submitGroup && calls[todo[hi]].now.Equal(calls[todo[lo]].now) {
+			hi++
+		}
+		groups = append(groups, todo[lo:hi])
+		lo = hi
+	}
+	return groups
+}
+
+// groupRowOf is a job's row in a group's table.
+type groupRowOf struct {
+	queue, team, template, class string
+	slots                        int
+}
+
 // groupCall lays out the keys and arguments of submitManyScript for the
-// calls of group.
+// calls of group, which share one time (see groups).
 func groupCall(s *Store, calls []submitCall, group []int) ([]string, []any) {
-	keys := make([]string, 0, 3+4*len(group))
+	var rows []groupRowOf
+	var rowPending []int // each row's index among pending, 0 for none
+	var pending []string
+	jobRow := make([]int, len(group))
+	for g, i := range group {
+		c := &calls[i]
+		spec := &c.job.Spec
+		r := groupRowOf{c.job.Queue, spec.Team, spec.Template, string(spec.Class), spec.TotalSlots()}
+		k := slices.Index(rows, r) // a batch has a row or two
+		if k < 0 {
+			k = len(rows)
+			rows = append(rows, r)
+			rowPending = append(rowPending, 0)
+		}
+		if c.inline && rowPending[k] == 0 {
+			// A queue has one pending list, so a row names at most one.
+			p := slices.Index(pending, c.task.pending)
+			if p < 0 {
+				p = len(pending)
+				pending = append(pending, c.task.pending)
+			}
+			rowPending[k] = p + 1
+		}
+		jobRow[g] = k + 1
+	}
+	keys := make([]string, 0, 3+len(pending)+3*len(group))
 	keys = append(keys, s.ns.JobIndex(), s.ns.ActiveJobs(), s.ns.Outbox())
-	args := make([]any, 0, submitArgs*len(group))
-	for _, i := range group {
-		c := calls[i]
-		job, idem := s.ns.Job(c.job.ID), s.ns.Idempotency(c.job.Spec.IdempotencyKey)
+	keys = append(keys, pending...)
+	now := calls[group[0]].now
+	args := make([]any, 0, groupHead+groupRow*len(rows)+submitArgs*len(group))
+	args = append(args, now.UnixMilli(), s.opts.IdempotencyTTL.Milliseconds(), now.UnixNano(), len(pending), len(rows))
+	for k, r := range rows {
+		args = append(args, r.queue, r.team, r.template, r.class, r.slots, rowPending[k])
+	}
+	for g, i := range group {
+		c := &calls[i]
+		job := s.ns.Job(c.job.ID)
+		var idem string
+		if c.job.Spec.IdempotencyKey != "" {
+			idem = c.job.ID + "|" + c.sum
+		}
 		if c.inline {
-			// c.args ends with the task's three arguments.
-			keys = append(keys, job, idem, c.task.key, c.task.pending)
-			args = append(args, c.args...)
+			keys = append(keys, job, s.ns.Idempotency(c.job.Spec.IdempotencyKey), c.task.key)
+			args = append(args, c.job.ID, c.body, idem, jobRow[g], c.task.msg, c.task.id)
 		} else {
-			keys = append(keys, job, idem, job, job)
-			args = append(args, c.args...)
-			args = append(args, "", "", "")
+			keys = append(keys, job, s.ns.Idempotency(c.job.Spec.IdempotencyKey), job)
+			args = append(args, c.job.ID, c.body, idem, jobRow[g], "", "")
 		}
 	}
 	return keys, args

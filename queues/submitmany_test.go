@@ -2,9 +2,11 @@ package queues_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"testing"
 
 	"github.com/ballastdev/ballast/jobs"
@@ -127,5 +129,87 @@ func TestBatchKeyTwiceInOneGroup(t *testing.T) {
 	}
 	if n := pending(t, s, queues.QueueCore); n != 1 {
 		t.Fatalf("%d tasks pending, want 1", n)
+	}
+}
+
+// TestBatchGroupOfManyKinds: one group of jobs of several queues, teams,
+// templates, classes and sizes, some under keys and some not, records
+// each job exactly as Submit records the same spec at the same time (the
+// group takes the time once and the shared fields from a table), and
+// queues the tasks on each queue in the batch's order.
+func TestBatchGroupOfManyKinds(t *testing.T) {
+	t.Parallel()
+	s, _ := newStore(t)
+	ctx := context.Background()
+	rdb := s.Redis()
+	kinds := []queues.BatchItem{{Spec: spec(""), Queue: queues.QueueCore}}
+	burst := spec("")
+	burst.Class, burst.Team, burst.Template = jobs.ClassBurst, "vision", "sweep"
+	kinds = append(kinds, queues.BatchItem{Spec: burst, Queue: queues.QueueBurst})
+	sized := spec("")
+	sized.Slots = 3
+	kinds = append(kinds, queues.BatchItem{Spec: sized, Queue: queues.QueueCore})
+	other := spec("")
+	other.Team = "nlp"
+	kinds = append(kinds, queues.BatchItem{Spec: other, Queue: queues.QueueCore})
+	// The same spec in another queue is another row.
+	kinds = append(kinds, queues.BatchItem{Spec: spec(""), Queue: queues.QueueBurst})
+
+	var items []queues.BatchItem
+	for i := range 3 * len(kinds) {
+		it := kinds[i%len(kinds)]
+		if i%2 == 0 {
+			it.Spec.IdempotencyKey = fmt.Sprintf("kinds-%d", i)
+		}
+		items = append(items, it)
+	}
+	res, err := s.SubmitBatch(ctx, items)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want = map[queues.Queue][]string{} // task IDs in the order asynq takes them
+	for i, it := range items {
+		if res[i].Err != nil || res[i].Duplicate {
+			t.Fatalf("job %d: %v (dup %v)", i, res[i].Err, res[i].Duplicate)
+		}
+		it.Spec.IdempotencyKey = "" // Submit's own would find the batch's job
+		one, err := s.Submit(ctx, it.Spec, it.Queue)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, _ := rdb.HGetAll(ctx, s.Namespace().Job(one.Job.ID)).Result()
+		b, _ := rdb.HGetAll(ctx, s.Namespace().Job(res[i].Job.ID)).Result()
+		if items[i].Spec.IdempotencyKey != "" {
+			// The spec's JSON holds its key; all else must be the same.
+			var sa, sb jobs.Spec
+			if json.Unmarshal([]byte(a["spec"]), &sa) != nil || json.Unmarshal([]byte(b["spec"]), &sb) != nil || sb.IdempotencyKey != items[i].Spec.IdempotencyKey {
+				t.Fatalf("job %d: specs %s and %s", i, a["spec"], b["spec"])
+			}
+			delete(a, "spec")
+			delete(b, "spec")
+		}
+		if len(a) == 0 || !maps.Equal(a, b) {
+			t.Errorf("job %d (%s, %s): Submit recorded\n %v\nthe group recorded\n %v", i, it.Queue, it.Spec.Team, a, b)
+		}
+		if !it.Spec.Sized() {
+			want[it.Queue] = append(want[it.Queue], queues.TaskID(res[i].Job.ID, 1))
+		}
+	}
+	for q, ids := range want {
+		// asynq takes from the right: the list read right to left is the
+		// order of the pushes. Submit's own tasks are in the list too.
+		list, err := rdb.LRange(ctx, "asynq:{"+s.Namespace().AsynqQueue(q)+"}:pending", 0, -1).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for k := len(list) - 1; k >= 0; k-- {
+			if slices.Contains(ids, list[k]) {
+				got = append(got, list[k])
+			}
+		}
+		if !slices.Equal(got, ids) {
+			t.Errorf("queue %s: tasks in the order %v, want the batch's %v", q, got, ids)
+		}
 	}
 }
