@@ -152,6 +152,11 @@ func FuzzQuickSubmissionIsStrict(f *testing.F) {
 		`{"template":"train","params":{"lr":0.01,"epochs":20},"idempotency_key":"k","team":"ml","labels":{"exp":"a"},"class":"burst","timeout":"6h","slots":2,"command":["a"]}`,
 		`{"template":"t","Template":"u"}`, `{"TEMPLATE":"t"}`, `{"template":"t","bogus":1}`, `{"template":"t"} {}`,
 		`{"template":"t","params":{"a":1,"a":2}}`, `{"timeout":"x"}`, `{"slots":"2"}`, `[]`, `null`, `{"params":{"é":1}}`,
+		// The hand-read form, and its edges.
+		`{"template":"train","params":{"lr":0.01,"n":-2e+3,"s":"x","on":true,"off":false,"z":null},"idempotency_key":"k-1","team":"ml","class":"burst","timeout":"6h"}`,
+		` { "template" : "t" , "params" : { } } `, `{}`, `{"params":{"a":01}}`, `{"params":{"a":1.}}`, `{"params":{"a":-}}`, `{"params":{"a":[1]}}`,
+		`{"template":"t\u0041"}`, `{"template":"ÿ"}`, `{"team":"a","team":"b"}`, `{"params":null}`, `{"timeout":"6x"}`, `{"timeout":null}`,
+		`{"template":"t",}`, `{"template":"t"}x`, `{"params":{"a":1,}}`, `{"params":{"a":tru}}`,
 	} {
 		f.Add([]byte(seed))
 	}
@@ -177,9 +182,28 @@ func TestQuickSubmissionTakesTheCommonForm(t *testing.T) {
 	if _, ok := decodeSubmissionQuick([]byte(`{"template":"train","params":{"lr":0.01},"idempotency_key":"k-1","team":"ml","timeout":"6h"}`)); !ok {
 		t.Fatal("a plain submission does not take the quick path")
 	}
+	// Nor the hand-read one, as the Go client encodes a sweep's trial.
+	sub := Submission{Template: "train", Params: map[string]json.RawMessage{"lr": json.RawMessage("0.01"), "opt": json.RawMessage(`"adam"`)},
+		IdempotencyKey: "sweep-1-7", Team: "ml", Class: "burst"}
+	enc, _ := json.Marshal(sub)
+	if got, ok := decodeSubmissionHand(enc); !ok || !reflect.DeepEqual(got, sub) {
+		t.Fatalf("%s: read by hand as %+v (%v), want %+v", enc, got, ok, sub)
+	}
 	for _, in := range []string{`{"template":"t","bogus":1}`, `{"Template":"t"}`, `{"template":"t","team":"a","team":"b"}`, `{"template":"t"} {}`} {
 		if _, ok := decodeSubmissionQuick([]byte(in)); ok {
 			t.Fatalf("%s takes the quick path", in)
+		}
+	}
+}
+
+// BenchmarkDecodeSubmission decodes a sweep trial's submission as the
+// intake does, once per job of a batch.
+func BenchmarkDecodeSubmission(b *testing.B) {
+	data := []byte(`{"template":"train","params":{"lr":0.01,"opt":"adam"},"idempotency_key":"sweep-1-7","team":"ml","class":"burst"}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := DecodeSubmission(data); err != nil {
+			b.Fatal(err)
 		}
 	}
 }

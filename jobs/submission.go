@@ -98,6 +98,9 @@ func decodeSubmissionStrict(data []byte) (Submission, error) {
 // path reads and names the problem of. The strict decoder's buffers were
 // most of what a batch's decoding allocated.
 func decodeSubmissionQuick(data []byte) (Submission, bool) {
+	if s, ok := decodeSubmissionHand(data); ok {
+		return s, true
+	}
 	d := dupScan{data: data, exact: submissionMaps, topKnown: isSubmissionKey}
 	if fe := d.value("", 0); fe != nil || d.bail || d.unknownTop {
 		return Submission{}, false

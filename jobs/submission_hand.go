@@ -1,0 +1,242 @@
+package jobs
+
+import (
+	"encoding/json"
+	"unicode/utf8"
+)
+
+// decodeSubmissionHand reads, without reflection, the form nearly every
+// client sends: an object of template, idempotency_key, team, class and
+// timeout as strings without escapes, and params whose values are such
+// strings, numbers, true, false or null. For that form it gives what
+// json.Unmarshal gives (FuzzQuickSubmissionIsStrict holds it to the strict
+// decoder). Anything else (an escape, labels, command, slots, a nested
+// param, a repeated or unknown key) gives ok false, and the other paths
+// read it and name its problem. A batch decodes thousands of these, and
+// encoding/json's reflection was most of what decoding one cost.
+func decodeSubmissionHand(data []byte) (s Submission, ok bool) {
+	p := handScan{data: data}
+	p.ws()
+	if !p.next('{') {
+		return Submission{}, false
+	}
+	var seen uint8
+	p.ws()
+	if !p.next('}') {
+		for {
+			p.ws()
+			key, kok := p.plain()
+			p.ws()
+			if !kok || !p.next(':') {
+				return Submission{}, false
+			}
+			p.ws()
+			var bit uint8
+			switch string(key) {
+			case "template":
+				bit = 1
+				s.Template, ok = p.str()
+			case "idempotency_key":
+				bit = 2
+				s.IdempotencyKey, ok = p.str()
+			case "team":
+				bit = 4
+				s.Team, ok = p.str()
+			case "class":
+				bit = 8
+				s.Class, ok = p.str()
+			case "params":
+				bit = 16
+				s.Params, ok = p.params()
+			case "timeout":
+				// Duration.UnmarshalJSON unquotes, then reads the text.
+				bit = 32
+				var text []byte
+				if text, ok = p.plain(); ok {
+					s.Timeout = new(Duration)
+					ok = s.Timeout.UnmarshalText(text) == nil
+				}
+			}
+			if !ok || bit == 0 || seen&bit != 0 {
+				return Submission{}, false
+			}
+			seen |= bit
+			p.ws()
+			if p.next(',') {
+				continue
+			}
+			if p.next('}') {
+				break
+			}
+			return Submission{}, false
+		}
+	}
+	p.ws()
+	if p.i != len(p.data) {
+		return Submission{}, false
+	}
+	return s, true
+}
+
+// handScan walks the input of decodeSubmissionHand.
+type handScan struct {
+	data []byte
+	i    int
+}
+
+func (p *handScan) ws() {
+	for p.i < len(p.data) {
+		switch p.data[p.i] {
+		case ' ', '\t', '\r', '\n':
+			p.i++
+		default:
+			return
+		}
+	}
+}
+
+// next consumes c if it comes next.
+func (p *handScan) next(c byte) bool {
+	if p.i < len(p.data) && p.data[p.i] == c {
+		p.i++
+		return true
+	}
+	return false
+}
+
+// plain reads a string without escapes or control characters, valid
+// UTF-8, and returns what is between its quotes.
+func (p *handScan) plain() ([]byte, bool) {
+	if !p.next('"') {
+		return nil, false
+	}
+	start, ascii := p.i, true
+	for p.i < len(p.data) {
+		c := p.data[p.i]
+		switch {
+		case c == '"':
+			s := p.data[start:p.i]
+			p.i++
+			// encoding/json would replace invalid bytes with U+FFFD.
+			return s, ascii || utf8.Valid(s)
+		case c == '\\' || c < 0x20:
+			return nil, false
+		case c >= 0x80:
+			ascii = false
+		}
+		p.i++
+	}
+	return nil, false
+}
+
+func (p *handScan) str() (string, bool) {
+	s, ok := p.plain()
+	return string(s), ok
+}
+
+// params reads an object of scalar values, each kept as its JSON text.
+func (p *handScan) params() (map[string]json.RawMessage, bool) {
+	if !p.next('{') {
+		return nil, false
+	}
+	m := map[string]json.RawMessage{}
+	p.ws()
+	if p.next('}') {
+		return m, true
+	}
+	for {
+		p.ws()
+		key, ok := p.plain()
+		p.ws()
+		if !ok || !p.next(':') {
+			return nil, false
+		}
+		p.ws()
+		raw, ok := p.scalar()
+		if !ok {
+			return nil, false
+		}
+		if _, dup := m[string(key)]; dup {
+			return nil, false
+		}
+		m[string(key)] = append(json.RawMessage(nil), raw...)
+		p.ws()
+		if p.next(',') {
+			continue
+		}
+		return m, p.next('}')
+	}
+}
+
+// scalar reads a plain string, a number, true, false or null and returns
+// its text.
+func (p *handScan) scalar() ([]byte, bool) {
+	start := p.i
+	if p.i >= len(p.data) {
+		return nil, false
+	}
+	switch c := p.data[p.i]; {
+	case c == '"':
+		_, ok := p.plain()
+		return p.data[start:p.i], ok
+	case c == 't':
+		return p.literal("true")
+	case c == 'f':
+		return p.literal("false")
+	case c == 'n':
+		return p.literal("null")
+	case c == '-' || (c >= '0' && c <= '9'):
+		return p.number()
+	}
+	return nil, false
+}
+
+func (p *handScan) literal(word string) ([]byte, bool) {
+	if len(p.data)-p.i < len(word) || string(p.data[p.i:p.i+len(word)]) != word {
+		return nil, false
+	}
+	p.i += len(word)
+	return p.data[p.i-len(word) : p.i], true
+}
+
+// number reads a JSON number: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+func (p *handScan) number() ([]byte, bool) {
+	start := p.i
+	p.next('-')
+	switch {
+	case p.next('0'):
+	case p.digit19():
+		p.digits()
+	default:
+		return nil, false
+	}
+	if p.next('.') && p.digits() == 0 {
+		return nil, false
+	}
+	if p.next('e') || p.next('E') {
+		if !p.next('+') {
+			p.next('-')
+		}
+		if p.digits() == 0 {
+			return nil, false
+		}
+	}
+	return p.data[start:p.i], true
+}
+
+func (p *handScan) digit19() bool {
+	if p.i < len(p.data) && p.data[p.i] >= '1' && p.data[p.i] <= '9' {
+		p.i++
+		return true
+	}
+	return false
+}
+
+// digits consumes a run of digits and says how long it was.
+func (p *handScan) digits() int {
+	start := p.i
+	for p.i < len(p.data) && p.data[p.i] >= '0' && p.data[p.i] <= '9' {
+		p.i++
+	}
+	return p.i - start
+}
