@@ -102,6 +102,14 @@ func StringMap(b []byte, m map[string]string) []byte {
 	return b
 }
 
+// RawMap appends m as a JSON object, its keys sorted as encoding/json
+// sorts them, each value as it is: the caller has checked that each is
+// JSON text encoding/json would write unchanged.
+func RawMap(b []byte, m map[string]json.RawMessage) []byte {
+	b, _ = object(b, m, func(b []byte, v json.RawMessage) ([]byte, error) { return append(b, v...), nil })
+	return b
+}
+
 // Map appends m as a JSON object, its keys sorted as encoding/json sorts
 // them, each value by Value.
 func Map(b []byte, m map[string]any) ([]byte, error) { return object(b, m, Value) }

@@ -97,6 +97,15 @@ func (o *Object) StringMap(name string, v map[string]string) {
 	}
 }
 
+// RawMap writes a member of raw JSON values unless it is empty (see the
+// function RawMap).
+func (o *Object) RawMap(name string, v map[string]json.RawMessage) {
+	if o.err == nil && len(v) > 0 {
+		o.key(name)
+		o.b = RawMap(o.b, v)
+	}
+}
+
 // Map writes a map member unless it is empty.
 func (o *Object) Map(name string, v map[string]any) {
 	if o.err == nil && len(v) > 0 {
