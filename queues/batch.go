@@ -174,6 +174,9 @@ func (p *batchPart) run(ctx context.Context, s *Store) {
 		case r.err != nil:
 			// The job prepared is not recorded: the result holds none.
 			p.res[k].Submitted, p.res[k].Err = Submitted{}, wrap("queues.SubmitBatch", r.err)
+		case r.verdict == "new" && p.calls[k].inline:
+			// Recorded with its task: the result holds the job already
+			// (prepare wrote it there), and a copy in and out is 1.5 KB.
 		default:
 			p.res[k].Submitted, p.res[k].Err = s.submitted(ctx, p.calls[k], r.verdict, r.id)
 		}

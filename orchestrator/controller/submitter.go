@@ -90,18 +90,19 @@ func (s *Submitter) SubmitSpec(ctx context.Context, spec jobs.Spec) (jobs.Job, b
 func (s *Submitter) announce(j jobs.Job, spec jobs.Spec, dup bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), publishTimeout)
 	defer cancel()
-	s.announceIn(ctx, j, spec, dup)
+	s.announceIn(ctx, &j, &spec, dup)
 }
 
-// announceIn is announce with the publish bounded by ctx.
-func (s *Submitter) announceIn(ctx context.Context, j jobs.Job, spec jobs.Spec, dup bool) {
+// announceIn is announce with the publish bounded by ctx. It takes the job
+// and spec by reference: a batch announces thousands, and each is large.
+func (s *Submitter) announceIn(ctx context.Context, j *jobs.Job, spec *jobs.Spec, dup bool) {
 	if !dup || time.Since(j.CreatedAt) < events.DuplicateWindow {
 		publishIn(ctx, s.Events, s.Logger, events.Event{ID: events.JobEventID(j.ID, 1, events.TypeJobQueued), Type: events.TypeJobQueued, JobID: j.ID, Attempt: 1,
 			State: jobs.StateQueued, Queue: j.Queue, Time: j.CreatedAt,
 			Data: map[string]any{"template": spec.Template, "class": string(spec.Class), "team": spec.Team}})
 	}
 	if !dup && s.OnQueued != nil {
-		s.OnQueued(j)
+		s.OnQueued(*j)
 	}
 }
 
@@ -140,16 +141,16 @@ func (s *Submitter) SubmitBatch(ctx context.Context, subs []jobs.Submission) ([]
 	err := s.Store.SubmitBatchEach(ctx, items, func(lo int, res []queues.BatchResult) {
 		pctx, cancel := context.WithTimeout(context.Background(), publishTimeout)
 		defer cancel()
-		for k, r := range res {
-			i := lo + k
+		for k := range res {
+			i, r := lo+k, &res[k] // a result is large: not copied
 			if r.Err != nil {
 				e := intake.WireError(r.Err, "job", s.Logger)
 				out[i].Error = &e
 				continue
 			}
-			j := r.Job
+			j := &r.Job
 			out[i].Receipt = &intake.Receipt{JobID: j.ID, Attempt: j.Attempt, State: j.State, Queue: j.Queue, Duplicate: r.Duplicate}
-			s.announceIn(pctx, j, items[i].Spec, r.Duplicate)
+			s.announceIn(pctx, j, &items[i].Spec, r.Duplicate)
 		}
 	})
 	if err != nil {
