@@ -137,7 +137,7 @@ func (b *bench) raw(ctx context.Context) (Throughput, Latency, error) {
 	fmt.Fprintf(b.out, "raw asynq: %d tasks from %d producers into %d slots...\n", n, b.opts.Producers, b.opts.Slots)
 	done := p.expect(n)
 	calls := b.m.snapshot()
-	used := sample(ctx, b.rdb)
+	used := Sample(ctx, b.rdb)
 	start := time.Now()
 	if err := produce(ctx, n, b.opts.Producers, enqueue); err != nil {
 		return Throughput{}, Latency{}, fmt.Errorf("bench: raw enqueue: %w", err)
@@ -147,7 +147,7 @@ func (b *bench) raw(ctx context.Context) (Throughput, Latency, error) {
 	}
 	tp := throughput(n, time.Since(start))
 	tp.Calls = since(calls, b.m.snapshot())
-	tp.Usage = sample(ctx, b.rdb).minus(used)
+	tp.Usage = Sample(ctx, b.rdb).Minus(used)
 	fmt.Fprintf(b.out, "raw asynq: %.0f tasks/s; latency, %d samples...\n", tp.PerSecond, b.opts.LatencySamples)
 
 	// The handler returns as soon as it starts, so the server is idle
@@ -185,7 +185,7 @@ func (b *bench) rawDrain(ctx context.Context) (Throughput, error) {
 		LogLevel:          asynq.WarnLevel,
 	})
 	calls := b.m.snapshot()
-	used := sample(ctx, b.rdb)
+	used := Sample(ctx, b.rdb)
 	start := time.Now()
 	if err := srv.Start(asynq.HandlerFunc(func(ctx context.Context, _ *asynq.Task) error {
 		id, _ := asynq.GetTaskID(ctx)
@@ -200,7 +200,7 @@ func (b *bench) rawDrain(ctx context.Context) (Throughput, error) {
 	}
 	tp := throughput(n, time.Since(start))
 	tp.Calls = since(calls, b.m.snapshot())
-	tp.Usage = sample(ctx, b.rdb).minus(used)
+	tp.Usage = Sample(ctx, b.rdb).Minus(used)
 	fmt.Fprintf(b.out, "raw asynq drain: %.0f tasks/s\n", tp.PerSecond)
 	return tp, nil
 }
@@ -262,7 +262,7 @@ func (b *bench) ballast(ctx context.Context) (Throughput, Latency, ExactlyOnce, 
 	fmt.Fprintf(b.out, "ballast: %d jobs from %d producers into %d slots...\n", n, b.opts.Producers, b.opts.Slots)
 	done := p.expect(n)
 	calls := b.m.snapshot()
-	used := sample(ctx, b.rdb)
+	used := Sample(ctx, b.rdb)
 	start := time.Now()
 	if err := produce(ctx, n, b.opts.Producers, submit); err != nil {
 		return Throughput{}, Latency{}, ExactlyOnce{}, fmt.Errorf("bench: ballast submit: %w", err)
@@ -277,7 +277,7 @@ func (b *bench) ballast(ctx context.Context) (Throughput, Latency, ExactlyOnce, 
 	}
 	tp := throughput(n, time.Since(start))
 	tp.Calls = since(calls, b.m.snapshot())
-	tp.Usage = sample(ctx, b.rdb).minus(used)
+	tp.Usage = Sample(ctx, b.rdb).Minus(used)
 	fmt.Fprintf(b.out, "ballast: %.0f jobs/s; latency, %d samples...\n", tp.PerSecond, m)
 
 	lat, err := b.latency(ctx, p, func(ctx context.Context, i int) error { return submit(ctx, n+i) }, idle)

@@ -61,7 +61,7 @@ type Throughput struct {
 	// polling, claims, results, heartbeats.
 	Calls map[string]int
 	// Usage is every command Redis ran and the CPU both sides spent.
-	Usage usage
+	Usage Usage
 }
 
 // Baseline is raw asynq's better figure: end to end, or draining.

@@ -30,7 +30,7 @@ func TestSummarizeTakesEachRunsOwnRatio(t *testing.T) {
 	run := func(raw, bal float64, evals, other int64, violations int) Result {
 		r := Result{Raw: Throughput{Count: 100, PerSecond: raw}, RawDrain: Throughput{Count: 100, PerSecond: raw / 2},
 			Ballast: Throughput{Count: 100, PerSecond: bal,
-				Usage: usage{Commands: map[string]int64{"evalsha": evals, "hset": other}, RedisCPU: 5 * time.Millisecond}}}
+				Usage: Usage{Commands: map[string]int64{"evalsha": evals, "hset": other}, RedisCPU: 5 * time.Millisecond}}}
 		r.Ratio = bal / raw
 		r.ExactlyOnce.Checked = 100
 		for range violations {

@@ -10,12 +10,12 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// usage is what a phase cost beyond its round trips: every command Redis
+// Usage is what a phase cost beyond its round trips: every command Redis
 // ran (those inside scripts too, by name, from INFO commandstats), the
 // Redis server's CPU (INFO cpu) and this process's CPU (getrusage). Redis's
 // figures are the whole server's: on a Redis that others use at the same
 // time they include their work, so measure on one of your own (--redis).
-type usage struct {
+type Usage struct {
 	Commands map[string]int64
 	// ScriptTime is the time Redis spent running scripts, their commands
 	// included: set against RedisCPU it says how much of Redis's work is
@@ -25,9 +25,9 @@ type usage struct {
 	ClientCPU  time.Duration
 }
 
-// sample reads the counters a phase's usage is the difference of.
-func sample(ctx context.Context, rdb redis.UniversalClient) usage {
-	u := usage{Commands: map[string]int64{}, ClientCPU: processCPU()}
+// Sample reads the counters a phase's usage is the difference of.
+func Sample(ctx context.Context, rdb redis.UniversalClient) Usage {
+	u := Usage{Commands: map[string]int64{}, ClientCPU: processCPU()}
 	if info, err := rdb.Info(ctx, "commandstats").Result(); err == nil {
 		for _, line := range strings.Split(info, "\n") {
 			name, rest, ok := strings.Cut(strings.TrimSpace(line), ":")
@@ -61,10 +61,10 @@ func sample(ctx context.Context, rdb redis.UniversalClient) usage {
 	return u
 }
 
-// minus is the usage between before and u. The counters of this phase's
+// Minus is the usage between before and u. The counters of this phase's
 // reads of INFO itself are left out.
-func (u usage) minus(before usage) usage {
-	d := usage{Commands: map[string]int64{}, ScriptTime: u.ScriptTime - before.ScriptTime,
+func (u Usage) Minus(before Usage) Usage {
+	d := Usage{Commands: map[string]int64{}, ScriptTime: u.ScriptTime - before.ScriptTime,
 		RedisCPU: u.RedisCPU - before.RedisCPU, ClientCPU: u.ClientCPU - before.ClientCPU}
 	for k, v := range u.Commands {
 		if n := v - before.Commands[k]; n > 0 && k != "info" {
@@ -75,7 +75,7 @@ func (u usage) minus(before usage) usage {
 }
 
 // total is every command Redis ran.
-func (u usage) total() int64 {
+func (u Usage) total() int64 {
 	var n int64
 	for _, v := range u.Commands {
 		n += v

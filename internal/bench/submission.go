@@ -111,7 +111,7 @@ func (b *bench) submission(ctx context.Context) (Submission, error) {
 
 	fmt.Fprintf(b.out, "submission: %d jobs over NATS, one request each from %d producers...\n", n, b.opts.Producers)
 	single := make([]intake.Receipt, n) // each producer writes only its own indexes
-	before := sample(ctx, b.rdb)
+	before := Sample(ctx, b.rdb)
 	start := time.Now()
 	if err := produce(ctx, n, b.opts.Producers, func(ctx context.Context, i int) error {
 		r, err := c.Submit(ctx, submission("single", i))
@@ -121,7 +121,7 @@ func (b *bench) submission(ctx context.Context) (Submission, error) {
 		return res, fmt.Errorf("bench: single submissions: %w", err)
 	}
 	res.Single = throughput(n, time.Since(start))
-	res.Single.Usage = sample(ctx, b.rdb).minus(before)
+	res.Single.Usage = Sample(ctx, b.rdb).Minus(before)
 	for i, r := range single {
 		if err := record("single", i, r); err != nil {
 			return res, err
@@ -134,7 +134,7 @@ func (b *bench) submission(ctx context.Context) (Submission, error) {
 		subs[i] = submission("batch", i)
 	}
 	var batch []intake.BatchResult
-	before = sample(ctx, b.rdb)
+	before = Sample(ctx, b.rdb)
 	start = time.Now()
 	for lo := 0; lo < n; lo += res.BatchSize {
 		part, err := c.SubmitBatch(ctx, subs[lo:min(lo+res.BatchSize, n)])
@@ -144,7 +144,7 @@ func (b *bench) submission(ctx context.Context) (Submission, error) {
 		batch = append(batch, part...)
 	}
 	res.Batch = throughput(n, time.Since(start))
-	res.Batch.Usage = sample(ctx, b.rdb).minus(before)
+	res.Batch.Usage = Sample(ctx, b.rdb).Minus(before)
 	if len(batch) != n {
 		return res, fmt.Errorf("bench: %d batch results for %d jobs", len(batch), n)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/hibiken/asynq"
 
+	"github.com/ballastdev/ballast/internal/bench"
 	"github.com/ballastdev/ballast/internal/testenv"
 	"github.com/ballastdev/ballast/jobs"
 	"github.com/ballastdev/ballast/orchestrator/client"
@@ -262,4 +263,47 @@ func BenchmarkSubmitSingleVsBatch(b *testing.B) {
 		b.ReportMetric(batch, "batch-jobs/s")
 		b.ReportMetric(batch/single, "ratio")
 	}
+}
+
+// BenchmarkSubmitBatch submits batches of 10,000 jobs over NATS through
+// the real intake, and reports jobs per second and what a job cost: Redis's
+// CPU (its whole server's: run it on a Redis of your own, e.g.
+// BALLAST_TEST_REDIS=127.0.0.1:6391) and this process's (client, intake
+// and the embedded NATS server together).
+//
+//	go test -run '^$' -bench SubmitBatch$ -benchtime 10x ./orchestrator/controller/
+func BenchmarkSubmitBatch(b *testing.B) {
+	const n = 10000
+	r := newBatchRigWith(b, false)
+	ctx := context.Background()
+	var elapsed time.Duration
+	var used bench.Usage
+	for it := range b.N {
+		b.StopTimer()
+		subs := make([]jobs.Submission, n)
+		for i := range subs {
+			subs[i] = trialSub(i, fmt.Sprintf("b-%d-%d", it, i))
+		}
+		before, start := bench.Sample(ctx, r.store.Redis()), time.Now()
+		b.StartTimer()
+		res, err := r.client.SubmitBatch(ctx, subs)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		elapsed += time.Since(start)
+		u := bench.Sample(ctx, r.store.Redis()).Minus(before)
+		used.RedisCPU += u.RedisCPU
+		used.ClientCPU += u.ClientCPU
+		for i := range res {
+			if res[i].Receipt == nil || res[i].Duplicate {
+				b.Fatalf("job %d: %+v", i, res[i])
+			}
+		}
+		b.StartTimer()
+	}
+	jobsDone := float64(n * b.N)
+	b.ReportMetric(jobsDone/elapsed.Seconds(), "jobs/s")
+	b.ReportMetric(float64(used.RedisCPU.Microseconds())/jobsDone, "redis-us/job")
+	b.ReportMetric(float64(used.ClientCPU.Microseconds())/jobsDone, "process-us/job")
 }
