@@ -41,17 +41,12 @@ const (
 	tmTimeout protowire.Number = 8
 )
 
-// asynqMessage encodes the TaskMessage asynq.Client would store for j's
-// current attempt with the options of Store.enqueue: task ID, queue,
-// MaxRetry(infraRetries), Timeout(timeout+grace+slack) in whole seconds, no
-// deadline (asynq stores 0), no retention, no unique key or group. Zero
-// fields are left out, as proto3 does.
-func asynqMessage(qname string, j jobs.Job) []byte {
-	return appendAsynqMessage(make([]byte, 0, 128), qname, j, TaskID(j.ID, j.Attempt))
-}
-
-// appendAsynqMessage appends asynqMessage(qname, j) to b, for a caller that
-// knows the task's ID (TaskID of j's attempt) already.
+// appendAsynqMessage appends the TaskMessage asynq.Client would store for
+// j's current attempt, whose task ID (TaskID) the caller has, with the
+// options of Store.enqueue: task ID, queue, MaxRetry(infraRetries),
+// Timeout(timeout+grace+slack) in whole seconds, no deadline (asynq
+// stores 0), no retention, no unique key or group. Zero fields are left
+// out, as proto3 does.
 func appendAsynqMessage(b []byte, qname string, j jobs.Job, taskID string) []byte {
 	timeout := int64((j.Spec.Timeout.Std() + j.Spec.Grace.Std() + timeoutSlack) / time.Second)
 	b = protowire.AppendTag(b, tmType, protowire.BytesType)
