@@ -52,9 +52,9 @@ const submitArgs = 6
 // job, idem, task (the job's key again for a job without an inline task).
 // ARGV: now (ms), idemTTLms, pendingSinceNs, pending lists, rows, then the
 // rows (groupRow each), then per job submitArgs (see above).
-// Returns, flat, a triple for each job whose reply is not "new" with its
-// own ID, in order: its index in the group (from 1), "dup"|"conflict"|
-// "new", id. Most replies are that, and reading one string pair per job
+// Returns, flat, a triple for each job whose reply is not "new" (which
+// names the job's own ID), in order: its index in the group (from 1),
+// "dup"|"conflict", the ID it names. Most replies are that, and reading one string pair per job
 // cost the caller more than the rest of the reply.
 var submitManyScript = redis.NewScript(`
 local per, row = ` + fmt.Sprint(submitArgs) + `, ` + fmt.Sprint(groupRow) + `
@@ -126,12 +126,16 @@ for i = 1, n do
       redis.call("ZADD", KEYS[3], now, id)
     end
     added[na + 1], added[na + 2], na = now, id, na + 2
-  elseif verdict ~= "new" or vid ~= id then
+  elseif verdict ~= "new" then
     out[#out + 1], out[#out + 2], out[#out + 3] = i, verdict, vid
   end
 end
 -- One push per pending list: LPUSH of several IDs leaves them in the order
--- a push of each in turn would.
+-- a push of each in turn would. It comes after the records, as the index
+-- entries do: a command failing midway would leave the group half written,
+-- but nothing here can fail once the first write is taken (Redis refuses
+-- a script for memory before it runs, and only Ballast writes these keys,
+-- each always as one type).
 for _, key in ipairs(pushOrder) do redis.call("LPUSH", key, unpack(pushes[key])) end
 if na > 0 then
   redis.call("ZADD", KEYS[1], unpack(added))
@@ -226,7 +230,9 @@ func exceptions(res []any, group []int, out []submitReply) error {
 		k, ok := res[t].(int64)
 		verdict, vok := res[t+1].(string)
 		id, iok := res[t+2].(string)
-		if !ok || !vok || !iok || k < 1 || k > int64(len(group)) || out[group[k-1]].verdict != "" {
+		// A job recorded new under its own ID has no triple: one that says
+		// "new" names another job, which is not the script's answer.
+		if !ok || !vok || !iok || k < 1 || k > int64(len(group)) || out[group[k-1]].verdict != "" || verdict == "new" {
 			return fmt.Errorf("queues.SubmitBatch: reply %v to a group of %d jobs is not the script's", res[t:t+3], len(group))
 		}
 		out[group[k-1]] = submitReply{verdict: verdict, id: id}

@@ -2,7 +2,6 @@ package jsonenc
 
 import (
 	"encoding/json"
-	"errors"
 	"strconv"
 	"time"
 )
@@ -126,7 +125,10 @@ func (o *Object) Time(name string, v time.Time) {
 		t, err := v.AppendText(o.b)
 		if err != nil { // t is nil then
 			o.b = o.b[:mark]
-			o.err = errors.New("Time.MarshalJSON: " + err.Error())
+			_, o.err = v.MarshalJSON() // the same refusal, in MarshalJSON's words
+			if o.err == nil {
+				o.err = err
+			}
 			return
 		}
 		o.b = append(t, '"')
