@@ -31,15 +31,20 @@ type dupScan struct {
 	unknownTop bool
 }
 
-func (d *dupScan) ws() {
-	for d.i < len(d.data) {
-		switch d.data[d.i] {
+func (d *dupScan) ws() { d.i = skipSpace(d.data, d.i) }
+
+// skipSpace is the index of the first byte at or after i in data that is
+// not JSON white space.
+func skipSpace(data []byte, i int) int {
+	for i < len(data) {
+		switch data[i] {
 		case ' ', '\t', '\r', '\n':
-			d.i++
+			i++
 		default:
-			return
+			return i
 		}
 	}
+	return i
 }
 
 // peek is the next byte after white space, or 0 at the end.

@@ -84,16 +84,7 @@ type handScan struct {
 	i    int
 }
 
-func (p *handScan) ws() {
-	for p.i < len(p.data) {
-		switch p.data[p.i] {
-		case ' ', '\t', '\r', '\n':
-			p.i++
-		default:
-			return
-		}
-	}
-}
+func (p *handScan) ws() { p.i = skipSpace(p.data, p.i) }
 
 // next consumes c if it comes next.
 func (p *handScan) next(c byte) bool {
