@@ -2,6 +2,7 @@ package queues
 
 import (
 	"context"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -99,4 +100,30 @@ func (s *Store) SubmitGroupTwice(ctx context.Context, items []BatchItem) (first,
 		}
 	}
 	return first, second, nil
+}
+
+// SubmitEachAt records items as one run of SubmitBatch's groups does,
+// item i prepared at times[i], and returns what became of each.
+func (s *Store) SubmitEachAt(ctx context.Context, items []BatchItem, times []time.Time) ([]Submitted, error) {
+	calls := make([]submitCall, len(items))
+	todo := make([]int, len(items))
+	for i, it := range items {
+		var err error
+		if calls[i], err = s.prepareSubmit(ctx, it.Spec, it.Queue, times[i], new(jobs.Job)); err != nil {
+			return nil, err
+		}
+		todo[i] = i
+	}
+	var out []Submitted
+	for i, r := range s.runSubmitGroups(ctx, calls, todo) {
+		if r.err != nil {
+			return nil, r.err
+		}
+		sub, err := s.submitted(ctx, calls[i], r.verdict, r.id)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, sub)
+	}
+	return out, nil
 }

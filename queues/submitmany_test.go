@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/ballastdev/ballast/jobs"
 	"github.com/ballastdev/ballast/queues"
@@ -210,6 +211,36 @@ func TestBatchGroupOfManyKinds(t *testing.T) {
 		}
 		if !slices.Equal(got, ids) {
 			t.Errorf("queue %s: tasks in the order %v, want the batch's %v", q, got, ids)
+		}
+	}
+}
+
+// TestBatchCallsOfTwoTimesAreTwoGroups: a group's script takes the time
+// once, so calls prepared at different times go in groups of their own,
+// and each job's record and index entry hold its own time.
+func TestBatchCallsOfTwoTimesAreTwoGroups(t *testing.T) {
+	t.Parallel()
+	s, _ := newStore(t)
+	ctx := context.Background()
+	at := time.Now().Truncate(time.Millisecond)
+	items := make([]queues.BatchItem, 6)
+	times := make([]time.Time, len(items))
+	for i := range items {
+		items[i] = queues.BatchItem{Spec: spec(""), Queue: queues.QueueCore}
+		times[i] = at.Add(time.Duration(i/2) * time.Second) // three times, two calls each
+	}
+	res, err := s.SubmitEachAt(ctx, items, times)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range res {
+		created, err := s.Redis().HGet(ctx, s.Namespace().Job(r.Job.ID), "created").Int64()
+		if err != nil || created != times[i].UnixMilli() {
+			t.Errorf("job %d: created %d (%v), want its own time %d", i, created, err, times[i].UnixMilli())
+		}
+		score, err := s.Redis().ZScore(ctx, s.Namespace().JobIndex(), r.Job.ID).Result()
+		if err != nil || int64(score) != times[i].UnixMilli() {
+			t.Errorf("job %d: index score %v (%v), want %d", i, score, err, times[i].UnixMilli())
 		}
 	}
 }
