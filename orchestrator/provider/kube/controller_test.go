@@ -8,6 +8,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/controller"
 	"github.com/ballastdev/ballast/orchestrator/policy"
 	"github.com/ballastdev/ballast/orchestrator/provider"
+	"github.com/ballastdev/ballast/orchestrator/provider/kube"
 	"github.com/ballastdev/ballast/queues"
 )
 
@@ -59,6 +61,27 @@ func podsByPool(t *testing.T, client kubernetes.Interface) map[string][]string {
 	return out
 }
 
+// cacheCaughtUp waits until p's informer holds every pod of client as the
+// API has it. The tests move an injected clock, past the grace the
+// provider gives a pod it created and has not seen yet, in no real time:
+// a watch event still on its way would then look like a pod gone.
+func cacheCaughtUp(t *testing.T, client kubernetes.Interface, p *kube.Provider) {
+	t.Helper()
+	eventually(t, "the provider's cache holding every pod as the API has it", func() bool {
+		list, err := client.CoreV1().Pods(testNS).List(context.Background(), metav1.ListOptions{LabelSelector: "ballast/instance"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range list.Items {
+			cached, ok := p.Cached(list.Items[i].Name)
+			if !ok || !equality.Semantic.DeepEqual(cached.Status, list.Items[i].Status) || (cached.DeletionTimestamp == nil) != (list.Items[i].DeletionTimestamp == nil) {
+				return false
+			}
+		}
+		return true
+	})
+}
+
 // A spot pod the scheduler cannot place is, past unschedulable_after, a
 // stock-out: the provider deletes it and the controller launches the work's
 // worker on-demand, without asking spot again. A restarted controller
@@ -80,6 +103,7 @@ func fallbackFromUnschedulable(t *testing.T, client kubernetes.Interface, c *clo
 		if _, err := h.Tick(ctx, c.Now()); err != nil {
 			t.Fatal(err)
 		}
+		cacheCaughtUp(t, client, p)
 	}
 	tick(h)
 	spot := podsByPool(t, client)["spot-gpu"]
@@ -87,6 +111,7 @@ func fallbackFromUnschedulable(t *testing.T, client kubernetes.Interface, c *clo
 		t.Fatalf("first tick: pods %v, want one spot pod", podsByPool(t, client))
 	}
 	setStatus(t, client, spot[0], unschedulable(c.Now()))
+	cacheCaughtUp(t, client, p)
 
 	// A controller restart: a new provider and loop find the pod by label
 	// and count it as capacity on its way.
