@@ -14,10 +14,10 @@ import (
 // shares those that touch keys every job touches: one ZMSCORE finds the
 // calls run before (a resend after a lost reply), one MGET reads every
 // idempotency key, one ZADD each adds the group to the index and the
-// active set. A job's own keys (its record, its task, its queue's pending
-// list, its idempotency key) are still written by the job's own calls, in
-// the order submitScript writes them, so a job is recorded exactly as a
-// lone submission records it: atomically, with its task or its outbox
+// active set, one LPUSH each queue's pending list. A job's own keys (its
+// record, its task, its idempotency key) are still written by the job's
+// own calls, as submitScript writes them, so a job is recorded exactly as
+// a lone submission records it: atomically, with its task or its outbox
 // entry. The group is atomic too, which is more than a batch promises.
 
 // submitGroup bounds one script. Redis runs nothing else while a script
@@ -54,8 +54,9 @@ const submitArgs = 6
 // rows (groupRow each), then per job submitArgs (see above).
 // Returns, flat, a triple for each job whose reply is not "new" (which
 // names the job's own ID), in order: its index in the group (from 1),
-// "dup"|"conflict", the ID it names. Most replies are that, and reading one string pair per job
-// cost the caller more than the rest of the reply.
+// "dup"|"conflict", the ID it names. Nearly every reply is "new", and
+// reading a string pair per job cost the caller more than the rest of the
+// reply.
 var submitManyScript = redis.NewScript(`
 local per, row = ` + fmt.Sprint(submitArgs) + `, ` + fmt.Sprint(groupRow) + `
 local now, ttl, since = ARGV[1], ARGV[2], ARGV[3]
