@@ -31,6 +31,11 @@ func TestLeaderMovesOnADeliveryTakenButNeverClaimed(t *testing.T) {
 
 	opts := fastOptions("a")
 	opts.HeldGrace = 300 * time.Millisecond
+	// The test ticks by hand, so Tick only bounds each tick (four times
+	// it): fastOptions' 200 ms was too little on a loaded machine, and a
+	// tick whose look for held deliveries timed out never saw this one.
+	// The TTLs must be two ticks.
+	opts.Tick, opts.LeaderTTL = 150*time.Millisecond, 300*time.Millisecond
 	ctl, err := controller.New(store, opts)
 	if err != nil {
 		t.Fatal(err)
