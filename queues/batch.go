@@ -169,16 +169,18 @@ func (p *batchPart) run(ctx context.Context, s *Store) {
 	}
 	replies := s.runSubmitGroups(ctx, p.calls, send)
 	for _, k := range send {
-		r := replies[k]
-		switch {
-		case r.err != nil:
+		r, out := replies[k], &p.res[k]
+		if r.err != nil {
 			// The job prepared is not recorded: the result holds none.
-			p.res[k].Submitted, p.res[k].Err = Submitted{}, wrap("queues.SubmitBatch", r.err)
-		case r.verdict == "new" && p.calls[k].inline:
-			// Recorded with its task: the result holds the job already
-			// (prepare wrote it there), and a copy in and out is 1.5 KB.
-		default:
-			p.res[k].Submitted, p.res[k].Err = s.submitted(ctx, p.calls[k], r.verdict, r.id)
+			out.Submitted, out.Err = Submitted{}, wrap("queues.SubmitBatch", r.err)
+			continue
+		}
+		// A new job is the one prepare wrote into the result already.
+		switch j, dup, err := s.settle(ctx, &p.calls[k], r.verdict, r.id); {
+		case err != nil:
+			out.Submitted, out.Err = Submitted{}, err
+		case dup:
+			out.Submitted = Submitted{Job: *j, Duplicate: true}
 		}
 	}
 }

@@ -87,11 +87,11 @@ func (s *Store) SubmitGroupTwice(ctx context.Context, items []BatchItem) (first,
 			if r.err != nil {
 				return nil, nil, r.err
 			}
-			sub, err := s.submitted(ctx, calls[i], r.verdict, r.id)
+			j, dup, err := s.settle(ctx, &calls[i], r.verdict, r.id)
 			if err != nil {
 				return nil, nil, err
 			}
-			out = append(out, sub)
+			out = append(out, Submitted{Job: *j, Duplicate: dup})
 		}
 		if round == 0 {
 			first = out
@@ -119,11 +119,11 @@ func (s *Store) SubmitEachAt(ctx context.Context, items []BatchItem, times []tim
 		if r.err != nil {
 			return nil, r.err
 		}
-		sub, err := s.submitted(ctx, calls[i], r.verdict, r.id)
+		j, dup, err := s.settle(ctx, &calls[i], r.verdict, r.id)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, sub)
+		out = append(out, Submitted{Job: *j, Duplicate: dup})
 	}
 	return out, nil
 }

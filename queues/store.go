@@ -177,7 +177,11 @@ func (s *Store) Submit(ctx context.Context, spec jobs.Spec, q Queue) (Submitted,
 	if len(res) != 2 {
 		return Submitted{}, fmt.Errorf("queues.Submit: unexpected script reply %q", res)
 	}
-	return s.submitted(ctx, c, res[0], res[1])
+	j, dup, err := s.settle(ctx, &c, res[0], res[1])
+	if err != nil {
+		return Submitted{}, err
+	}
+	return Submitted{Job: *j, Duplicate: dup}, nil
 }
 
 // submitCall is one prepared new job, for submitScript (scriptCall) or
@@ -244,36 +248,39 @@ func (s *Store) scriptCall(c *submitCall) ([]string, []any) {
 	return keys, args
 }
 
-// submitted turns the script's reply to c, its verdict and the ID it
-// names, into the outcome.
-func (s *Store) submitted(ctx context.Context, c submitCall, verdict, id string) (Submitted, error) {
+// settle finishes c after the script's verdict and returns the job the
+// outcome names: c's own for a new job (enqueued now if the script did
+// not create its task), the existing one for a duplicate (dup true). c's
+// job is returned as it is, not copied: a batch's results hold their jobs
+// already, and a copy in and out was 1.5 KB a job.
+func (s *Store) settle(ctx context.Context, c *submitCall, verdict, id string) (job *jobs.Job, dup bool, err error) {
 	switch verdict {
 	case "new":
 	case "conflict":
-		return Submitted{}, fmt.Errorf("queues.Submit: %w: key %q belongs to job %s; use a new key for a different request",
+		return nil, false, fmt.Errorf("queues.Submit: %w: key %q belongs to job %s; use a new key for a different request",
 			jobs.ErrIdempotencyConflict, c.job.Spec.IdempotencyKey, id)
 	case "dup":
 		j, err := s.Get(ctx, id)
 		if err != nil {
-			return Submitted{}, err
+			return nil, false, err
 		}
 		// The first submission may have failed between record and task:
 		// finish its enqueue now, so this reply too means "will run".
 		if j.State == jobs.StateQueued {
 			if err := s.enqueue(ctx, j); err != nil {
-				return Submitted{}, err
+				return nil, false, err
 			}
 		}
-		return Submitted{Job: j, Duplicate: true}, nil
+		return &j, true, nil
 	default:
-		return Submitted{}, fmt.Errorf("queues.Submit: unexpected script verdict %q for job %s", verdict, id)
+		return nil, false, fmt.Errorf("queues.Submit: unexpected script verdict %q for job %s", verdict, id)
 	}
 	if !c.inline {
 		if err := s.enqueue(ctx, *c.job); err != nil {
-			return Submitted{}, err
+			return nil, false, err
 		}
 	}
-	return Submitted{Job: *c.job}, nil
+	return c.job, false, nil
 }
 
 // specBufs are scratch buffers a spec is encoded into, so that the body

@@ -263,7 +263,7 @@ type groupRowOf struct {
 }
 
 // groupCall lays out the keys and arguments of submitManyScript for the
-// calls of group, which share one time (see groups).
+// calls of group, which share one time (see groupsOf).
 func groupCall(s *Store, calls []submitCall, group []int) ([]string, []any) {
 	var rows []groupRowOf
 	var rowPending []int // each row's index among pending, 0 for none
