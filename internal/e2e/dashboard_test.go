@@ -112,11 +112,7 @@ func TestDashboardShowsTheOverviewLive(t *testing.T) {
 		if err != nil || terr != nil {
 			return false
 		}
-		rate := 0.0
-		for _, p := range o.Pools {
-			rate += p.CostPerHour
-		}
-		return total == o.Cost.Total || math.Abs(total-(o.Cost.Total+rate*at.Sub(o.At).Hours())) <= 1e-6
+		return total == o.Cost.Total || math.Abs(total-(o.Cost.Total+costRate(o)*at.Sub(o.At).Hours())) <= 1e-6
 	}
 	var page map[string]string
 	var before, after insight.Overview
@@ -140,10 +136,7 @@ func TestDashboardShowsTheOverviewLive(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the page's time %q: %v", page["at"], err)
 	}
-	rate := 0.0
-	for _, p := range after.Pools {
-		rate += p.CostPerHour
-	}
+	rate := costRate(after)
 	if rate != 3 {
 		t.Errorf("cost rate %v per hour, want 2 slots × 1.5", rate)
 	}
@@ -309,6 +302,15 @@ func poolOf(o insight.Overview, name string) *insight.PoolView {
 		}
 	}
 	return nil
+}
+
+// costRate is what o's pools cost per hour together.
+func costRate(o insight.Overview) float64 {
+	rate := 0.0
+	for _, p := range o.Pools {
+		rate += p.CostPerHour
+	}
+	return rate
 }
 
 func pageFloat(t *testing.T, page map[string]string, key string) float64 {
