@@ -242,57 +242,72 @@ func isHex4(b []byte) bool {
 }
 
 func (d *dupScan) lit(s string) {
-	if len(d.data)-d.i < len(s) || string(d.data[d.i:d.i+len(s)]) != s {
+	var ok bool
+	if d.i, ok = scanLiteral(d.data, d.i, s); !ok {
 		d.bail = true
-		return
 	}
-	d.i += len(s)
 }
 
-// number reads a JSON number: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
 func (d *dupScan) number() {
+	var ok bool
+	if d.i, ok = scanNumber(d.data, d.i); !ok {
+		d.bail = true
+	}
+}
+
+// scanLiteral is the end of word at data[i:]; ok is false when word is
+// not there.
+func scanLiteral(data []byte, i int, word string) (int, bool) {
+	if len(data)-i < len(word) || string(data[i:i+len(word)]) != word {
+		return i, false
+	}
+	return i + len(word), true
+}
+
+// scanNumber is the end of the JSON number at data[i:],
+// -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?; ok is false when there is
+// none, or when it does not end where a value may ("01" and "1x" are not
+// JSON).
+func scanNumber(data []byte, i int) (int, bool) {
 	digits := func() int {
 		n := 0
-		for d.i < len(d.data) && '0' <= d.data[d.i] && d.data[d.i] <= '9' {
-			d.i++
+		for i < len(data) && '0' <= data[i] && data[i] <= '9' {
+			i++
 			n++
 		}
 		return n
 	}
-	at := func(c byte) bool { return d.i < len(d.data) && d.data[d.i] == c }
+	at := func(c byte) bool { return i < len(data) && data[i] == c }
 	if at('-') {
-		d.i++
+		i++
 	}
 	switch {
 	case at('0'):
-		d.i++
+		i++
 	case digits() == 0:
-		d.bail = true
-		return
+		return i, false
 	}
 	if at('.') {
-		d.i++
+		i++
 		if digits() == 0 {
-			d.bail = true
-			return
+			return i, false
 		}
 	}
 	if at('e') || at('E') {
-		d.i++
+		i++
 		if at('+') || at('-') {
-			d.i++
+			i++
 		}
 		if digits() == 0 {
-			d.bail = true
-			return
+			return i, false
 		}
 	}
-	// A number must end where a value may: "01" or "1x" are not JSON.
-	if d.i < len(d.data) {
-		switch d.data[d.i] {
+	if i < len(data) {
+		switch data[i] {
 		case ' ', '\t', '\r', '\n', ',', '}', ']':
 		default:
-			d.bail = true
+			return i, false
 		}
 	}
+	return i, true
 }

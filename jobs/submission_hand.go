@@ -183,51 +183,17 @@ func (p *handScan) scalar() ([]byte, bool) {
 }
 
 func (p *handScan) literal(word string) ([]byte, bool) {
-	if len(p.data)-p.i < len(word) || string(p.data[p.i:p.i+len(word)]) != word {
-		return nil, false
-	}
-	p.i += len(word)
-	return p.data[p.i-len(word) : p.i], true
+	return p.upTo(scanLiteral(p.data, p.i, word))
 }
 
-// number reads a JSON number: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
-func (p *handScan) number() ([]byte, bool) {
-	start := p.i
-	p.next('-')
-	switch {
-	case p.next('0'):
-	case p.digit19():
-		p.digits()
-	default:
+func (p *handScan) number() ([]byte, bool) { return p.upTo(scanNumber(p.data, p.i)) }
+
+// upTo consumes the text up to end, when a scan found it, and returns it.
+func (p *handScan) upTo(end int, ok bool) ([]byte, bool) {
+	if !ok {
 		return nil, false
 	}
-	if p.next('.') && p.digits() == 0 {
-		return nil, false
-	}
-	if p.next('e') || p.next('E') {
-		if !p.next('+') {
-			p.next('-')
-		}
-		if p.digits() == 0 {
-			return nil, false
-		}
-	}
-	return p.data[start:p.i], true
-}
-
-func (p *handScan) digit19() bool {
-	if p.i < len(p.data) && p.data[p.i] >= '1' && p.data[p.i] <= '9' {
-		p.i++
-		return true
-	}
-	return false
-}
-
-// digits consumes a run of digits and says how long it was.
-func (p *handScan) digits() int {
-	start := p.i
-	for p.i < len(p.data) && p.data[p.i] >= '0' && p.data[p.i] <= '9' {
-		p.i++
-	}
-	return p.i - start
+	text := p.data[p.i:end]
+	p.i = end
+	return text, true
 }
