@@ -168,8 +168,7 @@ func (s *Store) runSubmitGroups(ctx context.Context, calls []submitCall, todo []
 		var wait *redis.IntCmd
 		_, _ = rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 			for g, group := range groups {
-				keys, args := groupCall(s, calls, group)
-				cmds[g] = submitManyScript.EvalSha(ctx, p, keys, args...)
+				cmds[g] = p.Do(ctx, groupCall(s, calls, group)...)
 			}
 			// The pipeline is one connection: a WAIT at its end counts the
 			// replicas of every group in it (see replicated.go).
@@ -262,13 +261,19 @@ type groupRowOf struct {
 	slots                        int
 }
 
-// groupCall lays out the keys and arguments of submitManyScript for the
-// calls of group, which share one time (see groupsOf).
-func groupCall(s *Store, calls []submitCall, group []int) ([]string, []any) {
+// groupCall lays out the EVALSHA of submitManyScript for the calls of
+// group, which share one time (see groupsOf), as the command's arguments.
+// A string or a byte slice handed to go-redis as an interface is copied to
+// the heap, and a job has nine of them: the job's own values go instead as
+// pointers into its call, and the keys and the idempotency value it makes
+// up are written into one buffer for the group, so a job costs no
+// allocation here.
+func groupCall(s *Store, calls []submitCall, group []int) []any {
 	var rows []groupRowOf
 	var rowPending []int // each row's index among pending, 0 for none
 	var pending []string
 	jobRow := make([]int, len(group))
+	made := 0 // bytes of the values made up below
 	for g, i := range group {
 		c := &calls[i]
 		spec := &c.job.Spec
@@ -289,30 +294,62 @@ func groupCall(s *Store, calls []submitCall, group []int) ([]string, []any) {
 			rowPending[k] = p + 1
 		}
 		jobRow[g] = k + 1
+		made += 2*len(c.job.ID) + len(c.job.Spec.IdempotencyKey) + 1 + len(c.sum)
 	}
-	keys := make([]string, 0, 3+len(pending)+3*len(group))
-	keys = append(keys, s.ns.JobIndex(), s.ns.ActiveJobs(), s.ns.Outbox())
-	keys = append(keys, pending...)
+	nkeys := 3 + len(pending) + 3*len(group)
 	now := calls[group[0]].now
-	args := make([]any, 0, groupHead+groupRow*len(rows)+submitArgs*len(group))
-	args = append(args, now.UnixMilli(), s.opts.IdempotencyTTL.Milliseconds(), now.UnixNano(), len(pending), len(rows))
-	for k, r := range rows {
-		args = append(args, r.queue, r.team, r.template, r.class, r.slots, rowPending[k])
+	cmd := make([]any, 0, 3+nkeys+groupHead+groupRow*len(rows)+submitArgs*len(group))
+	cmd = append(cmd, "evalsha", submitManyScript.Hash(), nkeys, s.ns.JobIndex(), s.ns.ActiveJobs(), s.ns.Outbox())
+	for p := range pending {
+		cmd = append(cmd, &pending[p])
+	}
+	// A span keeps the bytes it was cut from even if buf grows past it
+	// later; made is only so that it need not.
+	jobPrefix, idemPrefix := s.ns.JobPrefix(), s.ns.Idempotency("")
+	buf := make([]byte, 0, made+len(group)*(len(jobPrefix)+len(idemPrefix)))
+	spans := make([]groupArg, 0, 3*len(group))
+	for _, i := range group {
+		c := &calls[i]
+		lo := len(buf)
+		buf = append(append(buf, jobPrefix...), c.job.ID...)
+		spans = append(spans, groupArg(buf[lo:len(buf):len(buf)]))
+		lo = len(buf)
+		buf = append(append(buf, idemPrefix...), c.job.Spec.IdempotencyKey...)
+		spans = append(spans, groupArg(buf[lo:len(buf):len(buf)]))
+		lo = len(buf)
+		if c.job.Spec.IdempotencyKey != "" {
+			buf = append(append(append(buf, c.job.ID...), '|'), c.sum...)
+		}
+		spans = append(spans, groupArg(buf[lo:len(buf):len(buf)]))
 	}
 	for g, i := range group {
 		c := &calls[i]
-		job := s.ns.Job(c.job.ID)
-		var idem string
-		if c.job.Spec.IdempotencyKey != "" {
-			idem = c.job.ID + "|" + c.sum
-		}
+		cmd = append(cmd, &spans[3*g], &spans[3*g+1])
 		if c.inline {
-			keys = append(keys, job, s.ns.Idempotency(c.job.Spec.IdempotencyKey), c.task.key)
-			args = append(args, c.job.ID, c.body, idem, jobRow[g], c.task.msg, c.task.id)
+			cmd = append(cmd, &c.task.key)
 		} else {
-			keys = append(keys, job, s.ns.Idempotency(c.job.Spec.IdempotencyKey), job)
-			args = append(args, c.job.ID, c.body, idem, jobRow[g], "", "")
+			cmd = append(cmd, &spans[3*g])
 		}
 	}
-	return keys, args
+	cmd = append(cmd, now.UnixMilli(), s.opts.IdempotencyTTL.Milliseconds(), now.UnixNano(), len(pending), len(rows))
+	for k := range rows {
+		r := &rows[k]
+		cmd = append(cmd, &r.queue, &r.team, &r.template, &r.class, r.slots, rowPending[k])
+	}
+	for g, i := range group {
+		c := &calls[i]
+		if c.inline {
+			cmd = append(cmd, &c.job.ID, (*groupArg)(&c.body), &spans[3*g+2], jobRow[g], (*groupArg)(&c.task.msg), &c.task.id)
+		} else {
+			cmd = append(cmd, &c.job.ID, (*groupArg)(&c.body), &spans[3*g+2], jobRow[g], "", "")
+		}
+	}
+	return cmd
 }
+
+// groupArg is a byte slice that go-redis writes as it is: a pointer to one
+// in an interface costs no allocation, where the slice itself would.
+type groupArg []byte
+
+// MarshalBinary is the bytes themselves.
+func (a *groupArg) MarshalBinary() ([]byte, error) { return *a, nil }
