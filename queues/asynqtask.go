@@ -47,7 +47,7 @@ const (
 // Timeout(timeout+grace+slack) in whole seconds, no deadline (asynq
 // stores 0), no retention, no unique key or group. Zero fields are left
 // out, as proto3 does.
-func appendAsynqMessage(b []byte, qname string, j jobs.Job, taskID string) []byte {
+func appendAsynqMessage(b []byte, qname string, j *jobs.Job, taskID string) []byte {
 	timeout := int64((j.Spec.Timeout.Std() + j.Spec.Grace.Std() + timeoutSlack) / time.Second)
 	b = protowire.AppendTag(b, tmType, protowire.BytesType)
 	b = protowire.AppendString(b, TaskType)
@@ -75,9 +75,25 @@ type inlineTask struct {
 	id           string
 }
 
-func newInlineTask(qname string, j jobs.Job) inlineTask {
+func newInlineTask(names *asynqNames, j *jobs.Job) inlineTask {
 	id := TaskID(j.ID, j.Attempt)
-	return inlineTask{key: asynqTaskKey(qname, id), pending: asynqPendingKey(qname), msg: appendAsynqMessage(make([]byte, 0, 128), qname, j, id), id: id}
+	return inlineTask{key: names.taskPrefix + id, pending: names.pending, msg: appendAsynqMessage(make([]byte, 0, 128), names.queue, j, id), id: id}
+}
+
+// asynqNames are the asynq names of one queue of a store: the queue's, its
+// pending list's and its task keys' prefix. A batch makes a task for every
+// job, and each of these was a string built anew for each.
+type asynqNames struct{ queue, pending, taskPrefix string }
+
+// asynqNamesOf is q's asynqNames, worked out once per store. There are as
+// many as there are queues, and a queue is one of those checkQueue takes.
+func (s *Store) asynqNamesOf(q Queue) *asynqNames {
+	if v, ok := s.names.Load(q); ok {
+		return v.(*asynqNames)
+	}
+	qname := s.ns.AsynqQueue(q)
+	v, _ := s.names.LoadOrStore(q, &asynqNames{queue: qname, pending: asynqPendingKey(qname), taskPrefix: asynqTaskPrefix(qname)})
+	return v.(*asynqNames)
 }
 
 func asynqTaskPrefix(qname string) string   { return "asynq:{" + qname + "}:t:" }

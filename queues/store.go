@@ -101,6 +101,9 @@ type Store struct {
 	// published holds the asynq queue names already added to asynq's
 	// queue set, which asynq.Client also adds once per process.
 	published sync.Map
+
+	// names holds each queue's asynqNames (asynqNamesOf).
+	names sync.Map
 }
 
 // publishQueue adds qname to the set asynq lists queues from (its
@@ -221,11 +224,11 @@ func (s *Store) prepareSubmit(ctx context.Context, spec jobs.Spec, q Queue, now 
 	*job = jobs.Job{ID: jobs.NewID(now), Spec: spec, State: jobs.StateQueued, Attempt: 1, Queue: string(q), CreatedAt: at, QueuedAt: at}
 	c := submitCall{job: job, body: body, sum: hex.EncodeToString(sum[:16]), now: now, inline: !s.opts.SeparateEnqueue && !spec.Sized()}
 	if c.inline {
-		qname := s.ns.AsynqQueue(q)
-		if err := s.publishQueue(ctx, qname); err != nil {
+		names := s.asynqNamesOf(q)
+		if err := s.publishQueue(ctx, names.queue); err != nil {
 			return submitCall{}, err
 		}
-		c.task = newInlineTask(qname, *c.job)
+		c.task = newInlineTask(names, c.job)
 	}
 	return c, nil
 }
