@@ -23,8 +23,7 @@ import (
 // asynqAllQueues is the set asynq lists queues from.
 const asynqAllQueues = "asynq:queues"
 
-func asynqTaskKey(qname, id string) string { return asynqTaskPrefix(qname) + id }
-func asynqPendingKey(qname string) string  { return "asynq:{" + qname + "}:pending" }
+func asynqPendingKey(qname string) string { return "asynq:{" + qname + "}:pending" }
 
 // asynqActiveKey is the list of task IDs asynq has handed to a consumer
 // and not yet seen done. TestLeaderMovesOnADeliveryTakenButNeverClaimed
