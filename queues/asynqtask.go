@@ -84,8 +84,10 @@ func newInlineTask(names *asynqNames, j *jobs.Job) inlineTask {
 // job, and each of these was a string built anew for each.
 type asynqNames struct{ queue, pending, taskPrefix string }
 
-// asynqNamesOf is q's asynqNames, worked out once per store. There are as
-// many as there are queues, and a queue is one of those checkQueue takes.
+// asynqNamesOf is q's asynqNames, worked out once per store. The cache
+// holds one entry per queue the store has submitted to, as published does:
+// core, burst and each region a job was pinned to (checkQueue takes only
+// well-formed ones).
 func (s *Store) asynqNamesOf(q Queue) *asynqNames {
 	if v, ok := s.names.Load(q); ok {
 		return v.(*asynqNames)
