@@ -264,10 +264,10 @@ type groupRowOf struct {
 // groupCall lays out the EVALSHA of submitManyScript for the calls of
 // group, which share one time (see groupsOf), as the command's arguments.
 // A string or a byte slice handed to go-redis as an interface is copied to
-// the heap, and an inline job has eight of them: the job's own values go instead as
-// pointers into its call, and the keys and the idempotency value it makes
-// up are written into one buffer for the group, so a job costs no
-// allocation here.
+// the heap, and an inline job has eight of them: the job's own values go
+// instead as pointers into its call, and the keys and the idempotency
+// value it makes up are written into one buffer for the group, so a job
+// costs no allocation here.
 func groupCall(s *Store, calls []submitCall, group []int) []any {
 	var rows []groupRowOf
 	var rowPending []int // each row's index among pending, 0 for none
