@@ -321,14 +321,14 @@ func groupCall(s *Store, calls []submitCall, group []int) []any {
 			buf = append(append(append(buf, c.job.ID...), '|'), c.sum...)
 		}
 		spans = append(spans, groupArg(buf[lo:len(buf):len(buf)]))
-	}
-	for g, i := range group {
-		c := &calls[i]
-		cmd = append(cmd, &spans[3*g], &spans[3*g+1])
+		// spans has its whole length's capacity: it never moves, and
+		// these pointers stay good.
+		job := &spans[len(spans)-3]
+		cmd = append(cmd, job, &spans[len(spans)-2])
 		if c.inline {
 			cmd = append(cmd, &c.task.key)
 		} else {
-			cmd = append(cmd, &spans[3*g])
+			cmd = append(cmd, job)
 		}
 	}
 	cmd = append(cmd, now.UnixMilli(), s.opts.IdempotencyTTL.Milliseconds(), now.UnixNano(), len(pending), len(rows))
