@@ -2,6 +2,8 @@ package queues
 
 import (
 	"context"
+	"fmt"
+	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -126,4 +128,21 @@ func (s *Store) SubmitEachAt(ctx context.Context, items []BatchItem, times []tim
 		out = append(out, Submitted{Job: *j, Duplicate: dup})
 	}
 	return out, nil
+}
+
+// GroupCallAllocs is how many allocations groupCall makes for one group of
+// n jobs of spec in q, prepared at one time, each with a key.
+func GroupCallAllocs(ctx context.Context, s *Store, spec jobs.Spec, q Queue, n int) (float64, error) {
+	now := s.opts.Now()
+	calls, recorded, group := make([]submitCall, n), make([]jobs.Job, n), make([]int, n)
+	for i := range calls {
+		sp := spec
+		sp.IdempotencyKey = fmt.Sprintf("allocs-%d", i)
+		var err error
+		if calls[i], err = s.prepareSubmit(ctx, sp, q, now, &recorded[i]); err != nil {
+			return 0, err
+		}
+		group[i] = i
+	}
+	return testing.AllocsPerRun(20, func() { _ = groupCall(s, calls, group) }), nil
 }

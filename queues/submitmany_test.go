@@ -244,3 +244,24 @@ func TestBatchCallsOfTwoTimesAreTwoGroups(t *testing.T) {
 		}
 	}
 }
+
+// TestBatchGroupCallAllocatesPerGroupNotPerJob: laying out a group's
+// command makes a few allocations for the group and none per job (each
+// string or slice boxed for go-redis was one, eleven per job in all).
+func TestBatchGroupCallAllocatesPerGroupNotPerJob(t *testing.T) {
+	s, _ := newStore(t)
+	ctx := context.Background()
+	small, err := queues.GroupCallAllocs(ctx, s, spec(""), queues.QueueCore, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	large, err := queues.GroupCallAllocs(ctx, s, spec(""), queues.QueueCore, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The key count of the larger group is boxed as an int over 255, the
+	// one allocation it may add.
+	if large-small > 1 {
+		t.Errorf("groupCall makes %.0f allocations for 10 jobs and %.0f for 100: some are per job", small, large)
+	}
+}
