@@ -3,6 +3,7 @@ package queues_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -135,11 +136,12 @@ func TestWorkerIntents(t *testing.T) {
 	}
 }
 
-// TestBeatRequeuesAttemptsAnOldIncarnationClaimed: after a takeover, an old
+// TestBeatNamesAttemptsAnOldIncarnationClaimed: after a takeover, an old
 // process that wakes can still claim under the ID before its next beat
 // fences it; it then stops that attempt unrecorded. The new process's beats
-// requeue such an attempt once it is older than any claim in flight.
-func TestBeatRequeuesAttemptsAnOldIncarnationClaimed(t *testing.T) {
+// name such an attempt once it is older than any claim in flight, and the
+// new process, which did not end it, requeues it.
+func TestBeatNamesAttemptsAnOldIncarnationClaimed(t *testing.T) {
 	t.Parallel()
 	s, c := newStore(t)
 	ctx := context.Background()
@@ -156,22 +158,35 @@ func TestBeatRequeuesAttemptsAnOldIncarnationClaimed(t *testing.T) {
 		t.Fatalf("claim: %v %v", ok, err)
 	}
 	c.Add(time.Second) // a claim this recent may be the new process's own, not yet reported
-	if b, _ := s.Heartbeat(ctx, fresh, nil); len(b.TakenOver) != 0 {
-		t.Fatalf("requeued a fresh claim: %+v", b.TakenOver)
+	if b, _ := s.Heartbeat(ctx, fresh, nil); len(b.Unrecorded) != 0 {
+		t.Fatalf("named a fresh claim: %+v", b.Unrecorded)
 	}
-	// The new process's own attempts are never orphans.
+	// The new process's own attempts are never named.
 	sub2, _ := s.Submit(ctx, spec(""), queues.QueueCore)
 	own, _, _ := s.Claim(ctx, queues.Delivery{JobID: sub2.Job.ID, Attempt: 1}, "w1")
 	c.Add(time.Minute)
 	b, err := s.Heartbeat(ctx, fresh, []queues.Delivery{{JobID: own.ID, Attempt: 1}})
-	if err != nil || len(b.TakenOver) != 1 || b.TakenOver[0].JobID != j.ID || b.TakenOver[0].Attempt != 2 {
-		t.Fatalf("orphan not requeued: %+v %v", b.TakenOver, err)
+	want := []queues.Delivery{{JobID: j.ID, Attempt: 1}}
+	if err != nil || !slices.Equal(b.Unrecorded, want) {
+		t.Fatalf("beat named %+v (%v), want %+v", b.Unrecorded, err, want)
+	}
+	if got, _ := s.Get(ctx, j.ID); got.State != jobs.StateRunning || got.Attempt != 1 {
+		t.Fatalf("the beat changed the attempt it named: %s attempt %d", got.State, got.Attempt)
+	}
+	// The attempt of a job it does name but the record no longer gives
+	// to w1 is not requeued.
+	rs, err := s.RequeueUnrecorded(ctx, fresh, append(want, queues.Delivery{JobID: own.ID, Attempt: 2}))
+	if err != nil || len(rs) != 1 || rs[0].JobID != j.ID || rs[0].Attempt != 2 {
+		t.Fatalf("requeued %+v (%v), want %s at attempt 2", rs, err, j.ID)
 	}
 	if got, _ := s.Get(ctx, own.ID); got.State != jobs.StateRunning || got.Attempt != 1 {
 		t.Fatalf("the new process's own job: %s attempt %d", got.State, got.Attempt)
 	}
 	if ok, _ := s.Finish(ctx, j, "w1", jobs.StateSucceeded, nil, ""); ok {
 		t.Fatal("the old process recorded the orphan's result")
+	}
+	if b, _ := s.Heartbeat(ctx, fresh, []queues.Delivery{{JobID: own.ID, Attempt: 1}}); len(b.Unrecorded) != 0 {
+		t.Fatalf("named again after the requeue: %+v", b.Unrecorded)
 	}
 }
 

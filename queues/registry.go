@@ -91,11 +91,16 @@ type Beat struct {
 	// SpotNotice is the deadline of a spot notice recorded for this worker
 	// (RequestSpotNotice); zero when there is none.
 	SpotNotice time.Time
-	// TakenOver lists the jobs requeued because no live process of this ID
-	// runs them: the previous incarnation's, at registration, and, at a
-	// beat, attempts an older process claimed after the takeover (they are
-	// already enqueued when Heartbeat returns).
+	// TakenOver lists, at registration, the jobs of the previous
+	// incarnation requeued because no live process of this ID runs them
+	// (they are already enqueued when Register returns).
 	TakenOver []Recovered
+	// Unrecorded lists the attempts on record as running on this worker,
+	// claimed more than orphanGrace ago, that the beat did not report (see
+	// unrecorded.go). The beat changed nothing for them: the worker records
+	// again the end of those it ended (Refinish) and requeues the others
+	// (RequeueUnrecorded).
+	Unrecorded []Delivery
 }
 
 // incarnationTTL is how long an ID remembers its last incarnation after the
@@ -181,7 +186,7 @@ func (s *Store) beat(ctx context.Context, w WorkerInfo, running []Delivery, regi
 	}
 	var b Beat
 	res, _ := v.([]any)
-	if len(res) != 4 {
+	if len(res) != 5 {
 		return Beat{}, fmt.Errorf("queues.Heartbeat: unexpected reply %v", v)
 	}
 	b.Drain = res[0] == "1"
@@ -190,6 +195,12 @@ func (s *Store) beat(ctx context.Context, w WorkerInfo, running []Delivery, regi
 	}
 	taken, _ := res[2].([]any)
 	b.TakenOver = requeuedList(taken, w.ID)
+	unrec, _ := res[4].([]any)
+	for i := 0; i+1 < len(unrec); i += 2 {
+		id, _ := unrec[i].(string)
+		n, _ := unrec[i+1].(int64)
+		b.Unrecorded = append(b.Unrecorded, Delivery{JobID: id, Attempt: int(n)})
+	}
 	list, _ := res[3].([]any)
 	for i := 0; i+1 < len(list); i += 2 {
 		id, _ := list[i].(string)

@@ -39,9 +39,12 @@ import (
 // On Redis Cluster the pipeline goes to the master of the namespace's
 // slot directly (see replicaWait.client).
 //
-// Only submissions wait: a claim, a finish or a requeue lost in a failover
-// is repaired by the fencing and recovery the job record already has (the
-// attempt runs again), while a lost submission is repaired by nothing.
+// Only submissions wait: what else a failover loses is repaired without
+// the caller. A lost claim leaves a delivery held that the controller
+// moves on (HeldDeliveries); a lost end or requeue leaves an attempt on
+// record as running on a worker that no longer runs it, which the worker's
+// beats name (Beat.Unrecorded) and the worker records again or requeues
+// (see unrecorded.go). A lost submission is repaired by nothing.
 
 // DefaultWaitTimeout is how long a pipeline of submissions waits for its
 // replicas when StoreOptions.WaitTimeout is not set.

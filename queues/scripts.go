@@ -1,17 +1,8 @@
 package queues
 
 import (
-	"strconv"
-	"time"
-
 	"github.com/redis/go-redis/v9"
 )
-
-// orphanGrace is how long after its claim an attempt on record for a worker
-// ID must show in that ID's heartbeats before the beat requeues it as an
-// orphan. A claim is added to the worker's running set at once, so this
-// only has to outlast one beat's round trip (bounded at 2 s) with margin.
-const orphanGrace = 10 * time.Second
 
 // Each script checks the attempt (the fencing token) before it writes, so
 // whichever of two racing actors comes second changes nothing.
@@ -369,16 +360,15 @@ return {"finished", st[1], st[2] or "0", st[5] or "0"}
 // register, spot ("1" for a spot pool), jobKeyPrefix, retentionMs,
 // incarnationTTLms, workerKeyPrefix, then "id:attempt" per running job
 // (ARGV[i+2] for KEYS[i]).
-// After a takeover, every other beat of the new incarnation requeues the
-// orphans: attempts on record for the ID, claimed more than orphanGrace ago,
-// that the beating process does not run (the old process claimed them on
-// waking, before its next beat fenced it).
-// Returns "fenced", else {drain, spotDeadlineMs, taken, jobs}: taken is a
-// flat {id, newAttempt, queue, ...} of jobs requeued from the previous
-// incarnation or as orphans, jobs a flat {id, "cancel"|"preempt"|"lost", ...}. A cancel
-// outranks a preemption: the user wants the job gone, not moved.
-var heartbeatScript = redis.NewScript(usageLua + gangLua + requeueWorkerJobsLua +
-	"local orphanGraceMs = " + strconv.FormatInt(orphanGrace.Milliseconds(), 10) + "\n" + `
+// Every beat but a registration also names the attempts on record as
+// running here, claimed more than orphanGrace ago, that the beating process
+// does not run (see unrecorded.go); it changes nothing for them.
+// Returns "fenced", else {drain, spotDeadlineMs, taken, jobs, unrecorded}:
+// taken is a flat {id, newAttempt, queue, ...} of jobs requeued from the
+// previous incarnation, jobs a flat {id, "cancel"|"preempt"|"lost", ...}
+// (a cancel outranks a preemption: the user wants the job gone, not
+// moved), unrecorded a flat {id, attempt, ...}.
+var heartbeatScript = redis.NewScript(usageLua + gangLua + requeueWorkerJobsLua + unrecordedLua + `
 local cur = redis.call("GET", KEYS[6])
 local taken = {}
 if ARGV[8] == "1" then
@@ -388,9 +378,6 @@ if ARGV[8] == "1" then
     if oldLife then redis.call("HSETNX", KEYS[11], oldLife, beat) end
     redis.call("DEL", KEYS[2])
     taken = requeueWorkerJobs(ARGV[1], KEYS[7], ARGV[10], ARGV[13], KEYS[8], KEYS[9], KEYS[10], ARGV[2], beat, ARGV[11], "restarted")
-    -- An older process may still wake and claim under the ID: look for
-    -- its orphans at every beat of this one.
-    if cur then redis.call("HSET", KEYS[2], "took_over", ARGV[2]) end
   end
   redis.call("DEL", KEYS[3])
 else
@@ -427,31 +414,24 @@ for i = 12, #KEYS do
     table.insert(out, id); table.insert(out, "preempt")
   end
 end
-if ARGV[8] ~= "1" and redis.call("HEXISTS", KEYS[2], "took_over") == 1 then
-  -- Attempts on record for this ID that the current process does not run,
-  -- claimed long enough ago that it would: an older process of the ID,
-  -- paused across the takeover, claimed them on waking before its beat
-  -- fenced it, and then stopped them unrecorded.
+local unrecorded = {}
+if ARGV[8] ~= "1" then
+  -- Every job of the running set is reported but for a claim in flight:
+  -- only the others are read.
   local reported = {}
   for i = 14, #ARGV do
     reported[string.sub(ARGV[i], 1, string.find(ARGV[i], ":", 1, true) - 1)] = true
   end
-  local orphans = {}
   local before = tonumber(ARGV[2]) - orphanGraceMs
   for _, id in ipairs(redis.call("SMEMBERS", KEYS[7])) do
     if not reported[id] then
-      local st = redis.call("HMGET", ARGV[10] .. id, "state", "worker", "started")
-      if st[1] == "running" and st[2] == ARGV[1] and tonumber(st[3]) and tonumber(st[3]) < before then
-        table.insert(orphans, id)
-      end
+      local a = unrecordedAttempt(ARGV[10] .. id, ARGV[1], before)
+      if a then table.insert(unrecorded, id); table.insert(unrecorded, a) end
     end
-  end
-  if #orphans > 0 then
-    taken = requeueJobs(orphans, ARGV[1], KEYS[7], ARGV[10], ARGV[13], KEYS[8], KEYS[9], KEYS[10], ARGV[2], ARGV[2], ARGV[11], "fenced")
   end
 end
 local intents = redis.call("HMGET", KEYS[2], "intent_drain", "intent_spot")
-return {intents[1] or "", intents[2] or "", taken, out}
+return {intents[1] or "", intents[2] or "", taken, out, unrecorded}
 `)
 
 // recordLaunchesScript notes launches whose worker has not registered yet.

@@ -39,6 +39,9 @@ func (w *Worker) process(ctx context.Context, t *asynq.Task) error {
 		return fmt.Errorf("worker draining") // it began while this delivery waited
 	}
 	wid := w.ID()
+	if w.endedHere(ctx, d, wid) {
+		return fmt.Errorf("%w: %s: %w", asynq.RevokeTask, slotKey, errStale)
+	}
 	var j jobs.Job
 	var gang *gangEnv
 	if d.Members > 1 {

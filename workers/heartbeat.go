@@ -55,7 +55,6 @@ func (w *Worker) beat(ctx context.Context) {
 		w.refence("heartbeat")
 		return
 	}
-	w.tookOver(b.TakenOver)
 	for _, id := range b.Cancel {
 		for _, r := range byID[id] {
 			r.stop(stopCancel)
@@ -76,6 +75,9 @@ func (w *Worker) beat(ctx context.Context) {
 		}
 	}
 	w.actOnIntents(b)
+	if len(b.Unrecorded) > 0 {
+		w.repairUnrecorded(ctx, b.Unrecorded)
+	}
 }
 
 // refence handles the controller declaring this worker identity dead: its

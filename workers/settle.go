@@ -94,6 +94,7 @@ func failureReason(res outcome) string {
 
 func (w *Worker) finish(r *running, state jobs.State, code *int, msg string) {
 	var ok bool
+	ended := queues.Ended{JobID: r.job.ID, Attempt: r.job.Attempt, Worker: r.worker, Member: -1, State: state, ExitCode: code, Error: msg}
 	if r.gang != nil {
 		// A member's success ends the job only when it is the last.
 		var end queues.MemberEnd
@@ -101,6 +102,10 @@ func (w *Worker) finish(r *running, state jobs.State, code *int, msg string) {
 			end, err = w.store.FinishMember(ctx, r.job, r.worker, r.gang.member, state, code, msg)
 			return err
 		})
+		if end != queues.MemberFenced {
+			ended.Member, ended.At = r.gang.member, w.opts.Now()
+			w.ended.add(ended)
+		}
 		if end == queues.MemberDone {
 			w.log.Info("gang member done; the gang runs on", "job", r.job.ID, "attempt", r.job.Attempt, "member", r.gang.member)
 			return
@@ -111,6 +116,10 @@ func (w *Worker) finish(r *running, state jobs.State, code *int, msg string) {
 			ok, err = w.store.Finish(ctx, r.job, r.worker, state, code, msg)
 			return err
 		})
+		if ok {
+			ended.At = w.opts.Now()
+			w.ended.add(ended)
+		}
 	}
 	if !ok {
 		w.log.Warn("result not recorded: the attempt had moved on", "job", r.job.ID, "attempt", r.job.Attempt)

@@ -45,8 +45,10 @@ type Worker struct {
 	mu sync.Mutex
 	// jobs holds the running attempts by task ID (job:attempt): after a
 	// fence the same job can briefly have two attempts here.
-	jobs     map[string]*running
-	fenced   map[string]bool // identities the controller fenced
+	jobs   map[string]*running
+	fenced map[string]bool // identities the controller fenced
+	// ended remembers how recent attempts ended (see ended.go).
+	ended    *endedLog
 	draining bool
 	started  time.Time
 	// identitySince is when the current registry identity began (see
@@ -83,7 +85,7 @@ func New(store *queues.Store, opts Options) (*Worker, error) {
 		return nil, fmt.Errorf("workers.New: %w", err)
 	}
 	w := &Worker{store: store, opts: opts, log: opts.Logger.With("worker", opts.ID, "pool", opts.Pool),
-		jobs: map[string]*running{}, fenced: map[string]bool{}, wake: make(chan struct{}, 1), reclaimed: make(chan struct{}),
+		jobs: map[string]*running{}, fenced: map[string]bool{}, ended: newEndedLog(), wake: make(chan struct{}, 1), reclaimed: make(chan struct{}),
 		slots: newSlotBook(opts.Slots)}
 	w.id.Store(opts.ID)
 	w.inc = randomHex(16)

@@ -1,0 +1,133 @@
+package queues
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/ballastdev/ballast/jobs"
+)
+
+// Attempts on record as running on a worker that its process does not run.
+//
+// A worker process reports every attempt it runs in each heartbeat, from
+// its claim until the record of its end is written (a job leaves the
+// process's list only after settling, which retries Redis errors). So an
+// attempt the record gives to the worker, claimed long enough ago that any
+// claim in flight has returned, and that the process does not report, is
+// one of two things:
+//
+//   - an attempt the process ended and recorded, whose record of the end
+//     Redis then lost: a master that failed before its replica received the
+//     write, the replica promoted without it. The worker still knows how
+//     the attempt ended and records that again (Refinish): the job does not
+//     run twice, and its usage ends when it really ended.
+//   - an attempt the process never ran: an older process of the ID, paused
+//     across a takeover, claimed it on waking and stopped it unrecorded, or
+//     a claim whose reply was lost and whose delivery asynq gave up on. It
+//     is requeued (RequeueUnrecorded), as a dead worker's attempts are.
+//
+// Each beat names such attempts (Beat.Unrecorded) and changes nothing; the
+// worker, which alone knows which it ended, does one or the other. Without
+// this a lost end left its job running on a live worker for ever: the
+// worker's beats kept it alive, and no recovery looked at it.
+
+// orphanGrace is how long after its claim an attempt on record for a worker
+// ID must be missing from that ID's heartbeats before a beat names it. A
+// claim is added to the worker's running set at once, so this only has to
+// outlast one beat's round trip (bounded at 2 s) and a claim retried after
+// a lost reply, with margin.
+const orphanGrace = 10 * time.Second
+
+// unrecordedLua defines unrecordedAttempt(jobKey, worker, beforeMs) -> the
+// attempt the record gives to worker (its own, or a member of its gang's),
+// running since before beforeMs, or nil. Prepend gangLua.
+var unrecordedLua = "local orphanGraceMs = " + strconv.FormatInt(orphanGrace.Milliseconds(), 10) + `
+local function unrecordedAttempt(k, worker, before)
+  local st = redis.call("HMGET", k, "state", "worker", "started", "attempt")
+  if st[1] ~= "running" or not tonumber(st[3]) or tonumber(st[3]) >= before then return nil end
+  if st[2] ~= worker and not gangMember(k, worker, st[4]) then return nil end
+  return tonumber(st[4])
+end
+`
+
+// requeueUnrecordedScript requeues the named attempts that the record
+// still gives to the worker as unrecorded ones (unrecordedAttempt, at the
+// same attempt), as recovery requeues a dead worker's. A process whose ID
+// was fenced or taken over since its beat requeues nothing: the attempts
+// it does not know of may be the new process's.
+// KEYS: workerJobs, outbox, active, usage, tombstone, incarnation.
+// ARGV: worker, now, jobKeyPrefix, workerKeyPrefix, retentionMs,
+// incarnation, then id, attempt per job.
+// Returns {id, newAttempt, queue, ...} as requeueJobs does.
+var requeueUnrecordedScript = redis.NewScript(usageLua + gangLua + requeueWorkerJobsLua + claimFenceLua + unrecordedLua + `
+if claimFenced(KEYS[5], KEYS[6], ARGV[6]) then return {} end
+local before = tonumber(ARGV[2]) - orphanGraceMs
+local ids = {}
+for i = 7, #ARGV, 2 do
+  if unrecordedAttempt(ARGV[3] .. ARGV[i], ARGV[1], before) == tonumber(ARGV[i + 1]) then table.insert(ids, ARGV[i]) end
+end
+return requeueJobs(ids, ARGV[1], KEYS[1], ARGV[3], ARGV[4], KEYS[2], KEYS[3], KEYS[4], ARGV[2], ARGV[2], ARGV[5],
+  "did not run it (its process stopped it unrecorded)")
+`)
+
+// RequeueUnrecorded requeues attempts a beat named as unrecorded
+// (Beat.Unrecorded) that the worker's process did not end: it never ran
+// them. Each is requeued only if the record still gives it to the worker at
+// that attempt, and nothing is when the worker's identity or incarnation
+// (w.Incarnation, "" for none) was fenced or taken over since. The next
+// attempts are enqueued before it returns.
+func (s *Store) RequeueUnrecorded(ctx context.Context, w WorkerInfo, attempts []Delivery) ([]Recovered, error) {
+	if len(attempts) == 0 {
+		return nil, nil
+	}
+	inc := w.Incarnation
+	if inc == "" {
+		inc = "-" // as beat registers it
+	}
+	args := []any{w.ID, s.opts.Now().UnixMilli(), s.ns.JobPrefix(), s.ns.WorkerPrefix(), s.opts.Retention.Milliseconds(), inc}
+	for _, d := range attempts {
+		args = append(args, d.JobID, d.Attempt)
+	}
+	v, err := requeueUnrecordedScript.Run(ctx, s.rdb, []string{s.ns.WorkerJobs(w.ID), s.ns.Outbox(), s.ns.ActiveJobs(), s.ns.usage(),
+		s.ns.WorkerTombstone(w.ID), s.ns.WorkerIncarnation(w.ID)}, args...).Slice()
+	if err != nil {
+		return nil, wrap("queues.RequeueUnrecorded", err)
+	}
+	rs := requeuedList(v, w.ID)
+	return rs, s.enqueueRequeued(ctx, rs)
+}
+
+// Ended is how an attempt ended, as its worker recorded it: what Refinish
+// records again when Redis lost that record.
+type Ended struct {
+	JobID   string
+	Attempt int
+	Worker  string // the worker ID the attempt was claimed under
+	// Member is the gang member's index; -1 for a job that is no gang.
+	Member   int
+	State    jobs.State
+	ExitCode *int
+	Error    string
+	// At is when it ended: the usage record ends there, not at the repair.
+	At time.Time
+}
+
+// Refinish records e again, as Finish (FinishMember for a gang member)
+// recorded it at e.At. It is for an attempt a beat named as unrecorded
+// that the worker did end: Redis lost the record of its end. Like Finish it
+// writes nothing when the attempt is not the worker's any more, and
+// reports whether the end is on record.
+func (s *Store) Refinish(ctx context.Context, e Ended) (bool, error) {
+	member := ""
+	if e.Member >= 0 {
+		member = strconv.Itoa(e.Member)
+	}
+	n, err := s.finish(ctx, jobs.Job{ID: e.JobID, Attempt: e.Attempt}, e.Worker, member, e.State, e.ExitCode, e.Error, e.At)
+	if err != nil {
+		return false, err
+	}
+	return n == 1 || n == 2 || n == 3, nil
+}

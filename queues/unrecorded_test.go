@@ -1,0 +1,139 @@
+package queues_test
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/ballastdev/ballast/jobs"
+	"github.com/ballastdev/ballast/queues"
+)
+
+// TestRefinishRecordsALostEndAsItEnded: the record still says running
+// after its worker ended the attempt (Redis lost the end). The beat names
+// the attempt, Refinish records the end at the time it happened, and the
+// beat names nothing after.
+func TestRefinishRecordsALostEndAsItEnded(t *testing.T) {
+	t.Parallel()
+	s, c := newStore(t)
+	ctx := context.Background()
+	w := queues.WorkerInfo{ID: "w1", Pool: "fixed", Slots: 2, Incarnation: "aaaa"}
+	if _, err := s.Register(ctx, w); err != nil {
+		t.Fatal(err)
+	}
+	sub, _ := s.Submit(ctx, spec(""), queues.QueueCore)
+	j, ok, err := s.ClaimAs(ctx, queues.Delivery{JobID: sub.Job.ID, Attempt: 1}, "w1", "aaaa")
+	if !ok || err != nil {
+		t.Fatalf("claim: %v %v", ok, err)
+	}
+	c.Add(3 * time.Second)
+	ended := c.Now().Truncate(time.Millisecond)
+	// Half the grace after the end: the worker no longer reports the
+	// attempt, but a claim this recent could still be in flight.
+	c.Add(5 * time.Second)
+	if b, err := s.Heartbeat(ctx, w, nil); err != nil || len(b.Unrecorded) != 0 {
+		t.Fatalf("named within the grace: %+v %v", b.Unrecorded, err)
+	}
+	c.Add(time.Minute)
+	b, err := s.Heartbeat(ctx, w, nil)
+	want := []queues.Delivery{{JobID: j.ID, Attempt: 1}}
+	if err != nil || !slices.Equal(b.Unrecorded, want) || len(b.Lost) != 0 {
+		t.Fatalf("beat: unrecorded %+v lost %v (%v), want %+v", b.Unrecorded, b.Lost, err, want)
+	}
+	code := 0
+	e := queues.Ended{JobID: j.ID, Attempt: 1, Worker: "w1", Member: -1, State: jobs.StateSucceeded, ExitCode: &code, At: ended}
+	for range 2 { // repeatable, as Finish is
+		if ok, err := s.Refinish(ctx, e); !ok || err != nil {
+			t.Fatalf("Refinish = %v, %v", ok, err)
+		}
+	}
+	got, _ := s.Get(ctx, j.ID)
+	if got.State != jobs.StateSucceeded || !got.FinishedAt.Equal(ended) || got.Attempt != 1 {
+		t.Fatalf("record: %s attempt %d finished %s, want succeeded at attempt 1, finished %s", got.State, got.Attempt, got.FinishedAt, ended)
+	}
+	us, _ := s.Usage(ctx, time.Time{}, c.Now().Add(time.Hour))
+	if len(us) != 1 || !us[0].End.Equal(ended) || us[0].Outcome != "succeeded" {
+		t.Fatalf("usage %+v, want one succeeded attempt ending %s", us, ended)
+	}
+	if b, _ := s.Heartbeat(ctx, w, nil); len(b.Unrecorded) != 0 {
+		t.Fatalf("named again once recorded: %+v", b.Unrecorded)
+	}
+	// An end for an attempt the record does not give the worker writes
+	// nothing.
+	e.Attempt, e.State = 2, jobs.StateFailed
+	if ok, _ := s.Refinish(ctx, e); ok {
+		t.Fatal("Refinish recorded the end of an attempt that never ran")
+	}
+	if got, _ := s.Get(ctx, j.ID); got.State != jobs.StateSucceeded {
+		t.Fatalf("the job is %s", got.State)
+	}
+}
+
+// TestUnrecordedGangMember: each worker of a gang names the attempt when
+// it stops reporting it. A member's end recorded again is the member's
+// only; the gang, not the member, is requeued when the worker ended
+// nothing.
+func TestUnrecordedGangMember(t *testing.T) {
+	t.Parallel()
+	s, c := newStore(t)
+	ctx := context.Background()
+	id, ds := placedGang(t, s)
+	j := startGang(t, s, id, ds)
+	c.Add(time.Minute)
+	run := []queues.Delivery{{JobID: id, Attempt: j.Attempt}}
+	w0, w1 := queues.WorkerInfo{ID: "w0"}, queues.WorkerInfo{ID: "w1"}
+	if b, _ := s.Heartbeat(ctx, w0, run); len(b.Unrecorded) != 0 {
+		t.Fatalf("w0 reports the gang, and it was named: %+v", b.Unrecorded)
+	}
+	// Member 1, on w1, is the record's only through the gang: member 0's
+	// worker is the record's worker.
+	if b, _ := s.Heartbeat(ctx, w1, nil); !slices.Equal(b.Unrecorded, run) {
+		t.Fatalf("w1's beat named %+v, want %+v", b.Unrecorded, run)
+	}
+	ok, err := s.Refinish(ctx, queues.Ended{JobID: id, Attempt: j.Attempt, Worker: "w1", Member: 1, State: jobs.StateSucceeded, At: c.Now()})
+	if !ok || err != nil {
+		t.Fatalf("member 1's end again: %v %v", ok, err)
+	}
+	if got, _ := s.Get(ctx, id); got.State != jobs.StateRunning {
+		t.Fatalf("the gang is %s with member 0 still running", got.State)
+	}
+	if b, _ := s.Heartbeat(ctx, w1, nil); len(b.Unrecorded) != 0 {
+		t.Fatalf("w1 still names the gang after its member's end: %+v", b.Unrecorded)
+	}
+	// w0 stops reporting member 0 and never ended it: the gang moves on.
+	b, _ := s.Heartbeat(ctx, w0, nil)
+	rs, err := s.RequeueUnrecorded(ctx, w0, b.Unrecorded)
+	if err != nil || len(rs) != 1 || rs[0].JobID != id || rs[0].Attempt != j.Attempt+1 {
+		t.Fatalf("requeued %+v (%v), want the gang at attempt %d", rs, err, j.Attempt+1)
+	}
+	if got, _ := s.Get(ctx, id); got.State != jobs.StateQueued || got.Attempt != j.Attempt+1 {
+		t.Fatalf("the gang is %s at attempt %d", got.State, got.Attempt)
+	}
+}
+
+// TestRequeueUnrecordedOfATakenOverIDRequeuesNothing: a process whose ID
+// a newer incarnation took over since its beat does not know the new
+// process's attempts, and must not requeue them.
+func TestRequeueUnrecordedOfATakenOverIDRequeuesNothing(t *testing.T) {
+	t.Parallel()
+	s, c := newStore(t)
+	ctx := context.Background()
+	old := queues.WorkerInfo{ID: "w1", Slots: 1, Incarnation: "aaaa"}
+	s.Register(ctx, old)
+	if _, err := s.Register(ctx, queues.WorkerInfo{ID: "w1", Slots: 1, Incarnation: "bbbb"}); err != nil {
+		t.Fatal(err)
+	}
+	sub, _ := s.Submit(ctx, spec(""), queues.QueueCore)
+	d := queues.Delivery{JobID: sub.Job.ID, Attempt: 1}
+	if _, ok, err := s.ClaimAs(ctx, d, "w1", "bbbb"); !ok || err != nil {
+		t.Fatalf("claim: %v %v", ok, err)
+	}
+	c.Add(time.Minute)
+	if rs, err := s.RequeueUnrecorded(ctx, old, []queues.Delivery{d}); err != nil || len(rs) != 0 {
+		t.Fatalf("the old incarnation requeued %+v (%v)", rs, err)
+	}
+	if got, _ := s.Get(ctx, d.JobID); got.State != jobs.StateRunning || got.Attempt != 1 {
+		t.Fatalf("the new process's job: %s attempt %d", got.State, got.Attempt)
+	}
+}

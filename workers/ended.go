@@ -1,0 +1,143 @@
+package workers
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/ballastdev/ballast/queues"
+)
+
+// A worker remembers how its recent attempts ended, so that an end Redis
+// lost (a failover promoted a replica that never received it) is recorded
+// again rather than run again: see queues/unrecorded.go. Only ends are
+// remembered. A requeue that was lost (a drain, a preemption, a retry)
+// leaves the attempt running on record, and requeuing it as unrecorded
+// does what the lost requeue did, less its checkpoint and reason.
+
+const (
+	// endedKeep is how long an end is remembered: a beat names an attempt
+	// orphanGrace after its claim at the earliest, and a Sentinel failover
+	// takes tens of seconds, during which no beat gets through.
+	endedKeep = 10 * time.Minute
+	// endedMax bounds the memory (about 200 bytes an end): at 100 ends a
+	// second, ten minutes' worth. A worker that ends attempts faster keeps
+	// less time, and an end lost beyond it runs again.
+	endedMax = 1 << 16
+)
+
+// endedLog is the ends recorded in the last endedKeep, at most endedMax,
+// by attempt (queues.TaskID): a gang's members on this worker share one.
+type endedLog struct {
+	mu    sync.Mutex
+	by    map[string][]queues.Ended
+	order []string // attempt keys, oldest first, one per end
+	at    []time.Time
+}
+
+func newEndedLog() *endedLog { return &endedLog{by: map[string][]queues.Ended{}} }
+
+// add remembers e, recorded at e.At, and forgets what is too old or too
+// many.
+func (l *endedLog) add(e queues.Ended) {
+	key := queues.TaskID(e.JobID, e.Attempt)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.by[key] = append(l.by[key], e)
+	l.order = append(l.order, key)
+	l.at = append(l.at, e.At)
+	drop := 0
+	for drop < len(l.order) && (len(l.order)-drop > endedMax || e.At.Sub(l.at[drop]) > endedKeep) {
+		k := l.order[drop]
+		if ends := l.by[k]; len(ends) > 1 {
+			l.by[k] = ends[1:]
+		} else {
+			delete(l.by, k)
+		}
+		drop++
+	}
+	// The front dropped is freed when append next grows the slices.
+	l.order, l.at = l.order[drop:], l.at[drop:]
+}
+
+// ends returns the remembered ends of attempt d (several for the members
+// of one gang), or none.
+func (l *endedLog) ends(d queues.Delivery) []queues.Ended {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]queues.Ended(nil), l.by[queues.TaskID(d.JobID, d.Attempt)]...)
+}
+
+// runs reports whether attempt d runs in this process.
+func (w *Worker) runs(d queues.Delivery) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, r := range w.jobs {
+		if r.job.ID == d.JobID && r.job.Attempt == d.Attempt {
+			return true
+		}
+	}
+	return false
+}
+
+// repairUnrecorded acts on the attempts a beat named as on record here but
+// not run here: it records again the end of those this process ended, and
+// requeues the others. One that runs here by now (a delivery claimed since
+// the beat) is left alone. Errors are logged: the next beat names what is
+// still unrepaired.
+func (w *Worker) repairUnrecorded(ctx context.Context, attempts []queues.Delivery) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	var never []queues.Delivery
+	for _, d := range attempts {
+		if w.runs(d) {
+			continue
+		}
+		ends := w.ended.ends(d)
+		if len(ends) == 0 {
+			never = append(never, d)
+			continue
+		}
+		for _, e := range ends {
+			ok, err := w.store.Refinish(ctx, e)
+			switch {
+			case err != nil:
+				w.log.Warn("could not record again an end Redis lost", "job", e.JobID, "attempt", e.Attempt, "err", err)
+				return
+			case ok:
+				w.log.Warn("recorded again how an attempt ended: Redis had lost it (a failover?)",
+					"job", e.JobID, "attempt", e.Attempt, "state", e.State, "ended", e.At)
+			}
+		}
+	}
+	if len(never) == 0 {
+		return
+	}
+	rs, err := w.store.RequeueUnrecorded(ctx, w.info(), never)
+	if err != nil {
+		w.log.Warn("could not requeue attempts on record here that this process does not run", "err", err)
+	}
+	w.requeuedFor(rs, "requeued a job on record as running here that this process does not run", "its worker did not run it")
+}
+
+// endedHere reports whether this process already ended attempt d's member
+// under identity wid. A claim of one's own running attempt is repeatable
+// (its reply may have been lost), so when Redis lost the end, a delivery
+// of the attempt would claim it again and run it twice. It is not run: its
+// end is recorded again (Refinish) instead.
+func (w *Worker) endedHere(ctx context.Context, d queues.Delivery, wid string) bool {
+	member := -1
+	if d.Members > 1 {
+		member = d.Member
+	}
+	for _, e := range w.ended.ends(d) {
+		if e.Member == member && e.Worker == wid {
+			if ok, err := w.store.Refinish(ctx, e); err != nil || ok {
+				w.log.Warn("a delivery of an attempt this worker ended: not run again", "job", d.JobID, "attempt", d.Attempt,
+					"end_recorded_again", ok, "err", err)
+			}
+			return true
+		}
+	}
+	return false
+}

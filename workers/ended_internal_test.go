@@ -1,0 +1,47 @@
+package workers
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/ballastdev/ballast/jobs"
+	"github.com/ballastdev/ballast/queues"
+)
+
+// TestEndedLogForgetsByAgeAndCount: an end is found by its attempt (the
+// members of one gang together) until it is older than endedKeep, or more
+// than endedMax newer ends came after it.
+func TestEndedLogForgetsByAgeAndCount(t *testing.T) {
+	l := newEndedLog()
+	t0 := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	end := func(id string, attempt, member int, at time.Time) queues.Ended {
+		return queues.Ended{JobID: id, Attempt: attempt, Worker: "w", Member: member, State: jobs.StateSucceeded, At: at}
+	}
+	l.add(end("g", 1, 0, t0))
+	l.add(end("g", 1, 1, t0.Add(time.Second)))
+	l.add(end("g", 2, 0, t0.Add(2*time.Second)))
+	if got := l.ends(queues.Delivery{JobID: "g", Attempt: 1}); len(got) != 2 || got[0].Member != 0 || got[1].Member != 1 {
+		t.Fatalf("ends of g:1 = %+v, want members 0 and 1", got)
+	}
+	if got := l.ends(queues.Delivery{JobID: "g", Attempt: 3}); len(got) != 0 {
+		t.Fatalf("ends of an attempt never ended: %+v", got)
+	}
+	// Past the first end's keep, not the second's.
+	l.add(end("x", 1, -1, t0.Add(endedKeep+500*time.Millisecond)))
+	if got := l.ends(queues.Delivery{JobID: "g", Attempt: 1}); len(got) != 1 || got[0].Member != 1 {
+		t.Fatalf("ends of g:1 after the first aged out = %+v, want member 1 only", got)
+	}
+	for i := range endedMax {
+		l.add(end(fmt.Sprint("n", i), 1, -1, t0.Add(endedKeep)))
+	}
+	if len(l.order) != endedMax || len(l.by) != endedMax {
+		t.Fatalf("%d ends in order, %d attempts kept; want %d of each", len(l.order), len(l.by), endedMax)
+	}
+	if got := l.ends(queues.Delivery{JobID: "x", Attempt: 1}); len(got) != 0 {
+		t.Fatal("the oldest end outlived endedMax newer ones")
+	}
+	if got := l.ends(queues.Delivery{JobID: "n0", Attempt: 1}); len(got) != 1 {
+		t.Fatal("an end within the bound was forgotten")
+	}
+}

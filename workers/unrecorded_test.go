@@ -1,0 +1,239 @@
+package workers_test
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/ballastdev/ballast/internal/testenv"
+	"github.com/ballastdev/ballast/jobs"
+	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/workers"
+)
+
+// redisSnapshot is every key of a namespace as DUMP gives it: what a
+// replica held when its master failed.
+type redisSnapshot map[string]string
+
+func snapshotNamespace(t *testing.T, rdb *redis.Client, ns queues.Namespace) redisSnapshot {
+	t.Helper()
+	ctx := context.Background()
+	snap := redisSnapshot{}
+	for _, p := range ns.KeyPatterns() {
+		err := queues.ScanKeys(ctx, rdb, p, func(keys []string) error {
+			for _, k := range keys {
+				v, err := rdb.Dump(ctx, k).Result()
+				if err == redis.Nil {
+					continue // gone since the scan
+				}
+				if err != nil {
+					return err
+				}
+				snap[k] = v
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return snap
+}
+
+// restore puts the namespace back as it was at the snapshot, as a
+// promoted replica that had received nothing since would hold it. The TTLs
+// are not kept: none of the keys it restores expires within the test.
+func (snap redisSnapshot) restore(t *testing.T, rdb *redis.Client, ns queues.Namespace) {
+	t.Helper()
+	ctx := context.Background()
+	for k := range snapshotNamespace(t, rdb, ns) {
+		if _, keep := snap[k]; !keep {
+			rdb.Del(ctx, k)
+		}
+	}
+	for k, v := range snap {
+		if err := rdb.RestoreReplace(ctx, k, 0, v).Err(); err != nil {
+			t.Fatalf("restoring %s: %v", k, err)
+		}
+	}
+}
+
+// stepClock is a clock the test moves; it also moves on its own, with real
+// time, so the worker's timers and back-offs behave.
+type stepClock struct {
+	mu   sync.Mutex
+	skew time.Duration
+}
+
+func (c *stepClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return time.Now().Add(c.skew)
+}
+
+func (c *stepClock) Add(d time.Duration) {
+	c.mu.Lock()
+	c.skew += d
+	c.mu.Unlock()
+}
+
+// lostEnd is a worker that ran one job to its end, and the namespace then
+// put back as it was while the job ran: what a replica promoted without
+// the last writes holds.
+type lostEnd struct {
+	e     *env
+	c     *stepClock
+	store *queues.Store
+	w     *workers.Worker
+	runs  *atomic.Int64
+	// ended is the record as first ended.
+	ended jobs.Job
+}
+
+func newLostEnd(t *testing.T, asynqShared bool) *lostEnd {
+	t.Helper()
+	e := newEnv(t)
+	l := &lostEnd{e: e, c: &stepClock{}, runs: &atomic.Int64{}}
+	l.store = queues.NewStore(e.rdb, queues.StoreOptions{Namespace: e.ns, Now: l.c.Now})
+	gate := make(chan struct{})
+	o := e.options()
+	o.Now, o.AsynqShared = l.c.Now, asynqShared
+	o.Handlers = map[string]workers.Handler{"gated": func(ctx context.Context, _ *workers.Run) error {
+		l.runs.Add(1)
+		select {
+		case <-gate:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}}
+	l.w = e.startOn(l.store, o)
+	sub, err := l.store.Submit(context.Background(), jobs.Spec{Handler: "gated", Class: jobs.ClassCore, Rhythm: jobs.RhythmPeriodic,
+		Timeout: jobs.Duration(time.Minute), Grace: jobs.Duration(time.Second)}, queues.QueueCore)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := sub.Job.ID
+	e.waitFor(id, wait, "running", func(j jobs.Job) bool { return j.State == jobs.StateRunning })
+	snap := snapshotNamespace(t, e.rdb, l.store.Namespace())
+	close(gate)
+	if l.ended = e.waitTerminal(id, wait); l.ended.State != jobs.StateSucceeded {
+		t.Fatalf("the job ended %s", l.ended.State)
+	}
+	snap.restore(t, e.rdb, l.store.Namespace())
+	if got := e.get(id); got.State != jobs.StateRunning || got.Worker != l.w.ID() {
+		t.Fatalf("after the restore the job is %s on %q: the test did not lose the end", got.State, got.Worker)
+	}
+	return l
+}
+
+// check waits for the job to be on record as it first ended, once: at
+// its first attempt, at about the time it ended, with one usage record.
+func (l *lostEnd) check(t *testing.T) {
+	t.Helper()
+	got := l.e.waitTerminal(l.ended.ID, wait)
+	// The worker notes the end as the finish returns: a moment after the
+	// record's first stamp, and well before any repair.
+	late := got.FinishedAt.Sub(l.ended.FinishedAt)
+	if got.State != jobs.StateSucceeded || got.Attempt != 1 || late < 0 || late > time.Second {
+		t.Fatalf("job %s at attempt %d, finished %s; want succeeded at attempt 1, finished at %s as first recorded",
+			got.State, got.Attempt, got.FinishedAt, l.ended.FinishedAt)
+	}
+	if n := l.runs.Load(); n != 1 {
+		t.Fatalf("the job ran %d times", n)
+	}
+	us, err := l.store.Usage(context.Background(), time.Time{}, l.c.Now().Add(time.Hour))
+	if err != nil || len(us) != 1 || !us[0].End.Equal(got.FinishedAt) || us[0].Outcome != "succeeded" {
+		t.Fatalf("usage %+v (%v), want one succeeded attempt ending %s", us, err, got.FinishedAt)
+	}
+	testenv.Eventually(t, wait, "the worker's running set emptied", func() bool {
+		n, err := l.e.rdb.SCard(context.Background(), l.store.Namespace().WorkerJobs(l.w.ID())).Result()
+		return err == nil && n == 0
+	})
+}
+
+// TestAnEndRedisLostIsRecordedAgainNotRunAgain: a job ends and its end is
+// recorded, then Redis loses every write since the job was running (a
+// failover to a replica that had not received them). The record says
+// running on a live worker that runs nothing. The worker's beat names the
+// attempt; the worker remembers ending it, and records the end again, at
+// the time it ended: the job does not run twice, and is not left running.
+func TestAnEndRedisLostIsRecordedAgainNotRunAgain(t *testing.T) {
+	t.Parallel()
+	l := newLostEnd(t, false)
+	// Past the grace in which a claim may still be in flight.
+	l.c.Add(time.Minute)
+	l.check(t)
+}
+
+// TestADeliveryOfAnAttemptItEndedIsNotRunAgain: after the same loss, asynq
+// delivers the attempt again (its lease ran out on the promoted replica).
+// A worker's claim of its own running attempt is repeatable, so the claim
+// alone would run the job twice; the worker remembers ending it and
+// records the end again instead.
+func TestADeliveryOfAnAttemptItEndedIsNotRunAgain(t *testing.T) {
+	t.Parallel()
+	l := newLostEnd(t, true)
+	cl := asynq.NewClientFromRedisClient(l.e.rdb)
+	d := queues.Delivery{JobID: l.ended.ID, Attempt: 1}
+	if _, err := cl.Enqueue(asynq.NewTask(queues.TaskType, d.Encode()), asynq.Queue(l.store.Namespace().AsynqQueue(queues.QueueCore)),
+		asynq.TaskID("again-"+testenv.RandomHex(4))); err != nil {
+		t.Fatal(err)
+	}
+	// The clock stays put: no beat names the attempt, so only the
+	// delivery can record the end again.
+	l.check(t)
+}
+
+// TestAnAttemptOnRecordHereThatNeverRanIsRequeued: the record gives a
+// running attempt to a live worker that never ran it (a process of the ID
+// claimed it and stopped unrecorded). The worker's beat names it, the
+// worker did not end it, and requeues it: it runs, once, at the next
+// attempt.
+func TestAnAttemptOnRecordHereThatNeverRanIsRequeued(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	c := &stepClock{}
+	store := queues.NewStore(e.rdb, queues.StoreOptions{Namespace: e.ns, Now: c.Now})
+	var runs atomic.Int64
+	o := e.options()
+	o.Now = c.Now
+	o.Handlers = map[string]workers.Handler{"count": func(context.Context, *workers.Run) error {
+		runs.Add(1)
+		return nil
+	}}
+	w := e.startOn(store, o)
+	// The queue is paused while the job is claimed under the worker's ID
+	// behind its back, so the worker cannot take the delivery itself.
+	ctx := context.Background()
+	insp := asynq.NewInspectorFromRedisClient(e.rdb)
+	qname := store.Namespace().AsynqQueue(queues.QueueCore)
+	if err := insp.PauseQueue(qname); err != nil {
+		t.Fatal(err)
+	}
+	sub, err := store.Submit(ctx, jobs.Spec{Handler: "count", Class: jobs.ClassCore, Rhythm: jobs.RhythmPeriodic,
+		Timeout: jobs.Duration(time.Minute), Grace: jobs.Duration(time.Second)}, queues.QueueCore)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := store.Claim(ctx, queues.Delivery{JobID: sub.Job.ID, Attempt: 1}, w.ID()); !ok || err != nil {
+		t.Fatalf("claim: %v %v", ok, err)
+	}
+	c.Add(time.Minute)
+	e.waitFor(sub.Job.ID, wait, "requeued", func(j jobs.Job) bool { return j.State == jobs.StateQueued && j.Attempt == 2 })
+	if err := insp.UnpauseQueue(qname); err != nil {
+		t.Fatal(err)
+	}
+	got := e.waitTerminal(sub.Job.ID, wait)
+	if got.State != jobs.StateSucceeded || got.Attempt != 2 {
+		t.Fatalf("job %s at attempt %d, want succeeded at attempt 2", got.State, got.Attempt)
+	}
+	if n := runs.Load(); n != 1 {
+		t.Fatalf("the job ran %d times", n)
+	}
+}
