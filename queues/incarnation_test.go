@@ -173,8 +173,8 @@ func TestBeatNamesAttemptsAnOldIncarnationClaimed(t *testing.T) {
 	if got, _ := s.Get(ctx, j.ID); got.State != jobs.StateRunning || got.Attempt != 1 {
 		t.Fatalf("the beat changed the attempt it named: %s attempt %d", got.State, got.Attempt)
 	}
-	// The attempt of a job it does name but the record no longer gives
-	// to w1 is not requeued.
+	// An attempt named by a number the record does not hold is not
+	// requeued: the fence is the attempt, not the job.
 	rs, err := s.RequeueUnrecorded(ctx, fresh, append(want, queues.Delivery{JobID: own.ID, Attempt: 2}))
 	if err != nil || len(rs) != 1 || rs[0].JobID != j.ID || rs[0].Attempt != 2 {
 		t.Fatalf("requeued %+v (%v), want %s at attempt 2", rs, err, j.ID)

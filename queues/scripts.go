@@ -101,7 +101,12 @@ if tonumber(v[2]) ~= tonumber(ARGV[2]) then return "stale" end
 -- A retry of this incarnation's own claim whose reply was lost: claimed
 -- already, by it. (The worker refuses a second delivery of an attempt it
 -- is running, so this cannot start it twice.)
-if v[1] == "running" and v[4] == ARGV[3] and ARGV[5] ~= "" then return {"again", "", unpack(v)} end
+-- It stamps "reclaimed": the attempt is this process's again, and a beat
+-- must not take it for one the process does not run (unrecorded.go).
+if v[1] == "running" and v[4] == ARGV[3] and ARGV[5] ~= "" then
+  redis.call("HSET", KEYS[1], "reclaimed", ARGV[4])
+  return {"again", "", unpack(v)}
+end
 if v[1] ~= "queued" then return "stale" end
 -- A gang starts only through its members' claims (memberClaimScript).
 if (tonumber(v[5]) or 0) > 1 then return "stale" end
@@ -123,7 +128,11 @@ return {"claimed", pool, unpack(v)}
 // job ended by itself first, and its own outcome is the truth.
 // KEYS: job, workerJobs, log, active, metrics, usage.
 // ARGV: id, attempt, worker, state, now, exitCode, error, retentionMs,
-// workerKeyPrefix, member (a gang member's index, "" otherwise). A gang's
+// workerKeyPrefix, member (a gang member's index, "" otherwise), departMs
+// ("" for none: the end is recorded as it happens). An end recorded long
+// after it happened (Refinish) has its usage entry stamped at the end,
+// which a reader of changes may have passed: departMs, the time of the
+// write, notes the departure where ActiveChanges reads it. A gang's
 // member success that is not the last returns 3 (see gang.go). The member
 // is named, not looked up by worker: two members may share a worker.
 // The log and the metric series expire with the record: they are read only
@@ -137,7 +146,7 @@ return {"claimed", pool, unpack(v)}
 // committed but whose reply was lost. Only the worker running an attempt
 // ends it, once, so state, attempt and worker together name the end
 // exactly, and the caller still announces it.
-var finishScript = redis.NewScript(usageLua + gangLua + `
+var finishScript = redis.NewScript(usageLua + gangLua + departLua + `
 -- One read for the fence, the usage record (fields 1-10 are usageFields)
 -- and what else the end touches.
 local r = redis.call("HMGET", KEYS[1], "started", "queued", "checkpoint_at", "pool", "worker", "team", "template", "class",
@@ -184,6 +193,7 @@ if r[13] then redis.call("HDEL", KEYS[1], "preempt", "preempt_reason", "preempt_
 redis.call("SREM", KEYS[2], ARGV[1])
 if gang then gangUnlist(KEYS[1], ARGV[1], a, ARGV[9]) end
 redis.call("ZREM", KEYS[4], ARGV[1])
+if ARGV[11] ~= "" then departed(KEYS[4], ARGV[1], ARGV[11]) end
 if tonumber(ARGV[8]) > 0 then
   redis.call("PEXPIRE", KEYS[1], ARGV[8])
   redis.call("PEXPIRE", KEYS[3], ARGV[8])

@@ -78,6 +78,7 @@ if ARGV[8] ~= "0" then
     if redis.call("HGET", ARGV[6] .. jid, "take") == ARGV[7] then
       local v = redis.call("HMGET", ARGV[6] .. jid, ` + luaStrings(claimFields) + `)
       if v[1] == "running" and v[4] == ARGV[1] then
+        redis.call("HSET", ARGV[6] .. jid, "reclaimed", ARGV[2]) -- see unrecorded.go
         out[#out + 1] = jid
         for i = 1, #v do out[#out + 1] = v[i] end
         got = got + 1

@@ -217,7 +217,7 @@ func TestTakeRefusedOnSeparateEnqueue(t *testing.T) {
 // answer.
 func TestARetriedTakeIsAnsweredAgain(t *testing.T) {
 	t.Parallel()
-	s, _ := newStore(t)
+	s, c := newStore(t)
 	ctx := context.Background()
 	a, _ := s.Submit(ctx, spec(""), queues.QueueCore)
 	b, _ := s.Submit(ctx, spec(""), queues.QueueCore)
@@ -227,10 +227,14 @@ func TestARetriedTakeIsAnsweredAgain(t *testing.T) {
 		t.Fatalf("first try: %+v %v", first, err) // the reply the worker never saw
 	}
 	req.Retry = true
+	c.Add(time.Minute) // long after the first try: the retry holds it again from now
 	again, err := s.Take(ctx, req)
 	if err != nil || len(again.Jobs) != 1 || again.Jobs[0].ID != a.Job.ID || again.Jobs[0].State != jobs.StateRunning ||
 		again.Jobs[0].Runs != 1 || again.Jobs[0].Worker != "w1" || !again.Jobs[0].StartedAt.Equal(first.Jobs[0].StartedAt) {
 		t.Fatalf("retry: %+v %v; want %s again, as claimed", again, err, a.Job.ID)
+	}
+	if bt, _ := s.Heartbeat(ctx, queues.WorkerInfo{ID: alice.Worker, Incarnation: alice.Incarnation}, nil); len(bt.Unrecorded) != 0 {
+		t.Fatalf("a beat named an attempt a take's retry holds again: %+v", bt.Unrecorded)
 	}
 	if got, _ := s.Get(ctx, b.Job.ID); got.State != jobs.StateQueued {
 		t.Fatalf("the retry took %s too (%s)", b.Job.ID, got.State)

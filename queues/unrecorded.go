@@ -27,7 +27,8 @@ import (
 //   - an attempt the process never ran: an older process of the ID, paused
 //     across a takeover, claimed it on waking and stopped it unrecorded, or
 //     a claim whose reply was lost and whose delivery asynq gave up on. It
-//     is requeued (RequeueUnrecorded), as a dead worker's attempts are.
+//     is requeued (RequeueUnrecorded), as a dead worker's attempts are,
+//     unless it is a gang's (see requeueUnrecordedScript).
 //
 // Each beat names such attempts (Beat.Unrecorded) and changes nothing; the
 // worker, which alone knows which it ended, does one or the other. Without
@@ -43,11 +44,14 @@ const orphanGrace = 10 * time.Second
 
 // unrecordedLua defines unrecordedAttempt(jobKey, worker, beforeMs) -> the
 // attempt the record gives to worker (its own, or a member of its gang's),
-// running since before beforeMs, or nil. Prepend gangLua.
+// claimed before beforeMs, or nil. A claim retried after a lost reply
+// stamps "reclaimed" (claimScript, takeScript): the process holds the
+// attempt again from then, and it counts as claimed then. Prepend gangLua.
 var unrecordedLua = "local orphanGraceMs = " + strconv.FormatInt(orphanGrace.Milliseconds(), 10) + `
 local function unrecordedAttempt(k, worker, before)
-  local st = redis.call("HMGET", k, "state", "worker", "started", "attempt")
+  local st = redis.call("HMGET", k, "state", "worker", "started", "attempt", "reclaimed")
   if st[1] ~= "running" or not tonumber(st[3]) or tonumber(st[3]) >= before then return nil end
+  if tonumber(st[5]) and tonumber(st[5]) >= before then return nil end
   if st[2] ~= worker and not gangMember(k, worker, st[4]) then return nil end
   return tonumber(st[4])
 end
@@ -57,7 +61,12 @@ end
 // still gives to the worker as unrecorded ones (unrecordedAttempt, at the
 // same attempt), as recovery requeues a dead worker's. A process whose ID
 // was fenced or taken over since its beat requeues nothing: the attempts
-// it does not know of may be the new process's.
+// it does not know of may be the new process's. A gang is never requeued
+// here: a member's worker that runs no member of it may be one that
+// handed a drain to member 0 (which is checkpointing the gang), or one
+// that stopped its member because another member's failure ended the gang
+// (whose end a failover lost, and whose worker records it again). Only
+// the member that ended knows, and it records its end (Refinish).
 // KEYS: workerJobs, outbox, active, usage, tombstone, incarnation.
 // ARGV: worker, now, jobKeyPrefix, workerKeyPrefix, retentionMs,
 // incarnation, then id, attempt per job.
@@ -67,7 +76,8 @@ if claimFenced(KEYS[5], KEYS[6], ARGV[6]) then return {} end
 local before = tonumber(ARGV[2]) - orphanGraceMs
 local ids = {}
 for i = 7, #ARGV, 2 do
-  if unrecordedAttempt(ARGV[3] .. ARGV[i], ARGV[1], before) == tonumber(ARGV[i + 1]) then table.insert(ids, ARGV[i]) end
+  local k = ARGV[3] .. ARGV[i]
+  if gangSize(k) < 2 and unrecordedAttempt(k, ARGV[1], before) == tonumber(ARGV[i + 1]) then table.insert(ids, ARGV[i]) end
 end
 return requeueJobs(ids, ARGV[1], KEYS[1], ARGV[3], ARGV[4], KEYS[2], KEYS[3], KEYS[4], ARGV[2], ARGV[2], ARGV[5],
   "did not run it (its process stopped it unrecorded)")
@@ -125,7 +135,7 @@ func (s *Store) Refinish(ctx context.Context, e Ended) (bool, error) {
 	if e.Member >= 0 {
 		member = strconv.Itoa(e.Member)
 	}
-	n, err := s.finish(ctx, jobs.Job{ID: e.JobID, Attempt: e.Attempt}, e.Worker, member, e.State, e.ExitCode, e.Error, e.At)
+	n, err := s.finish(ctx, jobs.Job{ID: e.JobID, Attempt: e.Attempt}, e.Worker, member, e.State, e.ExitCode, e.Error, e.At, true)
 	if err != nil {
 		return false, err
 	}

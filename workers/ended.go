@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ballastdev/ballast/jobs"
 	"github.com/ballastdev/ballast/queues"
 )
 
@@ -37,9 +38,17 @@ type endedLog struct {
 
 func newEndedLog() *endedLog { return &endedLog{by: map[string][]queues.Ended{}} }
 
+// endedErrorMax bounds an end's error message as remembered: a record
+// keeps what the job wrote, which may be long.
+const endedErrorMax = 512
+
 // add remembers e, recorded at e.At, and forgets what is too old or too
-// many.
+// many. An error message longer than endedErrorMax is not remembered: the
+// end is then recorded again without it being lost.
 func (l *endedLog) add(e queues.Ended) {
+	if len(e.Error) > endedErrorMax {
+		return
+	}
 	key := queues.TaskID(e.JobID, e.Attempt)
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -80,17 +89,51 @@ func (w *Worker) runs(d queues.Delivery) bool {
 	return false
 }
 
+// repairInBackground runs repairUnrecorded off the heartbeat loop, one at
+// a time: after a failover a repair makes a round trip or more per attempt,
+// and beats that waited for it could let the worker be declared dead. A
+// beat while one runs leaves its attempts to a later beat.
+func (w *Worker) repairInBackground(ctx context.Context, attempts []queues.Delivery) {
+	if !w.repairing.CompareAndSwap(false, true) {
+		return
+	}
+	go func() {
+		defer w.repairing.Store(false)
+		w.repairUnrecorded(ctx, attempts)
+	}()
+}
+
+// noteUnreadable remembers a job taken whose record cannot be read: it is
+// on record here, and not run, until this worker stops (Leave requeues
+// it); the beats name it, and requeuing it anew would fail to enqueue it
+// every time.
+func (w *Worker) noteUnreadable(id string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.unreadableIDs == nil {
+		w.unreadableIDs = map[string]bool{}
+	}
+	w.unreadableIDs[id] = true
+}
+
+func (w *Worker) unreadable(id string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.unreadableIDs[id]
+}
+
 // repairUnrecorded acts on the attempts a beat named as on record here but
 // not run here: it records again the end of those this process ended, and
-// requeues the others. One that runs here by now (a delivery claimed since
-// the beat) is left alone. Errors are logged: the next beat names what is
-// still unrepaired.
+// requeues the others (a gang is only ever recorded again, see
+// queues.Store.RequeueUnrecorded). One that runs here by now (a delivery
+// claimed since the beat) is left alone. Errors are logged: the next beat
+// names what is still unrepaired.
 func (w *Worker) repairUnrecorded(ctx context.Context, attempts []queues.Delivery) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	var never []queues.Delivery
 	for _, d := range attempts {
-		if w.runs(d) {
+		if w.runs(d) || w.unreadable(d.JobID) {
 			continue
 		}
 		ends := w.ended.ends(d)
@@ -120,24 +163,21 @@ func (w *Worker) repairUnrecorded(ctx context.Context, attempts []queues.Deliver
 	w.requeuedFor(rs, "requeued a job on record as running here that this process does not run", "its worker did not run it")
 }
 
-// endedHere reports whether this process already ended attempt d's member
-// under identity wid. A claim of one's own running attempt is repeatable
-// (its reply may have been lost), so when Redis lost the end, a delivery
-// of the attempt would claim it again and run it twice. It is not run: its
-// end is recorded again (Refinish) instead.
-func (w *Worker) endedHere(ctx context.Context, d queues.Delivery, wid string) bool {
-	member := -1
-	if d.Members > 1 {
-		member = d.Member
-	}
-	for _, e := range w.ended.ends(d) {
-		if e.Member == member && e.Worker == wid {
-			if ok, err := w.store.Refinish(ctx, e); err != nil || ok {
-				w.log.Warn("a delivery of an attempt this worker ended: not run again", "job", d.JobID, "attempt", d.Attempt,
-					"end_recorded_again", ok, "err", err)
-			}
-			return true
+// endedAlready reports whether this process already ended attempt j under
+// identity wid, which it has just claimed. A claim of one's own running
+// attempt is repeatable (its reply may have been lost), and a take claims
+// a queued one, so when Redis lost the end (and the claim) a delivery of
+// the attempt would run it twice. It is not run: its end is recorded again
+// (Refinish) instead. The error is Refinish's: the attempt is then on
+// record here, and a beat names it until its end is recorded.
+func (w *Worker) endedAlready(ctx context.Context, j jobs.Job, wid string) (bool, error) {
+	for _, e := range w.ended.ends(queues.Delivery{JobID: j.ID, Attempt: j.Attempt}) {
+		if e.Member == -1 && e.Worker == wid {
+			ok, err := w.store.Refinish(ctx, e)
+			w.log.Warn("a delivery of an attempt this worker ended: not run again", "job", j.ID, "attempt", j.Attempt,
+				"end_recorded_again", ok, "err", err)
+			return true, err
 		}
 	}
-	return false
+	return false, nil
 }

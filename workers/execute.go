@@ -39,9 +39,6 @@ func (w *Worker) process(ctx context.Context, t *asynq.Task) error {
 		return fmt.Errorf("worker draining") // it began while this delivery waited
 	}
 	wid := w.ID()
-	if w.endedHere(ctx, d, wid) {
-		return fmt.Errorf("%w: %s: %w", asynq.RevokeTask, slotKey, errStale)
-	}
 	var j jobs.Job
 	var gang *gangEnv
 	if d.Members > 1 {
@@ -63,6 +60,12 @@ func (w *Worker) process(ctx context.Context, t *asynq.Task) error {
 			return err
 		}
 		if !ok {
+			return fmt.Errorf("%w: %s: %w", asynq.RevokeTask, queues.TaskID(d.JobID, d.Attempt), errStale)
+		}
+		if ended, err := w.endedAlready(ctx, j, wid); ended || err != nil {
+			if err != nil {
+				return err // the claim is repeatable: the redelivery tries again
+			}
 			return fmt.Errorf("%w: %s: %w", asynq.RevokeTask, queues.TaskID(d.JobID, d.Attempt), errStale)
 		}
 	}

@@ -76,7 +76,7 @@ func (w *Worker) beat(ctx context.Context) {
 	}
 	w.actOnIntents(b)
 	if len(b.Unrecorded) > 0 {
-		w.repairUnrecorded(ctx, b.Unrecorded)
+		w.repairInBackground(ctx, b.Unrecorded)
 	}
 }
 

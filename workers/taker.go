@@ -172,6 +172,7 @@ func (w *Worker) takeInto(keys []string, token string, mode take) (int, error) {
 	}
 	for _, id := range took.Unreadable {
 		w.log.Error("took a job whose record cannot be read; not running it (it is requeued when this worker stops)", "job", id)
+		w.noteUnreadable(id)
 	}
 	if took.Dropped > 0 {
 		w.log.Debug("dropped stale deliveries", "count", took.Dropped)
@@ -182,6 +183,9 @@ func (w *Worker) takeInto(keys []string, token string, mode take) (int, error) {
 			// Cannot be: a take answers with at most as many as it asks.
 			w.log.Error("a take answered with more jobs than it asked for; not running the rest (requeued when this worker stops)", "job", j.ID)
 			continue
+		}
+		if ended, _ := w.endedAlready(ctx, j, wid); ended {
+			continue // its slot is released below; a failed record of it is retried by the beats
 		}
 		r, key := w.enlist(j, wid, 1, nil, 0)
 		if r == nil {

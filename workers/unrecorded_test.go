@@ -95,7 +95,10 @@ type lostEnd struct {
 	ended jobs.Job
 }
 
-func newLostEnd(t *testing.T, asynqShared bool) *lostEnd {
+// newLostEnd runs the job on a worker served by asynq (asynqShared) or by
+// the taker. The snapshot is taken while the job runs, or, with
+// beforeClaim, while it waits in its paused queue: the claim is lost too.
+func newLostEnd(t *testing.T, asynqShared, beforeClaim bool) *lostEnd {
 	t.Helper()
 	e := newEnv(t)
 	l := &lostEnd{e: e, c: &stepClock{}, runs: &atomic.Int64{}}
@@ -113,21 +116,50 @@ func newLostEnd(t *testing.T, asynqShared bool) *lostEnd {
 		}
 	}}
 	l.w = e.startOn(l.store, o)
+	insp := asynq.NewInspectorFromRedisClient(e.rdb)
+	qname := l.store.Namespace().AsynqQueue(queues.QueueCore)
+	if beforeClaim {
+		if err := insp.PauseQueue(qname); err != nil {
+			t.Fatal(err)
+		}
+	}
 	sub, err := l.store.Submit(context.Background(), jobs.Spec{Handler: "gated", Class: jobs.ClassCore, Rhythm: jobs.RhythmPeriodic,
 		Timeout: jobs.Duration(time.Minute), Grace: jobs.Duration(time.Second)}, queues.QueueCore)
 	if err != nil {
 		t.Fatal(err)
 	}
 	id := sub.Job.ID
+	var snap redisSnapshot
+	if beforeClaim {
+		snap = snapshotNamespace(t, e.rdb, l.store.Namespace())
+		if err := insp.UnpauseQueue(qname); err != nil {
+			t.Fatal(err)
+		}
+	}
 	e.waitFor(id, wait, "running", func(j jobs.Job) bool { return j.State == jobs.StateRunning })
-	snap := snapshotNamespace(t, e.rdb, l.store.Namespace())
+	if !beforeClaim {
+		snap = snapshotNamespace(t, e.rdb, l.store.Namespace())
+	}
 	close(gate)
 	if l.ended = e.waitTerminal(id, wait); l.ended.State != jobs.StateSucceeded {
 		t.Fatalf("the job ended %s", l.ended.State)
 	}
+	// The beats must not name the attempt in these tests unless the test
+	// moves the clock on: it goes back an hour, and the attempt claimed
+	// since then is always younger than the grace.
+	l.c.Add(-time.Hour)
 	snap.restore(t, e.rdb, l.store.Namespace())
-	if got := e.get(id); got.State != jobs.StateRunning || got.Worker != l.w.ID() {
-		t.Fatalf("after the restore the job is %s on %q: the test did not lose the end", got.State, got.Worker)
+	want := jobs.StateRunning
+	if beforeClaim {
+		want = jobs.StateQueued
+	}
+	if got := e.get(id); got.State != want || (want == jobs.StateRunning && got.Worker != l.w.ID()) {
+		t.Fatalf("after the restore the job is %s on %q, want %s: the test did not lose the end", got.State, got.Worker, want)
+	}
+	if beforeClaim { // the snapshot holds the queue paused
+		if err := insp.UnpauseQueue(qname); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return l
 }
@@ -138,16 +170,17 @@ func (l *lostEnd) check(t *testing.T) {
 	t.Helper()
 	got := l.e.waitTerminal(l.ended.ID, wait)
 	// The worker notes the end as the finish returns: a moment after the
-	// record's first stamp, and well before any repair.
+	// record's first stamp, and long before the repair (the clock moved an
+	// hour since).
 	late := got.FinishedAt.Sub(l.ended.FinishedAt)
-	if got.State != jobs.StateSucceeded || got.Attempt != 1 || late < 0 || late > time.Second {
+	if got.State != jobs.StateSucceeded || got.Attempt != 1 || late < 0 || late > 10*time.Second {
 		t.Fatalf("job %s at attempt %d, finished %s; want succeeded at attempt 1, finished at %s as first recorded",
 			got.State, got.Attempt, got.FinishedAt, l.ended.FinishedAt)
 	}
 	if n := l.runs.Load(); n != 1 {
 		t.Fatalf("the job ran %d times", n)
 	}
-	us, err := l.store.Usage(context.Background(), time.Time{}, l.c.Now().Add(time.Hour))
+	us, err := l.store.Usage(context.Background(), time.Time{}, time.Now().Add(3*time.Hour))
 	if err != nil || len(us) != 1 || !us[0].End.Equal(got.FinishedAt) || us[0].Outcome != "succeeded" {
 		t.Fatalf("usage %+v (%v), want one succeeded attempt ending %s", us, err, got.FinishedAt)
 	}
@@ -165,9 +198,9 @@ func (l *lostEnd) check(t *testing.T) {
 // the time it ended: the job does not run twice, and is not left running.
 func TestAnEndRedisLostIsRecordedAgainNotRunAgain(t *testing.T) {
 	t.Parallel()
-	l := newLostEnd(t, false)
+	l := newLostEnd(t, false, false)
 	// Past the grace in which a claim may still be in flight.
-	l.c.Add(time.Minute)
+	l.c.Add(time.Hour + time.Minute)
 	l.check(t)
 }
 
@@ -178,16 +211,30 @@ func TestAnEndRedisLostIsRecordedAgainNotRunAgain(t *testing.T) {
 // records the end again instead.
 func TestADeliveryOfAnAttemptItEndedIsNotRunAgain(t *testing.T) {
 	t.Parallel()
-	l := newLostEnd(t, true)
+	l := newLostEnd(t, true, false)
 	cl := asynq.NewClientFromRedisClient(l.e.rdb)
 	d := queues.Delivery{JobID: l.ended.ID, Attempt: 1}
 	if _, err := cl.Enqueue(asynq.NewTask(queues.TaskType, d.Encode()), asynq.Queue(l.store.Namespace().AsynqQueue(queues.QueueCore)),
 		asynq.TaskID("again-"+testenv.RandomHex(4))); err != nil {
 		t.Fatal(err)
 	}
-	// The clock stays put: no beat names the attempt, so only the
-	// delivery can record the end again.
+	// No beat names the attempt (see newLostEnd): only the delivery can
+	// record the end again.
 	l.check(t)
+}
+
+// TestAnAttemptWhoseClaimAndEndWereLostIsNotRunAgain: Redis lost the claim
+// too, so the record is queued and the delivery waits again. The worker
+// that takes it again claims it, remembers ending it, and records the end
+// instead of running it: taken by the taker, or delivered by asynq.
+func TestAnAttemptWhoseClaimAndEndWereLostIsNotRunAgain(t *testing.T) {
+	t.Parallel()
+	for _, shared := range []bool{false, true} {
+		t.Run(map[bool]string{false: "taker", true: "asynq"}[shared], func(t *testing.T) {
+			t.Parallel()
+			newLostEnd(t, shared, true).check(t)
+		})
+	}
 }
 
 // TestAnAttemptOnRecordHereThatNeverRanIsRequeued: the record gives a

@@ -48,9 +48,12 @@ type Worker struct {
 	jobs   map[string]*running
 	fenced map[string]bool // identities the controller fenced
 	// ended remembers how recent attempts ended (see ended.go).
-	ended    *endedLog
-	draining bool
-	started  time.Time
+	ended *endedLog
+	// unreadableIDs are jobs taken whose records cannot be read (see
+	// noteUnreadable); guarded by mu.
+	unreadableIDs map[string]bool
+	draining      bool
+	started       time.Time
 	// identitySince is when the current registry identity began (see
 	// queues.WorkerInfo.IdentitySince); guarded by mu.
 	identitySince time.Time
@@ -72,6 +75,9 @@ type Worker struct {
 	ctlSub    *nats.Subscription
 	ctlID     string
 	ctlClosed bool
+
+	// repairing is set while a repair of unrecorded attempts runs.
+	repairing atomic.Bool
 
 	startOnce sync.Once
 	stopOnce  sync.Once
