@@ -97,7 +97,9 @@ func (w *Worker) repairInBackground(ctx context.Context, attempts []queues.Deliv
 	if !w.repairing.CompareAndSwap(false, true) {
 		return
 	}
+	w.repairs.Add(1)
 	go func() {
+		defer w.repairs.Done()
 		defer w.repairing.Store(false)
 		w.repairUnrecorded(ctx, attempts)
 	}()

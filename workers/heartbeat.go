@@ -14,6 +14,7 @@ import (
 // newer process under the same ID). A control message makes it beat at once.
 func (w *Worker) heartbeatLoop(ctx context.Context) {
 	defer close(w.hbDone)
+	defer w.repairs.Wait() // a repair ends with the loop's ctx: Stop waits for it
 	t := time.NewTicker(w.opts.Heartbeat)
 	defer t.Stop()
 	for {

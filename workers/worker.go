@@ -76,8 +76,10 @@ type Worker struct {
 	ctlID     string
 	ctlClosed bool
 
-	// repairing is set while a repair of unrecorded attempts runs.
+	// repairing is set while a repair of unrecorded attempts runs;
+	// repairs counts it for the heartbeat loop's end.
 	repairing atomic.Bool
+	repairs   sync.WaitGroup
 
 	startOnce sync.Once
 	stopOnce  sync.Once
