@@ -2,6 +2,7 @@ package workers
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"time"
 
@@ -38,16 +39,16 @@ type endedLog struct {
 
 func newEndedLog() *endedLog { return &endedLog{by: map[string][]queues.Ended{}} }
 
-// endedErrorMax bounds an end's error message as remembered: a record
-// keeps what the job wrote, which may be long.
+// endedErrorMax bounds an end's error message as remembered, so that
+// endedMax bounds the memory: a failure's message may be long.
 const endedErrorMax = 512
 
 // add remembers e, recorded at e.At, and forgets what is too old or too
-// many. An error message longer than endedErrorMax is not remembered: the
-// end is then recorded again without it being lost.
+// many. An error message is kept to its first endedErrorMax bytes: an end
+// recorded again says less, but is not run again.
 func (l *endedLog) add(e queues.Ended) {
 	if len(e.Error) > endedErrorMax {
-		return
+		e.Error = strings.ToValidUTF8(e.Error[:endedErrorMax], "") + " [cut]"
 	}
 	key := queues.TaskID(e.JobID, e.Attempt)
 	l.mu.Lock()

@@ -2,8 +2,10 @@ package workers
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/ballastdev/ballast/jobs"
 	"github.com/ballastdev/ballast/queues"
@@ -43,5 +45,12 @@ func TestEndedLogForgetsByAgeAndCount(t *testing.T) {
 	}
 	if got := l.ends(queues.Delivery{JobID: "n0", Attempt: 1}); len(got) != 1 {
 		t.Fatal("an end within the bound was forgotten")
+	}
+	long := end("long", 1, -1, t0.Add(endedKeep))
+	long.Error = "a" + strings.Repeat("é", endedErrorMax) // two bytes each after one: the cut falls inside one
+	l.add(long)
+	got := l.ends(queues.Delivery{JobID: "long", Attempt: 1})
+	if len(got) != 1 || len(got[0].Error) > endedErrorMax+len(" [cut]") || !utf8.ValidString(got[0].Error) || !strings.HasSuffix(got[0].Error, " [cut]") {
+		t.Fatalf("a long error remembered as %d bytes (%q...)", len(got[0].Error), got[0].Error[:min(20, len(got[0].Error))])
 	}
 }
