@@ -97,9 +97,10 @@ type Beat struct {
 	TakenOver []Recovered
 	// Unrecorded lists the attempts on record as running on this worker,
 	// claimed more than orphanGrace ago, that the beat did not report (see
-	// unrecorded.go). The beat changed nothing for them: the worker records
-	// again the end of those it ended (Refinish) and requeues the others
-	// (RequeueUnrecorded).
+	// unrecorded.go), with Members set for a gang's. The beat changed
+	// nothing for them: the worker records again the end of those it ended
+	// (Refinish) and requeues the others (RequeueUnrecorded), but for a
+	// gang's.
 	Unrecorded []Delivery
 }
 
@@ -196,10 +197,14 @@ func (s *Store) beat(ctx context.Context, w WorkerInfo, running []Delivery, regi
 	taken, _ := res[2].([]any)
 	b.TakenOver = requeuedList(taken, w.ID)
 	unrec, _ := res[4].([]any)
-	for i := 0; i+1 < len(unrec); i += 2 {
+	for i := 0; i+2 < len(unrec); i += 3 {
 		id, _ := unrec[i].(string)
 		n, _ := unrec[i+1].(int64)
-		b.Unrecorded = append(b.Unrecorded, Delivery{JobID: id, Attempt: int(n)})
+		d := Delivery{JobID: id, Attempt: int(n)}
+		if g, _ := unrec[i+2].(int64); g > 1 {
+			d.Members = int(g)
+		}
+		b.Unrecorded = append(b.Unrecorded, d)
 	}
 	list, _ := res[3].([]any)
 	for i := 0; i+1 < len(list); i += 2 {

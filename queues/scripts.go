@@ -377,7 +377,7 @@ return {"finished", st[1], st[2] or "0", st[5] or "0"}
 // taken is a flat {id, newAttempt, queue, ...} of jobs requeued from the
 // previous incarnation, jobs a flat {id, "cancel"|"preempt"|"lost", ...}
 // (a cancel outranks a preemption: the user wants the job gone, not
-// moved), unrecorded a flat {id, attempt, ...}.
+// moved), unrecorded a flat {id, attempt, gangSize, ...}.
 var heartbeatScript = redis.NewScript(usageLua + gangLua + requeueWorkerJobsLua + unrecordedLua + `
 local cur = redis.call("GET", KEYS[6])
 local taken = {}
@@ -435,8 +435,8 @@ if ARGV[8] ~= "1" then
   local before = tonumber(ARGV[2]) - orphanGraceMs
   for _, id in ipairs(redis.call("SMEMBERS", KEYS[7])) do
     if not reported[id] then
-      local a = unrecordedAttempt(ARGV[10] .. id, ARGV[1], before)
-      if a then table.insert(unrecorded, id); table.insert(unrecorded, a) end
+      local a, gang = unrecordedAttempt(ARGV[10] .. id, ARGV[1], before)
+      if a then table.insert(unrecorded, id); table.insert(unrecorded, a); table.insert(unrecorded, gang) end
     end
   end
 end

@@ -417,7 +417,7 @@ func (s *Store) ClaimBy(ctx context.Context, d Delivery, c Claimant) (jobs.Job, 
 // on record (a retry after a reply was lost), it returns true, so the caller
 // announces the end it made.
 func (s *Store) Finish(ctx context.Context, j jobs.Job, worker string, state jobs.State, exitCode *int, errMsg string) (bool, error) {
-	n, err := s.finish(ctx, j, worker, "", state, exitCode, errMsg, s.opts.Now(), false)
+	n, err := s.finish(ctx, j, worker, "", state, exitCode, errMsg, time.Time{})
 	return n == 1 || n == 2, err
 }
 
@@ -440,7 +440,7 @@ const (
 // failure or a cancel ends the job at once (the other members find their
 // attempt over and stop). Repeatable like Finish.
 func (s *Store) FinishMember(ctx context.Context, j jobs.Job, worker string, member int, state jobs.State, exitCode *int, errMsg string) (MemberEnd, error) {
-	n, err := s.finish(ctx, j, worker, strconv.Itoa(member), state, exitCode, errMsg, s.opts.Now(), false)
+	n, err := s.finish(ctx, j, worker, strconv.Itoa(member), state, exitCode, errMsg, time.Time{})
 	switch {
 	case err != nil:
 		return MemberFenced, err
@@ -452,9 +452,9 @@ func (s *Store) FinishMember(ctx context.Context, j jobs.Job, worker string, mem
 	return MemberFenced, nil
 }
 
-// finish records the end; late says it happened at at, long before now
-// (see finishScript's departMs).
-func (s *Store) finish(ctx context.Context, j jobs.Job, worker, member string, state jobs.State, exitCode *int, errMsg string, at time.Time, late bool) (int, error) {
+// finish records the end as of now, or, for a late record of it (Refinish),
+// as of at (see finishScript's departMs).
+func (s *Store) finish(ctx context.Context, j jobs.Job, worker, member string, state jobs.State, exitCode *int, errMsg string, at time.Time) (int, error) {
 	if !state.Terminal() {
 		return 0, fmt.Errorf("queues.Finish: %q is not a terminal state", state)
 	}
@@ -462,9 +462,11 @@ func (s *Store) finish(ctx context.Context, j jobs.Job, worker, member string, s
 	if exitCode != nil {
 		code = strconv.Itoa(*exitCode)
 	}
-	depart := ""
-	if late {
-		depart = strconv.FormatInt(s.opts.Now().UnixMilli(), 10)
+	now, depart := s.opts.Now(), ""
+	if at.IsZero() {
+		at = now
+	} else {
+		depart = strconv.FormatInt(now.UnixMilli(), 10)
 	}
 	n, err := s.runScript(ctx, finishScript,
 		[]string{s.ns.Job(j.ID), s.ns.WorkerJobs(worker), s.ns.JobLog(j.ID), s.ns.ActiveJobs(), s.ns.JobMetrics(j.ID), s.ns.usage()},

@@ -44,7 +44,7 @@ const orphanGrace = 10 * time.Second
 
 // unrecordedLua defines unrecordedAttempt(jobKey, worker, beforeMs) -> the
 // attempt the record gives to worker (its own, or a member of its gang's),
-// claimed before beforeMs, or nil. A claim retried after a lost reply
+// claimed before beforeMs, and the job's gang size (0 for none); or nil. A claim retried after a lost reply
 // stamps "reclaimed" (claimScript, takeScript): the process holds the
 // attempt again from then, and it counts as claimed then. Prepend gangLua.
 var unrecordedLua = "local orphanGraceMs = " + strconv.FormatInt(orphanGrace.Milliseconds(), 10) + `
@@ -53,7 +53,7 @@ local function unrecordedAttempt(k, worker, before)
   if st[1] ~= "running" or not tonumber(st[3]) or tonumber(st[3]) >= before then return nil end
   if tonumber(st[5]) and tonumber(st[5]) >= before then return nil end
   if st[2] ~= worker and not gangMember(k, worker, st[4]) then return nil end
-  return tonumber(st[4])
+  return tonumber(st[4]), gangSize(k)
 end
 `
 
@@ -77,7 +77,8 @@ local before = tonumber(ARGV[2]) - orphanGraceMs
 local ids = {}
 for i = 7, #ARGV, 2 do
   local k = ARGV[3] .. ARGV[i]
-  if gangSize(k) < 2 and unrecordedAttempt(k, ARGV[1], before) == tonumber(ARGV[i + 1]) then table.insert(ids, ARGV[i]) end
+  local a, gang = unrecordedAttempt(k, ARGV[1], before)
+  if a == tonumber(ARGV[i + 1]) and gang < 2 then table.insert(ids, ARGV[i]) end
 end
 return requeueJobs(ids, ARGV[1], KEYS[1], ARGV[3], ARGV[4], KEYS[2], KEYS[3], KEYS[4], ARGV[2], ARGV[2], ARGV[5],
   "did not run it (its process stopped it unrecorded)")
@@ -135,7 +136,7 @@ func (s *Store) Refinish(ctx context.Context, e Ended) (bool, error) {
 	if e.Member >= 0 {
 		member = strconv.Itoa(e.Member)
 	}
-	n, err := s.finish(ctx, jobs.Job{ID: e.JobID, Attempt: e.Attempt}, e.Worker, member, e.State, e.ExitCode, e.Error, e.At, true)
+	n, err := s.finish(ctx, jobs.Job{ID: e.JobID, Attempt: e.Attempt}, e.Worker, member, e.State, e.ExitCode, e.Error, e.At)
 	if err != nil {
 		return false, err
 	}

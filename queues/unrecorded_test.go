@@ -10,6 +10,25 @@ import (
 	"github.com/ballastdev/ballast/queues"
 )
 
+// claimedBy registers w and returns a job it has just claimed, at its
+// first attempt.
+func claimedBy(t *testing.T, s *queues.Store, w queues.WorkerInfo) jobs.Job {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := s.Register(ctx, w); err != nil {
+		t.Fatal(err)
+	}
+	sub, err := s.Submit(ctx, spec(""), queues.QueueCore)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, ok, err := s.ClaimAs(ctx, queues.Delivery{JobID: sub.Job.ID, Attempt: 1}, w.ID, w.Incarnation)
+	if !ok || err != nil {
+		t.Fatalf("claim: %v %v", ok, err)
+	}
+	return j
+}
+
 // TestRefinishRecordsALostEndAsItEnded: the record still says running
 // after its worker ended the attempt (Redis lost the end). The beat names
 // the attempt, Refinish records the end at the time it happened, and the
@@ -19,14 +38,7 @@ func TestRefinishRecordsALostEndAsItEnded(t *testing.T) {
 	s, c := newStore(t)
 	ctx := context.Background()
 	w := queues.WorkerInfo{ID: "w1", Pool: "fixed", Slots: 2, Incarnation: "aaaa"}
-	if _, err := s.Register(ctx, w); err != nil {
-		t.Fatal(err)
-	}
-	sub, _ := s.Submit(ctx, spec(""), queues.QueueCore)
-	j, ok, err := s.ClaimAs(ctx, queues.Delivery{JobID: sub.Job.ID, Attempt: 1}, "w1", "aaaa")
-	if !ok || err != nil {
-		t.Fatalf("claim: %v %v", ok, err)
-	}
+	j := claimedBy(t, s, w)
 	c.Add(3 * time.Second)
 	ended := c.Now().Truncate(time.Millisecond)
 	// Half the grace after the end: the worker no longer reports the
@@ -93,8 +105,9 @@ func TestUnrecordedGangMember(t *testing.T) {
 	}
 	// Member 1, on w1, is the record's only through the gang: member 0's
 	// worker is the record's worker.
-	if b, _ := s.Heartbeat(ctx, w1, nil); !slices.Equal(b.Unrecorded, run) {
-		t.Fatalf("w1's beat named %+v, want %+v", b.Unrecorded, run)
+	named := []queues.Delivery{{JobID: id, Attempt: j.Attempt, Members: 2}}
+	if b, _ := s.Heartbeat(ctx, w1, nil); !slices.Equal(b.Unrecorded, named) {
+		t.Fatalf("w1's beat named %+v, want %+v", b.Unrecorded, named)
 	}
 	ok, err := s.Refinish(ctx, queues.Ended{JobID: id, Attempt: j.Attempt, Worker: "w1", Member: 1, State: jobs.StateSucceeded, At: c.Now()})
 	if !ok || err != nil {
@@ -108,8 +121,8 @@ func TestUnrecordedGangMember(t *testing.T) {
 	}
 	// w0 stops reporting member 0 and ended nothing: still not requeued.
 	b, _ := s.Heartbeat(ctx, w0, nil)
-	if !slices.Equal(b.Unrecorded, run) {
-		t.Fatalf("w0's beat named %+v, want %+v", b.Unrecorded, run)
+	if !slices.Equal(b.Unrecorded, named) {
+		t.Fatalf("w0's beat named %+v, want %+v", b.Unrecorded, named)
 	}
 	if rs, err := s.RequeueUnrecorded(ctx, w0, b.Unrecorded); err != nil || len(rs) != 0 {
 		t.Fatalf("requeued the gang: %+v (%v)", rs, err)
@@ -128,12 +141,8 @@ func TestAClaimRetriedIsNotUnrecorded(t *testing.T) {
 	s, c := newStore(t)
 	ctx := context.Background()
 	w := queues.WorkerInfo{ID: "w1", Slots: 1, Incarnation: "aaaa"}
-	s.Register(ctx, w)
-	sub, _ := s.Submit(ctx, spec(""), queues.QueueCore)
-	d := queues.Delivery{JobID: sub.Job.ID, Attempt: 1}
-	if _, ok, err := s.ClaimAs(ctx, d, "w1", "aaaa"); !ok || err != nil {
-		t.Fatalf("claim: %v %v", ok, err)
-	}
+	j := claimedBy(t, s, w)
+	d := queues.Delivery{JobID: j.ID, Attempt: 1}
 	c.Add(time.Minute)
 	if _, ok, err := s.ClaimAs(ctx, d, "w1", "aaaa"); !ok || err != nil {
 		t.Fatalf("the claim's retry: %v %v", ok, err)

@@ -29,15 +29,22 @@ const (
 )
 
 // endedLog is the ends recorded in the last endedKeep, at most endedMax,
-// by attempt (queues.TaskID): a gang's members on this worker share one.
+// by attempt: a gang's members on this worker share one.
 type endedLog struct {
 	mu    sync.Mutex
-	by    map[string][]queues.Ended
-	order []string // attempt keys, oldest first, one per end
+	by    map[attemptKey][]queues.Ended
+	order []attemptKey // oldest first, one per end
 	at    []time.Time
 }
 
-func newEndedLog() *endedLog { return &endedLog{by: map[string][]queues.Ended{}} }
+// attemptKey names an attempt without building a string: every take and
+// every end looks one up.
+type attemptKey struct {
+	job     string
+	attempt int
+}
+
+func newEndedLog() *endedLog { return &endedLog{by: map[attemptKey][]queues.Ended{}} }
 
 // endedErrorMax bounds an end's error message as remembered, so that
 // endedMax bounds the memory: a failure's message may be long.
@@ -50,7 +57,7 @@ func (l *endedLog) add(e queues.Ended) {
 	if len(e.Error) > endedErrorMax {
 		e.Error = strings.ToValidUTF8(e.Error[:endedErrorMax], "") + " [cut]"
 	}
-	key := queues.TaskID(e.JobID, e.Attempt)
+	key := attemptKey{e.JobID, e.Attempt}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.by[key] = append(l.by[key], e)
@@ -75,7 +82,7 @@ func (l *endedLog) add(e queues.Ended) {
 func (l *endedLog) ends(d queues.Delivery) []queues.Ended {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return append([]queues.Ended(nil), l.by[queues.TaskID(d.JobID, d.Attempt)]...)
+	return append([]queues.Ended(nil), l.by[attemptKey{d.JobID, d.Attempt}]...)
 }
 
 // runs reports whether attempt d runs in this process.
@@ -125,6 +132,30 @@ func (w *Worker) unreadable(id string) bool {
 	return w.unreadableIDs[id]
 }
 
+// warnStuckGang says, once per attempt, that a gang's attempt is on record
+// here though no member runs here and none ended here. That is expected
+// for a few seconds (this worker handed a drain to member 0, which is
+// checkpointing the gang, or another member's failure ended the gang and
+// its worker records that again), but a gang whose end no worker
+// remembers stays running on record until someone cancels it.
+func (w *Worker) warnStuckGang(d queues.Delivery) {
+	k := attemptKey{d.JobID, d.Attempt}
+	w.mu.Lock()
+	seen := w.gangsWarned[k]
+	if !seen {
+		if w.gangsWarned == nil {
+			w.gangsWarned = map[attemptKey]bool{}
+		}
+		w.gangsWarned[k] = true
+	}
+	w.mu.Unlock()
+	if !seen {
+		w.log.Warn("a gang's attempt is on record as running here, but no member runs here and none ended here; "+
+			"it is not requeued (another member's worker moves or ends it): cancel the job if it stays running",
+			"job", d.JobID, "attempt", d.Attempt)
+	}
+}
+
 // repairUnrecorded acts on the attempts a beat named as on record here but
 // not run here: it records again the end of those this process ended, and
 // requeues the others (a gang is only ever recorded again, see
@@ -140,7 +171,11 @@ func (w *Worker) repairUnrecorded(ctx context.Context, attempts []queues.Deliver
 			continue
 		}
 		ends := w.ended.ends(d)
-		if len(ends) == 0 {
+		switch {
+		case len(ends) == 0 && d.Members > 1:
+			w.warnStuckGang(d)
+			continue
+		case len(ends) == 0:
 			never = append(never, d)
 			continue
 		}

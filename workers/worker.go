@@ -50,8 +50,10 @@ type Worker struct {
 	// ended remembers how recent attempts ended (see ended.go).
 	ended *endedLog
 	// unreadableIDs are jobs taken whose records cannot be read (see
-	// noteUnreadable); guarded by mu.
+	// noteUnreadable); gangsWarned the gang attempts warnStuckGang warned
+	// of. Both guarded by mu.
 	unreadableIDs map[string]bool
+	gangsWarned   map[attemptKey]bool
 	draining      bool
 	started       time.Time
 	// identitySince is when the current registry identity began (see
