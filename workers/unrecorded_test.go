@@ -148,6 +148,14 @@ func newLostEnd(t *testing.T, asynqShared, beforeClaim bool) *lostEnd {
 	// moves the clock on: it goes back an hour, and the attempt claimed
 	// since then is always younger than the grace.
 	l.c.Add(-time.Hour)
+	if beforeClaim {
+		// Paused before the restore, which keeps the marker (the snapshot
+		// holds it): the worker must not take the delivery back before the
+		// record is checked below.
+		if err := insp.PauseQueue(qname); err != nil {
+			t.Fatal(err)
+		}
+	}
 	snap.restore(t, e.rdb, l.store.Namespace())
 	want := jobs.StateRunning
 	if beforeClaim {
