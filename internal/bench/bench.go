@@ -148,7 +148,7 @@ func (b *bench) raw(ctx context.Context) (Throughput, Latency, error) {
 	tp := throughput(n, time.Since(start))
 	tp.Calls = since(calls, b.m.snapshot())
 	tp.Usage = Sample(ctx, b.rdb).Minus(used)
-	fmt.Fprintf(b.out, "raw asynq: %.0f tasks/s; latency, %d samples...\n", tp.PerSecond, b.opts.LatencySamples)
+	fmt.Fprintf(b.out, "raw asynq: %.0f tasks/s (%s); latency, %d samples...\n", tp.PerSecond, tp.costs(), b.opts.LatencySamples)
 
 	// The handler returns as soon as it starts, so the server is idle
 	// whenever the previous sample has started.
@@ -201,7 +201,7 @@ func (b *bench) rawDrain(ctx context.Context) (Throughput, error) {
 	tp := throughput(n, time.Since(start))
 	tp.Calls = since(calls, b.m.snapshot())
 	tp.Usage = Sample(ctx, b.rdb).Minus(used)
-	fmt.Fprintf(b.out, "raw asynq drain: %.0f tasks/s\n", tp.PerSecond)
+	fmt.Fprintf(b.out, "raw asynq drain: %.0f tasks/s (%s)\n", tp.PerSecond, tp.costs())
 	return tp, nil
 }
 
@@ -278,7 +278,7 @@ func (b *bench) ballast(ctx context.Context) (Throughput, Latency, ExactlyOnce, 
 	tp := throughput(n, time.Since(start))
 	tp.Calls = since(calls, b.m.snapshot())
 	tp.Usage = Sample(ctx, b.rdb).Minus(used)
-	fmt.Fprintf(b.out, "ballast: %.0f jobs/s; latency, %d samples...\n", tp.PerSecond, m)
+	fmt.Fprintf(b.out, "ballast: %.0f jobs/s (%s); latency, %d samples...\n", tp.PerSecond, tp.costs(), m)
 
 	lat, err := b.latency(ctx, p, func(ctx context.Context, i int) error { return submit(ctx, n+i) }, idle)
 	if err != nil {

@@ -92,6 +92,14 @@ func (t Throughput) RoundTrips() float64 {
 	return float64(total) / float64(t.Count)
 }
 
+// costs is t's cost per task or job in one line, for the progress output:
+// a run whose rate stands out can be told apart as one where each job cost
+// more (the machine was slower, or the work differed) or one that waited.
+func (t Throughput) costs() string {
+	return fmt.Sprintf("redis %.0f µs, this process %.0f µs, %.2f round trips each",
+		t.per(float64(t.Usage.RedisCPU.Microseconds())), t.per(float64(t.Usage.ClientCPU.Microseconds())), t.RoundTrips())
+}
+
 func throughput(n int, d time.Duration) Throughput {
 	t := Throughput{Count: n, Elapsed: d}
 	if d > 0 {

@@ -57,3 +57,15 @@ func TestSummarizeTakesEachRunsOwnRatio(t *testing.T) {
 		t.Errorf("summary misses the violation or the ratio:\n%s", out.String())
 	}
 }
+
+// TestCostsPerJob: a phase's progress line divides by its own count.
+func TestCostsPerJob(t *testing.T) {
+	tp := Throughput{Count: 10, Calls: map[string]int{"script": 4, "pipeline": 1},
+		Usage: Usage{RedisCPU: time.Millisecond, ClientCPU: 2 * time.Millisecond}}
+	if got, want := tp.costs(), "redis 100 µs, this process 200 µs, 0.50 round trips each"; got != want {
+		t.Errorf("costs() = %q, want %q", got, want)
+	}
+	if got := (Throughput{}).costs(); !strings.HasPrefix(got, "redis 0 µs") {
+		t.Errorf("costs() of an empty phase = %q", got)
+	}
+}

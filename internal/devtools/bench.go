@@ -14,7 +14,7 @@ import (
 )
 
 func runBench(ctx context.Context, inv *cli.Invocation, args []string) error {
-	fs := inv.Flags("bench", "bench [--redis ADDR] [--runs N] [--jobs N] [--producers N] [--slots N] [--samples N] [--nats URL] [--submit-jobs N] [--no-submission]")
+	fs := inv.Flags("bench", "bench [--redis ADDR] [--runs N] [--jobs N] [--producers N] [--slots N] [--samples N] [--nats URL] [--submit-jobs N] [--no-submission] [--cpuprofile F] [--memprofile F]")
 	addr := fs.String("redis", "127.0.0.1:6379", "Redis to measure against (a fresh namespace is used and removed)")
 	n := fs.Int("jobs", bench.DefaultJobs, "jobs per throughput run (enough for each run to take seconds, so the figures settle)")
 	runs := fs.Int("runs", 3, "repetitions of the whole measure; the summary gives min, median and max")
@@ -26,6 +26,7 @@ func runBench(ctx context.Context, inv *cli.Invocation, args []string) error {
 	submitJobs := fs.Int("submit-jobs", 10000, "jobs the submission phase submits each way (batches of up to 10000)")
 	noSubmission := fs.Bool("no-submission", false, "skip the submission phase (it needs NATS)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run (every phase) to this file")
+	memProfile := fs.String("memprofile", "", "write an allocation profile of the whole run (every phase) to this file, for go tool pprof -sample_index=alloc_space")
 	if err := inv.Parse(fs, args); err != nil {
 		return err
 	}
@@ -39,6 +40,19 @@ func runBench(ctx context.Context, inv *cli.Invocation, args []string) error {
 			return fmt.Errorf("--cpuprofile: %w", err)
 		}
 		defer pprof.StopCPUProfile()
+	}
+	if *memProfile != "" {
+		f, err := os.Create(*memProfile)
+		if err != nil {
+			return fmt.Errorf("--memprofile: %w", err)
+		}
+		defer func() {
+			// Written last, so it holds every allocation of the run.
+			if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+				fmt.Fprintf(inv.Stderr(), "--memprofile: %v\n", err)
+			}
+			f.Close()
+		}()
 	}
 	if *runs < 1 || *runs > 100 {
 		return fmt.Errorf("--runs: %d is out of range (1..100)", *runs)
