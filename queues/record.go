@@ -34,10 +34,28 @@ func luaStrings(names []string) string {
 	return strings.Join(q, ", ")
 }
 
+// fields are a record's fields by name, however they were read: a hash
+// read whole, or the values of a claim, which come by position and are
+// decoded without building a map of them (a take decodes every job it
+// claims, and the map was the largest allocation of a job's claim).
+type fields interface {
+	get(name string) string
+}
+
+// hashFields are fields read as a map.
+type hashFields map[string]string
+
+func (h hashFields) get(name string) string { return h[name] }
+
 // decodeRecord turns a job hash into a Job.
 func decodeRecord(id string, h map[string]string) (jobs.Job, error) {
-	j := decodeFields(id, h)
-	if err := json.Unmarshal([]byte(h["spec"]), &j.Spec); err != nil {
+	return decodeRecordFrom(id, hashFields(h))
+}
+
+// decodeRecordFrom turns a record's fields into a Job.
+func decodeRecordFrom(id string, h fields) (jobs.Job, error) {
+	j := decodeFieldsFrom(id, h)
+	if err := json.Unmarshal([]byte(h.get("spec")), &j.Spec); err != nil {
 		return j, fmt.Errorf("queues: job %s has an unreadable spec: %w", id, err)
 	}
 	return j, nil
@@ -45,39 +63,48 @@ func decodeRecord(id string, h map[string]string) (jobs.Job, error) {
 
 // decodeFields reads everything but the spec.
 func decodeFields(id string, h map[string]string) jobs.Job {
+	return decodeFieldsFrom(id, hashFields(h))
+}
+
+// decodeFieldsFrom reads everything but the spec.
+func decodeFieldsFrom(id string, h fields) jobs.Job {
 	j := jobs.Job{
 		ID:              id,
-		State:           jobs.State(h["state"]),
-		Queue:           h["queue"],
-		Worker:          h["worker"],
-		Pool:            h["pool"],
-		Checkpoint:      h["checkpoint"],
-		CancelRequested: h["cancel"] == "1",
-		LastError:       h["error"],
-		Attempt:         atoi(h["attempt"]),
-		Runs:            atoi(h["runs"]),
-		Retries:         atoi(h["retries"]),
-		Requeues:        atoi(h["requeues"]),
-		SpotPreemptions: atoi(h["spot_preemptions"]),
-		Preemptions:     atoi(h["preemptions"]),
-		CreatedAt:       msTime(h["created"]),
-		QueuedAt:        msTime(h["queued"]),
-		NotBefore:       msTime(h["not_before"]),
-		StartedAt:       msTime(h["started"]),
-		FinishedAt:      msTime(h["finished"]),
-		CheckpointAt:    msTime(h["checkpoint_at"]),
+		State:           jobs.State(h.get("state")),
+		Queue:           h.get("queue"),
+		Worker:          h.get("worker"),
+		Pool:            h.get("pool"),
+		Checkpoint:      h.get("checkpoint"),
+		CancelRequested: h.get("cancel") == "1",
+		LastError:       h.get("error"),
+		Attempt:         atoi(h.get("attempt")),
+		Runs:            atoi(h.get("runs")),
+		Retries:         atoi(h.get("retries")),
+		Requeues:        atoi(h.get("requeues")),
+		SpotPreemptions: atoi(h.get("spot_preemptions")),
+		Preemptions:     atoi(h.get("preemptions")),
+		CreatedAt:       msTime(h.get("created")),
+		QueuedAt:        msTime(h.get("queued")),
+		NotBefore:       msTime(h.get("not_before")),
+		StartedAt:       msTime(h.get("started")),
+		FinishedAt:      msTime(h.get("finished")),
+		CheckpointAt:    msTime(h.get("checkpoint_at")),
 	}
-	j.Placed = decodePlaced(h["placed"], j.Attempt)
+	j.Placed = decodePlaced(h.get("placed"), j.Attempt)
 	if j.Placed != nil {
-		j.PlacedAt = msTime(h["placed_at"])
+		j.PlacedAt = msTime(h.get("placed_at"))
 	}
-	if code, err := strconv.Atoi(h["exit_code"]); err == nil {
-		j.ExitCode = &code
+	if c := h.get("exit_code"); c != "" {
+		if code, err := strconv.Atoi(c); err == nil {
+			j.ExitCode = &code
+		}
 	}
-	if m, ok := parseMetric(h["metric"]); ok {
-		j.LastMetric = &m
+	if v := h.get("metric"); v != "" {
+		if m, ok := parseMetric(v); ok {
+			j.LastMetric = &m
+		}
 	}
-	if q := h["qos"]; q != "" {
+	if q := h.get("qos"); q != "" {
 		var st jobs.QoSStats
 		// Only RecordQoS writes it; an unreadable value is skipped like
 		// the other fields decodeFields tolerates.
@@ -99,12 +126,20 @@ func pairsToMap(v []any) map[string]string {
 	return m
 }
 
+// atoi is s as an int, 0 when it is not one. An absent field is common
+// and is answered before strconv, whose error for it allocates.
 func atoi(s string) int {
+	if s == "" {
+		return 0
+	}
 	n, _ := strconv.Atoi(s)
 	return n
 }
 
 func msTime(s string) time.Time {
+	if s == "" {
+		return time.Time{}
+	}
 	n, err := strconv.ParseInt(s, 10, 64)
 	if err != nil || n == 0 {
 		return time.Time{}

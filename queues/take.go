@@ -201,7 +201,7 @@ func (s *Store) Take(ctx context.Context, r TakeRequest) (Took, error) {
 	}
 	dropped, _ := list[0].(int64)
 	again := dropped < 0
-	t := Took{Dropped: int(max(dropped, 0))}
+	t := Took{Dropped: int(max(dropped, 0)), Jobs: make([]jobs.Job, 0, (len(list)-1)/(1+len(claimFields)))}
 	for rest := list[1:]; len(rest) > 0; rest = rest[1+len(claimFields):] {
 		id, _ := rest[0].(string)
 		vals := rest[1 : 1+len(claimFields)]
@@ -222,27 +222,58 @@ func (s *Store) Take(ctx context.Context, r TakeRequest) (Took, error) {
 }
 
 // recordedJob decodes a job from the claimFields values of its record.
-func recordedJob(id string, vals []any) (jobs.Job, error) { return decodeRecord(id, claimValues(vals)) }
+func recordedJob(id string, vals []any) (jobs.Job, error) {
+	return decodeRecordFrom(id, &claimRead{vals: vals})
+}
 
-// claimValues names the claimFields values a claim read.
-func claimValues(vals []any) map[string]string {
-	h := make(map[string]string, len(claimFields)+5)
+// claimIndex is each claimFields name's position in a claim's values.
+var claimIndex = func() map[string]int {
+	m := make(map[string]int, len(claimFields))
 	for i, f := range claimFields {
-		if s, ok := vals[i].(string); ok {
-			h[f] = s
+		m[f] = i
+	}
+	return m
+}()
+
+// claimRead is the fields a claim read, by position in claimFields, and,
+// once claimed, what the claim itself wrote over them.
+type claimRead struct {
+	vals    []any
+	claimed bool
+	// What the claim wrote: state running, and these.
+	worker, started, pool, runs string
+}
+
+func (c *claimRead) get(name string) string {
+	if c.claimed {
+		switch name {
+		case "state":
+			return string(jobs.StateRunning)
+		case "worker":
+			return c.worker
+		case "started":
+			return c.started
+		case "pool":
+			return c.pool
+		case "runs":
+			return c.runs
 		}
 	}
-	return h
+	i, ok := claimIndex[name]
+	if !ok || i >= len(c.vals) {
+		return ""
+	}
+	v, _ := c.vals[i].(string)
+	return v
 }
 
 // claimedJob rebuilds the job a claim just gave to c from the claimFields
 // values it read (before its own writes) and what it wrote.
 func claimedJob(id string, vals []any, c Claimant, pool string, now int64) (jobs.Job, error) {
-	h := claimValues(vals)
-	h["state"], h["worker"], h["started"] = string(jobs.StateRunning), c.Worker, strconv.FormatInt(now, 10)
-	h["pool"] = pool
-	h["runs"] = strconv.Itoa(atoi(h["runs"]) + 1)
-	return decodeRecord(id, h)
+	r := &claimRead{vals: vals}
+	runs := atoi(r.get("runs")) // as read, before the claim's own write
+	r.claimed, r.worker, r.started, r.pool, r.runs = true, c.Worker, strconv.FormatInt(now, 10), pool, strconv.Itoa(runs+1)
+	return decodeRecordFrom(id, r)
 }
 
 // forwardScript moves a queue's scheduled and retry tasks that are due to
