@@ -115,6 +115,9 @@ func (w *Worker) carry(ctx context.Context, r *running, key, wid string) {
 
 // publishRunning announces that attempt j started on worker wid.
 func (w *Worker) publishRunning(j jobs.Job, wid string) {
+	if !w.announces() {
+		return
+	}
 	w.publish(events.Event{ID: eventID(j, events.TypeJobRunning), Type: events.TypeJobRunning, JobID: j.ID,
 		Attempt: j.Attempt, Runs: j.Runs, State: jobs.StateRunning, Queue: j.Queue, Worker: wid, Time: j.StartedAt,
 		Data: map[string]any{"pool": w.opts.Pool, "resume_from": j.Checkpoint, "class": string(j.Spec.Class),

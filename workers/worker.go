@@ -265,6 +265,11 @@ func (w *Worker) isolationReport() *queues.Isolation {
 	return &r
 }
 
+// announces reports whether events go anywhere. A job's start and end
+// events are built only when they do: a worker without an event bus
+// (events.Discard) would build two per job for nobody.
+func (w *Worker) announces() bool { return w.opts.Events != events.Discard }
+
 func (w *Worker) publish(e events.Event) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
