@@ -55,7 +55,12 @@ func decodeRecord(id string, h map[string]string) (jobs.Job, error) {
 // decodeRecordFrom turns a record's fields into a Job.
 func decodeRecordFrom(id string, h fields) (jobs.Job, error) {
 	j := decodeFieldsFrom(id, h)
-	if err := json.Unmarshal([]byte(h.get("spec")), &j.Spec); err != nil {
+	// Decoded into a spec of its own: what json.Unmarshal is given lives
+	// on the heap, and the job around it (twice the spec's size) need not.
+	var sp jobs.Spec
+	err := json.Unmarshal([]byte(h.get("spec")), &sp)
+	j.Spec = sp
+	if err != nil {
 		return j, fmt.Errorf("queues: job %s has an unreadable spec: %w", id, err)
 	}
 	return j, nil
