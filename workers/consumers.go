@@ -80,7 +80,7 @@ func (w *Worker) newConsumers() *consumers {
 	c := &consumers{placed: asynq.NewServerFromRedisClient(w.store.Redis(),
 		config(map[string]int{ns.AsynqQueue(queues.PlaceQueue(w.opts.ID)): 1}, placePoll(w.opts.PollInterval)))}
 	if w.store.CanTake() && !w.opts.AsynqShared {
-		c.taker = &taker{w: w}
+		c.taker = &taker{w: w, carriers: newCarriers()}
 	} else {
 		c.shared = asynq.NewServerFromRedisClient(w.store.Redis(), config(prio, w.opts.PollInterval))
 	}

@@ -20,7 +20,8 @@ const takeTimeout = 5 * time.Second
 // taker is how a worker takes its shared deliveries where the store allows
 // it (queues.Store.CanTake): one loop that waits for free slots, then
 // pops and claims as many deliveries as there are slots in one script
-// (queues.Store.Take), and runs each in a goroutine of its own. It stands
+// (queues.Store.Take), and runs each on a goroutine of its own (one kept
+// from an attempt before, see carriers.go). It stands
 // in for asynq's server on the shared queues: it polls them as that server
 // does (every poll interval while they are empty, at once while they are
 // not), and forwards their due scheduled and retry tasks as that server's
@@ -29,6 +30,8 @@ const takeTimeout = 5 * time.Second
 type taker struct {
 	w    *Worker
 	runs sync.WaitGroup
+	// carriers run the taken attempts, kept from one to the next.
+	carriers *carriers
 
 	mu      sync.Mutex
 	stopped bool
@@ -75,8 +78,12 @@ func (t *taker) stop() {
 	}
 }
 
-// wait returns when every taken attempt has ended here.
-func (t *taker) wait() { t.runs.Wait() }
+// wait returns when every taken attempt has ended here, and the goroutines
+// that carried them too.
+func (t *taker) wait() {
+	t.runs.Wait()
+	t.carriers.stop()
+}
 
 // take is what the loop asks of one take: a fresh one, the retry of a
 // try that failed, or only the answer to that try.
@@ -194,11 +201,11 @@ func (w *Worker) takeInto(keys []string, token string, mode take) (int, error) {
 		w.slots.rekey(keys[started], key)
 		started++
 		w.srv.taker.runs.Add(1)
-		go func() {
+		w.srv.taker.carriers.carry(func() {
 			defer w.srv.taker.runs.Done()
 			defer w.slots.release(key)
 			w.carry(context.Background(), r, key, wid)
-		}()
+		})
 	}
 	for _, k := range keys[started:] {
 		w.slots.release(k)
