@@ -40,15 +40,17 @@ type output struct {
 	pending []queues.LogLine
 	dir     string
 	file    *os.File // opened at the first line: most no-op jobs print nothing
-	done    chan struct{}
-	flushed chan struct{}
+	// The loop that sends lines to Redis starts at the first line too: a
+	// job that prints nothing costs no goroutine and no ticker.
+	looping, closed bool
+	done            chan struct{}
+	flushed         chan struct{}
 }
 
 func newOutput(store *queues.Store, dir, jobID string, attempt int, keep int64, onCheckpoint func(string),
 	metric string, onMetric func(float64)) *output {
 	o := &output{store: store, jobID: jobID, attempt: attempt, keep: keep, onCheckpoint: onCheckpoint,
 		metric: metric, onMetric: onMetric, dir: dir, done: make(chan struct{}), flushed: make(chan struct{})}
-	go o.flushLoop()
 	return o
 }
 
@@ -60,6 +62,10 @@ func (o *output) writer(stream string) *lineWriter {
 func (o *output) line(stream, text string) {
 	o.mu.Lock()
 	o.pending = append(o.pending, queues.LogLine{Attempt: o.attempt, Stream: stream, Text: text})
+	if !o.looping && !o.closed {
+		o.looping = true
+		go o.flushLoop()
+	}
 	if o.file == nil && o.dir != "" {
 		// The local file keeps everything; Redis keeps the last lines.
 		if err := os.MkdirAll(o.dir, 0o700); err == nil {
@@ -117,8 +123,14 @@ func (o *output) flush() {
 
 // close flushes what is left and closes the file.
 func (o *output) close() {
-	close(o.done)
-	<-o.flushed
+	o.mu.Lock()
+	o.closed = true
+	looping := o.looping
+	o.mu.Unlock()
+	if looping {
+		close(o.done)
+		<-o.flushed
+	}
 	if o.file != nil {
 		o.file.Close()
 	}
