@@ -67,6 +67,15 @@ func (c *carriers) loop(f func()) {
 	for {
 		f()
 		f = nil // what it held is not kept alive while waiting
+		// Stopped and drained before the reset: under the timer semantics
+		// before Go 1.23 (asynctimerchan=1), a timeout that fired during
+		// a long attempt would otherwise end the carrier at once.
+		if !idle.Stop() {
+			select {
+			case <-idle.C:
+			default:
+			}
+		}
 		idle.Reset(carrierIdle)
 		c.waiting.Add(1)
 		select {

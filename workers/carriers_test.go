@@ -5,30 +5,52 @@ import (
 	"time"
 )
 
-// TestCarriersKeepTheirGoroutines: an attempt handed over while a carrier
-// waits runs on that carrier, not a new goroutine; two at once need two.
+// TestCarriersKeepTheirGoroutines: an attempt handed to a carrier that
+// waits runs on it, not on a new goroutine; while the only carrier is
+// busy, carry starts a second.
 func TestCarriersKeepTheirGoroutines(t *testing.T) {
 	c := newCarriers()
 	defer c.stop()
 	ran := make(chan int, 4)
 	c.carry(func() { ran <- 1 })
 	<-ran
-	waitFor(t, "the carrier to wait", func() bool { return c.waiting.Load() == 1 })
-	c.carry(func() { ran <- 2 })
+	// Handed over as carry does, but waiting for the carrier to be ready:
+	// carry itself starts a new one if it is not yet.
+	handOver := func(f func()) {
+		t.Helper()
+		select {
+		case c.work <- f:
+		case <-time.After(2 * time.Second):
+			t.Fatal("the carrier that ended its attempt did not wait for another")
+		}
+	}
+	handOver(func() { ran <- 2 })
 	if got := <-ran; got != 2 || c.started.Load() != 1 {
 		t.Fatalf("second attempt ran (%d) on one of %d carriers, want 1", got, c.started.Load())
 	}
-	waitFor(t, "the carrier to wait again", func() bool { return c.waiting.Load() == 1 })
 	hold := make(chan struct{})
-	c.carry(func() { <-hold; ran <- 3 })
+	handOver(func() { <-hold; ran <- 3 })
 	waitFor(t, "the carrier to take the held attempt", func() bool { return c.waiting.Load() == 0 })
 	c.carry(func() { ran <- 4 })
 	if got := <-ran; got != 4 || c.started.Load() != 2 {
-		t.Fatalf("with one carrier busy, attempt %d ran on one of %d carriers, want a second one", got, c.started.Load())
+		t.Fatalf("with the only carrier busy, attempt %d ran on one of %d carriers, want a second one", got, c.started.Load())
 	}
 	close(hold)
 	if got := <-ran; got != 3 {
 		t.Fatalf("held attempt: %d", got)
+	}
+	// And carry itself hands over: attempts one after another, each once
+	// a carrier waits (a beat later, past the moment it counts itself
+	// waiting and its receive), start no new carriers, or hardly any.
+	for i := 0; i < 50; i++ {
+		waitFor(t, "a carrier to wait", func() bool { return c.waiting.Load() >= 1 })
+		time.Sleep(time.Millisecond)
+		done := make(chan struct{})
+		c.carry(func() { close(done) })
+		<-done
+	}
+	if n := c.started.Load(); n > 10 {
+		t.Fatalf("50 attempts carried one after another started %d carriers: carry does not hand over to a waiting one", n)
 	}
 }
 

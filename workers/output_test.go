@@ -17,7 +17,7 @@ func TestOutputStartsItsLoopAtTheFirstLine(t *testing.T) {
 	store := queues.NewStore(rdb, queues.StoreOptions{Namespace: ns})
 	ctx := context.Background()
 
-	quiet := newOutput(store, t.TempDir(), "quiet", 1, 100, nil, "", nil)
+	quiet := newOutput(store, "", "quiet", 1, 100, nil, "", nil) // no local file: the late line would open one
 	quiet.close()
 	quiet.line("stdout", "late")
 	quiet.mu.Lock()

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"runtime/pprof"
 	"time"
 
@@ -30,6 +31,10 @@ func runBench(ctx context.Context, inv *cli.Invocation, args []string) error {
 	if err := inv.Parse(fs, args); err != nil {
 		return err
 	}
+	// Checked before the profiles' files are made, so a mistake leaves none.
+	if *runs < 1 || *runs > 100 {
+		return fmt.Errorf("--runs: %d is out of range (1..100)", *runs)
+	}
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
 		if err != nil {
@@ -47,15 +52,17 @@ func runBench(ctx context.Context, inv *cli.Invocation, args []string) error {
 			return fmt.Errorf("--memprofile: %w", err)
 		}
 		defer func() {
-			// Written last, so it holds every allocation of the run.
-			if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+			// Written last, after a collection: the profile is as of the
+			// last one, and holds every allocation of the run only then.
+			runtime.GC()
+			err := pprof.Lookup("allocs").WriteTo(f, 0)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
 				fmt.Fprintf(inv.Stderr(), "--memprofile: %v\n", err)
 			}
-			f.Close()
 		}()
-	}
-	if *runs < 1 || *runs > 100 {
-		return fmt.Errorf("--runs: %d is out of range (1..100)", *runs)
 	}
 	var all []bench.Result
 	var firstErr error
