@@ -144,6 +144,11 @@ func newLostEnd(t *testing.T, asynqShared, beforeClaim bool) *lostEnd {
 	if l.ended = e.waitTerminal(id, wait); l.ended.State != jobs.StateSucceeded {
 		t.Fatalf("the job ended %s", l.ended.State)
 	}
+	// The record is terminal as soon as the finish commits; the worker
+	// notes the end's time just after, and must do so before the clock
+	// moves below (it did not once in CI, and remembered the end an hour
+	// early). A job leaves the worker's list only once it is settled.
+	testenv.Eventually(t, wait, "the worker settled the job", func() bool { return l.w.Running() == 0 })
 	// The beats must not name the attempt in these tests unless the test
 	// moves the clock on: it goes back an hour, and the attempt claimed
 	// since then is always younger than the grace.

@@ -94,6 +94,11 @@ func TestPageListsJobsAndOpensOne(t *testing.T) {
 	if err := b.WaitFor(`document.getElementById('job-logs').dataset.lines === '2'`, 10*time.Second); err != nil {
 		t.Fatalf("the job's page did not open: %v", err)
 	}
+	// The record and its log are fetched apart: the log may be drawn
+	// first (it once was, in CI), so the record's fields are waited for too.
+	if err := b.WaitFor(`(document.body.dataset.ready || '').split(' ').includes('job')`, 10*time.Second); err != nil {
+		t.Fatalf("the job's fields were not drawn: %v", err)
+	}
 	vals, err = b.Values(5 * time.Second)
 	if err != nil {
 		t.Fatal(err)
