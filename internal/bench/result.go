@@ -92,12 +92,15 @@ func (t Throughput) RoundTrips() float64 {
 	return float64(total) / float64(t.Count)
 }
 
+// perMicros is d in microseconds per task or job of t.
+func (t Throughput) perMicros(d time.Duration) float64 { return t.per(float64(d.Microseconds())) }
+
 // costs is t's cost per task or job in one line, for the progress output:
 // a run whose rate stands out can be told apart as one where each job cost
 // more (the machine was slower, or the work differed) or one that waited.
 func (t Throughput) costs() string {
 	return fmt.Sprintf("redis %.0f µs, this process %.0f µs, %.2f round trips each",
-		t.per(float64(t.Usage.RedisCPU.Microseconds())), t.per(float64(t.Usage.ClientCPU.Microseconds())), t.RoundTrips())
+		t.perMicros(t.Usage.RedisCPU), t.perMicros(t.Usage.ClientCPU), t.RoundTrips())
 }
 
 func throughput(n int, d time.Duration) Throughput {
@@ -292,9 +295,9 @@ func (r Result) printUsage(w io.Writer) {
 		fmt.Fprintf(tw, "  %s\t%.2f\t%.2f\n", k, a, b)
 	}
 	fmt.Fprintf(tw, "cpu per task / job\t\t\n")
-	fmt.Fprintf(tw, "  redis server\t%.1f µs\t%.1f µs\n", r.Raw.per(float64(raw.RedisCPU.Microseconds())), r.Ballast.per(float64(bal.RedisCPU.Microseconds())))
-	fmt.Fprintf(tw, "    of which running scripts\t%.1f µs\t%.1f µs\n", r.Raw.per(float64(raw.ScriptTime.Microseconds())), r.Ballast.per(float64(bal.ScriptTime.Microseconds())))
-	fmt.Fprintf(tw, "  this process (producers and consumer)\t%.1f µs\t%.1f µs\n", r.Raw.per(float64(raw.ClientCPU.Microseconds())), r.Ballast.per(float64(bal.ClientCPU.Microseconds())))
+	fmt.Fprintf(tw, "  redis server\t%.1f µs\t%.1f µs\n", r.Raw.perMicros(raw.RedisCPU), r.Ballast.perMicros(bal.RedisCPU))
+	fmt.Fprintf(tw, "    of which running scripts\t%.1f µs\t%.1f µs\n", r.Raw.perMicros(raw.ScriptTime), r.Ballast.perMicros(bal.ScriptTime))
+	fmt.Fprintf(tw, "  this process (producers and consumer)\t%.1f µs\t%.1f µs\n", r.Raw.perMicros(raw.ClientCPU), r.Ballast.perMicros(bal.ClientCPU))
 	tw.Flush()
 	fmt.Fprintln(w, "(Redis's figures are its whole server's: measure on a Redis nobody else uses at the same time)")
 	fmt.Fprintln(w)

@@ -69,9 +69,9 @@ func Summarize(rs []Result) Summary {
 	}
 	us := func(t Throughput, redis bool) float64 {
 		if redis {
-			return t.per(float64(t.Usage.RedisCPU.Microseconds()))
+			return t.perMicros(t.Usage.RedisCPU)
 		}
-		return t.per(float64(t.Usage.ClientCPU.Microseconds()))
+		return t.perMicros(t.Usage.ClientCPU)
 	}
 	s.Raw = col(func(r Result) float64 { return r.Raw.PerSecond })
 	s.RawDrain = col(func(r Result) float64 { return r.RawDrain.PerSecond })

@@ -190,8 +190,8 @@ func (s Submission) print(w io.Writer) {
 	tw.Flush()
 	// The NATS server's own CPU is not in these: it is another process.
 	fmt.Fprintf(w, "cpu per job, single: redis %.1f µs, this process %.1f µs (client and intake); batch: redis %.1f µs, this process %.1f µs\n",
-		s.Single.per(float64(s.Single.Usage.RedisCPU.Microseconds())), s.Single.per(float64(s.Single.Usage.ClientCPU.Microseconds())),
-		s.Batch.per(float64(s.Batch.Usage.RedisCPU.Microseconds())), s.Batch.per(float64(s.Batch.Usage.ClientCPU.Microseconds())))
+		s.Single.perMicros(s.Single.Usage.RedisCPU), s.Single.perMicros(s.Single.Usage.ClientCPU),
+		s.Batch.perMicros(s.Batch.Usage.RedisCPU), s.Batch.perMicros(s.Batch.Usage.ClientCPU))
 	verdict := "each job once"
 	if s.Recorded != s.Single.Count+s.Batch.Count || s.Tasks != s.Recorded {
 		verdict = fmt.Sprintf("!!! want %d of each", s.Single.Count+s.Batch.Count)
