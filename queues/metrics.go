@@ -91,8 +91,12 @@ func (s *Store) Metrics(ctx context.Context, jobIDs []string) (map[string][]floa
 // formatMetric is the shortest text that parses back to exactly v.
 func formatMetric(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 
-// parseMetric reads a value formatMetric wrote.
+// parseMetric reads a value formatMetric wrote. "" (no metric, the
+// common case) is answered before strconv, whose error for it allocates.
 func parseMetric(s string) (float64, bool) {
+	if s == "" {
+		return 0, false
+	}
 	f, err := strconv.ParseFloat(s, 64)
 	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
 		return 0, false

@@ -104,10 +104,8 @@ func decodeFieldsFrom(id string, h fields) jobs.Job {
 			j.ExitCode = &code
 		}
 	}
-	if v := h.get("metric"); v != "" {
-		if m, ok := parseMetric(v); ok {
-			j.LastMetric = &m
-		}
+	if m, ok := parseMetric(h.get("metric")); ok {
+		j.LastMetric = &m
 	}
 	if q := h.get("qos"); q != "" {
 		var st jobs.QoSStats
