@@ -30,8 +30,8 @@ type carriers struct {
 	mu      sync.Mutex
 	stopped bool
 
-	// started counts the carriers begun, waiting those waiting for work.
-	started, waiting atomic.Int64
+	// started counts the carriers begun (once per carrier, not per attempt).
+	started atomic.Int64
 }
 
 func newCarriers() *carriers {
@@ -77,15 +77,11 @@ func (c *carriers) loop(f func()) {
 			}
 		}
 		idle.Reset(carrierIdle)
-		c.waiting.Add(1)
 		select {
 		case f = <-c.work:
-			c.waiting.Add(-1)
 		case <-idle.C:
-			c.waiting.Add(-1)
 			return
 		case <-c.quit:
-			c.waiting.Add(-1)
 			return
 		}
 	}

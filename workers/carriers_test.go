@@ -29,8 +29,7 @@ func TestCarriersKeepTheirGoroutines(t *testing.T) {
 		t.Fatalf("second attempt ran (%d) on one of %d carriers, want 1", got, c.started.Load())
 	}
 	hold := make(chan struct{})
-	handOver(func() { <-hold; ran <- 3 })
-	waitFor(t, "the carrier to take the held attempt", func() bool { return c.waiting.Load() == 0 })
+	handOver(func() { <-hold; ran <- 3 }) // taken: the only carrier is busy
 	c.carry(func() { ran <- 4 })
 	if got := <-ran; got != 4 || c.started.Load() != 2 {
 		t.Fatalf("with the only carrier busy, attempt %d ran on one of %d carriers, want a second one", got, c.started.Load())
@@ -39,12 +38,11 @@ func TestCarriersKeepTheirGoroutines(t *testing.T) {
 	if got := <-ran; got != 3 {
 		t.Fatalf("held attempt: %d", got)
 	}
-	// And carry itself hands over: attempts one after another, each once
-	// a carrier waits (a beat later, past the moment it counts itself
-	// waiting and its receive), start no new carriers, or hardly any.
+	// And carry itself hands over: attempts one after another, each a
+	// beat after the one before ended (its carrier waits again by then),
+	// start no new carriers, or hardly any.
 	for i := 0; i < 50; i++ {
-		waitFor(t, "a carrier to wait", func() bool { return c.waiting.Load() >= 1 })
-		time.Sleep(time.Millisecond)
+		time.Sleep(2 * time.Millisecond)
 		done := make(chan struct{})
 		c.carry(func() { close(done) })
 		<-done
@@ -59,12 +57,14 @@ func TestCarriersKeepTheirGoroutines(t *testing.T) {
 // the carriers that wait; an attempt handed over after stop still runs.
 func TestCarriersStopWaitsForTheBusyAndEndsTheIdle(t *testing.T) {
 	c := newCarriers()
-	done := make(chan struct{})
-	c.carry(func() { close(done) })
-	<-done
-	waitFor(t, "the carrier to wait", func() bool { return c.waiting.Load() == 1 })
 	hold, held := make(chan struct{}), make(chan struct{})
-	c.carry(func() { <-hold; close(held) })
+	c.carry(func() { <-hold; close(held) }) // a carrier, busy until released
+	done := make(chan struct{})
+	c.carry(func() { close(done) }) // a second one, idle once this returns
+	<-done
+	if n := c.started.Load(); n != 2 {
+		t.Fatalf("%d carriers, want one busy and one idle", n)
+	}
 	stopped := make(chan struct{})
 	start := time.Now()
 	go func() { c.stop(); close(stopped) }()
