@@ -101,6 +101,9 @@ local mk = "m" .. ARGV[6]
 local tag = ARGV[2] .. "|" .. ARGV[3]
 local cur = redis.call("HGET", KEYS[1], mk)
 if cur == tag and ARGV[5] ~= "" and (st[1] == "queued" or st[1] == "running") then
+  -- The member is this process's again: stamped as claimScript does, so
+  -- no beat takes it for one no worker runs (unrecorded.go).
+  if st[1] == "running" then redis.call("HSET", KEYS[1], "reclaimed", ARGV[4]) end
   return redis.call("HGETALL", KEYS[1])
 end
 if st[1] ~= "queued" then return "stale" end

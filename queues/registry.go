@@ -99,8 +99,8 @@ type Beat struct {
 	// claimed more than orphanGrace ago, that the beat did not report (see
 	// unrecorded.go), with Members set for a gang's. The beat changed
 	// nothing for them: the worker records again the end of those it ended
-	// (Refinish) and requeues the others (RequeueUnrecorded), but for a
-	// gang's.
+	// (Refinish) and requeues the others (RequeueUnrecorded; a gang's once
+	// every member's worker has said it runs none of it).
 	Unrecorded []Delivery
 }
 

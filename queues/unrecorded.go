@@ -27,8 +27,9 @@ import (
 //   - an attempt the process never ran: an older process of the ID, paused
 //     across a takeover, claimed it on waking and stopped it unrecorded, or
 //     a claim whose reply was lost and whose delivery asynq gave up on. It
-//     is requeued (RequeueUnrecorded), as a dead worker's attempts are,
-//     unless it is a gang's (see requeueUnrecordedScript).
+//     is requeued (RequeueUnrecorded), as a dead worker's attempts are; a
+//     gang's only once the worker of every member says the same (see
+//     requeueUnrecordedScript).
 //
 // Each beat names such attempts (Beat.Unrecorded) and changes nothing; the
 // worker, which alone knows which it ended, does one or the other. Without
@@ -57,39 +58,98 @@ local function unrecordedAttempt(k, worker, before)
 end
 `
 
+// gangMarkKeep is how long a worker's word that it runs no member of a
+// gang's attempt counts (see gangRunsNowhereLua). Its beats say it again
+// every Heartbeat while the attempt is on record for it, so an older word
+// is from a worker that stopped saying it, for whatever reason.
+const gangMarkKeep = 3 * orphanGrace
+
+// gangRunsNowhereLua defines gangRunsNowhere(jobKey, worker, attempt, n,
+// nowMs, workersKey): it notes, on each member of the gang's attempt that
+// worker holds, that worker runs none of them (field u<i>, "attempt|ms",
+// named by its attempt like the other gang fields, so a new attempt needs
+// no clean-up), and reports whether the attempt runs nowhere: every member
+// is either ended (d<i>), noted so within gangMarkKeep and since the last
+// claim retried ("reclaimed"), or held by a worker no longer registered
+// (one that left runs nothing, and no recovery looks at it). Prepend
+// unrecordedLua and gangLua.
+var gangRunsNowhereLua = "local gangMarkKeepMs = " + strconv.FormatInt(gangMarkKeep.Milliseconds(), 10) + `
+local function gangRunsNowhere(k, worker, a, n, now, workers)
+  local pre = tostring(a) .. "|"
+  local since = math.max(now - gangMarkKeepMs, tonumber(redis.call("HGET", k, "reclaimed")) or 0)
+  local nowhere = true
+  for i = 0, n - 1 do
+    local m = redis.call("HGET", k, "m" .. i)
+    if m == pre .. worker then
+      redis.call("HSET", k, "u" .. i, pre .. now)
+    elseif redis.call("HGET", k, "d" .. i) == pre .. "1" then
+      -- ended: its worker recorded its exit 0
+    elseif m and string.sub(m, 1, #pre) == pre and not redis.call("ZSCORE", workers, string.sub(m, #pre + 1)) then
+      -- its worker left
+    else
+      local u = redis.call("HGET", k, "u" .. i)
+      local at = u and string.sub(u, 1, #pre) == pre and tonumber(string.sub(u, #pre + 1))
+      if not at or at <= since then nowhere = false end
+    end
+  end
+  return nowhere
+end
+`
+
 // requeueUnrecordedScript requeues the named attempts that the record
 // still gives to the worker as unrecorded ones (unrecordedAttempt, at the
 // same attempt), as recovery requeues a dead worker's. A process whose ID
 // was fenced or taken over since its beat requeues nothing: the attempts
-// it does not know of may be the new process's. A gang is never requeued
-// here: a member's worker that runs no member of it may be one that
-// handed a drain to member 0 (which is checkpointing the gang), or one
-// that stopped its member because another member's failure ended the gang
-// (whose end a failover lost, and whose worker records it again). Only
-// the member that ended knows, and it records its end (Refinish).
-// KEYS: workerJobs, outbox, active, usage, tombstone, incarnation.
+// it does not know of may be the new process's.
+//
+// A gang's attempt is requeued only once it runs nowhere
+// (gangRunsNowhere): every member's worker must have said so, not the
+// caller alone. A member's worker that runs no member may have handed a
+// drain to member 0, which is checkpointing the gang; or it stopped its
+// member because another member's failure ended the gang, whose end a
+// failover lost and whose worker records it again (Refinish). In both
+// the worker of another member has not said so (it runs its member, or it
+// ended it and records that instead). When all have, the gang's end or
+// move was lost (a retry, a preemption, a drain's checkpoint, or an end
+// no worker remembers), and requeuing it does what the lost move did,
+// less its checkpoint and reason.
+// KEYS: workerJobs, outbox, active, usage, tombstone, incarnation, workers.
 // ARGV: worker, now, jobKeyPrefix, workerKeyPrefix, retentionMs,
 // incarnation, then id, attempt per job.
 // Returns {id, newAttempt, queue, ...} as requeueJobs does.
-var requeueUnrecordedScript = redis.NewScript(usageLua + gangLua + requeueWorkerJobsLua + claimFenceLua + unrecordedLua + `
+var requeueUnrecordedScript = redis.NewScript(usageLua + gangLua + requeueWorkerJobsLua + claimFenceLua + unrecordedLua + gangRunsNowhereLua + `
 if claimFenced(KEYS[5], KEYS[6], ARGV[6]) then return {} end
-local before = tonumber(ARGV[2]) - orphanGraceMs
-local ids = {}
+local now = tonumber(ARGV[2])
+local ids, gangs = {}, {}
 for i = 7, #ARGV, 2 do
   local k = ARGV[3] .. ARGV[i]
-  local a, gang = unrecordedAttempt(k, ARGV[1], before)
-  if a == tonumber(ARGV[i + 1]) and gang < 2 then table.insert(ids, ARGV[i]) end
+  local a, gang = unrecordedAttempt(k, ARGV[1], now - orphanGraceMs)
+  if a and a == tonumber(ARGV[i + 1]) then
+    if gang < 2 then
+      table.insert(ids, ARGV[i])
+    elseif gangRunsNowhere(k, ARGV[1], a, gang, now, KEYS[7]) then
+      table.insert(gangs, ARGV[i])
+    end
+  end
 end
-return requeueJobs(ids, ARGV[1], KEYS[1], ARGV[3], ARGV[4], KEYS[2], KEYS[3], KEYS[4], ARGV[2], ARGV[2], ARGV[5],
+local out = requeueJobs(ids, ARGV[1], KEYS[1], ARGV[3], ARGV[4], KEYS[2], KEYS[3], KEYS[4], ARGV[2], ARGV[2], ARGV[5],
   "did not run it (its process stopped it unrecorded)")
+for _, v in ipairs(requeueJobs(gangs, ARGV[1], KEYS[1], ARGV[3], ARGV[4], KEYS[2], KEYS[3], KEYS[4], ARGV[2], ARGV[2], ARGV[5],
+  "ran no member of it, nor did the gang's other workers (its end or move was lost)")) do
+  table.insert(out, v)
+end
+return out
 `)
 
 // RequeueUnrecorded requeues attempts a beat named as unrecorded
 // (Beat.Unrecorded) that the worker's process did not end: it never ran
 // them. Each is requeued only if the record still gives it to the worker at
 // that attempt, and nothing is when the worker's identity or incarnation
-// (w.Incarnation, "" for none) was fenced or taken over since. The next
-// attempts are enqueued before it returns.
+// (w.Incarnation, "" for none) was fenced or taken over since. A gang's
+// attempt is requeued by the call that finds every member's worker has
+// said it runs none of it (each says so with this call); until then the
+// call only notes the worker's word. The next attempts are enqueued before
+// it returns.
 func (s *Store) RequeueUnrecorded(ctx context.Context, w WorkerInfo, attempts []Delivery) ([]Recovered, error) {
 	if len(attempts) == 0 {
 		return nil, nil
@@ -103,7 +163,7 @@ func (s *Store) RequeueUnrecorded(ctx context.Context, w WorkerInfo, attempts []
 		args = append(args, d.JobID, d.Attempt)
 	}
 	v, err := requeueUnrecordedScript.Run(ctx, s.rdb, []string{s.ns.WorkerJobs(w.ID), s.ns.Outbox(), s.ns.ActiveJobs(), s.ns.usage(),
-		s.ns.WorkerTombstone(w.ID), s.ns.WorkerIncarnation(w.ID)}, args...).Slice()
+		s.ns.WorkerTombstone(w.ID), s.ns.WorkerIncarnation(w.ID), s.ns.Workers()}, args...).Slice()
 	if err != nil {
 		return nil, wrap("queues.RequeueUnrecorded", err)
 	}

@@ -3,6 +3,7 @@ package queues_test
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -89,8 +90,9 @@ func TestRefinishRecordsALostEndAsItEnded(t *testing.T) {
 
 // TestUnrecordedGangMember: each worker of a gang names the attempt when
 // it stops reporting it. A member's end recorded again is the member's
-// only. A gang is never requeued as unrecorded: a worker that ended no
-// member may have handed a drain to member 0, which is checkpointing it.
+// only. A member that ended counts as run nowhere: once the other
+// member's worker says it runs member 0 no more and ended nothing, the
+// gang is requeued.
 func TestUnrecordedGangMember(t *testing.T) {
 	t.Parallel()
 	s, c := newStore(t)
@@ -119,17 +121,152 @@ func TestUnrecordedGangMember(t *testing.T) {
 	if b, _ := s.Heartbeat(ctx, w1, nil); len(b.Unrecorded) != 0 {
 		t.Fatalf("w1 still names the gang after its member's end: %+v", b.Unrecorded)
 	}
-	// w0 stops reporting member 0 and ended nothing: still not requeued.
 	b, _ := s.Heartbeat(ctx, w0, nil)
 	if !slices.Equal(b.Unrecorded, named) {
 		t.Fatalf("w0's beat named %+v, want %+v", b.Unrecorded, named)
 	}
-	if rs, err := s.RequeueUnrecorded(ctx, w0, b.Unrecorded); err != nil || len(rs) != 0 {
-		t.Fatalf("requeued the gang: %+v (%v)", rs, err)
+	rs, err := s.RequeueUnrecorded(ctx, w0, b.Unrecorded)
+	if err != nil || len(rs) != 1 || rs[0].Attempt != j.Attempt+1 {
+		t.Fatalf("with member 1 ended and member 0 run nowhere, requeued %+v (%v), want attempt %d", rs, err, j.Attempt+1)
 	}
-	if got, _ := s.Get(ctx, id); got.State != jobs.StateRunning || got.Attempt != j.Attempt {
-		t.Fatalf("the gang is %s at attempt %d", got.State, got.Attempt)
+}
+
+// gangOnRecord is a gang of two running on w0 and w1 (incarnations i0,
+// i1) whose workers run neither member: the record of its move or end
+// was lost. Both workers beat, so both are registered.
+func gangOnRecord(t *testing.T) (*queues.Store, *clock, jobs.Job, [2]queues.WorkerInfo, []queues.Delivery) {
+	t.Helper()
+	s, c := newStore(t)
+	ctx := context.Background()
+	ws := [2]queues.WorkerInfo{{ID: "w0", Slots: 2, Incarnation: "i0"}, {ID: "w1", Slots: 2, Incarnation: "i1"}}
+	for _, w := range ws {
+		if _, err := s.Register(ctx, w); err != nil {
+			t.Fatal(err)
+		}
 	}
+	id, ds := placedGang(t, s)
+	j := startGang(t, s, id, ds)
+	c.Add(time.Minute)
+	return s, c, j, ws, ds
+}
+
+// saysNone is a beat of w that reports nothing, and what the worker does
+// with the gang it names: RequeueUnrecorded.
+func saysNone(t *testing.T, s *queues.Store, w queues.WorkerInfo, j jobs.Job) []queues.Recovered {
+	t.Helper()
+	ctx := context.Background()
+	b, err := s.Heartbeat(ctx, w, nil)
+	named := []queues.Delivery{{JobID: j.ID, Attempt: j.Attempt, Members: 2}}
+	if err != nil || !slices.Equal(b.Unrecorded, named) {
+		t.Fatalf("%s's beat named %+v (%v), want %+v", w.ID, b.Unrecorded, err, named)
+	}
+	rs, err := s.RequeueUnrecorded(ctx, w, b.Unrecorded)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rs
+}
+
+// stillRunning fails unless the gang is running at its attempt.
+func stillRunning(t *testing.T, s *queues.Store, j jobs.Job, when string) {
+	t.Helper()
+	if got, _ := s.Get(context.Background(), j.ID); got.State != jobs.StateRunning || got.Attempt != j.Attempt {
+		t.Fatalf("%s: the gang is %s at attempt %d, want running at %d", when, got.State, got.Attempt, j.Attempt)
+	}
+}
+
+// TestAGangIsRequeuedOnlyOnceEveryMembersWorkerRunsNone: one member's
+// worker saying it runs no member does not move the gang (the other may be
+// checkpointing it); its word expires; a claim retried since voids it; a
+// member whose worker left counts as run nowhere. Once every member's
+// worker has said so, the gang is requeued whole, as one new attempt.
+func TestAGangIsRequeuedOnlyOnceEveryMembersWorkerRunsNone(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	t.Run("both say so", func(t *testing.T) {
+		t.Parallel()
+		s, c, j, ws, _ := gangOnRecord(t)
+		if rs := saysNone(t, s, ws[1], j); len(rs) != 0 {
+			t.Fatalf("requeued on w1's word alone: %+v", rs)
+		}
+		// w0 still runs member 0 (it is checkpointing the gang).
+		if b, _ := s.Heartbeat(ctx, ws[0], []queues.Delivery{{JobID: j.ID, Attempt: j.Attempt}}); len(b.Unrecorded) != 0 {
+			t.Fatalf("w0 reports member 0 and the beat named %+v", b.Unrecorded)
+		}
+		stillRunning(t, s, j, "with member 0 running")
+		// w1's word is too old by the time w0 says the same.
+		c.Add(31 * time.Second)
+		if rs := saysNone(t, s, ws[0], j); len(rs) != 0 {
+			t.Fatalf("requeued on w0's word and w1's of 31 s ago: %+v", rs)
+		}
+		stillRunning(t, s, j, "after w0's word")
+		rs := saysNone(t, s, ws[1], j)
+		if len(rs) != 1 || rs[0].JobID != j.ID || rs[0].Attempt != j.Attempt+1 {
+			t.Fatalf("requeued %+v, want the gang at attempt %d", rs, j.Attempt+1)
+		}
+		got, _ := s.Get(ctx, j.ID)
+		if got.State != jobs.StateQueued || got.Attempt != j.Attempt+1 || !strings.Contains(got.LastError, "ran no member of it") ||
+			got.Requeues != 1 || got.Retries != 0 {
+			t.Fatalf("after the requeue: %s at attempt %d, requeues %d retries %d, error %q", got.State, got.Attempt, got.Requeues,
+				got.Retries, got.LastError)
+		}
+		for _, w := range ws {
+			if n, _ := s.Redis().SCard(ctx, s.Namespace().WorkerJobs(w.ID)).Result(); n != 0 {
+				t.Errorf("%s still lists the gang", w.ID)
+			}
+		}
+		us, _ := s.Usage(ctx, time.Time{}, c.Now().Add(time.Hour))
+		if len(us) != 1 || us[0].Outcome != "lost" || us[0].Slots != 4 {
+			t.Fatalf("usage %+v, want the gang's attempt lost, once, on 4 slots", us)
+		}
+		if rs := saysNoneAgain(t, s, ws[0]); len(rs) != 0 {
+			t.Fatalf("requeued again: %+v", rs)
+		}
+	})
+	t.Run("a claim retried since", func(t *testing.T) {
+		t.Parallel()
+		s, c, j, ws, ds := gangOnRecord(t)
+		saysNone(t, s, ws[1], j)
+		c.Add(time.Second)
+		// w0 takes member 0 back (its claim's reply was lost): it runs it
+		// from now, and w1's word from before does not count.
+		if _, ok, err := s.ClaimMember(ctx, ds[0], 2, "w0", "i0", "h0:1"); !ok || err != nil {
+			t.Fatalf("the retried claim: %v %v", ok, err)
+		}
+		if b, _ := s.Heartbeat(ctx, ws[0], nil); len(b.Unrecorded) != 0 {
+			t.Fatalf("named a member claimed again just now: %+v", b.Unrecorded)
+		}
+		c.Add(11 * time.Second)
+		if rs := saysNone(t, s, ws[0], j); len(rs) != 0 {
+			t.Fatalf("requeued on w0's word and w1's from before the retried claim: %+v", rs)
+		}
+		stillRunning(t, s, j, "after the retried claim")
+		if rs := saysNone(t, s, ws[1], j); len(rs) != 1 {
+			t.Fatalf("both said so since the retried claim, and %+v was requeued", rs)
+		}
+	})
+	t.Run("a worker that left", func(t *testing.T) {
+		t.Parallel()
+		s, _, j, ws, _ := gangOnRecord(t)
+		// Leave leaves a gang to its members.
+		if rs, err := s.Leave(ctx, "w1", "i1"); err != nil || len(rs) != 0 {
+			t.Fatalf("Leave = %+v, %v", rs, err)
+		}
+		stillRunning(t, s, j, "after w1 left")
+		if rs := saysNone(t, s, ws[0], j); len(rs) != 1 || rs[0].Attempt != j.Attempt+1 {
+			t.Fatalf("with w1 gone, w0's word requeued %+v", rs)
+		}
+	})
+}
+
+// saysNoneAgain is a beat of w after the requeue: it names nothing.
+func saysNoneAgain(t *testing.T, s *queues.Store, w queues.WorkerInfo) []queues.Delivery {
+	t.Helper()
+	b, err := s.Heartbeat(context.Background(), w, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.Unrecorded
 }
 
 // TestAClaimRetriedIsNotUnrecorded: a claim whose reply was lost is
