@@ -2,6 +2,7 @@ package workers
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -132,33 +133,38 @@ func (w *Worker) unreadable(id string) bool {
 	return w.unreadableIDs[id]
 }
 
-// warnStuckGang says, once per attempt, that a gang's attempt is on record
-// here though no member runs here and none ended here. That is expected
-// for a few seconds (this worker handed a drain to member 0, which is
-// checkpointing the gang, or another member's failure ended the gang and
-// its worker records that again), but a gang whose end no worker
-// remembers stays running on record until someone cancels it.
-func (w *Worker) warnStuckGang(d queues.Delivery) {
+// gangsNotedMax bounds the attempts noteGangWaiting remembers logging.
+const gangsNotedMax = 1024
+
+// noteGangWaiting says, once per attempt, that a gang's attempt is on
+// record here though no member runs here and none ended here, and that it
+// waits for the workers of its other members. For a few seconds that is
+// expected: this worker handed a drain to member 0, which is checkpointing
+// the gang, or another member's failure ended the gang and its worker
+// records that again. Once every member's worker has said it runs none of
+// it, the attempt is requeued (queues.Store.RequeueUnrecorded).
+func (w *Worker) noteGangWaiting(d queues.Delivery) {
 	k := attemptKey{d.JobID, d.Attempt}
 	w.mu.Lock()
-	seen := w.gangsWarned[k]
+	seen := w.gangsNoted[k]
 	if !seen {
-		if w.gangsWarned == nil {
-			w.gangsWarned = map[attemptKey]bool{}
+		if w.gangsNoted == nil || len(w.gangsNoted) >= gangsNotedMax {
+			// Forgetting the old ones costs at most a second note each.
+			w.gangsNoted = map[attemptKey]bool{}
 		}
-		w.gangsWarned[k] = true
+		w.gangsNoted[k] = true
 	}
 	w.mu.Unlock()
 	if !seen {
-		w.log.Warn("a gang's attempt is on record as running here, but no member runs here and none ended here; "+
-			"it is not requeued (another member's worker moves or ends it): cancel the job if it stays running",
+		w.log.Info("a gang's attempt is on record as running here, but no member runs here and none ended here; "+
+			"it is requeued once the workers of its other members say the same",
 			"job", d.JobID, "attempt", d.Attempt)
 	}
 }
 
 // repairUnrecorded acts on the attempts a beat named as on record here but
 // not run here: it records again the end of those this process ended, and
-// requeues the others (a gang is only ever recorded again, see
+// requeues the others (a gang's once no member's worker runs it, see
 // queues.Store.RequeueUnrecorded). One that runs here by now (a delivery
 // claimed since the beat) is left alone. Errors are logged: the next beat
 // names what is still unrepaired.
@@ -171,11 +177,7 @@ func (w *Worker) repairUnrecorded(ctx context.Context, attempts []queues.Deliver
 			continue
 		}
 		ends := w.ended.ends(d)
-		switch {
-		case len(ends) == 0 && d.Members > 1:
-			w.warnStuckGang(d)
-			continue
-		case len(ends) == 0:
+		if len(ends) == 0 {
 			never = append(never, d)
 			continue
 		}
@@ -197,8 +199,14 @@ func (w *Worker) repairUnrecorded(ctx context.Context, attempts []queues.Deliver
 	rs, err := w.store.RequeueUnrecorded(ctx, w.info(), never)
 	if err != nil {
 		w.log.Warn("could not requeue attempts on record here that this process does not run", "err", err)
+		return
 	}
 	w.requeuedFor(rs, "requeued a job on record as running here that this process does not run", "its worker did not run it")
+	for _, d := range never {
+		if d.Members > 1 && !slices.ContainsFunc(rs, func(r queues.Recovered) bool { return r.JobID == d.JobID }) {
+			w.noteGangWaiting(d)
+		}
+	}
 }
 
 // endedAlready reports whether this process already ended attempt j under

@@ -2,6 +2,7 @@ package workers_test
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -22,9 +23,15 @@ type redisSnapshot map[string]string
 
 func snapshotNamespace(t *testing.T, rdb *redis.Client, ns queues.Namespace) redisSnapshot {
 	t.Helper()
+	return snapshotOf(t, rdb, ns.KeyPatterns())
+}
+
+// snapshotOf is every key matching patterns, as DUMP gives it.
+func snapshotOf(t *testing.T, rdb *redis.Client, patterns []string) redisSnapshot {
+	t.Helper()
 	ctx := context.Background()
 	snap := redisSnapshot{}
-	for _, p := range ns.KeyPatterns() {
+	for _, p := range patterns {
 		err := queues.ScanKeys(ctx, rdb, p, func(keys []string) error {
 			for _, k := range keys {
 				v, err := rdb.Dump(ctx, k).Result()
@@ -50,8 +57,15 @@ func snapshotNamespace(t *testing.T, rdb *redis.Client, ns queues.Namespace) red
 // are not kept: none of the keys it restores expires within the test.
 func (snap redisSnapshot) restore(t *testing.T, rdb *redis.Client, ns queues.Namespace) {
 	t.Helper()
+	snap.restoreOver(t, rdb, ns.KeyPatterns())
+}
+
+// restoreOver puts back the keys matching patterns as they were at the
+// snapshot (taken with the same patterns).
+func (snap redisSnapshot) restoreOver(t *testing.T, rdb *redis.Client, patterns []string) {
+	t.Helper()
 	ctx := context.Background()
-	for k := range snapshotNamespace(t, rdb, ns) {
+	for k := range snapshotOf(t, rdb, patterns) {
 		if _, keep := snap[k]; !keep {
 			rdb.Del(ctx, k)
 		}
@@ -295,5 +309,84 @@ func TestAnAttemptOnRecordHereThatNeverRanIsRequeued(t *testing.T) {
 	}
 	if n := runs.Load(); n != 1 {
 		t.Fatalf("the job ran %d times", n)
+	}
+}
+
+// TestALostGangRetryIsRequeuedOnceNoMemberRunsIt: member 1 of a gang
+// fails and the gang is requeued for a retry, then Redis loses that
+// requeue: the record says the attempt runs on both workers, which run
+// neither member. A retry is a move, not an end, so neither worker
+// remembers it, and neither alone may requeue a gang. Each beat of each
+// worker says it runs no member; once both have, the gang is requeued,
+// once, and runs on at its next placement. Without the check across the
+// members' workers it stayed running on record until cancelled.
+func TestALostGangRetryIsRequeuedOnceNoMemberRunsIt(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	c := &stepClock{}
+	store := queues.NewStore(e.rdb, queues.StoreOptions{Namespace: e.ns, Now: c.Now})
+	var ws []*workers.Worker
+	for _, id := range []string{"l0", "l1"} {
+		o := e.options()
+		o.ID, o.Now = id, c.Now
+		ws = append(ws, e.startOn(store, o))
+	}
+	// Attempt 2 is the first placed one (placement starts a new attempt).
+	sp := e.shell(`echo "$BALLAST_ATTEMPT $BALLAST_REPLICA" >> "$BALLAST_PARAM_DIR/starts"
+if [ "$BALLAST_ATTEMPT" = 2 ]; then
+  touch "$BALLAST_PARAM_DIR/up$BALLAST_REPLICA"
+  if [ "$BALLAST_REPLICA" = 1 ]; then
+    while [ ! -e "$BALLAST_PARAM_DIR/fail" ]; do sleep 0.05; done
+    exit 3
+  fi
+  trap 'exit 143' TERM
+  sleep 30 & wait
+fi
+exit 0`)
+	sp.Size = jobs.Size{Replicas: 2}
+	sp.Retryable, sp.MaxRetries = true, 2
+	j := e.submit(sp, queues.QueueCore)
+	ctx := context.Background()
+	if a, err := store.Place(ctx, j.ID, 1, []string{"l0", "l1"}); a != 2 || err != nil {
+		t.Fatalf("Place = %d, %v", a, err)
+	}
+	e.waitFile("up0", wait)
+	e.waitFile("up1", wait)
+	e.waitFor(j.ID, wait, "the gang running", func(j jobs.Job) bool { return j.State == jobs.StateRunning })
+	// Ballast's keys only: asynq's deliveries of attempt 2 stay done, so
+	// none comes back to be claimed again (a member claimed again is
+	// TestAGangIsRequeuedOnlyOnceEveryMembersWorkerRunsNone's, in queues).
+	ballast := []string{store.Namespace().Prefix() + "*"}
+	snap := snapshotOf(t, e.rdb, ballast)
+	e.touch("fail")
+	e.waitFor(j.ID, wait, "the retry", func(j jobs.Job) bool { return j.Attempt == 3 && j.State == jobs.StateQueued })
+	testenv.Eventually(t, wait, "both members stopped", func() bool {
+		return ws[0].Running() == 0 && ws[1].Running() == 0
+	})
+	snap.restoreOver(t, e.rdb, ballast)
+	if got := e.get(j.ID); got.State != jobs.StateRunning || got.Attempt != 2 {
+		t.Fatalf("after the restore the gang is %s at attempt %d: the test did not lose the retry", got.State, got.Attempt)
+	}
+	// Past the grace since the claims: the beats name the attempt.
+	c.Add(time.Minute)
+	got := e.waitFor(j.ID, wait, "the gang requeued", func(j jobs.Job) bool { return j.Attempt != 2 || j.State != jobs.StateRunning })
+	if got.State != jobs.StateQueued || got.Attempt != 3 || !strings.Contains(got.LastError, "ran no member of it") {
+		t.Fatalf("the gang is %s at attempt %d (%q), want queued at attempt 3 by the check across its workers",
+			got.State, got.Attempt, got.LastError)
+	}
+	for _, id := range []string{"l0", "l1"} {
+		if n, _ := e.rdb.SCard(ctx, store.Namespace().WorkerJobs(id)).Result(); n != 0 {
+			t.Errorf("%s still lists the requeued gang", id)
+		}
+	}
+	if a, err := store.Place(ctx, j.ID, 3, []string{"l1", "l0"}); a != 4 || err != nil {
+		t.Fatalf("Place = %d, %v", a, err)
+	}
+	done := e.waitTerminal(j.ID, wait)
+	if done.State != jobs.StateSucceeded || done.Attempt != 4 {
+		t.Fatalf("the gang ended %s at attempt %d: %s", done.State, done.Attempt, done.LastError)
+	}
+	if starts := strings.Split(strings.TrimSpace(e.read("starts")), "\n"); len(starts) != 4 {
+		t.Fatalf("member starts %q: want each member once at attempts 2 and 4", starts)
 	}
 }

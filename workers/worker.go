@@ -50,10 +50,10 @@ type Worker struct {
 	// ended remembers how recent attempts ended (see ended.go).
 	ended *endedLog
 	// unreadableIDs are jobs taken whose records cannot be read (see
-	// noteUnreadable); gangsWarned the gang attempts warnStuckGang warned
-	// of. Both guarded by mu.
+	// noteUnreadable); gangsNoted the gang attempts noteGangWaiting
+	// logged. Both guarded by mu.
 	unreadableIDs map[string]bool
-	gangsWarned   map[attemptKey]bool
+	gangsNoted    map[attemptKey]bool
 	draining      bool
 	started       time.Time
 	// identitySince is when the current registry identity began (see
