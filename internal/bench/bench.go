@@ -85,29 +85,54 @@ func Run(ctx context.Context, o Options) (Result, error) {
 
 	res := Result{RedisAddr: o.RedisAddr, Namespace: b.ns, Jobs: o.Jobs, Producers: o.Producers, Slots: o.Slots,
 		PollInterval: o.PollInterval, LatencySamples: o.LatencySamples}
-	if res.RawDrain, err = b.rawDrain(ctx); err != nil {
-		return res, err
-	}
-	if res.Raw, res.RawLatency, err = b.raw(ctx); err != nil {
-		return res, err
-	}
-	if res.Ballast, res.BallastLatency, res.ExactlyOnce, err = b.ballast(ctx); err != nil {
-		return res, err
+	for r, n := range roundSizes(o.Jobs, o.Rounds) {
+		last := r == o.Rounds-1
+		fmt.Fprintf(b.out, "round %d of %d: %d tasks or jobs a run\n", r+1, o.Rounds, n)
+		var drain, raw, bal Throughput
+		var eo ExactlyOnce
+		runs := []func() error{
+			func() (err error) { drain, err = b.rawDrain(ctx, n); return err },
+			func() (err error) {
+				var lat Latency
+				raw, lat, err = b.raw(ctx, n, last)
+				if last {
+					res.RawLatency = lat
+				}
+				return err
+			},
+			func() (err error) {
+				var lat Latency
+				bal, lat, eo, err = b.ballast(ctx, n, last)
+				if last {
+					res.BallastLatency = lat
+				}
+				return err
+			},
+		}
+		// Rotated, so that no run always follows the same one.
+		for k := range runs {
+			if err := runs[(r+k)%len(runs)](); err != nil {
+				return res, err
+			}
+		}
+		res.RawDrain.add(drain)
+		res.Raw.add(raw)
+		res.Ballast.add(bal)
+		res.ExactlyOnce.add(eo)
+		res.RoundRatios = append(res.RoundRatios, ratioOf(bal, raw, drain))
 	}
 	if !o.NoSubmission {
 		if res.Submission, err = b.submission(ctx); err != nil {
 			return res, err
 		}
 	}
-	if base := res.Baseline(); base.PerSecond > 0 {
-		res.Ratio = res.Ballast.PerSecond / base.PerSecond
-	}
+	res.Ratio = ratioOf(res.Ballast, res.Raw, res.RawDrain)
 	return res, res.ExactlyOnce.Err()
 }
 
 // raw runs the baseline: plain asynq tasks in their own queue, served by an
 // asynq server configured like the Ballast worker's.
-func (b *bench) raw(ctx context.Context) (Throughput, Latency, error) {
+func (b *bench) raw(ctx context.Context, n int, withLatency bool) (Throughput, Latency, error) {
 	qname := b.ns + ".raw"
 	p := newProbe()
 	srv := asynq.NewServerFromRedisClient(b.rdb, asynq.Config{
@@ -133,7 +158,6 @@ func (b *bench) raw(ctx context.Context) (Throughput, Latency, error) {
 		return err
 	}
 
-	n := b.opts.Jobs
 	fmt.Fprintf(b.out, "raw asynq: %d tasks from %d producers into %d slots...\n", n, b.opts.Producers, b.opts.Slots)
 	done := p.expect(n)
 	calls := b.m.snapshot()
@@ -148,7 +172,11 @@ func (b *bench) raw(ctx context.Context) (Throughput, Latency, error) {
 	tp := throughput(n, time.Since(start))
 	tp.Calls = since(calls, b.m.snapshot())
 	tp.Usage = Sample(ctx, b.rdb).Minus(used)
-	fmt.Fprintf(b.out, "raw asynq: %.0f tasks/s (%s); latency, %d samples...\n", tp.PerSecond, tp.costs(), b.opts.LatencySamples)
+	fmt.Fprintf(b.out, "raw asynq: %.0f tasks/s (%s)\n", tp.PerSecond, tp.costs())
+	if !withLatency {
+		return tp, Latency{}, nil
+	}
+	fmt.Fprintf(b.out, "raw asynq: latency, %d samples...\n", b.opts.LatencySamples)
 
 	// The handler returns as soon as it starts, so the server is idle
 	// whenever the previous sample has started.
@@ -163,10 +191,9 @@ func (b *bench) raw(ctx context.Context) (Throughput, Latency, error) {
 // no consumer, and the time runs from the server's start to the last task.
 // Producers and consumer then do not compete for the machine, which on a
 // small one gives asynq a higher figure than end to end.
-func (b *bench) rawDrain(ctx context.Context) (Throughput, error) {
+func (b *bench) rawDrain(ctx context.Context, n int) (Throughput, error) {
 	qname := b.ns + ".drain"
 	client := asynq.NewClientFromRedisClient(b.rdb)
-	n := b.opts.Jobs
 	fmt.Fprintf(b.out, "raw asynq: filling a queue with %d tasks, then draining it into %d slots...\n", n, b.opts.Slots)
 	if err := produce(ctx, n, b.opts.Producers, func(ctx context.Context, i int) error {
 		_, err := client.EnqueueContext(ctx, asynq.NewTask(rawTaskType, []byte(strconv.Itoa(i))), asynq.Queue(qname))
@@ -207,7 +234,7 @@ func (b *bench) rawDrain(ctx context.Context) (Throughput, error) {
 
 // ballast runs the same load through Store.Submit and a workers.Worker, then
 // checks that every job ran exactly once.
-func (b *bench) ballast(ctx context.Context) (Throughput, Latency, ExactlyOnce, error) {
+func (b *bench) ballast(ctx context.Context, n int, withLatency bool) (Throughput, Latency, ExactlyOnce, error) {
 	store := queues.NewStore(b.rdb, queues.StoreOptions{Namespace: b.ns})
 	// The producers submit through a store of their own, as an intake does
 	// from its own process: each store sends its calls in a pipeline at a
@@ -248,7 +275,10 @@ func (b *bench) ballast(ctx context.Context) (Throughput, Latency, ExactlyOnce, 
 
 	spec := noopSpec()
 	q := controller.Router{}.Route(spec)
-	n, m := b.opts.Jobs, b.opts.LatencySamples
+	m := 0
+	if withLatency {
+		m = b.opts.LatencySamples
+	}
 	ids := make([]string, n+m) // each producer writes only its own indexes
 	submit := func(ctx context.Context, i int) error {
 		sub, err := intake.Submit(ctx, spec, q)
@@ -278,14 +308,17 @@ func (b *bench) ballast(ctx context.Context) (Throughput, Latency, ExactlyOnce, 
 	tp := throughput(n, time.Since(start))
 	tp.Calls = since(calls, b.m.snapshot())
 	tp.Usage = Sample(ctx, b.rdb).Minus(used)
-	fmt.Fprintf(b.out, "ballast: %.0f jobs/s (%s); latency, %d samples...\n", tp.PerSecond, tp.costs(), m)
+	fmt.Fprintf(b.out, "ballast: %.0f jobs/s (%s)\n", tp.PerSecond, tp.costs())
 
-	lat, err := b.latency(ctx, p, func(ctx context.Context, i int) error { return submit(ctx, n+i) }, idle)
-	if err != nil {
-		return Throughput{}, Latency{}, ExactlyOnce{}, fmt.Errorf("bench: ballast latency: %w", err)
-	}
-	if err := b.waitUntil(ctx, "ballast results recorded", idle); err != nil {
-		return Throughput{}, Latency{}, ExactlyOnce{}, err
+	var lat Latency
+	if withLatency {
+		fmt.Fprintf(b.out, "ballast: latency, %d samples...\n", m)
+		if lat, err = b.latency(ctx, p, func(ctx context.Context, i int) error { return submit(ctx, n+i) }, idle); err != nil {
+			return Throughput{}, Latency{}, ExactlyOnce{}, fmt.Errorf("bench: ballast latency: %w", err)
+		}
+		if err := b.waitUntil(ctx, "ballast results recorded", idle); err != nil {
+			return Throughput{}, Latency{}, ExactlyOnce{}, err
+		}
 	}
 	// Stopping first means a late redelivery, had there been one, is
 	// already counted when the verdict is taken.
@@ -293,6 +326,19 @@ func (b *bench) ballast(ctx context.Context) (Throughput, Latency, ExactlyOnce, 
 	stopped = true
 	eo, err := verify(ctx, b.rdb, store.Namespace(), ids, p.snapshot())
 	return tp, lat, eo, err
+}
+
+// roundSizes splits jobs into rounds as evenly as it goes, the remainder
+// spread over the first rounds.
+func roundSizes(jobs, rounds int) []int {
+	out := make([]int, rounds)
+	for i := range out {
+		out[i] = jobs / rounds
+		if i < jobs%rounds {
+			out[i]++
+		}
+	}
+	return out
 }
 
 // noopSpec is the job every Ballast sample submits.

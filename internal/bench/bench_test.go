@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -81,8 +82,11 @@ func TestRunSmall(t *testing.T) {
 	res.Print(&table)
 	t.Logf("\n%s", table.String())
 
-	if res.Raw.Count != 300 || res.Ballast.Count != 300 {
-		t.Errorf("counts raw %d, ballast %d, want 300 each", res.Raw.Count, res.Ballast.Count)
+	if res.Raw.Count != 300 || res.RawDrain.Count != 300 || res.Ballast.Count != 300 {
+		t.Errorf("counts raw %d, draining %d, ballast %d, want 300 each over the rounds", res.Raw.Count, res.RawDrain.Count, res.Ballast.Count)
+	}
+	if len(res.RoundRatios) != bench.DefaultRounds || slices.Contains(res.RoundRatios, 0) || !strings.Contains(table.String(), "ratio per round") {
+		t.Errorf("round ratios %v, want %d, none zero, in the table", res.RoundRatios, bench.DefaultRounds)
 	}
 	if res.Raw.PerSecond <= 0 || res.Ballast.PerSecond <= 0 || res.Ratio <= 0 {
 		t.Errorf("throughputs raw %.1f/s, ballast %.1f/s, ratio %.2f: want all > 0", res.Raw.PerSecond, res.Ballast.PerSecond, res.Ratio)
@@ -136,16 +140,16 @@ func TestRunFull(t *testing.T) {
 
 func TestOptions(t *testing.T) {
 	o := bench.Options{}.WithDefaults()
-	if o.RedisAddr != bench.DefaultRedisAddr || o.Jobs != bench.DefaultJobs || bench.DefaultJobs != 20000 || o.Producers != 8 || o.Slots != 32 ||
+	if o.RedisAddr != bench.DefaultRedisAddr || o.Jobs != bench.DefaultJobs || bench.DefaultJobs != 20000 || o.Rounds != 4 || o.Producers != 8 || o.Slots != 32 ||
 		o.PollInterval != 25*time.Millisecond || o.LatencySamples != 200 || o.Out == nil {
 		t.Fatalf("defaults: %+v", o)
 	}
 	if err := o.Validate(); err != nil {
 		t.Fatalf("defaults do not validate: %v", err)
 	}
-	bad := bench.Options{Jobs: -1, Producers: 2000, Slots: 5000, PollInterval: time.Microsecond, LatencySamples: -3, SubmissionJobs: -1}
+	bad := bench.Options{Jobs: -1, Rounds: 101, Producers: 2000, Slots: 5000, PollInterval: time.Microsecond, LatencySamples: -3, SubmissionJobs: -1}
 	err := bad.Validate()
-	for _, field := range []string{"redis_addr", "jobs", "producers", "slots", "poll_interval", "latency_samples", "submission_jobs"} {
+	for _, field := range []string{"redis_addr", "jobs", "rounds", "producers", "slots", "poll_interval", "latency_samples", "submission_jobs"} {
 		if err == nil || !strings.Contains(err.Error(), field+":") {
 			t.Errorf("Validate does not name %s: %v", field, err)
 		}

@@ -13,6 +13,12 @@ type Options struct {
 	RedisAddr string
 	// Jobs is how many tasks, then jobs, the throughput runs push through.
 	Jobs int
+	// Rounds splits each throughput run into this many rounds of
+	// Jobs/Rounds, run in turn with the other two (raw asynq draining, raw
+	// asynq end to end, Ballast), the order rotated each round. A minute
+	// in which the machine slows then falls on every side of the ratio
+	// instead of on whichever run it happened to meet.
+	Rounds int
 	// Producers is how many goroutines submit concurrently.
 	Producers int
 	// Slots is the consumer concurrency, the same for asynq and Ballast.
@@ -37,6 +43,7 @@ type Options struct {
 const (
 	DefaultRedisAddr      = "127.0.0.1:6379"
 	DefaultJobs           = 20000
+	DefaultRounds         = 4
 	DefaultProducers      = 8
 	DefaultSlots          = 32
 	DefaultPollInterval   = 25 * time.Millisecond
@@ -50,6 +57,9 @@ func (o Options) WithDefaults() Options {
 	}
 	if o.Jobs == 0 {
 		o.Jobs = DefaultJobs
+	}
+	if o.Rounds == 0 {
+		o.Rounds = DefaultRounds
 	}
 	if o.Producers == 0 {
 		o.Producers = DefaultProducers
@@ -78,6 +88,9 @@ func (o Options) Validate() error {
 	}
 	if o.Jobs < 1 || o.Jobs > 1_000_000 {
 		errs = append(errs, fmt.Errorf("jobs: %d is out of range (1..1000000)", o.Jobs))
+	}
+	if o.Rounds < 1 || o.Rounds > 100 || o.Rounds > o.Jobs {
+		errs = append(errs, fmt.Errorf("rounds: %d is out of range (1..100, and at most jobs)", o.Rounds))
 	}
 	if o.Producers < 1 || o.Producers > 1024 {
 		errs = append(errs, fmt.Errorf("producers: %d is out of range (1..1024)", o.Producers))

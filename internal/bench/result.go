@@ -36,6 +36,9 @@ type Result struct {
 	// Ratio is Ballast.PerSecond over the better of Raw and RawDrain (1
 	// means no overhead).
 	Ratio float64
+	// RoundRatios is each round's own ratio (see Options.Rounds): their
+	// spread is how much the machine moved during the run.
+	RoundRatios []float64
 
 	// RawLatency and BallastLatency are enqueue-to-start times on an idle
 	// consumer.
@@ -103,6 +106,33 @@ func (t Throughput) costs() string {
 		t.perMicros(t.Usage.RedisCPU), t.perMicros(t.Usage.ClientCPU), t.RoundTrips())
 }
 
+// add sums u's counts, time, calls and usage into t: a run of several
+// rounds is their total jobs over their total time.
+func (t *Throughput) add(u Throughput) {
+	t.Count += u.Count
+	t.Elapsed += u.Elapsed
+	t.PerSecond = 0
+	if t.Elapsed > 0 {
+		t.PerSecond = float64(t.Count) / t.Elapsed.Seconds()
+	}
+	if len(u.Calls) > 0 && t.Calls == nil {
+		t.Calls = map[string]int{}
+	}
+	for k, v := range u.Calls {
+		t.Calls[k] += v
+	}
+	t.Usage.add(u.Usage)
+}
+
+// ratioOf is ballast's jobs per second over the better of raw's two.
+func ratioOf(ballast, raw, drain Throughput) float64 {
+	base := max(raw.PerSecond, drain.PerSecond)
+	if base <= 0 {
+		return 0
+	}
+	return ballast.PerSecond / base
+}
+
 func throughput(n int, d time.Duration) Throughput {
 	t := Throughput{Count: n, Elapsed: d}
 	if d > 0 {
@@ -152,6 +182,12 @@ type Violation struct {
 	Problem string
 }
 
+// add counts f's jobs and violations into e.
+func (e *ExactlyOnce) add(f ExactlyOnce) {
+	e.Checked += f.Checked
+	e.Violations = append(e.Violations, f.Violations...)
+}
+
 // OK reports whether every job ran exactly once and succeeded.
 func (e ExactlyOnce) OK() bool { return len(e.Violations) == 0 }
 
@@ -171,8 +207,8 @@ const maxListed = 20
 // Print writes the result as aligned tables.
 func (r Result) Print(w io.Writer) {
 	fmt.Fprintf(w, "ballast bench: redis %s, namespace %s\n", r.RedisAddr, r.Namespace)
-	fmt.Fprintf(w, "jobs %d, producers %d, slots %d, poll interval %s, latency samples %d\n\n",
-		r.Jobs, r.Producers, r.Slots, r.PollInterval, r.LatencySamples)
+	fmt.Fprintf(w, "jobs %d in %d rounds, producers %d, slots %d, poll interval %s, latency samples %d\n\n",
+		r.Jobs, len(r.RoundRatios), r.Producers, r.Slots, r.PollInterval, r.LatencySamples)
 
 	tw := tabwriter.NewWriter(w, 0, 0, 3, ' ', 0)
 	fmt.Fprintln(tw, "throughput (submit to complete)\tcount\telapsed\tper second")
@@ -183,6 +219,10 @@ func (r Result) Print(w io.Writer) {
 		fmt.Fprintf(tw, "  %s\t%d\t%s\t%.0f\n", row.name, row.t.Count, row.t.Elapsed.Round(time.Millisecond), row.t.PerSecond)
 	}
 	fmt.Fprintf(tw, "  ratio ballast / raw's better\t\t\t%.2f\n", r.Ratio)
+	if len(r.RoundRatios) > 1 {
+		sp := spreadOf(r.RoundRatios)
+		fmt.Fprintf(tw, "  ratio per round (%d), min / median / max\t\t\t%.2f / %.2f / %.2f\n", len(r.RoundRatios), sp.Min, sp.Median, sp.Max)
+	}
 	tw.Flush()
 	fmt.Fprintln(w)
 

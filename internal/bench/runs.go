@@ -35,6 +35,8 @@ type Summary struct {
 	// Jobs per second.
 	Raw, RawDrain, Ballast Spread
 	Ratio                  Spread
+	// RoundRatio is the ratio of every round of every run.
+	RoundRatio Spread
 	// Per task or job: Redis commands (scripts' own included, with and
 	// without the EVALSHA that starts each script), round trips, and CPU
 	// in microseconds.
@@ -77,6 +79,11 @@ func Summarize(rs []Result) Summary {
 	s.RawDrain = col(func(r Result) float64 { return r.RawDrain.PerSecond })
 	s.Ballast = col(func(r Result) float64 { return r.Ballast.PerSecond })
 	s.Ratio = col(func(r Result) float64 { return r.Ratio })
+	var rounds []float64
+	for _, r := range rs {
+		rounds = append(rounds, r.RoundRatios...)
+	}
+	s.RoundRatio = spreadOf(rounds)
 	s.RawCommands = col(func(r Result) float64 { return cmds(r.Raw, true) })
 	s.BallastCommands = col(func(r Result) float64 { return cmds(r.Ballast, true) })
 	s.RawCommandsNoEval = col(func(r Result) float64 { return cmds(r.Raw, false) })
@@ -110,6 +117,7 @@ func (s Summary) Print(w io.Writer) {
 	row("raw asynq draining, per second", "%.0f", s.RawDrain)
 	row("ballast end to end, per second", "%.0f", s.Ballast)
 	row("ratio ballast / raw's better", "%.2f", s.Ratio)
+	row("  the same, each round of each run", "%.2f", s.RoundRatio)
 	row("redis commands per task, raw", "%.1f", s.RawCommands)
 	row("redis commands per job, ballast", "%.1f", s.BallastCommands)
 	row("  the same without EVALSHA, raw", "%.1f", s.RawCommandsNoEval)

@@ -69,3 +69,28 @@ func TestCostsPerJob(t *testing.T) {
 		t.Errorf("costs() of an empty phase = %q", got)
 	}
 }
+
+// TestRoundsAddUp: a run's throughput is its rounds' jobs over their time,
+// with their calls and usage summed, and the summary's round spread is
+// over every round of every run.
+func TestRoundsAddUp(t *testing.T) {
+	var tp Throughput
+	tp.add(Throughput{Count: 100, Elapsed: time.Second, Calls: map[string]int{"evalsha": 3},
+		Usage: Usage{Commands: map[string]int64{"hset": 10}, RedisCPU: time.Millisecond}})
+	tp.add(Throughput{Count: 300, Elapsed: time.Second, Calls: map[string]int{"evalsha": 1, "get": 2},
+		Usage: Usage{Commands: map[string]int64{"hset": 5}, RedisCPU: 2 * time.Millisecond, ClientCPU: time.Millisecond}})
+	if tp.Count != 400 || tp.Elapsed != 2*time.Second || tp.PerSecond != 200 || tp.Calls["evalsha"] != 4 || tp.Calls["get"] != 2 ||
+		tp.Usage.Commands["hset"] != 15 || tp.Usage.RedisCPU != 3*time.Millisecond || tp.Usage.ClientCPU != time.Millisecond {
+		t.Fatalf("sum of two rounds: %+v", tp)
+	}
+	if got := ratioOf(Throughput{PerSecond: 90}, Throughput{PerSecond: 100}, Throughput{PerSecond: 120}); got != 0.75 {
+		t.Errorf("ratio against the better baseline = %v, want 0.75", got)
+	}
+	if got := roundSizes(10, 4); len(got) != 4 || got[0] != 3 || got[1] != 3 || got[2] != 2 || got[3] != 2 {
+		t.Errorf("roundSizes(10, 4) = %v, want [3 3 2 2]", got)
+	}
+	s := Summarize([]Result{{RoundRatios: []float64{0.9, 1.2}}, {RoundRatios: []float64{0.7, 1.1, 1.0}}})
+	if s.RoundRatio != (Spread{0.7, 1.0, 1.2}) {
+		t.Errorf("round spread %+v, want 0.7 / 1.0 / 1.2 over all five rounds", s.RoundRatio)
+	}
+}

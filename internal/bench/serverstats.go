@@ -61,6 +61,19 @@ func Sample(ctx context.Context, rdb redis.UniversalClient) Usage {
 	return u
 }
 
+// add sums v into u.
+func (u *Usage) add(v Usage) {
+	if len(v.Commands) > 0 && u.Commands == nil {
+		u.Commands = map[string]int64{}
+	}
+	for k, n := range v.Commands {
+		u.Commands[k] += n
+	}
+	u.ScriptTime += v.ScriptTime
+	u.RedisCPU += v.RedisCPU
+	u.ClientCPU += v.ClientCPU
+}
+
 // Minus is the usage between before and u. The counters of this phase's
 // reads of INFO itself are left out.
 func (u Usage) Minus(before Usage) Usage {

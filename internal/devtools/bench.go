@@ -15,9 +15,10 @@ import (
 )
 
 func runBench(ctx context.Context, inv *cli.Invocation, args []string) error {
-	fs := inv.Flags("bench", "bench [--redis ADDR] [--runs N] [--jobs N] [--producers N] [--slots N] [--samples N] [--nats URL] [--submit-jobs N] [--no-submission] [--cpuprofile F] [--memprofile F]")
+	fs := inv.Flags("bench", "bench [--redis ADDR] [--runs N] [--jobs N] [--rounds N] [--producers N] [--slots N] [--samples N] [--nats URL] [--submit-jobs N] [--no-submission] [--cpuprofile F] [--memprofile F]")
 	addr := fs.String("redis", "127.0.0.1:6379", "Redis to measure against (a fresh namespace is used and removed)")
 	n := fs.Int("jobs", bench.DefaultJobs, "jobs per throughput run (enough for each run to take seconds, so the figures settle)")
+	rounds := fs.Int("rounds", bench.DefaultRounds, "rounds each throughput run is split into, run in turn with the other runs, so that a slow minute of the machine falls on both sides of the ratio")
 	runs := fs.Int("runs", 3, "repetitions of the whole measure; the summary gives min, median and max")
 	producers := fs.Int("producers", 8, "concurrent submitters")
 	slots := fs.Int("slots", 32, "worker slots")
@@ -68,7 +69,7 @@ func runBench(ctx context.Context, inv *cli.Invocation, args []string) error {
 	var firstErr error
 	for i := range *runs {
 		fmt.Fprintf(inv.Stderr(), "run %d of %d\n", i+1, *runs)
-		res, err := bench.Run(ctx, bench.Options{RedisAddr: *addr, Jobs: *n, Producers: *producers, Slots: *slots,
+		res, err := bench.Run(ctx, bench.Options{RedisAddr: *addr, Jobs: *n, Rounds: *rounds, Producers: *producers, Slots: *slots,
 			LatencySamples: *samples, PollInterval: *poll, NATSURL: *natsURL, SubmissionJobs: *submitJobs,
 			NoSubmission: *noSubmission, Out: inv.Stderr()})
 		if err != nil && !errors.Is(err, bench.ErrExactlyOnce) {
