@@ -45,9 +45,10 @@ const orphanGrace = 10 * time.Second
 
 // unrecordedLua defines unrecordedAttempt(jobKey, worker, beforeMs) -> the
 // attempt the record gives to worker (its own, or a member of its gang's),
-// claimed before beforeMs, and the job's gang size (0 for none); or nil. A claim retried after a lost reply
-// stamps "reclaimed" (claimScript, takeScript): the process holds the
-// attempt again from then, and it counts as claimed then. Prepend gangLua.
+// claimed before beforeMs, and the job's gang size (0 for none); or nil.
+// A claim retried after a lost reply stamps "reclaimed" (claimScript,
+// takeScript, memberClaimScript): the process holds the attempt again from
+// then, and it counts as claimed then. Prepend gangLua.
 var unrecordedLua = "local orphanGraceMs = " + strconv.FormatInt(orphanGrace.Milliseconds(), 10) + `
 local function unrecordedAttempt(k, worker, before)
   local st = redis.call("HMGET", k, "state", "worker", "started", "attempt", "reclaimed")
@@ -73,6 +74,11 @@ const gangMarkKeep = 3 * orphanGrace
 // claim retried ("reclaimed"), or held by a worker no longer registered
 // (one that left runs nothing, and no recovery looks at it). Prepend
 // unrecordedLua and gangLua.
+//
+// The times are the workers' own clocks (the stores' Now, as every stamp
+// of a claim is), so the check assumes they agree to within seconds, as
+// orphanGrace already does: a worker whose clock runs ahead by d has its
+// word counted for gangMarkKeep plus d.
 var gangRunsNowhereLua = "local gangMarkKeepMs = " + strconv.FormatInt(gangMarkKeep.Milliseconds(), 10) + `
 local function gangRunsNowhere(k, worker, a, n, now, workers)
   local pre = tostring(a) .. "|"

@@ -86,16 +86,42 @@ func (l *endedLog) ends(d queues.Delivery) []queues.Ended {
 	return append([]queues.Ended(nil), l.by[attemptKey{d.JobID, d.Attempt}]...)
 }
 
-// runs reports whether attempt d runs in this process.
+// runs reports whether attempt d runs in this process, or is a gang
+// member this process is claiming or waiting to start (assemble).
 func (w *Worker) runs(d queues.Delivery) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.assembling[attemptKey{d.JobID, d.Attempt}] > 0 {
+		return true
+	}
 	for _, r := range w.jobs {
 		if r.job.ID == d.JobID && r.job.Attempt == d.Attempt {
 			return true
 		}
 	}
 	return false
+}
+
+// assemble notes that a member of gang attempt d is being claimed here,
+// until the returned func is called. A member waits, claimed, for the rest
+// of its gang before it is enlisted: were its checks of the gang's start
+// failing past the grace while beats get through, the beats would name it
+// and this worker would say it runs no member of the gang.
+func (w *Worker) assemble(d queues.Delivery) func() {
+	k := attemptKey{d.JobID, d.Attempt}
+	w.mu.Lock()
+	if w.assembling == nil {
+		w.assembling = map[attemptKey]int{}
+	}
+	w.assembling[k]++
+	w.mu.Unlock()
+	return func() {
+		w.mu.Lock()
+		if w.assembling[k]--; w.assembling[k] <= 0 {
+			delete(w.assembling, k)
+		}
+		w.mu.Unlock()
+	}
 }
 
 // repairInBackground runs repairUnrecorded off the heartbeat loop, one at
@@ -177,9 +203,13 @@ func (w *Worker) repairUnrecorded(ctx context.Context, attempts []queues.Deliver
 			continue
 		}
 		ends := w.ended.ends(d)
-		if len(ends) == 0 {
+		if d.Members > 1 || len(ends) == 0 {
+			// A gang's member this worker ended says nothing of its other
+			// members here (two may share a worker): after its end is
+			// recorded again the gang still goes to the check across
+			// members, which counts an ended member as run nowhere, and
+			// does nothing once the gang is over.
 			never = append(never, d)
-			continue
 		}
 		for _, e := range ends {
 			ok, err := w.store.Refinish(ctx, e)
@@ -203,7 +233,7 @@ func (w *Worker) repairUnrecorded(ctx context.Context, attempts []queues.Deliver
 	}
 	w.requeuedFor(rs, "requeued a job on record as running here that this process does not run", "its worker did not run it")
 	for _, d := range never {
-		if d.Members > 1 && !slices.ContainsFunc(rs, func(r queues.Recovered) bool { return r.JobID == d.JobID }) {
+		if d.Members > 1 && len(w.ended.ends(d)) == 0 && !slices.ContainsFunc(rs, func(r queues.Recovered) bool { return r.JobID == d.JobID }) {
 			w.noteGangWaiting(d)
 		}
 	}

@@ -54,3 +54,26 @@ func TestEndedLogForgetsByAgeAndCount(t *testing.T) {
 		t.Fatalf("a long error remembered as %d bytes (%q...)", len(got[0].Error), got[0].Error[:min(20, len(got[0].Error))])
 	}
 }
+
+// TestAnAssemblingMemberRunsHere: a gang member being claimed, or waiting
+// claimed for its gang, counts as run here, so a beat that names it (its
+// gang started, this member not enlisted yet) gets no word that this
+// worker runs none of the gang; two members of one attempt are counted
+// apart.
+func TestAnAssemblingMemberRunsHere(t *testing.T) {
+	w := &Worker{}
+	d := queues.Delivery{JobID: "g", Attempt: 2, Members: 2}
+	done0 := w.assemble(d)
+	done1 := w.assemble(queues.Delivery{JobID: "g", Attempt: 2, Member: 1, Members: 2})
+	if !w.runs(d) || w.runs(queues.Delivery{JobID: "g", Attempt: 3}) {
+		t.Fatal("an assembling member does not count as run here, or another attempt does")
+	}
+	done0()
+	if !w.runs(d) {
+		t.Fatal("one member of two done assembling, and the attempt no longer counts as run here")
+	}
+	done1()
+	if w.runs(d) || len(w.assembling) != 0 {
+		t.Fatalf("both done, and the attempt still counts as run here (%v)", w.assembling)
+	}
+}

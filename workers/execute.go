@@ -42,7 +42,9 @@ func (w *Worker) process(ctx context.Context, t *asynq.Task) error {
 	var j jobs.Job
 	var gang *gangEnv
 	if d.Members > 1 {
-		// A gang's member starts only once every member is claimed.
+		// A gang's member starts only once every member is claimed. From
+		// its claim it counts as run here, though it is not enlisted yet.
+		defer w.assemble(d)()
 		if j, gang, err = w.claimGang(ctx, d, wid); err != nil {
 			return err
 		}

@@ -2,6 +2,8 @@ package workers_test
 
 import (
 	"context"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -312,47 +314,81 @@ func TestAnAttemptOnRecordHereThatNeverRanIsRequeued(t *testing.T) {
 	}
 }
 
-// TestALostGangRetryIsRequeuedOnceNoMemberRunsIt: member 1 of a gang
+// TestALostGangRetryIsRequeuedOnceNoMemberRunsIt: a member of a gang
 // fails and the gang is requeued for a retry, then Redis loses that
-// requeue: the record says the attempt runs on both workers, which run
-// neither member. A retry is a move, not an end, so neither worker
-// remembers it, and neither alone may requeue a gang. Each beat of each
-// worker says it runs no member; once both have, the gang is requeued,
-// once, and runs on at its next placement. Without the check across the
-// members' workers it stayed running on record until cancelled.
+// requeue: the record says the attempt runs, and no worker runs a member
+// of it. A retry is a move, not an end, so no worker remembers it, and no
+// member's worker alone may requeue a gang. Each beat of each member's
+// worker says it runs no member; once that holds for every member (or the
+// member ended), the gang is requeued, once, and runs on at its next
+// placement. Without the check across the members' workers it stayed
+// running on record until cancelled.
 func TestALostGangRetryIsRequeuedOnceNoMemberRunsIt(t *testing.T) {
 	t.Parallel()
+	// Attempt 2 is the first placed one (placement starts a new attempt).
+	for _, c := range []struct {
+		name  string
+		place []string
+		// failing is the member that fails attempt 2 once the test
+		// touches "fail"; the other runs until stopped, or, with
+		// otherEnds, exits 0 at once and the snapshot is taken after its
+		// end is recorded.
+		failing   int
+		otherEnds bool
+	}{
+		{name: "members on two workers", place: []string{"l0", "l1"}, failing: 1},
+		// The worker remembers member 1's end, and records it again; it
+		// must still say it runs member 0 no more.
+		{name: "both on one worker, one ended", place: []string{"s0", "s0"}, failing: 0, otherEnds: true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			lostGangRetry(t, c.place, c.failing, c.otherEnds)
+		})
+	}
+}
+
+func lostGangRetry(t *testing.T, place []string, failing int, otherEnds bool) {
+	t.Helper()
 	e := newEnv(t)
 	c := &stepClock{}
 	store := queues.NewStore(e.rdb, queues.StoreOptions{Namespace: e.ns, Now: c.Now})
 	var ws []*workers.Worker
-	for _, id := range []string{"l0", "l1"} {
+	for _, id := range slices.Compact(slices.Clone(place)) {
 		o := e.options()
 		o.ID, o.Now = id, c.Now
 		ws = append(ws, e.startOn(store, o))
 	}
-	// Attempt 2 is the first placed one (placement starts a new attempt).
+	other := "trap 'exit 143' TERM; sleep 30 & wait"
+	if otherEnds {
+		other = "exit 0"
+	}
 	sp := e.shell(`echo "$BALLAST_ATTEMPT $BALLAST_REPLICA" >> "$BALLAST_PARAM_DIR/starts"
 if [ "$BALLAST_ATTEMPT" = 2 ]; then
   touch "$BALLAST_PARAM_DIR/up$BALLAST_REPLICA"
-  if [ "$BALLAST_REPLICA" = 1 ]; then
+  if [ "$BALLAST_REPLICA" = ` + strconv.Itoa(failing) + ` ]; then
     while [ ! -e "$BALLAST_PARAM_DIR/fail" ]; do sleep 0.05; done
     exit 3
   fi
-  trap 'exit 143' TERM
-  sleep 30 & wait
+  ` + other + `
 fi
 exit 0`)
 	sp.Size = jobs.Size{Replicas: 2}
 	sp.Retryable, sp.MaxRetries = true, 2
 	j := e.submit(sp, queues.QueueCore)
 	ctx := context.Background()
-	if a, err := store.Place(ctx, j.ID, 1, []string{"l0", "l1"}); a != 2 || err != nil {
+	if a, err := store.Place(ctx, j.ID, 1, place); a != 2 || err != nil {
 		t.Fatalf("Place = %d, %v", a, err)
 	}
 	e.waitFile("up0", wait)
 	e.waitFile("up1", wait)
 	e.waitFor(j.ID, wait, "the gang running", func(j jobs.Job) bool { return j.State == jobs.StateRunning })
+	if otherEnds {
+		done := "d" + strconv.Itoa(1-failing)
+		testenv.Eventually(t, wait, "the other member's end recorded", func() bool {
+			return e.rdb.HGet(ctx, store.Namespace().Job(j.ID), done).Val() == "2|1"
+		})
+	}
 	// Ballast's keys only: asynq's deliveries of attempt 2 stay done, so
 	// none comes back to be claimed again (a member claimed again is
 	// TestAGangIsRequeuedOnlyOnceEveryMembersWorkerRunsNone's, in queues).
@@ -360,8 +396,8 @@ exit 0`)
 	snap := snapshotOf(t, e.rdb, ballast)
 	e.touch("fail")
 	e.waitFor(j.ID, wait, "the retry", func(j jobs.Job) bool { return j.Attempt == 3 && j.State == jobs.StateQueued })
-	testenv.Eventually(t, wait, "both members stopped", func() bool {
-		return ws[0].Running() == 0 && ws[1].Running() == 0
+	testenv.Eventually(t, wait, "every member stopped", func() bool {
+		return !slices.ContainsFunc(ws, func(w *workers.Worker) bool { return w.Running() != 0 })
 	})
 	snap.restoreOver(t, e.rdb, ballast)
 	if got := e.get(j.ID); got.State != jobs.StateRunning || got.Attempt != 2 {
@@ -374,12 +410,12 @@ exit 0`)
 		t.Fatalf("the gang is %s at attempt %d (%q), want queued at attempt 3 by the check across its workers",
 			got.State, got.Attempt, got.LastError)
 	}
-	for _, id := range []string{"l0", "l1"} {
+	for _, id := range place {
 		if n, _ := e.rdb.SCard(ctx, store.Namespace().WorkerJobs(id)).Result(); n != 0 {
 			t.Errorf("%s still lists the requeued gang", id)
 		}
 	}
-	if a, err := store.Place(ctx, j.ID, 3, []string{"l1", "l0"}); a != 4 || err != nil {
+	if a, err := store.Place(ctx, j.ID, 3, []string{place[1], place[0]}); a != 4 || err != nil {
 		t.Fatalf("Place = %d, %v", a, err)
 	}
 	done := e.waitTerminal(j.ID, wait)

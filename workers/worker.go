@@ -54,8 +54,11 @@ type Worker struct {
 	// logged. Both guarded by mu.
 	unreadableIDs map[string]bool
 	gangsNoted    map[attemptKey]bool
-	draining      bool
-	started       time.Time
+	// assembling counts the gang members of each attempt being claimed
+	// here (see assemble). Guarded by mu.
+	assembling map[attemptKey]int
+	draining   bool
+	started    time.Time
 	// identitySince is when the current registry identity began (see
 	// queues.WorkerInfo.IdentitySince); guarded by mu.
 	identitySince time.Time
