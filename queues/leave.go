@@ -12,9 +12,17 @@ import (
 // the worker claimed without learning it did (a take or a claim whose
 // reply was lost, with Redis failing until the stop). Nothing else would
 // ever requeue it: recovery looks only at registered workers, and the
-// policy leaves jobs on unknown workers alone. A gang is left to its
-// members: one that leaves has asked member 0 to checkpoint and move the
-// gang (see gang.go), and its other members run on.
+// policy leaves jobs on unknown workers alone.
+// A gang is left to member 0 when the worker that leaves holds another
+// member and a preemption is pending: that is the drain's hand-over (the
+// worker asked member 0 to checkpoint and move the gang, see gang.go), and
+// member 0 is doing it. Otherwise the gang is requeued whole here: the
+// worker holds member 0, which can checkpoint nothing any more, or no
+// move is pending because Redis lost it (the hand-over's request, or the
+// worker's own requeue), and a gang one of whose members will never run
+// again can only end when someone moves it (its other members' workers,
+// were they to end their members with exit 0, would leave it running on
+// record with no worker that names it).
 // An attempt whose end the worker gave up recording (Redis failing for
 // longer than the worker retries) is requeued too: that is the recovery
 // the worker left it to, and, like a worker killed between a job's side
@@ -30,7 +38,14 @@ var leaveScript = redis.NewScript(usageLua + gangLua + requeueWorkerJobsLua + cl
 if claimFenced(KEYS[8], KEYS[9], ARGV[6]) then return {} end
 local mine = {}
 for _, id in ipairs(redis.call("SMEMBERS", KEYS[4])) do
-  if gangSize(ARGV[3] .. id) <= 1 then mine[#mine + 1] = id end
+  local k = ARGV[3] .. id
+  if gangSize(k) <= 1 then
+    mine[#mine + 1] = id
+  else
+    local st = redis.call("HMGET", k, "state", "attempt", "preempt", "m0")
+    local handedOver = st[1] == "running" and st[3] and st[3] ~= "" and st[4] ~= st[2] .. "|" .. ARGV[1]
+    if not handedOver then mine[#mine + 1] = id end
+  end
 end
 local out = requeueJobs(mine, ARGV[1], KEYS[4], ARGV[3], ARGV[4], KEYS[5], KEYS[6], KEYS[7], ARGV[2], ARGV[2], ARGV[5], "stopped")
 local life = redis.call("HGET", KEYS[2], "life")

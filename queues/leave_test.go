@@ -52,3 +52,54 @@ func TestLeaveRequeuesWhatTheWorkerNeverRan(t *testing.T) {
 		t.Fatalf("the requeued attempt's task: %+v %v", took, err)
 	}
 }
+
+// TestLeaveRequeuesAGangOnlyMember0CanNoLongerMove: a worker that leaves
+// holding a member of a running gang leaves it to member 0 only when a
+// preemption is pending (the drain's hand-over) and member 0 is not its
+// own. Without the request (Redis lost it, or the worker's own requeue),
+// or holding member 0, it requeues the gang whole: a member that will
+// never run again leaves the gang nothing to end it.
+func TestLeaveRequeuesAGangOnlyMember0CanNoLongerMove(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, c := range []struct {
+		name    string
+		leaves  string
+		preempt bool
+		moved   bool
+	}{
+		{"member 1's worker, the hand-over pending", "w1", true, false},
+		{"member 1's worker, no move pending", "w1", false, true},
+		{"member 0's worker, a preemption pending", "w0", true, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			s, _, j, _, _ := gangOnRecord(t)
+			if c.preempt {
+				if ok, err := s.RequestPreempt(ctx, j.ID, j.Attempt, queues.QueueCore, "member 1's worker w1 draining"); !ok || err != nil {
+					t.Fatalf("RequestPreempt = %v, %v", ok, err)
+				}
+			}
+			inc := map[string]string{"w0": "i0", "w1": "i1"}[c.leaves]
+			rs, err := s.Leave(ctx, c.leaves, inc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _ := s.Get(ctx, j.ID)
+			if !c.moved {
+				if len(rs) != 0 || got.State != jobs.StateRunning || got.Attempt != j.Attempt {
+					t.Fatalf("Leave requeued %+v; the gang is %s at attempt %d, want left running to member 0", rs, got.State, got.Attempt)
+				}
+				return
+			}
+			if len(rs) != 1 || rs[0].Attempt != j.Attempt+1 || got.State != jobs.StateQueued || got.Attempt != j.Attempt+1 {
+				t.Fatalf("Leave requeued %+v; the gang is %s at attempt %d, want it requeued whole at %d", rs, got.State, got.Attempt, j.Attempt+1)
+			}
+			for _, w := range []string{"w0", "w1"} {
+				if n, _ := s.Redis().SCard(ctx, s.Namespace().WorkerJobs(w)).Result(); n != 0 {
+					t.Errorf("%s still lists the requeued gang", w)
+				}
+			}
+		})
+	}
+}

@@ -248,7 +248,12 @@ func TestAGangIsRequeuedOnlyOnceEveryMembersWorkerRunsNone(t *testing.T) {
 	t.Run("a worker that left", func(t *testing.T) {
 		t.Parallel()
 		s, _, j, ws, _ := gangOnRecord(t)
-		// Leave leaves a gang to its members.
+		// w1 drained and handed its gang to member 0 (a preemption
+		// pending), then left: Leave leaves the gang to member 0. Member
+		// 0's requeue was lost.
+		if ok, err := s.RequestPreempt(ctx, j.ID, j.Attempt, queues.QueueCore, "member 1's worker w1 draining"); !ok || err != nil {
+			t.Fatalf("RequestPreempt = %v, %v", ok, err)
+		}
 		if rs, err := s.Leave(ctx, "w1", "i1"); err != nil || len(rs) != 0 {
 			t.Fatalf("Leave = %+v, %v", rs, err)
 		}
