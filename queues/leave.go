@@ -17,9 +17,10 @@ import (
 // member and a preemption is pending: that is the drain's hand-over (the
 // worker asked member 0 to checkpoint and move the gang, see gang.go), and
 // member 0 is doing it. Otherwise the gang is requeued whole here: the
-// worker holds member 0, which can checkpoint nothing any more, or no
-// move is pending because Redis lost it (the hand-over's request, or the
-// worker's own requeue), and a gang one of whose members will never run
+// worker holds member 0, which can checkpoint nothing any more; member 0
+// has exited 0, and runs nowhere to act on the request; or no move is
+// pending because Redis lost it (the hand-over's request, or the worker's
+// own requeue); and a gang one of whose members will never run
 // again can only end when someone moves it (its other members' workers,
 // were they to end their members with exit 0, would leave it running on
 // record with no worker that names it).
@@ -42,8 +43,9 @@ for _, id in ipairs(redis.call("SMEMBERS", KEYS[4])) do
   if gangSize(k) <= 1 then
     mine[#mine + 1] = id
   else
-    local st = redis.call("HMGET", k, "state", "attempt", "preempt", "m0")
-    local handedOver = st[1] == "running" and st[3] and st[3] ~= "" and st[4] ~= st[2] .. "|" .. ARGV[1]
+    local st = redis.call("HMGET", k, "state", "attempt", "preempt", "m0", "d0")
+    local handedOver = st[1] == "running" and st[3] and st[3] ~= "" and st[4] ~= st[2] .. "|" .. ARGV[1] and
+      st[5] ~= st[2] .. "|1"
     if not handedOver then mine[#mine + 1] = id end
   end
 end

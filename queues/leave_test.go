@@ -55,8 +55,8 @@ func TestLeaveRequeuesWhatTheWorkerNeverRan(t *testing.T) {
 
 // TestLeaveRequeuesAGangOnlyMember0CanNoLongerMove: a worker that leaves
 // holding a member of a running gang leaves it to member 0 only when a
-// preemption is pending (the drain's hand-over) and member 0 is not its
-// own. Without the request (Redis lost it, or the worker's own requeue),
+// preemption is pending (the drain's hand-over), member 0 is not its own
+// and has not ended. Without the request (Redis lost it, or the worker's own requeue),
 // or holding member 0, it requeues the gang whole: a member that will
 // never run again leaves the gang nothing to end it.
 func TestLeaveRequeuesAGangOnlyMember0CanNoLongerMove(t *testing.T) {
@@ -66,15 +66,26 @@ func TestLeaveRequeuesAGangOnlyMember0CanNoLongerMove(t *testing.T) {
 		name    string
 		leaves  string
 		preempt bool
-		moved   bool
+		// done0: member 0 exited 0 before the hand-over, and runs nowhere
+		// to act on it.
+		done0 bool
+		moved bool
 	}{
-		{"member 1's worker, the hand-over pending", "w1", true, false},
-		{"member 1's worker, no move pending", "w1", false, true},
-		{"member 0's worker, a preemption pending", "w0", true, true},
+		{"member 1's worker, the hand-over pending", "w1", true, false, false},
+		{"member 1's worker, no move pending", "w1", false, false, true},
+		{"member 0's worker, a preemption pending", "w0", true, false, true},
+		{"member 1's worker, handed over to member 0 that ended", "w1", true, true, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			s, _, j, _, _ := gangOnRecord(t)
+			if c.done0 {
+				code := 0
+				end, err := s.FinishMember(ctx, j, "w0", 0, jobs.StateSucceeded, &code, "")
+				if err != nil || end != queues.MemberDone {
+					t.Fatalf("member 0's end = %v, %v", end, err)
+				}
+			}
 			if c.preempt {
 				if ok, err := s.RequestPreempt(ctx, j.ID, j.Attempt, queues.QueueCore, "member 1's worker w1 draining"); !ok || err != nil {
 					t.Fatalf("RequestPreempt = %v, %v", ok, err)
