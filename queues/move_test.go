@@ -131,6 +131,36 @@ func TestMoveKeepsNotBefore(t *testing.T) {
 	}
 }
 
+// TestAGangHandOverKeepsAPendingPreemption: a member's worker that drains
+// asks member 0 to move the gang; a preemption the controller already
+// asked for stands, with its queue and reason, and the hand-over reports
+// that one stands. Without one it asks for a move to the job's queue.
+func TestAGangHandOverKeepsAPendingPreemption(t *testing.T) {
+	t.Parallel()
+	s, _ := newStore(t)
+	ctx := context.Background()
+	id, ds := placedGang(t, s)
+	j := startGang(t, s, id, ds)
+	if ok, err := s.RequestGangHandOver(ctx, id, j.Attempt, queues.QueueCore, "member 1's worker w1 draining"); !ok || err != nil {
+		t.Fatalf("hand-over with none pending = %v, %v", ok, err)
+	}
+	if q, why := field(t, s, id, "preempt"), field(t, s, id, "preempt_reason"); q != "core" || why != "member 1's worker w1 draining" {
+		t.Fatalf("hand-over recorded %q %q", q, why)
+	}
+	if ok, err := s.RequestPreempt(ctx, id, j.Attempt, queues.QueueBurst, "migrate"); !ok || err != nil {
+		t.Fatalf("RequestPreempt = %v, %v", ok, err)
+	}
+	if ok, err := s.RequestGangHandOver(ctx, id, j.Attempt, queues.QueueCore, "member 1's worker w1 draining"); !ok || err != nil {
+		t.Fatalf("hand-over with one pending = %v, %v", ok, err)
+	}
+	if q, why := field(t, s, id, "preempt"), field(t, s, id, "preempt_reason"); q != "burst" || why != "migrate" {
+		t.Fatalf("the controller's preemption became %q %q, want it kept", q, why)
+	}
+	if ok, _ := s.RequestGangHandOver(ctx, id, j.Attempt+1, queues.QueueCore, "x"); ok {
+		t.Fatal("a hand-over of an attempt that is not running was recorded")
+	}
+}
+
 func TestRequestPreempt(t *testing.T) {
 	t.Parallel()
 	s, _ := newStore(t)

@@ -296,12 +296,15 @@ return {st[3], redis.call("HGETALL", KEYS[1])}
 // requestPreemptScript asks the worker of a running attempt to checkpoint it
 // and send the next attempt to another queue. A pending cancel wins, so the
 // request is refused then. KEYS: job. ARGV: attempt, queue, reason, spot
-// ("1": a spot notice, which the requeue counts against the spot budget).
-// Returns 1 when recorded, 0 when the attempt is not running (or moved on)
-// or is being cancelled.
+// ("1": a spot notice, which the requeue counts against the spot budget),
+// keep ("1": a request already pending stands as it is, with its queue and
+// reason; this one only makes sure there is one).
+// Returns 1 when recorded (or one stands), 0 when the attempt is not
+// running (or moved on) or is being cancelled.
 var requestPreemptScript = redis.NewScript(`
-local st = redis.call("HMGET", KEYS[1], "state", "attempt", "cancel")
+local st = redis.call("HMGET", KEYS[1], "state", "attempt", "cancel", "preempt")
 if st[1] ~= "running" or tonumber(st[2]) ~= tonumber(ARGV[1]) or st[3] == "1" then return 0 end
+if ARGV[5] == "1" and st[4] and st[4] ~= "" then return 1 end
 redis.call("HSET", KEYS[1], "preempt", ARGV[2], "preempt_reason", ARGV[3])
 if ARGV[4] == "1" then redis.call("HSET", KEYS[1], "preempt_spot", "1") end
 return 1

@@ -617,7 +617,19 @@ func (s *Store) RequestPreempt(ctx context.Context, jobID string, attempt int, t
 	if err := checkQueue("queues.RequestPreempt", to, false); err != nil {
 		return false, err
 	}
-	return s.requestPreempt(ctx, jobID, attempt, to, reason, false)
+	return s.requestPreempt(ctx, jobID, attempt, to, reason, false, false)
+}
+
+// RequestGangHandOver is RequestPreempt for a gang member's worker that
+// drains and asks member 0 to checkpoint and move the gang: a preemption
+// already pending (the controller's, sending the gang elsewhere) stands as
+// it is, and the call reports true, since member 0 moves the gang either
+// way.
+func (s *Store) RequestGangHandOver(ctx context.Context, jobID string, attempt int, to Queue, reason string) (bool, error) {
+	if err := checkQueue("queues.RequestGangHandOver", to, false); err != nil {
+		return false, err
+	}
+	return s.requestPreempt(ctx, jobID, attempt, to, reason, false, true)
 }
 
 // RequestSpotPreempt is RequestPreempt for a spot notice received by a
@@ -628,11 +640,11 @@ func (s *Store) RequestSpotPreempt(ctx context.Context, jobID string, attempt in
 	if err := checkQueue("queues.RequestPreempt", to, false); err != nil {
 		return false, err
 	}
-	return s.requestPreempt(ctx, jobID, attempt, to, reason, true)
+	return s.requestPreempt(ctx, jobID, attempt, to, reason, true, false)
 }
 
-func (s *Store) requestPreempt(ctx context.Context, jobID string, attempt int, to Queue, reason string, spot bool) (bool, error) {
-	n, err := requestPreemptScript.Run(ctx, s.rdb, []string{s.ns.Job(jobID)}, attempt, string(to), reason, flag(spot)).Int()
+func (s *Store) requestPreempt(ctx context.Context, jobID string, attempt int, to Queue, reason string, spot, keep bool) (bool, error) {
+	n, err := requestPreemptScript.Run(ctx, s.rdb, []string{s.ns.Job(jobID)}, attempt, string(to), reason, flag(spot), flag(keep)).Int()
 	if err != nil {
 		return false, wrap("queues.RequestPreempt", err)
 	}

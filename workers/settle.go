@@ -203,7 +203,7 @@ func (w *Worker) retryRedis(what string, f func(context.Context) error) {
 func (w *Worker) askGangPreempt(r *running) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	ok, err := w.store.RequestPreempt(ctx, r.job.ID, r.job.Attempt, queues.Queue(r.job.Queue), "member "+
+	ok, err := w.store.RequestGangHandOver(ctx, r.job.ID, r.job.Attempt, queues.Queue(r.job.Queue), "member "+
 		strconv.Itoa(r.gang.member)+"'s worker "+r.worker+" draining")
 	if err != nil {
 		w.log.Warn("gang preempt request failed; requeueing the gang here", "job", r.job.ID, "err", err)
