@@ -2,7 +2,6 @@ package workers
 
 import (
 	"context"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -159,35 +158,6 @@ func (w *Worker) unreadable(id string) bool {
 	return w.unreadableIDs[id]
 }
 
-// gangsNotedMax bounds the attempts noteGangWaiting remembers logging.
-const gangsNotedMax = 1024
-
-// noteGangWaiting says, once per attempt, that a gang's attempt is on
-// record here though no member runs here and none ended here, and that it
-// waits for the workers of its other members. For a few seconds that is
-// expected: this worker handed a drain to member 0, which is checkpointing
-// the gang, or another member's failure ended the gang and its worker
-// records that again. Once every member's worker has said it runs none of
-// it, the attempt is requeued (queues.Store.RequeueUnrecorded).
-func (w *Worker) noteGangWaiting(d queues.Delivery) {
-	k := attemptKey{d.JobID, d.Attempt}
-	w.mu.Lock()
-	seen := w.gangsNoted[k]
-	if !seen {
-		if w.gangsNoted == nil || len(w.gangsNoted) >= gangsNotedMax {
-			// Forgetting the old ones costs at most a second note each.
-			w.gangsNoted = map[attemptKey]bool{}
-		}
-		w.gangsNoted[k] = true
-	}
-	w.mu.Unlock()
-	if !seen {
-		w.log.Info("a gang's attempt is on record as running here, but no member runs here and none ended here; "+
-			"it is requeued once the workers of its other members say the same",
-			"job", d.JobID, "attempt", d.Attempt)
-	}
-}
-
 // repairUnrecorded acts on the attempts a beat named as on record here but
 // not run here: it records again the end of those this process ended, and
 // requeues the others (a gang's once no member's worker runs it, see
@@ -231,12 +201,10 @@ func (w *Worker) repairUnrecorded(ctx context.Context, attempts []queues.Deliver
 		w.log.Warn("could not requeue attempts on record here that this process does not run", "err", err)
 		return
 	}
+	// A gang not requeued yet waits for its other members' workers, which
+	// is expected for a few seconds (a hand-over to member 0 in progress,
+	// or another member's end recorded again): nothing to say until it is.
 	w.requeuedFor(rs, "requeued a job on record as running here that this process does not run", "its worker did not run it")
-	for _, d := range never {
-		if d.Members > 1 && len(w.ended.ends(d)) == 0 && !slices.ContainsFunc(rs, func(r queues.Recovered) bool { return r.JobID == d.JobID }) {
-			w.noteGangWaiting(d)
-		}
-	}
 }
 
 // endedAlready reports whether this process already ended attempt j under

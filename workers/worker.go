@@ -50,10 +50,8 @@ type Worker struct {
 	// ended remembers how recent attempts ended (see ended.go).
 	ended *endedLog
 	// unreadableIDs are jobs taken whose records cannot be read (see
-	// noteUnreadable); gangsNoted the gang attempts noteGangWaiting
-	// logged. Both guarded by mu.
+	// noteUnreadable). Guarded by mu.
 	unreadableIDs map[string]bool
-	gangsNoted    map[attemptKey]bool
 	// assembling counts the gang members of each attempt being claimed
 	// here (see assemble). Guarded by mu.
 	assembling map[attemptKey]int
