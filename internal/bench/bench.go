@@ -119,14 +119,14 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		res.Raw.add(raw)
 		res.Ballast.add(bal)
 		res.ExactlyOnce.add(eo)
-		res.RoundRatios = append(res.RoundRatios, ratioOf(bal, raw, drain))
+		res.RoundRatios = append(res.RoundRatios, ratioOf(bal, better(raw, drain)))
 	}
 	if !o.NoSubmission {
 		if res.Submission, err = b.submission(ctx); err != nil {
 			return res, err
 		}
 	}
-	res.Ratio = ratioOf(res.Ballast, res.Raw, res.RawDrain)
+	res.Ratio = ratioOf(res.Ballast, res.Baseline())
 	return res, res.ExactlyOnce.Err()
 }
 

@@ -68,11 +68,13 @@ type Throughput struct {
 }
 
 // Baseline is raw asynq's better figure: end to end, or draining.
-func (r Result) Baseline() Throughput {
-	if r.RawDrain.PerSecond > r.Raw.PerSecond {
-		return r.RawDrain
+func (r Result) Baseline() Throughput { return better(r.Raw, r.RawDrain) }
+
+func better(raw, drain Throughput) Throughput {
+	if drain.PerSecond > raw.PerSecond {
+		return drain
 	}
-	return r.Raw
+	return raw
 }
 
 // per is x per task or job of t.
@@ -124,13 +126,12 @@ func (t *Throughput) add(u Throughput) {
 	t.Usage.add(u.Usage)
 }
 
-// ratioOf is ballast's jobs per second over the better of raw's two.
-func ratioOf(ballast, raw, drain Throughput) float64 {
-	base := max(raw.PerSecond, drain.PerSecond)
-	if base <= 0 {
+// ratioOf is ballast's jobs per second over base's (0 without a base).
+func ratioOf(ballast, base Throughput) float64 {
+	if base.PerSecond <= 0 {
 		return 0
 	}
-	return ballast.PerSecond / base
+	return ballast.PerSecond / base.PerSecond
 }
 
 func throughput(n int, d time.Duration) Throughput {

@@ -83,8 +83,14 @@ func TestRoundsAddUp(t *testing.T) {
 		tp.Usage.Commands["hset"] != 15 || tp.Usage.RedisCPU != 3*time.Millisecond || tp.Usage.ClientCPU != time.Millisecond {
 		t.Fatalf("sum of two rounds: %+v", tp)
 	}
-	if got := ratioOf(Throughput{PerSecond: 90}, Throughput{PerSecond: 100}, Throughput{PerSecond: 120}); got != 0.75 {
+	if got := ratioOf(Throughput{PerSecond: 90}, better(Throughput{PerSecond: 100}, Throughput{PerSecond: 120})); got != 0.75 {
 		t.Errorf("ratio against the better baseline = %v, want 0.75", got)
+	}
+	if got := better(Throughput{PerSecond: 130}, Throughput{PerSecond: 120}); got.PerSecond != 130 {
+		t.Errorf("better of 130 end to end and 120 draining = %v", got.PerSecond)
+	}
+	if got := ratioOf(Throughput{PerSecond: 90}, Throughput{}); got != 0 {
+		t.Errorf("ratio without a baseline = %v, want 0", got)
 	}
 	if got := roundSizes(10, 4); len(got) != 4 || got[0] != 3 || got[1] != 3 || got[2] != 2 || got[3] != 2 {
 		t.Errorf("roundSizes(10, 4) = %v, want [3 3 2 2]", got)
