@@ -137,10 +137,8 @@ func TestMoveKeepsNotBefore(t *testing.T) {
 // that one stands. Without one it asks for a move to the job's queue.
 func TestAGangHandOverKeepsAPendingPreemption(t *testing.T) {
 	t.Parallel()
-	s, _ := newStore(t)
-	ctx := context.Background()
-	id, ds := placedGang(t, s)
-	j := startGang(t, s, id, ds)
+	s, _, j, _, _ := gangOnRecord(t)
+	ctx, id := context.Background(), j.ID
 	if ok, err := s.RequestGangHandOver(ctx, id, j.Attempt, queues.QueueCore, "member 1's worker w1 draining"); !ok || err != nil {
 		t.Fatalf("hand-over with none pending = %v, %v", ok, err)
 	}
