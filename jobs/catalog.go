@@ -151,7 +151,9 @@ func (c *Catalog) Resolve(s Submission) (Spec, error) {
 	}
 	if s.Slots != nil {
 		limit := max(t.MaxSlots, t.Size.SlotCount())
-		if *s.Slots < 1 || *s.Slots > limit {
+		if share := t.Size.GPUShare; share != 0 && *s.Slots > 1 {
+			ps.add("slots", fmt.Sprintf("is %d; template %q asks for gpu_share %v, part of one GPU, so its jobs hold one slot", *s.Slots, s.Template, share))
+		} else if *s.Slots < 1 || *s.Slots > limit {
 			ps.add("slots", fmt.Sprintf("is %d; template %q allows 1 to %d slots per member%s", *s.Slots, s.Template, limit, maxSlotsHint(t)))
 		} else {
 			spec.Slots = *s.Slots

@@ -39,6 +39,9 @@ type Size struct {
 	// Requires are labels every worker of the job must report with these
 	// values, such as gpu_model: A100-80GB.
 	Requires map[string]string `yaml:"requires,omitempty" json:"requires,omitempty"`
+	// GPUShare, between 0 and 1 exclusive, asks for that share of one GPU
+	// instead of a whole one; 0 asks for no share. See share.go.
+	GPUShare float64 `yaml:"gpu_share,omitempty" json:"gpu_share,omitempty"`
 }
 
 // SlotCount is the slots of one member, at least 1.
@@ -78,6 +81,7 @@ func (z Size) validate(field string, maxSlots int, ps *problems) {
 	if z.Memory < 0 {
 		ps.add(field+".memory", "is negative; write it like 16GiB")
 	}
+	z.validateShare(field, ps)
 	if len(z.Requires) > MaxRequires {
 		ps.add(field+".requires", fmt.Sprintf("%d labels; the limit is %d", len(z.Requires), MaxRequires))
 	}

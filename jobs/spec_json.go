@@ -48,5 +48,6 @@ func (s Spec) AppendJSON(b []byte) ([]byte, error) {
 		o.String("memory", s.Memory.compact())
 	}
 	o.StringMap("requires", s.Requires)
+	o.Float("gpu_share", s.GPUShare, true)
 	return o.Close()
 }

@@ -16,8 +16,8 @@ func TestSpecJSONIsWhatEncodingJSONWrites(t *testing.T) {
 	if n := reflect.TypeFor[Spec]().NumField(); n != 24 {
 		t.Fatalf("Spec has %d fields; AppendJSON writes 24 (Size among them): teach it the new ones, then change this count", n)
 	}
-	if n := reflect.TypeFor[Size]().NumField(); n != 5 {
-		t.Fatalf("Size has %d fields; AppendJSON writes 5: teach it the new ones, then change this count", n)
+	if n := reflect.TypeFor[Size]().NumField(); n != 6 {
+		t.Fatalf("Size has %d fields; AppendJSON writes 6: teach it the new ones, then change this count", n)
 	}
 	strs := []string{"", "train", "burst", `a"b\c`, "<x>&", "line\nbreak", "é日本", "\u2028", "bad\xff"}
 	r := rand.New(rand.NewPCG(3, 4))
@@ -68,7 +68,8 @@ func TestSpecJSONIsWhatEncodingJSONWrites(t *testing.T) {
 			s.Limits = &Limits{CPUs: 1.5, Memory: ByteSize(r.Int64N(1 << 30)), IO: []IOLimit{{}}, Required: some()}
 		}
 		if some() {
-			s.Size = Size{Slots: r.IntN(9), Replicas: r.IntN(3), CPUs: float64(r.IntN(40)) / 8, Memory: ByteSize(r.Int64N(1 << 34)), Requires: smap()}
+			s.Size = Size{Slots: r.IntN(9), Replicas: r.IntN(3), CPUs: float64(r.IntN(40)) / 8, Memory: ByteSize(r.Int64N(1 << 34)), Requires: smap(),
+				GPUShare: float64(r.IntN(1000)) / 1000}
 		}
 		want, err := json.Marshal(s)
 		if err != nil {

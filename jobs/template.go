@@ -186,6 +186,9 @@ func (t Template) validate(field string, ps *problems) {
 	}
 	t.validateEnv(field, ps)
 	t.Size.validate(field, t.MaxSlots, ps)
+	if t.GPUShare != 0 && t.MaxSlots > 1 {
+		ps.add(field+".max_slots", fmt.Sprintf("is %d with gpu_share %v; a shared job holds one slot, so leave max_slots out", t.MaxSlots, t.GPUShare))
+	}
 	if t.MaxSlots < 0 || t.MaxSlots > MaxSlots {
 		ps.add(field+".max_slots", fmt.Sprintf("is %d; give 1 to %d, or leave it out", t.MaxSlots, MaxSlots))
 	}
