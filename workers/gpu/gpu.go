@@ -3,8 +3,9 @@
 //
 // On a GPU worker a slot is a GPU: a job holding k slots is bound to k
 // devices, which it sees through CUDA_VISIBLE_DEVICES and
-// NVIDIA_VISIBLE_DEVICES. Everything here is pure except Detect, which runs
-// nvidia-smi; nothing starts a goroutine.
+// NVIDIA_VISIBLE_DEVICES. Jobs that ask for a share of one GPU are packed
+// onto a device together (share.go). Everything here is pure except
+// Detect, which runs nvidia-smi; nothing starts a goroutine.
 package gpu
 
 import (
