@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/redis/go-redis/v9"
 
@@ -55,7 +56,9 @@ const maxTakePops = 64
 // pending list and its paused marker. ARGV: worker, now, incarnation ("" =
 // unchecked), pool, n, job key prefix, take token, retry ("0" a first
 // try; "1" the previous try of this token failed; "2" that, and take
-// nothing new), then per queue its task key prefix.
+// nothing new), then per queue its task key prefix, then the fit: the
+// whole slots free ("" = take without fitting) and the rooms for GPU
+// shares, comma-separated thousandths (see TakeFit).
 // Each claim stamps the record's "take" with the token (one more field in
 // a write the claim makes anyway), so that a retry finds what a try whose
 // reply was lost claimed, and answers with it instead of popping more. Only
@@ -87,16 +90,52 @@ if ARGV[8] ~= "0" then
   end
   if got > 0 or ARGV[8] == "2" then out[1] = -1; return out end
 end
+-- With a fit, the head of a queue is looked at before it is popped, and
+-- taken only if it fits what the worker has free; one that does not
+-- stops the take, so that nothing behind it overtakes it here.
+local fit = ARGV[9 + nq] ~= ""
+local whole, rooms, full = tonumber(ARGV[9 + nq]) or 0, {}, false
+if fit then
+  for r in string.gmatch(ARGV[10 + nq], "%d+") do rooms[#rooms + 1] = tonumber(r) end
+end
+local function seat(spec)
+  local ok, sp = pcall(cjson.decode, spec or "")
+  local x = ok and type(sp) == "table" and tonumber(sp.gpu_share) or 0
+  local s = 0
+  if x > 0 and x < 1 then s = math.floor(x * ` + strconv.Itoa(jobs.GPUMilli) + ` + 0.5) end
+  if s > 0 then
+    local best = 0
+    for i = 1, #rooms do
+      if rooms[i] >= s and (best == 0 or rooms[i] < rooms[best]) then best = i end
+    end
+    if best > 0 then rooms[best] = rooms[best] - s; return true end
+  end
+  if whole < 1 then return false end
+  whole = whole - 1
+  if s > 0 then rooms[#rooms + 1] = ` + strconv.Itoa(jobs.GPUMilli) + ` - s end
+  return true
+end
 for q = 1, nq do
-  if not f[2 + q] then
+  if not f[2 + q] and not full then
     while got < want and pops < want + ` + strconv.Itoa(maxTakePops) + ` do
-      local tid = redis.call("RPOP", KEYS[3 + 2 * q])
+      local tid
+      if fit then
+        tid = redis.call("LINDEX", KEYS[3 + 2 * q], -1)
+      else
+        tid = redis.call("RPOP", KEYS[3 + 2 * q])
+      end
       if not tid then break end
-      pops = pops + 1
-      redis.call("DEL", ARGV[8 + q] .. tid)
       local jid, att = string.match(tid, "^(.+):(%d+)$")
       local v = jid and redis.call("HMGET", ARGV[6] .. jid, ` + luaStrings(claimFields) + `)
-      if v and v[1] == "queued" and tonumber(v[2]) == tonumber(att) and (tonumber(v[5]) or 0) <= 1 then
+      local live = v and v[1] == "queued" and tonumber(v[2]) == tonumber(att) and (tonumber(v[5]) or 0) <= 1
+      if live and fit and not seat(v[7]) then
+        full = true
+        break
+      end
+      if fit then redis.call("RPOP", KEYS[3 + 2 * q]) end
+      pops = pops + 1
+      redis.call("DEL", ARGV[8 + q] .. tid)
+      if live then
         -- The fields go to HSET as they are, not through a table
         -- unpacked, which would cost Redis a third of the write again.
         redis.call("HSET", ARGV[6] .. jid, "state", "running", "worker", ARGV[1], "started", ARGV[2], "pool", ARGV[4],
@@ -154,6 +193,23 @@ type TakeRequest struct {
 	// a try of the token claimed, for a worker that stops taking work but
 	// must not leave a take in doubt.
 	AgainOnly bool
+	// Fit, when set, takes only deliveries that fit it, in queue order.
+	Fit *TakeFit
+}
+
+// TakeFit is what a GPU worker has free for a take: jobs that ask for a
+// share of a GPU (jobs.Size.GPUShare) pack onto devices that hold shares
+// already, so one whole slot may run several of them, and a take must
+// know each job's share before it pops it. With a fit, a job is taken
+// while it fits, as the worker's allocator packs (workers/gpu): a share
+// into the fullest room it fits, else into a whole slot, which leaves
+// the rest of that device as a room; a whole job into a whole slot. The
+// first job that does not fit ends the take, and stays first in line.
+type TakeFit struct {
+	// Whole is how many whole slots the worker holds for the take.
+	Whole int
+	// Rooms are the thousandths free on each device holding shares.
+	Rooms []int
 }
 
 // Take pops up to r.Max deliveries from r.Queues and claims each for
@@ -181,13 +237,23 @@ func (s *Store) Take(ctx context.Context, r TakeRequest) (Took, error) {
 	}
 	keys := make([]string, 0, 4+2*len(r.Queues))
 	keys = append(keys, s.ns.WorkerTombstone(c.Worker), s.ns.WorkerIncarnation(c.Worker), s.ns.WorkerJobs(c.Worker), s.ns.Outbox())
-	args := make([]any, 0, 8+len(r.Queues))
+	args := make([]any, 0, 10+len(r.Queues))
 	args = append(args, c.Worker, now, c.Incarnation, c.Pool, r.Max, s.ns.JobPrefix(), r.Token, retry)
 	for _, q := range r.Queues {
 		qname := s.ns.AsynqQueue(q)
 		keys = append(keys, asynqPendingKey(qname), asynqPausedKey(qname))
 		args = append(args, asynqTaskPrefix(qname))
 	}
+	whole, rooms := "", ""
+	if f := r.Fit; f != nil {
+		whole = strconv.Itoa(f.Whole)
+		rs := make([]string, len(f.Rooms))
+		for i, m := range f.Rooms {
+			rs[i] = strconv.Itoa(m)
+		}
+		rooms = strings.Join(rs, ",")
+	}
+	args = append(args, whole, rooms)
 	v, err := s.runScript(ctx, takeScript, keys, args...).Result()
 	if err != nil {
 		return Took{}, wrap("queues.Take", err)
