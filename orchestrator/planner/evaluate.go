@@ -33,6 +33,8 @@ type evaluator struct {
 	parallel int
 	memo     map[Candidate]Point
 	order    []Candidate // in the order first simulated
+	// shapes set the least quota each candidate is searched at (floor).
+	shapes Shapes
 
 	// Shared with every evaluator of one plan.
 	clock *runClock
@@ -160,4 +162,20 @@ func (e *evaluator) best(keep func(Point) bool) (Point, bool) {
 		}
 	}
 	return b, found
+}
+
+// floor is the least quota c can run every job at: below it a job that no
+// elastic machine holds waits for ever. Strategies other than hybrid
+// have their quota set by what they are.
+func (e *evaluator) floor(c Candidate) int {
+	if c.Strategy != StrategyHybrid {
+		return 0
+	}
+	return e.shapes.Floor(c.CoreOverflow, c.Watermarks.High)
+}
+
+// lift raises c's quota to its floor.
+func (e *evaluator) lift(c Candidate) Candidate {
+	c.FixedSlots = max(c.FixedSlots, e.floor(c))
+	return c
 }

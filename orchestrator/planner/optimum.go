@@ -47,6 +47,15 @@ type Optimum struct {
 	Fixed      float64 `json:"fixed_cost"`
 	Elastic    float64 `json:"elastic_cost"`
 	Cost       float64 `json:"cost"`
+	// Floor is the least quota searched: the biggest job that no elastic
+	// machine can hold needs that many slots on the quota (Shapes.Floor),
+	// so no plan below it runs every job. Zero when every job fits some
+	// elastic machine.
+	Floor int `json:"floor,omitempty"`
+	// WithoutFloor is the optimum with job shapes ignored, every slot of
+	// demand free to go anywhere, when the floor changes it: the gap
+	// between the two is what the fleet's machine sizes cost.
+	WithoutFloor *Optimum `json:"without_floor,omitempty"`
 }
 
 // CostAt prices quota q against the levels: q fixed slots over the span,
@@ -57,6 +66,23 @@ func (l Levels) CostAt(q int, p Prices) (fixed, elastic float64) {
 		elastic += float64(k-q) * p.ElasticPerSlotHour * l.Time[k].Hours()
 	}
 	return fixed, elastic
+}
+
+// OfflineOptimumAbove is the offline optimum among quotas of at least
+// floor, beside the unconstrained one when the floor moves it.
+func OfflineOptimumAbove(l Levels, p Prices, floor int) Optimum {
+	free := OfflineOptimum(l, p)
+	if floor <= free.FixedSlots {
+		free.Floor = max(floor, 0)
+		return free
+	}
+	best := Optimum{FixedSlots: floor, Floor: floor}
+	best.Fixed, best.Elastic = l.CostAt(floor, p)
+	best.Cost = best.Fixed + best.Elastic
+	// Past the unconstrained optimum the cost only grows (it is convex in
+	// the quota), so the floor itself is the cheapest quota above it.
+	best.WithoutFloor = &free
+	return best
 }
 
 // OfflineOptimum searches every quota from 0 to the peak (a newsvendor

@@ -65,8 +65,12 @@ type Plan struct {
 	BaseLoad float64       `json:"base_load"` // lowest hourly average demand
 	Curve    Curve         `json:"-"`
 	// Optimum is the offline optimum for the whole trace: the cheapest
-	// static quota with elastic capacity there the instant it is needed.
+	// static quota with elastic capacity there the instant it is needed,
+	// and at least the floor that jobs no elastic machine can hold set.
 	Optimum Optimum `json:"offline_optimum"`
+	// Shapes are the trace's jobs by shape and where each can run; the
+	// ones only the quota can hold set the floor of every search.
+	Shapes Shapes `json:"shapes"`
 	// Recommended is the cheapest feasible candidate on the whole history;
 	// RunnerUp the next one of another shape, if any.
 	Recommended Summary  `json:"recommended"`
@@ -129,9 +133,10 @@ func Make(tr trace.Trace, o Options) (Plan, error) {
 	}
 	curve := DemandCurve(tr, DemandStep)
 	levels := DemandLevels(tr)
+	shapes := ShapesOf(tr, o.Sim.Pools)
 	p := Plan{Trace: tr.Name, Jobs: len(tr.Jobs), Span: tr.Span(), Prices: prices, Peak: levels.Peak(), Curve: curve,
-		TuneDays: o.TuneDays, WaitTarget: sw.WaitTarget, Templates: Templates(tr, prices),
-		Optimum: OfflineOptimum(levels, prices), fixedPool: o.FixedPool}
+		TuneDays: o.TuneDays, WaitTarget: sw.WaitTarget, Templates: Templates(tr, prices), Shapes: shapes,
+		Optimum: OfflineOptimumAbove(levels, prices, shapes.Floor(!o.WithoutCoreOverflow, 0)), fixedPool: o.FixedPool}
 	for _, pool := range o.Sim.Pools {
 		if pool.Kind.Elastic() {
 			p.elasticPools = append(p.elasticPools, pool.Name)
@@ -147,9 +152,13 @@ func Make(tr trace.Trace, o Options) (Plan, error) {
 	}
 	window := LastDays(tr, o.TuneDays)
 	whole := newEvaluator(tr, tr, o.Sim, sw.WaitTarget, sw.Parallel, clock)
+	whole.shapes = shapes
 	tune := whole
 	if len(window.Jobs) != len(tr.Jobs) || window.Span() != tr.Span() {
 		tune = newEvaluator(window, tr, o.Sim, sw.WaitTarget, sw.Parallel, clock)
+		// The floor is the whole history's: a window plan is only a hint
+		// for the whole history, which must run every job.
+		tune.shapes = shapes
 	}
 	// The most simulations the stages of search may run, so progress
 	// reports an "at most" and a time left for the whole plan.
@@ -170,17 +179,20 @@ func Make(tr trace.Trace, o Options) (Plan, error) {
 
 func (p *Plan) search(tune, whole *evaluator, wl Levels, o Options, sw SweepOptions) error {
 	design := designWatermarks()
-	wpeak, wopt := wl.Peak(), OfflineOptimum(wl, p.Prices).FixedSlots
+	wpeak, wopt := wl.Peak(), OfflineOptimumAbove(wl, p.Prices, p.Optimum.Floor).FixedSlots
 	waits := overflowWaits(sw.WaitTarget, o.Sim)
 	// 1. The overflow wait, then the watermarks, at the window's offline
 	// optimum, the quota the best plans land near: one coordinate at a
 	// time, since the two barely interact and every simulation counts.
+	// Each candidate starts at its own floor if that is higher: without
+	// overflow every core job needs the quota, and a burst job only the
+	// quota holds needs room under the high watermark.
 	at := Candidate{Strategy: StrategyHybrid, FixedSlots: wopt, Watermarks: design}
-	variants := []Candidate{at}
+	variants := []Candidate{tune.lift(at)}
 	if !o.WithoutCoreOverflow {
 		for _, w := range waits {
 			at.CoreOverflow, at.CoreMaxWait = true, w
-			variants = append(variants, at)
+			variants = append(variants, tune.lift(at))
 		}
 	}
 	tune.clock.expect("overflow waits on the tuning window", len(variants)+len(sw.Watermarks))
@@ -192,7 +204,7 @@ func (p *Plan) search(tune, whole *evaluator, wl Levels, o Options, sw SweepOpti
 	for _, m := range sw.Watermarks {
 		c := b.Candidate
 		c.Watermarks = m
-		variants = append(variants, c)
+		variants = append(variants, tune.lift(c))
 	}
 	tune.clock.expect("watermarks on the tuning window", len(variants))
 	if _, err := tune.eval(variants...); err != nil {
@@ -201,19 +213,18 @@ func (p *Plan) search(tune, whole *evaluator, wl Levels, o Options, sw SweepOpti
 	// 2. The quota for the best of them, and for the best plan without
 	// overflow, which needs a quota near the core peak and so may lie far
 	// from the optimum. Hopeless quotas stop early (StopOverP95).
-	b, _ = tune.best(nil)
-	starts := []Point{b}
-	if nb, ok := tune.best(func(pt Point) bool { return !pt.CoreOverflow }); ok && b.CoreOverflow {
-		starts = append(starts, nb)
-	}
-	for _, st := range starts {
+	for _, ov := range []bool{true, false} {
+		st, ok := tune.best(func(pt Point) bool { return pt.CoreOverflow == ov })
+		if !ok {
+			continue
+		}
 		// With overflow the best quota lies near the optimum, where the
 		// search starts; without it, near the core peak, which may be far.
 		step := max(1, wpeak/8)
 		if st.CoreOverflow {
 			step = max(1, wpeak/16)
 		}
-		if _, err := tune.searchQuota("quota search on the tuning window", st.Candidate, st.FixedSlots, step, wpeak); err != nil {
+		if _, err := tune.refine("quota search on the tuning window", st.Candidate, step, wpeak, waits, sw.Watermarks); err != nil {
 			return err
 		}
 	}
@@ -233,16 +244,16 @@ func (p *Plan) search(tune, whole *evaluator, wl Levels, o Options, sw SweepOpti
 		cands = append(cands, pt.Candidate)
 	}
 	at = Candidate{Strategy: StrategyHybrid, FixedSlots: p.Optimum.FixedSlots, Watermarks: b.Watermarks}
-	cands = append(cands, at)
+	cands = append(cands, whole.lift(at))
 	if !o.WithoutCoreOverflow {
 		// With the longest wait and the one the window liked best, not
 		// every wait: a whole-history simulation costs as much as several
 		// window ones. (The evaluator runs a repeated candidate once.)
 		at.CoreOverflow, at.CoreMaxWait = true, waits[0]
-		cands = append(cands, at)
+		cands = append(cands, whole.lift(at))
 		if ob, ok := tune.best(func(pt Point) bool { return pt.CoreOverflow }); ok {
 			at.CoreMaxWait = ob.CoreMaxWait
-			cands = append(cands, at)
+			cands = append(cands, whole.lift(at))
 		}
 	}
 	whole.clock.expect("the whole history", len(cands))
@@ -251,9 +262,16 @@ func (p *Plan) search(tune, whole *evaluator, wl Levels, o Options, sw SweepOpti
 		return err
 	}
 	p.AllFixed, p.AllElastic = pts[0].Result, pts[1].Result
-	// 5. A last quota search on the whole history, from its best hybrid.
-	if hb, ok := whole.best(func(pt Point) bool { return pt.Strategy == StrategyHybrid }); ok {
-		if _, err := whole.searchQuota("quota search on the whole history", hb.Candidate, hb.FixedSlots, max(2, p.Peak/64), p.Peak); err != nil {
+	// 5. A last quota search on the whole history, from its best hybrid
+	// with overflow and its best without: the two have their best quotas
+	// far apart (near the optimum, near the core peak), and a search from
+	// one never reaches the other.
+	for _, ov := range []bool{true, false} {
+		hb, ok := whole.best(func(pt Point) bool { return pt.Strategy == StrategyHybrid && pt.CoreOverflow == ov })
+		if !ok {
+			continue
+		}
+		if _, err := whole.refine("quota search on the whole history", hb.Candidate, max(2, p.Peak/64), p.Peak, waits, sw.Watermarks); err != nil {
 			return err
 		}
 	}

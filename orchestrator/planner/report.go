@@ -67,6 +67,12 @@ func (p Plan) WriteText(w io.Writer) error {
 		p.Prices.FixedPerSlotHour, p.Prices.ElasticPerSlotHour, p.Prices.Ratio(), p.Prices.BreakEvenHours())
 	fmt.Fprintf(tw, "offline optimum: %d fixed slots at %.2f (fixed %.2f + elastic %.2f), elastic capacity there the instant it is needed\n",
 		p.Optimum.FixedSlots, p.Optimum.Cost, p.Optimum.Fixed, p.Optimum.Elastic)
+	if w := p.Optimum.WithoutFloor; w != nil {
+		fmt.Fprintf(tw, "floor: jobs no elastic machine can hold need %d slots on the quota; the floor adds %.2f (%.1f%%) to the optimum without it (%d slots at %.2f)\n",
+			p.Optimum.Floor, p.Optimum.Cost-w.Cost, 100*(p.Optimum.Cost-w.Cost)/w.Cost, w.FixedSlots, w.Cost)
+	} else if p.Optimum.Floor > 0 {
+		fmt.Fprintf(tw, "floor: jobs no elastic machine can hold need %d slots on the quota; the optimum is above it, so it adds nothing\n", p.Optimum.Floor)
+	}
 	fmt.Fprintf(tw, "search: %d simulations in %s (%d on the tuning window, %d on the whole history)\n\n",
 		p.Simulations, p.Took.Round(10*time.Millisecond), len(p.Sweep), len(p.History))
 	fmt.Fprintln(tw, "METHOD\tFIXED\tWATERMARKS\tCOST (CLOSED FORM)\tCOST (SIMULATED)\tX OPTIMUM\tFIXED IDLE\tBURST WAIT P95\tCORE WAIT P95\tPREEMPTIONS\tLOST SLOT-H\tFEASIBLE")

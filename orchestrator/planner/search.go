@@ -17,7 +17,9 @@ import (
 // O(log peak) simulations, two at a time; infeasible quotas rank by how far
 // their waits are over, which leads the search out of them.
 func (e *evaluator) searchQuota(stage string, c Candidate, start, step, peak int) (Point, error) {
-	clamp := func(q int) int { return min(max(q, 0), peak) }
+	floor := e.floor(c)
+	peak = max(peak, floor)
+	clamp := func(q int) int { return min(max(q, floor), peak) }
 	c.FixedSlots = clamp(start)
 	step = max(step, 1)
 	if e.clock != nil {
@@ -49,6 +51,56 @@ func (e *evaluator) searchQuota(stage string, c Candidate, start, step, peak int
 	}
 	return cur, nil
 }
+
+// refine searches the quota for c's settings, then tries the other
+// watermark pairs and, for a plan with core overflow, the other overflow
+// waits at the quota found, and searches again from a setting that did
+// better, a few rounds at most. Quota and settings interact where work
+// waits for a slot: a smaller quota wants core work to overflow sooner,
+// and jobs bigger than every elastic machine want a high watermark that
+// leaves them room.
+func (e *evaluator) refine(stage string, c Candidate, step, peak int, waits []time.Duration, marks []Watermarks) (Point, error) {
+	cur, err := e.searchQuota(stage, c, c.FixedSlots, step, peak)
+	if err != nil {
+		return cur, err
+	}
+	for range refineRounds {
+		var vs []Candidate
+		for _, m := range marks {
+			v := cur.Candidate
+			v.Watermarks = m
+			vs = append(vs, e.lift(v))
+		}
+		if cur.CoreOverflow {
+			for _, w := range waits {
+				v := cur.Candidate
+				v.CoreMaxWait = w
+				vs = append(vs, e.lift(v))
+			}
+		}
+		pts, err := e.eval(vs...)
+		if err != nil {
+			return cur, err
+		}
+		next := cur
+		for _, pt := range pts {
+			if better(pt, next) < 0 {
+				next = pt
+			}
+		}
+		if next.Candidate == cur.Candidate {
+			break
+		}
+		if cur, err = e.searchQuota(stage, next.Candidate, next.FixedSlots, 1, peak); err != nil {
+			return cur, err
+		}
+	}
+	return cur, nil
+}
+
+// refineRounds bounds refine's rounds of settings and quota: each costs a
+// few simulations, and after two the pick rarely moves.
+const refineRounds = 3
 
 // searchBound is about the most simulations a quota search from step
 // runs: two per halving, and a few moves.

@@ -1,0 +1,123 @@
+package planner
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/ballastdev/ballast/jobs"
+	"github.com/ballastdev/ballast/orchestrator/policy"
+	"github.com/ballastdev/ballast/orchestrator/trace"
+)
+
+func TestShapesSayWhichMachinesHoldEachJob(t *testing.T) {
+	a10 := map[string]string{"gpu_model": "A10"}
+	tr := trace.Trace{Jobs: []trace.Job{
+		{Duration: time.Hour, Slots: 1, Class: jobs.ClassBurst},
+		{Duration: time.Hour, Slots: 1, Class: jobs.ClassBurst},
+		{Duration: time.Hour, Slots: 4, Class: jobs.ClassBurst, Checkpointable: true},
+		{Duration: time.Hour, Slots: 4, Class: jobs.ClassBurst},
+		{Duration: time.Hour, Slots: 8, Class: jobs.ClassCore},
+		{Duration: 2 * time.Hour, Slots: 4, Replicas: 3, Class: jobs.ClassBurst, Checkpointable: true},
+		{Duration: time.Hour, Slots: 1, Class: jobs.ClassCore, Requires: a10},
+	}}
+	pools := []policy.Pool{
+		{Name: "fixed", Kind: policy.PoolFixed},
+		{Name: "od", Kind: policy.PoolOnDemand, SlotsPerWorker: 1},
+		{Name: "spot4", Kind: policy.PoolSpot, SlotsPerWorker: 4, MaxWorkers: 2},
+	}
+	sh := ShapesOf(tr, pools)
+	if sh.LargestOnDemand != 1 || sh.LargestSpot != 4 {
+		t.Fatalf("largest machines: on-demand %d, spot %d; want 1 and 4", sh.LargestOnDemand, sh.LargestSpot)
+	}
+	type want struct {
+		slots, members, jobs, od, spot int
+		ckpt, labelled                 bool
+		hours                          float64
+	}
+	wants := []want{
+		{4, 3, 1, 0, 0, true, true, 24}, // three machines of spot4 needed, two allowed
+		{8, 1, 1, 0, 0, false, true, 8},
+		{4, 1, 1, 0, 4, true, true, 4},
+		{4, 1, 1, 0, 4, false, true, 4}, // spot holds it, but it may not go there
+		{1, 1, 2, 1, 4, false, true, 2},
+		{1, 1, 1, 1, 4, false, false, 1},
+	}
+	if len(sh.All) != len(wants) {
+		t.Fatalf("%d shapes, want %d: %+v", len(sh.All), len(wants), sh.All)
+	}
+	for i, w := range wants {
+		s := sh.All[i]
+		if s.Slots != w.slots || s.Members != w.members || s.Jobs != w.jobs || s.OnDemand != w.od || s.Spot != w.spot ||
+			s.Checkpointable != w.ckpt || s.Labelled != w.labelled || s.SlotHours != w.hours {
+			t.Errorf("shape %d: %+v, want %+v", i, s, w)
+		}
+	}
+	// With overflow the 8-slot core job, the 3x4 gang and the 4-slot burst
+	// job that may not go to spot need the quota; without it, every core
+	// job does too.
+	if got := len(sh.QuotaOnly(true)); got != 3 {
+		t.Errorf("%d quota-only shapes with overflow, want 3", got)
+	}
+	if got := len(sh.QuotaOnly(false)); got != 4 {
+		t.Errorf("%d quota-only shapes without overflow, want 4", got)
+	}
+	// The gang's 12 slots set the floor; lent under a high watermark of
+	// 0.7 it needs a quota of 18 (floor(0.7 x 18) = 12).
+	for _, c := range []struct {
+		overflow bool
+		high     float64
+		want     int
+	}{{true, 0, 12}, {true, 0.7, 18}, {false, 0.7, 18}, {true, 1, 12}} {
+		if got := sh.Floor(c.overflow, c.high); got != c.want {
+			t.Errorf("Floor(overflow %t, high %.1f) = %d, want %d", c.overflow, c.high, got, c.want)
+		}
+	}
+	if u := sh.Unlabelled(); len(u) != 1 || u[0].Requires["gpu_model"] != "A10" {
+		t.Errorf("unlabelled shapes: %+v, want the one requiring A10", u)
+	}
+}
+
+// quotaUnder must agree with the policy's lending ceiling, floor(high x q),
+// read by brute force.
+func TestQuotaUnderIsTheSmallestQuotaWhoseCeilingHoldsTheJob(t *testing.T) {
+	for _, high := range []float64{0.5, 0.6, 0.7, 0.75, 0.8, 0.9, 0.95, 1} {
+		for k := 1; k <= 64; k++ {
+			want := 0
+			for q := 1; ; q++ {
+				if int(math.Floor(high*float64(q)+1e-9)) >= k {
+					want = q
+					break
+				}
+			}
+			if got := quotaUnder(k, high); got != want {
+				t.Errorf("quotaUnder(%d, %.2f) = %d, want %d", k, high, got, want)
+			}
+		}
+	}
+}
+
+func TestTheOptimumAboveAFloorIsTheCheapestQuotaThereByBruteForce(t *testing.T) {
+	l := DemandLevels(gpuLikeTrace(3))
+	for _, ratio := range []float64{0.3, 0.5, 0.7, 0.9} {
+		pr := Prices{FixedPerSlotHour: ratio, ElasticPerSlotHour: 1}
+		free := OfflineOptimum(l, pr)
+		for floor := 0; floor <= l.Peak()+2; floor++ {
+			got := OfflineOptimumAbove(l, pr, floor)
+			best, bestQ := math.Inf(1), -1
+			for q := floor; q <= max(floor, l.Peak()); q++ {
+				f, e := l.CostAt(q, pr)
+				if f+e < best-1e-9 {
+					best, bestQ = f+e, q
+				}
+			}
+			if got.FixedSlots != bestQ || math.Abs(got.Cost-best) > 1e-6*best || got.Floor != floor {
+				t.Errorf("ratio %.1f floor %d: %d slots at %.3f (floor %d), brute force %d at %.3f",
+					ratio, floor, got.FixedSlots, got.Cost, got.Floor, bestQ, best)
+			}
+			if (got.WithoutFloor != nil) != (floor > free.FixedSlots) {
+				t.Errorf("ratio %.1f floor %d: WithoutFloor %v, but the free optimum is %d", ratio, floor, got.WithoutFloor, free.FixedSlots)
+			}
+		}
+	}
+}
