@@ -79,6 +79,9 @@ type Plan struct {
 	// offline optimum's quota and the search's pick, each simulated on the
 	// whole trace.
 	Recommendations []Recommendation `json:"recommendations"`
+	// ShapeAdvice names jobs the pools' machines cannot hold and what to
+	// change, with a suggested pool simulated.
+	ShapeAdvice []ShapeAdvice `json:"shape_advice,omitempty"`
 	// AllFixed is quota sized to the peak and no elastic capacity;
 	// AllElastic no quota at all. Both through the same simulation.
 	AllFixed   sim.Result `json:"all_fixed"`
@@ -168,6 +171,9 @@ func Make(tr trace.Trace, o Options) (Plan, error) {
 	clock.expected = 1 + waits + len(sw.Watermarks) + 2*searchBound(max(1, wpeak/8)) +
 		7 + searchBound(max(2, p.Peak/64)) + 3 + searchBound(1)
 	if err := p.search(tune, whole, wl, o, sw); err != nil {
+		return p, err
+	}
+	if p.ShapeAdvice, err = p.adviseShapes(tr, o, sw, clock); err != nil {
 		return p, err
 	}
 	p.Sweep = tune.points()

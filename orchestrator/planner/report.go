@@ -90,6 +90,9 @@ func (p Plan) WriteText(w io.Writer) error {
 	for _, r := range p.Recommendations {
 		fmt.Fprintf(tw, "%s: %s\n", r.Method, r.Why)
 	}
+	for _, a := range p.ShapeAdvice {
+		fmt.Fprintf(tw, "shapes: %s.\n  %s.\n", a.Title, a.Action)
+	}
 	fmt.Fprintln(tw)
 	fmt.Fprintln(tw, "TEMPLATE\tCLASS\tJOBS\tACTIVE H/DAY\tSLOT-H/DAY\tBREAK-EVEN H\tBELONGS\t8 H RULE SAYS\tMOVE")
 	for _, t := range p.Templates {
