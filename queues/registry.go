@@ -68,8 +68,12 @@ type GPUInfo struct {
 	UUID      string `json:"uuid"`
 	Name      string `json:"name"`
 	MemoryMiB int    `json:"memory_mib"`
-	// Job is the ID of the job whose attempt holds the GPU ("" = free).
+	// Job is the ID of the job whose attempt holds the GPU ("" = free),
+	// or of the jobs sharing it, comma-separated.
 	Job string `json:"job,omitempty"`
+	// Share is the thousandths of the GPU that shares hold (0 when it is
+	// free or held whole).
+	Share int `json:"share,omitempty"`
 }
 
 // Beat is the registry's answer to a heartbeat.

@@ -13,27 +13,26 @@ import (
 // however it ends, and its process sees only those (deviceEnv).
 
 // grantDevices gives the attempt key (its task ID) n GPUs no other attempt
-// holds, lowest indices first. False means fewer than n are free (or key
-// already holds some). A worker without GPUs grants nothing and says true:
-// there is nothing to bind.
+// holds, lowest indices first, or the device of the share the taker
+// seated it on. False means fewer than n are free. A worker without GPUs
+// grants nothing and says true: there is nothing to bind.
 func (w *Worker) grantDevices(key string, n int) ([]gpu.Device, bool) {
-	if w.gpus == nil {
+	if !w.gpuWorker() {
 		return nil, true
 	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.gpus.Take(key, n)
+	return w.slots.grant(key, n)
 }
+
+// gpuWorker reports whether the worker has GPUs to bind jobs to.
+func (w *Worker) gpuWorker() bool { return w.slots.gpus != nil }
 
 // releaseDevices gives back what grantDevices granted to key; releasing
 // twice, or what was never granted, is harmless.
 func (w *Worker) releaseDevices(key string) {
-	if w.gpus == nil {
+	if !w.gpuWorker() {
 		return
 	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.gpus.Free(key)
+	w.slots.ungrant(key)
 }
 
 // runBound runs the attempt on GPUs of its own, one per slot the slot book
@@ -49,27 +48,43 @@ func (w *Worker) runBound(r *running, key string) outcome {
 	}
 	defer w.releaseDevices(key)
 	r.gpus = devs
+	r.share = w.slots.share(key)
 	return w.run(r)
 }
 
-// gpuReport lists the worker's GPUs with the job holding each, for the
+// gpuReport lists the worker's GPUs with the job holding each (the jobs
+// sharing it, comma-separated, and the thousandths they hold), for the
 // registry; nil on a worker without GPUs. Called with w.mu held.
 func (w *Worker) gpuReport() []queues.GPUInfo {
-	if w.gpus == nil {
+	if !w.gpuWorker() {
 		return nil
 	}
-	slots := w.gpus.Slots()
+	slots := w.slots.gpuSlots()
 	out := make([]queues.GPUInfo, len(slots))
 	for i, s := range slots {
-		job := s.Holder
-		if r := w.jobs[s.Holder]; r != nil {
-			job = r.job.ID
-		} else if k := strings.LastIndexByte(job, ':'); k > 0 {
-			job = job[:k] // a task ID is job:attempt
+		job := w.jobOf(s.Holder)
+		if len(s.Sharers) > 0 {
+			ids := make([]string, len(s.Sharers))
+			for k, key := range s.Sharers {
+				ids[k] = w.jobOf(key)
+			}
+			job = strings.Join(ids, ",")
 		}
-		out[i] = queues.GPUInfo{Index: s.Device.Index, UUID: s.Device.UUID, Name: s.Device.Name, MemoryMiB: s.Device.MemoryMiB, Job: job}
+		out[i] = queues.GPUInfo{Index: s.Device.Index, UUID: s.Device.UUID, Name: s.Device.Name, MemoryMiB: s.Device.MemoryMiB, Job: job, Share: s.Used}
 	}
 	return out
+}
+
+// jobOf is the job ID of the attempt holding key ("" for none). Called
+// with w.mu held.
+func (w *Worker) jobOf(key string) string {
+	if r := w.jobs[key]; r != nil {
+		return r.job.ID
+	}
+	if k := strings.LastIndexByte(key, ':'); k > 0 {
+		return key[:k] // a task ID is job:attempt
+	}
+	return key
 }
 
 // workerLabels are what the worker reports of itself: the configured

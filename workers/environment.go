@@ -100,3 +100,15 @@ func deviceEnv(vars map[string]string, gpus []gpu.Device) {
 	}
 	vars[jobs.EnvGPUs] = ids
 }
+
+// EnvMPSThreadPercentage is the variable through which NVIDIA's MPS
+// limits the part of a GPU's compute a client may use.
+const EnvMPSThreadPercentage = "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"
+
+// mpsEnv is the MPS variable for a job sharing a GPU: its share in
+// percent, rounded up (MPS takes whole percents, and rounding down would
+// give a share of 0.001 nothing at all).
+func mpsEnv(share int) string {
+	pct := min(max((share+9)/10, 1), 100)
+	return EnvMPSThreadPercentage + "=" + strconv.Itoa(pct)
+}

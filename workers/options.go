@@ -31,8 +31,15 @@ type Options struct {
 	// GPUs, when set, makes this a GPU worker: its slots are these devices
 	// (Slots defaults to their number and may not exceed it), each attempt
 	// is bound to GPUs of its own (CUDA_VISIBLE_DEVICES), and the worker
-	// reports them and its gpu_model label to the registry.
+	// reports them and its gpu_model label to the registry. Jobs that ask
+	// for a share of a GPU are packed onto one device, which holds one
+	// slot between them (see shares.go).
 	GPUs []gpu.Device
+	// MPS tells each job that shares a GPU its part of the GPU's compute
+	// through CUDA_MPS_ACTIVE_THREAD_PERCENTAGE, for machines that run
+	// NVIDIA's MPS control daemon. Without MPS, jobs sharing a GPU take
+	// turns on it and nothing holds one to its share.
+	MPS bool
 	// Labels describe the worker to placement (its pool's labels, from
 	// config); a GPU worker adds gpu_model, which its GPUs decide.
 	Labels map[string]string

@@ -54,7 +54,11 @@ func (w *Worker) runProcess(r *running, out *output, ckDir string) outcome {
 		return outcome{err: err}
 	}
 	cmd := jobCommand(path, argv, join)
-	cmd.Env = environmentOf(r.job, ckDir, r.gpus, w.gpus != nil, r.gang)
+	cmd.Env = environmentOf(r.job, ckDir, r.gpus, w.gpuWorker(), r.gang)
+	if w.opts.MPS && r.share > 0 {
+		// Last, so it wins over a template's own value.
+		cmd.Env = append(cmd.Env, mpsEnv(r.share))
+	}
 	stdout, stderr := out.writer("stdout"), out.writer("stderr")
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	// A grandchild that keeps the pipes open must not hold the slot forever.

@@ -41,6 +41,9 @@ type running struct {
 	// gpus are the devices granted to the attempt (grantDevices), set
 	// before it starts and fixed after; nil on a worker without GPUs.
 	gpus []gpu.Device
+	// share is the thousandths of gpus[0] the attempt shares with others
+	// (0: it holds its GPUs whole).
+	share int
 	// gang is the member's place in its gang; nil for a job that is none.
 	gang *gangEnv
 }

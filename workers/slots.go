@@ -6,12 +6,16 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/ballastdev/ballast/workers/gpu"
 )
 
 // slotBook is the worker's own account of its slots: how many each
 // delivery holds, and which placed deliveries wait for slots to free.
-// Which GPUs a holder gets is the GPU allocator's (devices.go): the book
-// only keeps the count from ever passing the worker's slots.
+// Which GPUs a holder gets is the GPU allocator's, which the book keeps
+// under its own lock on a GPU worker: there a slot is a device, and
+// jobs that ask for a share of one are packed onto a device that then
+// counts as one slot however many of them it runs (see shares.go).
 //
 // asynq runs one goroutine per task with a fixed concurrency, one per slot,
 // so it would start a job in every goroutine it has free: a four-slot job
@@ -38,6 +42,8 @@ type slotBook struct {
 	// looking lists those it holds now.
 	takes   uint64
 	looking map[string]bool
+	// gpus hands out the worker's GPUs; nil on a worker without them.
+	gpus *gpu.Allocator
 }
 
 // reservation is a placed delivery waiting for its slots.
@@ -49,17 +55,26 @@ type reservation struct {
 // errBookClosed is returned to waiters when the worker stops taking work.
 var errBookClosed = errors.New("the worker is stopping")
 
-func newSlotBook(total int) *slotBook {
+// newSlotBook returns a book of total slots over devs (none: a worker
+// without GPUs).
+func newSlotBook(total int, devs []gpu.Device) *slotBook {
 	b := &slotBook{total: total, held: map[string]int{}, looking: map[string]bool{}}
+	if len(devs) > 0 {
+		b.gpus = gpu.NewAllocator(devs)
+	}
 	b.cond = sync.NewCond(&b.mu)
 	return b
 }
 
-// used is how many slots are held; callers hold mu.
+// used is how many slots are held: by their holders, and on a GPU
+// worker one per device open to shares; callers hold mu.
 func (b *slotBook) used() int {
 	n := 0
 	for _, k := range b.held {
 		n += k
+	}
+	if b.gpus != nil {
+		n += b.gpus.Shared()
 	}
 	return n
 }
@@ -78,10 +93,11 @@ func (b *slotBook) reservedBefore(key string) int {
 }
 
 // freeShared waits until a slot is free beyond what waiting placed jobs
-// reserved and returns how many such slots are free, with mu held (the
+// reserved, or with rooms set until a device open to shares has room, and
+// returns how many such slots are free (perhaps none), with mu held (the
 // caller unlocks). It returns early with ctx's error, or errBookClosed,
 // with mu released.
-func (b *slotBook) freeShared(ctx context.Context) (int, error) {
+func (b *slotBook) freeShared(ctx context.Context, rooms bool) (int, error) {
 	stop := context.AfterFunc(ctx, b.wake)
 	defer stop()
 	b.mu.Lock()
@@ -94,8 +110,9 @@ func (b *slotBook) freeShared(ctx context.Context) (int, error) {
 			b.mu.Unlock()
 			return 0, ctx.Err()
 		}
-		if free := b.total - b.used() - b.reservedBefore(""); free >= 1 {
-			return free, nil
+		free := b.total - b.used() - b.reservedBefore("")
+		if free >= 1 || rooms && b.gpus != nil && len(b.gpus.Rooms()) > 0 {
+			return max(free, 0), nil
 		}
 		b.cond.Wait()
 	}
@@ -105,7 +122,7 @@ func (b *slotBook) freeShared(ctx context.Context) (int, error) {
 // reserved, then gives it to key. It returns early with ctx's error, or
 // errBookClosed.
 func (b *slotBook) admitShared(ctx context.Context, key string) (int, error) {
-	if _, err := b.freeShared(ctx); err != nil {
+	if _, err := b.freeShared(ctx, false); err != nil {
 		return 0, err
 	}
 	defer b.mu.Unlock()
@@ -113,37 +130,38 @@ func (b *slotBook) admitShared(ctx context.Context, key string) (int, error) {
 	return 1, nil
 }
 
-// admitTake waits until a slot is free beyond what waiting placed jobs
-// reserved, then holds as many such slots as are free, up to n, under
-// keys of their own, and returns the keys: the taker (taker.go) asks
-// Redis for that many deliveries, moves each slot to the delivery it got
-// (rekey) and releases the rest. It returns early with ctx's error, or
-// errBookClosed.
-func (b *slotBook) admitTake(ctx context.Context, n int) ([]string, error) {
-	free, err := b.freeShared(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer b.mu.Unlock()
-	keys := make([]string, min(free, n))
-	for i := range keys {
-		b.takes++
-		keys[i] = "\x00take:" + strconv.FormatUint(b.takes, 10)
-		b.held[keys[i]] = 1
-		b.looking[keys[i]] = true
-	}
-	return keys, nil
+// takeHold is what the book holds for one take: whole slots under keys
+// of their own and, on a GPU worker, the rooms of the devices open to
+// shares, pinned so that they stay open until the take is over.
+type takeHold struct {
+	keys  []string
+	rooms []gpu.Room
 }
 
-// rekey moves what from holds to to.
-func (b *slotBook) rekey(from, to string) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if n, ok := b.held[from]; ok {
-		delete(b.held, from)
-		delete(b.looking, from)
-		b.held[to] = n
+// admitTake waits until a slot is free beyond what waiting placed jobs
+// reserved, or on a GPU worker until a device open to shares has room,
+// then holds as many such slots as are free, up to n, and those rooms:
+// the taker (taker.go) asks Redis for deliveries that fit them, seats
+// each in what it fits (seat) and ends the hold (endTake). It returns
+// early with ctx's error, or errBookClosed.
+func (b *slotBook) admitTake(ctx context.Context, n int) (takeHold, error) {
+	free, err := b.freeShared(ctx, true)
+	if err != nil {
+		return takeHold{}, err
 	}
+	defer b.mu.Unlock()
+	h := takeHold{keys: make([]string, min(free, n))}
+	for i := range h.keys {
+		b.takes++
+		h.keys[i] = "\x00take:" + strconv.FormatUint(b.takes, 10)
+		b.held[h.keys[i]] = 1
+		b.looking[h.keys[i]] = true
+	}
+	if b.gpus != nil {
+		h.rooms = b.gpus.Rooms()
+		b.gpus.Pin(h.rooms)
+	}
+	return h, nil
 }
 
 // admitPlaced reserves n slots for key and waits until they are free,
@@ -208,11 +226,14 @@ func (b *slotBook) unwait(key string) {
 	b.cond.Broadcast()
 }
 
-// release frees what key holds and wakes the waiters.
+// release frees what key holds, its GPUs too, and wakes the waiters.
 func (b *slotBook) release(key string) {
 	b.mu.Lock()
 	delete(b.held, key)
 	delete(b.looking, key)
+	if b.gpus != nil {
+		b.gpus.Free(key)
+	}
 	b.cond.Broadcast()
 	b.mu.Unlock()
 }
@@ -233,9 +254,16 @@ func (b *slotBook) wake() {
 
 // busy is how many slots are held or reserved: what the worker reports as
 // in use, so the controller never counts a reserved slot as free. A slot
-// the taker holds while it looks for work is free: nothing runs in it.
+// the taker holds while it looks for work is free: nothing runs in it,
+// nor on a device it keeps open for shares that holds none. A device that
+// holds shares is busy, however little of it they hold: no whole-GPU job
+// may start on it, and the controller places only whole slots.
 func (b *slotBook) busy() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return min(b.used()-len(b.looking)+b.reservedBefore(""), b.total)
+	idle := len(b.looking)
+	if b.gpus != nil {
+		idle += b.gpus.PinnedIdle()
+	}
+	return min(b.used()-idle+b.reservedBefore(""), b.total)
 }

@@ -22,7 +22,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 }
 
 func TestSlotBookCountsSlots(t *testing.T) {
-	b := newSlotBook(4)
+	b := newSlotBook(4, nil)
 	ctx := context.Background()
 	if n, err := b.admitShared(ctx, "a"); err != nil || n != 1 {
 		t.Fatalf("first one-slot admit: %d %v", n, err)
@@ -51,7 +51,7 @@ func TestSlotBookCountsSlots(t *testing.T) {
 // slots busy and a three-slot job waiting, a one-slot delivery waits too,
 // and the three-slot job starts first once a slot frees.
 func TestSlotBookReservationBeatsTheStream(t *testing.T) {
-	b := newSlotBook(4)
+	b := newSlotBook(4, nil)
 	ctx := context.Background()
 	for _, k := range []string{"s1", "s2"} {
 		if _, err := b.admitShared(ctx, k); err != nil {
@@ -95,7 +95,7 @@ func TestSlotBookReservationBeatsTheStream(t *testing.T) {
 // A waiting placed delivery withdraws when its placement no longer stands,
 // and a stopping worker sends every waiter away.
 func TestSlotBookWithdrawAndClose(t *testing.T) {
-	b := newSlotBook(2)
+	b := newSlotBook(2, nil)
 	ctx := context.Background()
 	if _, err := b.admitShared(ctx, "s"); err != nil {
 		t.Fatal(err)
@@ -129,7 +129,7 @@ func TestSlotBookWithdrawAndClose(t *testing.T) {
 	}
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
-	b2 := newSlotBook(1)
+	b2 := newSlotBook(1, nil)
 	_, _ = b2.admitShared(ctx, "x")
 	if _, err := b2.admitShared(cctx, "y"); err == nil {
 		t.Error("a cancelled context still admitted")
@@ -139,7 +139,7 @@ func TestSlotBookWithdrawAndClose(t *testing.T) {
 // Random admits and releases never hand out more slots than the book has.
 func TestSlotBookNeverOversubscribes(t *testing.T) {
 	const total = 8
-	b := newSlotBook(total)
+	b := newSlotBook(total, nil)
 	rng := rand.New(rand.NewPCG(1, 2))
 	var wg sync.WaitGroup
 	var bad atomic.Int32
@@ -187,11 +187,12 @@ func TestSlotBookNeverOversubscribes(t *testing.T) {
 // it; the slots still count as free in what the worker reports until a
 // delivery fills them, and those it did not fill go back.
 func TestTakeHoldsFreeSlotsWithoutReportingThem(t *testing.T) {
-	b := newSlotBook(4)
+	b := newSlotBook(4, nil)
 	if n, err := b.admitShared(context.Background(), "running"); n != 1 || err != nil {
 		t.Fatalf("admitShared: %d %v", n, err)
 	}
-	keys, err := b.admitTake(context.Background(), 8)
+	h, err := b.admitTake(context.Background(), 8)
+	keys := h.keys
 	if err != nil || len(keys) != 3 {
 		t.Fatalf("admitTake: %v %v; want the 3 free slots", keys, err)
 	}
@@ -203,7 +204,9 @@ func TestTakeHoldsFreeSlotsWithoutReportingThem(t *testing.T) {
 	if _, err := b.admitShared(ctx, "other"); err == nil {
 		t.Fatal("a slot the taker holds was given to another delivery")
 	}
-	b.rekey(keys[0], "taken")
+	if !b.seat(&h, "taken", 0) {
+		t.Fatal("a taken job found no slot of the take's to sit in")
+	}
 	b.release(keys[1])
 	b.release(keys[2])
 	if got := b.busy(); got != 2 {
@@ -211,7 +214,7 @@ func TestTakeHoldsFreeSlotsWithoutReportingThem(t *testing.T) {
 	}
 	ctx2, cancel2 := context.WithTimeout(context.Background(), time.Second)
 	defer cancel2()
-	if keys, err := b.admitTake(ctx2, 1); err != nil || len(keys) != 1 {
-		t.Fatalf("admitTake of 1: %v %v", keys, err)
+	if h, err := b.admitTake(ctx2, 1); err != nil || len(h.keys) != 1 {
+		t.Fatalf("admitTake of 1: %v %v", h.keys, err)
 	}
 }

@@ -99,10 +99,10 @@ func (t *taker) run(ctx context.Context) {
 	w := t.w
 	poll, every := w.opts.PollInterval, forwardEvery(w.opts.RetryBackoff)
 	var forwarded time.Time
-	// keys are the slots held for the take in hand. A take that failed
-	// keeps them for its retry: what its first try claimed, if it did,
-	// comes back into the slots it was claimed for.
-	var keys []string
+	// hold is what the book holds for the take in hand. A take that
+	// failed keeps it for its retry: what its first try claimed, if it
+	// did, comes back into the slots it was claimed for.
+	var hold *takeHold
 	failures := 0
 	token := randomHex(8)
 	defer func() {
@@ -110,21 +110,23 @@ func (t *taker) run(ctx context.Context) {
 			// A take in doubt when the worker stops taking: one last try
 			// asks only for what it claimed, which then runs (or is
 			// drained) here. If that fails too, Leave requeues it.
-			if _, err := w.takeInto(keys, token, takeAgainOnly); err != nil {
+			if _, err := w.takeInto(hold, token, takeAgainOnly); err != nil {
 				w.log.Warn("a take in doubt could not be settled; the worker's deregistration requeues what it took", "err", err)
+				w.slots.endTake(hold)
 			}
 			return
 		}
-		for _, k := range keys {
-			w.slots.release(k)
+		if hold != nil {
+			w.slots.endTake(hold)
 		}
 	}()
 	for ctx.Err() == nil && !w.isDraining() {
-		if keys == nil {
-			var err error
-			if keys, err = w.slots.admitTake(ctx, maxTake); err != nil {
+		if hold == nil {
+			h, err := w.slots.admitTake(ctx, maxTake)
+			if err != nil {
 				return // stopping
 			}
+			hold = &h
 		}
 		if time.Since(forwarded) >= every {
 			if _, err := w.store.ForwardDue(ctx, w.opts.Queues); err != nil && ctx.Err() == nil {
@@ -137,12 +139,12 @@ func (t *taker) run(ctx context.Context) {
 		if failures > 0 {
 			mode = takeRetry
 		}
-		took, err := w.takeInto(keys, token, mode)
+		took, err := w.takeInto(hold, token, mode)
 		switch {
 		case errors.Is(err, queues.ErrFenced):
 			// Nothing was taken, and this identity is not the worker's any
 			// more: take a new one.
-			keys, failures, token = nil, 0, randomHex(8)
+			hold, failures, token = nil, 0, randomHex(8)
 			w.refence("take")
 			continue
 		case err != nil:
@@ -154,29 +156,40 @@ func (t *taker) run(ctx context.Context) {
 			sleep(ctx, min(time.Duration(failures)*poll*4, 2*time.Second))
 			continue
 		}
-		keys, failures, token = nil, 0, randomHex(8)
+		hold, failures, token = nil, 0, randomHex(8)
 		if took == 0 {
 			sleep(ctx, poll)
 		}
 	}
 }
 
-// takeInto takes up to len(keys) deliveries, one into each slot keys
-// holds, starts them, and releases the slots left over. It returns how
-// many it started. On an error other than ErrFenced it keeps the slots,
-// for the retry; every other way, they are filled or released. The take
-// is not cut short when the worker stops: what it took is enlisted
-// before the taker's loop returns, so the drain sees it.
-func (w *Worker) takeInto(keys []string, token string, mode take) (int, error) {
+// takeInto takes what fits hold (a delivery per slot it holds, and on a
+// GPU worker the jobs with GPU shares that fit its rooms too), seats and
+// starts them, and ends the hold. It returns how many it started. On an
+// error other than ErrFenced it keeps the hold, for the retry; every
+// other way, it is ended. The take is not cut short when the worker
+// stops: what it took is enlisted before the taker's loop returns, so the
+// drain sees it.
+func (w *Worker) takeInto(hold *takeHold, token string, mode take) (int, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), takeTimeout)
 	defer cancel()
 	wid := w.ID()
-	took, err := w.store.Take(ctx, queues.TakeRequest{Queues: w.opts.Queues,
+	req := queues.TakeRequest{Queues: w.opts.Queues,
 		Claimant: queues.Claimant{Worker: wid, Incarnation: w.inc, Pool: w.opts.Pool},
-		Max:      len(keys), Token: token, Retry: mode != takeFresh, AgainOnly: mode == takeAgainOnly})
+		Max:      len(hold.keys), Token: token, Retry: mode != takeFresh, AgainOnly: mode == takeAgainOnly}
+	if w.gpuWorker() {
+		// A job's share decides what it fits, so the take must fit them.
+		fit := queues.TakeFit{Whole: len(hold.keys), Rooms: make([]int, len(hold.rooms))}
+		for i, r := range hold.rooms {
+			fit.Rooms[i] = r.Free
+		}
+		req.Fit, req.Max = &fit, maxTake
+	}
+	took, err := w.store.Take(ctx, req)
 	if err != nil && !errors.Is(err, queues.ErrFenced) {
 		return 0, err
 	}
+	defer w.slots.endTake(hold)
 	for _, id := range took.Unreadable {
 		w.log.Error("took a job whose record cannot be read; not running it (it is requeued when this worker stops)", "job", id)
 		w.noteUnreadable(id)
@@ -186,19 +199,24 @@ func (w *Worker) takeInto(keys []string, token string, mode take) (int, error) {
 	}
 	started := 0
 	for _, j := range took.Jobs {
-		if started == len(keys) {
-			// Cannot be: a take answers with at most as many as it asks.
-			w.log.Error("a take answered with more jobs than it asked for; not running the rest (requeued when this worker stops)", "job", j.ID)
-			continue
-		}
 		if ended, _ := w.endedAlready(ctx, j, wid); ended {
-			continue // its slot is released below; a failed record of it is retried by the beats
+			continue // nothing is seated for it; a failed record of it is retried by the beats
 		}
 		r, key := w.enlist(j, wid, 1, nil, 0)
 		if r == nil {
 			continue // cannot be: a take claims only queued attempts
 		}
-		w.slots.rekey(keys[started], key)
+		share := 0
+		if w.gpuWorker() {
+			share = j.Spec.ShareMilli()
+		}
+		if !w.slots.seat(hold, key, share) {
+			// Cannot be without a GPU (a take answers with at most as
+			// many as it asks), nor with one while the fit and the
+			// allocator pack alike; the attempt then asks for a device of
+			// its own as it starts, and fails (and retries) if none is free.
+			w.log.Error("a take answered with a job that fits no slot it held", "job", j.ID, "share", share)
+		}
 		started++
 		w.srv.taker.runs.Add(1)
 		w.srv.taker.carriers.carry(func() {
@@ -206,9 +224,6 @@ func (w *Worker) takeInto(keys []string, token string, mode take) (int, error) {
 			defer w.slots.release(key)
 			w.carry(context.Background(), r, key, wid)
 		})
-	}
-	for _, k := range keys[started:] {
-		w.slots.release(k)
 	}
 	return started, err
 }

@@ -18,7 +18,6 @@ import (
 	"github.com/ballastdev/ballast/jobs"
 	"github.com/ballastdev/ballast/orchestrator/events"
 	"github.com/ballastdev/ballast/queues"
-	"github.com/ballastdev/ballast/workers/gpu"
 	"github.com/ballastdev/ballast/workers/isolation"
 )
 
@@ -30,11 +29,10 @@ type Worker struct {
 	srv   *consumers
 	// iso owns the worker's cgroups; nil before Start.
 	iso *isolation.Manager
-	// slots admits deliveries to the worker's slots (see slotBook).
+	// slots admits deliveries to the worker's slots, and hands its GPUs
+	// out (see slotBook).
 	slots *slotBook
-	// gpus hands the GPUs out to attempts (guarded by mu); nil on a
-	// worker without GPUs. labels are fixed at New.
-	gpus   *gpu.Allocator
+	// labels are fixed at New.
 	labels map[string]string
 
 	id atomic.Value // string; replaced when the controller fences this worker
@@ -97,12 +95,9 @@ func New(store *queues.Store, opts Options) (*Worker, error) {
 	}
 	w := &Worker{store: store, opts: opts, log: opts.Logger.With("worker", opts.ID, "pool", opts.Pool),
 		jobs: map[string]*running{}, fenced: map[string]bool{}, ended: newEndedLog(), wake: make(chan struct{}, 1), reclaimed: make(chan struct{}),
-		slots: newSlotBook(opts.Slots)}
+		slots: newSlotBook(opts.Slots, opts.GPUs)}
 	w.id.Store(opts.ID)
 	w.inc = randomHex(16)
-	if len(opts.GPUs) > 0 {
-		w.gpus = gpu.NewAllocator(opts.GPUs)
-	}
 	w.labels = workerLabels(opts.Labels, opts.GPUs)
 	return w, nil
 }
@@ -235,6 +230,13 @@ func (w *Worker) waitIdle(d time.Duration) bool {
 	return true
 }
 
+// runningSlots is how many slots the running attempts hold: one each,
+// but one for all the attempts sharing a GPU. Called with w.mu held.
+func (w *Worker) runningSlots() int {
+	sharers, devices := w.slots.sharing()
+	return max(len(w.jobs)-sharers, 0) + devices
+}
+
 // Running returns how many jobs run now.
 func (w *Worker) Running() int {
 	w.mu.Lock()
@@ -252,7 +254,7 @@ func (w *Worker) info() queues.WorkerInfo {
 	if w.ID() == w.opts.ID {
 		place = string(queues.PlaceQueue(w.opts.ID))
 	}
-	return queues.WorkerInfo{ID: w.ID(), Pool: w.opts.Pool, Slots: w.opts.Slots, Busy: max(w.slots.busy(), len(w.jobs)), PlaceQueue: place,
+	return queues.WorkerInfo{ID: w.ID(), Pool: w.opts.Pool, Slots: w.opts.Slots, Busy: max(w.slots.busy(), w.runningSlots()), PlaceQueue: place,
 		Queues: w.opts.Queues, Host: host, PID: os.Getpid(), Draining: w.draining, StartedAt: w.started, IdentitySince: w.identitySince,
 		Incarnation: w.inc, Spot: w.opts.Spot, Isolation: w.isolationReport(), Labels: w.labels, GPUs: w.gpuReport(),
 		CPUs: w.opts.CPUs, Memory: w.opts.Memory}
