@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -188,11 +189,15 @@ func writeGPUs(out io.Writer, ws []queues.WorkerInfo) {
 	}
 }
 
-// gpuLine is "0:job-abc 1:- ...  (model)" for a GPU worker.
+// gpuLine is "0:job-abc 1:- ...  (model)" for a GPU worker; a GPU that
+// jobs share shows them and how much of it they hold, "2:job-a,job-b(0.75)".
 func gpuLine(w queues.WorkerInfo) string {
 	parts := make([]string, len(w.GPUs))
 	for i, g := range w.GPUs {
 		parts[i] = fmt.Sprintf("%d:%s", g.Index, dash(g.Job))
+		if g.Share > 0 {
+			parts[i] += "(" + strconv.FormatFloat(float64(g.Share)/1000, 'f', -1, 64) + ")"
+		}
 	}
 	line := strings.Join(parts, " ")
 	if m := w.Labels[queues.LabelGPUModel]; m != "" {

@@ -14,11 +14,12 @@ import (
 )
 
 func runWorker(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "worker", "worker [--config FILE] --pool NAME [--slots N] [--gpus auto|0,1,...|GPU-UUID,...] [--cpus N] [--memory SIZE] [--isolation auto|v2|v1|off]")
+	fs := newFlags(e, "worker", "worker [--config FILE] --pool NAME [--slots N] [--gpus auto|0,1,...|GPU-UUID,...] [--gpu-mps] [--cpus N] [--memory SIZE] [--isolation auto|v2|v1|off]")
 	cfgPath := configFlag(fs)
 	pool := fs.String("pool", "fixed", "pool this worker serves")
 	slots := fs.Int("slots", 0, "jobs run at once (default: the number of GPUs with --gpus, else the pool's slots, or slots_per_worker for elastic pools)")
 	gpus := fs.String("gpus", "", "make this a GPU worker, a slot per GPU, each job bound to GPUs of its own: auto (every GPU nvidia-smi lists), indices (0,1,2,3) or UUIDs (GPU-...,GPU-...); needs nvidia-smi")
+	mps := fs.Bool("gpu-mps", false, "with --gpus, tell each job that shares a GPU (gpu_share) its part of the GPU through CUDA_MPS_ACTIVE_THREAD_PERCENTAGE, for machines that run NVIDIA's MPS control daemon")
 	cpus := fs.Float64("cpus", 0, "CPUs sized jobs that ask for cpus may take of this worker (default: the machine's)")
 	memory := fs.String("memory", "", "memory sized jobs that ask for memory may take, like 48GiB (default: the machine's)")
 	id := fs.String("id", "", "registry ID (default host-pid-random; elastic providers pass their instance ID)")
@@ -46,6 +47,9 @@ func runWorker(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if *mps && len(devs) == 0 {
+		return usageError{"--gpu-mps needs --gpus: only a GPU worker runs jobs that share a GPU"}
+	}
 	cfg, err := loadConfig(*cfgPath)
 	if err != nil {
 		return err
@@ -71,7 +75,7 @@ func runWorker(ctx context.Context, e *env, args []string) error {
 	if err := startTracing(ctx, "ballast-worker", &st); err != nil {
 		return err
 	}
-	w, err := startWorker(ctx, cfg, newStore(rdb, cfg), pub, workerSpec{pool: *pool, slots: *slots, id: *id, nc: nc, isolation: mode, gpus: devs,
+	w, err := startWorker(ctx, cfg, newStore(rdb, cfg), pub, workerSpec{pool: *pool, slots: *slots, id: *id, nc: nc, isolation: mode, gpus: devs, mps: *mps,
 		cpus: *cpus, memory: int64(mem)}, log, &st)
 	if err != nil {
 		return err

@@ -77,6 +77,7 @@ func TestWorkerGPUsRefused(t *testing.T) {
 		{[]string{"--gpus", "0,0"}, 2, "named twice"},
 		{[]string{"--gpus", "auto", "--slots", "3"}, 2, "--slots 3 is more than the 2 GPUs of --gpus auto"},
 		{[]string{"--gpus", ""}, 2, "--gpus: empty"},
+		{[]string{"--gpu-mps"}, 2, "--gpu-mps needs --gpus"},
 	} {
 		args := append([]string{"worker", "--config", f.path, "--isolation", "off"}, c.args...)
 		code, _, errOut := run(t, args...)
@@ -93,10 +94,10 @@ func TestWorkerGPUsRefused(t *testing.T) {
 
 func TestGPULine(t *testing.T) {
 	w := queues.WorkerInfo{ID: "w-1", Labels: map[string]string{queues.LabelGPUModel: "NVIDIA A100-SXM4-80GB"},
-		GPUs: []queues.GPUInfo{{Index: 0, Job: "job-abc"}, {Index: 1}, {Index: 2}, {Index: 3, Job: "job-def"}}}
+		GPUs: []queues.GPUInfo{{Index: 0, Job: "job-abc"}, {Index: 1}, {Index: 2, Job: "job-x,job-y", Share: 750}, {Index: 3, Job: "job-def"}}}
 	var b bytes.Buffer
 	writeGPUs(&b, []queues.WorkerInfo{{ID: "cpu-1"}, w})
-	if want := "\nw-1 gpus 0:job-abc 1:- 2:- 3:job-def  (NVIDIA A100-SXM4-80GB)\n"; b.String() != want {
+	if want := "\nw-1 gpus 0:job-abc 1:- 2:job-x,job-y(0.75) 3:job-def  (NVIDIA A100-SXM4-80GB)\n"; b.String() != want {
 		t.Errorf("writeGPUs wrote %q, want %q", b.String(), want)
 	}
 }

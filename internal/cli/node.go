@@ -233,6 +233,8 @@ type workerSpec struct {
 	// gpus are the GPUs of --gpus (nil: not a GPU worker); slots 0 is
 	// then one per GPU.
 	gpus []gpu.Device
+	// mps is --gpu-mps.
+	mps bool
 	// cpus and memory are --cpus and --memory (0: the machine's).
 	cpus   float64
 	memory int64
@@ -270,7 +272,7 @@ func startWorker(ctx context.Context, cfg config.Config, store *queues.Store, pu
 	w, err := workers.New(store, workers.Options{ID: ws.id, Pool: pool, Spot: p.Kind == config.PoolSpot, Slots: slots, Queues: qs,
 		PollInterval: cfg.Worker.PollInterval.Std(), Heartbeat: cfg.Worker.Heartbeat.Std(), DrainTimeout: cfg.Worker.DrainTimeout.Std(),
 		LogDir: cfg.Worker.LogDir, CheckpointDir: cfg.Worker.CheckpointDir, LogLines: int64(cfg.Worker.JobLogLines),
-		Events: pub, Logger: log, Control: ws.nc, Subjects: subjects(cfg), QoS: cfg.QoS, Isolation: ws.isolation, GPUs: ws.gpus,
+		Events: pub, Logger: log, Control: ws.nc, Subjects: subjects(cfg), QoS: cfg.QoS, Isolation: ws.isolation, GPUs: ws.gpus, MPS: ws.mps,
 		Labels: p.Labels, CPUs: ws.cpus, Memory: ws.memory})
 	if err != nil {
 		return nil, err
