@@ -31,6 +31,9 @@ type Device struct {
 	Name string
 	// MemoryMiB is the device's total memory.
 	MemoryMiB int
+	// Parent is, for a MIG instance, the UUID of the GPU it is part of
+	// ("" for a whole GPU); Index is then the parent's.
+	Parent string
 }
 
 // QueryArgs are the arguments Detect passes to nvidia-smi; Parse reads
@@ -121,9 +124,10 @@ func validUUID(s string) bool {
 var ErrNoNvidiaSMI = errors.New("nvidia-smi not found")
 
 // Detect runs nvidia-smi (path "" = "nvidia-smi" on PATH) with QueryArgs
-// and DetectTimeout, and parses its output. A missing program, a failure
-// (its exit status and what it printed on stderr) and a timeout each get
-// an error saying so.
+// and then ListArgs, each within DetectTimeout, and returns the GPUs, each
+// GPU split into MIG instances replaced by its instances (see mig.go). A
+// missing program, a failure (its exit status and what it printed on
+// stderr) and a timeout each get an error saying so.
 func Detect(ctx context.Context, path string) ([]Device, error) {
 	if path == "" {
 		path = "nvidia-smi"
@@ -132,13 +136,37 @@ func Detect(ctx context.Context, path string) ([]Device, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gpu.Detect: %w (%q: %v): this machine has no NVIDIA driver installed, or it is not on PATH", ErrNoNvidiaSMI, path, err)
 	}
+	out, err := run(ctx, prog, QueryArgs)
+	if err != nil {
+		return nil, err
+	}
+	devs, err := Parse(out)
+	if err != nil {
+		return nil, fmt.Errorf("gpu.Detect: output of %s: %w", prog, err)
+	}
+	if len(devs) == 0 {
+		return devs, nil
+	}
+	out, err = run(ctx, prog, ListArgs)
+	if err != nil {
+		return nil, err
+	}
+	migs, err := ParseList(out)
+	if err != nil {
+		return nil, fmt.Errorf("gpu.Detect: output of %s %s: %w", prog, strings.Join(ListArgs, " "), err)
+	}
+	return SplitMIG(devs, migs)
+}
+
+// run runs prog with args within DetectTimeout and returns its stdout.
+func run(ctx context.Context, prog string, args []string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, DetectTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, prog, QueryArgs...)
+	cmd := exec.CommandContext(ctx, prog, args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	cmd.WaitDelay = time.Second
-	err = cmd.Run()
+	err := cmd.Run()
 	if ctx.Err() != nil {
 		return nil, fmt.Errorf("gpu.Detect: %s did not answer in time (at most %s; %v): the driver may be wedged", prog, DetectTimeout, ctx.Err())
 	}
@@ -152,17 +180,15 @@ func Detect(ctx context.Context, path string) ([]Device, error) {
 		}
 		return nil, fmt.Errorf("gpu.Detect: %s failed (%v): %s", prog, err, msg)
 	}
-	devs, err := Parse(stdout.Bytes())
-	if err != nil {
-		return nil, fmt.Errorf("gpu.Detect: output of %s: %w", prog, err)
-	}
-	return devs, nil
+	return stdout.Bytes(), nil
 }
 
 // Select picks the devices the --gpus flag names out of the detected ones:
 // "auto" is all of them (at least one must exist); "0,1,3" is by index;
-// "GPU-...,GPU-..." is by UUID. One list is either indices or UUIDs, each
-// named once, each present on the machine. The result is in index order.
+// "GPU-...,GPU-..." is by UUID. An index or the UUID of a GPU split into
+// MIG instances gives all its instances; "MIG-..." gives one. One list
+// is either indices or UUIDs, each named once, each present on the
+// machine. The result is in index order.
 //
 // Select needs the detected devices even for an explicit list: a worker
 // binds jobs by UUID, and an index nvidia-smi did not confirm could name a
@@ -180,65 +206,78 @@ func Select(all []Device, spec string) ([]Device, error) {
 		return slices.Clone(all), nil
 	}
 	items := strings.Split(spec, ",")
-	byUUID := strings.HasPrefix(strings.TrimSpace(items[0]), "GPU-")
-	picked := map[int]bool{}
+	byUUID := isUUID(strings.TrimSpace(items[0]))
+	picked := map[string]bool{}
 	var out []Device
 	for k, item := range items {
 		item = strings.TrimSpace(item)
 		if item == "" {
 			return nil, fmt.Errorf("gpus: item %d of %q is empty", k+1, spec)
 		}
-		var d Device
-		var ok bool
+		var ds []Device
 		if byUUID {
-			if !strings.HasPrefix(item, "GPU-") {
+			if !isUUID(item) {
 				return nil, fmt.Errorf("gpus: %q is not a UUID; a list is either all indices or all UUIDs", item)
 			}
-			d, ok = find(all, func(d Device) bool { return strings.EqualFold(d.UUID, item) })
-			if !ok {
+			// A GPU split into MIG instances is named by its own UUID too,
+			// and gives them all.
+			ds = findAll(all, func(d Device) bool { return strings.EqualFold(d.UUID, item) || strings.EqualFold(d.Parent, item) })
+			if len(ds) == 0 {
 				return nil, fmt.Errorf("gpus: no GPU %s on this machine (it has %s)", item, list(all, true))
 			}
 		} else {
 			i, err := strconv.Atoi(item)
-			if strings.HasPrefix(item, "GPU-") {
+			if isUUID(item) {
 				return nil, fmt.Errorf("gpus: %q is not an index; a list is either all indices or all UUIDs", item)
 			}
 			if err != nil || i < 0 {
-				return nil, fmt.Errorf("gpus: %q is neither an index (0, 1, ...) nor a UUID (GPU-...), nor auto", item)
+				return nil, fmt.Errorf("gpus: %q is neither an index (0, 1, ...) nor a UUID (GPU-... or MIG-...), nor auto", item)
 			}
-			d, ok = find(all, func(d Device) bool { return d.Index == i })
-			if !ok {
+			ds = findAll(all, func(d Device) bool { return d.Index == i })
+			if len(ds) == 0 {
 				return nil, fmt.Errorf("gpus: no GPU with index %d on this machine (it has %s)", i, list(all, false))
 			}
 		}
-		if picked[d.Index] {
-			return nil, fmt.Errorf("gpus: %s is named twice", item)
+		for _, d := range ds {
+			if picked[d.UUID] {
+				return nil, fmt.Errorf("gpus: %s is named twice", item)
+			}
+			picked[d.UUID] = true
+			out = append(out, d)
 		}
-		picked[d.Index] = true
-		out = append(out, d)
 	}
-	slices.SortFunc(out, func(a, b Device) int { return a.Index - b.Index })
+	slices.SortStableFunc(out, func(a, b Device) int { return a.Index - b.Index })
 	return out, nil
 }
 
-func find(all []Device, match func(Device) bool) (Device, bool) {
+// isUUID reports whether s names a device by UUID: a GPU's or a MIG
+// instance's.
+func isUUID(s string) bool {
+	return strings.HasPrefix(s, "GPU-") || strings.HasPrefix(s, "MIG-")
+}
+
+func findAll(all []Device, match func(Device) bool) []Device {
+	var out []Device
 	for _, d := range all {
 		if match(d) {
-			return d, true
+			out = append(out, d)
 		}
 	}
-	return Device{}, false
+	return out
 }
 
 func list(all []Device, uuids bool) string {
 	if len(all) == 0 {
 		return "none"
 	}
-	s := make([]string, len(all))
-	for i, d := range all {
-		s[i] = strconv.Itoa(d.Index)
+	var s []string
+	for _, d := range all {
+		v := strconv.Itoa(d.Index)
 		if uuids {
-			s[i] = d.UUID
+			v = d.UUID
+		}
+		if !slices.Contains(s, v) { // a GPU's MIG instances share its index
+			s = append(s, v)
 		}
 	}
 	return strings.Join(s, ", ")
