@@ -13,14 +13,14 @@ import (
 // however it ends, and its process sees only those (deviceEnv).
 
 // grantDevices gives the attempt key (its task ID) n GPUs no other attempt
-// holds, lowest indices first, or the device of the share the taker
-// seated it on. False means fewer than n are free. A worker without GPUs
+// holds, lowest indices first, or for a job of share thousandths of a GPU
+// a share of one (see slotBook.grant). False means fewer than n are free. A worker without GPUs
 // grants nothing and says true: there is nothing to bind.
-func (w *Worker) grantDevices(key string, n int) ([]gpu.Device, bool) {
+func (w *Worker) grantDevices(key string, n, share int) ([]gpu.Device, bool) {
 	if !w.gpuWorker() {
 		return nil, true
 	}
-	return w.slots.grant(key, n)
+	return w.slots.grant(key, n, share)
 }
 
 // gpuWorker reports whether the worker has GPUs to bind jobs to.
@@ -40,7 +40,7 @@ func (w *Worker) releaseDevices(key string) {
 // GPUs are given back (when the attempt has ended, before it is settled)
 // before the slots are, so the grant cannot fall short.
 func (w *Worker) runBound(r *running, key string) outcome {
-	devs, ok := w.grantDevices(key, max(r.slots, 1))
+	devs, ok := w.grantDevices(key, max(r.slots, 1), r.job.Spec.ShareMilli())
 	if !ok {
 		// Cannot happen while slots <= GPUs; if it does, the attempt
 		// fails (and retries) rather than share a GPU.

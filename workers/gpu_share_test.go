@@ -126,3 +126,31 @@ func TestHalfGPUJobsShareOneGPU(t *testing.T) {
 	e.end(whole)
 	e.waitGPUsFree(w, "every job ended")
 }
+
+// TestSharesPackThroughAsynq: where shared deliveries come through asynq's
+// server (as on Redis Cluster), each job is admitted to a whole slot, yet
+// packed as it starts: two halves on a worker of two GPUs both run on
+// GPU 0, which counts as the one busy slot, and GPU 1 stays free.
+func TestSharesPackThroughAsynq(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	o := e.options()
+	o.AsynqShared = true
+	o.Slots = 0
+	o.GPUs = fakeGPUs(t, 2)
+	w := e.start(o)
+	a, b := e.submit(e.shareJob(0.5), queues.QueueCore), e.submit(e.shareJob(0.5), queues.QueueCore)
+	want := strings.Join([]string{testenv.FakeGPUUUID(0), testenv.FakeGPUUUID(0), testenv.FakeGPUUUID(0), "none"}, " ")
+	for _, j := range []jobs.Job{a, b} {
+		if got := e.sees(j); got != want {
+			t.Errorf("%s sees %q, want %q", j.ID, got, want)
+		}
+	}
+	testenv.Eventually(t, wait, "the registry to show both halves on GPU 0, GPU 1 free and one slot busy", func() bool {
+		r := e.registered(w.ID())
+		return r.Busy == 1 && r.GPUs[0].Share == 1000 && r.GPUs[1].Job == ""
+	})
+	e.end(a)
+	e.end(b)
+	e.waitGPUsFree(w, "both halves ended")
+}

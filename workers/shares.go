@@ -12,12 +12,14 @@ import (
 // So a worker of one GPU runs two half-GPU jobs at once and reports one
 // slot busy; the controller, which places whole slots, sees it full.
 //
-// Shares come only from the shared queues, through the taker: it holds
-// the whole slots that are free and pins the devices open to shares,
-// asks Redis for the jobs that fit those (queues.TakeFit), then seats each
-// job it got, in the order the take fitted them. Placed deliveries and
-// those of asynq's server (Redis Cluster) hold whole slots as before: a
-// job with a share there gets a device of its own.
+// The taker fills the room shares leave: it holds the whole slots that
+// are free and pins the devices open to shares, asks Redis for the jobs
+// that fit those (queues.TakeFit), then seats each job it got, in the
+// order the take fitted them. Placed deliveries and those of asynq's
+// server (Redis Cluster) are admitted to whole slots as before, since the
+// worker learns a job's share only once it has claimed it; such a job is
+// packed as it starts (grant), which may give its slot back, but a slot
+// with no whole one free does not take it.
 
 // seat gives taken job key what it fits of hold: for a share, room on a
 // device open to shares, else a whole slot of the hold, whose device it
@@ -73,14 +75,26 @@ func (b *slotBook) endTake(h *takeHold) {
 	b.mu.Unlock()
 }
 
-// grant gives the attempt key n whole GPUs no other attempt holds,
-// lowest indices first, or the device of the share it was seated on. False
-// means fewer than n are free.
-func (b *slotBook) grant(key string, n int) ([]gpu.Device, bool) {
+// grant gives the attempt key the device of the share it was seated on,
+// or else n whole GPUs no other attempt holds, lowest indices first. A
+// job of share milli admitted to a whole slot (placed, or through asynq's
+// server) is packed as it starts: onto a device open to shares if one has
+// room, which gives its slot back, else onto an idle device, which then
+// counts in its slot's place. False means fewer than n are free.
+func (b *slotBook) grant(key string, n, share int) ([]gpu.Device, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if held := b.gpus.Held(key); held != nil {
 		return held, true
+	}
+	if share > 0 && n == 1 {
+		if d, _, ok := b.gpus.TakeShare(key, share, true); ok {
+			if b.held[key] > 0 {
+				b.held[key] = 0
+				b.cond.Broadcast()
+			}
+			return []gpu.Device{d}, true
+		}
 	}
 	return b.gpus.Take(key, n)
 }

@@ -41,7 +41,7 @@ func TestBookCountsASharedGPUAsOneSlot(t *testing.T) {
 	if got := b.busy(); got != 1 {
 		t.Fatalf("busy %d with two halves on one GPU, want 1", got)
 	}
-	if devs, ok := b.grant("b", 1); !ok || len(devs) != 1 || devs[0].UUID != "GPU-a" || b.share("b") != 500 {
+	if devs, ok := b.grant("b", 1, 500); !ok || len(devs) != 1 || devs[0].UUID != "GPU-a" || b.share("b") != 500 {
 		t.Fatalf("the second half is granted %+v %v share %d, want GPU-a and 500", devs, ok, b.share("b"))
 	}
 	if _, err := b.admitTake(short(), 8); err == nil {
@@ -60,7 +60,7 @@ func TestBookCountsASharedGPUAsOneSlot(t *testing.T) {
 	if _, err := b.admitShared(short(), "w"); err != nil {
 		t.Fatalf("the whole job, once both halves ended: %v", err)
 	}
-	if devs, ok := b.grant("w", 1); !ok || len(devs) != 1 || b.share("w") != 0 {
+	if devs, ok := b.grant("w", 1, 0); !ok || len(devs) != 1 || b.share("w") != 0 {
 		t.Fatalf("the whole job is granted %+v %v", devs, ok)
 	}
 }
