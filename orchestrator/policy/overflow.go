@@ -36,7 +36,10 @@ func (p *planner) overflow() {
 		if j.waitsPlaced() {
 			continue // its slots are held on fixed workers already
 		}
-		if served > 0 {
+		// A sized job that no fixed worker can ever hold is not one the
+		// free fixed slots serve, however many there are: counting it
+		// there would keep it from overflowing for ever.
+		if served > 0 && (!j.sized() || p.fixedCanRun(j)) {
 			served -= j.weight()
 			continue
 		}

@@ -80,3 +80,21 @@ func TestValidateRefusesANegativeOwnWait(t *testing.T) {
 		t.Fatalf("Validate = %v, want a problem at jobs[c1].max_wait", err)
 	}
 }
+
+// A sized core job that no fixed worker can ever hold is not served by the
+// free fixed slots: it overflows once it has waited, where it used to count
+// as the head those slots would take and wait for ever.
+func TestOverflowASizedJobTheQuotaCannotHold(t *testing.T) {
+	fxp, fxw := fixedWith(2, 0)
+	pools := append(fxp, elasticPool("od", PoolOnDemand, "", 1.2))
+	on := func(s Snapshot) Snapshot { s.Config.CoreOverflow = true; return s }
+	big := func(id string, slots int) Job {
+		j := queued(id, jobs.ClassCore, QueueCore, ago(31*time.Minute))
+		j.Slots = slots
+		return j
+	}
+	runCases(t, []planCase{
+		{"too big for the quota: overflows", on(snap(pools, fxw, big("c1", 4))), t0, "overflow(c1,od) scale_up(od,1)"},
+		{"the quota holds it: the free slots serve it", on(snap(pools, fxw, big("c1", 2))), t0, "place(c1)"},
+	})
+}
