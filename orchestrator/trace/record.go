@@ -7,14 +7,17 @@ import (
 )
 
 // JobOf replays a finished job record: submitted at its creation, running
-// from its start to its finish, relative to start. A job that never ran or
-// still runs has no duration to replay, and ok is false.
+// from its start to its finish, relative to start, with its size (slots
+// per member, members, required labels), so a plan from history sees the
+// machines its jobs need. A job that never ran or still runs has no
+// duration to replay, and ok is false.
 func JobOf(j jobs.Job, start time.Time) (job Job, ok bool) {
 	if !j.State.Terminal() || j.StartedAt.IsZero() || !j.FinishedAt.After(j.StartedAt) {
 		return Job{}, false
 	}
 	return Job{Submit: j.CreatedAt.Sub(start), Duration: j.FinishedAt.Sub(j.StartedAt),
-		Slots: 1, Class: j.Spec.Class, Team: orDefault(j.Spec.Team), Template: orDefault(j.Spec.Template),
+		Slots: j.Spec.SlotCount(), Replicas: gangOf(j.Spec.Members()), Requires: j.Spec.Requires,
+		Class: j.Spec.Class, Team: orDefault(j.Spec.Team), Template: orDefault(j.Spec.Template),
 		Checkpointable: j.Spec.Checkpointable}, true
 }
 
@@ -25,4 +28,12 @@ func orDefault(s string) string {
 		return "default"
 	}
 	return s
+}
+
+// gangOf is Job.Replicas for a job of n members: 0 for a single job.
+func gangOf(n int) int {
+	if n > 1 {
+		return n
+	}
+	return 0
 }
