@@ -12,6 +12,10 @@
 //     elastic) or a high watermark over 90% (no headroom left for core);
 //   - fixed idle: the quota's mean idle share above 30%, with the quota
 //     that would have paid for itself;
+//   - shapes: jobs too big for every elastic machine (only the quota can
+//     run them; a warning when the quota is under the floor they set) and
+//     jobs requiring labels no pool carries, with a suggested pool of big
+//     enough machines replayed over the window's finished jobs;
 //   - templates: burst templates running longer than the break-even (24 h x
 //     fixed / elastic price) each day belong on fixed, core templates
 //     running less could go elastic, shown beside the source's "over 8 h a
@@ -21,7 +25,8 @@
 // the rules stay quiet unless a figure is over its threshold.
 //
 // The package is pure like policy and planner: no I/O, no goroutines, no
-// clock reads. The window's bounds come in as data, so a window always gives
+// clock reads (the shape rule's replay runs the simulator, which is pure
+// too). The window's bounds come in as data, so a window always gives
 // the same advice in the same order, whatever the order of its slices, and
 // tests can build any situation by hand.
 package advisor

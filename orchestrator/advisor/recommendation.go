@@ -15,6 +15,7 @@ const (
 	KindFixedIdle         = "fixed-idle"
 	KindTemplateToFixed   = "template-to-fixed"
 	KindTemplateToElastic = "template-to-elastic"
+	KindShapes            = "shapes"
 )
 
 // Severities: a warning is about service (jobs wait, work flaps, core has
@@ -46,6 +47,7 @@ type Evidence struct {
 	Watermarks *WatermarkEvidence `json:"watermarks,omitempty"`
 	Idle       *IdleEvidence      `json:"idle,omitempty"`
 	Template   *TemplateEvidence  `json:"template,omitempty"`
+	Shapes     *ShapeEvidence     `json:"shapes,omitempty"`
 }
 
 // WaitEvidence is the worst sliding window of elastic waits.

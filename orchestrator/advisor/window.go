@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"github.com/ballastdev/ballast/orchestrator/planner"
+	"github.com/ballastdev/ballast/orchestrator/policy"
+	"github.com/ballastdev/ballast/orchestrator/trace"
 )
 
 // Window is what happened over one stretch of time, with the settings it
@@ -18,6 +20,10 @@ type Window struct {
 	// the fixed quota (policy.Config.High and Low).
 	High float64 `json:"high"`
 	Low  float64 `json:"low"`
+	// CoreOverflow and CoreMaxWait are rule 7 as the window ran it: core
+	// work reaches on-demand machines only through it.
+	CoreOverflow bool          `json:"core_overflow"`
+	CoreMaxWait  time.Duration `json:"core_max_wait"`
 	// FixedSlots is the size of the fixed quota.
 	FixedSlots int `json:"fixed_slots"`
 	// ElasticWaits are the jobs that started on elastic capacity in the
@@ -30,6 +36,13 @@ type Window struct {
 	// MinDemand is the lowest hourly average of busy slots in the window:
 	// the "minimum demand" of the source's quota rule of thumb.
 	MinDemand float64 `json:"min_demand"`
+	// Shapes are the window's jobs, finished or not, by shape, and which
+	// pools can hold each.
+	Shapes planner.Shapes `json:"shapes"`
+	// Pools are the configured pools, and History the window's finished
+	// jobs as a trace: what a suggested pool is simulated on.
+	Pools   []policy.Pool `json:"-"`
+	History trace.Trace   `json:"-"`
 }
 
 // Wait is how long one job waited for elastic capacity.

@@ -68,6 +68,9 @@ type Source struct {
 	Quota map[string]int
 	// High and Low are the watermarks the controller runs with.
 	High, Low float64
+	// CoreOverflow and CoreMaxWait are rule 7 as the controller runs it.
+	CoreOverflow bool
+	CoreMaxWait  time.Duration
 	// Location sets the cost days; nil means UTC.
 	Location *time.Location
 	// Recent, SeriesWindow, SeriesStep, AdviceWindow and Retention
@@ -81,6 +84,7 @@ type Source struct {
 func FromConfig(store *queues.Store, cfg config.Config) Source {
 	pc := cfg.PolicyConfig()
 	return Source{Store: store, Pools: cfg.PolicyPools(), Quota: cfg.FixedQuota(), High: pc.High, Low: pc.Low,
+		CoreOverflow: pc.CoreOverflow, CoreMaxWait: pc.CoreMaxWait,
 		Retention: cfg.Controller.CostRetention.Std(), Engines: EnginesOf(cfg)}
 }
 

@@ -3,6 +3,7 @@ package insight
 import (
 	"context"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/ballastdev/ballast/internal/timespan"
@@ -19,7 +20,7 @@ import (
 // waiting), the quota's idle samples, and each template's daily hours and
 // the minimum demand from the finished jobs.
 func (s Source) Window(ctx context.Context, from, until time.Time) (advisor.Window, error) {
-	w := advisor.Window{From: from, Until: until, High: s.High, Low: s.Low}
+	w := advisor.Window{From: from, Until: until, High: s.High, Low: s.Low, CoreOverflow: s.CoreOverflow, CoreMaxWait: s.CoreMaxWait}
 	// Without prices the advisor says so and skips what needs them.
 	w.Prices, _ = planner.PricesOf(s.Pools, 0)
 	for _, n := range s.Quota {
@@ -71,6 +72,8 @@ func (s Source) Window(ctx context.Context, from, until time.Time) (advisor.Wind
 			tr.Jobs = append(tr.Jobs, tj)
 		}
 	}
+	w.Shapes, w.Pools = shapesOf(tr, active, s.Pools), s.Pools
+	w.History = tr
 	if len(tr.Jobs) > 0 {
 		trace.SortJobs(tr.Jobs)
 		if h := planner.DemandCurve(tr, planner.DemandStep).Hourly(); len(h) > 0 {
@@ -84,6 +87,18 @@ func (s Source) Window(ctx context.Context, from, until time.Time) (advisor.Wind
 		w.Templates = advisor.TemplatesFrom(planner.Templates(tr, w.Prices), int(until.Sub(known)/(24*time.Hour)))
 	}
 	return w, nil
+}
+
+// shapesOf groups the window's finished jobs and every job still active
+// by shape: a job that fits no machine never finishes, and is the one the
+// advice is for.
+func shapesOf(finished trace.Trace, active []jobs.Job, pools []policy.Pool) planner.Shapes {
+	all := trace.Trace{Jobs: slices.Clone(finished.Jobs)}
+	for _, j := range active {
+		all.Jobs = append(all.Jobs, trace.Job{Slots: j.Spec.SlotCount(), Replicas: j.Spec.Members(), Requires: j.Spec.Requires,
+			Class: j.Spec.Class, Checkpointable: j.Spec.Checkpointable})
+	}
+	return planner.ShapesOf(all, pools)
 }
 
 // Advise is the advisor's recommendations over [from, until).

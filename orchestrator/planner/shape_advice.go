@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/ballastdev/ballast/orchestrator/policy"
-		"github.com/ballastdev/ballast/orchestrator/trace"
+	"github.com/ballastdev/ballast/orchestrator/trace"
 )
 
 // ShapeAdvice names jobs that the fleet's machines cannot hold, says what
@@ -98,21 +98,12 @@ func (p *Plan) adviseShapes(tr trace.Trace, o Options, sw SweepOptions, clock *r
 // machines added, from the best plan's settings, with and without core
 // overflow. It returns nil when there is no elastic pool to copy.
 func (p *Plan) simulateFix(tr trace.Trace, o Options, sw SweepOptions, clock *runClock, size int, big []Shape) (*ShapeFix, error) {
-	base, ok := fixTemplate(o.Sim.Pools)
+	pool, ok := SuggestedPool(o.Sim.Pools, size, big)
 	if !ok {
 		return nil, nil
 	}
-	pool := base
-	pool.Name = freePoolName(o.Sim.Pools, fmt.Sprintf("%s-%d", base.Name, size))
-	pool.SlotsPerWorker = size
-	if pool.MaxWorkers > 0 {
-		// Enough machines for the biggest gang, at least.
-		for _, s := range big {
-			pool.MaxWorkers = max(pool.MaxWorkers, (s.Members+size/s.Slots-1)/(size/s.Slots))
-		}
-	}
 	so := o.Sim
-	so.Pools = append(slices.Clone(o.Sim.Pools), pool)
+	so.Pools = append(slices.Clone(o.Sim.Pools), pool.Pool)
 	shapes := ShapesOf(tr, so.Pools)
 	ev := newEvaluator(tr, tr, so, sw.WaitTarget, sw.Parallel, clock)
 	ev.shapes = shapes
@@ -133,11 +124,40 @@ func (p *Plan) simulateFix(tr trace.Trace, o Options, sw SweepOptions, clock *ru
 		}
 	}
 	best, _ := ev.best(nil)
-	fix := &ShapeFix{Pool: pool.Name, From: base.Name, SlotsPerWorker: size, MaxWorkers: pool.MaxWorkers, Best: p.summarize(best)}
+	fix := &ShapeFix{Pool: pool.Name, From: pool.From, SlotsPerWorker: size, MaxWorkers: pool.MaxWorkers, Best: p.summarize(best)}
 	if p.Recommended.Cost > 0 {
 		fix.Saving = 1 - best.Result.Cost.Total/p.Recommended.Cost
 	}
 	return fix, nil
+}
+
+// Suggestion is an elastic pool to add, and the pool it copies.
+type Suggestion struct {
+	policy.Pool
+	From string
+}
+
+// SuggestedPool is a pool whose machines hold the biggest of shapes: a
+// copy of the cheapest on-demand pool (which core work may overflow to,
+// else the cheapest spot pool) with size slots per machine, a free name,
+// and enough machines for the biggest gang. False when there is no
+// elastic pool to copy.
+func SuggestedPool(pools []policy.Pool, size int, shapes []Shape) (Suggestion, bool) {
+	base, ok := fixTemplate(pools)
+	if !ok {
+		return Suggestion{}, false
+	}
+	pool := base
+	pool.Name = freePoolName(pools, fmt.Sprintf("%s-%d", base.Name, size))
+	pool.SlotsPerWorker = size
+	if pool.MaxWorkers > 0 {
+		for _, s := range shapes {
+			if s.Slots <= size {
+				pool.MaxWorkers = max(pool.MaxWorkers, (s.Members+size/s.Slots-1)/(size/s.Slots))
+			}
+		}
+	}
+	return Suggestion{Pool: pool, From: base.Name}, true
 }
 
 // fixTemplate is the pool a suggested pool copies: the cheapest on-demand
