@@ -159,6 +159,13 @@ func (c *Catalog) Resolve(s Submission) (Spec, error) {
 			spec.Slots = *s.Slots
 		}
 	}
+	if s.GPUShare != nil {
+		if *s.GPUShare == 0 {
+			ps.add("gpu_share", "is 0; give a share of one GPU above 0 and below 1, or leave gpu_share out")
+		}
+		spec.GPUShare = *s.GPUShare
+		spec.Size.validateShare("gpu_share", &ps)
+	}
 	if err := ps.err(); err != nil {
 		return Spec{}, err
 	}

@@ -28,14 +28,13 @@ func (z Size) ShareMilli() int {
 	return int(math.Round(z.GPUShare * GPUMilli))
 }
 
-// validateShare checks gpu_share at field: in (0, 1), in whole thousandths,
-// and only on a job of one slot and one member.
-func (z Size) validateShare(field string, ps *problems) {
+// validateShare checks gpu_share, named f: in (0, 1), in whole
+// thousandths, and only on a job of one slot and one member.
+func (z Size) validateShare(f string, ps *problems) {
 	x := z.GPUShare
 	if x == 0 {
 		return
 	}
-	f := field + ".gpu_share"
 	if math.IsNaN(x) || x <= 0 || x >= 1 {
 		ps.add(f, fmt.Sprintf("is %v; give a share of one GPU above 0 and below 1, such as 0.5 (leave it out for whole GPUs, and use slots for more than one)", x))
 		return

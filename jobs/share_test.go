@@ -101,3 +101,50 @@ func TestShareInConfigAndSpec(t *testing.T) {
 		t.Errorf("spec read back: %+v, %v", back.Size, err)
 	}
 }
+
+// A submission may ask for a share in place of its template's whole GPU
+// or share, within the same rules, with errors naming gpu_share.
+func TestSubmissionShare(t *testing.T) {
+	cat, err := NewCatalog(map[string]Template{
+		"one":  {Command: []string{"x"}},
+		"half": {Command: []string{"x"}, Size: Size{GPUShare: 0.5}},
+		"four": {Command: []string{"x"}, Size: Size{Slots: 4}},
+		"wide": {Command: []string{"x"}, MaxSlots: 8},
+		"gang": {Command: []string{"x"}, Size: Size{Replicas: 2}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	share := func(x float64) *float64 { return &x }
+	two := 2
+	for _, tc := range []struct {
+		sub   Submission
+		milli int    // when accepted
+		says  string // part of the error, when refused
+	}{
+		{Submission{Template: "one", GPUShare: share(0.25)}, 250, ""},
+		{Submission{Template: "half", GPUShare: share(0.75)}, 750, ""},
+		{Submission{Template: "wide", GPUShare: share(0.5)}, 500, ""},
+		{Submission{Template: "one", GPUShare: share(0)}, 0, "gpu_share: is 0"},
+		{Submission{Template: "one", GPUShare: share(1)}, 0, "gpu_share: is 1"},
+		{Submission{Template: "one", GPUShare: share(0.0001)}, 0, "thousandths"},
+		{Submission{Template: "four", GPUShare: share(0.5)}, 0, "slots 4"},
+		{Submission{Template: "wide", GPUShare: share(0.5), Slots: &two}, 0, "slots 2"},
+		{Submission{Template: "gang", GPUShare: share(0.5)}, 0, "replicas 2"},
+	} {
+		spec, err := cat.Resolve(tc.sub)
+		if tc.says == "" {
+			if err != nil || spec.ShareMilli() != tc.milli {
+				t.Errorf("%s with gpu_share %v: %v share %d, want %d", tc.sub.Template, *tc.sub.GPUShare, err, spec.ShareMilli(), tc.milli)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), "gpu_share") || !strings.Contains(err.Error(), tc.says) {
+			t.Errorf("%s with gpu_share %v: %v, want an error naming gpu_share and saying %q", tc.sub.Template, *tc.sub.GPUShare, err, tc.says)
+		}
+	}
+	s, err := DecodeSubmission([]byte(`{"template": "one", "gpu_share": 0.5}`))
+	if err != nil || s.GPUShare == nil || *s.GPUShare != 0.5 {
+		t.Errorf("DecodeSubmission: %+v %v", s, err)
+	}
+}

@@ -81,7 +81,7 @@ func (z Size) validate(field string, maxSlots int, ps *problems) {
 	if z.Memory < 0 {
 		ps.add(field+".memory", "is negative; write it like 16GiB")
 	}
-	z.validateShare(field, ps)
+	z.validateShare(field+".gpu_share", ps)
 	if len(z.Requires) > MaxRequires {
 		ps.add(field+".requires", fmt.Sprintf("%d labels; the limit is %d", len(z.Requires), MaxRequires))
 	}

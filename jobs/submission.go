@@ -51,6 +51,9 @@ type Submission struct {
 	// Slots overrides the template's slots per member, from 1 up to the
 	// template's max_slots (or its slots, when it sets no max_slots).
 	Slots *int `json:"slots,omitempty"`
+	// GPUShare asks for that share of one GPU (above 0, below 1) in place
+	// of the template's gpu_share or whole GPU, for a job of one slot.
+	GPUShare *float64 `json:"gpu_share,omitempty"`
 }
 
 // DecodeSubmission parses a submission strictly: size-limited, unknown fields

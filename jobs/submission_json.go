@@ -34,6 +34,9 @@ func (s Submission) AppendJSON(b []byte) ([]byte, error) {
 	if s.Slots != nil {
 		o.Int("slots", int64(*s.Slots))
 	}
+	if s.GPUShare != nil {
+		o.Float("gpu_share", *s.GPUShare, false)
+	}
 	return o.Close()
 }
 

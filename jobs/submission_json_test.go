@@ -13,8 +13,8 @@ import (
 // The field count fails when Submission grows, until AppendJSON writes
 // the new field.
 func TestSubmissionJSONIsWhatEncodingJSONWrites(t *testing.T) {
-	if n := reflect.TypeFor[Submission]().NumField(); n != 9 {
-		t.Fatalf("Submission has %d fields; AppendJSON writes 9: teach it the new ones, then change this count", n)
+	if n := reflect.TypeFor[Submission]().NumField(); n != 10 {
+		t.Fatalf("Submission has %d fields; AppendJSON writes 10: teach it the new ones, then change this count", n)
 	}
 	strs := []string{"", "train", `a"b\c`, "<x>&", "line\nbreak", "é日本", "\u2028", "bad\xff"}
 	raws := []string{"0.01", "-2e+3", "0", `"adam"`, "true", "false", "null", `"<b>"`, `"é"`, `"a\"b"`, ` 1`, `1 `, "[1, 2]", `{"a":1}`,
@@ -51,6 +51,10 @@ func TestSubmissionJSONIsWhatEncodingJSONWrites(t *testing.T) {
 		if some() {
 			n := r.IntN(9) - 1
 			s.Slots = &n
+		}
+		if some() {
+			x := float64(r.IntN(1200)) / 1000
+			s.GPUShare = &x
 		}
 		want, werr := json.Marshal(s)
 		got, err := s.AppendJSON([]byte("x"))
