@@ -10,7 +10,11 @@ import (
 // slot of its own on a GPU worker: it holds part of a device, and the
 // device counts as one slot while any share is on it (slotBook.used).
 // So a worker of one GPU runs two half-GPU jobs at once and reports one
-// slot busy; the controller, which places whole slots, sees it full.
+// slot busy. The controller, which places whole slots and counts each
+// running job as one (capped at the worker's slots), sees that worker
+// full too; on a worker of more GPUs it counts a shared GPU once per job
+// on it, which overstates what is busy (never what is free) until the
+// policy learns shares.
 //
 // The taker fills the room shares leave: it holds the whole slots that
 // are free and pins the devices open to shares, asks Redis for the jobs
