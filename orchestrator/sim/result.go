@@ -106,6 +106,18 @@ type PoolUsage struct {
 	SlotHours float64
 	// Cost is what the pool cost.
 	Cost float64
+	// CoreWait and BurstWait are the waits (submit to start) of the core
+	// and burst jobs whose run first started on the pool's workers (a
+	// gang's first member's), whatever ran them later.
+	CoreWait  WaitStats `json:",omitzero"`
+	BurstWait WaitStats `json:",omitzero"`
+}
+
+// WaitStats is how many waits a set holds and their p95, by the nearest
+// rank as Percentiles: enough to hold each pool to a wait target.
+type WaitStats struct {
+	N   int
+	P95 time.Duration
 }
 
 // TemplateUsage is the slot time one template's jobs used, the figure a

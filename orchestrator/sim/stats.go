@@ -14,17 +14,16 @@ const day = 24 * time.Hour
 // stats accumulates what a run measures. Times are summed as float hours:
 // nanosecond integers would overflow on a large quota over months.
 type stats struct {
-	coreWaits, burstWaits []time.Duration
-	preempt               Preemptions
-	lost, overhead        float64
-	slot                  SlotHours
-	done, misses          int
-	decisions             int
-	actions               map[policy.ActionKind]int
-	paidElastic           int
-	peakElastic           int
-	templates             []templateStats
-	templateIdx           map[string]int32
+	preempt        Preemptions
+	lost, overhead float64
+	slot           SlotHours
+	done, misses   int
+	decisions      int
+	actions        map[policy.ActionKind]int
+	paidElastic    int
+	peakElastic    int
+	templates      []templateStats
+	templateIdx    map[string]int32
 }
 
 type templateStats struct {
@@ -49,15 +48,6 @@ func (st *stats) template(name string) int32 {
 	}
 	st.templates[i].jobs++
 	return i
-}
-
-// started records the wait of a job whose last slot has just started.
-func (st *stats) started(core bool, wait time.Duration) {
-	if core {
-		st.coreWaits = append(st.coreWaits, wait)
-	} else {
-		st.burstWaits = append(st.burstWaits, wait)
-	}
 }
 
 // jobDone records a job whose last slot has finished.
@@ -133,8 +123,6 @@ func (s *sim) result() Result {
 	}
 	r := Result{
 		FixedSlots:         s.fixedSlots,
-		CoreWait:           percentiles(s.st.coreWaits),
-		ElasticWait:        percentiles(s.st.burstWaits),
 		Preemptions:        s.st.preempt,
 		LostWork:           s.st.lost,
 		OverheadSlotHours:  s.st.overhead,
@@ -146,6 +134,7 @@ func (s *sim) result() Result {
 		Actions:            maps.Clone(s.st.actions),
 		DeadlineMisses:     s.st.misses,
 	}
+	r.CoreWait, r.ElasticWait = s.classWaits()
 	if s.bound != nil && s.bound.reason != "" {
 		r.Stopped = s.bound.reason
 		r.Unfinished += len(s.tr.Jobs) - s.next // never arrived: the run stopped first
@@ -176,6 +165,7 @@ func (s *sim) result() Result {
 		}
 		u := p.use
 		u.Name, u.Kind = p.Name, p.Kind
+		u.CoreWait, u.BurstWait = waitStats(p.waits.core), waitStats(p.waits.burst)
 		r.Pools = append(r.Pools, u)
 	}
 	r.Cost.Total = r.Cost.Fixed + r.Cost.OnDemand + r.Cost.Spot
@@ -191,25 +181,4 @@ func (s *sim) result() Result {
 	}
 	slices.SortFunc(r.Templates, func(a, b TemplateUsage) int { return cmp.Compare(a.Template, b.Template) })
 	return r
-}
-
-// percentiles summarizes waits by the nearest-rank method. It sorts ws.
-func percentiles(ws []time.Duration) Percentiles {
-	n := len(ws)
-	if n == 0 {
-		return Percentiles{}
-	}
-	slices.Sort(ws)
-	rank := func(p float64) time.Duration {
-		i := int(p*float64(n)+0.999999999) - 1
-		return ws[min(max(i, 0), n-1)]
-	}
-	var sum float64
-	for _, w := range ws {
-		sum += float64(w)
-	}
-	return Percentiles{
-		N: n, P50: rank(0.50), P95: rank(0.95), P99: rank(0.99), Max: ws[n-1],
-		Mean: time.Duration(sum / float64(n)),
-	}
 }

@@ -230,7 +230,7 @@ func (s *sim) start(ti, wi int32) {
 	if !t.started {
 		t.started = true
 		if s.jobUnstarted[t.job]--; s.jobUnstarted[t.job] == 0 {
-			s.st.started(t.core, s.now-t.submit)
+			s.pools[s.workers[wi].pool].waits.add(t.core, s.now-t.submit)
 			s.bound.started(t.job, s.now-t.submit)
 		}
 	}

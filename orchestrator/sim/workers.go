@@ -48,6 +48,7 @@ type poolState struct {
 	paid     int     // workers billed now: live ones and launches in flight
 	overflow taskQueue
 	use      PoolUsage
+	waits    poolWaits
 }
 
 func (s *sim) newWorker(pi, slots int32, requested time.Duration) int32 {
