@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"math"
 	"time"
 
 	"github.com/ballastdev/ballast/orchestrator/trace"
@@ -52,36 +53,61 @@ type Optimum struct {
 	// so no plan below it runs every job. Zero when every job fits some
 	// elastic machine.
 	Floor int `json:"floor,omitempty"`
-	// WithoutFloor is the optimum with job shapes ignored, every slot of
-	// demand free to go anywhere, when the floor changes it: the gap
-	// between the two is what the fleet's machine sizes cost.
-	WithoutFloor *Optimum `json:"without_floor,omitempty"`
+	// Machine is the elastic machine size the demand above the quota is
+	// rented in: the smallest machine of the pools at the elastic price.
+	// Elastic capacity comes in whole machines, so demand of 3 slots on
+	// 8-slot machines pays for 8. One means per slot.
+	Machine int `json:"machine_slots,omitempty"`
+	// WithoutShapes is the optimum with job and machine shapes ignored
+	// (every slot of demand free to go anywhere, elastic rented per
+	// slot), when the shapes change it: the gap between the two is what
+	// the fleet's machine sizes cost.
+	WithoutShapes *Optimum `json:"without_shapes,omitempty"`
 }
 
 // CostAt prices quota q against the levels: q fixed slots over the span,
 // and the demand above q at the elastic price.
 func (l Levels) CostAt(q int, p Prices) (fixed, elastic float64) {
+	return l.CostIn(q, p, 1)
+}
+
+// CostIn is CostAt with the demand above q rented in whole machines of
+// machine slots.
+func (l Levels) CostIn(q int, p Prices, machine int) (fixed, elastic float64) {
+	machine = max(machine, 1)
 	fixed = float64(q) * p.FixedPerSlotHour * l.Span.Hours()
 	for k := q + 1; k < len(l.Time); k++ {
-		elastic += float64(k-q) * p.ElasticPerSlotHour * l.Time[k].Hours()
+		if l.Time[k] == 0 {
+			continue
+		}
+		rented := (k - q + machine - 1) / machine * machine
+		elastic += float64(rented) * p.ElasticPerSlotHour * l.Time[k].Hours()
 	}
 	return fixed, elastic
 }
 
 // OfflineOptimumAbove is the offline optimum among quotas of at least
-// floor, beside the unconstrained one when the floor moves it.
-func OfflineOptimumAbove(l Levels, p Prices, floor int) Optimum {
+// floor, with elastic capacity in machines of machine slots, beside the
+// optimum with shapes ignored when they move it.
+func OfflineOptimumAbove(l Levels, p Prices, floor, machine int) Optimum {
 	free := OfflineOptimum(l, p)
-	if floor <= free.FixedSlots {
-		free.Floor = max(floor, 0)
+	floor, machine = max(floor, 0), max(machine, 1)
+	if floor <= free.FixedSlots && machine == 1 {
+		free.Floor, free.Machine = floor, machine
 		return free
 	}
-	best := Optimum{FixedSlots: floor, Floor: floor}
-	best.Fixed, best.Elastic = l.CostAt(floor, p)
-	best.Cost = best.Fixed + best.Elastic
-	// Past the unconstrained optimum the cost only grows (it is convex in
-	// the quota), so the floor itself is the cheapest quota above it.
-	best.WithoutFloor = &free
+	best := Optimum{Floor: floor, Machine: machine, Cost: math.Inf(1)}
+	// Whole machines make the cost curve lumpy, no longer convex in the
+	// quota: every quota from the floor up is priced, the smaller on a tie.
+	for q := floor; q <= max(floor, l.Peak()); q++ {
+		f, e := l.CostIn(q, p, machine)
+		if f+e < best.Cost-1e-9 {
+			best.FixedSlots, best.Fixed, best.Elastic, best.Cost = q, f, e, f+e
+		}
+	}
+	if best.FixedSlots != free.FixedSlots || math.Abs(best.Cost-free.Cost) > 1e-9 {
+		best.WithoutShapes = &free
+	}
 	return best
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"time"
 
 	"github.com/ballastdev/ballast/orchestrator/policy"
@@ -139,7 +140,8 @@ func Make(tr trace.Trace, o Options) (Plan, error) {
 	shapes := ShapesOf(tr, o.Sim.Pools)
 	p := Plan{Trace: tr.Name, Jobs: len(tr.Jobs), Span: tr.Span(), Prices: prices, Peak: levels.Peak(), Curve: curve,
 		TuneDays: o.TuneDays, WaitTarget: sw.WaitTarget, Templates: Templates(tr, prices), Shapes: shapes,
-		Optimum: OfflineOptimumAbove(levels, prices, shapes.Floor(!o.WithoutCoreOverflow, 0)), fixedPool: o.FixedPool}
+		Optimum:   OfflineOptimumAbove(levels, prices, shapes.Floor(!o.WithoutCoreOverflow, 0), ElasticMachine(o.Sim.Pools, prices)),
+		fixedPool: o.FixedPool}
 	for _, pool := range o.Sim.Pools {
 		if pool.Kind.Elastic() {
 			p.elasticPools = append(p.elasticPools, pool.Name)
@@ -185,7 +187,7 @@ func Make(tr trace.Trace, o Options) (Plan, error) {
 
 func (p *Plan) search(tune, whole *evaluator, wl Levels, o Options, sw SweepOptions) error {
 	design := designWatermarks()
-	wpeak, wopt := wl.Peak(), OfflineOptimumAbove(wl, p.Prices, p.Optimum.Floor).FixedSlots
+	wpeak, wopt := wl.Peak(), OfflineOptimumAbove(wl, p.Prices, p.Optimum.Floor, p.Optimum.Machine).FixedSlots
 	waits := overflowWaits(sw.WaitTarget, o.Sim)
 	// 1. The overflow wait, then the watermarks, at the window's offline
 	// optimum, the quota the best plans land near: one coordinate at a
@@ -348,6 +350,23 @@ func simulatedWhy(b Point, target time.Duration) string {
 		how = fmt.Sprintf(", with core work overflowing to on-demand after %s (rule 7)", b.CoreMaxWait)
 	}
 	return fmt.Sprintf("cheapest plan tried that meets the %s p95 wait target over the whole history and leaves nothing queued%s", target, how)
+}
+
+// ElasticMachine is the smallest machine, in slots, of the elastic pools
+// at the closed forms' elastic price (PricesOf): on-demand pools when there
+// are any, else spot. It is 1 when no pool matches.
+func ElasticMachine(pools []policy.Pool, p Prices) int {
+	kind := policy.PoolSpot
+	if slices.ContainsFunc(pools, func(q policy.Pool) bool { return q.Kind == policy.PoolOnDemand }) {
+		kind = policy.PoolOnDemand
+	}
+	m := 0
+	for _, q := range pools {
+		if q.Kind == kind && q.PricePerSlotHour == p.ElasticPerSlotHour && (m == 0 || machineOf(q) < m) {
+			m = machineOf(q)
+		}
+	}
+	return max(m, 1)
 }
 
 // PricesOf reads the closed forms' prices from pools: the fixed pool's price

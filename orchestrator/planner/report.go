@@ -7,6 +7,7 @@ import (
 	"html/template"
 	"io"
 	"slices"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -67,11 +68,8 @@ func (p Plan) WriteText(w io.Writer) error {
 		p.Prices.FixedPerSlotHour, p.Prices.ElasticPerSlotHour, p.Prices.Ratio(), p.Prices.BreakEvenHours())
 	fmt.Fprintf(tw, "offline optimum: %d fixed slots at %.2f (fixed %.2f + elastic %.2f), elastic capacity there the instant it is needed\n",
 		p.Optimum.FixedSlots, p.Optimum.Cost, p.Optimum.Fixed, p.Optimum.Elastic)
-	if w := p.Optimum.WithoutFloor; w != nil {
-		fmt.Fprintf(tw, "floor: jobs no elastic machine can hold need %d slots on the quota; the floor adds %.2f (%.1f%%) to the optimum without it (%d slots at %.2f)\n",
-			p.Optimum.Floor, p.Optimum.Cost-w.Cost, 100*(p.Optimum.Cost-w.Cost)/w.Cost, w.FixedSlots, w.Cost)
-	} else if p.Optimum.Floor > 0 {
-		fmt.Fprintf(tw, "floor: jobs no elastic machine can hold need %d slots on the quota; the optimum is above it, so it adds nothing\n", p.Optimum.Floor)
+	if line := p.Optimum.shapesLine(); line != "" {
+		fmt.Fprintln(tw, line)
 	}
 	fmt.Fprintf(tw, "search: %d simulations in %s (%d on the tuning window, %d on the whole history)\n\n",
 		p.Simulations, p.Took.Round(10*time.Millisecond), len(p.Sweep), len(p.History))
@@ -240,4 +238,26 @@ func (p Plan) WriteHTML(w io.Writer) error {
 	}
 	return reportHTML.Execute(w, map[string]any{"Plan": p, "Rows": p.rows(), "Days": p.Span.Hours() / 24, "Verdict": p.VerdictLine(),
 		"Demand": demand, "Cost": cost, "Wait": wait})
+}
+
+// shapesLine says what the fleet's shapes do to the optimum: the floor that
+// jobs too big for elastic machines set, and elastic rented in whole
+// machines.
+func (o Optimum) shapesLine() string {
+	var why []string
+	if o.Floor > 0 {
+		why = append(why, fmt.Sprintf("jobs no elastic machine can hold need %d slots on the quota", o.Floor))
+	}
+	if o.Machine > 1 {
+		why = append(why, fmt.Sprintf("elastic capacity comes in machines of %d slots", o.Machine))
+	}
+	if len(why) == 0 {
+		return ""
+	}
+	w := o.WithoutShapes
+	if w == nil {
+		return "shapes: " + strings.Join(why, "; ") + "; the optimum is the same without them"
+	}
+	return fmt.Sprintf("shapes: %s; they add %.2f (%.1f%%) to the optimum without them (%d slots at %.2f)",
+		strings.Join(why, "; "), o.Cost-w.Cost, 100*(o.Cost-w.Cost)/w.Cost, w.FixedSlots, w.Cost)
 }

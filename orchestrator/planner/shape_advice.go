@@ -107,7 +107,7 @@ func (p *Plan) simulateFix(tr trace.Trace, o Options, sw SweepOptions, clock *ru
 	shapes := ShapesOf(tr, so.Pools)
 	ev := newEvaluator(tr, tr, so, sw.WaitTarget, sw.Parallel, clock)
 	ev.shapes = shapes
-	opt := OfflineOptimumAbove(DemandLevels(tr), p.Prices, shapes.Floor(!o.WithoutCoreOverflow, 0))
+	opt := OfflineOptimumAbove(DemandLevels(tr), p.Prices, shapes.Floor(!o.WithoutCoreOverflow, 0), ElasticMachine(so.Pools, p.Prices))
 	settings := []Candidate{p.Best.Candidate}
 	if p.Best.Strategy != StrategyHybrid {
 		settings[0] = Candidate{Strategy: StrategyHybrid, Watermarks: designWatermarks()}

@@ -14,8 +14,6 @@ import (
 // quota drop below the floor they set.
 func TestPlanAdvisesAPoolForJobsOnlyTheQuotaHolds(t *testing.T) {
 	tr := bigJobsTrace(2)
-	// One job requires a label no pool carries.
-	tr.Jobs[3].Requires = map[string]string{"gpu_model": "H100"}
 	p, err := Make(tr, Options{Sim: oneSlotMachines(1 / 0.7), TuneDays: -1})
 	if err != nil {
 		t.Fatal(err)
@@ -26,8 +24,8 @@ func TestPlanAdvisesAPoolForJobsOnlyTheQuotaHolds(t *testing.T) {
 			big++
 		}
 	}
-	if len(p.ShapeAdvice) != 2 {
-		t.Fatalf("%d pieces of shape advice, want 2: %+v", len(p.ShapeAdvice), p.ShapeAdvice)
+	if len(p.ShapeAdvice) != 1 {
+		t.Fatalf("%d pieces of shape advice, want 1: %+v", len(p.ShapeAdvice), p.ShapeAdvice)
 	}
 	a := p.ShapeAdvice[0]
 	if a.Jobs != big || !strings.Contains(a.Title, "need 4 slots on one machine") || !strings.Contains(a.Title, "no elastic pool offers more than 1") ||
@@ -48,18 +46,34 @@ func TestPlanAdvisesAPoolForJobsOnlyTheQuotaHolds(t *testing.T) {
 	if !strings.Contains(a.Action, "Simulated with pools.ondemand-4") {
 		t.Errorf("the action does not say what was simulated: %s", a.Action)
 	}
-	l := p.ShapeAdvice[1]
-	if l.Jobs != 1 || !strings.Contains(l.Title, "gpu_model=H100") || l.Fix != nil {
-		t.Errorf("advice on the unlabelled job: %+v", l)
-	}
 	var text strings.Builder
 	if err := p.WriteText(&text); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"floor: jobs no elastic machine can hold need 4 slots on the quota", "shapes: " + a.Title} {
+	for _, want := range []string{"shapes: jobs no elastic machine can hold need 4 slots on the quota", "shapes: " + a.Title} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("the report lacks %q", want)
 		}
+	}
+}
+
+// A job requiring a label no pool carries is named: live it waits for
+// ever.
+func TestPlanNamesLabelsNoPoolCarries(t *testing.T) {
+	tr := trace.Trace{}
+	for h := range 12 {
+		tr.Jobs = append(tr.Jobs, trace.Job{Submit: time.Duration(h) * time.Hour, Duration: time.Hour, Slots: 1, Class: jobs.ClassBurst})
+	}
+	tr.Jobs[3].Requires = map[string]string{"gpu_model": "H100"}
+	p, err := Make(tr, Options{Sim: oneSlotMachines(1.5), TuneDays: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.ShapeAdvice) != 1 {
+		t.Fatalf("%d pieces of shape advice, want 1: %+v", len(p.ShapeAdvice), p.ShapeAdvice)
+	}
+	if l := p.ShapeAdvice[0]; l.Jobs != 1 || !strings.Contains(l.Title, "gpu_model=H100") || l.Fix != nil {
+		t.Errorf("advice on the unlabelled job: %+v", l)
 	}
 }
 
@@ -74,7 +88,7 @@ func TestNoShapeAdviceWhenEveryJobFits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(p.ShapeAdvice) != 0 || p.Optimum.Floor != 0 || p.Optimum.WithoutFloor != nil {
+	if len(p.ShapeAdvice) != 0 || p.Optimum.Floor != 0 || p.Optimum.WithoutShapes != nil {
 		t.Errorf("advice %+v, floor %d", p.ShapeAdvice, p.Optimum.Floor)
 	}
 }

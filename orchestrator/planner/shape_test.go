@@ -102,22 +102,53 @@ func TestTheOptimumAboveAFloorIsTheCheapestQuotaThereByBruteForce(t *testing.T) 
 	for _, ratio := range []float64{0.3, 0.5, 0.7, 0.9} {
 		pr := Prices{FixedPerSlotHour: ratio, ElasticPerSlotHour: 1}
 		free := OfflineOptimum(l, pr)
-		for floor := 0; floor <= l.Peak()+2; floor++ {
-			got := OfflineOptimumAbove(l, pr, floor)
-			best, bestQ := math.Inf(1), -1
-			for q := floor; q <= max(floor, l.Peak()); q++ {
-				f, e := l.CostAt(q, pr)
-				if f+e < best-1e-9 {
-					best, bestQ = f+e, q
+		for _, machine := range []int{1, 4, 8} {
+			for floor := 0; floor <= l.Peak()+2; floor++ {
+				got := OfflineOptimumAbove(l, pr, floor, machine)
+				best, bestQ := math.Inf(1), -1
+				for q := floor; q <= max(floor, l.Peak()); q++ {
+					// Demand over the quota, rented in whole machines, by
+					// brute force over the levels.
+					elastic := 0.0
+					for k, d := range l.Time {
+						for over := k - q; over > 0; over -= machine {
+							elastic += float64(machine) * d.Hours()
+						}
+					}
+					if c := float64(q)*ratio*l.Span.Hours() + elastic; c < best-1e-9 {
+						best, bestQ = c, q
+					}
+				}
+				if got.FixedSlots != bestQ || math.Abs(got.Cost-best) > 1e-6*best || got.Floor != floor || got.Machine != machine {
+					t.Errorf("ratio %.1f floor %d machine %d: %d slots at %.3f, brute force %d at %.3f",
+						ratio, floor, machine, got.FixedSlots, got.Cost, bestQ, best)
+				}
+				moved := got.FixedSlots != free.FixedSlots || math.Abs(got.Cost-free.Cost) > 1e-9
+				if (got.WithoutShapes != nil) != moved {
+					t.Errorf("ratio %.1f floor %d machine %d: WithoutShapes %v, but the free optimum is %d at %.3f",
+						ratio, floor, machine, got.WithoutShapes, free.FixedSlots, free.Cost)
 				}
 			}
-			if got.FixedSlots != bestQ || math.Abs(got.Cost-best) > 1e-6*best || got.Floor != floor {
-				t.Errorf("ratio %.1f floor %d: %d slots at %.3f (floor %d), brute force %d at %.3f",
-					ratio, floor, got.FixedSlots, got.Cost, got.Floor, bestQ, best)
-			}
-			if (got.WithoutFloor != nil) != (floor > free.FixedSlots) {
-				t.Errorf("ratio %.1f floor %d: WithoutFloor %v, but the free optimum is %d", ratio, floor, got.WithoutFloor, free.FixedSlots)
-			}
 		}
+	}
+}
+
+func TestTheElasticMachineIsTheSmallestAtTheElasticPrice(t *testing.T) {
+	pools := []policy.Pool{
+		{Name: "fixed", Kind: policy.PoolFixed, PricePerSlotHour: 1},
+		{Name: "od8", Kind: policy.PoolOnDemand, PricePerSlotHour: 2, SlotsPerWorker: 8},
+		{Name: "od4", Kind: policy.PoolOnDemand, PricePerSlotHour: 2, SlotsPerWorker: 4},
+		{Name: "od1", Kind: policy.PoolOnDemand, PricePerSlotHour: 3, SlotsPerWorker: 1},
+		{Name: "spot1", Kind: policy.PoolSpot, PricePerSlotHour: 0.5, SlotsPerWorker: 1},
+	}
+	pr, err := PricesOf(pools, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ElasticMachine(pools, pr); got != 4 {
+		t.Errorf("ElasticMachine = %d, want 4 (the smaller of the on-demand pools at 2)", got)
+	}
+	if got := ElasticMachine(pools[4:], Prices{FixedPerSlotHour: 0.2, ElasticPerSlotHour: 0.5}); got != 1 {
+		t.Errorf("spot only: %d, want 1", got)
 	}
 }
