@@ -111,6 +111,9 @@ func (s *sim) carryOut(a policy.Action) error {
 			if s.workers[wi].slots < k {
 				return fmt.Errorf("worker %s has not %d slots", s.workers[wi].id, k)
 			}
+			if p := &s.pools[s.workers[wi].pool]; !carries(p.Labels, t.req) {
+				return fmt.Errorf("worker %s of pool %s lacks the labels %v the job requires", s.workers[wi].id, p.Name, t.req)
+			}
 		}
 		if t.placed >= 0 {
 			// A reservation moves: the old workers stop holding it.

@@ -13,8 +13,9 @@ import (
 
 // invariants checks the model before every Decide: the snapshot passes the
 // policy's own validation, the bookkeeping agrees with itself, no worker
-// holds more than its slots, and no free slot is left beside queued work
-// it may take (or beside the sized job placed there, once it fits).
+// holds more than its slots or runs a job whose labels it lacks, and no
+// free slot is left beside queued work it may take (or beside the sized
+// job placed there, once it fits).
 func invariants(s *sim, snap policy.Snapshot) error {
 	if err := snap.Validate(); err != nil {
 		return err
@@ -25,6 +26,9 @@ func invariants(s *sim, snap policy.Snapshot) error {
 		held := int32(0)
 		for _, ti := range w.tasks {
 			held += s.tasks[ti].slotsOn(wi)
+			if p := &s.pools[w.pool]; !carries(p.Labels, s.tasks[ti].req) {
+				return fmt.Errorf("job %s requires %v and runs on worker %s of pool %s, labelled %v", s.tasks[ti].id, s.tasks[ti].req, w.id, p.Name, p.Labels)
+			}
 		}
 		if held != w.busy || w.busy > w.slots || w.busy < 0 {
 			return fmt.Errorf("worker %s: busy %d with tasks of %d slots, of %d slots", w.id, w.busy, held, w.slots)

@@ -81,11 +81,12 @@ func (s *sim) prepareTick() {
 	}
 }
 
-// policyWorker is the policy's record of a worker.
+// policyWorker is the policy's record of a worker. It reports its pool's
+// labels, as a live worker reports those of its config.
 func (s *sim) policyWorker(w *worker) policy.Worker {
 	p := &s.pools[w.pool]
 	pw := policy.Worker{
-		ID: w.id, Pool: p.Name, Slots: int(w.slots), Busy: int(w.busy), State: policy.WorkerUp,
+		ID: w.id, Pool: p.Name, Slots: int(w.slots), Busy: int(w.busy), State: policy.WorkerUp, Labels: p.Labels,
 		StartedAt: s.at(w.requested), LaunchRequestedAt: s.at(w.requested),
 	}
 	if w.state == wsDraining {
@@ -131,13 +132,14 @@ func (s *sim) dropIdle(w *worker) {
 // rewriting every running job's record on every tick.
 var continuousCheckpoint = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
 
-// policyJob is the policy's record of a task at now. Every trace job may
-// be retried; region pins are not modelled.
+// policyJob is the policy's record of a task at now, with the labels its
+// trace job requires. Every trace job may be retried; region pins, CPUs
+// and memory are not modelled.
 func (s *sim) policyJob(t *task) policy.Job {
 	j := policy.Job{
 		ID: t.id, Class: jobs.ClassBurst, State: jobs.StateQueued, Queue: policyQueue[t.queue],
 		Checkpointable: t.ckpt, Retryable: true, SpotPreemptions: int(t.spotHits),
-		SubmittedAt: s.at(t.submit), QueuedAt: s.at(t.queuedAt),
+		SubmittedAt: s.at(t.submit), QueuedAt: s.at(t.queuedAt), Requires: t.req,
 	}
 	if t.sized() {
 		j.Slots = int(t.slots)

@@ -65,9 +65,13 @@ type task struct {
 	gws      []int32
 	gk       []int32
 	gpos     []int32
-	ovPool   int32 // target pool of an overflowed core task
-	wpos     int32 // index in its worker's tasks
-	gen      uint32
+	// req are the labels every worker of the task must carry (the trace
+	// job's Requires, shared with it), nil for none: a task that has any
+	// is sized, since only rule 8 chooses workers by label.
+	req    map[string]string
+	ovPool int32 // target pool of an overflowed core task
+	wpos   int32 // index in its worker's tasks
+	gen    uint32
 	// spotHits counts spot reclaims the task suffered.
 	spotHits int32
 	state    taskState
@@ -95,6 +99,9 @@ func (s *sim) newTask(ji, tmpl int32, j *trace.Job) int32 {
 		id: t.id, submit: j.Submit, prevCkpt: -1, job: ji, tmpl: tmpl, worker: -1, ovPool: -1,
 		slots: int32(max(j.Slots, 1)), placed: -1, replicas: int32(j.Members()),
 		gen: t.gen + 1, core: j.Class == jobs.ClassCore, ckpt: j.Checkpointable,
+	}
+	if len(j.Requires) > 0 {
+		t.req = j.Requires
 	}
 	return ti
 }
@@ -158,9 +165,10 @@ func (s *sim) dequeue(ti int32) {
 	}
 }
 
-// sized reports whether the task holds more than one slot: it then starts
-// only through the policy's Place.
-func (t *task) sized() bool { return t.slots > 1 || t.gang() }
+// sized reports whether the task holds more than one slot or requires
+// labels: it then starts only through the policy's Place, as the policy's
+// Job.sized says of its record.
+func (t *task) sized() bool { return t.slots > 1 || t.gang() || t.req != nil }
 
 // gang reports whether the task is a gang of several members: it starts,
 // stops and ends on all its members' workers at once.
