@@ -24,14 +24,32 @@
 // in its members' workers' pools. Waits are submit to start, and requeues after a stop do not
 // add to them. Every job may be retried, so a checkpointable burst job is
 // spot-eligible until it has suffered Config.MaxSpotPreemptions spot
-// reclaims. Jobs are not pinned to regions, ask for no labels, CPUs or
-// memory, and the trace's Team is not used.
+// reclaims. Jobs are not pinned to regions, ask for no CPUs or memory,
+// and the trace's Team is not used.
+//
+// Labels and flavors. A job's Requires (gpu_model: A100, say) make it a
+// sized job, as live: it waits in no queue workers read and runs only
+// where rule 8 places it, on a worker whose pool's Labels hold every label
+// it requires (workers carry their pool's labels, as a live worker reports
+// those of its config); a Place elsewhere is an error of the run, not a
+// start. Scale-up launches a pool for it only when the pool's labels and
+// machine size (SlotsPerWorker) fit it, so a model's burst work grows its
+// own pools, and a job bigger than every machine of its model's elastic
+// pools waits for its model's quota. Fleets that buy quota per model give
+// each fixed pool its slots (Options.FixedSlotsByPool); each is then a
+// quota of its own, cut into machines of its pool's SlotsPerWorker,
+// labelled, priced and reported apart (Result.Pools), with the waits of
+// the jobs that first started on it. Jobs that require no label run on
+// any worker, as before.
 //
 // Queues and workers. Core jobs queue in core, burst jobs in burst, as in
 // production. The quota is always-up fixed workers: one of FixedSlots
 // slots, or, with Options.FixedWorkerSlots, workers of that size (a
-// k-slot job then needs k free on one of them). They take core work, then
-// loaned work (strict priority), the first worker by ID first. On-demand
+// k-slot job then needs k free on one of them), or with FixedSlotsByPool
+// each fixed pool's machines, pool by pool in Options order. They take
+// core work, then loaned work (strict priority), the first worker by ID
+// first, whatever their pool: one-slot work that requires no label may
+// run on any model, as live. On-demand
 // workers take the core work overflowed to their pool (live, any
 // on-demand worker of the job's region may take it from the overflow
 // queue), then burst work; spot workers only spot-eligible burst work.
@@ -41,7 +59,7 @@
 // the oldest worker, so the newest workers are the ones that go idle. A
 // sized job never fits an elastic worker smaller than itself, so a pool of
 // one-slot workers runs none.
-
+//
 // Core overflow (rule 7) waits as live: the global core_max_wait, a
 // template's own (Options.CoreMaxWaitByTemplate), and for a core job with
 // a deadline no later than its latest start, the deadline less its
@@ -97,7 +115,8 @@
 // cannot checkpoint) and are requeued to burst with one more spot
 // preemption.
 //
-// Money. The quota costs FixedSlots × price × span whatever its use, the
+// Money. Each fixed pool's quota costs its slots × its price × span
+// whatever its use (FixedSlots × price × span with one quota), the
 // span running from the trace start to the last thing that happened (a
 // job event, a worker boot or reclaim, or a tick that acted, such as the
 // last release). An elastic worker is billed from its launch request, as

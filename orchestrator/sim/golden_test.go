@@ -176,31 +176,39 @@ func TestGoldenResults(t *testing.T) {
 	}
 }
 
-// goldenView is r without the waits by pool, which the recorded results
-// predate: they must stay what they were to the last bit, and
-// checkPoolShares holds the new figures to them instead.
+// goldenView is r without the per-pool figures added for flavors (quota,
+// labels, waits by pool), which the recorded results predate: they must
+// stay what they were to the last bit, and checkPoolShares holds the new
+// figures to them instead.
 func goldenView(r Result) Result {
 	r.Pools = slices.Clone(r.Pools)
 	for i := range r.Pools {
-		r.Pools[i].CoreWait, r.Pools[i].BurstWait = WaitStats{}, WaitStats{}
+		p := &r.Pools[i]
+		p.Labels, p.FixedSlots, p.CoreWait, p.BurstWait = nil, 0, WaitStats{}, WaitStats{}
 	}
 	return r
 }
 
-// checkPoolShares checks that the waits by pool add up to the run's:
-// every started job's wait is in one pool's.
+// checkPoolShares checks that the per-pool figures add up to the run's:
+// every started job's wait is in one pool's, the fixed pools' quotas are
+// the quota, and their costs the fixed cost.
 func checkPoolShares(t *testing.T, r Result) {
 	t.Helper()
-	core, burst := 0, 0
+	core, burst, quota, cost := 0, 0, 0, 0.0
 	for _, p := range r.Pools {
 		core += p.CoreWait.N
 		burst += p.BurstWait.N
+		if p.Kind == policy.PoolFixed {
+			quota += p.FixedSlots
+			cost += p.Cost
+		}
 		if p.CoreWait.P95 > r.CoreWait.Max || p.BurstWait.P95 > r.ElasticWait.Max {
 			t.Errorf("pool %s: p95 waits %v and %v beyond the run's longest, %v and %v",
 				p.Name, p.CoreWait.P95, p.BurstWait.P95, r.CoreWait.Max, r.ElasticWait.Max)
 		}
 	}
-	if core != r.CoreWait.N || burst != r.ElasticWait.N {
-		t.Errorf("pools hold %d core and %d burst waits; the run %d and %d", core, burst, r.CoreWait.N, r.ElasticWait.N)
+	if core != r.CoreWait.N || burst != r.ElasticWait.N || quota != r.FixedSlots || cost != r.Cost.Fixed {
+		t.Errorf("pools hold %d core and %d burst waits, %d fixed slots costing %v; the run %d, %d, %d, %v",
+			core, burst, quota, cost, r.CoreWait.N, r.ElasticWait.N, r.FixedSlots, r.Cost.Fixed)
 	}
 }

@@ -28,10 +28,12 @@ type Options struct {
 	// policy.DefaultConfig(): it could not be meant literally, since a zero
 	// High fails validation.
 	Config policy.Config
-	// Pools are the pools the policy sees: at most one fixed pool (the
-	// quota; its price is the quota's price) and any number of elastic
-	// pools with their prices, billing, MinBilling, StartupDelay,
-	// MaxWorkers, SlotsPerWorker and IdleTTL.
+	// Pools are the pools the policy sees: the fixed pool (the quota; its
+	// price is the quota's price), or with FixedSlotsByPool one fixed pool
+	// per flavor, and any number of elastic pools with their prices,
+	// billing, MinBilling, StartupDelay, MaxWorkers, SlotsPerWorker,
+	// IdleTTL and Labels. Workers carry their pool's Labels, and a trace
+	// job's Requires must all be among them (see the package doc).
 	Pools []policy.Pool
 	// FixedSlots is the fixed quota. It is modelled as one fixed worker
 	// with that many slots, since the policy only ever counts fixed slots
@@ -43,7 +45,16 @@ type Options struct {
 	// come in sizes: a job of k slots then needs k free slots on one of
 	// them. Zero keeps the quota one worker of FixedSlots slots.
 	FixedWorkerSlots int
-	// FixedPricePerSlotHour prices the quota when the fixed pool has no
+	// FixedSlotsByPool, when not empty, is the quota of each fixed pool
+	// by name, for fleets that buy quota per GPU model (flavor): every
+	// fixed pool of Pools must be named, with 0 for none. A pool's quota
+	// is cut into workers of its SlotsPerWorker (the last one takes what
+	// is left; 0 makes one worker of the whole quota), which carry its
+	// Labels, and it is billed at its own PricePerSlotHour, or
+	// FixedPricePerSlotHour when that is 0. FixedSlots must then be 0 or
+	// the sum, and FixedWorkerSlots 0; Result.FixedSlots is the sum.
+	FixedSlotsByPool map[string]int
+	// FixedPricePerSlotHour prices the quota of a fixed pool that has no
 	// PricePerSlotHour of its own.
 	FixedPricePerSlotHour float64
 	// Tick is the controller tick in virtual time, DefaultTick when zero.
@@ -84,12 +95,12 @@ type Options struct {
 
 // setup is Options checked and with the defaults filled in.
 type setup struct {
-	cfg        policy.Config
-	pools      []policy.Pool
-	fixedPool  int // index in pools, -1 without quota
+	cfg   policy.Config
+	pools []policy.Pool
+	// quotas are the fixed pools with their slots, in pools order; none
+	// without a fixed pool. fixedSlots is their sum.
+	quotas     []fixedQuota
 	fixedSlots int
-	fixedSize  int // slots of a fixed worker; fixedSlots when 0 was asked
-	fixedPrice float64
 	tickLen    time.Duration
 	spotRate   float64 // per hour
 	ckptEvery  time.Duration
@@ -108,9 +119,6 @@ func prepare(o Options) (setup, error) {
 	s := setup{
 		cfg:        o.Config,
 		pools:      slices.Clone(o.Pools),
-		fixedPool:  -1,
-		fixedSlots: o.FixedSlots,
-		fixedSize:  o.FixedWorkerSlots,
 		tickLen:    o.Tick,
 		spotRate:   o.SpotReclaimRate,
 		ckptEvery:  o.CheckpointInterval,
@@ -136,15 +144,6 @@ func prepare(o Options) (setup, error) {
 	if s.tickLen < 0 {
 		bad("tick is %v; it must be positive", s.tickLen)
 	}
-	if s.fixedSlots < 0 {
-		bad("fixed_slots is %d; write 0 for no quota", s.fixedSlots)
-	}
-	if s.fixedSize < 0 {
-		bad("fixed_worker_slots is %d; write 0 for one fixed worker with every fixed slot", s.fixedSize)
-	}
-	if s.fixedSize == 0 {
-		s.fixedSize = s.fixedSlots
-	}
 	if !(o.FixedPricePerSlotHour >= 0) || math.IsInf(o.FixedPricePerSlotHour, 0) {
 		bad("fixed_price_per_slot_hour is %v; it must be a finite price >= 0", o.FixedPricePerSlotHour)
 	}
@@ -162,25 +161,10 @@ func prepare(o Options) (setup, error) {
 	if s.ckptEvery < 0 || s.ckptCost < 0 {
 		bad("checkpoint_interval and checkpoint_overhead cannot be negative")
 	}
-	for i, p := range s.pools {
-		if p.Kind != policy.PoolFixed {
-			continue
-		}
-		if s.fixedPool >= 0 {
-			bad("pools %q and %q are both fixed; the model has one quota", s.pools[s.fixedPool].Name, p.Name)
-			continue
-		}
-		s.fixedPool = i
-	}
-	if s.fixedPool < 0 && s.fixedSlots > 0 {
-		s.pools = append(s.pools, policy.Pool{Name: defaultFixedPool, Kind: policy.PoolFixed})
-		s.fixedPool = len(s.pools) - 1
-	}
-	if s.fixedPool >= 0 {
-		s.fixedPrice = s.pools[s.fixedPool].PricePerSlotHour
-		if s.fixedPrice == 0 {
-			s.fixedPrice = o.FixedPricePerSlotHour
-		}
+	if len(o.FixedSlotsByPool) > 0 {
+		s.quotasByPool(o, bad)
+	} else {
+		s.oneQuota(o, bad)
 	}
 	// The policy's own checks cover the thresholds and every pool field.
 	if err := (policy.Snapshot{Config: s.cfg, Pools: s.pools}).Validate(); err != nil {

@@ -10,7 +10,7 @@ import (
 // costs are in the currency of the pools' prices.
 type Result struct {
 	Cost Cost
-	// FixedSlots is the quota the run had.
+	// FixedSlots is the quota the run had, every fixed pool's together.
 	FixedSlots int
 	// FixedIdleShare is the share of the quota's slot-hours over the run
 	// that ran nothing: 1 - SlotHours.Fixed / (FixedSlots × span). It is 0
@@ -90,10 +90,17 @@ type SlotHours struct {
 	Fixed, OnDemand, Spot float64
 }
 
-// PoolUsage is what one pool did over the run.
+// PoolUsage is what one pool did over the run. A fleet with a quota per
+// flavor (Options.FixedSlotsByPool) has one per fixed pool, so a planner
+// can weigh each flavor's quota against its own waits.
 type PoolUsage struct {
 	Name string
 	Kind policy.PoolKind
+	// Labels are the pool's, which its workers carry (shared with
+	// Options.Pools: read only).
+	Labels map[string]string `json:",omitempty"`
+	// FixedSlots is the pool's quota (fixed pools).
+	FixedSlots int `json:",omitzero"`
 	// Launched counts workers started, Reclaimed the spot workers the
 	// provider took back (elastic pools).
 	Launched, Reclaimed int
@@ -104,7 +111,8 @@ type PoolUsage struct {
 	WorkerHours, BilledHours float64
 	// SlotHours is the slot time jobs used on the pool.
 	SlotHours float64
-	// Cost is what the pool cost.
+	// Cost is what the pool cost: a fixed pool's quota × its price × the
+	// span, an elastic pool's billed time.
 	Cost float64
 	// CoreWait and BurstWait are the waits (submit to start) of the core
 	// and burst jobs whose run first started on the pool's workers (a

@@ -61,7 +61,7 @@ type sim struct {
 	workers   []worker
 	live      []int32 // workers not gone, in snapshot order
 	fixed     int32   // the first fixed worker, -1 without quota
-	fixedWs   []int32 // the fixed workers, in ID order
+	fixedWs   []int32 // the fixed workers of every quota, in ID order
 	launches  []launch
 	booting   []int32 // launches not yet booted
 
@@ -175,12 +175,7 @@ func newSim(tr trace.Trace, o Options) (*sim, error) {
 		pa, pb := &s.pools[a], &s.pools[b]
 		return cmp.Or(cmp.Compare(pa.PricePerSlotHour, pb.PricePerSlotHour), cmp.Compare(pa.Name, pb.Name))
 	})
-	if su.fixedPool >= 0 && su.fixedSlots > 0 {
-		for left := su.fixedSlots; left > 0; left -= su.fixedSize {
-			s.fixedWs = append(s.fixedWs, s.newWorker(int32(su.fixedPool), int32(min(left, su.fixedSize)), 0))
-		}
-		s.fixed = s.fixedWs[0]
-	}
+	s.startQuotas()
 	return s, nil
 }
 

@@ -147,10 +147,8 @@ func (s *sim) result() Result {
 			}
 		}
 	}
-	if s.fixedPool >= 0 {
-		p := &s.pools[s.fixedPool]
-		p.use.Cost = float64(s.fixedSlots) * s.fixedPrice * end.Hours()
-		r.Cost.Fixed = p.use.Cost
+	if len(s.quotas) > 0 {
+		r.Cost.Fixed = s.chargeQuotas(end.Hours())
 		if s.fixedSlots > 0 && end > 0 {
 			r.FixedIdleShare = 1 - s.st.slot.Fixed/(float64(s.fixedSlots)*end.Hours())
 		}
@@ -164,7 +162,7 @@ func (s *sim) result() Result {
 			r.Cost.Spot += p.use.Cost
 		}
 		u := p.use
-		u.Name, u.Kind = p.Name, p.Kind
+		u.Name, u.Kind, u.Labels = p.Name, p.Kind, p.Labels
 		u.CoreWait, u.BurstWait = waitStats(p.waits.core), waitStats(p.waits.burst)
 		r.Pools = append(r.Pools, u)
 	}

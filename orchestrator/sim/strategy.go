@@ -15,10 +15,17 @@ import (
 // submission), the elastic pools are gone, and the high watermark is 1 so
 // burst work may borrow the whole quota. Burst jobs still reach it through
 // lending, so they wait up to a tick; core jobs start on submission
-// whenever the peak is not exceeded.
+// whenever the peak is not exceeded. With a quota per flavor
+// (FixedSlotsByPool), each fixed pool gets the peak demand of the jobs its
+// labels can run, so that no flavor's jobs wait for another's.
 func AllFixed(tr trace.Trace, o Options) Options {
 	o.Pools = slices.DeleteFunc(slices.Clone(o.Pools), func(p policy.Pool) bool { return p.Kind.Elastic() })
-	o.FixedSlots = PeakDemand(tr)
+	if len(o.FixedSlotsByPool) > 0 {
+		o.FixedSlotsByPool = peakByPool(tr, o)
+		o.FixedSlots = 0
+	} else {
+		o.FixedSlots = PeakDemand(tr)
+	}
 	o.Config = configOf(o)
 	o.Config.High = 1
 	return o
@@ -30,7 +37,7 @@ func AllFixed(tr trace.Trace, o Options) Options {
 // cannot run at all and are reported unfinished.
 func AllElastic(o Options) Options {
 	o.Pools = slices.DeleteFunc(slices.Clone(o.Pools), func(p policy.Pool) bool { return p.Kind == policy.PoolFixed })
-	o.FixedSlots = 0
+	o.FixedSlots, o.FixedSlotsByPool = 0, nil
 	o.Config = configOf(o)
 	o.Config.CoreOverflow = true
 	o.Config.CoreMaxWait = 0
@@ -53,6 +60,28 @@ func configOf(o Options) policy.Config {
 		return policy.DefaultConfig()
 	}
 	return o.Config
+}
+
+// peakByPool gives each pool of o.FixedSlotsByPool the peak demand of
+// the jobs of tr whose labels it carries. A name that is no pool keeps
+// its value, for Run to report.
+func peakByPool(tr trace.Trace, o Options) map[string]int {
+	out := make(map[string]int, len(o.FixedSlotsByPool))
+	for name, slots := range o.FixedSlotsByPool {
+		i := slices.IndexFunc(o.Pools, func(p policy.Pool) bool { return p.Name == name })
+		if i < 0 {
+			out[name] = slots
+			continue
+		}
+		fit := trace.Trace{Start: tr.Start}
+		for _, j := range tr.Jobs {
+			if carries(o.Pools[i].Labels, j.Requires) {
+				fit.Jobs = append(fit.Jobs, j)
+			}
+		}
+		out[name] = PeakDemand(fit)
+	}
+	return out
 }
 
 // PeakDemand is the most slots in use at once if every job of tr started
