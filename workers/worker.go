@@ -231,10 +231,12 @@ func (w *Worker) waitIdle(d time.Duration) bool {
 }
 
 // runningSlots is how many slots the running attempts hold: one each,
-// but one for all the attempts sharing a GPU. Called with w.mu held.
+// but one for all the attempts sharing a GPU, and never more than the
+// worker has (an attempt that gave its share back is still listed until
+// it is settled). Called with w.mu held.
 func (w *Worker) runningSlots() int {
 	sharers, devices := w.slots.sharing()
-	return max(len(w.jobs)-sharers, 0) + devices
+	return min(max(len(w.jobs)-sharers, 0)+devices, w.opts.Slots)
 }
 
 // Running returns how many jobs run now.
