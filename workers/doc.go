@@ -14,6 +14,11 @@
 // requeues) what the previous process held, and that process, if it wakes,
 // is fenced.
 //
+// With Options.GPUs set, a slot is a GPU (or a MIG instance) and each
+// attempt is bound to GPUs of its own; jobs that ask for a share of a GPU
+// are packed onto one device, which holds one slot between them (see
+// shares.go and package gpu).
+//
 // With Options.Isolation set, each process job runs in its QoS group's
 // cgroup (see package isolation), and its cgroup's counters go into the job
 // record when it ends. In-process Go handlers run inside the worker and are
