@@ -1,10 +1,10 @@
 // Package gpu finds a machine's NVIDIA GPUs, picks the ones a worker offers
 // (the --gpus flag) and hands them out to jobs without overlap.
 //
-// On a GPU worker a slot is a GPU: a job holding k slots is bound to k
-// devices, which it sees through CUDA_VISIBLE_DEVICES and
-// NVIDIA_VISIBLE_DEVICES. Jobs that ask for a share of one GPU are packed
-// onto a device together (share.go). Everything here is pure except
+// On a GPU worker a slot is a GPU, or a MIG instance of one (mig.go): a
+// job holding k slots is bound to k devices, which it sees through
+// CUDA_VISIBLE_DEVICES and NVIDIA_VISIBLE_DEVICES. Jobs that ask for a
+// share of one GPU are packed onto a device together (share.go). Everything here is pure except
 // Detect, which runs nvidia-smi; nothing starts a goroutine.
 package gpu
 
