@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 )
 
 // Limits on a job's size. A worker of more slots than MaxSlots is allowed; a
@@ -37,8 +38,9 @@ type Size struct {
 	CPUs   float64  `yaml:"cpus,omitempty" json:"cpus,omitempty"`
 	Memory ByteSize `yaml:"memory,omitempty" json:"memory,omitempty"`
 	// Requires are labels every worker of the job must report with these
-	// values, such as gpu_model: A100-80GB.
-	Requires map[string]string `yaml:"requires,omitempty" json:"requires,omitempty"`
+	// values, such as gpu_model: A100-80GB, or one of several values
+	// (gpu_model: [V100M16, V100M32]; see AnyOf).
+	Requires Requires `yaml:"requires,omitempty" json:"requires,omitempty"`
 	// GPUShare, between 0 and 1 exclusive, asks for that share of one GPU
 	// instead of a whole one; 0 asks for no share. See share.go.
 	GPUShare float64 `yaml:"gpu_share,omitempty" json:"gpu_share,omitempty"`
@@ -91,14 +93,14 @@ func (z Size) validate(field string, maxSlots int, ps *problems) {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		if msg := LabelProblem(k, z.Requires[k]); msg != "" {
+		if msg := requireProblem(k, z.Requires[k]); msg != "" {
 			ps.add(field+".requires."+k, msg)
 		}
 	}
 }
 
-// LabelProblem says what is wrong with a worker label (a pool's, or one a
-// job requires), "" when nothing is.
+// LabelProblem says what is wrong with a worker label (a pool's, or one
+// value a job requires), "" when nothing is.
 func LabelProblem(k, v string) string {
 	switch {
 	case !labelKeyRE.MatchString(k):
@@ -108,6 +110,9 @@ func LabelProblem(k, v string) string {
 	}
 	if msg := CheckText(v, NoControls); msg != "" {
 		return "the value " + msg
+	}
+	if strings.Contains(v, AnyOf) {
+		return fmt.Sprintf("a value may not hold %q, which separates the values a requirement accepts; list them instead", AnyOf)
 	}
 	return ""
 }

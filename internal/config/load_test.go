@@ -515,6 +515,17 @@ func TestTemplateSizeKeysAreKnown(t *testing.T) {
 	if tpl := cfg.Templates["train"]; tpl.Slots != 4 || tpl.MaxSlots != 8 || tpl.Requires["gpu_model"] != "A100" {
 		t.Errorf("loaded %+v", tpl.Size)
 	}
+	// A template may accept several models: any of them meets it.
+	src = "pools: {fixed: {kind: fixed, slots: 4, labels: {gpu_model: V100M32}}}\ntemplates:\n  train:\n    command: [train]\n    requires: {gpu_model: [V100M16, V100M32]}\n"
+	if err := os.WriteFile(path, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if cfg, err = Load(path); err != nil {
+		t.Fatalf("a template accepting two models does not load: %v", err)
+	}
+	if got := cfg.Templates["train"].Requires["gpu_model"]; got != "V100M16|V100M32" {
+		t.Errorf("requires a list: read %q", got)
+	}
 	if err := os.WriteFile(path, []byte("pools: {fixed: {kind: fixed, slots: 4}}\ntemplates:\n  train:\n    command: [train]\n    slotz: 4\n"), 0o600); err == nil {
 		if _, err := Load(path); err == nil || !strings.Contains(err.Error(), `did you mean "slots"`) {
 			t.Errorf("a misspelt size key: %v", err)

@@ -235,12 +235,7 @@ func (c Config) MaxGrace(pool string) time.Duration {
 	labels := c.Pools[pool].Labels
 	var most time.Duration
 	for _, t := range c.Templates {
-		fits := true
-		for k, v := range t.Requires {
-			if labels[k] != v {
-				fits = false
-			}
-		}
+		fits := jobs.Carries(labels, t.Requires)
 		g := t.Grace.Std()
 		if g == 0 {
 			g = jobs.DefaultGrace

@@ -112,7 +112,7 @@ func shapeFor(j trace.Job, pools []policy.Pool) Shape {
 		s.Labelled = true
 	}
 	for _, p := range pools {
-		if len(j.Requires) > 0 && hasLabels(p.Labels, j.Requires) {
+		if len(j.Requires) > 0 && jobs.Carries(p.Labels, j.Requires) {
 			s.Labelled = true
 		}
 		if !p.Kind.Elastic() || !holds(p, s) {
@@ -145,15 +145,6 @@ func holds(p policy.Pool, s Shape) bool {
 // machineOf is a pool's machine size in slots (one when unset, as the
 // policy reads it).
 func machineOf(p policy.Pool) int { return max(p.SlotsPerWorker, 1) }
-
-func hasLabels(have, want map[string]string) bool {
-	for k, v := range want {
-		if have[k] != v {
-			return false
-		}
-	}
-	return true
-}
 
 func labelKey(l map[string]string) string {
 	if len(l) == 0 {

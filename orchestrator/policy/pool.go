@@ -1,6 +1,10 @@
 package policy
 
-import "time"
+import (
+	"time"
+
+	"github.com/ballastdev/ballast/jobs"
+)
 
 // PoolKind is a pool's price model.
 type PoolKind string
@@ -82,15 +86,9 @@ type Pool struct {
 	Labels map[string]string
 }
 
-// carries reports whether labels hold every label in req.
-func carries(labels, req map[string]string) bool {
-	for k, v := range req {
-		if got, ok := labels[k]; !ok || got != v {
-			return false
-		}
-	}
-	return true
-}
+// carries reports whether labels meet every requirement in req, a
+// requirement naming one value or several (jobs.AnyOf).
+func carries(labels, req map[string]string) bool { return jobs.Carries(labels, req) }
 
 // PaidUntil returns when the billing already incurred by a worker started
 // at started runs out, never before now: the end of the current billed

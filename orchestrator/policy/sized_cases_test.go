@@ -284,3 +284,17 @@ func TestSizedNoDrainOfAWorkerHoldingAPlacement(t *testing.T) {
 		t.Errorf("a worker holding a placement was drained:\n%s", Decide(with, t0))
 	}
 }
+
+// A job that accepts several models is placed on a worker of any of them,
+// and on no other.
+func TestPlaceAJobAcceptingSeveralModels(t *testing.T) {
+	pools := []Pool{fixedPool("fx", "eu")}
+	v32, t4 := worker("v32", "fx", 4, 0), worker("t4", "fx", 4, 0)
+	v32.Labels, t4.Labels = map[string]string{"gpu_model": "V100M32"}, map[string]string{"gpu_model": "T4"}
+	j := queued("c1", jobs.ClassCore, QueueCore, ago(time.Minute))
+	j.Requires = map[string]string{"gpu_model": "V100M16" + jobs.AnyOf + "V100M32"}
+	runPlaceCases(t, []planCase{
+		{"the V100M32 worker meets it", snap(pools, []Worker{t4, v32}, j), t0, "place(c1,v32)"},
+		{"a T4 worker does not", snap(pools, []Worker{t4}, j), t0, ""},
+	})
+}

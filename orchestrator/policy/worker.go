@@ -1,6 +1,10 @@
 package policy
 
-import "time"
+import (
+	"time"
+
+	"github.com/ballastdev/ballast/jobs"
+)
 
 // WorkerState is where a worker is in its life, as the registry sees it.
 type WorkerState string
@@ -56,15 +60,16 @@ func (w *Worker) billingStart() time.Time {
 // active reports whether the worker is, or will be, taking work.
 func (w *Worker) active() bool { return w.State == WorkerUp || w.State == WorkerStarting }
 
-// carries reports whether the worker has every label the job requires:
-// its own, or else its pool's (pool may be nil).
+// carries reports whether the worker has every label the job requires
+// (one of the values a requirement lists): its own, or else its pool's
+// (pool may be nil).
 func (w *Worker) carries(req map[string]string, pool *Pool) bool {
 	for k, v := range req {
 		got, ok := w.Labels[k]
 		if !ok && pool != nil {
 			got, ok = pool.Labels[k]
 		}
-		if !ok || got != v {
+		if !ok || !jobs.Accepts(v, got) {
 			return false
 		}
 	}
