@@ -54,7 +54,7 @@ const (
 	readSharedGPU      = "GPUs: shared (gpu_milli < 1000), one whole slot each"
 	readCPUPod         = "CPU pod: ceil(cpu_milli/1000) slots"
 	readModelOne       = "gpu_spec: one model, required as gpu_model"
-	readModelList      = "gpu_spec: a list of models, none required"
+	readModelList      = "gpu_spec: a list of models, any of them required as gpu_model"
 	readModelAny       = "gpu_spec: empty, none required"
 )
 
@@ -76,10 +76,11 @@ const GPUModelLabel = "gpu_model"
 //     The stats give the GPU-hours both ways (SlotHours, ShareHours) and
 //     count the shared pods among the readings. A pod is never a gang
 //     (Replicas 0): the trace lists pods, one member each.
-//   - Requires: gpu_model set to gpu_spec when it names one model ("A10").
-//     A list of acceptable models ("V100M16|V100M32") requires none, as a
-//     label names one value and the pod runs on any of them; nor does an
-//     empty gpu_spec. CPU pods kept by CountCPUPods require none.
+//   - Requires: gpu_model set to gpu_spec: one model ("A10"), or a list of
+//     acceptable models ("V100M16|V100M32"), which is how a requirement
+//     names the values it accepts (jobs.AnyOf), so the pod runs on any of
+//     them. An empty gpu_spec requires none, nor do CPU pods kept by
+//     CountCPUPods.
 //   - Start: scheduled_time, when the pod got its GPUs. A pod without one
 //     (missing, or 0 for a pod created after the trace start: 0 is how the
 //     trace writes "never") was deleted while pending if pod_phase says
@@ -347,13 +348,16 @@ func alibabaGPUPod(f [][]byte, idx []int, phase int, countCPU bool, strs interne
 	case numGPU == 0: // a CPU pod
 	case isMissing(spec):
 		p.readings[3] = readModelAny
-	case bytes.IndexByte(spec, '|') >= 0:
-		p.readings[3] = readModelList
 	default:
+		// "V100M16|V100M32" is written the way a requirement lists the
+		// values it accepts (jobs.AnyOf), so it is kept as it is.
 		if p.job.Requires, err = models.get(spec); err != nil {
 			return bad(agGPUSpec, err)
 		}
 		p.readings[3] = readModelOne
+		if bytes.Contains(spec, []byte(jobs.AnyOf)) {
+			p.readings[3] = readModelList
+		}
 	}
 	return p, nil
 }

@@ -49,7 +49,9 @@ func TestReadAlibabaGPU2023(t *testing.T) {
 		// openb-pod-0110: Running without a scheduled_time: from its creation, 9917200 - 9910000.
 		{Submit: 9910000 * s, Duration: 7200 * s, Slots: 2, Class: jobs.ClassCore, Team: "openb", Template: "pod"},
 		// openb-pod-0035: scheduled 5 s after its creation; 9968575 - 9967063.
-		{Submit: 9967058 * s, Duration: 1512 * s, Slots: 1, Class: jobs.ClassCore, Team: "openb", Template: "V100M16|V100M32"},
+		// Its gpu_spec lists two models: it requires either.
+		{Submit: 9967058 * s, Duration: 1512 * s, Slots: 1, Class: jobs.ClassCore, Team: "openb", Template: "V100M16|V100M32",
+			Requires: map[string]string{"gpu_model": "V100M16|V100M32"}},
 		// openb-pod-0120: no deletion_time: to the trace end, 10769854 - 10700054.
 		// gpu_spec A10 names one model, which the job requires of its worker.
 		{Submit: 10700000 * s, Duration: 69800 * s, Slots: 4, Class: jobs.ClassBurst, Team: "openb", Template: "A10", Checkpointable: true,
@@ -99,9 +101,9 @@ func TestReadAlibabaGPU2023(t *testing.T) {
 	wantDetails := []string{
 		"kept 3396.9 slot-hours (slots x hours), 3333.1 with shared GPUs at their share",
 		"skipped slot-hours: never scheduled 1.0 (waited, none held), unknown qos 0.2",
-		"kept jobs: 1 requiring worker labels",
+		"kept jobs: 2 requiring worker labels",
 		"read: GPUs: shared (gpu_milli < 1000), one whole slot each 1, GPUs: whole 7, end: deletion_time 6, " +
-			"end: trace end (no deletion_time) 2, gpu_spec: a list of models, none required 1, gpu_spec: empty, none required 6, " +
+			"end: trace end (no deletion_time) 2, gpu_spec: a list of models, any of them required as gpu_model 1, gpu_spec: empty, none required 6, " +
 			"gpu_spec: one model, required as gpu_model 1, start: creation_time (no scheduled_time) 1, start: scheduled_time 7",
 	}
 	if got := stats.Details(); !reflect.DeepEqual(got, wantDetails) {
@@ -188,7 +190,7 @@ func TestReadAlibabaGPU2023ExtraColumns(t *testing.T) {
 // shared GPU (num_gpu 1, gpu_milli < 1000) takes one whole slot, since a
 // worker binds whole GPUs, and counts at its share only in ShareHours; a
 // gpu_spec of one model is required as the gpu_model label, a list of
-// models or none requires nothing.
+// models as a requirement any of them meets, none requires nothing.
 func TestReadAlibabaGPU2023SlotsAndModels(t *testing.T) {
 	in := "name,cpu_milli,num_gpu,gpu_milli,gpu_spec,qos,creation_time,deletion_time,scheduled_time\n" +
 		"a-1,1000,1,250,T4,LS,0,3600,0\n" + // a quarter of one T4
@@ -203,7 +205,7 @@ func TestReadAlibabaGPU2023SlotsAndModels(t *testing.T) {
 		slots, replicas int
 		requires        map[string]string
 	}
-	want := []got{{1, 0, map[string]string{"gpu_model": "T4"}}, {1, 0, nil}, {8, 0, nil}, {2, 0, map[string]string{"gpu_model": "A100-SXM4-80GB"}}}
+	want := []got{{1, 0, map[string]string{"gpu_model": "T4"}}, {1, 0, map[string]string{"gpu_model": "V100M16|V100M32"}}, {8, 0, nil}, {2, 0, map[string]string{"gpu_model": "A100-SXM4-80GB"}}}
 	for i, j := range tr.Jobs {
 		if g := (got{j.Slots, j.Replicas, j.Requires}); !reflect.DeepEqual(g, want[i]) {
 			t.Errorf("job %d (a-%d): %+v, want %+v", i, i+1, g, want[i])
@@ -211,7 +213,7 @@ func TestReadAlibabaGPU2023SlotsAndModels(t *testing.T) {
 	}
 	// 12 GPU-hours held as slots; at shares the T4 pod holds a quarter.
 	if !near(stats.SlotHours, 12) || !near(stats.ShareHours, 11.25) || stats.Readings[readSharedGPU] != 1 ||
-		stats.Labelled != 2 || stats.Gangs != 0 {
+		stats.Labelled != 3 || stats.Gangs != 0 {
 		t.Errorf("stats %v: slot-hours %v, share-hours %v, readings %v, labelled %d", stats, stats.SlotHours, stats.ShareHours, stats.Readings, stats.Labelled)
 	}
 	// A gpu_spec that cannot be a label value is not this format.
