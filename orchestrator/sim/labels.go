@@ -1,12 +1,8 @@
 package sim
 
-// carries reports whether labels hold every label in req with its value,
-// the rule the policy places by: a worker carries its pool's labels.
-func carries(labels, req map[string]string) bool {
-	for k, v := range req {
-		if got, ok := labels[k]; !ok || got != v {
-			return false
-		}
-	}
-	return true
-}
+import "github.com/ballastdev/ballast/jobs"
+
+// carries reports whether labels meet every requirement in req, a
+// requirement naming one value or several (jobs.AnyOf): the rule the
+// policy places by, a worker carrying its pool's labels.
+func carries(labels, req map[string]string) bool { return jobs.Carries(labels, req) }
