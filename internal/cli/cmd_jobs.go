@@ -206,14 +206,18 @@ func showJob(e *env, j jobs.Job, att insight.JobAttempts) error {
 	return table(e.out, "#\tBEGAN\tQUEUE\tRAN ON\tRAN FOR\tCOST\tOUTCOME\tREASON", attemptRows(att))
 }
 
-// sizeRows show what a sized job holds and where it was placed; nothing
-// for a one-slot job.
+// sizeRows show what a sized job holds and where it was placed, and the
+// share of a GPU a job asks for; nothing for a one-slot job.
 func sizeRows(j jobs.Job) [][]any {
 	z := j.Spec.Size
-	if !z.Sized() {
-		return nil
+	var share [][]any
+	if z.ShareMilli() > 0 {
+		share = [][]any{{"gpu_share", z.GPUShare}}
 	}
-	rows := [][]any{{"slots", z.SlotCount()}}
+	if !z.Sized() {
+		return share
+	}
+	rows := append([][]any{{"slots", z.SlotCount()}}, share...)
 	if z.Gang() {
 		rows = append(rows, []any{"replicas", fmt.Sprintf("%d (%d slots in all)", z.Members(), z.TotalSlots())})
 	}

@@ -32,4 +32,9 @@ func TestSizeRowsSayWhatASizedJobHoldsAndWhere(t *testing.T) {
 	if got := render(sizeRows(j)); !strings.HasSuffix(got, "placed on=-;") {
 		t.Errorf("ended: %s", got)
 	}
+	// A share alone is no size to place, but worth showing.
+	half := jobs.Job{State: jobs.StateRunning, Spec: jobs.Spec{Size: jobs.Size{GPUShare: 0.5}}}
+	if got := render(sizeRows(half)); got != "gpu_share=0.5;" {
+		t.Errorf("a half-GPU job: %s", got)
+	}
 }
