@@ -81,7 +81,7 @@ pools:
   b:
     kind: fixed # <-
     slots: 1
-`, "pools.b.kind", "only one"},
+`, "pools.b.kind", "give each flavor labels of its own"},
 		{"unknown pool kind", `
 pools:
   x:
@@ -530,6 +530,17 @@ func TestTemplateSizeKeysAreKnown(t *testing.T) {
 		if _, err := Load(path); err == nil || !strings.Contains(err.Error(), `did you mean "slots"`) {
 			t.Errorf("a misspelt size key: %v", err)
 		}
+	}
+}
+
+// Fixed pools with labels of their own are flavors, each with its quota.
+func TestFixedPoolsPerFlavor(t *testing.T) {
+	cfg, err := Parse([]byte("pools:\n  a100: {kind: fixed, slots: 8, labels: {gpu_model: A100}}\n  t4: {kind: fixed, slots: 4, labels: {gpu_model: T4}}\n"), "flavors.yaml")
+	if err != nil {
+		t.Fatalf("two flavors do not load: %v", err)
+	}
+	if q := cfg.FixedQuota(); len(q) != 2 || q["a100"] != 8 || q["t4"] != 4 {
+		t.Errorf("quotas %v", q)
 	}
 }
 

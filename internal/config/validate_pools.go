@@ -25,7 +25,10 @@ func validatePools(ps *problems, pools map[string]PoolConfig) {
 		names = append(names, name)
 	}
 	sort.Strings(names)
-	firstFixed := ""
+	// Several fixed pools are flavors (a quota per GPU model, say): each
+	// must carry labels of its own, or jobs could not tell them apart and
+	// the quota would be one pool under two names.
+	fixedByLabels := map[string]string{}
 	for _, name := range names {
 		field := "pools." + name
 		if !poolNameRE.MatchString(name) {
@@ -35,10 +38,11 @@ func validatePools(ps *problems, pools map[string]PoolConfig) {
 		p := pools[name]
 		p.validate(ps, field)
 		if p.Kind == PoolFixed {
-			if firstFixed != "" {
-				ps.add(field+".kind", "a second fixed pool; only one is supported, so add these slots to pools.%s", firstFixed)
+			key := labelsKey(p.Labels)
+			if other, ok := fixedByLabels[key]; ok {
+				ps.add(field+".kind", "a second fixed pool with the labels of pools.%s: give each flavor labels of its own (such as gpu_model: A100), or add these slots to pools.%s", other, other)
 			} else {
-				firstFixed = name
+				fixedByLabels[key] = name
 			}
 		}
 	}
@@ -119,4 +123,18 @@ func (p PoolConfig) validateElastic(ps *problems, field string) {
 	if p.SlotsPerWorker < 1 {
 		ps.add(field+".slots_per_worker", "must be at least 1")
 	}
+}
+
+// labelsKey flattens a label set so two sets compare.
+func labelsKey(l map[string]string) string {
+	keys := make([]string, 0, len(l))
+	for k := range l {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		b.WriteString(k + "=" + l[k] + ";")
+	}
+	return b.String()
 }
