@@ -27,8 +27,13 @@ const (
 // Candidate is one way to run the capacity that the live controller can
 // carry out: every field maps to a config setting.
 type Candidate struct {
-	Strategy   Strategy   `json:"strategy"`
-	FixedSlots int        `json:"fixed_slots"`
+	Strategy   Strategy `json:"strategy"`
+	FixedSlots int      `json:"fixed_slots"`
+	// Split is the quota of each fixed pool, for fleets that buy quota per
+	// flavor, written "A100=8,T4=4" in the plan's pool order (a string so
+	// candidates compare); FixedSlots is then its sum. Empty with one
+	// quota.
+	Split      string     `json:"split,omitempty"`
 	Watermarks Watermarks `json:"watermarks"`
 	// CoreOverflow is rule 7 (capacity.core_overflow): a core job that
 	// waited CoreMaxWait for a fixed slot runs on on-demand capacity.
@@ -45,6 +50,9 @@ func (c Candidate) String() string {
 		return "all elastic"
 	}
 	s := fmt.Sprintf("quota %d, watermarks %.0f/%.0f", c.FixedSlots, 100*c.Watermarks.High, 100*c.Watermarks.Low)
+	if c.Split != "" {
+		s = fmt.Sprintf("quota %d (%s), watermarks %.0f/%.0f", c.FixedSlots, c.Split, 100*c.Watermarks.High, 100*c.Watermarks.Low)
+	}
 	if c.CoreOverflow {
 		s += fmt.Sprintf(", core overflow after %s", c.CoreMaxWait)
 	}
@@ -56,13 +64,20 @@ func (c Candidate) options(base sim.Options, whole trace.Trace) sim.Options {
 	switch c.Strategy {
 	case StrategyAllFixed:
 		o := sim.AllFixed(whole, base)
-		o.FixedSlots = c.FixedSlots
+		if c.Split != "" {
+			o.FixedSlotsByPool = splitQuotas(c.Split)
+		} else if len(o.FixedSlotsByPool) == 0 {
+			o.FixedSlots = c.FixedSlots
+		}
 		return o
 	case StrategyAllElastic:
 		return sim.AllElastic(base)
 	}
 	o := sim.Hybrid(base, c.Watermarks.High, c.Watermarks.Low)
 	o.FixedSlots = c.FixedSlots
+	if c.Split != "" {
+		o.FixedSlots, o.FixedSlotsByPool = 0, splitQuotas(c.Split)
+	}
 	o.Config.CoreOverflow = c.CoreOverflow
 	if c.CoreOverflow {
 		o.Config.CoreMaxWait = c.CoreMaxWait

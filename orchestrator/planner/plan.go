@@ -80,6 +80,13 @@ type Plan struct {
 	// offline optimum's quota and the search's pick, each simulated on the
 	// whole trace.
 	Recommendations []Recommendation `json:"recommendations"`
+	// FlavorStart is where the search of a fleet of flavors started: each
+	// fixed pool at the offline optimum of its own jobs. Empty with one
+	// quota.
+	FlavorStart Quotas `json:"flavor_start,omitempty"`
+	// FlavorOptima are each flavor's offline optimum, in FlavorStart's
+	// order; Optimum is their sum.
+	FlavorOptima []Optimum `json:"flavor_optima,omitempty"`
 	// ShapeAdvice names jobs the pools' machines cannot hold and what to
 	// change, with a suggested pool simulated.
 	ShapeAdvice []ShapeAdvice `json:"shape_advice,omitempty"`
@@ -98,9 +105,12 @@ type Plan struct {
 	// Simulations is how many runs the search made, Took its wall time.
 	Simulations int           `json:"simulations"`
 	Took        time.Duration `json:"took"`
-	// fixedPool and elasticPools name the pools in the verdict's config.
+	// fixedPool and elasticPools name the pools in the verdict's config;
+	// pools are all of them, for the report.
 	fixedPool    string
 	elasticPools []string
+	pools        []policy.Pool
+	flavors      []string
 }
 
 // Make plans the quota for tr.
@@ -142,6 +152,7 @@ func Make(tr trace.Trace, o Options) (Plan, error) {
 		TuneDays: o.TuneDays, WaitTarget: sw.WaitTarget, Templates: Templates(tr, prices), Shapes: shapes,
 		Optimum:   OfflineOptimumAbove(levels, prices, shapes.Floor(!o.WithoutCoreOverflow, 0), ElasticMachine(o.Sim.Pools, prices)),
 		fixedPool: o.FixedPool}
+	p.pools = o.Sim.Pools
 	for _, pool := range o.Sim.Pools {
 		if pool.Kind.Elastic() {
 			p.elasticPools = append(p.elasticPools, pool.Name)
@@ -154,6 +165,27 @@ func Make(tr trace.Trace, o Options) (Plan, error) {
 	clock := &runClock{start: began, now: time.Now, report: sw.Progress, parallel: sw.Parallel}
 	if clock.parallel <= 0 {
 		clock.parallel = runtime.GOMAXPROCS(0)
+	}
+	if flavors := Flavors(o.Sim.Pools); flavors != nil {
+		// A quota per flavor: searched on the whole history only, since
+		// every flavor is a coordinate of its own.
+		p.TuneDays = -1
+		for _, f := range flavors {
+			p.flavors = append(p.flavors, f.Name)
+		}
+		p.Optimum, p.FlavorOptima = flavorOptima(tr, flavors, o.Sim.Pools, prices)
+		whole := newEvaluator(tr, tr, flavorBase(o.Sim, flavors), sw.WaitTarget, sw.Parallel, clock)
+		whole.shapes = shapes
+		if err := p.searchFlavors(tr, whole, o, sw, flavors); err != nil {
+			return p, err
+		}
+		if p.ShapeAdvice, err = p.adviseShapes(tr, o, sw, clock); err != nil {
+			return p, err
+		}
+		p.History = whole.points()
+		p.Simulations = clock.done
+		p.Took = time.Since(began)
+		return p, nil
 	}
 	window := LastDays(tr, o.TuneDays)
 	whole := newEvaluator(tr, tr, o.Sim, sw.WaitTarget, sw.Parallel, clock)

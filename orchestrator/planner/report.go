@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/ballastdev/ballast/orchestrator/policy"
 	"github.com/ballastdev/ballast/orchestrator/sim"
 )
 
@@ -47,7 +48,7 @@ func (p Plan) rows() []row {
 	}
 	for _, h := range p.History {
 		if h.Strategy == StrategyAllFixed {
-			out = append(out, row{"all fixed (peak)", h.FixedSlots, "-", "-", h.Result, h.Verdict, of(h.Result)})
+			out = append(out, row{"all fixed (peak)", h.Result.FixedSlots, "-", "-", h.Result, h.Verdict, of(h.Result)})
 		}
 	}
 	for _, h := range p.History {
@@ -87,6 +88,9 @@ func (p Plan) WriteText(w io.Writer) error {
 	fmt.Fprintln(tw)
 	for _, r := range p.Recommendations {
 		fmt.Fprintf(tw, "%s: %s\n", r.Method, r.Why)
+	}
+	if err := p.writePools(tw); err != nil {
+		return err
 	}
 	for _, a := range p.ShapeAdvice {
 		fmt.Fprintf(tw, "shapes: %s.\n  %s.\n", a.Title, a.Action)
@@ -261,3 +265,37 @@ func (o Optimum) shapesLine() string {
 	return fmt.Sprintf("shapes: %s; they add %.2f (%.1f%%) to the optimum without them (%d slots at %.2f)",
 		strings.Join(why, "; "), o.Cost-w.Cost, 100*(o.Cost-w.Cost)/w.Cost, w.FixedSlots, w.Cost)
 }
+
+// writePools writes the recommended plan pool by pool: each fixed pool's
+// quota, every pool's cost and waits, and which jobs each elastic pool's
+// machines can hold.
+func (p Plan) writePools(tw io.Writer) error {
+	if len(p.Recommended.Pools) == 0 {
+		return nil
+	}
+	total := 0
+	for _, s := range p.Shapes.All {
+		total += s.Jobs
+	}
+	fmt.Fprintln(tw)
+	fmt.Fprintln(tw, "POOL\tKIND\tLABELS\tFIXED\tCOST\tCORE WAIT P95\tBURST WAIT P95\tJOBS ITS MACHINES HOLD")
+	for _, ps := range p.Recommended.Pools {
+		holds := "-"
+		if i := slices.IndexFunc(p.pools, func(q policy.Pool) bool { return q.Name == ps.Pool }); i >= 0 && ps.Kind.Elastic() {
+			n, largest := p.Shapes.HeldBy(p.pools[i])
+			holds = fmt.Sprintf("%d of %d (up to %d slots)", n, total, largest)
+		}
+		labels := labelWords(ps.Labels)
+		if labels == "" {
+			labels = "-"
+		}
+		_, err := fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%.2f\t%s\t%s\t%s\n", ps.Pool, ps.Kind, labels, ps.FixedSlots, ps.Cost,
+			dur(secondsOf(ps.CoreWaitP95S)), dur(secondsOf(ps.BurstWaitP95S)), holds)
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func secondsOf(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }

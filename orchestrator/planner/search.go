@@ -18,36 +18,41 @@ import (
 // their waits are over, which leads the search out of them.
 func (e *evaluator) searchQuota(stage string, c Candidate, start, step, peak int) (Point, error) {
 	floor := e.floor(c)
-	peak = max(peak, floor)
-	clamp := func(q int) int { return min(max(q, floor), peak) }
-	c.FixedSlots = clamp(start)
+	return e.searchLine(stage, start, step, floor, max(peak, floor), func(q int) Candidate {
+		c.FixedSlots = q
+		return c
+	})
+}
+
+// searchLine is the pattern search of searchQuota over the integers
+// [lo, hi], at of(q) for each q tried.
+func (e *evaluator) searchLine(stage string, start, step, lo, hi int, at func(int) Candidate) (Point, error) {
+	clamp := func(q int) int { return min(max(q, lo), hi) }
 	step = max(step, 1)
 	if e.clock != nil {
 		e.clock.expect(stage, searchBound(step))
 	}
-	pts, err := e.eval(c)
+	pts, err := e.eval(at(clamp(start)))
 	if err != nil {
 		return Point{}, err
 	}
-	cur := pts[0]
-	for moves := 0; step >= 1 && moves < 4*bits.Len(uint(peak+1))+8; moves++ {
-		lo, hi := cur.Candidate, cur.Candidate
-		lo.FixedSlots, hi.FixedSlots = clamp(cur.FixedSlots-step), clamp(cur.FixedSlots+step)
-		pts, err := e.eval(lo, hi)
+	cur, q := pts[0], clamp(start)
+	for moves := 0; step >= 1 && moves < 4*bits.Len(uint(hi+1))+8; moves++ {
+		pts, err := e.eval(at(clamp(q-step)), at(clamp(q+step)))
 		if err != nil {
 			return Point{}, err
 		}
-		next := cur
-		for _, p := range pts {
+		next, nq := cur, q
+		for i, p := range pts {
 			if better(p, next) < 0 {
-				next = p
+				next, nq = p, clamp(q+(2*i-1)*step)
 			}
 		}
 		if next.Candidate == cur.Candidate {
 			step /= 2
 			continue
 		}
-		cur = next
+		cur, q = next, nq
 	}
 	return cur, nil
 }

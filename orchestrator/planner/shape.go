@@ -28,15 +28,19 @@ type Shape struct {
 	Jobs      int     `json:"jobs"`
 	SlotHours float64 `json:"slot_hours"`
 	// OnDemand and Spot are the largest machines (slots per worker) of
-	// the on-demand and spot pools that can hold one of its members,
-	// label for label and with room for every member under the pool's
+	// the on-demand and spot pools that can hold one of its members, with
+	// the labels it requires and room for every member under the pool's
 	// max_workers; 0 when no such pool exists.
 	OnDemand int `json:"ondemand_machine,omitempty"`
 	Spot     int `json:"spot_machine,omitempty"`
 	// Labelled is whether some pool, fixed or elastic, carries every label
-	// the shape requires. The simulator does not place by label yet; live,
-	// a job whose labels no worker carries waits for ever.
+	// the shape requires: a job whose labels no worker carries waits for
+	// ever, live and simulated.
 	Labelled bool `json:"labelled"`
+	// ElasticLabels is whether some elastic pool carries those labels: a
+	// job whose labels only fixed pools carry runs on the quota whatever
+	// its size.
+	ElasticLabels bool `json:"elastic_labels"`
 }
 
 // TotalSlots is what one job of the shape holds with every member running.
@@ -110,10 +114,12 @@ func shapeFor(j trace.Job, pools []policy.Pool) Shape {
 	s := Shape{Slots: j.Slots, Members: j.Members(), Class: j.Class, Checkpointable: j.Checkpointable, Requires: j.Requires}
 	if len(j.Requires) == 0 {
 		s.Labelled = true
+		s.ElasticLabels = slices.ContainsFunc(pools, func(p policy.Pool) bool { return p.Kind.Elastic() })
 	}
 	for _, p := range pools {
-		if len(j.Requires) > 0 && jobs.Carries(p.Labels, j.Requires) {
+		if jobs.Carries(p.Labels, j.Requires) {
 			s.Labelled = true
+			s.ElasticLabels = s.ElasticLabels || p.Kind.Elastic()
 		}
 		if !p.Kind.Elastic() || !holds(p, s) {
 			continue
@@ -128,13 +134,12 @@ func shapeFor(j trace.Job, pools []policy.Pool) Shape {
 }
 
 // holds reports whether elastic pool p can run a job of shape s: every
-// member on a machine with room for it, as many machines as the members
-// need within MaxWorkers (members may share a machine with room for
-// both). Labels are not asked: the simulator, whose runs judge every plan,
-// does not place by label yet (Labelled reports them instead).
+// member on a machine with room for it and the labels it requires, as
+// many machines as the members need within MaxWorkers (members may share
+// a machine with room for both).
 func holds(p policy.Pool, s Shape) bool {
 	size := machineOf(p)
-	if size < s.Slots {
+	if size < s.Slots || !jobs.Carries(p.Labels, s.Requires) {
 		return false
 	}
 	perMachine := size / s.Slots
@@ -155,6 +160,18 @@ func labelKey(l map[string]string) string {
 		fmt.Fprintf(&b, "%s=%s;", k, l[k])
 	}
 	return b.String()
+}
+
+// HeldBy counts the jobs of the shapes that elastic pool p's machines can
+// hold, labels included, and the most slots one of them needs.
+func (sh Shapes) HeldBy(p policy.Pool) (jobs, largest int) {
+	for _, s := range sh.All {
+		if holds(p, s) {
+			jobs += s.Jobs
+			largest = max(largest, s.TotalSlots())
+		}
+	}
+	return jobs, largest
 }
 
 // QuotaOnly returns the shapes no elastic machine can hold, with core

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ballastdev/ballast/jobs"
 	"github.com/ballastdev/ballast/orchestrator/policy"
 	"github.com/ballastdev/ballast/orchestrator/trace"
 )
@@ -38,55 +39,36 @@ type ShapeFix struct {
 	Saving float64 `json:"saving"`
 }
 
-// adviseShapes says which jobs only the quota, or no pool, can hold, and
-// simulates an elastic pool of machines big enough for them.
+// adviseShapes says which jobs only the quota, or no pool, can hold, by
+// the labels they require: for want of an elastic pool carrying their
+// labels, or of machines big enough among those that do. Core jobs count
+// as if they could overflow: those that need only rule 7 switched on are
+// not a question of machines. The missing machine size is simulated.
 func (p *Plan) adviseShapes(tr trace.Trace, o Options, sw SweepOptions, clock *runClock) ([]ShapeAdvice, error) {
 	var out []ShapeAdvice
-	// Jobs too big for every elastic machine, as if core work could
-	// overflow: those that only need overflow switched on are not a
-	// question of machine sizes.
-	big := p.Shapes.QuotaOnly(true)
-	if len(big) > 0 {
-		a := ShapeAdvice{}
-		need, smallest := 0, 0
-		for _, s := range big {
-			a.Jobs += s.Jobs
-			a.SlotHours += s.SlotHours
-			need = max(need, s.Slots)
-			if smallest == 0 || s.Slots < smallest {
-				smallest = s.Slots
-			}
+	groups := map[string][]Shape{}
+	var keys []string
+	for _, s := range p.Shapes.QuotaOnly(true) {
+		if !s.Labelled {
+			continue // named below: nothing runs them
 		}
-		largest := max(p.Shapes.LargestOnDemand, p.Shapes.LargestSpot)
-		sizes := fmt.Sprintf("%d", need)
-		if smallest < need {
-			sizes = fmt.Sprintf("%d to %d", smallest, need)
+		k := labelKey(s.Requires)
+		if _, ok := groups[k]; !ok {
+			keys = append(keys, k)
 		}
-		a.Title = fmt.Sprintf("%d jobs need %s slots on one machine (%.0f slot-hours); no elastic pool offers more than %d",
-			a.Jobs, sizes, a.SlotHours, largest)
-		floor := p.Shapes.Floor(true, 0)
-		a.Action = fmt.Sprintf("add an on-demand pool of %d-slot machines, or keep at least %d fixed", need, floor)
-		if gang := biggestGang(big); gang != "" {
-			a.Title += "; the largest is " + gang
-		}
-		fix, err := p.simulateFix(tr, o, sw, clock, need, big)
+		groups[k] = append(groups[k], s)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		a, err := p.adviseGroup(tr, o, sw, clock, groups[k])
 		if err != nil {
 			return nil, err
-		}
-		if fix != nil {
-			a.Fix = fix
-			a.Action += fmt.Sprintf(". Simulated with pools.%s (%d slots per worker, as %s otherwise): %s at %.2f, %s",
-				fix.Pool, fix.SlotsPerWorker, fix.From, fix.Best.describe(), fix.Best.Cost, savingWords(fix.Saving))
-			if !fix.Best.Feasible {
-				a.Action += " (" + fix.Best.Why + ")"
-			}
 		}
 		out = append(out, a)
 	}
 	for _, s := range p.Shapes.Unlabelled() {
 		out = append(out, ShapeAdvice{
-			Title: fmt.Sprintf("%d jobs require %s; no pool carries it, so live they wait for ever (the simulation does not place by label)",
-				s.Jobs, labelWords(s.Requires)),
+			Title:  fmt.Sprintf("%d jobs require %s; no pool carries it, so they wait for ever", s.Jobs, labelWords(s.Requires)),
 			Action: fmt.Sprintf("add %s to the labels of a pool whose machines have it, or drop the requirement", labelWords(s.Requires)),
 			Jobs:   s.Jobs, SlotHours: s.SlotHours,
 		})
@@ -94,12 +76,73 @@ func (p *Plan) adviseShapes(tr trace.Trace, o Options, sw SweepOptions, clock *r
 	return out, nil
 }
 
+// adviseGroup advises on jobs of one label set that only the quota can
+// hold.
+func (p *Plan) adviseGroup(tr trace.Trace, o Options, sw SweepOptions, clock *runClock, group []Shape) (ShapeAdvice, error) {
+	var a ShapeAdvice
+	need, smallest, floor := 0, 0, 0
+	for _, s := range group {
+		a.Jobs += s.Jobs
+		a.SlotHours += s.SlotHours
+		need = max(need, s.Slots)
+		if smallest == 0 || s.Slots < smallest {
+			smallest = s.Slots
+		}
+		floor = max(floor, s.TotalSlots())
+	}
+	req := group[0].Requires
+	who, pools := "", "pools"
+	if len(req) > 0 {
+		who, pools = " requiring "+labelWords(req), "pools that carry "+labelWords(req)
+	}
+	if !group[0].ElasticLabels {
+		a.Title = fmt.Sprintf("%d jobs%s (%.0f slot-hours) have no elastic pool that carries their labels: only the quota runs them",
+			a.Jobs, who, a.SlotHours)
+		a.Action = fmt.Sprintf("add an on-demand pool whose machines carry %s to run their peaks elastic, or keep at least %d fixed on %s",
+			labelWords(req), floor, pools)
+		return a, nil
+	}
+	largest := 0
+	for _, pl := range p.pools {
+		if pl.Kind.Elastic() && jobs.Carries(pl.Labels, req) {
+			largest = max(largest, machineOf(pl))
+		}
+	}
+	sizes := fmt.Sprintf("%d", need)
+	if smallest < need {
+		sizes = fmt.Sprintf("%d to %d", smallest, need)
+	}
+	a.Title = fmt.Sprintf("%d jobs%s need %s slots on one machine (%.0f slot-hours); no elastic pool for them offers more than %d",
+		a.Jobs, who, sizes, a.SlotHours, largest)
+	if gang := biggestGang(group); gang != "" {
+		a.Title += "; the largest is " + gang
+	}
+	a.Action = fmt.Sprintf("add an on-demand pool of %d-slot machines, or keep at least %d fixed", need, floor)
+	if len(req) > 0 {
+		a.Action = fmt.Sprintf("add an on-demand pool of %d-slot machines that carry %s, or keep at least %d fixed on %s",
+			need, labelWords(req), floor, pools)
+	}
+	fix, err := p.simulateFix(tr, o, sw, clock, need, group)
+	if err != nil || fix == nil {
+		return a, err
+	}
+	a.Fix = fix
+	a.Action += fmt.Sprintf(". Simulated with pools.%s (%d slots per worker, as %s otherwise): %s at %.2f, %s",
+		fix.Pool, fix.SlotsPerWorker, fix.From, fix.Best.describe(), fix.Best.Cost, savingWords(fix.Saving))
+	if !fix.Best.Feasible {
+		a.Action += " (" + fix.Best.Why + ")"
+	}
+	return a, nil
+}
+
 // simulateFix searches the plan again with an elastic pool of size-slot
 // machines added, from the best plan's settings, with and without core
 // overflow. It returns nil when there is no elastic pool to copy.
 func (p *Plan) simulateFix(tr trace.Trace, o Options, sw SweepOptions, clock *runClock, size int, big []Shape) (*ShapeFix, error) {
 	pool, ok := SuggestedPool(o.Sim.Pools, size, big)
-	if !ok {
+	if !ok || p.Best.Split != "" {
+		// With a quota per flavor the fix would be searched flavor by
+		// flavor again; the advice stands without a price.
 		return nil, nil
 	}
 	so := o.Sim
@@ -137,13 +180,18 @@ type Suggestion struct {
 	From string
 }
 
-// SuggestedPool is a pool whose machines hold the biggest of shapes: a
-// copy of the cheapest on-demand pool (which core work may overflow to,
-// else the cheapest spot pool) with size slots per machine, a free name,
+// SuggestedPool is a pool whose machines hold the biggest of shapes, all
+// of one label set: a copy of the cheapest on-demand pool that carries
+// their labels (which core work may overflow to, else the cheapest such
+// spot pool) with size slots per machine, a free name,
 // and enough machines for the biggest gang. False when there is no
 // elastic pool to copy.
 func SuggestedPool(pools []policy.Pool, size int, shapes []Shape) (Suggestion, bool) {
-	base, ok := fixTemplate(pools)
+	var req map[string]string
+	if len(shapes) > 0 {
+		req = shapes[0].Requires
+	}
+	base, ok := fixTemplate(slices.DeleteFunc(slices.Clone(pools), func(p policy.Pool) bool { return !jobs.Carries(p.Labels, req) }))
 	if !ok {
 		return Suggestion{}, false
 	}

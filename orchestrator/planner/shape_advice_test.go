@@ -28,7 +28,7 @@ func TestPlanAdvisesAPoolForJobsOnlyTheQuotaHolds(t *testing.T) {
 		t.Fatalf("%d pieces of shape advice, want 1: %+v", len(p.ShapeAdvice), p.ShapeAdvice)
 	}
 	a := p.ShapeAdvice[0]
-	if a.Jobs != big || !strings.Contains(a.Title, "need 4 slots on one machine") || !strings.Contains(a.Title, "no elastic pool offers more than 1") ||
+	if a.Jobs != big || !strings.Contains(a.Title, "need 4 slots on one machine") || !strings.Contains(a.Title, "no elastic pool for them offers more than 1") ||
 		!strings.Contains(a.Action, "add an on-demand pool of 4-slot machines, or keep at least 4 fixed") {
 		t.Errorf("advice on %d big jobs: %+v", big, a)
 	}

@@ -41,7 +41,7 @@ func TestShapesSayWhichMachinesHoldEachJob(t *testing.T) {
 		{4, 1, 1, 0, 4, true, true, 4},
 		{4, 1, 1, 0, 4, false, true, 4}, // spot holds it, but it may not go there
 		{1, 1, 2, 1, 4, false, true, 2},
-		{1, 1, 1, 1, 4, false, false, 1},
+		{1, 1, 1, 0, 0, false, false, 1}, // no pool carries A10
 	}
 	if len(sh.All) != len(wants) {
 		t.Fatalf("%d shapes, want %d: %+v", len(sh.All), len(wants), sh.All)
@@ -53,11 +53,11 @@ func TestShapesSayWhichMachinesHoldEachJob(t *testing.T) {
 			t.Errorf("shape %d: %+v, want %+v", i, s, w)
 		}
 	}
-	// With overflow the 8-slot core job, the 3x4 gang and the 4-slot burst
-	// job that may not go to spot need the quota; without it, every core
-	// job does too.
-	if got := len(sh.QuotaOnly(true)); got != 3 {
-		t.Errorf("%d quota-only shapes with overflow, want 3", got)
+	// The 8-slot core job, the 3x4 gang, the 4-slot burst job that may not
+	// go to spot and the A10 job no elastic pool carries need the quota,
+	// with overflow or without (every core job here is one of them).
+	if got := len(sh.QuotaOnly(true)); got != 4 {
+		t.Errorf("%d quota-only shapes with overflow, want 4", got)
 	}
 	if got := len(sh.QuotaOnly(false)); got != 4 {
 		t.Errorf("%d quota-only shapes without overflow, want 4", got)

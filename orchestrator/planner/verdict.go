@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/ballastdev/ballast/orchestrator/policy"
 )
 
 // Summary is a chosen plan in the figures a reader acts on; the plan's
@@ -29,11 +31,26 @@ type Summary struct {
 	// Config is the config to paste to run the plan live; empty for a plan
 	// that is not feasible.
 	Config string `json:"config"`
+	// Pools is the plan pool by pool: each fixed pool's quota (one per
+	// flavor in a fleet that buys quota per flavor) and every pool's cost
+	// and the p95 waits of the jobs that first started on it.
+	Pools []PoolSummary `json:"pools"`
+}
+
+// PoolSummary is one pool of a plan.
+type PoolSummary struct {
+	Pool          string            `json:"pool"`
+	Kind          policy.PoolKind   `json:"kind"`
+	Labels        map[string]string `json:"labels,omitempty"`
+	FixedSlots    int               `json:"fixed_slots"`
+	Cost          float64           `json:"cost"`
+	CoreWaitP95S  float64           `json:"core_wait_p95_s"`
+	BurstWaitP95S float64           `json:"burst_wait_p95_s"`
 }
 
 func (p *Plan) summarize(pt Point) Summary {
 	r := pt.Result
-	s := Summary{Strategy: pt.Strategy, FixedSlots: pt.FixedSlots, Watermarks: pt.Watermarks, CoreOverflow: pt.CoreOverflow,
+	s := Summary{Strategy: pt.Strategy, FixedSlots: r.FixedSlots, Watermarks: pt.Watermarks, CoreOverflow: pt.CoreOverflow,
 		CoreMaxWaitS: pt.CoreMaxWait.Seconds(), Cost: r.Cost.Total, CoreWaitP95S: r.CoreWait.P95.Seconds(),
 		BurstWaitP95S: r.ElasticWait.P95.Seconds(), FixedIdle: r.FixedIdleShare, Feasible: pt.Feasible, Why: pt.Why,
 		OfflineOptimumCost: p.Optimum.Cost}
@@ -46,6 +63,10 @@ func (p *Plan) summarize(pt Point) Summary {
 	if pt.Feasible {
 		// Nothing to paste for a plan that misses the target.
 		s.Config = p.configFor(pt.Candidate)
+	}
+	for _, u := range r.Pools {
+		s.Pools = append(s.Pools, PoolSummary{Pool: u.Name, Kind: u.Kind, Labels: u.Labels, FixedSlots: u.FixedSlots, Cost: u.Cost,
+			CoreWaitP95S: u.CoreWait.P95.Seconds(), BurstWaitP95S: u.BurstWait.P95.Seconds()})
 	}
 	return s
 }
@@ -61,6 +82,18 @@ func (p *Plan) configFor(c Candidate) string {
 	}
 	var parts []string
 	switch {
+	case c.Split != "":
+		for _, q := range quotasOf(c.Split) {
+			if q.Slots == 0 {
+				parts = append(parts, fmt.Sprintf("no quota for %s (remove pools.%s)", q.Pool, q.Pool))
+				continue
+			}
+			parts = append(parts, fmt.Sprintf("pools.%s.slots: %d", q.Pool, q.Slots))
+		}
+	case (c.Strategy == StrategyAllElastic || c.FixedSlots == 0) && len(p.flavors) > 0:
+		parts = append(parts, "no fixed pools (remove "+strings.Join(prefixed("pools.", p.flavors), ", ")+")")
+	case c.Strategy == StrategyAllFixed && len(p.flavors) > 0:
+		parts = append(parts, "each flavor at its own peak")
 	case c.Strategy == StrategyAllElastic || c.FixedSlots == 0:
 		parts = append(parts, fmt.Sprintf("no fixed pool (remove pools.%s)", pool))
 	default:
