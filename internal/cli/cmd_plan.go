@@ -52,8 +52,12 @@ func runPlan(ctx context.Context, e *env, args []string) error {
 	if names := slices.Sorted(maps.Keys(cfg.FixedQuota())); len(names) > 0 {
 		fixedPool = names[0]
 	}
+	so, err := sf.options(cfg, *src.seed)
+	if err != nil {
+		return err
+	}
 	p, err := untilCancelled(ctx, func() (planner.Plan, error) {
-		return planner.Make(tr, planner.Options{Sim: sf.options(cfg, *src.seed), TuneDays: days, WithoutCoreOverflow: !*overflow,
+		return planner.Make(tr, planner.Options{Sim: so, TuneDays: days, WithoutCoreOverflow: !*overflow,
 			FixedPool: fixedPool, Sweep: planner.SweepOptions{WaitTarget: *target, Progress: progress}})
 	})
 	if err != nil {

@@ -37,7 +37,7 @@ func addSimFlags(fs *flag.FlagSet) *simFlags {
 }
 
 // options builds the simulation from the config and the flags.
-func (f *simFlags) options(cfg config.Config, seed uint64) sim.Options {
+func (f *simFlags) options(cfg config.Config, seed uint64) (sim.Options, error) {
 	o := sim.Options{Config: cfg.PolicyConfig(), Tick: *f.tick, SpotReclaimRate: *f.spotRate,
 		CheckpointInterval: *f.ckptEvery, CheckpointOverhead: *f.ckptCost, Seed: seed,
 		CoreMaxWaitByTemplate: cfg.CoreMaxWaitByTemplate()}
@@ -47,14 +47,26 @@ func (f *simFlags) options(cfg config.Config, seed uint64) sim.Options {
 	if *f.low > 0 {
 		o.Config.Low = *f.low
 	}
+	quotas := cfg.FixedQuota()
 	quota := 0
-	for _, n := range cfg.FixedQuota() {
+	for _, n := range quotas {
 		quota += n
+	}
+	// Several fixed pools are flavors: each keeps its labels, price and
+	// machine size, with its own quota. One is modelled as the simulator's
+	// single quota, which --quota may resize.
+	flavors := len(quotas) > 1
+	if flavors && *f.quota >= 0 {
+		return o, usageError{fmt.Sprintf("--quota %d: the config buys quota per flavor (%d fixed pools); set each pool's slots in the config instead", *f.quota, len(quotas))}
 	}
 	for _, p := range cfg.PolicyPools() {
 		if p.Kind == policy.PoolFixed {
-			o.FixedPricePerSlotHour = p.PricePerSlotHour
-			continue // the simulator models the quota as one fixed pool of its own
+			if flavors {
+				o.Pools = append(o.Pools, p)
+			} else {
+				o.FixedPricePerSlotHour = p.PricePerSlotHour
+			}
+			continue
 		}
 		if *f.elasticMax > 0 {
 			p.MaxWorkers = *f.elasticMax
@@ -62,10 +74,12 @@ func (f *simFlags) options(cfg config.Config, seed uint64) sim.Options {
 		o.Pools = append(o.Pools, p)
 	}
 	o.FixedSlots = quota
-	if *f.quota >= 0 {
+	if flavors {
+		o.FixedSlotsByPool = quotas
+	} else if *f.quota >= 0 {
 		o.FixedSlots = *f.quota
 	}
-	return o
+	return o, nil
 }
 
 func runSimulate(ctx context.Context, e *env, args []string) error {
@@ -86,7 +100,10 @@ func runSimulate(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	base := sf.options(cfg, *src.seed)
+	base, err := sf.options(cfg, *src.seed)
+	if err != nil {
+		return err
+	}
 	started := time.Now()
 	named := map[string]sim.Options{
 		"all fixed (peak)": sim.AllFixed(tr, base),
