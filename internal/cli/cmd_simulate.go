@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/ballastdev/ballast/internal/config"
@@ -103,6 +104,11 @@ func runSimulate(ctx context.Context, e *env, args []string) error {
 	base, err := sf.options(cfg, *src.seed)
 	if err != nil {
 		return err
+	}
+	tr, relaxed := planner.RelaxUnknownLabels(tr, base.Pools)
+	if len(relaxed) > 0 {
+		fmt.Fprintf(e.errOut, "the trace's jobs require %s, which no pool declares: simulated as if every worker carried them (declare them on the pools to simulate per model)\n",
+			strings.Join(relaxed, ", "))
 	}
 	started := time.Now()
 	named := map[string]sim.Options{

@@ -80,6 +80,10 @@ type Plan struct {
 	// offline optimum's quota and the search's pick, each simulated on the
 	// whole trace.
 	Recommendations []Recommendation `json:"recommendations"`
+	// Relaxed are the label keys the trace's jobs require that no pool
+	// declares: planned as if every worker carried them (see
+	// RelaxUnknownLabels).
+	Relaxed []string `json:"relaxed_labels,omitempty"`
 	// FlavorStart is where the search of a fleet of flavors started: each
 	// fixed pool at the offline optimum of its own jobs. Empty with one
 	// quota.
@@ -128,6 +132,7 @@ func Make(tr trace.Trace, o Options) (Plan, error) {
 	if len(tr.Jobs) == 0 {
 		return Plan{}, errors.New("planner: the trace has no jobs")
 	}
+	tr, relaxed := RelaxUnknownLabels(tr, o.Sim.Pools)
 	prices, err := PricesOf(o.Sim.Pools, o.Sim.FixedPricePerSlotHour)
 	if err != nil {
 		return Plan{}, err
@@ -149,7 +154,7 @@ func Make(tr trace.Trace, o Options) (Plan, error) {
 	levels := DemandLevels(tr)
 	shapes := ShapesOf(tr, o.Sim.Pools)
 	p := Plan{Trace: tr.Name, Jobs: len(tr.Jobs), Span: tr.Span(), Prices: prices, Peak: levels.Peak(), Curve: curve,
-		TuneDays: o.TuneDays, WaitTarget: sw.WaitTarget, Templates: Templates(tr, prices), Shapes: shapes,
+		TuneDays: o.TuneDays, WaitTarget: sw.WaitTarget, Templates: Templates(tr, prices), Shapes: shapes, Relaxed: relaxed,
 		Optimum:   OfflineOptimumAbove(levels, prices, shapes.Floor(!o.WithoutCoreOverflow, 0), ElasticMachine(o.Sim.Pools, prices)),
 		fixedPool: o.FixedPool}
 	p.pools = o.Sim.Pools

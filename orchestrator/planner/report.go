@@ -69,6 +69,10 @@ func (p Plan) WriteText(w io.Writer) error {
 		p.Prices.FixedPerSlotHour, p.Prices.ElasticPerSlotHour, p.Prices.Ratio(), p.Prices.BreakEvenHours())
 	fmt.Fprintf(tw, "offline optimum: %d fixed slots at %.2f (fixed %.2f + elastic %.2f), elastic capacity there the instant it is needed\n",
 		p.Optimum.FixedSlots, p.Optimum.Cost, p.Optimum.Fixed, p.Optimum.Elastic)
+	if len(p.Relaxed) > 0 {
+		fmt.Fprintf(tw, "labels: the trace's jobs require %s, which no pool declares: planned as if every worker carried them (declare them on the pools to plan per model)\n",
+			strings.Join(p.Relaxed, ", "))
+	}
 	if line := p.Optimum.shapesLine(); line != "" {
 		fmt.Fprintln(tw, line)
 	}

@@ -65,7 +65,9 @@ func TestPlanNamesLabelsNoPoolCarries(t *testing.T) {
 		tr.Jobs = append(tr.Jobs, trace.Job{Submit: time.Duration(h) * time.Hour, Duration: time.Hour, Slots: 1, Class: jobs.ClassBurst})
 	}
 	tr.Jobs[3].Requires = map[string]string{"gpu_model": "H100"}
-	p, err := Make(tr, Options{Sim: oneSlotMachines(1.5), TuneDays: -1})
+	o := oneSlotMachines(1.5)
+	o.Pools[0].Labels = map[string]string{"gpu_model": "A100"} // the fleet tells models apart
+	p, err := Make(tr, Options{Sim: o, TuneDays: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
