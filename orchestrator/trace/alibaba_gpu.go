@@ -51,7 +51,7 @@ const (
 	readEndDeletion    = "end: deletion_time"
 	readEndTraceEnd    = "end: trace end (no deletion_time)"
 	readWholeGPUs      = "GPUs: whole"
-	readSharedGPU      = "GPUs: shared (gpu_milli < 1000), one whole slot each"
+	readSharedGPU      = "GPUs: shared (gpu_milli < 1000), at their share"
 	readCPUPod         = "CPU pod: ceil(cpu_milli/1000) slots"
 	readModelOne       = "gpu_spec: one model, required as gpu_model"
 	readModelList      = "gpu_spec: a list of models, any of them required as gpu_model"
@@ -70,9 +70,9 @@ const GPUModelLabel = "gpu_model"
 //
 // Every pod that holds GPUs for a known time becomes a job:
 //   - Slots: num_gpu, the GPUs of the pod. A shared GPU (num_gpu 1,
-//     gpu_milli < 1000, a fraction of one GPU) is one whole slot: the
-//     simulator and the planner place whole slots, a worker binds whole
-//     GPUs, and a GPU that a pod shares is not free for a whole-GPU pod.
+//     gpu_milli < 1000, a fraction of one GPU) is one slot with Share
+//     gpu_milli: the simulator packs shares onto a GPU as a GPU worker
+//     does, and a GPU that a pod shares is not free for a whole-GPU pod.
 //     The stats give the GPU-hours both ways (SlotHours, ShareHours) and
 //     count the shared pods among the readings. A pod is never a gang
 //     (Replicas 0): the trace lists pods, one member each.
@@ -241,6 +241,9 @@ func alibabaGPUPod(f [][]byte, idx []int, phase int, countCPU bool, strs interne
 		if gpuMilli > 0 && gpuMilli < 1000 {
 			p.share = float64(numGPU) * float64(gpuMilli) / 1000
 			p.readings[2] = readSharedGPU
+			if numGPU == 1 {
+				p.job.Share = gpuMilli
+			}
 		} else {
 			p.share = float64(numGPU)
 			p.readings[2] = readWholeGPUs

@@ -42,8 +42,8 @@ func TestReadAlibabaGPU2023(t *testing.T) {
 		{Submit: 9437300 * s, Duration: 3500 * s, Slots: 2, Class: jobs.ClassCore, Team: "default", Template: "pod"},
 		// openb-pod-0017: 8 whole GPUs, 10769854 - 9437497.
 		{Submit: 9437497 * s, Duration: 1332357 * s, Slots: 8, Class: jobs.ClassBurst, Team: "openb", Template: "pod", Checkpointable: true},
-		// openb-pod-0022: a shared GPU (gpu_milli 220), one whole slot; 9973826 - 9679175.
-		{Submit: 9679175 * s, Duration: 294651 * s, Slots: 1, Class: jobs.ClassBurst, Team: "openb", Template: "pod", Checkpointable: true},
+		// openb-pod-0022: a shared GPU (gpu_milli 220), one slot at its share; 9973826 - 9679175.
+		{Submit: 9679175 * s, Duration: 294651 * s, Slots: 1, Class: jobs.ClassBurst, Team: "openb", Template: "pod", Checkpointable: true, Share: 220},
 		// openb-pod-0090: deletion_time 0, running at the trace end; 10769854 - 9800100.
 		{Submit: 9800100 * s, Duration: 969754 * s, Slots: 1, Class: jobs.ClassBurst, Team: "openb", Template: "pod", Checkpointable: true},
 		// openb-pod-0110: Running without a scheduled_time: from its creation, 9917200 - 9910000.
@@ -102,7 +102,7 @@ func TestReadAlibabaGPU2023(t *testing.T) {
 		"kept 3396.9 slot-hours (slots x hours), 3333.1 with shared GPUs at their share",
 		"skipped slot-hours: never scheduled 1.0 (waited, none held), unknown qos 0.2",
 		"kept jobs: 2 requiring worker labels",
-		"read: GPUs: shared (gpu_milli < 1000), one whole slot each 1, GPUs: whole 7, end: deletion_time 6, " +
+		"read: GPUs: shared (gpu_milli < 1000), at their share 1, GPUs: whole 7, end: deletion_time 6, " +
 			"end: trace end (no deletion_time) 2, gpu_spec: a list of models, any of them required as gpu_model 1, gpu_spec: empty, none required 6, " +
 			"gpu_spec: one model, required as gpu_model 1, start: creation_time (no scheduled_time) 1, start: scheduled_time 7",
 	}
@@ -210,6 +210,9 @@ func TestReadAlibabaGPU2023SlotsAndModels(t *testing.T) {
 		if g := (got{j.Slots, j.Replicas, j.Requires}); !reflect.DeepEqual(g, want[i]) {
 			t.Errorf("job %d (a-%d): %+v, want %+v", i, i+1, g, want[i])
 		}
+	}
+	if tr.Jobs[0].Share != 250 || tr.Jobs[1].Share != 0 || tr.Jobs[0].GPUs() != 0.25 {
+		t.Errorf("the quarter T4 pod: share %d (%.2f GPUs); the whole one %d", tr.Jobs[0].Share, tr.Jobs[0].GPUs(), tr.Jobs[1].Share)
 	}
 	// 12 GPU-hours held as slots; at shares the T4 pod holds a quarter.
 	if !near(stats.SlotHours, 12) || !near(stats.ShareHours, 11.25) || stats.Readings[readSharedGPU] != 1 ||

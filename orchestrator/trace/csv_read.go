@@ -14,13 +14,16 @@ import (
 
 // csvColumns is the header of the trace CSV format, in order: the eight
 // columns every file has, then the optional ones.
-var csvColumns = []string{"submit_s", "duration_s", "slots", "class", "team", "template", "checkpointable", "deadline_s", "replicas", "requires"}
+var csvColumns = []string{"submit_s", "duration_s", "slots", "class", "team", "template", "checkpointable", "deadline_s", "replicas", "requires", "share"}
 
 const csvHeader = "submit_s,duration_s,slots,class,team,template,checkpointable,deadline_s"
 
 // csvSizedHeader is the header WriteCSV writes when a job is a gang or
-// requires labels.
-const csvSizedHeader = csvHeader + ",replicas,requires"
+// requires labels, and csvSharedHeader when one shares a GPU.
+const (
+	csvSizedHeader  = csvHeader + ",replicas,requires"
+	csvSharedHeader = csvSizedHeader + ",share"
+)
 
 // Column positions in csvColumns.
 const (
@@ -34,23 +37,27 @@ const (
 	colDeadline
 	colReplicas // optional, like every column after it
 	colRequires
+	colShare
 	numColumns = colReplicas // the columns every file has
 )
 
 // csvLayout is where a file has the optional columns: -1 for absent.
 type csvLayout struct {
-	header             string
-	width              int
-	replicas, requires int
+	header                    string
+	width                     int
+	replicas, requires, share int
 }
 
 // csvHeaders are the headers ReadCSV accepts: the base columns alone, or
-// followed by replicas, requires or both, in that order.
+// followed by replicas, requires or both, in that order, and share after
+// both or alone.
 var csvHeaders = map[string]csvLayout{
-	csvHeader:               {csvHeader, numColumns, -1, -1},
-	csvHeader + ",replicas": {csvHeader + ",replicas", numColumns + 1, numColumns, -1},
-	csvHeader + ",requires": {csvHeader + ",requires", numColumns + 1, -1, numColumns},
-	csvSizedHeader:          {csvSizedHeader, numColumns + 2, numColumns, numColumns + 1},
+	csvHeader:               {csvHeader, numColumns, -1, -1, -1},
+	csvHeader + ",replicas": {csvHeader + ",replicas", numColumns + 1, numColumns, -1, -1},
+	csvHeader + ",requires": {csvHeader + ",requires", numColumns + 1, -1, numColumns, -1},
+	csvSizedHeader:          {csvSizedHeader, numColumns + 2, numColumns, numColumns + 1, -1},
+	csvHeader + ",share":    {csvHeader + ",share", numColumns + 1, -1, -1, numColumns},
+	csvSharedHeader:         {csvSharedHeader, numColumns + 3, numColumns, numColumns + 1, numColumns + 2},
 }
 
 // startComment starts the optional comment line that carries Trace.Start.
@@ -133,7 +140,7 @@ func readCSVPreamble(lr *lineReader, t *Trace) (csvLayout, error) {
 		}
 		layout, ok := csvHeaders[string(line)]
 		if !ok {
-			return csvLayout{}, &ParseError{Line: lr.line, Err: fmt.Errorf("header is %q, want %q, optionally followed by ,replicas and ,requires", line, csvHeader)}
+			return csvLayout{}, &ParseError{Line: lr.line, Err: fmt.Errorf("header is %q, want %q, optionally followed by ,replicas and ,requires, then ,share", line, csvHeader)}
 		}
 		return layout, nil
 	}
@@ -238,6 +245,14 @@ func parseCSVJob(f [][]byte, layout csvLayout, strs interner, reqs requiresInter
 	if c := layout.requires; c >= 0 && len(f[c]) > 0 {
 		if j.Requires, err = reqs.get(f[c]); err != nil {
 			return bad(colRequires, err)
+		}
+	}
+	if c := layout.share; c >= 0 && len(f[c]) > 0 {
+		if j.Share, err = parseCount(f[c], 999); err != nil {
+			return bad(colShare, err)
+		}
+		if j.Share > 0 && (j.Slots != 1 || j.Members() != 1) {
+			return bad(colShare, errors.New("a share of one GPU is for a job of one slot and one member"))
 		}
 	}
 	return j, nil

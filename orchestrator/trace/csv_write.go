@@ -23,7 +23,7 @@ import (
 // or requires labels, so a trace without either is written as before and
 // older readers still take it.
 func WriteCSV(w io.Writer, t Trace) error {
-	sized := false
+	sized, shared := false, false
 	buf := make([]byte, 0, 256)
 	for i, j := range t.Jobs {
 		if err := j.validate(); err != nil {
@@ -37,12 +37,16 @@ func WriteCSV(w io.Writer, t Trace) error {
 		if j.Replicas != 0 || len(j.Requires) > 0 {
 			sized = true
 		}
+		shared = shared || j.Share > 0
 	}
+	// A share column comes after the sized ones, so a file with shares
+	// has all three.
+	sized = sized || shared
 	for i, j := range t.Jobs {
 		// The numbers take at most 160 bytes: only long names can make a
 		// line too long, and only then is the line laid out to measure it.
 		if 2*(len(j.Team)+len(j.Template)+requiresLen(j.Requires))+160 > MaxLineBytes {
-			if buf = appendCSVJob(buf[:0], j, sized); len(buf)-1 > MaxLineBytes {
+			if buf = appendCSVJob(buf[:0], j, sized, shared); len(buf)-1 > MaxLineBytes {
 				return fmt.Errorf("trace %q: job %d: its line would be %d bytes, more than the %d ReadCSV takes", t.Name, i, len(buf)-1, MaxLineBytes)
 			}
 		}
@@ -51,13 +55,16 @@ func WriteCSV(w io.Writer, t Trace) error {
 	if !t.Start.IsZero() {
 		bw.WriteString(startComment + " " + formatStart(t.Start) + "\n")
 	}
-	if sized {
+	switch {
+	case shared:
+		bw.WriteString(csvSharedHeader + "\n")
+	case sized:
 		bw.WriteString(csvSizedHeader + "\n")
-	} else {
+	default:
 		bw.WriteString(csvHeader + "\n")
 	}
 	for _, j := range t.Jobs {
-		buf = appendCSVJob(buf[:0], j, sized)
+		buf = appendCSVJob(buf[:0], j, sized, shared)
 		if _, err := bw.Write(buf); err != nil {
 			return err
 		}
@@ -87,8 +94,8 @@ func formatStart(start time.Time) string {
 }
 
 // appendCSVJob lays out one line; sized adds the replicas and requires
-// columns.
-func appendCSVJob(buf []byte, j Job, sized bool) []byte {
+// columns, shared the share column after them.
+func appendCSVJob(buf []byte, j Job, sized, shared bool) []byte {
 	buf = appendSeconds(buf, j.Submit)
 	buf = append(buf, ',')
 	buf = appendSeconds(buf, j.Duration)
@@ -115,6 +122,12 @@ func appendCSVJob(buf []byte, j Job, sized bool) []byte {
 		}
 		buf = append(buf, ',')
 		buf = appendField(buf, formatRequires(j.Requires))
+	}
+	if shared {
+		buf = append(buf, ',')
+		if j.Share > 0 {
+			buf = strconv.AppendInt(buf, int64(j.Share), 10)
+		}
 	}
 	return append(buf, '\n')
 }

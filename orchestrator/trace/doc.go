@@ -41,7 +41,16 @@
 //     gang ([Job.Replicas]); empty, 0 or 1 for a single job.
 //   - requires: labels a worker must carry to run the job, as
 //     key=value separated by ';' ("gpu_model=A10;zone=b"), keys in the
-//     form of Ballast's label keys; empty for none ([Job.Requires]).
+//     form of Ballast's label keys; a value may list several that a
+//     worker may carry, separated by '|' ("gpu_model=V100M16|V100M32");
+//     empty for none ([Job.Requires]).
+//
+// A third optional column, share, comes last (after both of the others,
+// or alone after deadline_s); WriteCSV writes all three when some job
+// shares a GPU:
+//
+//   - share: thousandths of one GPU the job uses, 1 to 999, on a job of
+//     one slot and one member ([Job.Share]); empty or 0 for whole slots.
 //
 // Seconds are read exactly to the nanosecond when written as plain decimals;
 // exponent forms ("1e-05", as some tools write) are accepted too. WriteCSV

@@ -54,6 +54,21 @@ type Job struct {
 	// characters or ';'. Readers share one map between the jobs that
 	// require the same labels: treat it as read-only.
 	Requires map[string]string
+	// Share, when > 0, is the thousandths of one GPU the job uses (a pod
+	// with gpu_milli 250 shares a GPU with others): 1 to 999, on a job of
+	// one slot and one member. Jobs sharing a GPU pack onto it up to one
+	// whole GPU's worth, as GPU workers pack gpu_share jobs; 0 is whole
+	// slots.
+	Share int
+}
+
+// GPUs is what the job uses with every member running: TotalSlots, or its
+// share of one GPU.
+func (j Job) GPUs() float64 {
+	if j.Share > 0 {
+		return float64(j.Share) / 1000
+	}
+	return float64(j.TotalSlots())
 }
 
 // Members is how many members the job runs: Replicas, or 1 for a single job.
@@ -168,6 +183,9 @@ func (j Job) validate() error {
 	}
 	if err := checkRequires(j.Requires); err != nil {
 		errs = append(errs, fmt.Errorf("requires: %w", err))
+	}
+	if j.Share < 0 || j.Share >= 1000 || (j.Share > 0 && (j.Slots != 1 || j.Members() != 1)) {
+		errs = append(errs, fmt.Errorf("share: %d thousandths of a GPU; give 1 to 999 on a job of one slot and one member, or 0", j.Share))
 	}
 	return errors.Join(errs...)
 }
