@@ -10,7 +10,13 @@
 //
 // # The model and its simplifications
 //
-// Jobs. A job of one slot is one task. A job of k > 1 slots is one sized
+// Jobs. A job of one slot is one task. A job that shares a GPU (trace
+// Job.Share, thousandths of one) packs onto a slot that shares hold
+// already, the fullest with room first, as a GPU worker packs gpu_share
+// jobs, or opens a free slot: a slot holding any share is one busy slot
+// to the policy, and a worker whose slots are all busy still takes a
+// share that fits, until the first job that does not fit. Shares are
+// counted at their part of the GPU in slot-hours and lost work. A job of k > 1 slots is one sized
 // task holding k slots on one worker, as live: it waits in no queue a
 // worker reads, and starts only where the policy's Place (rule 8) puts
 // it, once that worker has k free slots; until then the worker holds its

@@ -24,10 +24,25 @@ func invariants(s *sim, snap policy.Snapshot) error {
 	for _, wi := range s.live {
 		w := &s.workers[wi]
 		held := int32(0)
+		shared := make([]int16, len(w.rooms))
 		for _, ti := range w.tasks {
-			held += s.tasks[ti].slotsOn(wi)
+			if t := &s.tasks[ti]; t.share > 0 {
+				shared[t.room] += t.share
+			} else {
+				held += t.slotsOn(wi)
+			}
 			if p := &s.pools[w.pool]; !carries(p.Labels, s.tasks[ti].req) {
 				return fmt.Errorf("job %s requires %v and runs on worker %s of pool %s, labelled %v", s.tasks[ti].id, s.tasks[ti].req, w.id, p.Name, p.Labels)
+			}
+		}
+		// A slot that jobs share is one busy slot, holding at most one
+		// GPU's worth.
+		for i, used := range shared {
+			if used != w.rooms[i] || used > 1000 {
+				return fmt.Errorf("worker %s: shared slot %d holds %d thousandths, its jobs %d", w.id, i, w.rooms[i], used)
+			}
+			if used > 0 {
+				held++
 			}
 		}
 		if held != w.busy || w.busy > w.slots || w.busy < 0 {
@@ -79,7 +94,7 @@ func invariants(s *sim, snap policy.Snapshot) error {
 	}
 	for i := range s.tasks {
 		t := &s.tasks[i]
-		if t.state == tsRunning || t.state == tsLeaving {
+		if (t.state == tsRunning || t.state == tsLeaving) && t.share == 0 {
 			running += int(t.total())
 		}
 		if err := s.gangWhole(t, on[i]); err != nil {
@@ -92,6 +107,11 @@ func invariants(s *sim, snap policy.Snapshot) error {
 	busy := 0
 	for _, wi := range s.live {
 		busy += int(s.workers[wi].busy)
+		for _, used := range s.workers[wi].rooms {
+			if used > 0 {
+				running++ // a shared slot, busy whatever shares it
+			}
+		}
 	}
 	if busy != running {
 		return fmt.Errorf("%d running jobs on %d busy slots", running, busy)

@@ -75,6 +75,11 @@ func (st *stats) stopped(r stopReason, lost time.Duration) {
 // until, to its pool, its pool's kind and its template, day by day; a
 // gang's to each member's worker's pool.
 func (s *sim) account(t *task, until time.Duration) {
+	if t.share > 0 {
+		// A share is billed and counted at its part of the GPU.
+		s.accountOn(t, t.worker, t.gpus(), until)
+		return
+	}
 	if !t.gang() {
 		s.accountOn(t, t.worker, float64(t.slots), until)
 		return

@@ -70,8 +70,13 @@ type task struct {
 	// is sized, since only rule 8 chooses workers by label.
 	req    map[string]string
 	ovPool int32 // target pool of an overflowed core task
-	wpos   int32 // index in its worker's tasks
-	gen    uint32
+	// share is the thousandths of one GPU the task uses (trace
+	// Job.Share), 0 for whole slots; room is the index of the shared slot
+	// it runs on in its worker's rooms.
+	share int16
+	room  int16
+	wpos  int32 // index in its worker's tasks
+	gen   uint32
 	// spotHits counts spot reclaims the task suffered.
 	spotHits int32
 	state    taskState
@@ -103,6 +108,7 @@ func (s *sim) newTask(ji, tmpl int32, j *trace.Job) int32 {
 	if len(j.Requires) > 0 {
 		t.req = j.Requires
 	}
+	t.share = int16(j.Share)
 	return ti
 }
 
@@ -176,6 +182,15 @@ func (t *task) gang() bool { return t.replicas > 1 }
 
 // total is the slots the task holds when running: every member's.
 func (t *task) total() int32 { return t.slots * t.replicas }
+
+// gpus is what the task uses with every member running: its slots, or
+// its share of one.
+func (t *task) gpus() float64 {
+	if t.share > 0 {
+		return float64(t.share) / 1000
+	}
+	return float64(t.total())
+}
 
 // slotsOn is the slots the running or placed task holds on worker wi.
 func (t *task) slotsOn(wi int32) int32 {
@@ -294,7 +309,7 @@ func (s *sim) checkpoint(t *task) (saved, at time.Duration) {
 func (s *sim) stop(ti int32, reason stopReason, dest queueKind) {
 	t := &s.tasks[ti]
 	saved, at := s.checkpoint(t)
-	s.st.stopped(reason, time.Duration(t.total())*(t.saved+(s.now-t.startedAt)-saved))
+	s.st.stopped(reason, time.Duration(t.gpus()*float64(t.saved+(s.now-t.startedAt)-saved)))
 	t.saved, t.prevCkpt = saved, at
 	if reason == stopSpot {
 		t.spotHits++
@@ -317,7 +332,7 @@ func (s *sim) land(ti int32, dest queueKind) {
 	t := &s.tasks[ti]
 	wi := t.worker
 	s.account(t, s.now)
-	s.st.overhead += float64(t.total()) * (s.now - t.stopAt).Hours()
+	s.st.overhead += t.gpus() * (s.now - t.stopAt).Hours()
 	t.stopped = stopNone
 	if t.gang() {
 		// Every member's slots free at once; the gang waits for a new

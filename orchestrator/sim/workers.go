@@ -26,6 +26,10 @@ type worker struct {
 	// the order they were placed: while one waits, the worker takes no
 	// other work (a reservation).
 	holds []int32
+	// rooms are the thousandths of a GPU used on each slot that jobs
+	// share (0: closed, reused by the next that opens): a slot holding
+	// any share counts as busy, as a GPU worker counts a shared GPU.
+	rooms []int16
 	// requested is when the launch was asked for: billing starts there, as
 	// a provider bills the boot time too.
 	requested time.Duration
@@ -66,9 +70,65 @@ func (s *sim) newWorker(pi, slots int32, requested time.Duration) int32 {
 	return wi
 }
 
-// occupy puts a task on the worker's free slots.
+// occupy puts a task on the worker's free slots; a share goes onto a
+// shared slot with room for it, or opens one.
 func (s *sim) occupy(wi, ti int32) {
-	s.tasks[ti].wpos = s.put(wi, ti, s.tasks[ti].slots)
+	k := s.tasks[ti].slots
+	if s.tasks[ti].share > 0 {
+		k = s.packShare(wi, ti)
+	}
+	s.tasks[ti].wpos = s.put(wi, ti, k)
+}
+
+// packShare puts share task ti on worker wi's fullest shared slot with
+// room for it (best fit, as a GPU worker packs shares), else on a slot it
+// opens; it returns the whole slots this takes, 0 or 1.
+func (s *sim) packShare(wi, ti int32) int32 {
+	w, t := &s.workers[wi], &s.tasks[ti]
+	best, closed := -1, -1
+	for i, used := range w.rooms {
+		switch {
+		case used == 0:
+			if closed < 0 {
+				closed = i
+			}
+		case used+t.share <= 1000 && (best < 0 || used > w.rooms[best]):
+			best = i
+		}
+	}
+	if best >= 0 {
+		w.rooms[best] += t.share
+		t.room = int16(best)
+		return 0
+	}
+	if closed < 0 {
+		closed = len(w.rooms)
+		w.rooms = append(w.rooms, 0)
+	}
+	w.rooms[closed] = t.share
+	t.room = int16(closed)
+	return 1
+}
+
+// unpackShare takes share task ti off its shared slot and returns the
+// whole slots this frees, 1 when the slot is left empty.
+func (s *sim) unpackShare(wi, ti int32) int32 {
+	w, t := &s.workers[wi], &s.tasks[ti]
+	if w.rooms[t.room] -= t.share; w.rooms[t.room] == 0 {
+		return 1
+	}
+	return 0
+}
+
+// shareFits reports whether share task ti fits a shared slot already
+// open on worker w.
+func shareFits(w *worker, t *task) bool {
+	for _, used := range w.rooms {
+		if used > 0 && used+t.share <= 1000 {
+			return true
+		}
+	}
+	return false
 }
 
 // put puts task ti on k of the worker's free slots and returns its index
@@ -87,7 +147,11 @@ func (s *sim) put(wi, ti, k int32) int32 {
 
 // vacate takes a task off its worker, which then takes queued work.
 func (s *sim) vacate(wi, ti int32) {
-	s.take(wi, ti, s.tasks[ti].slots, s.tasks[ti].wpos)
+	k := s.tasks[ti].slots
+	if s.tasks[ti].share > 0 {
+		k = s.unpackShare(wi, ti)
+	}
+	s.take(wi, ti, k, s.tasks[ti].wpos)
 	if s.workers[wi].state == wsUp {
 		s.fill(wi)
 	}
@@ -171,15 +235,29 @@ func (s *sim) fill(wi int32) {
 			s.start(ti, wi)
 			continue
 		}
-		if w.busy >= w.slots {
+		full := w.busy >= w.slots
+		if full && !s.sharesRoom(w) {
 			return
 		}
 		ti, ok := s.nextFor(w)
-		if !ok {
+		// A full worker still takes a share that fits a shared slot; the
+		// first job that does not fit ends the take and stays first in
+		// line, as a GPU worker's take does.
+		if !ok || full && (s.tasks[ti].share == 0 || !shareFits(w, &s.tasks[ti])) {
 			return
 		}
 		s.start(ti, wi)
 	}
+}
+
+// sharesRoom reports whether some shared slot of w has room left.
+func (s *sim) sharesRoom(w *worker) bool {
+	for _, used := range w.rooms {
+		if used > 0 && used < 1000 {
+			return true
+		}
+	}
+	return false
 }
 
 // gangReady reports whether every worker of placed gang ti is up, has
@@ -288,8 +366,9 @@ func (s *sim) place(ti int32) {
 // has started or no slot is left.
 func (s *sim) fillPool(pi, ti int32) {
 	p := &s.pools[pi]
+	share := s.tasks[ti].share > 0
 	for _, wi := range p.workers {
-		if p.free <= 0 || s.tasks[ti].state != tsQueued {
+		if p.free <= 0 && !share || s.tasks[ti].state != tsQueued {
 			return
 		}
 		s.fill(wi)
