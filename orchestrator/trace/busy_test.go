@@ -33,3 +33,21 @@ func TestBusyTimeIsExactNotSampled(t *testing.T) {
 		t.Errorf("busy time adds up to %v, the span is %v", sum, tr.Span())
 	}
 }
+
+// Jobs that share a GPU count at their share, rounded up to whole GPUs:
+// two halves need one, a third half a second one, in BusyTime and Demand
+// alike.
+func TestBusyTimeCountsSharesPacked(t *testing.T) {
+	half := func(at time.Duration) Job {
+		return Job{Submit: at, Duration: time.Hour, Slots: 1, Class: jobs.ClassBurst, Share: 500}
+	}
+	tr := Trace{Jobs: []Job{half(0), half(0), half(30 * time.Minute)}}
+	want := []time.Duration{0, time.Hour, 30 * time.Minute} // 1 GPU before and after the third, 2 with it
+	got := tr.BusyTime()
+	if len(got) != len(want) || got[1] != want[1] || got[2] != want[2] {
+		t.Fatalf("busy time %v, want %v", got, want)
+	}
+	if d := tr.Demand(30 * time.Minute); len(d) != 3 || d[0] != 1 || d[1] != 2 || d[2] != 1 {
+		t.Errorf("demand %v, want [1 2 1]", d)
+	}
+}

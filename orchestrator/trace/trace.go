@@ -100,6 +100,7 @@ func (t Trace) Span() time.Duration {
 // its submission and ran uninterrupted for its Duration.
 //
 // Element i is the sum of TotalSlots (every member of a gang) of the jobs running at the instant i*step,
+// jobs that share a GPU counted at their share and the sum rounded up,
 // a job running on the half-open interval [Submit, Submit+Duration): a job
 // that ends at the instant another starts is not counted twice. The result
 // has ceil(Span/step) elements, so the last sample is the last instant
@@ -121,12 +122,17 @@ func (t Trace) Demand(step time.Duration) []int {
 	for _, j := range t.Jobs {
 		first, end := ceilDiv(j.Submit, step), ceilDiv(j.Submit+j.Duration, step)
 		if first < end {
-			d[first] += j.TotalSlots()
-			d[end] -= j.TotalSlots()
+			d[first] += j.milli()
+			d[end] -= j.milli()
 		}
 	}
+	// Counted in thousandths so shares add up, then rounded up to whole
+	// slots, as BusyTime does.
 	for i := 1; i < len(d); i++ {
 		d[i] += d[i-1]
+	}
+	for i := range d {
+		d[i] = (d[i] + 999) / 1000
 	}
 	return d[:n]
 }
