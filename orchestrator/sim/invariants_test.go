@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ballastdev/ballast/orchestrator/policy"
+	"github.com/ballastdev/ballast/orchestrator/trace"
 )
 
 // invariants checks the model before every Decide: the snapshot passes the
@@ -196,26 +197,31 @@ func canonical(snap policy.Snapshot) policy.Snapshot {
 	return snap
 }
 
+// TestModelStaysConsistent runs a busy trace through every kind of move
+// with the invariants checked before every Decide, once as it is and once
+// with a third of the one-slot jobs of a shorter one sharing a GPU.
 func TestModelStaysConsistent(t *testing.T) {
-	tr := benchTrace(4000, 1, 5*time.Minute, 13)
+	plain := benchTrace(4000, 1, 5*time.Minute, 13)
+	// The shared run checks what shares add; a shorter trace does that
+	// and keeps the race run short.
+	shared := benchTrace(1500, 1, 5*time.Minute, 17)
+	for i := range shared.Jobs {
+		if j := &shared.Jobs[i]; i%3 == 0 && j.Slots == 1 && j.Members() == 1 {
+			j.Share = 100 + 7*i%850
+		}
+	}
 	overflow := busyOptions()
 	overflow.FixedSlots = 10
 	overhead := benchOptions()
 	overhead.FixedSlots, overhead.CheckpointOverhead, overhead.CheckpointInterval = 12, 2*time.Minute, 0
-	for name, o := range map[string]Options{"busy": busyOptions(), "overflow": overflow, "overhead": overhead, "elastic": AllElastic(busyOptions())} {
-		t.Run(name, func(t *testing.T) {
-			s, err := newSim(tr, o)
-			if err != nil {
-				t.Fatal(err)
-			}
-			s.check = invariants
-			if err := s.run(); err != nil {
-				t.Fatal(err)
-			}
-			if r := s.result(); r.Jobs != len(tr.Jobs) || r.Decisions == 0 {
-				t.Errorf("%d of %d jobs finished after %d decisions", r.Jobs, len(tr.Jobs), r.Decisions)
-			}
-		})
+	for tn, tr := range map[string]trace.Trace{"whole": plain, "shares": shared} {
+		for name, o := range map[string]Options{"busy": busyOptions(), "overflow": overflow, "overhead": overhead, "elastic": AllElastic(busyOptions())} {
+			t.Run(tn+"/"+name, func(t *testing.T) {
+				if r := runChecked(t, tr, o); r.Jobs != len(tr.Jobs) || r.Decisions == 0 {
+					t.Errorf("%d of %d jobs finished after %d decisions", r.Jobs, len(tr.Jobs), r.Decisions)
+				}
+			})
+		}
 	}
 }
 

@@ -59,32 +59,3 @@ func TestSharesOverAGPUTakeTwoSlots(t *testing.T) {
 		t.Errorf("waits max %v over %d jobs; want the third to wait an hour for a slot", r.CoreWait.Max, r.Jobs)
 	}
 }
-
-// A busy month with a third of its one-slot jobs sharing a GPU keeps the
-// model consistent (shared slots included) before every Decide, through
-// lends, reclaims, migrations, spot reclaims and overflow.
-func TestModelWithSharesStaysConsistent(t *testing.T) {
-	tr := benchTrace(3000, 1, 5*time.Minute, 17)
-	for i := range tr.Jobs {
-		if j := &tr.Jobs[i]; i%3 == 0 && j.Slots == 1 && j.Members() == 1 {
-			j.Share = 100 + 7*i%850
-		}
-	}
-	overflow := busyOptions()
-	overflow.FixedSlots = 10
-	for name, o := range map[string]Options{"busy": busyOptions(), "overflow": overflow, "elastic": AllElastic(busyOptions())} {
-		t.Run(name, func(t *testing.T) {
-			s, err := newSim(tr, o)
-			if err != nil {
-				t.Fatal(err)
-			}
-			s.check = invariants
-			if err := s.run(); err != nil {
-				t.Fatal(err)
-			}
-			if r := s.result(); r.Jobs != len(tr.Jobs) {
-				t.Errorf("%d of %d jobs finished", r.Jobs, len(tr.Jobs))
-			}
-		})
-	}
-}
