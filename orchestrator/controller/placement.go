@@ -26,6 +26,7 @@ func (h *Hybrid) size(pj *policy.Job, j jobs.Job, placeable map[string]bool) {
 	z := j.Spec.Size
 	pj.Slots, pj.Replicas, pj.CPUs, pj.Memory = z.Slots, z.Replicas, z.CPUs, int64(z.Memory)
 	pj.Requires = z.Requires
+	pj.Share = z.ShareMilli()
 	if len(j.Placed) == 0 {
 		return
 	}

@@ -92,10 +92,12 @@ type workerRec struct {
 // slotUse is what the job records hold on one worker: the slots of
 // running members (used), of those with a reclaim in flight (reclaiming)
 // and with a reclaim or migration in flight (leaving), the slots held for
-// placed members still queued (held), thousandths of CPUs and bytes.
+// placed members still queued (held), thousandths of CPUs and bytes, and
+// thousandths of a GPU of the running jobs that share one (shared; used
+// counts them as that sum rounded up, the least slots they fill).
 type slotUse struct {
 	used, reclaiming, leaving, held int
-	milliCPU, memory                int64
+	milliCPU, memory, shared        int64
 }
 
 // NewIndex returns an empty index for a config and set of pools, which stay
@@ -345,9 +347,18 @@ func (ix *Index) holdOn(id string, j *Job, d int) {
 		ix.use[id] = u
 	}
 	k := d * j.slots()
-	if j.running() {
+	switch {
+	case j.running() && j.Share > 0:
+		// Shares pack: the slot count moves only as their sum crosses
+		// a whole GPU. A reclaim or move of one still counts a whole
+		// slot below: rule 1 may count on a slot that a share does not
+		// free alone, and reclaims again on a later tick if so.
+		before := wholeOf(u.shared)
+		u.shared += int64(d * j.Share)
+		u.used += wholeOf(u.shared) - before
+	case j.running():
 		u.used += k
-	} else {
+	default:
 		u.held += k
 	}
 	if j.running() && j.PendingAction == Reclaim {
@@ -479,3 +490,6 @@ func (ix *Index) queues(q Queue) [][][]*Job {
 
 // Decide plans for the state in the index at now; see [Decide].
 func (ix *Index) Decide(now time.Time) Plan { return decide(newView(ix, now)) }
+
+// wholeOf is the whole slots that thousandths of a GPU fill at the least.
+func wholeOf(milli int64) int { return int((milli + 999) / 1000) }

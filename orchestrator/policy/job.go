@@ -82,6 +82,11 @@ type Job struct {
 	// Requires are labels every worker of the job must carry with the
 	// same value (such as gpu_model: A100-80GB).
 	Requires map[string]string
+	// Share, when > 0, is the thousandths of one GPU a one-slot job uses
+	// (gpu_share): jobs sharing a GPU pack onto one slot, so a worker's
+	// running shares count as the whole slots they fill at the least
+	// (their sum rounded up), not one slot each. 0 is whole slots.
+	Share int
 	// Placed is, for a sized job, the worker of each member (len is the
 	// number of members): for a queued job, where rule 8 placed it, whose
 	// workers hold its slots (as busy) until they free; for a running

@@ -200,6 +200,9 @@ func (s Snapshot) validateSize(p *problems, at string, j Job, pools map[string]P
 	if j.Slots < 0 || j.Replicas < 0 {
 		p.add(at+".slots", fmt.Sprintf("%d slots x %d replicas: write 0 or 1 for one, or a positive count", j.Slots, j.Replicas))
 	}
+	if j.Share < 0 || j.Share >= 1000 || (j.Share > 0 && (j.Slots > 1 || j.Replicas > 1)) {
+		p.add(at+".share", fmt.Sprintf("%d thousandths of a GPU: write 1 to 999 on a job of one slot and one member, or 0 for whole slots", j.Share))
+	}
 	if !(j.CPUs >= 0) || math.IsInf(j.CPUs, 0) || j.Memory < 0 {
 		p.add(at+".cpus", fmt.Sprintf("%v CPUs and %d bytes of memory: write 0 for not accounted, or a finite positive amount", j.CPUs, j.Memory))
 	}

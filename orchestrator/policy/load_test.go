@@ -1,0 +1,51 @@
+package policy
+
+import (
+	"testing"
+	"time"
+
+	"github.com/ballastdev/ballast/jobs"
+)
+
+// Running jobs that share a GPU fill the slots their shares add up to,
+// rounded up, not one slot each: two halves are one busy slot, three are
+// two. A worker's own report still counts when it says more.
+func TestSharesCountAsTheSlotsTheyFill(t *testing.T) {
+	fx, _ := fixedWith(4, 0)
+	w := worker("f1", "fx", 4, 0)
+	w.Busy = 0 // a report older than the jobs
+	half := func(id string) Job {
+		j := running(id, jobs.ClassCore, w, ago(time.Minute))
+		j.Share = 500
+		return j
+	}
+	for _, c := range []struct {
+		name     string
+		jobs     []Job
+		reported int
+		want     int
+	}{
+		{"two halves", []Job{half("a"), half("b")}, 0, 1},
+		{"three halves", []Job{half("a"), half("b"), half("c")}, 0, 2},
+		{"three halves and a whole job", []Job{half("a"), half("b"), half("c"), running("d", jobs.ClassCore, w, ago(time.Minute))}, 0, 3},
+		{"the worker reports more", []Job{half("a"), half("b")}, 2, 2},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ww := w
+			ww.Busy = c.reported
+			// Built by hand: snap would raise the report to a slot a job.
+			s := Snapshot{Config: DefaultConfig(), Pools: fx, Workers: []Worker{ww}, Jobs: c.jobs}
+			if err := s.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			if got := Load(s).Busy; got != c.want {
+				t.Errorf("fixed busy %d, want %d", got, c.want)
+			}
+		})
+	}
+	bad := half("x")
+	bad.Share = 1000
+	if err := snap(fx, []Worker{w}, bad).Validate(); err == nil {
+		t.Error("a share of a whole GPU passed validation")
+	}
+}
