@@ -15,8 +15,10 @@ type poolDemand struct {
 	// no new worker, so they are not counted.
 	running int
 	// running and queued are in slots. queued counts the queued jobs
-	// placed on this pool this tick.
+	// placed on this pool this tick, shares of one GPU as the whole slots
+	// their sum fills (shares, thousandths, rounded up).
 	queued int
+	shares int64
 	// members counts, by slots per member, the members of sized jobs
 	// placed on this pool this tick, and bins the new workers they need:
 	// a sized job only starts where one worker has room for a whole
@@ -171,6 +173,18 @@ func (v *view) measureElastic(launches []Launch) {
 // waiting for w's own slots, which no new worker would serve.
 func (v *view) heldRoom(w *workerRec, held int) int {
 	return min(held, max(w.Slots-max(w.Busy, v.use(w).used, 0), 0))
+}
+
+// addQueued counts a queued one-slot job placed on the pool: a slot, or a
+// share of one packed with the others.
+func (d *poolDemand) addQueued(j *Job) {
+	if j.Share <= 0 {
+		d.queued++
+		return
+	}
+	before := wholeOf(d.shares)
+	d.shares += int64(j.Share)
+	d.queued += wholeOf(d.shares) - before
 }
 
 // pickPool returns the pool that will run queued job j, or nil if none

@@ -62,7 +62,7 @@ func (p *planner) overflow() {
 		if j.sized() {
 			d.addBins(j) // as binOverflow counts it from next tick
 		} else {
-			d.queued++
+			d.addQueued(j)
 		}
 		p.short -= j.weight()
 		p.coreQueued -= j.weight()

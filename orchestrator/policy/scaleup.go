@@ -29,7 +29,7 @@ func (p *planner) place() {
 			continue
 		}
 		if d := p.pickPool(j, spotOK); d != nil {
-			d.queued++
+			d.addQueued(j)
 		}
 	}
 }

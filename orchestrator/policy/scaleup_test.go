@@ -114,3 +114,25 @@ func TestScaleUpReasonNamesFallback(t *testing.T) {
 		t.Fatalf("want one on-demand scale-up naming the fallback, got\n%s", p)
 	}
 }
+
+// Queued jobs that share a GPU need the machines their shares fill, not a
+// slot each: eight quarter-GPU jobs fill two GPUs.
+func TestScaleUpCountsSharesPacked(t *testing.T) {
+	fxp, fxw := fixedWith(10, 10) // fixed is full: nothing is lent
+	od := elasticPool("od", PoolOnDemand, "eu", 1.0)
+	od.SlotsPerWorker = 1
+	var js []Job
+	for i := range 8 {
+		j := queued(fmt.Sprintf("q%02d", i), jobs.ClassBurst, QueueBurst, ago(time.Minute))
+		j.Checkpointable, j.Share = false, 250
+		js = append(js, j)
+	}
+	runCases(t, []planCase{
+		{"eight quarters fill two GPUs", snap(append(fxp, od), fxw, js...), t0, "scale_up(od,2)"},
+		{"a ninth opens a third", snap(append(fxp, od), fxw, append(js, func() Job {
+			j := queued("q08", jobs.ClassBurst, QueueBurst, ago(time.Minute))
+			j.Checkpointable, j.Share = false, 100
+			return j
+		}())...), t0, "scale_up(od,3)"},
+	})
+}
