@@ -16,9 +16,10 @@ import (
 // KEYS: job, idem, index, outbox, active[, task, pending]. ARGV: id, spec,
 // queue, now, idemTTLms, hasIdem, fingerprint, notBefore, team, template,
 // class, totalSlots[, taskMsg, taskID, pendingSinceNs]. Team, template,
-// class and the job's total slots (every member of a gang: "tslots") are
-// copied out of the spec so the attempt scripts can stamp usage records
-// with them without decoding the spec.
+// class and the job's total slots (every member of a gang: "tslots", a
+// share of a GPU as negative thousandths, see usageSlots) are copied out
+// of the spec so the attempt scripts can stamp usage records with them
+// without decoding the spec.
 // With the task's keys and arguments (see asynqtask.go), the script creates
 // the first attempt's asynq task too, so the record never exists without
 // it and needs no outbox entry; without them (Redis Cluster, where asynq's

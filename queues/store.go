@@ -243,7 +243,7 @@ func (s *Store) scriptCall(c *submitCall) ([]string, []any) {
 	ms := c.now.UnixMilli()
 	keys := append(make([]string, 0, 7), s.ns.Job(j.ID), s.ns.Idempotency(j.Spec.IdempotencyKey), s.ns.JobIndex(), s.ns.Outbox(), s.ns.ActiveJobs())
 	args := append(make([]any, 0, 15), j.ID, c.body, j.Queue, ms, s.opts.IdempotencyTTL.Milliseconds(), hasIdem,
-		c.sum, ms, j.Spec.Team, j.Spec.Template, string(j.Spec.Class), j.Spec.TotalSlots())
+		c.sum, ms, j.Spec.Team, j.Spec.Template, string(j.Spec.Class), usageSlots(j.Spec))
 	if c.inline {
 		keys = append(keys, c.task.key, c.task.pending)
 		args = append(args, c.task.msg, c.task.id, c.now.UnixNano())

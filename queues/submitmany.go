@@ -277,7 +277,7 @@ func groupCall(s *Store, calls []submitCall, group []int) []any {
 	for g, i := range group {
 		c := &calls[i]
 		spec := &c.job.Spec
-		r := groupRowOf{c.job.Queue, spec.Team, spec.Template, string(spec.Class), spec.TotalSlots()}
+		r := groupRowOf{c.job.Queue, spec.Team, spec.Template, string(spec.Class), usageSlots(*spec)}
 		k := slices.Index(rows, r) // a batch has a row or two
 		if k < 0 {
 			k = len(rows)

@@ -96,6 +96,9 @@ type AttemptUsage struct {
 	// (replicas x slots). 1 for an entry written before slots were
 	// recorded.
 	Slots int `json:"slots"`
+	// Share, when > 0, is the thousandths of one GPU the attempt used
+	// (gpu_share) on its one slot: it is billed and counted at that part.
+	Share int `json:"share,omitempty"`
 	// Outcome is succeeded, failed or cancelled (the job ended), preempted,
 	// requeued (drained), retried (failed, to run again) or lost (its
 	// worker died); "running" for an attempt still running.
@@ -163,7 +166,8 @@ func (s *Store) UsageWith(ctx context.Context, active []jobs.Job, from, until ti
 			}
 			u := AttemptUsage{JobID: e.Job, Attempt: e.Attempt, Team: e.Team, Template: e.Template, Class: e.Class,
 				Pool: e.Pool, Worker: e.Worker, Queued: msUTC(e.Queued), Start: msUTC(e.Start), End: msUTC(e.End),
-				Lost: time.Duration(e.Lost) * time.Millisecond, Outcome: e.Outcome, Slots: max(e.Slots, 1)}
+				Lost: time.Duration(e.Lost) * time.Millisecond, Outcome: e.Outcome}
+			u.Slots, u.Share = usageSize(e.Slots)
 			ended[TaskID(u.JobID, u.Attempt)] = true
 			if u.Start.Before(until) && u.End.After(from) {
 				out = append(out, u)
@@ -198,7 +202,35 @@ func (s *Store) UsageWith(ctx context.Context, active []jobs.Job, from, until ti
 func RunningUsage(j jobs.Job) AttemptUsage {
 	return AttemptUsage{JobID: j.ID, Attempt: j.Attempt, Team: j.Spec.Team, Template: j.Spec.Template,
 		Class: string(j.Spec.Class), Pool: j.Pool, Worker: j.Worker, Queued: j.EligibleAt(), Start: j.StartedAt,
-		Outcome: "running", Slots: j.Spec.TotalSlots()}
+		Outcome: "running", Slots: j.Spec.TotalSlots(), Share: j.Spec.ShareMilli()}
+}
+
+// usageSlots is what a job record's "tslots" field holds for the scripts
+// that write usage entries: the job's total slots, or, for a job with a
+// gpu_share, its share in thousandths as a negative number, so the
+// scripts copy one number either way (usageSize reads it back).
+func usageSlots(spec jobs.Spec) int {
+	if m := spec.ShareMilli(); m > 0 {
+		return -m
+	}
+	return spec.TotalSlots()
+}
+
+// usageSize reads a usage entry's slots (see usageSlots): at least one
+// slot, and the share of a GPU when the number is negative.
+func usageSize(n int) (slots, share int) {
+	if n < 0 {
+		return 1, min(-n, 999)
+	}
+	return max(n, 1), 0
+}
+
+// GPUs is what the attempt used: its slots, or its share of one GPU.
+func (u AttemptUsage) GPUs() float64 {
+	if u.Share > 0 {
+		return float64(u.Share) / 1000
+	}
+	return float64(u.Slots)
 }
 
 func msUTC(ms int64) time.Time {

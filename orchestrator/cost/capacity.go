@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"time"
 
 	"github.com/ballastdev/ballast/internal/timespan"
@@ -11,7 +12,7 @@ import (
 )
 
 // step changes a pool's slots in use (used) or available (avail) at an
-// instant.
+// instant, in thousandths of a slot, so attempts that share a GPU add up.
 type step struct {
 	at          time.Time
 	used, avail int
@@ -27,12 +28,12 @@ func checkCapacity(p *problems, b *book) {
 	steps := make(map[string][]step)
 	for _, w := range b.workers {
 		if s, e, ok := clip(w.span.Start, w.end, b.from, b.until); ok {
-			steps[w.pool.Name] = append(steps[w.pool.Name], step{at: s, avail: w.slots}, step{at: e, avail: -w.slots})
+			steps[w.pool.Name] = append(steps[w.pool.Name], step{at: s, avail: 1000 * w.slots}, step{at: e, avail: -1000 * w.slots})
 		}
 	}
 	for _, a := range b.attempts {
 		if s, e, ok := clip(a.u.Start, a.end, b.from, b.until); ok {
-			steps[a.pool.Name] = append(steps[a.pool.Name], step{at: s, used: a.u.Slots}, step{at: e, used: -a.u.Slots})
+			steps[a.pool.Name] = append(steps[a.pool.Name], step{at: s, used: a.u.Milli()}, step{at: e, used: -a.u.Milli()})
 		}
 	}
 	names := make([]string, 0, len(steps))
@@ -44,7 +45,7 @@ func checkCapacity(p *problems, b *book) {
 		pl := b.pools[name]
 		avail := 0
 		if pl.Kind == policy.PoolFixed {
-			avail = b.quotas[name].Slots
+			avail = 1000 * b.quotas[name].Slots
 		}
 		ss := steps[name]
 		slices.SortFunc(ss, func(x, y step) int { return x.at.Compare(y.at) })
@@ -67,8 +68,9 @@ func checkCapacity(p *problems, b *book) {
 }
 
 // overbooked reports the attempt that started last among those running on
-// pl at t: the one that did not fit.
-func overbooked(p *problems, b *book, pl policy.Pool, t time.Time, used, avail int) {
+// pl at t: the one that did not fit. used and avail are thousandths.
+func overbooked(p *problems, b *book, pl policy.Pool, t time.Time, usedMilli, availMilli int) {
+	used, avail := slotsText(usedMilli), slotsText(availMilli)
 	var last *attempt
 	for i := range b.attempts {
 		a := &b.attempts[i]
@@ -82,16 +84,24 @@ func overbooked(p *problems, b *book, pl policy.Pool, t time.Time, used, avail i
 	when := t.In(b.loc).Format(time.RFC3339)
 	if last == nil {
 		// Unreachable: slots in use imply an attempt running.
-		p.add("usage", "pool %q has %d slots in use at %s but %d available", pl.Name, used, when, avail)
+		p.add("usage", "pool %q has %s slots in use at %s but %s available", pl.Name, used, when, avail)
 		return
 	}
 	at := fmt.Sprintf("usage[%d]", last.idx)
 	switch {
 	case pl.Kind == policy.PoolFixed:
-		p.add(at, "job %q: pool %q has %d slots in use at %s but a quota of %d", last.u.JobID, pl.Name, used, when, avail)
-	case avail == 0:
+		p.add(at, "job %q: pool %q has %s slots in use at %s but a quota of %s", last.u.JobID, pl.Name, used, when, avail)
+	case availMilli == 0:
 		p.add(at, "job %q: no worker span of pool %q covers %s", last.u.JobID, pl.Name, when)
 	default:
-		p.add(at, "job %q: pool %q has %d slots in use at %s but %d on its workers", last.u.JobID, pl.Name, used, when, avail)
+		p.add(at, "job %q: pool %q has %s slots in use at %s but %s on its workers", last.u.JobID, pl.Name, used, when, avail)
 	}
+}
+
+// slotsText writes thousandths of a slot as slots: "3", or "1.5".
+func slotsText(milli int) string {
+	if milli%1000 == 0 {
+		return strconv.Itoa(milli / 1000)
+	}
+	return strconv.FormatFloat(float64(milli)/1000, 'f', -1, 64)
 }

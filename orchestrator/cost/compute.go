@@ -164,7 +164,7 @@ func (b *book) charge(t *tally, fixedPrice float64) {
 				premium = price - fixedPrice
 			}
 		}
-		slots := float64(a.u.Slots)
+		slots := a.u.gpus()
 		var f Figures
 		splitDays(s, e, b.loc, func(day string, d time.Duration) {
 			sh := slots * d.Hours()

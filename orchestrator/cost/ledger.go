@@ -52,6 +52,10 @@ type Usage struct {
 	Pool string
 	// Slots is how many slots the attempt held, at least one.
 	Slots int
+	// Share, when > 0, is the thousandths of one GPU a one-slot attempt
+	// used (gpu_share): it is billed at that part, and attempts sharing a
+	// GPU fill a slot together.
+	Share int
 	// Start and End bound the attempt; a zero End means still running,
 	// counted up to Until.
 	Start, End time.Time
@@ -71,4 +75,21 @@ type Quota struct {
 	// PricePerSlotHour is the amortized price of one slot for one hour. It,
 	// not the pool's PricePerSlotHour, prices the quota.
 	PricePerSlotHour float64
+}
+
+// gpus is what the attempt used, in slots: its slots, or its share of one.
+func (u Usage) gpus() float64 {
+	if u.Share > 0 {
+		return float64(u.Share) / 1000
+	}
+	return float64(u.Slots)
+}
+
+// Milli is what the attempt used in thousandths of a slot, the unit
+// capacity is checked in.
+func (u Usage) Milli() int {
+	if u.Share > 0 {
+		return u.Share
+	}
+	return 1000 * u.Slots
 }

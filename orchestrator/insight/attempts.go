@@ -45,9 +45,13 @@ type Attempt struct {
 	Start  time.Time `json:"start,omitzero"`
 	End    time.Time `json:"end,omitzero"`
 	Slots  int       `json:"slots,omitempty"`
+	// Share is the thousandths of one GPU a gpu_share attempt used: it
+	// is billed at that part of its slot.
+	Share int `json:"share,omitempty"`
 	// Seconds is how long it ran (until now while running).
 	Seconds float64 `json:"seconds,omitempty"`
-	// Cost is Seconds × Slots at the pool's price per slot-hour, unrounded.
+	// Cost is Seconds × Slots (or the share of one) at the pool's price
+	// per slot-hour, unrounded.
 	Cost float64 `json:"cost"`
 	// LostSeconds is the work since the last checkpoint a preemption threw away.
 	LostSeconds float64 `json:"lost_seconds,omitempty"`
@@ -95,10 +99,10 @@ func BuildAttempts(j jobs.Job, usage []queues.AttemptUsage, evs []events.Event, 
 			a.Queue = j.Queue
 		}
 		if u, ok := ran[n]; ok {
-			a.Ran, a.Pool, a.Worker, a.Start, a.End, a.Slots, a.Outcome = true, u.Pool, u.Worker, u.Start, u.End, u.Slots, u.Outcome
+			a.Ran, a.Pool, a.Worker, a.Start, a.End, a.Slots, a.Share, a.Outcome = true, u.Pool, u.Worker, u.Start, u.End, u.Slots, u.Share, u.Outcome
 			a.LostSeconds = u.Lost.Seconds()
 		} else if n == j.Attempt && j.State == jobs.StateRunning {
-			a.Ran, a.Pool, a.Worker, a.Start, a.Outcome, a.Slots = true, j.Pool, j.Worker, j.StartedAt, "running", j.Spec.Size.TotalSlots()
+			a.Ran, a.Pool, a.Worker, a.Start, a.Outcome, a.Slots, a.Share = true, j.Pool, j.Worker, j.StartedAt, "running", j.Spec.Size.TotalSlots(), j.Spec.ShareMilli()
 		}
 		switch {
 		case a.Ran:
@@ -107,7 +111,7 @@ func BuildAttempts(j jobs.Job, usage []queues.AttemptUsage, evs []events.Event, 
 				end = now
 			}
 			a.Seconds = max(0, end.Sub(a.Start).Seconds())
-			a.Cost = a.Seconds / 3600 * float64(max(1, a.Slots)) * prices[a.Pool]
+			a.Cost = a.Seconds / 3600 * a.gpus() * prices[a.Pool]
 			out.Runs++
 			out.Cost += a.Cost
 		case n < j.Attempt:
@@ -168,4 +172,12 @@ func verbOf(t events.Type) string {
 		return "moved"
 	}
 	return "requeued"
+}
+
+// gpus is what the attempt used: at least one slot, or its share of one.
+func (a Attempt) gpus() float64 {
+	if a.Share > 0 {
+		return float64(a.Share) / 1000
+	}
+	return float64(max(1, a.Slots))
 }

@@ -136,7 +136,7 @@ func (s Source) LedgerOf(from, until, started time.Time, usage []queues.AttemptU
 		}
 		n := names[u.JobID]
 		l.Usage = append(l.Usage, cost.Usage{JobID: u.JobID, Team: n[0], Template: n[1], Pool: u.Pool,
-			Slots: max(u.Slots, 1), Start: start, End: end, LostWork: lost})
+			Slots: max(u.Slots, 1), Share: u.Share, Start: start, End: end, LostWork: lost})
 	}
 	var problems []string
 	for i, q := range l.Quotas {
@@ -205,7 +205,8 @@ func peakUse(usage []cost.Usage, pool string, from, until time.Time) int {
 		if !start.Before(end) {
 			continue
 		}
-		edges = append(edges, edge{start, u.Slots}, edge{end, -u.Slots})
+		// In thousandths, so attempts sharing a GPU fill one slot.
+		edges = append(edges, edge{start, u.Milli()}, edge{end, -u.Milli()})
 	}
 	// Ends before starts at the same instant: attempts are half-open.
 	slices.SortFunc(edges, func(a, b edge) int { return cmp.Or(a.at.Compare(b.at), cmp.Compare(a.delta, b.delta)) })
@@ -214,7 +215,7 @@ func peakUse(usage []cost.Usage, pool string, from, until time.Time) int {
 		n += e.delta
 		peak = max(peak, n)
 	}
-	return peak
+	return (peak + 999) / 1000
 }
 
 // lifeSlack is how far an attempt's start may precede its worker's life
