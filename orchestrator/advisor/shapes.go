@@ -119,8 +119,13 @@ func simulateFix(w Window, size int, big []planner.Shape, overflow bool) (FixEvi
 	}
 	base := sim.Options{Config: cfg, Pools: w.Pools, FixedSlots: w.FixedSlots, FixedPricePerSlotHour: w.Prices.FixedPerSlotHour,
 		Tick: sim.DefaultTick, Seed: 1}
+	if len(planner.Flavors(w.Pools)) > 0 {
+		base.FixedSlotsByPool = w.Quotas // a quota per flavor
+	}
+	// Labels no pool declares are replayed as every worker's, as plan does.
+	history, _ := planner.RelaxUnknownLabels(w.History, w.Pools)
 	run := func(o sim.Options) (SimulatedRun, bool) {
-		r, err := sim.Run(w.History, o)
+		r, err := sim.Run(history, o)
 		if err != nil {
 			return SimulatedRun{}, false
 		}

@@ -93,3 +93,38 @@ func TestNoShapeAdviceWhenEveryJobFitsAMachine(t *testing.T) {
 		t.Errorf("%+v", recs)
 	}
 }
+
+// With a quota per flavor the replay runs each flavor's quota, and the
+// pool it suggests carries the labels of the jobs it is for.
+func TestShapesReplayAFleetOfFlavors(t *testing.T) {
+	t4 := map[string]string{"gpu_model": "T4"}
+	pools := []policy.Pool{
+		{Name: "a100", Kind: policy.PoolFixed, PricePerSlotHour: 3, Labels: map[string]string{"gpu_model": "A100"}},
+		{Name: "t4", Kind: policy.PoolFixed, PricePerSlotHour: 1, Labels: t4},
+		{Name: "od-t4", Kind: policy.PoolOnDemand, PricePerSlotHour: 2, Billing: policy.BillingPerSecond,
+			StartupDelay: 30 * time.Second, IdleTTL: time.Minute, SlotsPerWorker: 1, MaxWorkers: 50, Labels: t4},
+	}
+	tr := trace.Trace{Name: "window"}
+	for m := 0; m < 12*60; m += 20 {
+		at := time.Duration(m) * time.Minute
+		tr.Jobs = append(tr.Jobs, trace.Job{Submit: at, Duration: 20 * time.Minute, Slots: 1, Class: jobs.ClassBurst, Requires: t4})
+		if m%120 == 0 {
+			tr.Jobs = append(tr.Jobs, trace.Job{Submit: at, Duration: time.Hour, Slots: 4, Class: jobs.ClassCore, Requires: t4})
+		}
+	}
+	trace.SortJobs(tr.Jobs)
+	prices, _ := planner.PricesOf(pools, 0)
+	w := Window{Prices: prices, High: 0.7, Low: 0.4, FixedSlots: 6, Pools: pools, Quotas: map[string]int{"a100": 4, "t4": 2},
+		History: tr, Shapes: planner.ShapesOf(tr, pools)}
+	recs := DefaultOptions().shapes(w)
+	if len(recs) != 1 || recs[0].Evidence.Shapes == nil {
+		t.Fatalf("%+v", recs)
+	}
+	f := recs[0].Evidence.Shapes.Fix
+	if f == nil || f.Pool != "od-t4-4" || f.From != "od-t4" {
+		t.Fatalf("fix %+v", f)
+	}
+	if f.Before.Unfinished != 6 || f.After.Unfinished != 0 {
+		t.Errorf("before %+v, after %+v: the six 4-GPU T4 jobs should run only with the pool", f.Before, f.After)
+	}
+}

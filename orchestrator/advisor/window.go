@@ -39,10 +39,12 @@ type Window struct {
 	// Shapes are the window's jobs, finished or not, by shape, and which
 	// pools can hold each.
 	Shapes planner.Shapes `json:"shapes"`
-	// Pools are the configured pools, and History the window's finished
-	// jobs as a trace: what a suggested pool is simulated on.
-	Pools   []policy.Pool `json:"-"`
-	History trace.Trace   `json:"-"`
+	// Pools are the configured pools with each fixed pool's quota, and
+	// History the window's finished jobs as a trace: what a suggested
+	// pool is simulated on.
+	Pools   []policy.Pool  `json:"-"`
+	Quotas  map[string]int `json:"-"`
+	History trace.Trace    `json:"-"`
 }
 
 // Wait is how long one job waited for elastic capacity.

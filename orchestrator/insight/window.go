@@ -72,7 +72,7 @@ func (s Source) Window(ctx context.Context, from, until time.Time) (advisor.Wind
 			tr.Jobs = append(tr.Jobs, tj)
 		}
 	}
-	w.Shapes, w.Pools = shapesOf(tr, active, s.Pools), s.Pools
+	w.Shapes, w.Pools, w.Quotas = shapesOf(tr, active, s.Pools), s.Pools, s.Quota
 	w.History = tr
 	if len(tr.Jobs) > 0 {
 		trace.SortJobs(tr.Jobs)

@@ -19,7 +19,22 @@ import (
 // order. Overflowing one of those would race the fixed worker for it and pay
 // on-demand for a job a fixed slot is about to take.
 func (p *planner) overflow() {
-	if !p.cfg.CoreOverflow || p.short <= 0 {
+	if !p.cfg.CoreOverflow {
+		return
+	}
+	full := map[string]bool{}
+	if p.short <= 0 {
+		// Free fixed slots cover the core backlog by count, but slots of
+		// one flavor or size do not run a job that needs another: a
+		// sized job that no fixed worker can hold waits for nothing, so
+		// those alone may still overflow (the sized set is small).
+		if set := p.ix.sized[queueKey{QueueCore, string(jobs.ClassCore)}]; set != nil {
+			for j := range set.all() {
+				if !j.waitsPlaced() && !p.fixedCanRun(j) && p.anyRoom(false) {
+					p.overflowOne(j, full)
+				}
+			}
+		}
 		return
 	}
 	served := p.coreQueued - p.short
@@ -28,7 +43,6 @@ func (p *planner) overflow() {
 	// a job of some region, none takes a later one, and once no pool has
 	// room (spot never takes core work) the rest of the backlog need not be
 	// looked at.
-	full := map[string]bool{}
 	for j := range merged(false, p.ix.queue(QueueCore, string(jobs.ClassCore))) {
 		if p.short <= 0 || !p.anyRoom(false) {
 			return
@@ -43,33 +57,40 @@ func (p *planner) overflow() {
 			served -= j.weight()
 			continue
 		}
-		wait := j.maxWait(p.cfg)
-		if full[j.Region] || !p.movable(j) || p.now.Sub(j.QueuedAt) < wait {
-			continue
-		}
-		var d *poolDemand
-		if j.sized() {
-			d = p.pickSized(j, false)
-		} else {
-			d = p.pickPool(j, false)
-		}
-		if d == nil {
-			if !j.sized() {
-				full[j.Region] = true
-			}
-			continue
-		}
-		if j.sized() {
-			d.addBins(j) // as binOverflow counts it from next tick
-		} else {
-			d.addQueued(j)
-		}
-		p.short -= j.weight()
-		p.coreQueued -= j.weight()
-		p.add(Action{
-			Kind: Overflow, Job: j.ID, Pool: d.pool.Name, Queue: QueueOverflow, Rule: 7,
-			Reason: fmt.Sprintf("core queued %s >= max wait %s with no fixed slot; on-demand at %.2f/slot-hour",
-				p.now.Sub(j.QueuedAt), wait, d.pool.PricePerSlotHour),
-		}, j)
+		p.overflowOne(j, full)
 	}
+}
+
+// overflowOne sends core job j to the cheapest on-demand pool with room
+// once it has waited its allowed delay; full notes the regions where no
+// pool has room for one-slot work.
+func (p *planner) overflowOne(j *Job, full map[string]bool) {
+	wait := j.maxWait(p.cfg)
+	if full[j.Region] || !p.movable(j) || p.now.Sub(j.QueuedAt) < wait {
+		return
+	}
+	var d *poolDemand
+	if j.sized() {
+		d = p.pickSized(j, false)
+	} else {
+		d = p.pickPool(j, false)
+	}
+	if d == nil {
+		if !j.sized() {
+			full[j.Region] = true
+		}
+		return
+	}
+	if j.sized() {
+		d.addBins(j) // as binOverflow counts it from next tick
+	} else {
+		d.addQueued(j)
+	}
+	p.short -= j.weight()
+	p.coreQueued -= j.weight()
+	p.add(Action{
+		Kind: Overflow, Job: j.ID, Pool: d.pool.Name, Queue: QueueOverflow, Rule: 7,
+		Reason: fmt.Sprintf("core queued %s >= max wait %s with no fixed slot; on-demand at %.2f/slot-hour",
+			p.now.Sub(j.QueuedAt), wait, d.pool.PricePerSlotHour),
+	}, j)
 }

@@ -98,3 +98,19 @@ func TestOverflowASizedJobTheQuotaCannotHold(t *testing.T) {
 		{"the quota holds it: the free slots serve it", on(snap(pools, fxw, big("c1", 2))), t0, "place(c1)"},
 	})
 }
+
+// Free fixed slots of another flavor serve no core job: a 4-slot T4 job
+// overflows once it has waited, though the idle A100 worker has four free
+// slots and the count alone says no slot is short.
+func TestOverflowAJobOnlyAnotherFlavorHasRoomFor(t *testing.T) {
+	pools := []Pool{fixedPool("fx", "eu"), elasticPool("od", PoolOnDemand, "", 1.2)}
+	pools[1].Labels = map[string]string{"gpu_model": "T4"}
+	a100, t4 := worker("a100", "fx", 4, 0), worker("t4", "fx", 2, 0)
+	a100.Labels, t4.Labels = map[string]string{"gpu_model": "A100"}, map[string]string{"gpu_model": "T4"}
+	on := func(s Snapshot) Snapshot { s.Config.CoreOverflow = true; return s }
+	j := queued("c1", jobs.ClassCore, QueueCore, ago(31*time.Minute))
+	j.Slots, j.Requires = 4, map[string]string{"gpu_model": "T4"}
+	runPlaceCases(t, []planCase{
+		{"no fixed worker holds it: it overflows", on(snap(pools, []Worker{a100, t4}, j)), t0, "overflow(c1,od) scale_up(od,1)"},
+	})
+}
