@@ -108,7 +108,30 @@ func judge(r sim.Result, target time.Duration) Verdict {
 	case r.ElasticWait.P95 > target:
 		return Verdict{Why: fmt.Sprintf("burst wait p95 %s is over the %s target", dur(r.ElasticWait.P95), target)}
 	}
+	// With a quota per flavor the waits are held pool by pool too: one
+	// model's jobs waiting an hour is no plan, however quick the others.
+	if fixedPools(r) > 1 {
+		for _, u := range r.Pools {
+			switch {
+			case u.CoreWait.P95 > target:
+				return Verdict{Why: fmt.Sprintf("core wait p95 %s on pools.%s is over the %s target", dur(u.CoreWait.P95), u.Name, target)}
+			case u.BurstWait.P95 > target:
+				return Verdict{Why: fmt.Sprintf("burst wait p95 %s on pools.%s is over the %s target", dur(u.BurstWait.P95), u.Name, target)}
+			}
+		}
+	}
 	return Verdict{Feasible: true}
+}
+
+// fixedPools counts the fixed pools a run reports.
+func fixedPools(r sim.Result) int {
+	n := 0
+	for _, u := range r.Pools {
+		if u.Kind == policy.PoolFixed {
+			n++
+		}
+	}
+	return n
 }
 
 // Point is one simulated candidate.

@@ -138,3 +138,19 @@ func TestAQuotaPerFlavorMatchesABruteForceOverEachPool(t *testing.T) {
 		}
 	}
 }
+
+// With flavors a plan is judged pool by pool as well: a pool whose jobs
+// wait past the target makes it infeasible, however quick the others.
+func TestFlavorsAreJudgedPoolByPool(t *testing.T) {
+	r := sim.Result{Pools: []sim.PoolUsage{
+		{Name: "a100", Kind: policy.PoolFixed, BurstWait: sim.WaitStats{N: 10, P95: 20 * time.Minute}},
+		{Name: "t4", Kind: policy.PoolFixed, BurstWait: sim.WaitStats{N: 90, P95: time.Minute}},
+	}}
+	if v := judge(r, 10*time.Minute); v.Feasible || !strings.Contains(v.Why, "pools.a100") {
+		t.Errorf("verdict %+v, want infeasible for pools.a100", v)
+	}
+	r.Pools = r.Pools[:1]
+	if v := judge(r, 10*time.Minute); !v.Feasible {
+		t.Errorf("one quota is judged by the run's waits alone: %+v", v)
+	}
+}
