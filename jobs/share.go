@@ -39,7 +39,7 @@ func (z Size) validateShare(f string, ps *problems) {
 		ps.add(f, fmt.Sprintf("is %v; give a share of one GPU above 0 and below 1, such as 0.5 (leave it out for whole GPUs, and use slots for more than one)", x))
 		return
 	}
-	if m := x * GPUMilli; math.Abs(m-math.Round(m)) > 1e-6 || math.Round(m) < 1 {
+	if m := x * GPUMilli; math.Abs(m-math.Round(m)) > 1e-6 || math.Round(m) < 1 || math.Round(m) >= GPUMilli {
 		ps.add(f, fmt.Sprintf("is %v; a share is counted in thousandths of a GPU, so give at most three decimals (0.001 to 0.999)", x))
 	}
 	if z.Slots > 1 {
@@ -49,3 +49,7 @@ func (z Size) validateShare(f string, ps *problems) {
 		ps.add(f, fmt.Sprintf("is set with replicas %d; a gang's members are placed as whole slots across workers, so they cannot share a GPU: drop gpu_share", z.Replicas))
 	}
 }
+
+// WholeGPUs is the whole GPUs (or slots) that thousandths of one fill at
+// the least: jobs sharing GPUs pack, so their sum rounded up.
+func WholeGPUs(milli int64) int { return int((milli + GPUMilli - 1) / GPUMilli) }

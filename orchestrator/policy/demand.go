@@ -158,7 +158,7 @@ func (v *view) measureElastic(launches []Launch) {
 		}
 	}
 	for _, d := range v.elastic {
-		d.queued += v.ix.toOverflow[d.pool.Name]
+		d.queued += v.ix.queuedOverflow(d.pool.Name)
 	}
 	for _, l := range launches {
 		if d := v.demand[l.Pool]; d != nil && l.Count > 0 {

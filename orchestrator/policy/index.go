@@ -46,6 +46,11 @@ type Index struct {
 	// on-demand pool.
 	toCore, toLoan int
 	toOverflow     map[string]int
+	// coreShares, loanShares and overflowShares are the same for jobs
+	// that share a GPU, in thousandths of one: they pack, so they count
+	// as their sum rounded up (see queuedCore and the others).
+	coreShares, loanShares int64
+	overflowShares         map[string]int64
 	// use is, by worker ID, the slots (and CPUs and memory) the records
 	// hold there: running jobs' members and placed jobs' members. Kept by
 	// ID, so a worker that registers late finds its count.
@@ -92,31 +97,49 @@ type workerRec struct {
 // slotUse is what the job records hold on one worker: the slots of
 // running members (used), of those with a reclaim in flight (reclaiming)
 // and with a reclaim or migration in flight (leaving), the slots held for
-// placed members still queued (held), thousandths of CPUs and bytes, and
-// thousandths of a GPU of the running jobs that share one (shared; used
-// counts them as that sum rounded up, the least slots they fill).
+// placed members still queued (held), thousandths of CPUs and bytes.
+// Running jobs that share a GPU are kept apart, in thousandths of one
+// (shared, and of those sharedReclaiming and sharedLeaving): they pack,
+// so the slots they fill follow from the sums (see slots), which is what
+// the index stores exactly and incrementally.
 type slotUse struct {
-	used, reclaiming, leaving, held int
-	milliCPU, memory, shared        int64
+	used, reclaiming, leaving, held         int
+	milliCPU, memory                        int64
+	shared, sharedReclaiming, sharedLeaving int64
+}
+
+// slots is u with its shares turned into the whole slots they fill: their
+// sum rounded up, and as leaving (or being reclaimed) the slots that would
+// empty if those shares left, so used minus leaving is what stays.
+func (u slotUse) slots() slotUse {
+	if u.shared == 0 {
+		return u
+	}
+	all := wholeOf(u.shared)
+	u.used += all
+	u.leaving += all - wholeOf(u.shared-u.sharedLeaving)
+	u.reclaiming += all - wholeOf(u.shared-u.sharedReclaiming)
+	return u
 }
 
 // NewIndex returns an empty index for a config and set of pools, which stay
 // fixed for its life: a change to either is a new index.
 func NewIndex(c Config, pools []Pool) *Index {
 	ix := &Index{
-		cfg:        c,
-		poolList:   slices.Clone(pools),
-		pools:      make(map[string]*Pool, len(pools)),
-		jobs:       map[string]*jobRec{},
-		workers:    map[string]*workerRec{},
-		byPool:     map[string][]*workerRec{},
-		orphans:    map[string]map[*jobRec]bool{},
-		queued:     map[queueKey]*jobSet{},
-		redirected: map[*jobRec]bool{},
-		toOverflow: map[string]int{},
-		use:        map[string]*slotUse{},
-		sized:      map[queueKey]*jobSet{},
-		placed:     map[*jobRec]bool{},
+		cfg:            c,
+		poolList:       slices.Clone(pools),
+		pools:          make(map[string]*Pool, len(pools)),
+		jobs:           map[string]*jobRec{},
+		workers:        map[string]*workerRec{},
+		byPool:         map[string][]*workerRec{},
+		orphans:        map[string]map[*jobRec]bool{},
+		queued:         map[queueKey]*jobSet{},
+		redirected:     map[*jobRec]bool{},
+		toOverflow:     map[string]int{},
+		overflowShares: map[string]int64{},
+		use:            map[string]*slotUse{},
+		sized:          map[queueKey]*jobSet{},
+		placed:         map[*jobRec]bool{},
 	}
 	for i := range ix.poolList {
 		if _, dup := ix.pools[ix.poolList[i].Name]; !dup {
@@ -347,25 +370,28 @@ func (ix *Index) holdOn(id string, j *Job, d int) {
 		ix.use[id] = u
 	}
 	k := d * j.slots()
-	switch {
-	case j.running() && j.Share > 0:
-		// Shares pack: the slot count moves only as their sum crosses
-		// a whole GPU. A reclaim or move of one still counts a whole
-		// slot below: rule 1 may count on a slot that a share does not
-		// free alone, and reclaims again on a later tick if so.
-		before := wholeOf(u.shared)
-		u.shared += int64(d * j.Share)
-		u.used += wholeOf(u.shared) - before
-	case j.running():
-		u.used += k
-	default:
-		u.held += k
-	}
-	if j.running() && j.PendingAction == Reclaim {
-		u.reclaiming += k
-	}
-	if j.running() && (j.PendingAction == Reclaim || j.PendingAction == Migrate) {
-		u.leaving += k
+	if j.running() && j.Share > 0 {
+		// Shares pack: kept in thousandths, turned into slots on read.
+		m := int64(d * j.Share)
+		u.shared += m
+		if j.PendingAction == Reclaim {
+			u.sharedReclaiming += m
+		}
+		if j.PendingAction == Reclaim || j.PendingAction == Migrate {
+			u.sharedLeaving += m
+		}
+	} else {
+		if j.running() {
+			u.used += k
+		} else {
+			u.held += k
+		}
+		if j.running() && j.PendingAction == Reclaim {
+			u.reclaiming += k
+		}
+		if j.running() && (j.PendingAction == Reclaim || j.PendingAction == Migrate) {
+			u.leaving += k
+		}
 	}
 	u.milliCPU += int64(d) * j.milliCPU()
 	u.memory += int64(d) * max(j.Memory, 0)
@@ -440,17 +466,21 @@ func (ix *Index) count(r *jobRec, d int) {
 	if j.waitsPlaced() {
 		n = 0
 	}
-	switch j.destination() {
-	case QueueCore:
-		ix.toCore += n
-	case QueueLoan:
-		ix.toLoan += n
-	case QueueOverflow:
-		// Sized overflowed work is counted as the workers it needs
-		// (rule 8's binOverflow), not as slots.
-		if !j.running() && n != 0 && !j.sized() {
-			if ix.toOverflow[j.Pool] += n; ix.toOverflow[j.Pool] == 0 {
-				delete(ix.toOverflow, j.Pool)
+	if j.Share > 0 && n != 0 {
+		ix.countShare(j, int64(d*j.Share))
+	} else {
+		switch j.destination() {
+		case QueueCore:
+			ix.toCore += n
+		case QueueLoan:
+			ix.toLoan += n
+		case QueueOverflow:
+			// Sized overflowed work is counted as the workers it needs
+			// (rule 8's binOverflow), not as slots.
+			if !j.running() && n != 0 && !j.sized() {
+				if ix.toOverflow[j.Pool] += n; ix.toOverflow[j.Pool] == 0 {
+					delete(ix.toOverflow, j.Pool)
+				}
 			}
 		}
 	}
@@ -491,5 +521,31 @@ func (ix *Index) queues(q Queue) [][][]*Job {
 // Decide plans for the state in the index at now; see [Decide].
 func (ix *Index) Decide(now time.Time) Plan { return decide(newView(ix, now)) }
 
+// countShare adds m thousandths of a GPU to the count of shared jobs
+// bound where j is.
+func (ix *Index) countShare(j *Job, m int64) {
+	switch j.destination() {
+	case QueueCore:
+		ix.coreShares += m
+	case QueueLoan:
+		ix.loanShares += m
+	case QueueOverflow:
+		if !j.running() {
+			if ix.overflowShares[j.Pool] += m; ix.overflowShares[j.Pool] == 0 {
+				delete(ix.overflowShares, j.Pool)
+			}
+		}
+	}
+}
+
+// queuedCore, queuedLoans and queuedOverflow are the slots bound for the
+// quota's core and loan queues and for an on-demand pool's overflow, the
+// shares among them as the slots they fill.
+func (ix *Index) queuedCore() int  { return ix.toCore + wholeOf(ix.coreShares) }
+func (ix *Index) queuedLoans() int { return ix.toLoan + wholeOf(ix.loanShares) }
+func (ix *Index) queuedOverflow(pool string) int {
+	return ix.toOverflow[pool] + wholeOf(ix.overflowShares[pool])
+}
+
 // wholeOf is the whole slots that thousandths of a GPU fill at the least.
-func wholeOf(milli int64) int { return int((milli + 999) / 1000) }
+func wholeOf(milli int64) int { return jobs.WholeGPUs(milli) }

@@ -80,11 +80,14 @@ func (ix *Index) state() map[string]any {
 		return out
 	}
 	st := map[string]any{
-		"jobs to core":     ix.toCore,
-		"jobs to loan":     ix.toLoan,
-		"jobs to overflow": maps.Clone(ix.toOverflow),
-		"known homes":      ix.knownHomes,
-		"workers by ID":    wids(ix.sorted),
+		"jobs to core":       ix.toCore,
+		"jobs to loan":       ix.toLoan,
+		"jobs to overflow":   maps.Clone(ix.toOverflow),
+		"shares to core":     ix.coreShares,
+		"shares to loan":     ix.loanShares,
+		"shares to overflow": maps.Clone(ix.overflowShares),
+		"known homes":        ix.knownHomes,
+		"workers by ID":      wids(ix.sorted),
 	}
 	for k, s := range ix.queued {
 		st[fmt.Sprintf("queue %s/%s", k.queue, k.class)] = ids(slices.Collect(s.all()))

@@ -49,3 +49,39 @@ func TestSharesCountAsTheSlotsTheyFill(t *testing.T) {
 		t.Error("a share of a whole GPU passed validation")
 	}
 }
+
+// Queued core shares wait for the slots they fill: four quarters fit the
+// one free slot, so nothing borrowed is reclaimed for them.
+func TestQueuedCoreSharesReclaimOnlyWhatTheyFill(t *testing.T) {
+	fx, _ := fixedWith(4, 0)
+	w := worker("f1", "fx", 4, 3)
+	var js []Job
+	for i := range 3 {
+		js = append(js, running(string(rune('a'+i)), jobs.ClassBurst, w, ago(time.Minute)))
+	}
+	for i := range 4 {
+		j := queued(string(rune('p'+i)), jobs.ClassCore, QueueCore, ago(time.Minute))
+		j.Share = 250
+		js = append(js, j)
+	}
+	s := snap(fx, []Worker{w}, js...)
+	if p := Decide(s, t0); p.Count(Reclaim) != 0 {
+		t.Errorf("four quarter-GPU core jobs and one free slot: %s", p)
+	}
+	if got := Load(s).QueuedCore; got != 1 {
+		t.Errorf("queued core %d slots, want 1", got)
+	}
+}
+
+// Shares that leave a worker free the slots that would empty, never more
+// than it uses: four migrating quarters on one slot free that slot.
+func TestLeavingSharesFreeWhatTheyFill(t *testing.T) {
+	u := slotUse{shared: 1000, sharedLeaving: 1000}
+	if got := u.slots(); got.used != 1 || got.leaving != 1 {
+		t.Errorf("four quarters leaving: used %d, leaving %d; want 1 and 1", got.used, got.leaving)
+	}
+	u = slotUse{used: 1, shared: 1500, sharedLeaving: 250}
+	if got := u.slots(); got.used != 3 || got.leaving != 0 || got.used-got.leaving < 0 {
+		t.Errorf("1.5 GPUs of shares, a quarter leaving, beside a whole job: used %d, leaving %d", got.used, got.leaving)
+	}
+}

@@ -136,3 +136,23 @@ func TestScaleUpCountsSharesPacked(t *testing.T) {
 		}())...), t0, "scale_up(od,3)"},
 	})
 }
+
+// Overflowed core shares count as packed on the ticks after the overflow
+// too: eight quarters with two one-GPU machines launching need no more.
+func TestOverflowedSharesStayPacked(t *testing.T) {
+	fxp, fxw := fixedWith(10, 10)
+	od := elasticPool("od", PoolOnDemand, "eu", 1.0)
+	od.SlotsPerWorker = 1
+	var js []Job
+	for i := range 8 {
+		j := queued(fmt.Sprintf("c%02d", i), jobs.ClassCore, QueueOverflow, ago(time.Hour))
+		j.Pool, j.Share = "od", 250
+		js = append(js, j)
+	}
+	s := snap(append(fxp, od), fxw, js...)
+	s.Config.CoreOverflow = true
+	s.Launches = []Launch{{Pool: "od", Count: 2, RequestedAt: ago(10 * time.Second)}}
+	if p := Decide(s, t0); p.Count(ScaleUp) != 0 {
+		t.Errorf("two machines launching for eight quarters: %s", p)
+	}
+}

@@ -59,7 +59,7 @@ func (v *view) kind(w *workerRec) PoolKind { return w.pool.Kind }
 // use is what the job records hold on w.
 func (v *view) use(w *workerRec) slotUse {
 	if u := v.ix.use[w.ID]; u != nil {
-		return *u
+		return u.slots()
 	}
 	return slotUse{}
 }
@@ -107,7 +107,7 @@ func (v *view) measureFixed() {
 		v.freeFixed += max(w.Slots-v.rawBusy(w, 0), 0)
 		v.fixedRegions[w.pool.Region] = true
 	}
-	v.fixed.QueuedCore, v.fixed.Loans = v.ix.toCore, v.ix.toLoan
+	v.fixed.QueuedCore, v.fixed.Loans = v.ix.queuedCore(), v.ix.queuedLoans()
 }
 
 // fitsFixed reports whether every fixed worker that could take the job from
