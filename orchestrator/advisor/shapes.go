@@ -63,34 +63,20 @@ type SimulatedRun struct {
 func (o Options) shapes(w Window) []Recommendation {
 	var out []Recommendation
 	largest := max(w.Shapes.LargestOnDemand, w.Shapes.LargestSpot)
-	if big := w.Shapes.QuotaOnly(true); len(big) > 0 {
-		ev := ShapeEvidence{LargestElastic: largest, Floor: w.Shapes.Floor(true, w.High), FixedSlots: w.FixedSlots}
-		for _, s := range big {
-			ev.Jobs += s.Jobs
-			ev.Slots = max(ev.Slots, s.Slots)
+	// One recommendation per label set: a pool of big A100 machines does
+	// nothing for big T4 jobs.
+	groups := map[string][]planner.Shape{}
+	var keys []string
+	for _, s := range w.Shapes.QuotaOnly(true) {
+		k := labelWords(s.Requires)
+		if _, ok := groups[k]; !ok {
+			keys = append(keys, k)
 		}
-		r := Recommendation{Kind: KindShapes, Severity: SeverityInfo,
-			Title: fmt.Sprintf("%d jobs need %d slots on one machine; no elastic pool offers more than %d", ev.Jobs, ev.Slots, largest),
-			Action: fmt.Sprintf("add an on-demand pool of %d-slot machines, or keep at least %d fixed (the quota has %d)",
-				ev.Slots, ev.Floor, w.FixedSlots)}
-		core := slices.ContainsFunc(big, func(s planner.Shape) bool { return s.Class == jobs.ClassCore })
-		ev.NeedsOverflow = core && !w.CoreOverflow
-		if ev.NeedsOverflow {
-			r.Action = fmt.Sprintf("add an on-demand pool of %d-slot machines and turn on capacity.core_overflow (core jobs reach on-demand machines only through it), or keep at least %d fixed (the quota has %d)",
-				ev.Slots, ev.Floor, w.FixedSlots)
-		}
-		if w.FixedSlots < ev.Floor {
-			r.Severity = SeverityWarn
-			r.Title += fmt.Sprintf(", and the quota of %d cannot hold them: they wait for ever", w.FixedSlots)
-		}
-		if fix, ok := simulateFix(w, ev.Slots, big, ev.NeedsOverflow); ok {
-			ev.Fix = &fix
-			r.Action += fmt.Sprintf(". Replayed over the window's %d finished jobs with pools.%s added: cost %.2f instead of %.2f, p95 waits core %s and burst %s instead of %s and %s",
-				fix.Jobs, fix.Pool, fix.After.Cost, fix.Before.Cost, fix.After.CoreWaitP95, fix.After.BurstWaitP95,
-				fix.Before.CoreWaitP95, fix.Before.BurstWaitP95)
-		}
-		r.Evidence.Shapes = &ev
-		out = append(out, r)
+		groups[k] = append(groups[k], s)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		out = append(out, o.shapeGroup(w, k, groups[k]))
 	}
 	for _, s := range w.Shapes.Unlabelled() {
 		labels := labelWords(s.Requires)
@@ -100,6 +86,50 @@ func (o Options) shapes(w Window) []Recommendation {
 			Evidence: Evidence{Shapes: &ShapeEvidence{Jobs: s.Jobs, LargestElastic: largest, FixedSlots: w.FixedSlots, Requires: s.Requires}}})
 	}
 	return out
+}
+
+// shapeGroup advises on the jobs of one label set (labels, "" for none)
+// that only the quota can hold.
+func (o Options) shapeGroup(w Window, labels string, big []planner.Shape) Recommendation {
+	largest, floor := 0, 0
+	for _, p := range w.Pools {
+		if p.Kind.Elastic() && jobs.Carries(p.Labels, big[0].Requires) {
+			largest = max(largest, max(p.SlotsPerWorker, 1))
+		}
+	}
+	ev := ShapeEvidence{LargestElastic: largest, FixedSlots: w.FixedSlots, Requires: big[0].Requires}
+	for _, s := range big {
+		ev.Jobs += s.Jobs
+		ev.Slots = max(ev.Slots, s.Slots)
+		floor = max(floor, s.TotalSlots())
+	}
+	ev.Floor = floor
+	who, pool := "", fmt.Sprintf("an on-demand pool of %d-slot machines", ev.Slots)
+	if labels != "" {
+		who = " requiring " + labels
+		pool += " that carry " + labels
+	}
+	r := Recommendation{Kind: KindShapes, Severity: SeverityInfo,
+		Title:  fmt.Sprintf("%d jobs%s need %d slots on one machine; no elastic pool for them offers more than %d", ev.Jobs, who, ev.Slots, largest),
+		Action: fmt.Sprintf("add %s, or keep at least %d fixed (the quota has %d)", pool, ev.Floor, w.FixedSlots)}
+	core := slices.ContainsFunc(big, func(s planner.Shape) bool { return s.Class == jobs.ClassCore })
+	ev.NeedsOverflow = core && !w.CoreOverflow
+	if ev.NeedsOverflow {
+		r.Action = fmt.Sprintf("add %s and turn on capacity.core_overflow (core jobs reach on-demand machines only through it), or keep at least %d fixed (the quota has %d)",
+			pool, ev.Floor, w.FixedSlots)
+	}
+	if w.FixedSlots < ev.Floor {
+		r.Severity = SeverityWarn
+		r.Title += fmt.Sprintf(", and the quota of %d cannot hold them: they wait for ever", w.FixedSlots)
+	}
+	if fix, ok := simulateFix(w, ev.Slots, big, ev.NeedsOverflow); ok {
+		ev.Fix = &fix
+		r.Action += fmt.Sprintf(". Replayed over the window's %d finished jobs with pools.%s added: cost %.2f instead of %.2f, p95 waits core %s and burst %s instead of %s and %s",
+			fix.Jobs, fix.Pool, fix.After.Cost, fix.Before.Cost, fix.After.CoreWaitP95, fix.After.BurstWaitP95,
+			fix.Before.CoreWaitP95, fix.Before.BurstWaitP95)
+	}
+	r.Evidence.Shapes = &ev
+	return r
 }
 
 // simulateFix replays the window's finished jobs on its pools with and

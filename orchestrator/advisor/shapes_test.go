@@ -44,7 +44,7 @@ func TestShapesWarnOfJobsTheQuotaCannotHoldAndReplayTheFix(t *testing.T) {
 		ev.LargestElastic != 1 || ev.FixedSlots != 2 {
 		t.Fatalf("recommendation %+v, evidence %+v", r, ev)
 	}
-	for _, want := range []string{"12 jobs need 4 slots on one machine; no elastic pool offers more than 1", "they wait for ever"} {
+	for _, want := range []string{"12 jobs need 4 slots on one machine; no elastic pool for them offers more than 1", "they wait for ever"} {
 		if !strings.Contains(r.Title, want) {
 			t.Errorf("title %q lacks %q", r.Title, want)
 		}

@@ -150,7 +150,8 @@ func (b *book) charge(t *tally, fixedPrice float64) {
 	as := slices.Clone(b.attempts)
 	slices.SortFunc(as, func(x, y attempt) int {
 		return cmp.Or(x.u.Start.Compare(y.u.Start), x.end.Compare(y.end), cmp.Compare(x.u.Pool, y.u.Pool),
-			cmp.Compare(x.u.JobID, y.u.JobID), cmp.Compare(x.u.Slots, y.u.Slots), cmp.Compare(x.u.LostWork, y.u.LostWork))
+			cmp.Compare(x.u.JobID, y.u.JobID), cmp.Compare(x.u.Slots, y.u.Slots), cmp.Compare(x.u.Share, y.u.Share),
+			cmp.Compare(x.u.LostWork, y.u.LostWork))
 	})
 	for _, a := range as {
 		s, e, ok := clip(a.u.Start, a.end, b.from, b.until)

@@ -26,4 +26,8 @@ func TestSharesAreBilledAtTheirShare(t *testing.T) {
 	if _, err := Compute(l); err == nil || !strings.Contains(err.Error(), "1.5 slots in use") {
 		t.Errorf("a GPU and a half on a one-slot quota: %v", err)
 	}
+	l.Usage = []Usage{share("a", 1500)}
+	if _, err := Compute(l); err == nil || !strings.Contains(err.Error(), "share") {
+		t.Errorf("a share of 1.5 GPUs: %v", err)
+	}
 }

@@ -206,6 +206,9 @@ func checkUsage(p *problems, list []Usage, b *book) []attempt {
 		if u.Slots <= 0 {
 			p.add(at+".slots", "%s: %d slots; an attempt holds at least one", who, u.Slots)
 		}
+		if u.Share < 0 || u.Share >= 1000 || (u.Share > 0 && u.Slots != 1) {
+			p.add(at+".share", "%s: a share of %d thousandths on %d slots; a share is 1 to 999 of one slot", who, u.Share, u.Slots)
+		}
 		end, ok := checkInterval(p, at, who, u.Start, u.End, b.until)
 		switch {
 		case u.LostWork < 0:

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ballastdev/ballast/internal/timespan"
+	"github.com/ballastdev/ballast/jobs"
 	"github.com/ballastdev/ballast/orchestrator/cost"
 	"github.com/ballastdev/ballast/orchestrator/policy"
 	"github.com/ballastdev/ballast/queues"
@@ -215,7 +216,7 @@ func peakUse(usage []cost.Usage, pool string, from, until time.Time) int {
 		n += e.delta
 		peak = max(peak, n)
 	}
-	return (peak + 999) / 1000
+	return jobs.WholeGPUs(int64(peak))
 }
 
 // lifeSlack is how far an attempt's start may precede its worker's life

@@ -76,7 +76,14 @@ func flavorOptima(tr trace.Trace, flavors, pools []policy.Pool, base Prices) (Op
 	moved := false
 	for i, part := range flavorDemand(tr, flavors) {
 		pr := flavorPrices(flavors[i], pools, base)
-		o := OfflineOptimumAbove(DemandLevels(part), pr, ShapesOf(part, pools).Floor(true, 0), ElasticMachine(elasticFor(flavors[i], pools), pr))
+		levels := DemandLevels(part)
+		floor := ShapesOf(part, pools).Floor(true, 0)
+		if len(elasticFor(flavors[i], pools)) == 0 {
+			// No elastic pool carries the flavor: its quota is all its
+			// jobs have, so it starts at their peak.
+			floor = max(floor, levels.Peak())
+		}
+		o := OfflineOptimumAbove(levels, pr, floor, ElasticMachine(elasticFor(flavors[i], pools), pr))
 		each[i] = o
 		total.FixedSlots += o.FixedSlots
 		total.Fixed += o.Fixed

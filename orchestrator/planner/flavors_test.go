@@ -154,3 +154,23 @@ func TestFlavorsAreJudgedPoolByPool(t *testing.T) {
 		t.Errorf("one quota is judged by the run's waits alone: %+v", v)
 	}
 }
+
+// A fleet of flavors whose A100 on-demand machines are too small for the
+// 8-GPU jobs is planned, and the jobs are named, whatever strategy wins:
+// the fix is not searched again flavor by flavor.
+func TestFlavorsWithJobsOnlyTheQuotaHolds(t *testing.T) {
+	o := twoFlavors()
+	o.Pools[2].SlotsPerWorker = 4
+	p, err := Make(twoModels(1), Options{Sim: o})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Best = Point{Candidate: Candidate{Strategy: StrategyAllFixed}} // as if all fixed had won
+	advice, err := p.adviseShapes(twoModels(1), Options{Sim: o}, SweepOptions{WaitTarget: 10 * time.Minute}, &runClock{now: time.Now})
+	if err != nil {
+		t.Fatalf("advice with flavors: %v", err)
+	}
+	if len(advice) != 1 || advice[0].Fix != nil || !strings.Contains(advice[0].Title, "requiring gpu_model=A100 need 8 slots") {
+		t.Errorf("advice %+v", advice)
+	}
+}

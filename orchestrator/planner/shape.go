@@ -56,9 +56,10 @@ func (s Shape) elastic(overflow bool) bool {
 	return s.OnDemand > 0 || (s.Checkpointable && s.Spot > 0)
 }
 
-// Shapes is where a trace's jobs can run on a set of pools: the quota is
-// one machine of any size, each elastic pool machines of its
-// SlotsPerWorker. A job that no elastic machine can hold runs on the quota
+// Shapes is where a trace's jobs can run on a set of pools: each elastic
+// pool offers machines of its SlotsPerWorker, and the quota is counted in
+// slots (the simulator makes one quota one worker; a quota per flavor is
+// cut into its pool's machines, which the floor does not model). A job that no elastic machine can hold runs on the quota
 // or nowhere, and so sets a floor under the quota: a plan below it leaves
 // that job queued for ever, however cheap it looks.
 type Shapes struct {
@@ -99,7 +100,7 @@ func ShapesOf(tr trace.Trace, pools []policy.Pool) Shapes {
 			sh.All = append(sh.All, shapeFor(j, pools))
 		}
 		sh.All[i].Jobs++
-		sh.All[i].SlotHours += float64(j.TotalSlots()) * j.Duration.Hours()
+		sh.All[i].SlotHours += j.GPUs() * j.Duration.Hours()
 	}
 	slices.SortStableFunc(sh.All, func(a, b Shape) int {
 		if c := cmp.Compare(b.TotalSlots(), a.TotalSlots()); c != 0 {
@@ -175,11 +176,12 @@ func (sh Shapes) HeldBy(p policy.Pool) (jobs, largest int) {
 }
 
 // QuotaOnly returns the shapes no elastic machine can hold, with core
-// overflow on or off: the quota must run them.
+// overflow on or off: the quota must run them. Shapes whose labels no
+// pool carries are left out: nothing runs them (see Unlabelled).
 func (sh Shapes) QuotaOnly(overflow bool) []Shape {
 	var out []Shape
 	for _, s := range sh.All {
-		if !s.elastic(overflow) {
+		if s.Labelled && !s.elastic(overflow) {
 			out = append(out, s)
 		}
 	}

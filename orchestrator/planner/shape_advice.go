@@ -140,7 +140,7 @@ func (p *Plan) adviseGroup(tr trace.Trace, o Options, sw SweepOptions, clock *ru
 // overflow. It returns nil when there is no elastic pool to copy.
 func (p *Plan) simulateFix(tr trace.Trace, o Options, sw SweepOptions, clock *runClock, size int, big []Shape) (*ShapeFix, error) {
 	pool, ok := SuggestedPool(o.Sim.Pools, size, big)
-	if !ok || p.Best.Split != "" {
+	if !ok || len(p.flavors) > 0 {
 		// With a quota per flavor the fix would be searched flavor by
 		// flavor again; the advice stands without a price.
 		return nil, nil

@@ -53,14 +53,14 @@ func TestShapesSayWhichMachinesHoldEachJob(t *testing.T) {
 			t.Errorf("shape %d: %+v, want %+v", i, s, w)
 		}
 	}
-	// The 8-slot core job, the 3x4 gang, the 4-slot burst job that may not
-	// go to spot and the A10 job no elastic pool carries need the quota,
-	// with overflow or without (every core job here is one of them).
-	if got := len(sh.QuotaOnly(true)); got != 4 {
-		t.Errorf("%d quota-only shapes with overflow, want 4", got)
+	// The 8-slot core job, the 3x4 gang and the 4-slot burst job that may
+	// not go to spot need the quota, with overflow or without; the A10
+	// job no pool carries runs nowhere, and is named apart (Unlabelled).
+	if got := len(sh.QuotaOnly(true)); got != 3 {
+		t.Errorf("%d quota-only shapes with overflow, want 3", got)
 	}
-	if got := len(sh.QuotaOnly(false)); got != 4 {
-		t.Errorf("%d quota-only shapes without overflow, want 4", got)
+	if got := len(sh.QuotaOnly(false)); got != 3 {
+		t.Errorf("%d quota-only shapes without overflow, want 3", got)
 	}
 	// The gang's 12 slots set the floor; lent under a high watermark of
 	// 0.7 it needs a quota of 18 (floor(0.7 x 18) = 12).

@@ -15,7 +15,8 @@ import (
 // submission), the elastic pools are gone, and the high watermark is 1 so
 // burst work may borrow the whole quota. Burst jobs still reach it through
 // lending, so they wait up to a tick; core jobs start on submission
-// whenever the peak is not exceeded. With a quota per flavor
+// whenever the peak is not exceeded (jobs sharing GPUs count at their
+// sum rounded up, a bound their packing may not reach). With a quota per flavor
 // (FixedSlotsByPool), each fixed pool gets the peak demand of the jobs its
 // labels can run, so that no flavor's jobs wait for another's.
 func AllFixed(tr trace.Trace, o Options) Options {

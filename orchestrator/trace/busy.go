@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"slices"
 	"time"
+
+	"github.com/ballastdev/ballast/jobs"
 )
 
 // BusyTime is the trace's exact demand as a histogram: element k is how
@@ -31,7 +33,7 @@ func (t Trace) BusyTime() []time.Duration {
 	var last time.Duration
 	for _, c := range cs {
 		if c.at > last {
-			k := (cur + 999) / 1000
+			k := jobs.WholeGPUs(int64(cur))
 			for len(busy) <= k {
 				busy = append(busy, 0)
 			}

@@ -23,6 +23,11 @@ func TestJobOfKeepsTheJobsSize(t *testing.T) {
 		got.Submit != time.Minute || got.Duration != time.Hour || !got.Checkpointable || got.Template != "train" {
 		t.Errorf("JobOf = %+v", got)
 	}
+	// A share of one GPU is kept.
+	j.Spec.Size = jobs.Size{GPUShare: 0.25}
+	if got, _ := JobOf(j, start); got.Slots != 1 || got.Share != 250 {
+		t.Errorf("a quarter GPU: %+v", got)
+	}
 	// A single job of the zero size is one slot, no gang.
 	j.Spec.Size = jobs.Size{}
 	if got, _ := JobOf(j, start); got.Slots != 1 || got.Replicas != 0 || got.Requires != nil {

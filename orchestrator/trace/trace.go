@@ -132,7 +132,7 @@ func (t Trace) Demand(step time.Duration) []int {
 		d[i] += d[i-1]
 	}
 	for i := range d {
-		d[i] = (d[i] + 999) / 1000
+		d[i] = jobs.WholeGPUs(int64(d[i]))
 	}
 	return d[:n]
 }
