@@ -2,9 +2,7 @@ package advisor
 
 import (
 	"fmt"
-	"maps"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/ballastdev/ballast/jobs"
@@ -65,21 +63,11 @@ func (o Options) shapes(w Window) []Recommendation {
 	largest := max(w.Shapes.LargestOnDemand, w.Shapes.LargestSpot)
 	// One recommendation per label set: a pool of big A100 machines does
 	// nothing for big T4 jobs.
-	groups := map[string][]planner.Shape{}
-	var keys []string
-	for _, s := range w.Shapes.QuotaOnly(true) {
-		k := labelWords(s.Requires)
-		if _, ok := groups[k]; !ok {
-			keys = append(keys, k)
-		}
-		groups[k] = append(groups[k], s)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		out = append(out, o.shapeGroup(w, k, groups[k]))
+	for _, group := range w.Shapes.QuotaOnlyByLabels() {
+		out = append(out, o.shapeGroup(w, planner.LabelWords(group[0].Requires), group))
 	}
 	for _, s := range w.Shapes.Unlabelled() {
-		labels := labelWords(s.Requires)
+		labels := planner.LabelWords(s.Requires)
 		out = append(out, Recommendation{Kind: KindShapes, Severity: SeverityWarn,
 			Title:    fmt.Sprintf("%d jobs require %s; no pool carries it, so they wait for ever", s.Jobs, labels),
 			Action:   fmt.Sprintf("add %s to the labels of a pool whose machines have it, or drop the requirement", labels),
@@ -170,12 +158,4 @@ func simulateFix(w Window, size int, big []planner.Shape, overflow bool) (FixEvi
 		return FixEvidence{}, false
 	}
 	return FixEvidence{Pool: pool.Name, From: pool.From, SlotsPerWorker: size, Jobs: len(w.History.Jobs), Before: before, After: after}, true
-}
-
-func labelWords(l map[string]string) string {
-	var parts []string
-	for _, k := range slices.Sorted(maps.Keys(l)) {
-		parts = append(parts, k+"="+l[k])
-	}
-	return strings.Join(parts, ", ")
 }

@@ -289,7 +289,7 @@ func (p Plan) writePools(tw io.Writer) error {
 			n, largest := p.Shapes.HeldBy(p.pools[i])
 			holds = fmt.Sprintf("%d of %d (up to %d slots)", n, total, largest)
 		}
-		labels := labelWords(ps.Labels)
+		labels := LabelWords(ps.Labels)
 		if labels == "" {
 			labels = "-"
 		}

@@ -220,6 +220,27 @@ func quotaUnder(k int, high float64) int {
 	return max(q, k)
 }
 
+// QuotaOnlyByLabels is QuotaOnly(true) grouped by the labels the shapes
+// require, in the order of their labels: advice on machine sizes is per
+// label set, since big A100 machines do nothing for big T4 jobs.
+func (sh Shapes) QuotaOnlyByLabels() [][]Shape {
+	groups := map[string][]Shape{}
+	var keys []string
+	for _, s := range sh.QuotaOnly(true) {
+		k := labelKey(s.Requires)
+		if _, ok := groups[k]; !ok {
+			keys = append(keys, k)
+		}
+		groups[k] = append(groups[k], s)
+	}
+	slices.Sort(keys)
+	out := make([][]Shape, len(keys))
+	for i, k := range keys {
+		out[i] = groups[k]
+	}
+	return out
+}
+
 // Unlabelled returns the shapes whose required labels no pool carries.
 func (sh Shapes) Unlabelled() []Shape {
 	var out []Shape

@@ -46,21 +46,8 @@ type ShapeFix struct {
 // not a question of machines. The missing machine size is simulated.
 func (p *Plan) adviseShapes(tr trace.Trace, o Options, sw SweepOptions, clock *runClock) ([]ShapeAdvice, error) {
 	var out []ShapeAdvice
-	groups := map[string][]Shape{}
-	var keys []string
-	for _, s := range p.Shapes.QuotaOnly(true) {
-		if !s.Labelled {
-			continue // named below: nothing runs them
-		}
-		k := labelKey(s.Requires)
-		if _, ok := groups[k]; !ok {
-			keys = append(keys, k)
-		}
-		groups[k] = append(groups[k], s)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		a, err := p.adviseGroup(tr, o, sw, clock, groups[k])
+	for _, group := range p.Shapes.QuotaOnlyByLabels() {
+		a, err := p.adviseGroup(tr, o, sw, clock, group)
 		if err != nil {
 			return nil, err
 		}
@@ -68,8 +55,8 @@ func (p *Plan) adviseShapes(tr trace.Trace, o Options, sw SweepOptions, clock *r
 	}
 	for _, s := range p.Shapes.Unlabelled() {
 		out = append(out, ShapeAdvice{
-			Title:  fmt.Sprintf("%d jobs require %s; no pool carries it, so they wait for ever", s.Jobs, labelWords(s.Requires)),
-			Action: fmt.Sprintf("add %s to the labels of a pool whose machines have it, or drop the requirement", labelWords(s.Requires)),
+			Title:  fmt.Sprintf("%d jobs require %s; no pool carries it, so they wait for ever", s.Jobs, LabelWords(s.Requires)),
+			Action: fmt.Sprintf("add %s to the labels of a pool whose machines have it, or drop the requirement", LabelWords(s.Requires)),
 			Jobs:   s.Jobs, SlotHours: s.SlotHours,
 		})
 	}
@@ -93,13 +80,13 @@ func (p *Plan) adviseGroup(tr trace.Trace, o Options, sw SweepOptions, clock *ru
 	req := group[0].Requires
 	who, pools := "", "pools"
 	if len(req) > 0 {
-		who, pools = " requiring "+labelWords(req), "pools that carry "+labelWords(req)
+		who, pools = " requiring "+LabelWords(req), "pools that carry "+LabelWords(req)
 	}
 	if !group[0].ElasticLabels {
 		a.Title = fmt.Sprintf("%d jobs%s (%.0f slot-hours) have no elastic pool that carries their labels: only the quota runs them",
 			a.Jobs, who, a.SlotHours)
 		a.Action = fmt.Sprintf("add an on-demand pool whose machines carry %s to run their peaks elastic, or keep at least %d fixed on %s",
-			labelWords(req), floor, pools)
+			LabelWords(req), floor, pools)
 		return a, nil
 	}
 	largest := 0
@@ -120,7 +107,7 @@ func (p *Plan) adviseGroup(tr trace.Trace, o Options, sw SweepOptions, clock *ru
 	a.Action = fmt.Sprintf("add an on-demand pool of %d-slot machines, or keep at least %d fixed", need, floor)
 	if len(req) > 0 {
 		a.Action = fmt.Sprintf("add an on-demand pool of %d-slot machines that carry %s, or keep at least %d fixed on %s",
-			need, labelWords(req), floor, pools)
+			need, LabelWords(req), floor, pools)
 	}
 	fix, err := p.simulateFix(tr, o, sw, clock, need, group)
 	if err != nil || fix == nil {
@@ -247,7 +234,8 @@ func biggestGang(shapes []Shape) string {
 	return ""
 }
 
-func labelWords(l map[string]string) string {
+// LabelWords writes labels as "k=v, k2=v2", keys sorted.
+func LabelWords(l map[string]string) string {
 	var parts []string
 	for _, k := range slices.Sorted(maps.Keys(l)) {
 		parts = append(parts, k+"="+l[k])
