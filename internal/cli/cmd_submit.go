@@ -30,6 +30,8 @@ func runSubmit(ctx context.Context, e *env, args []string) error {
 	class := fs.String("class", "", "override the class: core or burst")
 	timeout := fs.String("timeout", "", "override the timeout, e.g. 2h")
 	wait := fs.Bool("wait", false, "follow the job's events until it ends (NATS only)")
+	slots := fs.Int("slots", 0, "override the slots (GPUs) per member, up to the template's max_slots")
+	gpuShare := fs.Float64("gpu-share", 0, "ask for this share of one GPU (above 0, below 1, such as 0.5) instead of whole GPUs")
 	file := fs.String("file", "", "submit every job of this JSON Lines file (one submission object per line; - reads stdin) as batches")
 	out := outputFlag(fs)
 	if err := parse(fs, args); err != nil {
@@ -39,8 +41,8 @@ func runSubmit(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if *file != "" {
-		if fs.NArg() > 0 || *key != "" || *team != "" || *class != "" || *timeout != "" || *wait {
-			return usageError{"--file takes its jobs, keys and overrides from the file's lines: give no TEMPLATE, --key, --team, --class, --timeout or --wait with it"}
+		if fs.NArg() > 0 || *key != "" || *team != "" || *class != "" || *timeout != "" || *wait || flagSet(fs, "slots") || flagSet(fs, "gpu-share") {
+			return usageError{"--file takes its jobs, keys and overrides from the file's lines: give no TEMPLATE, --key, --team, --class, --timeout, --slots, --gpu-share or --wait with it"}
 		}
 		return submitFile(ctx, e, *cfgPath, *file, *natsURL, *httpURL, *token, *out)
 	}
@@ -53,6 +55,14 @@ func runSubmit(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	sub.Params = params
+	// Sent only when given, so the template's own size stands otherwise;
+	// the intake checks them and names the field.
+	if flagSet(fs, "slots") {
+		sub.Slots = slots
+	}
+	if flagSet(fs, "gpu-share") {
+		sub.GPUShare = gpuShare
+	}
 	if *timeout != "" {
 		var d jobs.Duration
 		if err := d.UnmarshalText([]byte(*timeout)); err != nil {
