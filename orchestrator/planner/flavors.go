@@ -77,7 +77,14 @@ func flavorOptima(tr trace.Trace, flavors, pools []policy.Pool, base Prices) (Op
 	for i, part := range flavorDemand(tr, flavors) {
 		pr := flavorPrices(flavors[i], pools, base)
 		levels := DemandLevels(part)
-		floor := ShapesOf(part, pools).Floor(true, 0)
+		// Jobs bigger than the flavor's machines run on none of its
+		// quota, however large: they set no floor (the advice names them).
+		floor := 0
+		for _, sh := range ShapesOf(part, pools).QuotaOnly(true) {
+			if m := flavors[i].SlotsPerWorker; m <= 0 || sh.Slots <= m {
+				floor = max(floor, sh.TotalSlots())
+			}
+		}
 		if len(elasticFor(flavors[i], pools)) == 0 {
 			// No elastic pool carries the flavor: its quota is all its
 			// jobs have, so it starts at their peak.

@@ -174,3 +174,28 @@ func TestFlavorsWithJobsOnlyTheQuotaHolds(t *testing.T) {
 		t.Errorf("advice %+v", advice)
 	}
 }
+
+// With flavors, a job bigger than the quota's machines for it fits no
+// amount of quota: the advice asks for bigger machines, not more slots.
+func TestFlavorsAdviseBiggerMachinesWhenTheQuotasAreTooSmall(t *testing.T) {
+	o := twoFlavors()
+	o.Pools[0].SlotsPerWorker = 4 // A100 quota machines of 4
+	o.Pools[2].SlotsPerWorker = 4 // and on-demand A100 machines of 4
+	p, err := Make(twoModels(1), Options{Sim: o})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found bool
+	for _, a := range p.ShapeAdvice {
+		if strings.Contains(a.Title, "requiring gpu_model=A100 need 8 slots") {
+			found = true
+			if !strings.Contains(a.Title, "nor do the quota's machines for them (4 slots)") ||
+				!strings.Contains(a.Action, "make the quota's machines for them at least 8 slots") || strings.Contains(a.Action, "keep at least") {
+				t.Errorf("advice %+v", a)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no advice on the 8-GPU A100 jobs: %+v", p.ShapeAdvice)
+	}
+}

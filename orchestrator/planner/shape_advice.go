@@ -109,6 +109,16 @@ func (p *Plan) adviseGroup(tr trace.Trace, o Options, sw SweepOptions, clock *ru
 		a.Action = fmt.Sprintf("add an on-demand pool of %d-slot machines that carry %s, or keep at least %d fixed on %s",
 			need, LabelWords(req), floor, pools)
 	}
+	if m := p.fixedMachine(req); m > 0 && need > m {
+		// A quota per flavor is cut into its pool's machines: more of it
+		// would not hold these jobs either.
+		a.Title += fmt.Sprintf(", nor do the quota's machines for them (%d slots)", m)
+		a.Action = fmt.Sprintf("add an on-demand pool of %d-slot machines", need)
+		if len(req) > 0 {
+			a.Action += " that carry " + LabelWords(req)
+		}
+		a.Action += fmt.Sprintf(", or make the quota's machines for them at least %d slots", need)
+	}
 	fix, err := p.simulateFix(tr, o, sw, clock, need, group)
 	if err != nil || fix == nil {
 		return a, err
@@ -120,6 +130,26 @@ func (p *Plan) adviseGroup(tr trace.Trace, o Options, sw SweepOptions, clock *ru
 		a.Action += " (" + fix.Best.Why + ")"
 	}
 	return a, nil
+}
+
+// fixedMachine is the biggest machine, in slots, of the fixed pools that
+// carry req in a fleet of flavors, whose quotas are cut into their pools'
+// machines; 0 with one quota (one worker of any size) or a pool without a
+// machine size.
+func (p *Plan) fixedMachine(req map[string]string) int {
+	if len(p.flavors) == 0 {
+		return 0
+	}
+	m := 0
+	for _, pl := range p.pools {
+		if pl.Kind == policy.PoolFixed && jobs.Carries(pl.Labels, req) {
+			if pl.SlotsPerWorker <= 0 {
+				return 0
+			}
+			m = max(m, pl.SlotsPerWorker)
+		}
+	}
+	return m
 }
 
 // simulateFix searches the plan again with an elastic pool of size-slot
