@@ -23,13 +23,18 @@ type AlibabaGPUOptions struct {
 	CountCPUPods bool
 }
 
-// alibabaGPUColumns are the columns ReadAlibabaGPU2023 needs. Others
-// (memory_mib, a pandas index) may be present and are ignored; pod_phase,
-// when present, tells a pod deleted while pending from one that ran.
+// alibabaGPUColumns are the columns ReadAlibabaGPU2023 needs. Others (a
+// pandas index) may be present and are ignored; pod_phase, when present,
+// tells a pod deleted while pending from one that ran, and memory_mib
+// gives a pod's memory.
 var alibabaGPUColumns = []string{"name", "cpu_milli", "num_gpu", "gpu_milli", "gpu_spec", "qos", "creation_time", "deletion_time", "scheduled_time"}
 
-// alibabaGPUPhase is the optional pod_phase column.
-const alibabaGPUPhase = "pod_phase"
+// alibabaGPUPhase and alibabaGPUMemory are the optional pod_phase and
+// memory_mib columns.
+const (
+	alibabaGPUPhase  = "pod_phase"
+	alibabaGPUMemory = "memory_mib"
+)
 
 const (
 	agName = iota
@@ -76,6 +81,9 @@ const GPUModelLabel = "gpu_model"
 //     The stats give the GPU-hours both ways (SlotHours, ShareHours) and
 //     count the shared pods among the readings. A pod is never a gang
 //     (Replicas 0): the trace lists pods, one member each.
+//   - CPUs and Memory: cpu_milli / 1000 and memory_mib (when the column
+//     is there) of a GPU pod; they bind only on pools that declare what
+//     their workers offer.
 //   - Requires: gpu_model set to gpu_spec: one model ("A10"), or a list of
 //     acceptable models ("V100M16|V100M32"), which is how a requirement
 //     names the values it accepts (jobs.AnyOf), so the pod runs on any of
@@ -132,9 +140,12 @@ func ReadAlibabaGPU2023(r io.Reader, o AlibabaGPUOptions) (Trace, ImportStats, e
 	if err != nil {
 		return Trace{}, stats, &ParseError{Line: lr.line, Err: err}
 	}
-	phase := -1
+	phase, memory := -1, -1
 	if i, err := columnIndex(fields, []string{alibabaGPUPhase}); err == nil {
 		phase = i[0]
+	}
+	if i, err := columnIndex(fields, []string{alibabaGPUMemory}); err == nil {
+		memory = i[0]
 	}
 
 	strs := make(interner)
@@ -172,7 +183,7 @@ func ReadAlibabaGPU2023(r io.Reader, o AlibabaGPUOptions) (Trace, ImportStats, e
 		if len(fields) != width {
 			return Trace{}, stats, &ParseError{Line: lr.line, Err: fmt.Errorf("has %d fields, the header %d", len(fields), width)}
 		}
-		p, perr := alibabaGPUPod(fields, idx, phase, o.CountCPUPods, strs, models)
+		p, perr := alibabaGPUPod(fields, idx, phase, memory, o.CountCPUPods, strs, models)
 		if perr != nil {
 			perr.Line = lr.line
 			return Trace{}, stats, perr
@@ -220,7 +231,7 @@ type gpuPod struct {
 }
 
 // alibabaGPUPod reads one pod. The *ParseError has no line number.
-func alibabaGPUPod(f [][]byte, idx []int, phase int, countCPU bool, strs interner, models labelInterner) (gpuPod, *ParseError) {
+func alibabaGPUPod(f [][]byte, idx []int, phase, memory int, countCPU bool, strs interner, models labelInterner) (gpuPod, *ParseError) {
 	col := func(c int) []byte { return f[idx[c]] }
 	bad := func(c int, err error) (gpuPod, *ParseError) {
 		return gpuPod{}, &ParseError{Column: alibabaGPUColumns[c], Err: err}
@@ -237,6 +248,20 @@ func alibabaGPUPod(f [][]byte, idx []int, phase int, countCPU bool, strs interne
 	switch {
 	case numGPU > 0:
 		p.job.Slots = numGPU
+		// What the pod asked for beyond its GPUs: it binds only on pools
+		// that declare their workers' CPUs and memory.
+		cpuMilli, err := parseCount(orZero(col(agCPUMilli)), MaxSlots*1000)
+		if err != nil {
+			return bad(agCPUMilli, err)
+		}
+		p.job.CPUs = float64(cpuMilli) / 1000
+		if memory >= 0 {
+			mib, err := parseCount(orZero(f[memory]), 1<<30)
+			if err != nil {
+				return gpuPod{}, &ParseError{Column: alibabaGPUMemory, Err: err}
+			}
+			p.job.Memory = int64(mib) << 20
+		}
 		// A missing or zero gpu_milli on a GPU pod is read as whole GPUs.
 		if gpuMilli > 0 && gpuMilli < 1000 {
 			p.share = float64(numGPU) * float64(gpuMilli) / 1000

@@ -37,25 +37,25 @@ func TestReadAlibabaGPU2023(t *testing.T) {
 	want := []Job{
 		// openb-pod-0001: created and scheduled at 0, the trace start (a
 		// 0 there is a time, not "never"); deleted at 3600.
-		{Submit: 0, Duration: 3600 * s, Slots: 1, Class: jobs.ClassCore, Team: "openb", Template: "pod"},
+		{Submit: 0, Duration: 3600 * s, Slots: 1, Class: jobs.ClassCore, Team: "openb", Template: "pod", CPUs: 12, Memory: 16384 << 20},
 		// batchjob: no dash in the name, gpu_spec "nan"; 9440900 - 9437400.
-		{Submit: 9437300 * s, Duration: 3500 * s, Slots: 2, Class: jobs.ClassCore, Team: "default", Template: "pod"},
+		{Submit: 9437300 * s, Duration: 3500 * s, Slots: 2, Class: jobs.ClassCore, Team: "default", Template: "pod", CPUs: 4, Memory: 8192 << 20},
 		// openb-pod-0017: 8 whole GPUs, 10769854 - 9437497.
-		{Submit: 9437497 * s, Duration: 1332357 * s, Slots: 8, Class: jobs.ClassBurst, Team: "openb", Template: "pod", Checkpointable: true},
+		{Submit: 9437497 * s, Duration: 1332357 * s, Slots: 8, Class: jobs.ClassBurst, Team: "openb", Template: "pod", Checkpointable: true, CPUs: 88, Memory: 327680 << 20},
 		// openb-pod-0022: a shared GPU (gpu_milli 220), one slot at its share; 9973826 - 9679175.
-		{Submit: 9679175 * s, Duration: 294651 * s, Slots: 1, Class: jobs.ClassBurst, Team: "openb", Template: "pod", Checkpointable: true, Share: 220},
+		{Submit: 9679175 * s, Duration: 294651 * s, Slots: 1, Class: jobs.ClassBurst, Team: "openb", Template: "pod", Checkpointable: true, Share: 220, CPUs: 4, Memory: 15258 << 20},
 		// openb-pod-0090: deletion_time 0, running at the trace end; 10769854 - 9800100.
-		{Submit: 9800100 * s, Duration: 969754 * s, Slots: 1, Class: jobs.ClassBurst, Team: "openb", Template: "pod", Checkpointable: true},
+		{Submit: 9800100 * s, Duration: 969754 * s, Slots: 1, Class: jobs.ClassBurst, Team: "openb", Template: "pod", Checkpointable: true, CPUs: 8, Memory: 30517 << 20},
 		// openb-pod-0110: Running without a scheduled_time: from its creation, 9917200 - 9910000.
-		{Submit: 9910000 * s, Duration: 7200 * s, Slots: 2, Class: jobs.ClassCore, Team: "openb", Template: "pod"},
+		{Submit: 9910000 * s, Duration: 7200 * s, Slots: 2, Class: jobs.ClassCore, Team: "openb", Template: "pod", CPUs: 4, Memory: 15258 << 20},
 		// openb-pod-0035: scheduled 5 s after its creation; 9968575 - 9967063.
 		// Its gpu_spec lists two models: it requires either.
 		{Submit: 9967058 * s, Duration: 1512 * s, Slots: 1, Class: jobs.ClassCore, Team: "openb", Template: "V100M16|V100M32",
-			Requires: map[string]string{"gpu_model": "V100M16|V100M32"}},
+			Requires: map[string]string{"gpu_model": "V100M16|V100M32"}, CPUs: 16, Memory: 32768 << 20},
 		// openb-pod-0120: no deletion_time: to the trace end, 10769854 - 10700054.
 		// gpu_spec A10 names one model, which the job requires of its worker.
 		{Submit: 10700000 * s, Duration: 69800 * s, Slots: 4, Class: jobs.ClassBurst, Team: "openb", Template: "A10", Checkpointable: true,
-			Requires: map[string]string{"gpu_model": "A10"}},
+			Requires: map[string]string{"gpu_model": "A10"}, CPUs: 8, Memory: 30517 << 20},
 	}
 	if !reflect.DeepEqual(tr.Jobs, want) {
 		t.Errorf("jobs:\n got %+v\nwant %+v", tr.Jobs, want)
@@ -127,7 +127,7 @@ func TestReadAlibabaGPU2023WithoutPhase(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Job{{Submit: 0, Duration: time.Minute, Slots: 1, Class: jobs.ClassBurst, Team: "p", Template: "pod", Checkpointable: true}}
+	want := []Job{{Submit: 0, Duration: time.Minute, Slots: 1, Class: jobs.ClassBurst, Team: "p", Template: "pod", Checkpointable: true, CPUs: 1}}
 	if !reflect.DeepEqual(tr.Jobs, want) || stats.Readings[readStartCreation] != 1 {
 		t.Errorf("got %+v, %v %v", tr.Jobs, stats, stats.Readings)
 	}
@@ -180,7 +180,7 @@ func TestReadAlibabaGPU2023ExtraColumns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Job{{Submit: 0, Duration: time.Minute, Slots: 2, Class: jobs.ClassCore, Team: "team", Template: "T4", Requires: map[string]string{"gpu_model": "T4"}}}
+	want := []Job{{Submit: 0, Duration: time.Minute, Slots: 2, Class: jobs.ClassCore, Team: "team", Template: "T4", Requires: map[string]string{"gpu_model": "T4"}, CPUs: 4}}
 	if !reflect.DeepEqual(tr.Jobs, want) || stats.Kept != 1 || len(stats.Skipped) != 0 {
 		t.Errorf("got %+v, %v", tr.Jobs, stats)
 	}

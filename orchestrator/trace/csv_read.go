@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 	_ "time/tzdata" // a start comment's zone must load on a minimal image too
@@ -14,16 +15,10 @@ import (
 
 // csvColumns is the header of the trace CSV format, in order: the eight
 // columns every file has, then the optional ones.
-var csvColumns = []string{"submit_s", "duration_s", "slots", "class", "team", "template", "checkpointable", "deadline_s", "replicas", "requires", "share"}
+var csvColumns = []string{"submit_s", "duration_s", "slots", "class", "team", "template", "checkpointable", "deadline_s",
+	"replicas", "requires", "share", "cpus", "memory_bytes"}
 
 const csvHeader = "submit_s,duration_s,slots,class,team,template,checkpointable,deadline_s"
-
-// csvSizedHeader is the header WriteCSV writes when a job is a gang or
-// requires labels, and csvSharedHeader when one shares a GPU.
-const (
-	csvSizedHeader  = csvHeader + ",replicas,requires"
-	csvSharedHeader = csvSizedHeader + ",share"
-)
 
 // Column positions in csvColumns.
 const (
@@ -38,26 +33,54 @@ const (
 	colReplicas // optional, like every column after it
 	colRequires
 	colShare
-	numColumns = colReplicas // the columns every file has
+	colCPUs
+	colMemory
+	numColumns  = colReplicas // the columns every file has
+	numOptional = colMemory + 1 - numColumns
 )
 
-// csvLayout is where a file has the optional columns: -1 for absent.
+// csvLayout is where a file has the optional columns: at[c-numColumns] is
+// the field index of optional column c, -1 when absent.
 type csvLayout struct {
-	header                    string
-	width                     int
-	replicas, requires, share int
+	header string
+	width  int
+	at     [numOptional]int
 }
 
-// csvHeaders are the headers ReadCSV accepts: the base columns alone, or
-// followed by replicas, requires or both, in that order, and share after
-// both or alone.
-var csvHeaders = map[string]csvLayout{
-	csvHeader:               {csvHeader, numColumns, -1, -1, -1},
-	csvHeader + ",replicas": {csvHeader + ",replicas", numColumns + 1, numColumns, -1, -1},
-	csvHeader + ",requires": {csvHeader + ",requires", numColumns + 1, -1, numColumns, -1},
-	csvSizedHeader:          {csvSizedHeader, numColumns + 2, numColumns, numColumns + 1, -1},
-	csvHeader + ",share":    {csvHeader + ",share", numColumns + 1, -1, -1, numColumns},
-	csvSharedHeader:         {csvSharedHeader, numColumns + 3, numColumns, numColumns + 1, numColumns + 2},
+func (l csvLayout) col(c int) int { return l.at[c-numColumns] }
+
+// layoutOf reads a header: the base columns, then any of the optional
+// ones, each at most once and in csvColumns' order.
+func layoutOf(header string) (csvLayout, bool) {
+	rest, ok := strings.CutPrefix(header, csvHeader)
+	l := csvLayout{header: header, width: numColumns}
+	for i := range l.at {
+		l.at[i] = -1
+	}
+	if !ok {
+		return l, false
+	}
+	next := numColumns
+	for rest != "" {
+		var name string
+		if rest, ok = strings.CutPrefix(rest, ","); !ok {
+			return l, false
+		}
+		name, rest, _ = strings.Cut(rest, ",")
+		if rest != "" {
+			rest = "," + rest
+		}
+		for next < len(csvColumns) && csvColumns[next] != name {
+			next++
+		}
+		if next == len(csvColumns) {
+			return l, false
+		}
+		l.at[next-numColumns] = l.width
+		l.width++
+		next++
+	}
+	return l, true
 }
 
 // startComment starts the optional comment line that carries Trace.Start.
@@ -138,9 +161,10 @@ func readCSVPreamble(lr *lineReader, t *Trace) (csvLayout, error) {
 			}
 			continue
 		}
-		layout, ok := csvHeaders[string(line)]
+		layout, ok := layoutOf(string(line))
 		if !ok {
-			return csvLayout{}, &ParseError{Line: lr.line, Err: fmt.Errorf("header is %q, want %q, optionally followed by ,replicas and ,requires, then ,share", line, csvHeader)}
+			return csvLayout{}, &ParseError{Line: lr.line, Err: fmt.Errorf("header is %q, want %q, optionally followed by any of %s in that order",
+				line, csvHeader, strings.Join(csvColumns[numColumns:], ", "))}
 		}
 		return layout, nil
 	}
@@ -234,7 +258,7 @@ func parseCSVJob(f [][]byte, layout csvLayout, strs interner, reqs requiresInter
 			return bad(colDeadline, errors.New("must be >= 0 (leave it empty for none)"))
 		}
 	}
-	if c := layout.replicas; c >= 0 && len(f[c]) > 0 {
+	if c := layout.col(colReplicas); c >= 0 && len(f[c]) > 0 {
 		if j.Replicas, err = parseCount(f[c], MaxSlots); err != nil {
 			return bad(colReplicas, err)
 		}
@@ -242,18 +266,32 @@ func parseCSVJob(f [][]byte, layout csvLayout, strs interner, reqs requiresInter
 			return bad(colReplicas, fmt.Errorf("%d members of %d slots are more than %d slots", j.Replicas, j.Slots, MaxSlots))
 		}
 	}
-	if c := layout.requires; c >= 0 && len(f[c]) > 0 {
+	if c := layout.col(colRequires); c >= 0 && len(f[c]) > 0 {
 		if j.Requires, err = reqs.get(f[c]); err != nil {
 			return bad(colRequires, err)
 		}
 	}
-	if c := layout.share; c >= 0 && len(f[c]) > 0 {
+	if c := layout.col(colShare); c >= 0 && len(f[c]) > 0 {
 		if j.Share, err = parseCount(f[c], 999); err != nil {
 			return bad(colShare, err)
 		}
 		if j.Share > 0 && (j.Slots != 1 || j.Members() != 1) {
 			return bad(colShare, errors.New("a share of one GPU is for a job of one slot and one member"))
 		}
+	}
+	if c := layout.col(colCPUs); c >= 0 && len(f[c]) > 0 {
+		v, err := strconv.ParseFloat(string(f[c]), 64)
+		if err != nil || !(v >= 0) || v > 1<<20 {
+			return bad(colCPUs, errors.New("want the cores one member needs, a number >= 0"))
+		}
+		j.CPUs = v
+	}
+	if c := layout.col(colMemory); c >= 0 && len(f[c]) > 0 {
+		v, err := strconv.ParseInt(string(f[c]), 10, 64)
+		if err != nil || v < 0 {
+			return bad(colMemory, errors.New("want the bytes one member needs, a whole number >= 0"))
+		}
+		j.Memory = v
 	}
 	return j, nil
 }

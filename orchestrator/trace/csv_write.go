@@ -19,11 +19,14 @@ import (
 // contract or would make a line longer than MaxLineBytes, so a bad trace
 // cannot leave a file that ReadCSV rejects halfway.
 //
-// The replicas and requires columns are written only when a job is a gang
-// or requires labels, so a trace without either is written as before and
-// older readers still take it.
+// The optional columns are written only as far as some job needs them
+// (replicas and requires for gangs and labels, then share, then cpus and
+// memory_bytes), so a trace without them is written as before and older
+// readers still take it.
 func WriteCSV(w io.Writer, t Trace) error {
-	sized, shared := false, false
+	// The optional columns written: none, or from replicas up to the last
+	// one some job needs, so older readers take what they can.
+	last := colDeadline
 	buf := make([]byte, 0, 256)
 	for i, j := range t.Jobs {
 		if err := j.validate(); err != nil {
@@ -34,19 +37,20 @@ func WriteCSV(w io.Writer, t Trace) error {
 				return fmt.Errorf("trace %q: job %d: %q has a line break, which the format cannot hold", t.Name, i, s)
 			}
 		}
-		if j.Replicas != 0 || len(j.Requires) > 0 {
-			sized = true
+		switch {
+		case j.CPUs > 0 || j.Memory > 0:
+			last = colMemory
+		case j.Share > 0:
+			last = max(last, colShare)
+		case j.Replicas != 0 || len(j.Requires) > 0:
+			last = max(last, colRequires)
 		}
-		shared = shared || j.Share > 0
 	}
-	// A share column comes after the sized ones, so a file with shares
-	// has all three.
-	sized = sized || shared
 	for i, j := range t.Jobs {
-		// The numbers take at most 160 bytes: only long names can make a
+		// The numbers take at most 220 bytes: only long names can make a
 		// line too long, and only then is the line laid out to measure it.
-		if 2*(len(j.Team)+len(j.Template)+requiresLen(j.Requires))+160 > MaxLineBytes {
-			if buf = appendCSVJob(buf[:0], j, sized, shared); len(buf)-1 > MaxLineBytes {
+		if 2*(len(j.Team)+len(j.Template)+requiresLen(j.Requires))+220 > MaxLineBytes {
+			if buf = appendCSVJob(buf[:0], j, last); len(buf)-1 > MaxLineBytes {
 				return fmt.Errorf("trace %q: job %d: its line would be %d bytes, more than the %d ReadCSV takes", t.Name, i, len(buf)-1, MaxLineBytes)
 			}
 		}
@@ -55,16 +59,9 @@ func WriteCSV(w io.Writer, t Trace) error {
 	if !t.Start.IsZero() {
 		bw.WriteString(startComment + " " + formatStart(t.Start) + "\n")
 	}
-	switch {
-	case shared:
-		bw.WriteString(csvSharedHeader + "\n")
-	case sized:
-		bw.WriteString(csvSizedHeader + "\n")
-	default:
-		bw.WriteString(csvHeader + "\n")
-	}
+	bw.WriteString(strings.Join(csvColumns[:last+1], ",") + "\n")
 	for _, j := range t.Jobs {
-		buf = appendCSVJob(buf[:0], j, sized, shared)
+		buf = appendCSVJob(buf[:0], j, last)
 		if _, err := bw.Write(buf); err != nil {
 			return err
 		}
@@ -93,9 +90,8 @@ func formatStart(start time.Time) string {
 	return s
 }
 
-// appendCSVJob lays out one line; sized adds the replicas and requires
-// columns, shared the share column after them.
-func appendCSVJob(buf []byte, j Job, sized, shared bool) []byte {
+// appendCSVJob lays out one line with the optional columns up to last.
+func appendCSVJob(buf []byte, j Job, last int) []byte {
 	buf = appendSeconds(buf, j.Submit)
 	buf = append(buf, ',')
 	buf = appendSeconds(buf, j.Duration)
@@ -115,7 +111,7 @@ func appendCSVJob(buf []byte, j Job, sized, shared bool) []byte {
 	if j.Deadline > 0 {
 		buf = appendSeconds(buf, j.Deadline)
 	}
-	if sized {
+	if last >= colRequires {
 		buf = append(buf, ',')
 		if j.Replicas != 0 {
 			buf = strconv.AppendInt(buf, int64(j.Replicas), 10)
@@ -123,10 +119,20 @@ func appendCSVJob(buf []byte, j Job, sized, shared bool) []byte {
 		buf = append(buf, ',')
 		buf = appendField(buf, formatRequires(j.Requires))
 	}
-	if shared {
+	if last >= colShare {
 		buf = append(buf, ',')
 		if j.Share > 0 {
 			buf = strconv.AppendInt(buf, int64(j.Share), 10)
+		}
+	}
+	if last >= colMemory {
+		buf = append(buf, ',')
+		if j.CPUs > 0 {
+			buf = strconv.AppendFloat(buf, j.CPUs, 'g', -1, 64)
+		}
+		buf = append(buf, ',')
+		if j.Memory > 0 {
+			buf = strconv.AppendInt(buf, j.Memory, 10)
 		}
 	}
 	return append(buf, '\n')

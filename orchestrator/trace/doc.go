@@ -45,12 +45,14 @@
 //     worker may carry, separated by '|' ("gpu_model=V100M16|V100M32");
 //     empty for none ([Job.Requires]).
 //
-// A third optional column, share, comes last (after both of the others,
-// or alone after deadline_s); WriteCSV writes all three when some job
-// shares a GPU:
+// Three more optional columns follow, in this order: any of the optional
+// columns may be left out, and WriteCSV writes them from replicas up to
+// the last one some job needs:
 //
 //   - share: thousandths of one GPU the job uses, 1 to 999, on a job of
 //     one slot and one member ([Job.Share]); empty or 0 for whole slots.
+//   - cpus and memory_bytes: what each member needs of its worker beyond
+//     its slots ([Job.CPUs], [Job.Memory]); empty or 0 for none.
 //
 // Seconds are read exactly to the nanosecond when written as plain decimals;
 // exponent forms ("1e-05", as some tools write) are accepted too. WriteCSV

@@ -17,6 +17,7 @@ func JobOf(j jobs.Job, start time.Time) (job Job, ok bool) {
 	}
 	return Job{Submit: j.CreatedAt.Sub(start), Duration: j.FinishedAt.Sub(j.StartedAt),
 		Slots: j.Spec.SlotCount(), Replicas: gangOf(j.Spec.Members()), Requires: j.Spec.Requires, Share: j.Spec.ShareMilli(),
+		CPUs: j.Spec.CPUs, Memory: int64(j.Spec.Memory),
 		Class: j.Spec.Class, Team: orDefault(j.Spec.Team), Template: orDefault(j.Spec.Template),
 		Checkpointable: j.Spec.Checkpointable}, true
 }

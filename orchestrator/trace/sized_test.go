@@ -15,7 +15,7 @@ import (
 // Gangs (Replicas) and required labels (Requires) in the CSV format, in
 // Validate and in Demand.
 
-const sizedHeader = csvSizedHeader + "\n"
+const sizedHeader = csvHeader + ",replicas,requires\n"
 
 func TestCSVRoundTripSized(t *testing.T) {
 	a10 := map[string]string{"gpu_model": "A10"}

@@ -60,6 +60,11 @@ type Job struct {
 	// whole GPU's worth, as GPU workers pack gpu_share jobs; 0 is whole
 	// slots.
 	Share int
+	// CPUs and Memory (bytes), when > 0, are what each member needs of
+	// its worker beyond its slots, as a template's cpus and memory: they
+	// bind only on pools that declare what their workers offer.
+	CPUs   float64
+	Memory int64
 }
 
 // GPUs is what the job uses with every member running: TotalSlots, or its
@@ -189,6 +194,9 @@ func (j Job) validate() error {
 	}
 	if err := checkRequires(j.Requires); err != nil {
 		errs = append(errs, fmt.Errorf("requires: %w", err))
+	}
+	if !(j.CPUs >= 0) || j.CPUs > 1<<20 || j.Memory < 0 {
+		errs = append(errs, fmt.Errorf("cpus: %v and memory: %d bytes; give amounts >= 0", j.CPUs, j.Memory))
 	}
 	if j.Share < 0 || j.Share >= 1000 || (j.Share > 0 && (j.Slots != 1 || j.Members() != 1)) {
 		errs = append(errs, fmt.Errorf("share: %d thousandths of a GPU; give 1 to 999 on a job of one slot and one member, or 0", j.Share))
