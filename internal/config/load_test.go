@@ -533,6 +533,27 @@ func TestTemplateSizeKeysAreKnown(t *testing.T) {
 	}
 }
 
+// An elastic pool may declare what its workers offer; a fixed pool may not.
+func TestPoolCPUsAndMemoryPerWorker(t *testing.T) {
+	cfg, err := Parse([]byte("pools:\n  fixed: {kind: fixed, slots: 4}\n  od: {kind: ondemand, max_workers: 4, slots_per_worker: 8, cpus_per_worker: 96, memory_per_worker: 1TiB}\n"), "x.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range cfg.PolicyPools() {
+		if p.Name == "od" && (p.CPUs != 96 || p.Memory != 1<<40) {
+			t.Errorf("od offers %v CPUs and %d bytes", p.CPUs, p.Memory)
+		}
+	}
+	_, err = Parse([]byte("pools:\n  fixed: {kind: fixed, slots: 4, cpus_per_worker: 8}\n"), "x.yaml")
+	if err == nil || !strings.Contains(err.Error(), "pools.fixed.cpus_per_worker") {
+		t.Errorf("cpus_per_worker on a fixed pool: %v", err)
+	}
+	_, err = Parse([]byte("pools:\n  od: {kind: ondemand, max_workers: 4, slots_per_worker: 8, cpus_per_worker: -1}\n"), "x.yaml")
+	if err == nil || !strings.Contains(err.Error(), "pools.od.cpus_per_worker") {
+		t.Errorf("negative cpus_per_worker: %v", err)
+	}
+}
+
 // Fixed pools with labels of their own are flavors, each with its quota.
 func TestFixedPoolsPerFlavor(t *testing.T) {
 	cfg, err := Parse([]byte("pools:\n  a100: {kind: fixed, slots: 8, labels: {gpu_model: A100}}\n  t4: {kind: fixed, slots: 4, labels: {gpu_model: T4}}\n"), "flavors.yaml")

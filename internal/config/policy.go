@@ -58,7 +58,7 @@ func (c Config) PolicyPools() []policy.Pool {
 		out = append(out, policy.Pool{Name: n, Kind: p.Kind, Region: p.Region,
 			PricePerSlotHour: p.PricePerSlotHour, Billing: p.Billing, MinBilling: p.MinBilling.Std(),
 			StartupDelay: p.StartupDelay.Std(), MaxWorkers: p.MaxWorkers, SlotsPerWorker: p.SlotsPerWorker,
-			IdleTTL: p.IdleTTL.Std(), Labels: p.Labels})
+			IdleTTL: p.IdleTTL.Std(), Labels: p.Labels, CPUs: p.CPUsPerWorker, Memory: int64(p.MemoryPerWorker)})
 	}
 	return out
 }

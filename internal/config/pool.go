@@ -58,4 +58,10 @@ type PoolConfig struct {
 	// its workers report them, a template's requires are matched against
 	// them, and only a pool declaring what a job requires is grown for it.
 	Labels map[string]string `yaml:"labels,omitempty"`
+	// CPUsPerWorker and MemoryPerWorker are what one elastic worker
+	// offers to jobs that ask for cpus or memory: scale-up launches the
+	// pool only for a job one worker can hold, and plan and simulate give
+	// its workers as much. 0 leaves them to what workers report.
+	CPUsPerWorker   float64       `yaml:"cpus_per_worker,omitempty"`
+	MemoryPerWorker jobs.ByteSize `yaml:"memory_per_worker,omitempty"`
 }

@@ -94,6 +94,8 @@ func (p PoolConfig) validateFixed(ps *problems, field string) {
 		{"idle_ttl", p.IdleTTL != 0},
 		{"max_workers", p.MaxWorkers != 0},
 		{"slots_per_worker", p.SlotsPerWorker != 0},
+		{"cpus_per_worker", p.CPUsPerWorker != 0},
+		{"memory_per_worker", p.MemoryPerWorker != 0},
 	} {
 		if f.set {
 			ps.add(field+"."+f.name, "is for elastic pools (ondemand, spot); a fixed pool is prepaid and always on: drop it")
@@ -122,6 +124,12 @@ func (p PoolConfig) validateElastic(ps *problems, field string) {
 	}
 	if p.SlotsPerWorker < 1 {
 		ps.add(field+".slots_per_worker", "must be at least 1")
+	}
+	if !(p.CPUsPerWorker >= 0) || math.IsInf(p.CPUsPerWorker, 0) || p.CPUsPerWorker > 4096 {
+		ps.add(field+".cpus_per_worker", "is %v; give the cores one worker offers, such as 32, or leave it out", p.CPUsPerWorker)
+	}
+	if p.MemoryPerWorker < 0 {
+		ps.add(field+".memory_per_worker", "is negative; write it like 256GiB, or leave it out")
 	}
 }
 

@@ -248,11 +248,12 @@ func (v *view) pickSized(j *Job, spotOK bool) *poolDemand {
 }
 
 // mayRunSized reports whether pool d may run sized job j at all: as
-// mayRun, with workers big enough for a member and the labels it requires
-// declared for the pool. Pools declare no CPUs or memory, so those are
-// checked once the workers register.
+// mayRun, with workers big enough for a member, in slots and in the CPUs
+// and memory the pool declares, and the labels it requires declared for
+// the pool. What a pool does not declare is checked once workers register.
 func (v *view) mayRunSized(d *poolDemand, j *Job, spotOK bool) bool {
-	return v.mayRun(d, j, spotOK) && d.pool.SlotsPerWorker >= j.slots() && carries(d.pool.Labels, j.Requires)
+	return v.mayRun(d, j, spotOK) && d.pool.SlotsPerWorker >= j.slots() && carries(d.pool.Labels, j.Requires) &&
+		!(d.pool.CPUs > 0 && milli(d.pool.CPUs) < j.milliCPU()) && !(d.pool.Memory > 0 && d.pool.Memory < j.Memory)
 }
 
 // mayRun reports whether pool d may run j at all.

@@ -84,6 +84,12 @@ type Pool struct {
 	// include every label the job requires, since a worker not yet
 	// started reports none.
 	Labels map[string]string
+	// CPUs and Memory, when > 0, are what one worker of an elastic pool
+	// offers (cpus_per_worker, memory_per_worker in the config): scale-up
+	// grows the pool for a job only when one worker holds a member's CPUs
+	// and memory. Registered workers report their own.
+	CPUs   float64
+	Memory int64
 }
 
 // carries reports whether labels meet every requirement in req, a

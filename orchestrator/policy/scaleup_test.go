@@ -156,3 +156,19 @@ func TestOverflowedSharesStayPacked(t *testing.T) {
 		t.Errorf("two machines launching for eight quarters: %s", p)
 	}
 }
+
+// Scale-up grows a pool for a job only when one of its workers holds the
+// job's CPUs and memory, where the pool declares them.
+func TestScaleUpHonoursDeclaredCPUsAndMemory(t *testing.T) {
+	fxp, fxw := fixedWith(10, 10)
+	small := elasticPool("small", PoolOnDemand, "eu", 1.0)
+	small.CPUs, small.Memory = 8, 32<<30
+	big := elasticPool("big", PoolOnDemand, "eu", 2.0)
+	big.CPUs, big.Memory = 64, 512<<30
+	j := queued("j1", jobs.ClassBurst, QueueBurst, ago(time.Minute))
+	j.Checkpointable, j.CPUs, j.Memory = false, 16, 64<<30
+	runCases(t, []planCase{
+		{"too many CPUs for the cheaper pool", snap(append(fxp, small, big), fxw, j), t0, "scale_up(big,1)"},
+		{"no pool holds it", snap(append(fxp, small), fxw, j), t0, ""},
+	})
+}

@@ -61,6 +61,9 @@ func (s Snapshot) validatePools(p *problems) map[string]Pool {
 		if pl.MinBilling < 0 || pl.StartupDelay < 0 || pl.IdleTTL < 0 {
 			p.add(at, "min_billing, startup_delay and idle_ttl cannot be negative")
 		}
+		if !(pl.CPUs >= 0) || math.IsInf(pl.CPUs, 0) || pl.Memory < 0 {
+			p.add(at+".cpus", fmt.Sprintf("%v CPUs and %d bytes per worker: write 0 for not declared, or a finite positive amount", pl.CPUs, pl.Memory))
+		}
 		if !pl.Kind.Elastic() {
 			continue
 		}
