@@ -23,6 +23,11 @@ type Shape struct {
 	Class          jobs.Class        `json:"class"`
 	Checkpointable bool              `json:"checkpointable"`
 	Requires       map[string]string `json:"requires,omitempty"`
+	// CPUs and Memory are what each member needs beyond its slots, where
+	// some pool declares what its workers offer (else 0: they bind
+	// nowhere).
+	CPUs   float64 `json:"cpus,omitempty"`
+	Memory int64   `json:"memory,omitempty"`
 	// Jobs and SlotHours count the trace's jobs of this shape and what
 	// they hold (every member, for their Duration).
 	Jobs      int     `json:"jobs"`
@@ -77,6 +82,8 @@ type shapeKey struct {
 	class          jobs.Class
 	ckpt           bool
 	labels         string
+	cpus           float64
+	memory         int64
 }
 
 // ShapesOf groups tr's jobs by shape and says which pools can hold each.
@@ -90,9 +97,21 @@ func ShapesOf(tr trace.Trace, pools []policy.Pool) Shapes {
 			sh.LargestSpot = max(sh.LargestSpot, machineOf(p))
 		}
 	}
+	// CPUs and memory bind only where a pool declares what its workers
+	// offer, as the simulator places them.
+	cpus, memory := false, false
+	for _, p := range pools {
+		cpus, memory = cpus || p.CPUs > 0, memory || p.Memory > 0
+	}
 	at := map[shapeKey]int{}
 	for _, j := range tr.Jobs {
-		k := shapeKey{j.Slots, j.Members(), j.Class, j.Checkpointable, labelKey(j.Requires)}
+		if !cpus {
+			j.CPUs = 0
+		}
+		if !memory {
+			j.Memory = 0
+		}
+		k := shapeKey{j.Slots, j.Members(), j.Class, j.Checkpointable, labelKey(j.Requires), j.CPUs, j.Memory}
 		i, ok := at[k]
 		if !ok {
 			i = len(sh.All)
@@ -112,7 +131,8 @@ func ShapesOf(tr trace.Trace, pools []policy.Pool) Shapes {
 }
 
 func shapeFor(j trace.Job, pools []policy.Pool) Shape {
-	s := Shape{Slots: j.Slots, Members: j.Members(), Class: j.Class, Checkpointable: j.Checkpointable, Requires: j.Requires}
+	s := Shape{Slots: j.Slots, Members: j.Members(), Class: j.Class, Checkpointable: j.Checkpointable, Requires: j.Requires,
+		CPUs: j.CPUs, Memory: j.Memory}
 	if len(j.Requires) == 0 {
 		s.Labelled = true
 		s.ElasticLabels = slices.ContainsFunc(pools, func(p policy.Pool) bool { return p.Kind.Elastic() })
@@ -135,12 +155,14 @@ func shapeFor(j trace.Job, pools []policy.Pool) Shape {
 }
 
 // holds reports whether elastic pool p can run a job of shape s: every
-// member on a machine with room for it and the labels it requires, as
-// many machines as the members need within MaxWorkers (members may share
-// a machine with room for both).
+// member on a machine with room for it, the labels it requires and, where
+// the pool declares them, its CPUs and memory, as many machines as the
+// members need within MaxWorkers (members may share a machine with room
+// for both).
 func holds(p policy.Pool, s Shape) bool {
 	size := machineOf(p)
-	if size < s.Slots || !jobs.Carries(p.Labels, s.Requires) {
+	if size < s.Slots || !jobs.Carries(p.Labels, s.Requires) ||
+		p.CPUs > 0 && p.CPUs < s.CPUs || p.Memory > 0 && p.Memory < s.Memory {
 		return false
 	}
 	perMachine := size / s.Slots

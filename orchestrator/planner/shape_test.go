@@ -152,3 +152,21 @@ func TestTheElasticMachineIsTheSmallestAtTheElasticPrice(t *testing.T) {
 		t.Errorf("spot only: %d, want 1", got)
 	}
 }
+
+// A job needing more CPUs than an elastic pool's workers declare fits
+// none of them, and sets the floor; undeclared, CPUs bind nowhere.
+func TestShapesHonourDeclaredCPUs(t *testing.T) {
+	tr := trace.Trace{Jobs: []trace.Job{
+		{Duration: time.Hour, Slots: 2, Class: jobs.ClassBurst, Checkpointable: true, CPUs: 48},
+		{Duration: time.Hour, Slots: 1, Class: jobs.ClassBurst, Checkpointable: true, CPUs: 4},
+	}}
+	od := policy.Pool{Name: "od", Kind: policy.PoolOnDemand, SlotsPerWorker: 8, CPUs: 32}
+	if f := ShapesOf(tr, []policy.Pool{od}).Floor(true, 0); f != 2 {
+		t.Errorf("floor %d, want 2: the 48-CPU job fits no 32-CPU machine", f)
+	}
+	od.CPUs = 0
+	sh := ShapesOf(tr, []policy.Pool{od})
+	if f := sh.Floor(true, 0); f != 0 || len(sh.All) != 2 || sh.All[0].CPUs != 0 {
+		t.Errorf("undeclared CPUs: floor %d, shapes %+v", f, sh.All)
+	}
+}

@@ -30,8 +30,12 @@
 // in its members' workers' pools. Waits are submit to start, and requeues after a stop do not
 // add to them. Every job may be retried, so a checkpointable burst job is
 // spot-eligible until it has suffered Config.MaxSpotPreemptions spot
-// reclaims. Jobs are not pinned to regions, ask for no CPUs or memory,
-// and the trace's Team is not used.
+// reclaims. Jobs are not pinned to regions, and the trace's Team is not
+// used. A job's CPUs and Memory bind only when some pool declares what its
+// workers offer (Pool.CPUs, Pool.Memory): the job is then sized, and rule
+// 8 places its members only where a worker holds them, as live; with no
+// pool declaring them it is placed as if it asked for none, since live a
+// worker that reports none holds any (fixed workers report none here).
 //
 // Labels and flavors. A job's Requires (gpu_model: A100, say) make it a
 // sized job, as live: it waits in no queue workers read and runs only

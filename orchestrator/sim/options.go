@@ -97,6 +97,10 @@ type Options struct {
 type setup struct {
 	cfg   policy.Config
 	pools []policy.Pool
+	// cpusDeclared and memDeclared say some pool declares what its
+	// workers offer: only then do jobs' CPUs and memory bind, as live a
+	// worker that reports none holds any.
+	cpusDeclared, memDeclared bool
 	// quotas are the fixed pools with their slots, in pools order; none
 	// without a fixed pool. fixedSlots is their sum.
 	quotas     []fixedQuota
@@ -129,6 +133,10 @@ func prepare(o Options) (setup, error) {
 	}
 	if s.cfg == (policy.Config{}) {
 		s.cfg = policy.DefaultConfig()
+	}
+	for _, p := range s.pools {
+		s.cpusDeclared = s.cpusDeclared || p.CPUs > 0
+		s.memDeclared = s.memDeclared || p.Memory > 0
 	}
 	if s.tickLen == 0 {
 		s.tickLen = DefaultTick

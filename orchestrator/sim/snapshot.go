@@ -87,6 +87,7 @@ func (s *sim) policyWorker(w *worker) policy.Worker {
 	p := &s.pools[w.pool]
 	pw := policy.Worker{
 		ID: w.id, Pool: p.Name, Slots: int(w.slots), Busy: int(w.busy), State: policy.WorkerUp, Labels: p.Labels,
+		CPUs: p.CPUs, Memory: p.Memory,
 		StartedAt: s.at(w.requested), LaunchRequestedAt: s.at(w.requested),
 	}
 	if w.state == wsDraining {
@@ -140,6 +141,7 @@ func (s *sim) policyJob(t *task) policy.Job {
 		ID: t.id, Class: jobs.ClassBurst, State: jobs.StateQueued, Queue: policyQueue[t.queue],
 		Checkpointable: t.ckpt, Retryable: true, SpotPreemptions: int(t.spotHits),
 		SubmittedAt: s.at(t.submit), QueuedAt: s.at(t.queuedAt), Requires: t.req, Share: int(t.share),
+		CPUs: t.cpus, Memory: t.mem,
 	}
 	if t.sized() {
 		j.Slots = int(t.slots)

@@ -75,8 +75,13 @@ type task struct {
 	// it runs on in its worker's rooms.
 	share int16
 	room  int16
-	wpos  int32 // index in its worker's tasks
-	gen   uint32
+	// cpus and mem are what each member needs of its worker beyond its
+	// slots, kept only when some pool declares what its workers offer
+	// (see Options.Pools); a task with either is sized, as live.
+	cpus float64
+	mem  int64
+	wpos int32 // index in its worker's tasks
+	gen  uint32
 	// spotHits counts spot reclaims the task suffered.
 	spotHits int32
 	state    taskState
@@ -109,6 +114,12 @@ func (s *sim) newTask(ji, tmpl int32, j *trace.Job) int32 {
 		t.req = j.Requires
 	}
 	t.share = int16(j.Share)
+	if s.cpusDeclared {
+		t.cpus = j.CPUs
+	}
+	if s.memDeclared {
+		t.mem = j.Memory
+	}
 	return ti
 }
 
@@ -174,7 +185,9 @@ func (s *sim) dequeue(ti int32) {
 // sized reports whether the task holds more than one slot or requires
 // labels: it then starts only through the policy's Place, as the policy's
 // Job.sized says of its record.
-func (t *task) sized() bool { return t.slots > 1 || t.gang() || t.req != nil }
+func (t *task) sized() bool {
+	return t.slots > 1 || t.gang() || t.req != nil || t.cpus > 0 || t.mem > 0
+}
 
 // gang reports whether the task is a gang of several members: it starts,
 // stops and ends on all its members' workers at once.
