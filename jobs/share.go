@@ -53,3 +53,17 @@ func (z Size) validateShare(f string, ps *problems) {
 // WholeGPUs is the whole GPUs (or slots) that thousandths of one fill at
 // the least: jobs sharing GPUs pack, so their sum rounded up.
 func WholeGPUs(milli int64) int { return int((milli + GPUMilli - 1) / GPUMilli) }
+
+// MilliUsed is what a job holding slots, or a share of one GPU in
+// thousandths (share > 0), uses, in thousandths of a slot: the one rule by
+// which the policy, the simulator, traces and the cost ledger count a
+// share at its part and everything else whole.
+func MilliUsed(slots, share int) int {
+	if share > 0 {
+		return share
+	}
+	return GPUMilli * slots
+}
+
+// SlotsUsed is MilliUsed in slots.
+func SlotsUsed(slots, share int) float64 { return float64(MilliUsed(slots, share)) / GPUMilli }

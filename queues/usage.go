@@ -225,14 +225,6 @@ func usageSize(n int) (slots, share int) {
 	return max(n, 1), 0
 }
 
-// GPUs is what the attempt used: its slots, or its share of one GPU.
-func (u AttemptUsage) GPUs() float64 {
-	if u.Share > 0 {
-		return float64(u.Share) / 1000
-	}
-	return float64(u.Slots)
-}
-
 func msUTC(ms int64) time.Time {
 	if ms == 0 {
 		return time.Time{}

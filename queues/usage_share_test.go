@@ -10,7 +10,7 @@ import (
 )
 
 // A job with a gpu_share is billed at its share: its usage entry, running
-// or ended, says one slot and the share, and GPUs is the share.
+// or ended, says one slot and the share, which it is billed at.
 func TestUsageCountsAGPUShare(t *testing.T) {
 	t.Parallel()
 	s, c := newStore(t)
@@ -28,8 +28,8 @@ func TestUsageCountsAGPUShare(t *testing.T) {
 	if err != nil || !ok {
 		t.Fatalf("claim: %v %v", ok, err)
 	}
-	if u := queues.RunningUsage(j); u.Slots != 1 || u.Share != 250 || u.GPUs() != 0.25 {
-		t.Errorf("running usage: %d slots, share %d, %.3f GPUs", u.Slots, u.Share, u.GPUs())
+	if u := queues.RunningUsage(j); u.Slots != 1 || u.Share != 250 || jobs.SlotsUsed(u.Slots, u.Share) != 0.25 {
+		t.Errorf("running usage: %d slots, share %d, %.3f GPUs", u.Slots, u.Share, jobs.SlotsUsed(u.Slots, u.Share))
 	}
 	c.Add(time.Hour)
 	if _, err := s.Finish(ctx, j, "w1", jobs.StateSucceeded, nil, ""); err != nil {
@@ -39,7 +39,7 @@ func TestUsageCountsAGPUShare(t *testing.T) {
 	if err != nil || len(us) != 1 {
 		t.Fatalf("usage %v, %v", us, err)
 	}
-	if u := us[0]; u.Slots != 1 || u.Share != 250 || u.GPUs() != 0.25 {
-		t.Errorf("ended usage: %d slots, share %d, %.3f GPUs", u.Slots, u.Share, u.GPUs())
+	if u := us[0]; u.Slots != 1 || u.Share != 250 || jobs.SlotsUsed(u.Slots, u.Share) != 0.25 {
+		t.Errorf("ended usage: %d slots, share %d, %.3f GPUs", u.Slots, u.Share, jobs.SlotsUsed(u.Slots, u.Share))
 	}
 }

@@ -3,6 +3,7 @@ package cost
 import (
 	"time"
 
+	"github.com/ballastdev/ballast/jobs"
 	"github.com/ballastdev/ballast/orchestrator/policy"
 )
 
@@ -78,18 +79,8 @@ type Quota struct {
 }
 
 // gpus is what the attempt used, in slots: its slots, or its share of one.
-func (u Usage) gpus() float64 {
-	if u.Share > 0 {
-		return float64(u.Share) / 1000
-	}
-	return float64(u.Slots)
-}
+func (u Usage) gpus() float64 { return jobs.SlotsUsed(u.Slots, u.Share) }
 
 // Milli is what the attempt used in thousandths of a slot, the unit
 // capacity is checked in.
-func (u Usage) Milli() int {
-	if u.Share > 0 {
-		return u.Share
-	}
-	return 1000 * u.Slots
-}
+func (u Usage) Milli() int { return jobs.MilliUsed(u.Slots, u.Share) }

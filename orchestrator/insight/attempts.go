@@ -175,9 +175,4 @@ func verbOf(t events.Type) string {
 }
 
 // gpus is what the attempt used: at least one slot, or its share of one.
-func (a Attempt) gpus() float64 {
-	if a.Share > 0 {
-		return float64(a.Share) / 1000
-	}
-	return float64(max(1, a.Slots))
-}
+func (a Attempt) gpus() float64 { return jobs.SlotsUsed(max(1, a.Slots), a.Share) }

@@ -198,12 +198,7 @@ func (t *task) total() int32 { return t.slots * t.replicas }
 
 // gpus is what the task uses with every member running: its slots, or
 // its share of one.
-func (t *task) gpus() float64 {
-	if t.share > 0 {
-		return float64(t.share) / 1000
-	}
-	return float64(t.total())
-}
+func (t *task) gpus() float64 { return jobs.SlotsUsed(int(t.total()), int(t.share)) }
 
 // slotsOn is the slots the running or placed task holds on worker wi.
 func (t *task) slotsOn(wi int32) int32 {

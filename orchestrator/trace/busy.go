@@ -47,9 +47,4 @@ func (t Trace) BusyTime() []time.Duration {
 
 // milli is what the job uses in thousandths of a slot: its share, or every
 // member's slots.
-func (j Job) milli() int {
-	if j.Share > 0 {
-		return j.Share
-	}
-	return 1000 * j.TotalSlots()
-}
+func (j Job) milli() int { return jobs.MilliUsed(j.TotalSlots(), j.Share) }

@@ -69,12 +69,7 @@ type Job struct {
 
 // GPUs is what the job uses with every member running: TotalSlots, or its
 // share of one GPU.
-func (j Job) GPUs() float64 {
-	if j.Share > 0 {
-		return float64(j.Share) / 1000
-	}
-	return float64(j.TotalSlots())
-}
+func (j Job) GPUs() float64 { return jobs.SlotsUsed(j.TotalSlots(), j.Share) }
 
 // Members is how many members the job runs: Replicas, or 1 for a single job.
 func (j Job) Members() int { return max(1, j.Replicas) }
