@@ -2,6 +2,8 @@ package jobs
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -86,4 +88,17 @@ func requireProblem(k, v string) string {
 		}
 	}
 	return ""
+}
+
+// LabelsKey writes a label set as one string, keys sorted ("k=v;k2=v2;"),
+// so sets compare and can key a map: equal sets, equal keys.
+func LabelsKey(l map[string]string) string {
+	if len(l) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	for _, k := range slices.Sorted(maps.Keys(l)) {
+		b.WriteString(k + "=" + l[k] + ";")
+	}
+	return b.String()
 }

@@ -69,3 +69,11 @@ func TestRequiresListsAreChecked(t *testing.T) {
 		t.Errorf("LabelProblem with the separator: %q", msg)
 	}
 }
+
+func TestLabelsKeyIsTheSameForEqualSets(t *testing.T) {
+	a := LabelsKey(map[string]string{"gpu_model": "A100", "zone": "b"})
+	b := LabelsKey(map[string]string{"zone": "b", "gpu_model": "A100"})
+	if a != b || a != "gpu_model=A100;zone=b;" || LabelsKey(nil) != "" || a == LabelsKey(map[string]string{"gpu_model": "A100"}) {
+		t.Errorf("keys %q, %q", a, b)
+	}
+}

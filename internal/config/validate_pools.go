@@ -38,7 +38,7 @@ func validatePools(ps *problems, pools map[string]PoolConfig) {
 		p := pools[name]
 		p.validate(ps, field)
 		if p.Kind == PoolFixed {
-			key := labelsKey(p.Labels)
+			key := jobs.LabelsKey(p.Labels)
 			if other, ok := fixedByLabels[key]; ok {
 				ps.add(field+".kind", "a second fixed pool with the labels of pools.%s: give each flavor labels of its own (such as gpu_model: A100), or add these slots to pools.%s", other, other)
 			} else {
@@ -131,18 +131,4 @@ func (p PoolConfig) validateElastic(ps *problems, field string) {
 	if p.MemoryPerWorker < 0 {
 		ps.add(field+".memory_per_worker", "is negative; write it like 256GiB, or leave it out")
 	}
-}
-
-// labelsKey flattens a label set so two sets compare.
-func labelsKey(l map[string]string) string {
-	keys := make([]string, 0, len(l))
-	for k := range l {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var b strings.Builder
-	for _, k := range keys {
-		b.WriteString(k + "=" + l[k] + ";")
-	}
-	return b.String()
 }

@@ -4,6 +4,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/ballastdev/ballast/jobs"
 	"github.com/ballastdev/ballast/orchestrator/policy"
 	"github.com/ballastdev/ballast/orchestrator/trace"
 )
@@ -43,7 +44,7 @@ func RelaxUnknownLabels(tr trace.Trace, pools []policy.Pool) (trace.Trace, []str
 		if len(req) == 0 {
 			continue
 		}
-		key := labelKey(req)
+		key := jobs.LabelsKey(req)
 		kept, ok := cache[key]
 		if !ok {
 			for k, v := range req {

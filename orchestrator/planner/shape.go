@@ -2,11 +2,8 @@ package planner
 
 import (
 	"cmp"
-	"fmt"
-	"maps"
 	"math"
 	"slices"
-	"strings"
 
 	"github.com/ballastdev/ballast/jobs"
 	"github.com/ballastdev/ballast/orchestrator/policy"
@@ -111,7 +108,7 @@ func ShapesOf(tr trace.Trace, pools []policy.Pool) Shapes {
 		if !memory {
 			j.Memory = 0
 		}
-		k := shapeKey{j.Slots, j.Members(), j.Class, j.Checkpointable, labelKey(j.Requires), j.CPUs, j.Memory}
+		k := shapeKey{j.Slots, j.Members(), j.Class, j.Checkpointable, jobs.LabelsKey(j.Requires), j.CPUs, j.Memory}
 		i, ok := at[k]
 		if !ok {
 			i = len(sh.All)
@@ -173,17 +170,6 @@ func holds(p policy.Pool, s Shape) bool {
 // machineOf is a pool's machine size in slots (one when unset, as the
 // policy reads it).
 func machineOf(p policy.Pool) int { return max(p.SlotsPerWorker, 1) }
-
-func labelKey(l map[string]string) string {
-	if len(l) == 0 {
-		return ""
-	}
-	var b strings.Builder
-	for _, k := range slices.Sorted(maps.Keys(l)) {
-		fmt.Fprintf(&b, "%s=%s;", k, l[k])
-	}
-	return b.String()
-}
 
 // HeldBy counts the jobs of the shapes that elastic pool p's machines can
 // hold, labels included, and the most slots one of them needs.
@@ -249,7 +235,7 @@ func (sh Shapes) QuotaOnlyByLabels() [][]Shape {
 	groups := map[string][]Shape{}
 	var keys []string
 	for _, s := range sh.QuotaOnly(true) {
-		k := labelKey(s.Requires)
+		k := jobs.LabelsKey(s.Requires)
 		if _, ok := groups[k]; !ok {
 			keys = append(keys, k)
 		}

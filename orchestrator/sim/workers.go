@@ -120,11 +120,11 @@ func (s *sim) unpackShare(wi, ti int32) int32 {
 	return 0
 }
 
-// shareFits reports whether share task ti fits a shared slot already
-// open on worker w.
-func shareFits(w *worker, t *task) bool {
+// roomFor reports whether a share of share thousandths fits a shared slot
+// already open on worker w (share 1: whether any has room left).
+func roomFor(w *worker, share int16) bool {
 	for _, used := range w.rooms {
-		if used > 0 && used+t.share <= 1000 {
+		if used > 0 && used+share <= 1000 {
 			return true
 		}
 	}
@@ -236,28 +236,18 @@ func (s *sim) fill(wi int32) {
 			continue
 		}
 		full := w.busy >= w.slots
-		if full && !s.sharesRoom(w) {
+		if full && !roomFor(w, 1) {
 			return
 		}
 		ti, ok := s.nextFor(w)
 		// A full worker still takes a share that fits a shared slot; the
 		// first job that does not fit ends the take and stays first in
 		// line, as a GPU worker's take does.
-		if !ok || full && (s.tasks[ti].share == 0 || !shareFits(w, &s.tasks[ti])) {
+		if !ok || full && (s.tasks[ti].share == 0 || !roomFor(w, s.tasks[ti].share)) {
 			return
 		}
 		s.start(ti, wi)
 	}
-}
-
-// sharesRoom reports whether some shared slot of w has room left.
-func (s *sim) sharesRoom(w *worker) bool {
-	for _, used := range w.rooms {
-		if used > 0 && used < 1000 {
-			return true
-		}
-	}
-	return false
 }
 
 // gangReady reports whether every worker of placed gang ti is up, has
