@@ -66,31 +66,58 @@ func flavorPrices(f policy.Pool, pools []policy.Pool, base Prices) Prices {
 	return pr
 }
 
-// flavorOptima are each flavor's offline optimum for the demand that
-// would run on it, at its own prices, at least at the floor its jobs too
-// big for every elastic machine set, renting elastic in the machines of
-// the pools that carry its labels; and their sum, the fleet's optimum.
-func flavorOptima(tr trace.Trace, flavors, pools []policy.Pool, base Prices) (Optimum, []Optimum) {
+// flavor is one fixed pool of a fleet of flavors with what the plan
+// reads of it, worked out once: the jobs that would run on it and their
+// demand, its closed-form prices, and the machines its peaks rent.
+type flavor struct {
+	pool    policy.Pool
+	demand  trace.Trace
+	levels  Levels
+	prices  Prices
+	machine int
+	elastic bool // some elastic pool carries its labels
+}
+
+// flavorsOf works out each flavor of pools for tr.
+func flavorsOf(tr trace.Trace, pools []policy.Pool, base Prices) []flavor {
+	fixed := Flavors(pools)
+	out := make([]flavor, len(fixed))
+	for i, part := range flavorDemand(tr, fixed) {
+		f := flavor{pool: fixed[i], demand: part, levels: DemandLevels(part), prices: flavorPrices(fixed[i], pools, base)}
+		el := elasticFor(fixed[i], pools)
+		f.machine, f.elastic = ElasticMachine(el, f.prices), len(el) > 0
+		out[i] = f
+	}
+	return out
+}
+
+// optimum is the flavor's offline optimum for its own jobs, at least at
+// the floor its jobs too big for every elastic machine set.
+func (f flavor) optimum(pools []policy.Pool) Optimum {
+	// Jobs bigger than the flavor's machines run on none of its quota,
+	// however large: they set no floor (the advice names them).
+	floor := 0
+	for _, sh := range ShapesOf(f.demand, pools).QuotaOnly(true) {
+		if m := f.pool.SlotsPerWorker; m <= 0 || sh.Slots <= m {
+			floor = max(floor, sh.TotalSlots())
+		}
+	}
+	if !f.elastic {
+		// No elastic pool carries the flavor: its quota is all its jobs
+		// have, so it starts at their peak.
+		floor = max(floor, f.levels.Peak())
+	}
+	return OfflineOptimumAbove(f.levels, f.prices, floor, f.machine)
+}
+
+// flavorOptima are each flavor's offline optimum and their sum, the
+// fleet's optimum.
+func flavorOptima(fs []flavor, pools []policy.Pool) (Optimum, []Optimum) {
 	var total, free Optimum
-	each := make([]Optimum, len(flavors))
+	each := make([]Optimum, len(fs))
 	moved := false
-	for i, part := range flavorDemand(tr, flavors) {
-		pr := flavorPrices(flavors[i], pools, base)
-		levels := DemandLevels(part)
-		// Jobs bigger than the flavor's machines run on none of its
-		// quota, however large: they set no floor (the advice names them).
-		floor := 0
-		for _, sh := range ShapesOf(part, pools).QuotaOnly(true) {
-			if m := flavors[i].SlotsPerWorker; m <= 0 || sh.Slots <= m {
-				floor = max(floor, sh.TotalSlots())
-			}
-		}
-		if len(elasticFor(flavors[i], pools)) == 0 {
-			// No elastic pool carries the flavor: its quota is all its
-			// jobs have, so it starts at their peak.
-			floor = max(floor, levels.Peak())
-		}
-		o := OfflineOptimumAbove(levels, pr, floor, ElasticMachine(elasticFor(flavors[i], pools), pr))
+	for i, f := range fs {
+		o := f.optimum(pools)
 		each[i] = o
 		total.FixedSlots += o.FixedSlots
 		total.Fixed += o.Fixed
@@ -121,12 +148,14 @@ func flavorOptima(tr trace.Trace, flavors, pools []policy.Pool, base Prices) (Op
 // changes nothing. With and without core overflow, as for one quota. At
 // the end each flavor's quota is the best for the others' within a slot,
 // which a brute force over one pool checks.
-func (p *Plan) searchFlavors(tr trace.Trace, whole *evaluator, o Options, sw SweepOptions, flavors []policy.Pool) error {
-	start := make(Quotas, len(flavors))
-	floors := make([]int, len(flavors))
+func (p *Plan) searchFlavors(whole *evaluator, o Options, sw SweepOptions, fs []flavor) error {
+	start := make(Quotas, len(fs))
+	floors := make([]int, len(fs))
+	peaks := make([]int, len(fs))
 	for i, f := range p.FlavorOptima {
-		start[i] = PoolQuota{Pool: flavors[i].Name, Slots: f.FixedSlots}
+		start[i] = PoolQuota{Pool: fs[i].pool.Name, Slots: f.FixedSlots}
 		floors[i] = f.Floor
+		peaks[i] = max(fs[i].levels.Peak(), floors[i])
 	}
 	p.FlavorStart = start
 	waits := overflowWaits(sw.WaitTarget, o.Sim)
@@ -149,10 +178,6 @@ func (p *Plan) searchFlavors(tr trace.Trace, whole *evaluator, o Options, sw Swe
 		return err
 	}
 	p.AllFixed, p.AllElastic = pts[0].Result, pts[1].Result
-	peaks := make([]int, len(flavors))
-	for i, part := range flavorDemand(tr, flavors) {
-		peaks[i] = max(DemandLevels(part).Peak(), floors[i])
-	}
 	for _, ov := range []bool{true, false} {
 		if ov && o.WithoutCoreOverflow {
 			continue
@@ -186,10 +211,10 @@ func (p *Plan) searchFlavors(tr trace.Trace, whole *evaluator, o Options, sw Swe
 	}
 	startPt, _ := whole.eval(at)
 	p.Recommendations = []Recommendation{
-		{Method: "offline optimum", FixedSlots: at.FixedSlots, ClosedForm: p.closedForm(tr, flavors, o.Sim.Pools, start),
+		{Method: "offline optimum", FixedSlots: at.FixedSlots, ClosedForm: closedForm(fs, start),
 			Why:        fmt.Sprintf("each flavor at the cheapest quota for its own jobs if elastic capacity came the instant it was needed (%s)", start),
 			Watermarks: at.Watermarks, Simulated: startPt[0].Result, Verdict: startPt[0].Verdict},
-		{Method: "simulated", FixedSlots: best.FixedSlots, ClosedForm: p.closedForm(tr, flavors, o.Sim.Pools, quotasOf(best.Split)),
+		{Method: "simulated", FixedSlots: best.FixedSlots, ClosedForm: closedForm(fs, quotasOf(best.Split)),
 			Why: simulatedWhy(best, sw.WaitTarget), Watermarks: best.Watermarks,
 			CoreOverflow: best.CoreOverflow, CoreMaxWait: best.CoreMaxWait, Simulated: best.Result, Verdict: best.Verdict},
 	}
@@ -255,15 +280,11 @@ func flavorBase(base sim.Options, flavors []policy.Pool) sim.Options {
 
 // closedForm prices a split as the offline optimum does, flavor by
 // flavor at its own prices and machines.
-func (p *Plan) closedForm(tr trace.Trace, flavors, pools []policy.Pool, q Quotas) float64 {
+func closedForm(fs []flavor, q Quotas) float64 {
 	total := 0.0
-	for i, part := range flavorDemand(tr, flavors) {
-		if i >= len(q) {
-			break
-		}
-		pr := flavorPrices(flavors[i], pools, p.Prices)
-		f, e := DemandLevels(part).CostIn(q[i].Slots, pr, ElasticMachine(elasticFor(flavors[i], pools), pr))
-		total += f + e
+	for i, f := range fs[:min(len(fs), len(q))] {
+		fixed, elastic := f.levels.CostIn(q[i].Slots, f.prices, f.machine)
+		total += fixed + elastic
 	}
 	return total
 }

@@ -178,10 +178,11 @@ func Make(tr trace.Trace, o Options) (Plan, error) {
 		for _, f := range flavors {
 			p.flavors = append(p.flavors, f.Name)
 		}
-		p.Optimum, p.FlavorOptima = flavorOptima(tr, flavors, o.Sim.Pools, prices)
+		fs := flavorsOf(tr, o.Sim.Pools, prices)
+		p.Optimum, p.FlavorOptima = flavorOptima(fs, o.Sim.Pools)
 		whole := newEvaluator(tr, tr, flavorBase(o.Sim, flavors), sw.WaitTarget, sw.Parallel, clock)
 		whole.shapes = shapes
-		if err := p.searchFlavors(tr, whole, o, sw, flavors); err != nil {
+		if err := p.searchFlavors(whole, o, sw, fs); err != nil {
 			return p, err
 		}
 		if p.ShapeAdvice, err = p.adviseShapes(tr, o, sw, clock); err != nil {
