@@ -254,11 +254,7 @@ func (e *evaluator) descend(c Candidate, floors, peaks []int, waits []time.Durat
 		if err != nil {
 			return cur, err
 		}
-		for _, pt := range pts {
-			if better(pt, cur) < 0 {
-				cur = pt
-			}
-		}
+		cur = bestOf(cur, pts)
 		c = cur.Candidate
 		if c == before {
 			break
@@ -322,11 +318,9 @@ func (e *evaluator) polish(cur Point, floors, peaks []int) (Point, error) {
 			if err != nil {
 				return cur, err
 			}
-			for _, pt := range pts {
-				if better(pt, cur) < 0 {
-					cur, moved = pt, true
-				}
-			}
+			next := bestOf(cur, pts)
+			moved = moved || next.Candidate != cur.Candidate
+			cur = next
 		}
 		if !moved {
 			break

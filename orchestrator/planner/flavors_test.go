@@ -3,6 +3,7 @@ package planner
 import (
 	"encoding/json"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -79,12 +80,7 @@ func TestAQuotaPerFlavorMatchesABruteForceOverEachPool(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		brute := pts[0]
-		for _, pt := range pts[1:] {
-			if better(pt, brute) < 0 {
-				brute = pt
-			}
-		}
+		brute := slices.MinFunc(pts, better)
 		got, want := pick[i].Slots, quotasOf(brute.Split)[i].Slots
 		t.Logf("%s: pick %d at %.2f, brute force %d at %.2f", pick[i].Pool, got, p.Recommended.Cost, want, brute.Result.Cost.Total)
 		if (got-want > 1 || want-got > 1) && brute.Result.Cost.Total < p.Recommended.Cost*(1-1e-9) {

@@ -3,6 +3,7 @@ package planner
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -82,12 +83,7 @@ func TestThePickMatchesABruteForceOverQuotaAndOverflowWait(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			brute := pts[0]
-			for _, pt := range pts[1:] {
-				if better(pt, brute) < 0 {
-					brute = pt
-				}
-			}
+			brute := slices.MinFunc(pts, better)
 			t.Logf("pick %s at %.2f (%.3fx the optimum); brute force %s at %.2f", p.Best.Candidate, p.Recommended.Cost,
 				p.Recommended.OfOptimum, brute.Candidate, brute.Result.Cost.Total)
 			if p.Recommended.Cost > brute.Result.Cost.Total*1.01 {

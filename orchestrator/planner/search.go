@@ -87,12 +87,7 @@ func (e *evaluator) refine(stage string, c Candidate, step, peak int, waits []ti
 		if err != nil {
 			return cur, err
 		}
-		next := cur
-		for _, pt := range pts {
-			if better(pt, next) < 0 {
-				next = pt
-			}
-		}
+		next := bestOf(cur, pts)
 		if next.Candidate == cur.Candidate {
 			break
 		}
@@ -101,6 +96,12 @@ func (e *evaluator) refine(stage string, c Candidate, step, peak int, waits []ti
 		}
 	}
 	return cur, nil
+}
+
+// bestOf is the best of cur and pts by better, cur on a tie: a search
+// moves only for a point that does better.
+func bestOf(cur Point, pts []Point) Point {
+	return slices.MinFunc(append([]Point{cur}, pts...), better)
 }
 
 // refineRounds bounds refine's rounds of settings and quota: each costs a
