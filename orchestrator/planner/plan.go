@@ -114,7 +114,15 @@ type Plan struct {
 	fixedPool    string
 	elasticPools []string
 	pools        []policy.Pool
-	flavors      []string
+}
+
+// flavorNames names the plan's flavors, none with one quota.
+func (p *Plan) flavorNames() []string {
+	var out []string
+	for _, f := range Flavors(p.pools) {
+		out = append(out, f.Name)
+	}
+	return out
 }
 
 // Make plans the quota for tr.
@@ -175,9 +183,6 @@ func Make(tr trace.Trace, o Options) (Plan, error) {
 		// A quota per flavor: searched on the whole history only, since
 		// every flavor is a coordinate of its own.
 		p.TuneDays = -1
-		for _, f := range flavors {
-			p.flavors = append(p.flavors, f.Name)
-		}
 		fs := flavorsOf(tr, o.Sim.Pools, prices)
 		p.Optimum, p.FlavorOptima = flavorOptima(fs, o.Sim.Pools)
 		whole := newEvaluator(tr, tr, flavorBase(o.Sim, flavors), sw.WaitTarget, sw.Parallel, clock)

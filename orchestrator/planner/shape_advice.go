@@ -137,7 +137,7 @@ func (p *Plan) adviseGroup(tr trace.Trace, o Options, sw SweepOptions, clock *ru
 // machines; 0 with one quota (one worker of any size) or a pool without a
 // machine size.
 func (p *Plan) fixedMachine(req map[string]string) int {
-	if len(p.flavors) == 0 {
+	if len(p.flavorNames()) == 0 {
 		return 0
 	}
 	m := 0
@@ -157,7 +157,7 @@ func (p *Plan) fixedMachine(req map[string]string) int {
 // overflow. It returns nil when there is no elastic pool to copy.
 func (p *Plan) simulateFix(tr trace.Trace, o Options, sw SweepOptions, clock *runClock, size int, big []Shape) (*ShapeFix, error) {
 	pool, ok := SuggestedPool(o.Sim.Pools, size, big)
-	if !ok || len(p.flavors) > 0 {
+	if !ok || len(p.flavorNames()) > 0 {
 		// With a quota per flavor the fix would be searched flavor by
 		// flavor again; the advice stands without a price.
 		return nil, nil

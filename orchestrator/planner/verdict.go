@@ -90,9 +90,9 @@ func (p *Plan) configFor(c Candidate) string {
 			}
 			parts = append(parts, fmt.Sprintf("pools.%s.slots: %d", q.Pool, q.Slots))
 		}
-	case (c.Strategy == StrategyAllElastic || c.FixedSlots == 0) && len(p.flavors) > 0:
-		parts = append(parts, "no fixed pools (remove "+strings.Join(prefixed("pools.", p.flavors), ", ")+")")
-	case c.Strategy == StrategyAllFixed && len(p.flavors) > 0:
+	case (c.Strategy == StrategyAllElastic || c.FixedSlots == 0) && len(p.flavorNames()) > 0:
+		parts = append(parts, "no fixed pools (remove "+strings.Join(prefixed("pools.", p.flavorNames()), ", ")+")")
+	case c.Strategy == StrategyAllFixed && len(p.flavorNames()) > 0:
 		parts = append(parts, "each flavor at its own peak")
 	case c.Strategy == StrategyAllElastic || c.FixedSlots == 0:
 		parts = append(parts, fmt.Sprintf("no fixed pool (remove pools.%s)", pool))
