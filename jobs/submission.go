@@ -178,11 +178,8 @@ func (s Submission) checkEnvelope(ps *problems) {
 	if len(s.IdempotencyKey) > MaxIdempotencyBytes {
 		ps.add("idempotency_key", fmt.Sprintf("is %d bytes; the limit is %d", len(s.IdempotencyKey), MaxIdempotencyBytes))
 	}
-	for _, r := range s.IdempotencyKey {
-		if r == ' ' || isControl(r) {
-			ps.add("idempotency_key", "must not contain spaces or control characters")
-			break
-		}
+	if msg := KeyProblem(s.IdempotencyKey); msg != "" {
+		ps.add("idempotency_key", msg)
 	}
 	if msg := CheckText(s.Template, NoControls); msg != "" {
 		ps.add("template", msg)

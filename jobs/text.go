@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"fmt"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -16,6 +17,15 @@ import (
 //   - string parameters and raw command arguments: free text, so tab,
 //     newline and carriage return are allowed (a prompt, a multi-line
 //     query); NUL and every other control character are not.
+//
+// Bidirectional formatting characters (the embeddings, overrides and
+// isolates of Unicode's bidi algorithm, U+202A to U+202E and U+2066 to
+// U+2069) are refused in every field, text included: they are invisible,
+// and they reorder what a terminal or a browser shows, so a parameter
+// could read as one command in the console and be another in argv (the
+// "Trojan Source" trick). The implicit marks (LRM, RLM, ALM) only nudge
+// neutral characters and belong in real right-to-left text, so free text
+// keeps them; names, which nobody writes in mixed directions, do not.
 
 // Which whitespace controls a field allows.
 const (
@@ -36,12 +46,36 @@ func CheckText(s, allow string) string {
 			return fmt.Sprintf("is not valid UTF-8 at byte %d", i)
 		case isControl(r) && !allowed(r, allow):
 			return fmt.Sprintf("contains the control character %U at byte %d; %s", r, i, allowedText(allow))
+		case isBidiControl(r) || (allow == NoControls && isBidiMark(r)):
+			return fmt.Sprintf("contains the bidirectional control character %U at byte %d, which makes text display in another order than it is stored; remove it", r, i)
 		}
 	}
 	return ""
 }
 
+// KeyProblem says what is wrong with an idempotency key, "" when nothing
+// is: a key is compared byte for byte and shown in logs, so it takes no
+// spaces and nothing CheckText refuses in a name.
+func KeyProblem(key string) string {
+	msg := CheckText(key, NoControls)
+	if msg == "" && !strings.Contains(key, " ") {
+		return ""
+	}
+	if msg == "" {
+		msg = fmt.Sprintf("contains a space at byte %d", strings.Index(key, " "))
+	}
+	return "must not contain spaces or control characters: it " + msg
+}
+
 func isControl(r rune) bool { return r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f) }
+
+// isBidiControl: LRE, RLE, PDF, LRO, RLO and LRI, RLI, FSI, PDI.
+func isBidiControl(r rune) bool {
+	return (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069)
+}
+
+// isBidiMark: LRM, RLM and the Arabic letter mark.
+func isBidiMark(r rune) bool { return r == 0x200e || r == 0x200f || r == 0x061c }
 
 func allowed(r rune, allow string) bool {
 	for _, a := range allow {

@@ -21,6 +21,7 @@ func trainCatalog(t *testing.T) *jobs.Catalog {
 			"epochs": {Type: jobs.ParamInt, Required: true, Min: &lo, Max: &hi},
 			"mode":   {Type: jobs.ParamEnum, Values: []string{"fast", "full"}, Default: "fast"},
 			"lr":     {Type: jobs.ParamFloat, Default: 0.1},
+			"note":   {Type: jobs.ParamString, Default: ""},
 		}},
 	})
 	if err != nil {
@@ -77,6 +78,11 @@ func TestBadInputIsRejectedAndNothingIsEnqueued(t *testing.T) {
 		{"too many labels", `{"template":"train","params":{"epochs":5},"labels":` + string(labelsJSON) + `}`, intake.CodeInvalid, "labels"},
 		{"bad label key", `{"template":"train","params":{"epochs":5},"labels":{"-x y":"v"}}`, intake.CodeInvalid, "labels.-x y"},
 		{"idempotency key with space", `{"template":"train","params":{"epochs":5},"idempotency_key":"a b"}`, intake.CodeInvalid, "idempotency_key"},
+		// Trojan Source: text that displays in another order than it runs.
+		{"right-to-left override in a parameter", `{"template":"train","params":{"epochs":5,"note":"ok\u202e"}}`, intake.CodeInvalid, "params.note"},
+		{"raw override in a parameter", "{\"template\":\"train\",\"params\":{\"epochs\":5,\"note\":\"a\u202eb\"}}", intake.CodeInvalid, "params.note"},
+		{"isolate in a label", `{"template":"train","params":{"epochs":5},"labels":{"note":"\u2067x"}}`, intake.CodeInvalid, "labels.note"},
+		{"override in an idempotency key", `{"template":"train","params":{"epochs":5},"idempotency_key":"k\u202d"}`, intake.CodeInvalid, "idempotency_key"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -160,8 +160,8 @@ func (s Spec) checkEnvelope(ps *problems) {
 	if limit := jobs.MaxIdempotencyBytes; len(s.IdempotencyKey) > limit {
 		ps.add("idempotency_key", fmt.Sprintf("is %d bytes; the limit is %d", len(s.IdempotencyKey), limit))
 	}
-	if msg := jobs.CheckText(s.IdempotencyKey, jobs.NoControls); msg != "" || strings.Contains(s.IdempotencyKey, " ") {
-		ps.add("idempotency_key", "must not contain spaces or control characters")
+	if msg := jobs.KeyProblem(s.IdempotencyKey); msg != "" {
+		ps.add("idempotency_key", msg)
 	}
 }
 
