@@ -27,7 +27,7 @@ func runController(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer rdb.Close()
-	nc, err := connectNATS(cfg, "ballast-controller")
+	nc, err := connectNATSLogged(cfg, "ballast-controller", log)
 	if err != nil {
 		return err
 	}

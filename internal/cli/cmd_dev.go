@@ -87,7 +87,7 @@ func runDev(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer rdb.Close()
-	nc, err := connectNATS(cfg, "ballast-dev")
+	nc, err := connectNATSLogged(cfg, "ballast-dev", log)
 	if err != nil {
 		return err
 	}

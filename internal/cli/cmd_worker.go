@@ -62,7 +62,7 @@ func runWorker(ctx context.Context, e *env, args []string) error {
 	defer rdb.Close()
 	// Events are worth having but not worth refusing to work for.
 	var pub events.Publisher = events.Discard
-	nc, err := connectNATS(cfg, "ballast-worker")
+	nc, err := connectNATSLogged(cfg, "ballast-worker", log)
 	if err != nil {
 		log.Warn("running without events and control wake-ups (preemption waits for the heartbeat)", "err", err)
 		nc = nil

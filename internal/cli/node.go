@@ -205,6 +205,9 @@ func startMetrics(ctx context.Context, cfg config.Config, store *queues.Store, n
 		defer cancel()
 		_ = m.Shutdown(sctx)
 	})
+	if err := m.WatchBus(linkOf(nc)); err != nil {
+		return nil, err
+	}
 	sub, err := m.Follow(nc, subjects(cfg), ctl.Leader)
 	if err != nil {
 		return nil, err

@@ -5,8 +5,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/ballastdev/ballast/internal/config"
 	"github.com/ballastdev/ballast/jobs"
+	"github.com/ballastdev/ballast/orchestrator/buslink"
 	"github.com/ballastdev/ballast/orchestrator/events"
 	"github.com/ballastdev/ballast/queues"
 	"github.com/ballastdev/ballast/workers"
@@ -90,18 +93,42 @@ func connectRedis(ctx context.Context, cfg config.Config) (redis.UniversalClient
 	return c, nil
 }
 
-// connectNATS connects to NATS with the config's auth.
+// connectNATS connects to NATS with the config's auth, for a command
+// that lives a moment: an outage is logged to stderr as a warning.
 func connectNATS(cfg config.Config, name string) (*nats.Conn, error) {
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	return connectNATSLogged(cfg, name, log)
+}
+
+// links are the health of the connections this process made, for the
+// metrics of the process that serves them (see startMetrics).
+var links sync.Map // *nats.Conn -> *buslink.Link
+
+// connectNATSLogged connects to NATS with the config's auth, and logs every
+// disconnect, reconnect and close of the connection to log.
+func connectNATSLogged(cfg config.Config, name string, log *slog.Logger) (*nats.Conn, error) {
 	opts, err := cfg.NATS.Options()
 	if err != nil {
 		return nil, err
 	}
-	opts = append(opts, nats.Name(name), nats.Timeout(3*time.Second))
+	link, watch := buslink.Watch(log, name, time.Now)
+	opts = append(append(opts, nats.Name(name), nats.Timeout(3*time.Second)), watch...)
 	nc, err := nats.Connect(cfg.NATS.URL, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("cannot reach NATS at %s: %w (start nats-server -js, or fix nats.url)", cfg.NATS.URL, err)
 	}
+	link.Connected(nc)
+	links.Store(nc, link)
 	return nc, nil
+}
+
+// linkOf is the health of a connection made by connectNATS, nil for one
+// made otherwise.
+func linkOf(nc *nats.Conn) *buslink.Link {
+	if l, ok := links.Load(nc); ok {
+		return l.(*buslink.Link)
+	}
+	return nil
 }
 
 func newStore(rdb redis.UniversalClient, cfg config.Config) *queues.Store {

@@ -103,6 +103,7 @@ type Options struct {
 // with metrics turned off need no guards.
 type Metrics struct {
 	provider *sdkmetric.MeterProvider
+	ns       string // the instruments' name prefix
 	registry *prometheus.Registry
 	handler  http.Handler
 
@@ -167,6 +168,7 @@ func New(o Options) (*Metrics, error) {
 
 	m := &Metrics{
 		provider: provider,
+		ns:       ns,
 		registry: reg,
 		handler: promhttp.HandlerFor(reg, promhttp.HandlerOpts{
 			// A single broken series should not blank the whole scrape:
