@@ -94,6 +94,9 @@ type Plan struct {
 	// ShapeAdvice names jobs the pools' machines cannot hold and what to
 	// change, with a suggested pool simulated.
 	ShapeAdvice []ShapeAdvice `json:"shape_advice,omitempty"`
+	// Gap says where the recommended plan's cost over the optimum comes
+	// from (one quota only).
+	Gap *Gap `json:"gap_to_optimum,omitempty"`
 	// AllFixed is quota sized to the peak and no elastic capacity;
 	// AllElastic no quota at all. Both through the same simulation.
 	AllFixed   sim.Result `json:"all_fixed"`
@@ -218,6 +221,8 @@ func Make(tr trace.Trace, o Options) (Plan, error) {
 	if err := p.search(tune, whole, wl, o, sw); err != nil {
 		return p, err
 	}
+	g := gapOf(levels, p.Prices, p.Optimum.Machine, p.Best.FixedSlots, p.Best.Result, o.Sim.Pools)
+	p.Gap = &g
 	if p.ShapeAdvice, err = p.adviseShapes(tr, o, sw, clock); err != nil {
 		return p, err
 	}

@@ -76,6 +76,11 @@ func (p Plan) WriteText(w io.Writer) error {
 	if line := p.Optimum.shapesLine(); line != "" {
 		fmt.Fprintln(tw, line)
 	}
+	if p.Gap != nil && p.Best.Feasible {
+		if line := p.Gap.line(p.Optimum, p.Best.Result.Cost.Total); line != "" {
+			fmt.Fprintln(tw, line)
+		}
+	}
 	fmt.Fprintf(tw, "search: %d simulations in %s (%d on the tuning window, %d on the whole history)\n\n",
 		p.Simulations, p.Took.Round(10*time.Millisecond), len(p.Sweep), len(p.History))
 	fmt.Fprintln(tw, "METHOD\tFIXED\tWATERMARKS\tCOST (CLOSED FORM)\tCOST (SIMULATED)\tX OPTIMUM\tFIXED IDLE\tBURST WAIT P95\tCORE WAIT P95\tPREEMPTIONS\tLOST SLOT-H\tFEASIBLE")
