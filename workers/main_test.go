@@ -15,7 +15,8 @@ import (
 //
 // With helperNamespaceEnv set, the binary is a worker process instead (see
 // runHelperWorker); with secretWorkerEnv, a worker holding secrets, and
-// with probeEnv, the job that looks for them (see TestRunAs).
+// with probeEnv, the job that looks for them (see TestRunAs); with
+// guardChildEnv, a service guarding its environment (TestGuardProcess).
 func TestMain(m *testing.M) {
 	if ns := os.Getenv(helperNamespaceEnv); ns != "" {
 		os.Exit(runHelperWorker(ns))
@@ -25,6 +26,9 @@ func TestMain(m *testing.M) {
 	}
 	if os.Getenv(probeEnv) != "" {
 		os.Exit(runProbe())
+	}
+	if os.Getenv(guardChildEnv) != "" {
+		os.Exit(runGuardChild())
 	}
 	goleak.VerifyTestMain(m)
 }
