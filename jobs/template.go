@@ -52,6 +52,11 @@ type Template struct {
 	// job's, when the worker has them. Config validation refuses names that
 	// hold the worker's own credentials.
 	PassEnv []string `yaml:"pass_env,omitempty" json:"pass_env,omitempty"`
+	// RunAs overrides worker.run_as for this template's jobs: the
+	// unprivileged user (a name, or UID:GID) a root worker starts them
+	// as. It stays in the config: the worker looks it up by the
+	// template's name, so no job record can choose its user.
+	RunAs string `yaml:"run_as,omitempty" json:"run_as,omitempty"`
 	// Class is core or burst; empty takes the rhythm's default.
 	Class Class `yaml:"class,omitempty" json:"class,omitempty"`
 	// Rhythm is periodic, pulse, mixed or sweep; empty means pulse for burst

@@ -35,7 +35,7 @@ func TestJobCommandStartsInsideItsV2Cgroup(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	cmd := jobCommand("/bin/sh", []string{"sh", "-c", "cat /proc/self/cgroup"}, cgroupJoin{fd: f})
+	cmd := jobCommand("/bin/sh", []string{"sh", "-c", "cat /proc/self/cgroup"}, cgroupJoin{fd: f}, nil)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {

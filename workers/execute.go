@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -141,15 +140,13 @@ func (w *Worker) run(r *running) outcome {
 	if len(r.job.Spec.Command) == 0 {
 		return outcome{err: errors.New("the job has neither command nor handler")}
 	}
-	// Checkpoints are the job's data: only the worker's user may read them.
-	// Chmod too, for a directory an earlier attempt or release left open.
-	if err := os.MkdirAll(ckDir, 0o700); err != nil {
+	// Checkpoints are the job's data: only the user it runs as may read
+	// them (the worker's, without run_as).
+	ru := w.users.of(r.job)
+	if err := ownCheckpointDir(ckDir, ru); err != nil {
 		return outcome{err: fmt.Errorf("checkpoint dir: %w", err)}
 	}
-	if err := os.Chmod(ckDir, 0o700); err != nil {
-		return outcome{err: fmt.Errorf("checkpoint dir: %w", err)}
-	}
-	return w.runProcess(r, out, ckDir)
+	return w.runProcess(r, out, ckDir, ru)
 }
 
 // runHandler runs an in-process Go handler.

@@ -14,10 +14,21 @@ import (
 // pools) are closed by testenv when each test ends.
 //
 // With helperNamespaceEnv set, the binary is a worker process instead (see
-// runHelperWorker).
+// runHelperWorker); with secretWorkerEnv, a worker holding secrets, and
+// with probeEnv, the job that looks for them (see TestRunAs); with
+// guardChildEnv, a service guarding its environment (TestGuardProcess).
 func TestMain(m *testing.M) {
 	if ns := os.Getenv(helperNamespaceEnv); ns != "" {
 		os.Exit(runHelperWorker(ns))
+	}
+	if ns := os.Getenv(secretWorkerEnv); ns != "" {
+		os.Exit(runSecretWorker(ns))
+	}
+	if os.Getenv(probeEnv) != "" {
+		os.Exit(runProbe())
+	}
+	if os.Getenv(guardChildEnv) != "" {
+		os.Exit(runGuardChild())
 	}
 	goleak.VerifyTestMain(m)
 }

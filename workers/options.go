@@ -16,6 +16,7 @@ import (
 	"github.com/ballastdev/ballast/queues"
 	"github.com/ballastdev/ballast/workers/gpu"
 	"github.com/ballastdev/ballast/workers/isolation"
+	"github.com/ballastdev/ballast/workers/runas"
 )
 
 // Options configures a Worker.
@@ -104,6 +105,16 @@ type Options struct {
 	// CgroupRoot is where cgroup filesystems are mounted (default
 	// /sys/fs/cgroup).
 	CgroupRoot string
+	// RunAs (worker.run_as) is the unprivileged user a worker running as
+	// root starts command jobs as: a name, or UID:GID. The job's
+	// supervisor switches to it, with its groups and no way back
+	// (no_new_privs), so the job cannot read the worker's memory or
+	// environment, where its credentials are. Empty runs jobs as the
+	// worker's own user. In-process handlers run in the worker as ever.
+	RunAs string
+	// TemplateRunAs overrides RunAs for the jobs of the named templates
+	// (templates.NAME.run_as).
+	TemplateRunAs map[string]string
 	// Logger (default slog.Default()).
 	Logger *slog.Logger
 	// Now is the clock (default time.Now).
@@ -205,6 +216,16 @@ func (o Options) Validate() error {
 	}
 	if _, err := isolation.ParseMode(string(o.Isolation)); err != nil {
 		errs = append(errs, fmt.Errorf("isolation: %w", err))
+	}
+	if o.RunAs != "" {
+		if err := runas.Check(o.RunAs); err != nil {
+			errs = append(errs, fmt.Errorf("run_as: %w", err))
+		}
+	}
+	for _, name := range sortedKeys(o.TemplateRunAs) {
+		if err := runas.Check(o.TemplateRunAs[name]); err != nil {
+			errs = append(errs, fmt.Errorf("templates.%s.run_as: %w", name, err))
+		}
 	}
 	if o.PollInterval < time.Millisecond {
 		errs = append(errs, fmt.Errorf("poll_interval: %s is below 1ms", o.PollInterval))

@@ -6,8 +6,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"time"
+
+	"github.com/ballastdev/ballast/workers/runas"
 )
 
 // SelfCommand as argv[0] of a template means "this ballast binary", so demo
@@ -34,7 +35,7 @@ const killWait = 5 * time.Second
 // runProcess runs the job's command until it exits or r is stopped. On stop it
 // asks the job to stop (SIGTERM to its process group), waits the grace
 // period, then kills its whole process tree.
-func (w *Worker) runProcess(r *running, out *output, ckDir string) outcome {
+func (w *Worker) runProcess(r *running, out *output, ckDir string, ru *runas.User) outcome {
 	argv := append([]string(nil), r.job.Spec.Command...)
 	if argv[0] == SelfCommand {
 		exe, err := os.Executable()
@@ -53,8 +54,8 @@ func (w *Worker) runProcess(r *running, out *output, ckDir string) outcome {
 	if err != nil {
 		return outcome{err: err}
 	}
-	cmd := jobCommand(path, argv, join)
-	cmd.Env = environmentOf(r.job, ckDir, r.gpus, w.gpuWorker(), r.gang)
+	cmd := jobCommand(path, argv, join, ru)
+	cmd.Env = withHome(environmentOf(r.job, ckDir, r.gpus, w.gpuWorker(), r.gang), ru)
 	if w.opts.MPS && r.share > 0 {
 		// Last, so it wins over a template's own value.
 		cmd.Env = append(cmd.Env, mpsEnv(r.share))
@@ -101,10 +102,8 @@ func (w *Worker) runProcess(r *running, out *output, ckDir string) outcome {
 	}
 	stdout.Flush()
 	stderr.Flush()
-	if b, err := os.ReadFile(filepath.Join(ckDir, CheckpointMarker)); err == nil {
-		if c := strings.TrimSpace(string(b)); c != "" && c != r.lastCheckpoint() {
-			w.recordCheckpoint(r, c)
-		}
+	if c := readMarker(filepath.Join(ckDir, CheckpointMarker), ru); c != "" && c != r.lastCheckpoint() {
+		w.recordCheckpoint(r, c)
 	}
 	return res
 }

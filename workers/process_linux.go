@@ -7,6 +7,8 @@ import (
 	"os/exec"
 	"strconv"
 	"syscall"
+
+	"github.com/ballastdev/ballast/workers/runas"
 )
 
 // jobCommand runs the job under a supervisor (see SupervisorCommand): this
@@ -19,10 +21,17 @@ import (
 // CLONE_INTO_CGROUP (cg.dir), on v1 by writing itself into each
 // hierarchy's cgroup.procs (cg.procs) before it starts the job. Either way
 // the job never runs a moment outside its limits.
-func jobCommand(path string, argv []string, cg cgroupJoin) *exec.Cmd {
+//
+// With ru set (run_as), the supervisor starts the job as that user: it
+// joins the cgroups and arms its signals as root first, then drops only
+// the job (see supervisorArgs.user).
+func jobCommand(path string, argv []string, cg cgroupJoin, ru *runas.User) *exec.Cmd {
 	args := []string{SupervisorCommand, "--ppid", strconv.Itoa(os.Getpid())}
 	for _, f := range cg.procs {
 		args = append(args, "--cgroup", f)
+	}
+	if ru != nil {
+		args = append(args, "--user", formatCredential(ru.UID, ru.GID, ru.Groups))
 	}
 	args = append(append(args, "--path", path, "--"), argv...)
 	cmd := exec.Command("/proc/self/exe", args...)

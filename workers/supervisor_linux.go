@@ -16,7 +16,7 @@ import (
 // SupervisorCommand, as the first argument, makes any binary that links this
 // package a job supervisor instead of what its main would do:
 //
-//	BINARY job-supervisor --ppid WORKER_PID [--cgroup PROCS_FILE]... --path PROGRAM -- ARGV...
+//	BINARY job-supervisor --ppid WORKER_PID [--cgroup PROCS_FILE]... [--user UID:GID:GROUPS] --path PROGRAM -- ARGV...
 //
 // A worker runs each job under one, re-executing its own binary, so that the
 // job's whole process tree ends with its attempt. The kernel's parent-death
@@ -57,13 +57,22 @@ type supervisorArgs struct {
 	// itself into before it starts the job, so the job is born inside its
 	// cgroups and never runs a moment unlimited.
 	cgroups []string
-	path    string
-	argv    []string
+	// user, when set, is who the job runs as (run_as): the supervisor
+	// stays root, so it can join the cgroups and later kill whatever
+	// the job started, and only the job takes these IDs, at its exec,
+	// for good: setuid as root changes real, effective and saved IDs
+	// and clears every capability, and no_new_privs bars regaining
+	// them by exec. A job of another user cannot read the worker's or
+	// the supervisor's environment or memory in /proc: both are root's
+	// processes, and the kernel's ptrace check refuses it.
+	user *syscall.Credential
+	path string
+	argv []string
 }
 
 func parseSupervisorArgs(args []string) (supervisorArgs, error) {
 	var a supervisorArgs
-	usage := fmt.Errorf("usage: %s --ppid PID [--cgroup PROCS_FILE]... --path PROGRAM -- ARGV0 [ARG]", SupervisorCommand)
+	usage := fmt.Errorf("usage: %s --ppid PID [--cgroup PROCS_FILE]... [--user UID:GID:GROUPS] --path PROGRAM -- ARGV0 [ARG]", SupervisorCommand)
 	if len(args) < 2 || args[0] != "--ppid" {
 		return a, usage
 	}
@@ -75,6 +84,12 @@ func parseSupervisorArgs(args []string) (supervisorArgs, error) {
 	rest := args[2:]
 	for len(rest) >= 2 && rest[0] == "--cgroup" {
 		a.cgroups = append(a.cgroups, rest[1])
+		rest = rest[2:]
+	}
+	if len(rest) >= 2 && rest[0] == "--user" {
+		if a.user, err = parseCredential(rest[1]); err != nil {
+			return a, err
+		}
 		rest = rest[2:]
 	}
 	if len(rest) < 4 || rest[0] != "--path" || rest[2] != "--" {
@@ -122,6 +137,14 @@ func supervise(args []string) int {
 		fmt.Fprintln(os.Stderr, "ballast: cannot enter the job's cgroup:", err)
 		return 125
 	}
+	if a.user != nil {
+		if err := forbidNewPrivileges(); err != nil {
+			// Without it a set-user-ID program could give the job
+			// back what run_as took away.
+			fmt.Fprintln(os.Stderr, "ballast: cannot set no_new_privs for the job:", err)
+			return 126
+		}
+	}
 	// A nil Env hands the job this process's environment, which the worker
 	// built for the job: nothing of the worker's own is in it.
 	job, err := os.StartProcess(a.path, a.argv, &os.ProcAttr{
@@ -129,7 +152,9 @@ func supervise(args []string) int {
 		// Its own process group, so SIGTERM reaches the job and its
 		// children as it did before the supervisor; the parent-death
 		// signal covers a supervisor that is itself killed outright.
-		Sys: &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
+		// The kernel clears that signal when IDs change, but Go sets it
+		// after the Credential switch, so it holds for a run_as job too.
+		Sys: &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, Credential: a.user},
 	})
 	if err != nil {
 		// The worker resolved the program, so this is rare (a bad

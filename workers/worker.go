@@ -34,6 +34,8 @@ type Worker struct {
 	slots *slotBook
 	// labels are fixed at New.
 	labels map[string]string
+	// users are who jobs run as (Options.RunAs), fixed at New.
+	users jobUsers
 
 	id atomic.Value // string; replaced when the controller fences this worker
 	// inc is this process start's incarnation token: a newer process under
@@ -93,7 +95,14 @@ func New(store *queues.Store, opts Options) (*Worker, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, fmt.Errorf("workers.New: %w", err)
 	}
-	w := &Worker{store: store, opts: opts, log: opts.Logger.With("worker", opts.ID, "pool", opts.Pool),
+	users, err := resolveJobUsers(opts, os.Geteuid())
+	if err == nil {
+		err = users.prepareCheckpointRoot(opts.CheckpointDir)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("workers.New: %w", err)
+	}
+	w := &Worker{users: users, store: store, opts: opts, log: opts.Logger.With("worker", opts.ID, "pool", opts.Pool),
 		jobs: map[string]*running{}, fenced: map[string]bool{}, ended: newEndedLog(), wake: make(chan struct{}, 1), reclaimed: make(chan struct{}),
 		slots: newSlotBook(opts.Slots, opts.GPUs)}
 	w.id.Store(opts.ID)

@@ -17,6 +17,9 @@ func runController(ctx context.Context, e *env, args []string) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
+	if err := guardProcess(); err != nil {
+		return err
+	}
 	cfg, err := loadConfig(*cfgPath)
 	if err != nil {
 		return err

@@ -50,6 +50,9 @@ func runWorker(ctx context.Context, e *env, args []string) error {
 	if *mps && len(devs) == 0 {
 		return usageError{"--gpu-mps needs --gpus: only a GPU worker runs jobs that share a GPU"}
 	}
+	if err := guardProcess(); err != nil {
+		return err
+	}
 	cfg, err := loadConfig(*cfgPath)
 	if err != nil {
 		return err

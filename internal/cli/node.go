@@ -276,7 +276,7 @@ func startWorker(ctx context.Context, cfg config.Config, store *queues.Store, pu
 		PollInterval: cfg.Worker.PollInterval.Std(), Heartbeat: cfg.Worker.Heartbeat.Std(), DrainTimeout: cfg.Worker.DrainTimeout.Std(),
 		LogDir: cfg.Worker.LogDir, CheckpointDir: cfg.Worker.CheckpointDir, LogLines: int64(cfg.Worker.JobLogLines),
 		Events: pub, Logger: log, Control: ws.nc, Subjects: subjects(cfg), QoS: cfg.QoS, Isolation: ws.isolation, GPUs: ws.gpus, MPS: ws.mps,
-		Labels: p.Labels, CPUs: ws.cpus, Memory: ws.memory})
+		Labels: p.Labels, CPUs: ws.cpus, Memory: ws.memory, RunAs: cfg.Worker.RunAs, TemplateRunAs: cfg.TemplateRunAs()})
 	if err != nil {
 		return nil, err
 	}
@@ -285,6 +285,16 @@ func startWorker(ctx context.Context, cfg config.Config, store *queues.Store, pu
 	}
 	st.push(w.Stop)
 	return w, nil
+}
+
+// guardProcess makes a service's environment and memory unreadable to
+// other processes of its user, jobs among them, before it reads any
+// secret (see workers.GuardProcess).
+func guardProcess() error {
+	if err := workers.GuardProcess(); err != nil {
+		return fmt.Errorf("cannot keep this process's memory from other processes of its user: %w", err)
+	}
+	return nil
 }
 
 // overflowLead is how long an overflowed core job takes to start on

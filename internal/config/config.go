@@ -58,12 +58,17 @@ type HTTPConfig struct {
 	APIToken string `yaml:"api_token,omitempty"`
 	// APITokenEnv names an environment variable holding the token.
 	APITokenEnv string `yaml:"api_token_env,omitempty"`
+	// APITokenFile names a file holding the token (a trailing newline is
+	// dropped): readable by Ballast's user only, it reaches no process
+	// of another user, where an environment variable stays readable in
+	// /proc by every process of the same user.
+	APITokenFile string `yaml:"api_token_file,omitempty"`
 }
 
-// Token resolves the API token from the file or the environment; empty means
-// none is configured.
+// Token resolves the API token from the config, the environment or its
+// file; empty means none is configured.
 func (h HTTPConfig) Token() (string, error) {
-	return resolveSecret("http.api_token", h.APIToken, h.APITokenEnv, "")
+	return resolveSecret("http.api_token", h.APIToken, h.APITokenEnv, h.APITokenFile)
 }
 
 // ControllerConfig sets the pace of the controller loop.
@@ -112,6 +117,11 @@ type WorkerConfig struct {
 	// JobLogLines is how many lines of each job's output are kept in Redis for
 	// the CLI and the dashboard.
 	JobLogLines int `yaml:"job_log_lines,omitempty"`
+	// RunAs is the unprivileged user (a name, or UID:GID) a worker running
+	// as root starts jobs as, so no job can read the worker's credentials
+	// from /proc (README: Jobs as another user). A template's run_as
+	// overrides it. A worker that is not root refuses to start with it.
+	RunAs string `yaml:"run_as,omitempty"`
 }
 
 // CapacityConfig tunes the hybrid capacity policy beyond the watermarks.

@@ -33,12 +33,16 @@ type NATSConfig struct {
 
 	// At most one way to authenticate: user and password, a token, an nkey
 	// seed file or a credentials file. The _env forms name an environment
-	// variable holding the secret.
+	// variable holding the secret, the _file forms a file holding it (a
+	// trailing newline is dropped); a file readable by Ballast's user only
+	// is the form no job can reach (README: Jobs as another user).
 	User         string `yaml:"user,omitempty"`
 	Password     string `yaml:"password,omitempty"`
 	PasswordEnv  string `yaml:"password_env,omitempty"`
+	PasswordFile string `yaml:"password_file,omitempty"`
 	Token        string `yaml:"token,omitempty"`
 	TokenEnv     string `yaml:"token_env,omitempty"`
+	TokenFile    string `yaml:"token_file,omitempty"`
 	NKeySeedFile string `yaml:"nkey_seed_file,omitempty"`
 	CredsFile    string `yaml:"creds_file,omitempty"`
 
@@ -76,13 +80,13 @@ func (n NATSConfig) Options() ([]nats.Option, error) {
 	}
 	switch {
 	case n.User != "":
-		pw, err := resolveSecret("nats.password", n.Password, n.PasswordEnv, "")
+		pw, err := resolveSecret("nats.password", n.Password, n.PasswordEnv, n.PasswordFile)
 		if err != nil {
 			return nil, err
 		}
 		opts = append(opts, nats.UserInfo(n.User, pw))
-	case n.Token != "" || n.TokenEnv != "":
-		tok, err := resolveSecret("nats.token", n.Token, n.TokenEnv, "")
+	case n.Token != "" || n.TokenEnv != "" || n.TokenFile != "":
+		tok, err := resolveSecret("nats.token", n.Token, n.TokenEnv, n.TokenFile)
 		if err != nil {
 			return nil, err
 		}
@@ -118,16 +122,16 @@ func (n NATSConfig) Options() ([]nats.Option, error) {
 func (n NATSConfig) validate(ps *problems) {
 	n.validateURL(ps)
 	var methods []string
-	if n.User != "" || n.Password != "" || n.PasswordEnv != "" {
+	if n.User != "" || n.Password != "" || n.PasswordEnv != "" || n.PasswordFile != "" {
 		methods = append(methods, "user")
 		if n.User == "" {
 			ps.add("nats.user", "missing: a password needs a user")
 		}
-		if n.Password == "" && n.PasswordEnv == "" {
-			ps.add("nats.password", "missing: user %q needs password or password_env", n.User)
+		if n.Password == "" && n.PasswordEnv == "" && n.PasswordFile == "" {
+			ps.add("nats.password", "missing: user %q needs password, password_env or password_file", n.User)
 		}
 	}
-	if n.Token != "" || n.TokenEnv != "" {
+	if n.Token != "" || n.TokenEnv != "" || n.TokenFile != "" {
 		methods = append(methods, "token")
 	}
 	if n.NKeySeedFile != "" {
@@ -139,8 +143,8 @@ func (n NATSConfig) validate(ps *problems) {
 	if len(methods) > 1 {
 		ps.add("nats."+methods[1], "%s are set; NATS takes one way to authenticate, keep only one", strings.Join(methods, " and "))
 	}
-	checkSecret(ps, "nats.password", n.Password, n.PasswordEnv, "")
-	checkSecret(ps, "nats.token", n.Token, n.TokenEnv, "")
+	checkSecret(ps, "nats.password", n.Password, n.PasswordEnv, n.PasswordFile)
+	checkSecret(ps, "nats.token", n.Token, n.TokenEnv, n.TokenFile)
 	n.TLS.validate(ps, "nats.tls")
 	if !subjectPrefixRE.MatchString(n.SubjectPrefix) {
 		ps.add("nats.subject_prefix", "%q is not a subject prefix: use tokens of letters, digits, '_' or '-' joined by '.', no wildcards", n.SubjectPrefix)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ballastdev/ballast/jobs"
 	"github.com/ballastdev/ballast/orchestrator/pipeline"
+	"github.com/ballastdev/ballast/workers/runas"
 )
 
 // Bounds that protect Redis and the operator from a slip of the keyboard.
@@ -47,6 +48,7 @@ func (c Config) Validate() error {
 	validatePools(&ps, c.Pools)
 	c.validateProvider(&ps)
 	c.validatePassEnv(&ps)
+	c.validateRunAs(&ps)
 	ps.merge(c.QoS.Validate(c.Templates))
 	cat, err := c.Catalog()
 	ps.merge(err)
@@ -60,10 +62,15 @@ func (c Config) Validate() error {
 }
 
 func (h HTTPConfig) validate(ps *problems) {
-	checkSecret(ps, "http.api_token", h.APIToken, h.APITokenEnv, "")
+	checkSecret(ps, "http.api_token", h.APIToken, h.APITokenEnv, h.APITokenFile)
 	host, port, err := net.SplitHostPort(h.Listen)
 	if n, perr := strconv.Atoi(port); err != nil || perr != nil || n < 0 || n > 65535 {
 		ps.add("http.listen", "%q is not host:port; write it like 127.0.0.1:8480", h.Listen)
+		return
+	}
+	if h.APITokenFile != "" {
+		// Read at start, not here: the file is usually provisioned on the
+		// server only, and its length cannot be checked without it.
 		return
 	}
 	token, err := h.Token()
@@ -127,6 +134,11 @@ func (w WorkerConfig) validate(ps *problems) {
 	}
 	if w.JobLogLines < 0 || w.JobLogLines > maxJobLogLines {
 		ps.add("worker.job_log_lines", "must be between 1 and %d (0 means the default, %d)", maxJobLogLines, DefaultJobLogLines)
+	}
+	if w.RunAs != "" {
+		if err := runas.Check(w.RunAs); err != nil {
+			ps.add("worker.run_as", "%v", err)
+		}
 	}
 }
 
