@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"container/heap"
 	"slices"
 	"testing"
 	"time"
@@ -83,5 +84,35 @@ func TestReclaimedJobStartsBeforeLaterSubmittedOnes(t *testing.T) {
 		if at <= again {
 			t.Errorf("a job submitted at 5 min started at %v, before the reclaimed one started again at %v", at, again)
 		}
+	}
+}
+
+// A queue serves readmitted entries first, by submission, then the rest
+// by queue time, whatever order they were added in: the order of the live
+// pending list, where a requeued delivery goes to the head behind only
+// the readmitted ones admitted before it.
+func TestQueueServesReadmittedFirst(t *testing.T) {
+	var q taskQueue
+	entries := []queueEntry{
+		{queuedAt: 2 * time.Minute, submit: 2 * time.Minute, task: 0},
+		{queuedAt: 50 * time.Minute, submit: 20 * time.Minute, task: 1, readmitted: true},
+		{queuedAt: time.Minute, submit: time.Minute, task: 2},
+		{queuedAt: 40 * time.Minute, submit: 5 * time.Minute, task: 3, readmitted: true},
+		{queuedAt: 30 * time.Minute, submit: 30 * time.Minute, task: 4},
+	}
+	for _, e := range entries {
+		q.add(e)
+	}
+	var got []int32
+	for {
+		e, ok := q.head(func(queueEntry) bool { return true })
+		if !ok {
+			break
+		}
+		got = append(got, e.task)
+		heap.Pop(&q)
+	}
+	if want := []int32{3, 1, 2, 0, 4}; !slices.Equal(got, want) {
+		t.Fatalf("served %v, want %v (readmitted by submission, then by queue time)", got, want)
 	}
 }
