@@ -130,6 +130,12 @@ type Job struct {
 	// Preemptions counts attempts the controller stopped to run the job
 	// elsewhere (reclaim, migrate, spot notice); they are not in Requeues.
 	Preemptions int `json:"preemptions"`
+	// Readmitted marks a job sent back to its queue after it was admitted
+	// once (its worker died, left or drained, it was preempted, or its
+	// delivery was held): its queue serves it before every job never
+	// taken, in CreatedAt order, so work already admitted does not wait
+	// again behind what came after it. A retry after a failure clears it.
+	Readmitted bool `json:"readmitted,omitempty"`
 	// SpotPreemptions counts the preemptions the spot market caused (spot
 	// notices); past the configured budget the job runs on-demand only.
 	SpotPreemptions int `json:"spot_preemptions"`

@@ -3,6 +3,7 @@ package queues_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -34,7 +35,7 @@ func clusterStore(t *testing.T) (*queues.Store, *redis.ClusterClient, string) {
 // recovery, cancel) on a real cluster: a script whose keys spanned slots
 // would fail there with CROSSSLOT, which a single server never reports.
 func TestStoreOnRedisCluster(t *testing.T) {
-	s, _, ns := clusterStore(t)
+	s, cc, ns := clusterStore(t)
 	ctx := context.Background()
 	sub, err := s.Submit(ctx, spec("key-a"), queues.QueueCore)
 	if err != nil {
@@ -60,9 +61,22 @@ func TestStoreOnRedisCluster(t *testing.T) {
 	if ok, err := s.Checkpoint(ctx, j, "w1", "step-3"); err != nil || !ok {
 		t.Fatalf("checkpoint: %v %v", ok, err)
 	}
+	later, err := s.Submit(ctx, spec(""), queues.QueueCore)
+	if err != nil {
+		t.Fatal(err)
+	}
 	r, err := s.Requeue(ctx, j, "w1", queues.Requeue{Reason: "drained"})
 	if err != nil || r.Attempt != 2 {
 		t.Fatalf("requeue: %+v %v", r, err)
+	}
+	// Readmitted: asynq's server, which consumes on a cluster from the
+	// right, pops it before the job submitted after it (see readmit.go).
+	// The first attempt's task, claimed without asynq here, stays stale.
+	pendingKey := "asynq:{" + s.Namespace().AsynqQueue(queues.QueueCore) + "}:pending"
+	ids, err := cc.LRange(ctx, pendingKey, 0, -1).Result()
+	if err != nil || len(ids) == 0 || ids[len(ids)-1] != queues.TaskID(j.ID, 2) ||
+		slices.Index(ids, queues.TaskID(later.Job.ID, 1)) < 0 {
+		t.Fatalf("pending %v (%v): want the requeued attempt at the head (right), %s behind it", ids, err, later.Job.ID)
 	}
 	j2, ok, err := s.Claim(ctx, queues.Delivery{JobID: j.ID, Attempt: 2}, "w1")
 	if err != nil || !ok {

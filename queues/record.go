@@ -15,7 +15,7 @@ import (
 // spec never does. Keep in step with decodeFields.
 var mutableFields = []string{"state", "queue", "worker", "checkpoint", "cancel", "error", "attempt", "runs", "retries",
 	"requeues", "spot_preemptions", "preemptions", "created", "queued", "not_before", "started", "finished",
-	"checkpoint_at", "exit_code", "metric", "pool", "qos", "placed", "placed_at"}
+	"checkpoint_at", "exit_code", "metric", "pool", "qos", "placed", "placed_at", "readmit"}
 
 // claimFields are what the claim reads of a record: the fence's first
 // (claimScript reads them by position), then the rest of what a worker
@@ -81,6 +81,7 @@ func decodeFieldsFrom(id string, h fields) jobs.Job {
 		Pool:            h.get("pool"),
 		Checkpoint:      h.get("checkpoint"),
 		CancelRequested: h.get("cancel") == "1",
+		Readmitted:      h.get("readmit") == "1",
 		LastError:       h.get("error"),
 		Attempt:         atoi(h.get("attempt")),
 		Runs:            atoi(h.get("runs")),

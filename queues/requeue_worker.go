@@ -29,6 +29,9 @@ end
 // holds jobs (the old process is dead or paused, and its jobs must not wait
 // for it to time out). Prepend usageLua too.
 //
+// Every attempt queued here is readmitted (see readmit.go): it goes
+// ahead of the jobs never taken.
+//
 // requeueWorkerJobs(worker, workerJobsKey, jobKeyPrefix, workerKeyPrefix,
 // outboxKey, activeKey, usageKey, nowMs, endedMs, retentionMs, why) returns a flat list
 // {id, newAttempt, queue, ...} and empties workerJobsKey. why ("lost",
@@ -51,7 +54,7 @@ local function requeueJobs(ids, worker, wjobs, prefix, wprefix, outbox, active, 
     local member = gang and gangMember(k, worker, st[2])
     if gang and member and st[1] == "queued" then
       local nxt = tonumber(st[2]) + 1
-      redis.call("HSET", k, "attempt", nxt, "last_move", "worker " .. worker .. " " .. why, "ob", "1")
+      redis.call("HSET", k, "attempt", nxt, "last_move", "worker " .. worker .. " " .. why, "ob", "1", "readmit", "1")
       redis.call("ZADD", outbox, now, id)
     end
     if st[1] == "running" and (st[3] == worker or member) then
@@ -77,7 +80,7 @@ local function requeueJobs(ids, worker, wjobs, prefix, wprefix, outbox, active, 
         if st[6] and st[6] ~= "" then st[4] = st[6] end
         redis.call("HDEL", k, "preempt", "preempt_reason", "preempt_spot")
         redis.call("HSET", k, "state", "queued", "attempt", nxt, "worker", "", "queued", now,
-          "not_before", now, "queue", st[4], "error", "worker " .. worker .. " " .. why, "ob", "1")
+          "not_before", now, "queue", st[4], "error", "worker " .. worker .. " " .. why, "ob", "1", "readmit", "1")
         redis.call("HINCRBY", k, "requeues", 1)
         redis.call("ZADD", outbox, now, id)
         table.insert(out, id); table.insert(out, nxt); table.insert(out, st[4])

@@ -270,6 +270,13 @@ else
   redis.call("HSET", KEYS[1], "error", reason)
 end
 redis.call("HINCRBY", KEYS[1], ARGV[7], 1)
+-- Work sent back goes ahead of the jobs never taken (readmit.go); a
+-- retry after a failure waits its back-off and queues as new work.
+if ARGV[7] == "retries" then
+  redis.call("HDEL", KEYS[1], "readmit")
+else
+  redis.call("HSET", KEYS[1], "readmit", "1")
+end
 -- A spot notice on another member's worker than the one requeueing (a
 -- gang's) is recorded with the request.
 if ARGV[9] == "1" or (ARGV[7] == "preemptions" and st[10] == "1") then
@@ -281,7 +288,8 @@ return {nxt, q, reason}
 
 // moveScript moves a queued job to another queue as a new attempt, so that
 // the delivery already in the old queue is stale and dropped by its claim.
-// KEYS: job, outbox. ARGV: id, attempt, queue, now, reason.
+// KEYS: job, outbox. ARGV: id, attempt, queue, now, reason, readmit ("1":
+// the attempt was taken once, see readmit.go; absent otherwise).
 // Returns {} when the job is not queued at that attempt, else {fromQueue,
 // record as a flat HGETALL list}. "queued" (when the job began waiting) is
 // kept: a move is not a new wait, and wait-time rules must not be reset by
@@ -290,6 +298,7 @@ var moveScript = redis.NewScript(`
 local st = redis.call("HMGET", KEYS[1], "state", "attempt", "queue")
 if st[1] ~= "queued" or tonumber(st[2]) ~= tonumber(ARGV[2]) then return {} end
 redis.call("HSET", KEYS[1], "attempt", tonumber(st[2]) + 1, "queue", ARGV[3], "last_move", ARGV[5], "ob", "1")
+if ARGV[6] == "1" then redis.call("HSET", KEYS[1], "readmit", "1") end
 redis.call("ZADD", KEYS[2], ARGV[4], ARGV[1])
 return {st[3], redis.call("HGETALL", KEYS[1])}
 `)

@@ -323,6 +323,9 @@ func (s *Store) enqueue(ctx context.Context, j jobs.Job) error {
 	if j.Spec.Sized() {
 		return s.enqueuePlaced(ctx, j)
 	}
+	if j.Readmitted && !j.NotBefore.After(s.opts.Now()) {
+		return s.enqueueReadmitted(ctx, j)
+	}
 	opts := []asynq.Option{
 		asynq.TaskID(TaskID(j.ID, j.Attempt)),
 		asynq.Queue(s.ns.AsynqQueue(Queue(j.Queue))),
@@ -558,6 +561,7 @@ func (s *Store) Requeue(ctx context.Context, j jobs.Job, worker string, r Requeu
 	next.Attempt = int(n)
 	next.NotBefore = notBefore
 	next.Queue = q
+	next.Readmitted = !r.Retry
 	// The new attempt is unplaced: a sized job waits for the policy to
 	// place it again, with no delivery on the old placement's workers.
 	next.Placed = nil
@@ -578,11 +582,16 @@ func (s *Store) Requeue(ctx context.Context, j jobs.Job, worker string, r Requeu
 // error after the record moved comes with the new attempt, which the outbox
 // will enqueue.
 func (s *Store) Move(ctx context.Context, jobID string, attempt int, to Queue, reason string) (int, error) {
+	return s.move(ctx, jobID, attempt, to, reason, false)
+}
+
+// move is Move; readmit marks the job as admitted once (see Readmit).
+func (s *Store) move(ctx context.Context, jobID string, attempt int, to Queue, reason string, readmit bool) (int, error) {
 	if err := checkQueue("queues.Move", to, false); err != nil {
 		return 0, err
 	}
 	v, err := moveScript.Run(ctx, s.rdb, []string{s.ns.Job(jobID), s.ns.Outbox()},
-		jobID, attempt, string(to), s.opts.Now().UnixMilli(), reason).Slice()
+		jobID, attempt, string(to), s.opts.Now().UnixMilli(), reason, flag(readmit)).Slice()
 	if err != nil {
 		return 0, wrap("queues.Move", err)
 	}

@@ -21,6 +21,8 @@ const DefaultHeldGrace = 2 * time.Second
 // move is fenced on the attempt: a frozen worker that wakes and claims
 // first keeps the job, one that claims after finds its delivery stale. The
 // old task is left to asynq's lease, whose redelivery is dropped as stale.
+// The job was admitted once, so the new attempt goes ahead of the jobs
+// never taken (queues.Store.Readmit).
 func (c *Controller) moveHeld(ctx context.Context, now time.Time) {
 	held, err := c.store.HeldDeliveries(ctx)
 	if err != nil {
@@ -38,7 +40,7 @@ func (c *Controller) moveHeld(ctx context.Context, now time.Time) {
 			continue
 		}
 		reason := "its delivery was taken by a worker that never claimed it (the worker died or froze)"
-		n, err := c.store.Move(ctx, h.JobID, h.Attempt, h.Queue, reason)
+		n, err := c.store.Readmit(ctx, h.JobID, h.Attempt, h.Queue, reason)
 		if err != nil && n == 0 {
 			c.log.Warn("moving a held delivery failed; retrying next tick", "job", h.JobID, "attempt", h.Attempt, "err", err)
 			continue

@@ -49,8 +49,8 @@ func TestLeaderMovesOnADeliveryTakenButNeverClaimed(t *testing.T) {
 	time.Sleep(opts.HeldGrace)
 	ctl.Tick(ctx)
 	j, err := store.Get(ctx, sub.Job.ID)
-	if err != nil || j.Attempt != 2 || j.State != jobs.StateQueued {
-		t.Fatalf("after the grace: %+v %v, want queued at attempt 2", j, err)
+	if err != nil || j.Attempt != 2 || j.State != jobs.StateQueued || !j.Readmitted {
+		t.Fatalf("after the grace: %+v %v, want queued at attempt 2, readmitted (ahead of later jobs)", j, err)
 	}
 	if _, ok, _ := store.Claim(ctx, queues.Delivery{JobID: j.ID, Attempt: 1}, "late"); ok {
 		t.Fatal("the held delivery could still be claimed")

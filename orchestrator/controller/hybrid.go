@@ -302,7 +302,7 @@ func (h *Hybrid) policyJob(j jobs.Job, poolOf map[string]string, placeable map[s
 	pj := policy.Job{ID: j.ID, Class: j.Spec.Class, State: j.State, Queue: q, Worker: j.Worker,
 		Pool: poolOf[j.Worker], Checkpointable: j.Spec.Checkpointable, Retryable: j.Spec.Retryable,
 		SpotPreemptions: j.SpotPreemptions, Region: j.Spec.Labels[RegionLabel], SubmittedAt: j.CreatedAt,
-		QueuedAt: j.QueuedAt, StartedAt: j.StartedAt, LastCheckpointAt: j.CheckpointAt}
+		QueuedAt: j.QueuedAt, Readmitted: j.Readmitted, StartedAt: j.StartedAt, LastCheckpointAt: j.CheckpointAt}
 	pj.MaxWait, pj.HasMaxWait = j.Spec.OwnMaxWait(j.QueuedAt, h.Config.CoreMaxWait)
 	if j.State == jobs.StateQueued && q == policy.QueueOverflow {
 		pj.Pool = h.overflowPool(j)

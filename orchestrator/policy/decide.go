@@ -160,12 +160,22 @@ func (p *planner) ratio(n int) string {
 	return fmt.Sprintf("%.2f", float64(n)/float64(p.fixed.Slots))
 }
 
-// byQueueOrder orders queued jobs the way their queue serves them. It is
-// the hot comparison of a large snapshot, so it stops at the first
-// difference instead of using cmp.Or, which evaluates every key.
+// byQueueOrder orders queued jobs the way their queue serves them:
+// readmitted jobs first, by when they were first admitted, then the rest
+// by when they were queued. It is the hot comparison of a large snapshot,
+// so it stops at the first difference instead of using cmp.Or, which
+// evaluates every key.
 func byQueueOrder(a, b *Job) int {
-	if c := a.QueuedAt.Compare(b.QueuedAt); c != 0 {
-		return c
+	if a.Readmitted != b.Readmitted {
+		if a.Readmitted {
+			return -1
+		}
+		return 1
+	}
+	if !a.Readmitted {
+		if c := a.QueuedAt.Compare(b.QueuedAt); c != 0 {
+			return c
+		}
 	}
 	if c := a.SubmittedAt.Compare(b.SubmittedAt); c != 0 {
 		return c

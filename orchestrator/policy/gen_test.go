@@ -68,6 +68,9 @@ func genSnapshot(t *rapid.T) Snapshot {
 			j.Region = rapid.SampledFrom(regions[1:]).Draw(t, "job_region")
 		}
 		j.SubmittedAt = j.QueuedAt.Add(-minutes("submitted_before", 10))
+		// Some queued jobs went back after they ran: their queue order is
+		// by submission, ahead of the rest.
+		j.Readmitted = state == jobs.StateQueued && rapid.IntRange(0, 3).Draw(t, "readmitted") == 0
 		if class == jobs.ClassCore && rapid.IntRange(0, 2).Draw(t, "own_wait") == 0 {
 			// A template's, step's or deadline's own wait (rule 7).
 			j.MaxWait, j.HasMaxWait = rapid.SampledFrom([]time.Duration{0, 5 * time.Minute, time.Hour}).Draw(t, "own_max_wait"), true

@@ -57,6 +57,11 @@ type Job struct {
 	// QueuedAt is when the current attempt was queued: the queue order, and
 	// the start of a core job's wait for rule 7.
 	QueuedAt time.Time
+	// Readmitted marks a job sent back to its queue after it was admitted
+	// once (worker lost or drained, preempted, delivery held): its queue
+	// serves it before every job never taken, readmitted jobs among
+	// themselves by SubmittedAt (see byQueueOrder), as the live queues do.
+	Readmitted bool
 	// MaxWait, when HasMaxWait is set, is how long this core job may wait
 	// from QueuedAt before rule 7, in place of Config.CoreMaxWait: a
 	// template's or pipeline step's own delay, or what a step's deadline

@@ -21,6 +21,14 @@ func TestLend(t *testing.T) {
 	inFlight := q("l0", time.Hour)
 	inFlight.PendingAction = Lend
 
+	// Readmitted jobs (sent back after they ran) were queued again
+	// moments ago, but were admitted long before the others.
+	readmitted := func(id string, submitted time.Duration) Job {
+		j := q(id, 10*time.Second)
+		j.Readmitted, j.SubmittedAt = true, ago(submitted)
+		return j
+	}
+
 	p3, w3 := fx(3)
 	p5, w5 := fx(5)
 	p10, w10 := fx(10)
@@ -29,6 +37,8 @@ func TestLend(t *testing.T) {
 	runCases(t, []planCase{
 		{"lend oldest first up to high", snap(p3, w3, q("a", 1*time.Minute), q("b", 5*time.Minute), q("c", 3*time.Minute), q("d", 4*time.Minute), q("e", 2*time.Minute)), t0,
 			"lend(b) lend(d) lend(c) lend(e)"},
+		{"readmitted first, by submission", snap(p5, w5, q("a", 5*time.Minute), q("b", time.Minute), readmitted("r1", 30*time.Minute),
+			readmitted("r2", time.Hour)), t0, "lend(r2) lend(r1)"},
 		{"queued core that fits counts", snap(p3, w3, c("c1"), c("c2"), q("a", time.Minute), q("b", time.Minute)), t0, "lend(a) lend(b)"},
 		{"queued loans count", snap(p3, w3, loan("l1", time.Minute), loan("l2", time.Minute), loan("l3", time.Minute), q("a", time.Minute)), t0, "lend(a)"},
 		{"loans in flight count", snap(p5, w5, inFlight, q("a", time.Minute), q("b", time.Second)), t0, "lend(a)"},

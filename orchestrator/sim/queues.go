@@ -16,16 +16,21 @@ const (
 )
 
 // queueEntry is a task's place in a queue. The order is the policy's queue
-// order (QueuedAt, then SubmittedAt, then ID); task IDs are zero-padded
-// slot numbers, so comparing slots compares IDs.
+// order (readmitted tasks first, by SubmittedAt; the rest by QueuedAt, then
+// SubmittedAt; then ID); task IDs are zero-padded slot numbers, so
+// comparing slots compares IDs.
 type queueEntry struct {
 	queuedAt, submit time.Duration
 	task             int32
 	gen              uint32
+	readmitted       bool
 }
 
 func (a queueEntry) before(b queueEntry) bool {
-	if a.queuedAt != b.queuedAt {
+	if a.readmitted != b.readmitted {
+		return a.readmitted
+	}
+	if !a.readmitted && a.queuedAt != b.queuedAt {
 		return a.queuedAt < b.queuedAt
 	}
 	if a.submit != b.submit {

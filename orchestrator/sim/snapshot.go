@@ -140,7 +140,7 @@ func (s *sim) policyJob(t *task) policy.Job {
 	j := policy.Job{
 		ID: t.id, Class: jobs.ClassBurst, State: jobs.StateQueued, Queue: policyQueue[t.queue],
 		Checkpointable: t.ckpt, Retryable: true, SpotPreemptions: int(t.spotHits),
-		SubmittedAt: s.at(t.submit), QueuedAt: s.at(t.queuedAt), Requires: t.req, Share: int(t.share),
+		SubmittedAt: s.at(t.submit), QueuedAt: s.at(t.queuedAt), Readmitted: t.readmitted, Requires: t.req, Share: int(t.share),
 		CPUs: t.cpus, Memory: t.mem,
 	}
 	if t.sized() {

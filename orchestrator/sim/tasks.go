@@ -92,7 +92,11 @@ type task struct {
 	core     bool
 	ckpt     bool
 	started  bool // has started at least once
-	shown    bool // in the policy's index
+	// readmitted: stopped and requeued after it was admitted, so its
+	// queue serves it before every task never taken, as live
+	// (policy.Job.Readmitted).
+	readmitted bool
+	shown      bool // in the policy's index
 }
 
 func (s *sim) newTask(ji, tmpl int32, j *trace.Job) int32 {
@@ -164,7 +168,7 @@ func (s *sim) enqueue(ti int32, q queueKind, queuedAt time.Duration) {
 		t.spotOK = s.spotEligible(t)
 	}
 	if !t.sized() {
-		s.queueOf(t).add(queueEntry{queuedAt: queuedAt, submit: t.submit, task: ti, gen: t.gen})
+		s.queueOf(t).add(queueEntry{queuedAt: queuedAt, submit: t.submit, task: ti, gen: t.gen, readmitted: t.readmitted})
 	}
 	if q == qCore && s.cfg.CoreOverflow {
 		s.coreDue.push(queueEntry{queuedAt: queuedAt + s.coreMaxWait(t), task: ti, gen: t.gen})
@@ -335,7 +339,7 @@ func (s *sim) stop(ti int32, reason stopReason, dest queueKind) {
 }
 
 // land completes a stop: the slot is freed and the task requeued to dest
-// as a new attempt.
+// as a new attempt, readmitted: ahead of the tasks never taken.
 func (s *sim) land(ti int32, dest queueKind) {
 	t := &s.tasks[ti]
 	wi := t.worker
@@ -351,6 +355,7 @@ func (s *sim) land(ti int32, dest queueKind) {
 		t.worker = -1
 		s.vacate(wi, ti)
 	}
+	t.readmitted = true
 	s.enqueue(ti, dest, s.now)
 	s.place(ti)
 }
