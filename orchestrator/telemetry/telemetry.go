@@ -111,6 +111,7 @@ type Metrics struct {
 	preemptions metric.Int64Counter
 	overflows   metric.Int64Counter
 	qos         qosCounters
+	fencing     fencingCounters
 	redis       metric.Int64Gauge
 	gaugeSet    gauges
 
@@ -231,6 +232,7 @@ func (m *Metrics) instruments(meter metric.Meter, ns string) error {
 	add(err)
 
 	add(m.qos.create(meter, ns))
+	add(m.createFencing(meter, ns))
 
 	// A synchronous gauge: the controller checks Redis once at start, not
 	// every tick, so there is no snapshot for the callback to read.
