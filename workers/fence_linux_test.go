@@ -410,8 +410,8 @@ func TestSelfFenceDoubledSideEffectsFigure(t *testing.T) {
 	}{{"self-fence", 0}, {"no self-fence", -1}} {
 		t.Run(c.name, func(t *testing.T) {
 			f := doublesThroughACut(t, 40, c.fence)
-			t.Logf("FIGURE %s: %d of 40 doubled (%d side effects by the cut-off worker after the cut, %d after its registration lapsed)",
-				c.name, f.doubled, f.afterCut, f.afterTTL)
+			t.Logf("FIGURE %s: %d of 40 doubled; side effects by the cut-off worker after the cut: %d before it would fence (%s), %d after, %d of them after its registration lapsed (%s)",
+				c.name, f.doubled, f.afterCut-f.afterFence, fenceAt, f.afterFence, f.afterTTL, fenceTTL)
 			if c.fence == 0 && f.afterTTL > 0 {
 				t.Errorf("with self-fencing, %d side effects of the cut-off worker came after its registration lapsed", f.afterTTL)
 			}
@@ -420,12 +420,16 @@ func TestSelfFenceDoubledSideEffectsFigure(t *testing.T) {
 }
 
 type doublesFigure struct {
-	doubled  int // jobs with two side effects or more
-	afterCut int // side effects by the cut-off worker's attempts after the cut
-	afterTTL int // of those, after its last renewal plus the TTL
+	doubled    int // jobs with two side effects or more
+	afterCut   int // side effects by the cut-off worker's requeued attempts after the cut
+	afterFence int // of those, after its last renewal plus fenceAt
+	afterTTL   int // of those, after its last renewal plus the TTL
 }
 
-// doublesThroughACut runs n jobs (each works 0.3 to 2 s, then writes its
+// fenceAt is when the cut-off worker fences at the default share.
+const fenceAt = time.Duration(float64(fenceTTL) * workers.DefaultSelfFence)
+
+// doublesThroughACut runs n jobs (each works 0.3 to 4 s, then writes its
 // line with the time) on a worker of 8 slots reached through the proxy and
 // one of 4 reached directly, cuts the first off for the TTL plus 2 s while
 // it runs 8 of them, and reads the side effects once every job ended.
@@ -441,8 +445,8 @@ func doublesThroughACut(t *testing.T, n int, share float64) doublesFigure {
 	for i := range n {
 		s := r.shell(`sleep "$BALLAST_PARAM_WORK"
 echo "$BALLAST_JOB_ID $BALLAST_ATTEMPT $(date +%s%N)" >> "$BALLAST_PARAM_DIR/effects"`)
-		// Spread over 0.3 to 2 s by a fixed pattern, not a clock.
-		s.Params["work"] = fmt.Sprintf("%.2f", 0.3+1.7*float64((i*7)%n)/float64(n))
+		// Spread over 0.3 to 4 s by a fixed pattern, not a clock.
+		s.Params["work"] = fmt.Sprintf("%.2f", 0.3+3.7*float64((i*7)%n)/float64(n))
 		all = append(all, r.submit(s, queues.QueueCore))
 	}
 	testenv.Eventually(t, wait, "the worker to be cut off to run 8 jobs", func() bool {
@@ -489,6 +493,9 @@ echo "$BALLAST_JOB_ID $BALLAST_ATTEMPT $(date +%s%N)" >> "$BALLAST_PARAM_DIR/eff
 			at := time.Unix(0, nanos)
 			if a, ok := moved[j.ID]; ok && a == attempt && at.After(cut) {
 				f.afterCut++
+				if at.After(beat.Add(fenceAt)) {
+					f.afterFence++
+				}
 				if at.After(beat.Add(fenceTTL)) {
 					f.afterTTL++
 				}
