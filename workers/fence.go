@@ -154,7 +154,7 @@ func (w *Worker) checkFence() {
 		for _, r := range w.jobs {
 			r.fenceStop(st.grace)
 			if st.kill {
-				r.killNow()
+				r.fenceKill()
 			}
 			n++
 		}

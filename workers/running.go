@@ -53,6 +53,8 @@ type running struct {
 	// fenceGrace bounds the grace of an attempt stopped by a self-fence:
 	// what is left before its worker's kill time.
 	fenceGrace time.Duration
+	// fenceKilled is set once a self-fence killed the attempt's tree.
+	fenceKilled bool
 }
 
 // peer reports whether r is a gang member other than member 0: its
@@ -96,6 +98,19 @@ func (r *running) graceFor(why stopReason) time.Duration {
 		r.mu.Unlock()
 	}
 	return g
+}
+
+// fenceKill kills the job's process tree at a self-fence's kill time,
+// once: the watchdog looks again and again, and the process it killed may
+// be reaped, its PID free for another, before the attempt lets go of it.
+func (r *running) fenceKill() {
+	r.mu.Lock()
+	done := r.fenceKilled
+	r.fenceKilled = true
+	r.mu.Unlock()
+	if !done {
+		r.killNow()
+	}
 }
 
 // setKill registers how to kill the job's process tree (nil: none runs).
