@@ -50,6 +50,12 @@ type WorkerInfo struct {
 	// ask for CPUs or memory; 0 when it does not say.
 	CPUs   float64 `json:"cpus,omitempty"`
 	Memory int64   `json:"memory,omitempty"`
+	// SelfFences counts the times the worker process fenced itself (it
+	// could not renew this entry for most of the worker TTL, and stopped
+	// its jobs), and SelfFencedSeconds the time it spent so, since it
+	// started; it reports them once it is back.
+	SelfFences        int     `json:"self_fences,omitempty"`
+	SelfFencedSeconds float64 `json:"self_fenced_seconds,omitempty"`
 	// LastBeat is filled in when reading the registry.
 	LastBeat time.Time `json:"last_beat"`
 	// BilledFrom is when the worker's life began for billing, filled in

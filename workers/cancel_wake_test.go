@@ -19,6 +19,8 @@ func TestCancelWakesTheWorker(t *testing.T) {
 	e := newEnv(t)
 	o, ch := e.withControl()
 	o.Heartbeat = 10 * time.Second // only the wake-up can explain a fast stop
+	// Beats this far apart would lapse any worker TTL: no self-fence.
+	o.SelfFence = -1
 	w := e.start(o)
 	canceller := queues.NewStore(e.rdb, queues.StoreOptions{Namespace: e.ns,
 		CancelWaker: workers.NATSControl{Conn: testenv.NATSConn(t, ch.srv), Subjects: ch.subj}})

@@ -37,6 +37,11 @@ func (w *Worker) process(ctx context.Context, t *asynq.Task) error {
 	if w.isDraining() {
 		return fmt.Errorf("worker draining") // it began while this delivery waited
 	}
+	if w.selfFenced() {
+		// Its registration may lapse before this attempt could even start:
+		// asynq hands the delivery on.
+		return fmt.Errorf("worker self-fenced: cannot renew its registration")
+	}
 	wid := w.ID()
 	var j jobs.Job
 	var gang *gangEnv
@@ -191,7 +196,7 @@ func (w *Worker) runHandler(r *running, out *output, ckDir string) outcome {
 // a preemption yields to a handler that has already returned.
 func stopHandler(r *running, done chan error, cancel context.CancelFunc) outcome {
 	why := r.reason()
-	if why == stopPreempt {
+	if why == stopPreempt || why == stopFenced {
 		select {
 		case err := <-done:
 			return handlerOutcome(err)
@@ -199,7 +204,7 @@ func stopHandler(r *running, done chan error, cancel context.CancelFunc) outcome
 		}
 	}
 	cancel()
-	res := waitHandler(done, r.job.Spec.Grace.Std())
+	res := waitHandler(done, r.graceFor(why))
 	res.stop = why
 	return res
 }

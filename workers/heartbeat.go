@@ -47,6 +47,9 @@ func (w *Worker) beat(ctx context.Context) {
 	w.mu.Unlock()
 	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
+	// Taken before the beat: the registry's timestamp is no earlier, so
+	// the self-fence counts from no later than the controller does.
+	sent := w.opts.Now()
 	b, err := w.store.Heartbeat(cctx, w.info(), live)
 	if err != nil {
 		w.log.Warn("heartbeat failed", "err", err)
@@ -56,6 +59,7 @@ func (w *Worker) beat(ctx context.Context) {
 		w.refence("heartbeat")
 		return
 	}
+	w.renewedAt(sent)
 	for _, id := range b.Cancel {
 		for _, r := range byID[id] {
 			r.stop(stopCancel)

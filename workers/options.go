@@ -65,6 +65,19 @@ type Options struct {
 	AsynqShared bool
 	// Heartbeat is the registry heartbeat period.
 	Heartbeat time.Duration
+	// WorkerTTL is the controller's worker TTL (controller.worker_ttl): a
+	// worker whose registration is older is declared dead and its jobs
+	// are requeued (default DefaultWorkerTTL). The worker needs it to
+	// fence itself in time.
+	WorkerTTL time.Duration
+	// SelfFence is the share of WorkerTTL, counted from the last heartbeat
+	// that reached Redis, after which the worker stops taking work and
+	// stops its jobs (SIGTERM, then a kill half way to the TTL), so that a
+	// worker cut off from Redis does not run on beside the attempts that
+	// replace its own (see fence.go). 0 means DefaultSelfFence; a negative
+	// value turns self-fencing off (for comparisons: a cut-off worker then
+	// runs its jobs to the end, and the controller runs them again).
+	SelfFence float64
 	// DrainTimeout is how long a stopping worker lets running jobs finish
 	// before it checkpoints and requeues them.
 	DrainTimeout time.Duration
@@ -151,6 +164,12 @@ func (o Options) WithDefaults() Options {
 	if o.DrainTimeout == 0 {
 		o.DrainTimeout = 5 * time.Minute
 	}
+	if o.WorkerTTL == 0 {
+		o.WorkerTTL = DefaultWorkerTTL
+	}
+	if o.SelfFence == 0 {
+		o.SelfFence = DefaultSelfFence
+	}
 	if o.GangStartTimeout <= 0 {
 		o.GangStartTimeout = queues.GangStartTimeout
 	}
@@ -233,6 +252,17 @@ func (o Options) Validate() error {
 	if o.Heartbeat <= 0 {
 		errs = append(errs, errors.New("heartbeat: must be positive"))
 	}
+	if o.WorkerTTL < 0 {
+		errs = append(errs, errors.New("worker_ttl: must not be negative"))
+	}
+	if o.SelfFence > MaxSelfFence {
+		errs = append(errs, fmt.Errorf("self_fence: %g is above %g; the worker must stop its jobs well before the worker TTL runs out (use a share such as 0.75)", o.SelfFence, MaxSelfFence))
+	}
+	// Checked once defaults are in (New): a zero TTL or share is a default.
+	if f := (fenceTiming{ttl: o.WorkerTTL, at: o.SelfFence}); f.on() && o.Heartbeat > 0 && f.fenceAfter() <= o.Heartbeat {
+		errs = append(errs, fmt.Errorf("self_fence: %g of the worker TTL (%s) is %s, not more than one heartbeat (%s); the worker would stop its jobs between two heartbeats: raise the share or the TTL, or turn self-fencing off with a negative share",
+			o.SelfFence, o.WorkerTTL, f.fenceAfter(), o.Heartbeat))
+	}
 	if o.DrainTimeout < 0 {
 		errs = append(errs, errors.New("drain_timeout: must not be negative"))
 	}
@@ -250,6 +280,21 @@ func (o Options) Validate() error {
 	}
 	return errors.Join(errs...)
 }
+
+// DefaultWorkerTTL is the controller's default worker TTL
+// (controller.DefaultWorkerTTL, which cannot be imported from here).
+const DefaultWorkerTTL = 4 * time.Second
+
+// DefaultSelfFence is the default Options.SelfFence: with the default TTL
+// a cut-off worker sends SIGTERM to its jobs 3 s after its last renewal
+// and kills them at 3.5 s, half a second before the controller may run
+// them elsewhere. A higher share rides out longer Redis stalls but leaves
+// less margin for the kill and for the clocks of the two machines.
+const DefaultSelfFence = 0.75
+
+// MaxSelfFence is the highest share accepted: above it the margin for the
+// kill and the clocks is a few percent of the TTL.
+const MaxSelfFence = 0.9
 
 // backoff is the delay before retry number n (0-based).
 func (o Options) backoff(n int) time.Duration {

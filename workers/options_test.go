@@ -24,6 +24,10 @@ func TestOptionsValidate(t *testing.T) {
 	if err := (workers.Options{}).WithDefaults().Validate(); err != nil {
 		t.Fatalf("defaults rejected: %v", err)
 	}
+	// Self-fencing off takes any heartbeat, however long.
+	if err := (workers.Options{Heartbeat: time.Hour, SelfFence: -1}).WithDefaults().Validate(); err != nil {
+		t.Fatalf("a long heartbeat without self-fencing rejected: %v", err)
+	}
 	three := []gpu.Device{{Index: 0, UUID: "GPU-a"}, {Index: 1, UUID: "GPU-b"}, {Index: 2, UUID: "GPU-c"}}
 	if o := (workers.Options{GPUs: three}).WithDefaults(); o.Slots != 3 || o.Validate() != nil {
 		t.Fatalf("a GPU worker's slots default to %d (%v), want 3, one per GPU", o.Slots, o.Validate())
@@ -55,6 +59,11 @@ func TestOptionsValidate(t *testing.T) {
 		{"repeated GPU", func(o *workers.Options) {
 			o.GPUs = []gpu.Device{{Index: 0, UUID: "GPU-a"}, {Index: 1, UUID: "GPU-a"}}
 		}, []string{`repeated UUID "GPU-a"`}},
+		{"self-fence share over the maximum", func(o *workers.Options) { o.SelfFence = 0.95 },
+			[]string{"self_fence: 0.95 is above 0.9"}},
+		{"self-fence within one heartbeat", func(o *workers.Options) { o.WorkerTTL, o.SelfFence = 2*time.Second, 0.5 },
+			[]string{"self_fence: 0.5 of the worker TTL (2s) is 1s, not more than one heartbeat (1s)"}},
+		{"negative worker TTL", func(o *workers.Options) { o.WorkerTTL = -time.Second }, []string{"worker_ttl"}},
 		{"every problem at once", func(o *workers.Options) {
 			o.Slots = 0
 			o.Queues = []queues.Queue{"x", "x"}

@@ -171,6 +171,8 @@ func TestPreemptByControlMessage(t *testing.T) {
 	// Five seconds: a stop within a fraction of that can only be the
 	// control message's doing.
 	o.Heartbeat = 5 * time.Second
+	// Beats this far apart would lapse any worker TTL: no self-fence.
+	o.SelfFence = -1
 	o.Events = rec
 	w := e.start(o)
 	started := time.Now()
@@ -250,6 +252,8 @@ func TestControlFollowsNewIdentity(t *testing.T) {
 	// Longer than the test: the fence is learned by the claim, and the stop
 	// below can only come from the control message.
 	o.Heartbeat = time.Minute
+	// Beats this far apart would lapse any worker TTL: no self-fence.
+	o.SelfFence = -1
 	w := e.start(o)
 	j := e.submit(e.checkpointing(), queues.QueueLoan)
 	e.waitFile("started1", wait)
@@ -298,6 +302,8 @@ func TestPreemptLosesToNaturalExit(t *testing.T) {
 	o.Slots = 1
 	// The job ends long before the first heartbeat could act on the request.
 	o.Heartbeat = 5 * time.Second
+	// Beats this far apart would lapse any worker TTL: no self-fence.
+	o.SelfFence = -1
 	o.Events = rec
 	e.start(o)
 	spec := e.shell(`

@@ -112,10 +112,14 @@ func (w *Worker) runProcess(r *running, out *output, ckDir string, ru *runas.Use
 // to a process that has already exited by itself: its own outcome is the
 // truth, and finishing it drops the request; requeueing a finished job would
 // run it again. A lost attempt gets no grace: it already runs elsewhere, and
-// a checkpoint it wrote now could not be recorded.
+// a checkpoint it wrote now could not be recorded. A self-fenced one gets
+// what is left before its worker's kill time (see fence.go).
 func (w *Worker) stopProcess(r *running, cmd *exec.Cmd, waited chan error) outcome {
 	why := r.reason()
-	if why == stopPreempt {
+	if why == stopPreempt || why == stopFenced {
+		// A fence too: a job that ended by itself did its work, which its
+		// result, recorded once Redis answers, says; requeueing it would
+		// do it again.
 		select {
 		case err := <-waited:
 			return exitOutcome(cmd, err)
@@ -128,7 +132,7 @@ func (w *Worker) stopProcess(r *running, cmd *exec.Cmd, waited chan error) outco
 		// grace: its peers were stopped, it does not run elsewhere.)
 		res = kill(cmd, waited)
 	} else {
-		res = w.terminate(cmd, waited, r.job.Spec.Grace.Std())
+		res = w.terminate(cmd, waited, r.graceFor(why))
 	}
 	res.stop = why
 	return res

@@ -2,6 +2,7 @@ package workers
 
 import (
 	"sync"
+	"time"
 
 	"github.com/ballastdev/ballast/jobs"
 	"github.com/ballastdev/ballast/workers/gpu"
@@ -18,6 +19,9 @@ const (
 	// stopPreempt: the controller asked to checkpoint the job and run its
 	// next attempt elsewhere (queues.Store.RequestPreempt).
 	stopPreempt stopReason = "preempted"
+	// stopFenced: the worker could not renew its registration and stops
+	// its jobs before the controller could requeue them (see fence.go).
+	stopFenced stopReason = "fenced"
 )
 
 // running is one job in a slot.
@@ -46,6 +50,11 @@ type running struct {
 	share int
 	// gang is the member's place in its gang; nil for a job that is none.
 	gang *gangEnv
+	// fenceGrace bounds the grace of an attempt stopped by a self-fence:
+	// what is left before its worker's kill time.
+	fenceGrace time.Duration
+	// fenceKilled is set once a self-fence killed the attempt's tree.
+	fenceKilled bool
 }
 
 // peer reports whether r is a gang member other than member 0: its
@@ -66,6 +75,42 @@ func (r *running) stop(why stopReason) {
 		r.mu.Unlock()
 		close(r.stopped)
 	})
+}
+
+// fenceStop stops the job for a self-fence, with at most grace between
+// SIGTERM and the kill; a job already stopping keeps its reason.
+func (r *running) fenceStop(grace time.Duration) {
+	r.once.Do(func() {
+		r.mu.Lock()
+		r.why, r.fenceGrace = stopFenced, grace
+		r.mu.Unlock()
+		close(r.stopped)
+	})
+}
+
+// graceFor is how long the job may take over SIGTERM: its template's
+// grace, cut to what a self-fence leaves.
+func (r *running) graceFor(why stopReason) time.Duration {
+	g := r.job.Spec.Grace.Std()
+	if why == stopFenced {
+		r.mu.Lock()
+		g = min(g, r.fenceGrace)
+		r.mu.Unlock()
+	}
+	return g
+}
+
+// fenceKill kills the job's process tree at a self-fence's kill time,
+// once: the watchdog looks again and again, and the process it killed may
+// be reaped, its PID free for another, before the attempt lets go of it.
+func (r *running) fenceKill() {
+	r.mu.Lock()
+	done := r.fenceKilled
+	r.fenceKilled = true
+	r.mu.Unlock()
+	if !done {
+		r.killNow()
+	}
 }
 
 // setKill registers how to kill the job's process tree (nil: none runs).

@@ -30,18 +30,28 @@ func (w *Worker) settle(r *running, res outcome) string {
 	case res.stop == stopCancel:
 		w.finish(r, jobs.StateCancelled, res.exitCode, "cancelled by user")
 		return outcomeCancelled
-	case res.stop == stopDrain && r.peer() && w.askGangPreempt(r):
+	case (res.stop == stopDrain || res.stop == stopFenced) && r.peer() && w.askGangPreempt(r):
 		// Member 0 checkpoints the gang and requeues it; this member's
 		// part of the attempt is over.
-		w.log.Info("draining: asked member 0 to checkpoint and requeue the gang", "job", j.ID, "attempt", j.Attempt)
+		w.log.Info("stopped: asked member 0 to checkpoint and requeue the gang", "job", j.ID, "attempt", j.Attempt, "why", res.stop)
 		return outcomeRequeued
-	case res.stop == stopDrain:
+	case res.stop == stopDrain || res.stop == stopFenced:
+		// A fenced attempt is handed back here once Redis answers, unless
+		// the controller's recovery moved it on first: then this finds it
+		// moved and changes nothing.
+		why, record := "worker draining", "worker "+r.worker+" draining"
+		if res.stop == stopFenced {
+			why, record = "worker self-fenced", "worker "+r.worker+" could not renew its registration (self-fenced)"
+		}
 		var moved queues.Requeued
 		w.retryRedis("requeue", func(ctx context.Context) (err error) {
-			moved, err = w.store.Requeue(ctx, j, r.worker, queues.Requeue{Reason: "worker " + r.worker + " draining"})
+			moved, err = w.store.Requeue(ctx, j, r.worker, queues.Requeue{Reason: record})
 			return err
 		})
-		w.announceRequeue(r, moved, "worker draining", now, map[string]any{"resume_from": r.lastCheckpoint()})
+		if res.stop == stopFenced && moved.Attempt == 0 && !moved.Cancelled {
+			w.log.Info("a self-fenced job had already been requeued by the controller", "job", j.ID, "attempt", j.Attempt)
+		}
+		w.announceRequeue(r, moved, why, now, map[string]any{"resume_from": r.lastCheckpoint()})
 		return requeueOutcome(moved, outcomeRequeued)
 	case res.stop == stopPreempt:
 		// The queue and reason come from the request in the record, read

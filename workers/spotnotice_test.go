@@ -20,6 +20,8 @@ func TestSpotNoticeRequeuesEveryJobAndReclaims(t *testing.T) {
 	o, ch := e.withControl()
 	o.Pool, o.Slots, o.Queues, o.Spot = "spot", 2, []queues.Queue{queues.QueueBurst}, true
 	o.Heartbeat = 5 * time.Second // only the control message can explain a fast reaction
+	// Beats this far apart would lapse any worker TTL: no self-fence.
+	o.SelfFence = -1
 	w := e.start(o)
 
 	// Each job in its own directory, so that "started1" means that job's

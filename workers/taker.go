@@ -135,6 +135,14 @@ func (t *taker) run(ctx context.Context) {
 				forwarded = time.Now()
 			}
 		}
+		if w.selfFenced() {
+			// No take while the registration may lapse: what it claimed
+			// would be stopped at once. A take in doubt keeps its hold and
+			// token and is retried once the fence lifts; if the controller
+			// recovered this worker meanwhile, that retry finds it fenced.
+			sleep(ctx, poll)
+			continue
+		}
 		mode := takeFresh
 		if failures > 0 {
 			mode = takeRetry

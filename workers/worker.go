@@ -60,10 +60,13 @@ type Worker struct {
 	// identitySince is when the current registry identity began (see
 	// queues.WorkerInfo.IdentitySince); guarded by mu.
 	identitySince time.Time
+	// fence is the self-fencing state (fence.go); guarded by mu.
+	fence fencing
 
 	hbCancel    context.CancelFunc
 	hbDone      chan struct{}
 	janitorDone chan struct{}
+	fenceDone   chan struct{}
 	// wake asks the heartbeat loop for a beat now (a control message came);
 	// one slot, so a burst of messages costs one beat.
 	wake chan struct{}
@@ -106,6 +109,7 @@ func New(store *queues.Store, opts Options) (*Worker, error) {
 		jobs: map[string]*running{}, fenced: map[string]bool{}, ended: newEndedLog(), wake: make(chan struct{}, 1), reclaimed: make(chan struct{}),
 		slots: newSlotBook(opts.Slots, opts.GPUs)}
 	w.id.Store(opts.ID)
+	w.fence.timing = fenceTiming{ttl: opts.WorkerTTL, at: opts.SelfFence}
 	w.inc = randomHex(16)
 	w.labels = workerLabels(opts.Labels, opts.GPUs)
 	return w, nil
@@ -129,10 +133,12 @@ func (w *Worker) start(ctx context.Context) error {
 	if err := w.openIsolation(); err != nil {
 		return fmt.Errorf("workers.Start: %w", err)
 	}
+	sent := w.opts.Now()
 	b, err := w.store.Register(ctx, w.info())
 	if err != nil {
 		return fmt.Errorf("workers.Start: register: %w", err)
 	}
+	w.fence.renewed = sent // nothing else runs yet
 	w.tookOver(b.TakenOver)
 	// Listen before taking work, so no job runs unreachable.
 	if err := w.syncControl(); err != nil {
@@ -146,6 +152,8 @@ func (w *Worker) start(ctx context.Context) error {
 	go w.heartbeatLoop(hbCtx)
 	w.janitorDone = make(chan struct{})
 	go func() { defer close(w.janitorDone); w.janitorLoop(hbCtx) }()
+	w.fenceDone = make(chan struct{})
+	go func() { defer close(w.fenceDone); w.fenceLoop(hbCtx) }()
 	w.publish(events.Event{ID: events.NewID(), Type: events.TypeWorkerUp, Worker: w.ID(), Time: w.opts.Now(),
 		Data: map[string]any{"pool": w.opts.Pool, "slots": w.opts.Slots}})
 	w.log.Info("worker started", "slots", w.opts.Slots, "queues", w.opts.Queues)
@@ -185,6 +193,7 @@ func (w *Worker) Stop() {
 			w.hbCancel()
 			<-w.hbDone
 			<-w.janitorDone
+			<-w.fenceDone
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -265,10 +274,11 @@ func (w *Worker) info() queues.WorkerInfo {
 	if w.ID() == w.opts.ID {
 		place = string(queues.PlaceQueue(w.opts.ID))
 	}
+	fences, fenced := w.fenceReport(w.opts.Now())
 	return queues.WorkerInfo{ID: w.ID(), Pool: w.opts.Pool, Slots: w.opts.Slots, Busy: max(w.slots.busy(), w.runningSlots()), PlaceQueue: place,
 		Queues: w.opts.Queues, Host: host, PID: os.Getpid(), Draining: w.draining, StartedAt: w.started, IdentitySince: w.identitySince,
 		Incarnation: w.inc, Spot: w.opts.Spot, Isolation: w.isolationReport(), Labels: w.labels, GPUs: w.gpuReport(),
-		CPUs: w.opts.CPUs, Memory: w.opts.Memory}
+		CPUs: w.opts.CPUs, Memory: w.opts.Memory, SelfFences: fences, SelfFencedSeconds: fenced}
 }
 
 func (w *Worker) isolationReport() *queues.Isolation {

@@ -274,6 +274,7 @@ func startWorker(ctx context.Context, cfg config.Config, store *queues.Store, pu
 	}
 	w, err := workers.New(store, workers.Options{ID: ws.id, Pool: pool, Spot: p.Kind == config.PoolSpot, Slots: slots, Queues: qs,
 		PollInterval: cfg.Worker.PollInterval.Std(), Heartbeat: cfg.Worker.Heartbeat.Std(), DrainTimeout: cfg.Worker.DrainTimeout.Std(),
+		WorkerTTL: cfg.Controller.WorkerTTL.Std(), SelfFence: cfg.Worker.SelfFence,
 		LogDir: cfg.Worker.LogDir, CheckpointDir: cfg.Worker.CheckpointDir, LogLines: int64(cfg.Worker.JobLogLines),
 		Events: pub, Logger: log, Control: ws.nc, Subjects: subjects(cfg), QoS: cfg.QoS, Isolation: ws.isolation, GPUs: ws.gpus, MPS: ws.mps,
 		Labels: p.Labels, CPUs: ws.cpus, Memory: ws.memory, RunAs: cfg.Worker.RunAs, TemplateRunAs: cfg.TemplateRunAs()})

@@ -109,6 +109,14 @@ type WorkerConfig struct {
 	Heartbeat jobs.Duration `yaml:"heartbeat,omitempty"`
 	// DrainTimeout bounds how long a draining worker waits for its jobs.
 	DrainTimeout jobs.Duration `yaml:"drain_timeout,omitempty"`
+	// SelfFence is the share of controller.worker_ttl after the last
+	// heartbeat that reached Redis at which a worker stops taking work and
+	// stops its jobs (SIGTERM, then a kill half way to the TTL), so a
+	// worker cut off from Redis does not run them on beside the attempts
+	// the controller starts elsewhere once the TTL runs out (default 0.75,
+	// at most 0.9). Raise worker_ttl, not this, to ride out longer Redis
+	// stalls.
+	SelfFence float64 `yaml:"self_fence,omitempty"`
 	// LogDir holds each job's full output.
 	LogDir string `yaml:"log_dir,omitempty"`
 	// CheckpointDir holds checkpoints. Jobs move between workers, so in a

@@ -38,6 +38,10 @@ const (
 	DefaultIdleTTL      = 2 * time.Minute
 	// DefaultCostRetention keeps a month of cost reports, a day to spare.
 	DefaultCostRetention = 32 * 24 * time.Hour
+	// DefaultSelfFence and MaxSelfFence are workers.DefaultSelfFence and
+	// workers.MaxSelfFence, which config does not import.
+	DefaultSelfFence = 0.75
+	MaxSelfFence     = 0.9
 )
 
 // WithDefaults returns a copy with every field left empty filled in. The
@@ -69,6 +73,7 @@ func (c Config) WithDefaults() Config {
 	setDefault(&c.Worker.PollInterval, jobs.Duration(DefaultPollInterval))
 	setDefault(&c.Worker.Heartbeat, jobs.Duration(DefaultHeartbeat))
 	setDefault(&c.Worker.DrainTimeout, jobs.Duration(DefaultDrainTimeout))
+	setDefault(&c.Worker.SelfFence, DefaultSelfFence)
 	state := stateDir()
 	setDefault(&c.Worker.LogDir, filepath.Join(state, "logs"))
 	setDefault(&c.Worker.CheckpointDir, filepath.Join(state, "checkpoints"))

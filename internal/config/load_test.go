@@ -208,6 +208,17 @@ controller:
 worker:
   heartbeat: 1s
 ` + fixedPool, "controller.worker_ttl", "two worker heartbeats"},
+		{"self-fence share over the maximum", `
+worker:
+  self_fence: 0.95 # <-
+` + fixedPool, "worker.self_fence", "at most 0.9"},
+		{"self-fence within one heartbeat", `
+controller:
+  worker_ttl: 2s
+worker:
+  heartbeat: 1s
+  self_fence: 0.4 # <-
+` + fixedPool, "worker.self_fence", "not more than one worker heartbeat"},
 		{"job log lines", `
 worker:
   job_log_lines: -1 # <-

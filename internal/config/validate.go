@@ -111,6 +111,12 @@ func (c Config) validateTiming(ps *problems) {
 	// jobs run twice, so the TTL spans at least two heartbeats.
 	if hb := c.Worker.Heartbeat; hb > 0 && c.Controller.WorkerTTL < 2*hb {
 		ps.add("controller.worker_ttl", "%s is less than two worker heartbeats (worker.heartbeat is %s); a live worker could be declared dead: use at least %s", c.Controller.WorkerTTL, hb, 2*hb)
+	} else if f := c.Worker.SelfFence; f <= 0 || f > MaxSelfFence {
+		ps.add("worker.self_fence", "%v is out of range: a share of controller.worker_ttl above 0 and at most %v, for example %v", f, MaxSelfFence, DefaultSelfFence)
+	} else if at := jobs.Duration(float64(c.Controller.WorkerTTL) * f); hb > 0 && at <= hb {
+		// The worker would stop every job whenever one heartbeat is late.
+		ps.add("worker.self_fence", "%v of controller.worker_ttl (%s) is %s, not more than one worker heartbeat (%s): use at least %.2f, or a longer worker_ttl",
+			f, c.Controller.WorkerTTL, at, hb, min(MaxSelfFence, 1.5*float64(hb)/float64(c.Controller.WorkerTTL)))
 	}
 	if t := c.Controller.Tick; t > 0 && c.Controller.LeaderTTL < 2*t {
 		ps.add("controller.leader_ttl", "%s is less than two ticks (controller.tick is %s); the leader could lose its lease between renewals: use at least %s", c.Controller.LeaderTTL, t, 2*t)

@@ -28,7 +28,7 @@ func TestDrainIsRecordedThenWoken(t *testing.T) {
 	subj := events.Subjects{Prefix: ns}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	w, err := workers.New(store, workers.Options{Pool: "ondemand", Queues: []queues.Queue{queues.QueueBurst},
-		Heartbeat: time.Minute, Control: testenv.NATSConn(t, srv), Subjects: subj, Logger: log,
+		Heartbeat: time.Minute, SelfFence: -1, Control: testenv.NATSConn(t, srv), Subjects: subj, Logger: log,
 		LogDir: t.TempDir(), CheckpointDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)

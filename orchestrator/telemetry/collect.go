@@ -45,6 +45,7 @@ func SnapshotOf(now time.Time, qs []queues.QueueStats, ws []queues.WorkerInfo, p
 	}
 	fixedSlots, fixedBusy := 0, 0
 	for _, w := range ws {
+		s.Fencing = append(s.Fencing, WorkerFencing{Worker: w.ID, Pool: w.Pool, Fences: w.SelfFences, Seconds: w.SelfFencedSeconds})
 		if w.Isolation != nil {
 			in, out := w.Isolation.InForce()
 			s.Isolation = append(s.Isolation, WorkerIsolation{Worker: w.ID, Mode: w.Isolation.Mode, InForce: in, NotInForce: out})

@@ -25,6 +25,8 @@
 //	ballast.cost.pool_today     → ballast_cost_pool_today (gauge; pool)
 //	ballast.cost.team_today     → ballast_cost_team_today (gauge; team)
 //	ballast.worker.qos_limits   → ballast_worker_qos_limits (gauge; worker, mode, state)
+//	ballast.worker.self_fences  → ballast_worker_self_fences_total (counter; worker, pool)
+//	ballast.worker.self_fenced  → ballast_worker_self_fenced_seconds_total (counter; worker, pool)
 //	ballast.job.cpu_throttled   → ballast_job_cpu_throttled_seconds_total (counter; group)
 //	ballast.job.io              → ballast_job_io_bytes_total (counter; group, direction)
 //	ballast.job.memory_kills    → ballast_job_memory_kills_total (counter; group)

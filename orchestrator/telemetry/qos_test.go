@@ -18,7 +18,7 @@ func TestQoSMetrics(t *testing.T) {
 			{Group: "burst", Limit: "cpu", InForce: true}, {Group: "burst", Limit: "memory", InForce: true},
 			{Group: "burst", Limit: "egress", Reason: "no tc"},
 		}}},
-		{ID: "w2", Pool: "fixed", Slots: 4}, // reports no isolation: no series
+		{ID: "w2", Pool: "fixed", Slots: 4, SelfFences: 2, SelfFencedSeconds: 3.5}, // reports no isolation: no series
 	}
 	m.SetSnapshot(SnapshotOf(time.Now(), nil, ws, nil, nil))
 	// The event's data as a bus consumer decodes it: JSON numbers.
@@ -35,6 +35,11 @@ func TestQoSMetrics(t *testing.T) {
 	if got := len(fams["ballast_worker_qos_limits"].GetMetric()); got != 2 {
 		t.Errorf("ballast_worker_qos_limits: %d series, want 2 (w2 reports none)", got)
 	}
+	// Every worker reports its self-fences, none or some.
+	wantType(t, fams, "ballast_worker_self_fences_total", dto.MetricType_COUNTER)
+	wantValue(t, fams, "ballast_worker_self_fences_total", map[string]string{"worker": "w2", "pool": "fixed"}, 2)
+	wantValue(t, fams, "ballast_worker_self_fenced_seconds_total", map[string]string{"worker": "w2", "pool": "fixed"}, 3.5)
+	wantValue(t, fams, "ballast_worker_self_fences_total", map[string]string{"worker": "w1", "pool": "fixed"}, 0)
 	// The group's throttling is the larger: a group quota is counted there.
 	wantValue(t, fams, "ballast_job_cpu_throttled_seconds_total", map[string]string{"group": "burst"}, 3)
 	wantValue(t, fams, "ballast_job_io_bytes_total", map[string]string{"group": "burst", "direction": "read"}, 6<<20)

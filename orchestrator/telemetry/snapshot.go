@@ -48,6 +48,10 @@ type Snapshot struct {
 	// Isolation is each worker's QoS isolation; it feeds
 	// ballast.worker.qos_limits.
 	Isolation []WorkerIsolation
+
+	// Fencing is each worker's self-fences; it feeds
+	// ballast.worker.self_fences and ballast.worker.self_fenced.
+	Fencing []WorkerFencing
 }
 
 // WorkerIsolation is what one worker reports of its QoS isolation.
@@ -100,6 +104,7 @@ func (m *Metrics) SetSnapshot(s Snapshot) {
 	s.CostTodayByPool = maps.Clone(s.CostTodayByPool)
 	s.CostTodayByTeam = maps.Clone(s.CostTodayByTeam)
 	s.Isolation = slices.Clone(s.Isolation)
+	s.Fencing = slices.Clone(s.Fencing)
 
 	m.mu.Lock()
 	defer m.mu.Unlock()

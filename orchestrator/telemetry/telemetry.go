@@ -112,6 +112,7 @@ type Metrics struct {
 	preemptions metric.Int64Counter
 	overflows   metric.Int64Counter
 	qos         qosCounters
+	fencing     fencingCounters
 	redis       metric.Int64Gauge
 	gaugeSet    gauges
 
@@ -233,6 +234,7 @@ func (m *Metrics) instruments(meter metric.Meter, ns string) error {
 	add(err)
 
 	add(m.qos.create(meter, ns))
+	add(m.createFencing(meter, ns))
 
 	// A synchronous gauge: the controller checks Redis once at start, not
 	// every tick, so there is no snapshot for the callback to read.
