@@ -145,21 +145,22 @@ type Controller struct {
 	opts  Options
 	log   *slog.Logger
 
-	mu        sync.Mutex
-	leader    bool
-	healthy   time.Time            // when Redis last came back; zero while down
-	trimmed   time.Time            // when the job index was last trimmed
-	epoch     *queues.EpochWatch   // what this process saw of the namespace's data
-	loss      *queues.DataLoss     // the unacknowledged loss record at the last look
-	announced time.Time            // the loss record whose event this process published
-	held      map[string]time.Time // task ID → when first seen taken but unclaimed
-	cancel    context.CancelFunc
-	done      chan struct{}
-	recDone   chan struct{} // closed when recoverLoop ends
-	poke      chan struct{}
-	flowPoke  chan struct{}
-	startOnce sync.Once
-	stopOnce  sync.Once
+	mu           sync.Mutex
+	leader       bool
+	healthy      time.Time            // when Redis last came back; zero while down
+	trimmed      time.Time            // when the job index was last trimmed
+	epoch        *queues.EpochWatch   // what this process saw of the namespace's data
+	loss         *queues.DataLoss     // the unacknowledged loss record at the last look
+	announced    time.Time            // the loss record whose event this process published
+	recoveredFor time.Time            // the loss record this leader ran RecoverLost for
+	held         map[string]time.Time // task ID → when first seen taken but unclaimed
+	cancel       context.CancelFunc
+	done         chan struct{}
+	recDone      chan struct{} // closed when recoverLoop ends
+	poke         chan struct{}
+	flowPoke     chan struct{}
+	startOnce    sync.Once
+	stopOnce     sync.Once
 }
 
 // New returns a controller.

@@ -96,12 +96,17 @@ func lossEvent(l queues.DataLoss) events.Event {
 // recoverLost runs the configured recovery while a loss record stands
 // (leader only; the record is removed when recovery completes).
 func (c *Controller) recoverLost(ctx context.Context, loss *queues.DataLoss) {
-	if loss == nil || c.opts.RecoverLost == nil {
+	if loss == nil || c.opts.RecoverLost == nil || loss.At.Equal(c.recoveredFor) {
 		return
 	}
 	if err := c.opts.RecoverLost(ctx); err != nil {
 		c.log.Warn("rebuilding the jobs Redis lost failed; retrying next tick", "err", err)
+		return
 	}
+	// Once per loss: a recovery that left the record (jobs it could not
+	// rebuild) said so, and reading the whole stream again each tick
+	// would change nothing.
+	c.recoveredFor = loss.At
 }
 
 // DataLoss returns the unacknowledged loss record this controller saw at
