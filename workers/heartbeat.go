@@ -47,6 +47,7 @@ func (w *Worker) beat(ctx context.Context) {
 	w.mu.Unlock()
 	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
+	w.watchEpoch(cctx) // first: jobs this beat finds gone are then explained
 	b, err := w.store.Heartbeat(cctx, w.info(), live)
 	if err != nil {
 		w.log.Warn("heartbeat failed", "err", err)

@@ -82,6 +82,9 @@ type Worker struct {
 	repairing atomic.Bool
 	repairs   sync.WaitGroup
 
+	// epoch watches the namespace's data in Redis (see dataloss.go).
+	epoch *queues.EpochWatch
+
 	startOnce sync.Once
 	stopOnce  sync.Once
 	startErr  error
@@ -98,6 +101,7 @@ func New(store *queues.Store, opts Options) (*Worker, error) {
 		slots: newSlotBook(opts.Slots, opts.GPUs)}
 	w.id.Store(opts.ID)
 	w.inc = randomHex(16)
+	w.epoch = queues.NewEpochWatch(store, "worker "+opts.ID, false)
 	w.labels = workerLabels(opts.Labels, opts.GPUs)
 	return w, nil
 }
