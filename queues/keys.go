@@ -310,6 +310,17 @@ func (n Namespace) Leader() string { return n.prefix() + "leader" }
 // moment Ballast has records for, from which the quota is paid.
 func (n Namespace) Started() string { return n.prefix() + "since" }
 
+// Epoch holds the identity of this namespace's data in Redis ("ID|ms"):
+// written once, by the first controller to find it missing, and never
+// changed or deleted, so a process that saw one epoch and then finds none
+// or another knows Redis lost what it held (see epoch.go).
+func (n Namespace) Epoch() string { return n.prefix() + "epoch" }
+
+// DataLoss holds the record of a detected loss of Redis data: written once
+// when the loss is noticed, kept until an operator acknowledges it or
+// recovery completes, so the loss is said by every status until then.
+func (n Namespace) DataLoss() string { return n.prefix() + "data_lost" }
+
 // series is the sorted set of the samples of a measured series.
 func (n Namespace) series(name string) string { return n.prefix() + "series:" + name }
 

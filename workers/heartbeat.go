@@ -47,6 +47,7 @@ func (w *Worker) beat(ctx context.Context) {
 	w.mu.Unlock()
 	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
+	w.watchEpoch(cctx) // first: jobs this beat finds gone are then explained
 	// Taken before the beat: the registry's timestamp is no earlier, so
 	// the self-fence counts from no later than the controller does.
 	sent := w.opts.Now()

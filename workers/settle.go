@@ -25,7 +25,7 @@ func (w *Worker) settle(r *running, res outcome) string {
 	now := w.opts.Now()
 	switch {
 	case res.stop == stopLost:
-		w.log.Info("stopped a job whose attempt moved on", "job", j.ID, "attempt", j.Attempt)
+		w.log.Info("stopped a job: "+w.whyUnrecorded(), "job", j.ID, "attempt", j.Attempt)
 		return outcomeLost
 	case res.stop == stopCancel:
 		w.finish(r, jobs.StateCancelled, res.exitCode, "cancelled by user")
@@ -63,7 +63,7 @@ func (w *Worker) settle(r *running, res outcome) string {
 			return err
 		})
 		if moved.Attempt == 0 && !moved.Cancelled {
-			w.log.Warn("preemption not recorded: the attempt had moved on", "job", j.ID, "attempt", j.Attempt)
+			w.log.Warn("preemption not recorded: "+w.whyUnrecorded(), "job", j.ID, "attempt", j.Attempt)
 		}
 		w.announceRequeue(r, moved, moved.Reason, now,
 			map[string]any{"to": string(moved.Queue), "checkpoint": r.lastCheckpoint(), "killed": res.killed})
@@ -134,7 +134,7 @@ func (w *Worker) finish(r *running, state jobs.State, code *int, msg string) {
 		}
 	}
 	if !ok {
-		w.log.Warn("result not recorded: the attempt had moved on", "job", r.job.ID, "attempt", r.job.Attempt)
+		w.log.Warn("result not recorded: "+w.whyUnrecorded(), "job", r.job.ID, "attempt", r.job.Attempt)
 		return
 	}
 	// The job is over: no attempt will resume from its checkpoints.

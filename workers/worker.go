@@ -87,6 +87,9 @@ type Worker struct {
 	repairing atomic.Bool
 	repairs   sync.WaitGroup
 
+	// epoch watches the namespace's data in Redis (see dataloss.go).
+	epoch *queues.EpochWatch
+
 	startOnce sync.Once
 	stopOnce  sync.Once
 	startErr  error
@@ -111,6 +114,7 @@ func New(store *queues.Store, opts Options) (*Worker, error) {
 	w.id.Store(opts.ID)
 	w.fence.timing = fenceTiming{ttl: opts.WorkerTTL, at: opts.SelfFence}
 	w.inc = randomHex(16)
+	w.epoch = queues.NewEpochWatch(store, "worker "+opts.ID, false)
 	w.labels = workerLabels(opts.Labels, opts.GPUs)
 	return w, nil
 }

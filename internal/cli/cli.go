@@ -55,6 +55,7 @@ func commands() map[string]command {
 		"pipelines":       {"list pipelines, or: pipelines runs NAME | show RUN | trigger NAME | cancel RUN", runPipelines},
 		"sweep":           {"parameter sweeps: sweep submit FILE | show ID | cancel ID | list", runSweep},
 		"status":          {"show workers, queues and recent jobs", runStatus},
+		"recover":         {"rebuild the jobs Redis lost from the event stream (--ack: only acknowledge the loss)", runRecover},
 		"validate-config": {"check a config file and report every problem with its line", runValidateConfig},
 		"migrate-keys":    {"rename a stopped installation's Redis keys to the hash-tagged layout (--dry-run to count)", runMigrateKeys},
 		"example-job":     {"a checkpointing demo job that counts steps (used by the steps template)", runExampleJob},

@@ -40,13 +40,22 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if st.DataLoss == nil && st.Epoch.IsZero() {
+		st.DataLoss = lossSeenInStream(ctx, cfg, store)
+	}
 	// This config's: the CLI reads the store itself, not the controller.
 	en := insight.EnginesOf(cfg)
 	st.Engines = &en
 	if *out == "json" {
-		return writeJSON(e.out, st)
+		if err := writeJSON(e.out, st); err != nil {
+			return err
+		}
+		return lossError(st.DataLoss)
 	}
 	now := time.Now()
+	if st.DataLoss != nil {
+		fmt.Fprintf(e.out, "DATA LOSS: %s\n  fix: %s\n\n", st.DataLoss.Message(), queues.LossFix)
+	}
 	fmt.Fprintf(e.out, "leader: %s\n", dash(st.Leader))
 	printRedis(e, st.Redis)
 	printTopology(e, cfg, st.Topology)
@@ -88,7 +97,10 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.out, " %s %d", s, st.Counts[s])
 	}
 	fmt.Fprintln(e.out)
-	return printOverflowed(e, st)
+	if err := printOverflowed(e, st); err != nil {
+		return err
+	}
+	return lossError(st.DataLoss)
 }
 
 // printRedis says whether Redis keeps accepted jobs, and what to change

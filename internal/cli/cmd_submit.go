@@ -147,6 +147,9 @@ func explain(err error) error {
 }
 
 func printReceipt(e *env, out string, r intake.Receipt) error {
+	if r.Warning != "" {
+		fmt.Fprintf(e.errOut, "warning: %s\n", r.Warning)
+	}
 	if out == "json" {
 		return writeJSON(e.out, r)
 	}

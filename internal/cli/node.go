@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -81,6 +82,25 @@ func startControlPlane(ctx context.Context, cfg config.Config, rdb redis.Univers
 	opts := controller.Options{Tick: cfg.Controller.Tick.Std(), WorkerTTL: cfg.Controller.WorkerTTL.Std(),
 		LeaderTTL: cfg.Controller.LeaderTTL.Std(), Events: pub, Logger: log,
 		PriorEvents: func(ctx context.Context) (uint64, time.Time, error) { return events.Stored(ctx, js, cfg.NATS.Stream) }}
+	// The metrics start after the controller; a loss seen before they do
+	// shows from the next tick on.
+	var lossMetrics atomic.Pointer[telemetry.Metrics]
+	opts.OnDataLoss = func(l *queues.DataLoss) {
+		if l == nil {
+			lossMetrics.Load().RedisDataLost(false, time.Time{})
+		} else {
+			lossMetrics.Load().RedisDataLost(true, l.At)
+		}
+	}
+	if cfg.Redis.RecoverOnLoss {
+		opts.RecoverLost = func(ctx context.Context) error {
+			rep, err := controller.Recover(ctx, recoverOptions(cfg, store, js, pub, capacity, log))
+			if err == nil {
+				log.Warn("rebuilt the jobs Redis lost from the event stream (redis.recover_on_loss)", recoverAttrs(rep)...)
+			}
+			return err
+		}
+	}
 	if en, ok := prov.(provider.ExitNotifier); ok {
 		opts.Exited = en.Exits()
 	}
@@ -102,6 +122,7 @@ func startControlPlane(ctx context.Context, cfg config.Config, rdb redis.Univers
 	}
 	// A core job may need a slot reclaimed: decide now, not at the next tick.
 	// (Only this process's leader reacts; a standby's poke is a no-op tick.)
+	sub.DataLoss = ctl.DataLoss
 	sub.OnQueued = func(j jobs.Job) {
 		if j.Spec.Class == jobs.ClassCore {
 			ctl.Poke()
@@ -134,6 +155,7 @@ func startControlPlane(ctx context.Context, cfg config.Config, rdb redis.Univers
 		return nil, err
 	}
 	metrics.RedisDurability(durability.Durable(), durability.Reason())
+	lossMetrics.Store(metrics)
 
 	in, err := intake.NewNATSServer(nc, sub, intake.NATSOptions{Subjects: subj, Logger: log, Sweeps: sweeps, Jobs: store})
 	if err != nil {

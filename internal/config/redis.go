@@ -76,6 +76,13 @@ type RedisConfig struct {
 	// WaitTimeout bounds that wait (default 1s, at most 2s: below the
 	// client's read timeout).
 	WaitTimeout jobs.Duration `yaml:"wait_timeout,omitempty"`
+	// RecoverOnLoss makes the leading controller rebuild, on its own, the
+	// jobs Redis lost (what `ballast recover` does) as soon as a loss is
+	// detected: accepted jobs missing from Redis are queued again from
+	// the event stream, those that had started run again (at least once).
+	// Off by default: an operator may prefer to look first, and a Redis
+	// reset on purpose should be acknowledged, not refilled.
+	RecoverOnLoss bool `yaml:"recover_on_loss,omitempty"`
 }
 
 // maxWaitTimeout keeps a WAIT within go-redis's default read timeout (3 s),

@@ -32,6 +32,12 @@ type Status struct {
 	// Topology is the Redis topology in use: mode, the masters serving
 	// now, and on a cluster the shard that holds the namespace.
 	Topology queues.Topology `json:"redis_topology"`
+	// DataLoss is the recorded loss of Redis data not yet recovered or
+	// acknowledged (nil: none): jobs accepted before it may be missing.
+	DataLoss *queues.DataLoss `json:"data_loss,omitempty"`
+	// Epoch identifies the life of the namespace's data in Redis; zero
+	// until a controller first runs.
+	Epoch queues.Epoch `json:"redis_epoch"`
 	// Engines names the NATS servers, the event stream's replicas and the
 	// elastic capacity provider of the serving controller; nil when it
 	// serves no overview.

@@ -41,6 +41,9 @@ func CollectStatus(ctx context.Context, store *queues.Store) (Status, error) {
 		return st, err
 	}
 	st.Overflowed = overflowedOf(active, time.Now())
+	if st.Epoch, st.DataLoss, err = store.ReadEpoch(ctx); err != nil {
+		return st, err
+	}
 	st.Redis = store.CheckDurability(ctx)
 	st.Topology = store.Topology(ctx)
 	return st, nil

@@ -62,6 +62,15 @@ type Options struct {
 	// (a restart without persistence, a flush), which the marker alone
 	// cannot tell from a first start.
 	PriorEvents func(ctx context.Context) (n uint64, last time.Time, err error)
+	// OnDataLoss, when set, is told the loss record at every tick that
+	// finds one, and nil once it is gone (acknowledged or recovered): the
+	// metrics export it as a gauge.
+	OnDataLoss func(*queues.DataLoss)
+	// RecoverLost, when set, makes the leader rebuild the lost jobs on its
+	// own when a loss record is found (config redis.recover_on_loss): it
+	// is called each leader tick while the record stays, and removes it
+	// when it completes (see Recover).
+	RecoverLost func(ctx context.Context) error
 }
 
 // WithDefaults fills unset options.
@@ -136,19 +145,22 @@ type Controller struct {
 	opts  Options
 	log   *slog.Logger
 
-	mu        sync.Mutex
-	leader    bool
-	healthy   time.Time            // when Redis last came back; zero while down
-	trimmed   time.Time            // when the job index was last trimmed
-	marked    bool                 // whether this process has seen the namespace marker
-	held      map[string]time.Time // task ID → when first seen taken but unclaimed
-	cancel    context.CancelFunc
-	done      chan struct{}
-	recDone   chan struct{} // closed when recoverLoop ends
-	poke      chan struct{}
-	flowPoke  chan struct{}
-	startOnce sync.Once
-	stopOnce  sync.Once
+	mu           sync.Mutex
+	leader       bool
+	healthy      time.Time            // when Redis last came back; zero while down
+	trimmed      time.Time            // when the job index was last trimmed
+	epoch        *queues.EpochWatch   // what this process saw of the namespace's data
+	loss         *queues.DataLoss     // the unacknowledged loss record at the last look
+	announced    time.Time            // the loss record whose event this process published
+	recoveredFor time.Time            // the loss record this leader ran RecoverLost for
+	held         map[string]time.Time // task ID → when first seen taken but unclaimed
+	cancel       context.CancelFunc
+	done         chan struct{}
+	recDone      chan struct{} // closed when recoverLoop ends
+	poke         chan struct{}
+	flowPoke     chan struct{}
+	startOnce    sync.Once
+	stopOnce     sync.Once
 }
 
 // New returns a controller.
@@ -158,7 +170,7 @@ func New(store *queues.Store, opts Options) (*Controller, error) {
 		return nil, fmt.Errorf("controller.New: %w", err)
 	}
 	return &Controller{store: store, opts: opts, log: opts.Logger.With("controller", opts.ID), poke: make(chan struct{}, 1),
-		flowPoke: make(chan struct{}, 1)}, nil
+		flowPoke: make(chan struct{}, 1), epoch: queues.NewEpochWatch(store, "controller "+opts.ID, true)}, nil
 }
 
 // Start runs the loop in the background. Calling it twice is a no-op.
@@ -328,11 +340,15 @@ func (c *Controller) Tick(ctx context.Context) {
 			c.opts.Capacity.Forget()
 		}
 	}
+	// Every controller looks, not only the leader: the lease is in Redis
+	// too, so after a loss any of them may lead next, and it must know
+	// what was there before.
+	loss := c.checkEpoch(tctx, now, lead)
 	if !lead {
 		c.held = nil // a leader to come starts its own watch
 		return
 	}
-	c.checkMarker(tctx, now)
+	c.recoverLost(tctx, loss)
 	// After an outage every worker's heartbeat looks old; give them one TTL
 	// to beat again before declaring anyone dead.
 	if now.Sub(healthySince) >= c.opts.WorkerTTL {
@@ -360,51 +376,6 @@ func (c *Controller) Tick(ctx context.Context) {
 			c.log.Warn("capacity plan not fully applied", "err", err)
 		}
 	}
-}
-
-// checkMarker keeps the namespace marker (queues.Store.Remark) written and
-// says when it vanished. The quota is paid from the first moment Ballast
-// ran, which the marker records; it is written once and never deleted, so
-// once this process has seen it, finding it gone means Redis came back
-// empty: a restart without persistence, a flush or an eviction. Nothing in
-// the records can say which jobs were lost, so the log must. Re-writing it
-// restarts the cost window at now, the first moment Redis has records for
-// again. One SET NX per leader tick.
-func (c *Controller) checkMarker(ctx context.Context, now time.Time) {
-	written, err := c.store.Remark(ctx, now)
-	if err != nil {
-		c.log.Warn("checking the namespace marker failed; retrying next tick", "err", err)
-		return
-	}
-	if written && c.marked {
-		attrs := []any{"namespace", c.store.Namespace().Name(), "marker", c.store.Namespace().Started(),
-			"fix", "set appendonly yes (appendfsync everysec) and maxmemory-policy noeviction; resubmit lost work"}
-		if jobsLeft, outboxLeft, err := c.store.Holdings(ctx); err == nil {
-			attrs = append(attrs, "job_records_left", jobsLeft, "outbox_left", outboxLeft)
-		}
-		c.log.Error("Redis lost its data: the namespace marker is gone; accepted jobs since the last persistence point are lost", attrs...)
-	}
-	if written && !c.marked && c.opts.PriorEvents != nil {
-		c.checkPriorEvents(ctx)
-	}
-	c.marked = true
-}
-
-// checkPriorEvents runs when this process found no namespace marker: a
-// first start, or a Redis that lost its data while no controller watched.
-// The event stream, kept by NATS apart from Redis, tells them apart.
-func (c *Controller) checkPriorEvents(ctx context.Context) {
-	n, last, err := c.opts.PriorEvents(ctx)
-	if err != nil {
-		c.log.Warn("cannot read the event stream to tell a first start from a Redis that lost its data", "err", err)
-		return
-	}
-	if n == 0 {
-		return
-	}
-	c.log.Error("Redis has no record of this namespace, but the event stream holds events of earlier jobs: Redis lost its data before this controller started; jobs accepted before are lost",
-		"namespace", c.store.Namespace().Name(), "stream_events", n, "last_event", last,
-		"fix", "set appendonly yes (appendfsync everysec) and maxmemory-policy noeviction; resubmit lost work (the stream's job.queued events name them); if Redis was reset on purpose, purge the stream too")
 }
 
 func (c *Controller) recover(ctx context.Context) {

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -47,7 +48,8 @@ func (l *logRecords) at(level slog.Level) []string {
 	return out
 }
 
-const lostData = "Redis lost its data: the namespace marker is gone; accepted jobs since the last persistence point are lost"
+// lostData starts what a controller logs when it finds the data gone.
+const lostData = "Redis lost its data at "
 
 // TestLeaderNoticesRedisCameBackEmpty: a leader that saw the namespace
 // marker, then finds the namespace empty (as after a restart of a Redis
@@ -89,8 +91,8 @@ func TestLeaderNoticesRedisCameBackEmpty(t *testing.T) {
 		t.Fatalf("namespace not emptied: %d records, %v", n, err)
 	}
 	ctl.Tick(ctx)
-	if errs := logs.at(slog.LevelError); len(errs) != 1 || errs[0] != lostData {
-		t.Fatalf("errors logged %q, want exactly %q", errs, lostData)
+	if errs := logs.at(slog.LevelError); len(errs) != 1 || !strings.HasPrefix(errs[0], lostData) || strings.Contains(errs[0], "before this controller started") {
+		t.Fatalf("errors logged %q, want exactly one starting %q", errs, lostData)
 	}
 	if again, err := store.Started(ctx); err != nil || again.IsZero() {
 		t.Fatalf("marker not written again: %v %v", again, err)
@@ -169,5 +171,83 @@ func TestControllerStartingOnAnEmptiedRedisSaysSo(t *testing.T) {
 	errs := startOn("EMPTIED")
 	if len(errs) != 1 || !strings.Contains(errs[0], "Redis lost its data before this controller started") {
 		t.Fatalf("errors logged %q, want one saying Redis lost its data before the start", errs)
+	}
+}
+
+// TestStandbyThatTakesOverAfterALossSaysWhen: the lease lives in Redis, so
+// after Redis comes back empty the standby may lead next. It had looked at
+// the epoch all along, so it says when the data went, not that it went
+// "before this controller started" (what a standby said when only the
+// leader looked), and the loss record and event are written once.
+func TestStandbyThatTakesOverAfterALossSaysWhen(t *testing.T) {
+	t.Parallel()
+	rdb, ns := testenv.Redis(t)
+	store := queues.NewStore(rdb, queues.StoreOptions{Namespace: ns})
+	ctx := context.Background()
+	// The stream holds events once jobs ran: none at the first start.
+	var ran atomic.Bool
+	priorEvents := func(context.Context) (uint64, time.Time, error) {
+		if ran.Load() {
+			return 5, time.Now(), nil
+		}
+		return 0, time.Time{}, nil
+	}
+	var losses []*queues.DataLoss
+	var lossMu sync.Mutex
+	newCtl := func(id string, logs *logRecords) *controller.Controller {
+		opts := fastOptions(id)
+		opts.Logger = slog.New(logs)
+		opts.PriorEvents = priorEvents
+		opts.OnDataLoss = func(l *queues.DataLoss) {
+			lossMu.Lock()
+			defer lossMu.Unlock()
+			losses = append(losses, l)
+		}
+		ctl, err := controller.New(store, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ctl
+	}
+	leaderLogs, standbyLogs := &logRecords{}, &logRecords{}
+	leader, standby := newCtl("a", leaderLogs), newCtl("b", standbyLogs)
+	leader.Tick(ctx)
+	standby.Tick(ctx)
+	if !leader.Leader() || standby.Leader() {
+		t.Fatal("a should lead, b stand by")
+	}
+	ran.Store(true)
+	// Redis comes back empty; the standby ticks first and takes the lease.
+	testenv.DeleteNamespace(rdb, ns)
+	standby.Tick(ctx)
+	if !standby.Leader() {
+		t.Fatal("the standby did not take the vanished lease")
+	}
+	errs := standbyLogs.at(slog.LevelError)
+	if len(errs) != 1 || !strings.HasPrefix(errs[0], lostData) || strings.Contains(errs[0], "before this controller started") {
+		t.Fatalf("standby logged %q, want one loss naming when, not \"before this controller started\"", errs)
+	}
+	leader.Tick(ctx)
+	if errs := leaderLogs.at(slog.LevelError); len(errs) != 1 || !strings.HasPrefix(errs[0], lostData) {
+		t.Fatalf("old leader logged %q, want one loss", errs)
+	}
+	_, loss, err := store.ReadEpoch(ctx)
+	if err != nil || loss == nil || loss.By != "controller b" || loss.Reason != queues.LossGone {
+		t.Fatalf("loss record %+v %v, want epoch_gone noticed by controller b", loss, err)
+	}
+	if standby.DataLoss() == nil || leader.DataLoss() == nil {
+		t.Fatal("a controller does not report the loss record")
+	}
+	if _, err := store.AckDataLoss(ctx); err != nil {
+		t.Fatal(err)
+	}
+	standby.Tick(ctx)
+	if standby.DataLoss() != nil {
+		t.Fatal("the loss is still reported after it was acknowledged")
+	}
+	lossMu.Lock()
+	defer lossMu.Unlock()
+	if len(losses) == 0 || losses[len(losses)-1] != nil {
+		t.Fatalf("OnDataLoss saw %v, want it to end with nil once acknowledged", losses)
 	}
 }

@@ -29,6 +29,22 @@ type Submitter struct {
 	// OnQueued, when set, is called after a new job is enqueued (the
 	// controller pokes its loop for core work).
 	OnQueued func(jobs.Job)
+	// DataLoss, when set, returns the unrecovered loss of Redis data the
+	// controller saw (Controller.DataLoss): receipts then carry a warning.
+	// Submissions are still accepted: the Redis that now answers keeps
+	// them, and refusing would lose new work on top of the old.
+	DataLoss func() *queues.DataLoss
+}
+
+// warning is the receipts' warning while a loss of Redis data stands.
+func (s *Submitter) warning() string {
+	if s.DataLoss == nil {
+		return ""
+	}
+	if l := s.DataLoss(); l != nil {
+		return l.Message() + "; this job is accepted, but jobs accepted before may be missing until `ballast recover` runs"
+	}
+	return ""
 }
 
 // Submit validates s and durably enqueues it. The error is a
@@ -43,7 +59,7 @@ func (s *Submitter) Submit(ctx context.Context, sub jobs.Submission) (intake.Rec
 	if err != nil {
 		return intake.Receipt{}, err
 	}
-	return intake.Receipt{JobID: j.ID, Attempt: j.Attempt, State: j.State, Queue: j.Queue, Duplicate: dup}, nil
+	return intake.Receipt{JobID: j.ID, Attempt: j.Attempt, State: j.State, Queue: j.Queue, Duplicate: dup, Warning: s.warning()}, nil
 }
 
 // tracerName names Ballast's tracer. The tracer comes from the global
@@ -99,7 +115,7 @@ func (s *Submitter) announceIn(ctx context.Context, j *jobs.Job, spec *jobs.Spec
 	if !dup || time.Since(j.CreatedAt) < events.DuplicateWindow {
 		publishIn(ctx, s.Events, s.Logger, events.Event{ID: events.JobEventID(j.ID, 1, events.TypeJobQueued), Type: events.TypeJobQueued, JobID: j.ID, Attempt: 1,
 			State: jobs.StateQueued, Queue: j.Queue, Time: j.CreatedAt,
-			Data: map[string]any{"template": spec.Template, "class": string(spec.Class), "team": spec.Team}})
+			Data: queuedData(spec)})
 	}
 	if !dup && s.OnQueued != nil {
 		s.OnQueued(*j)
@@ -137,6 +153,7 @@ func (s *Submitter) SubmitBatch(ctx context.Context, subs []jobs.Submission) ([]
 		trace.WithAttributes(attribute.Int("ballast.batch_size", len(subs))))
 	defer span.End()
 	out := make([]intake.BatchResult, len(subs))
+	warning := s.warning()
 	// Each chunk is announced while Redis records the next.
 	err := s.Store.SubmitBatchEach(ctx, items, func(lo int, res []queues.BatchResult) {
 		pctx, cancel := context.WithTimeout(context.Background(), publishTimeout)
@@ -149,7 +166,7 @@ func (s *Submitter) SubmitBatch(ctx context.Context, subs []jobs.Submission) ([]
 				continue
 			}
 			j := &r.Job
-			out[i].Receipt = &intake.Receipt{JobID: j.ID, Attempt: j.Attempt, State: j.State, Queue: j.Queue, Duplicate: r.Duplicate}
+			out[i].Receipt = &intake.Receipt{JobID: j.ID, Attempt: j.Attempt, State: j.State, Queue: j.Queue, Duplicate: r.Duplicate, Warning: warning}
 			s.announceIn(pctx, j, &items[i].Spec, r.Duplicate)
 		}
 	})

@@ -49,6 +49,14 @@ const (
 	TypeSweepCompleted    Type = "sweep.completed"
 	TypeSweepCancelled    Type = "sweep.cancelled"
 	TypeSweepTrialStopped Type = "sweep.trial_stopped"
+
+	// TypeRedisDataLost: Redis lost the namespace's data (restarted empty,
+	// flushed, rolled back); Data carries the loss record (queues.DataLoss
+	// fields). System events go on Subjects.System.
+	TypeRedisDataLost Type = "system.redis_data_lost"
+	// TypeRedisRecovered: `ballast recover` (or the leader, with
+	// redis.recover_on_loss) rebuilt the lost jobs; Data carries the counts.
+	TypeRedisRecovered Type = "system.redis_recovered"
 )
 
 // IsWorker reports whether the type describes a worker rather than a job.
@@ -56,6 +64,10 @@ func (t Type) IsWorker() bool { return strings.HasPrefix(string(t), "worker.") }
 
 // IsPipeline reports whether the type describes a pipeline or one of its runs.
 func (t Type) IsPipeline() bool { return strings.HasPrefix(string(t), "pipeline.") }
+
+// IsSystem reports whether the type describes the installation itself
+// (its Redis data) rather than one job, worker, pipeline or sweep.
+func (t Type) IsSystem() bool { return strings.HasPrefix(string(t), "system.") }
 
 // IsSweep reports whether the type describes a sweep.
 func (t Type) IsSweep() bool { return strings.HasPrefix(string(t), "sweep.") }

@@ -64,10 +64,16 @@ func (s Subjects) Pipeline(name string) string { return s.prefix() + ".events.pi
 // Sweep is the subject of one sweep's events: PREFIX.events.sweep.ID.
 func (s Subjects) Sweep(id string) string { return s.prefix() + ".events.sweep." + id }
 
+// System is the subject of events about the installation itself (its
+// Redis data): PREFIX.events.system.
+func (s Subjects) System() string { return s.prefix() + ".events.system" }
+
 // For returns the subject an event is published on: the worker's for worker
 // events, the pipeline's or the sweep's for theirs, the job's for all others.
 func (s Subjects) For(e Event) (string, error) {
 	switch {
+	case e.Type.IsSystem():
+		return s.System(), nil
 	case e.Type.IsPipeline():
 		if err := checkToken(e.Pipeline); err != nil {
 			return "", fmt.Errorf("%s event: pipeline %q: %w", e.Type, e.Pipeline, err)

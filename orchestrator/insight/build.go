@@ -33,6 +33,8 @@ type Inputs struct {
 	Started time.Time
 	// Topology is the Redis topology the store runs on now.
 	Topology queues.Topology
+	// DataLoss is the recorded, unrecovered loss of Redis data (nil: none).
+	DataLoss *queues.DataLoss
 }
 
 // readCurrent reads what the overview shows as it is now: cheap reads,
@@ -49,6 +51,9 @@ func (s Source) readCurrent(ctx context.Context, in *Inputs) error {
 		return err
 	}
 	in.Topology = s.Store.Topology(ctx)
+	if _, in.DataLoss, err = s.Store.ReadEpoch(ctx); err != nil {
+		return err
+	}
 	in.Active, err = s.Store.ActiveJobs(ctx)
 	return err
 }
@@ -88,7 +93,7 @@ func (s Source) OverviewOf(now time.Time, in Inputs) Overview {
 // running-jobs table shows, so the pools and the jobs never disagree.
 func (s Source) current(now time.Time, in Inputs) (Overview, *float64) {
 	o := Overview{At: now, Leader: in.Leader, Redis: in.Topology, Engines: s.engines(), Pools: []PoolView{}, Workers: []WorkerView{}, Queues: []QueueView{},
-		Running: []RunningJob{}, Recommendations: []advisor.Recommendation{}}
+		Running: []RunningJob{}, Recommendations: []advisor.Recommendation{}, DataLoss: in.DataLoss}
 	running := map[string]int{}
 	runningByQueue := map[string]int{}
 	for _, j := range in.Active {

@@ -38,6 +38,9 @@ type Overview struct {
 	// Problems lists parts that could not be computed, with the reason;
 	// the rest of the overview is still right.
 	Problems []string `json:"problems,omitempty"`
+	// DataLoss is the recorded loss of Redis data not yet recovered or
+	// acknowledged (nil: none); the console shows it as a banner.
+	DataLoss *queues.DataLoss `json:"data_loss,omitempty"`
 }
 
 // PoolView is one pool's capacity and what it costs per hour now.

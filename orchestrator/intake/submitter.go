@@ -27,4 +27,8 @@ type Receipt struct {
 	// Duplicate is true when the idempotency key matched an existing job:
 	// the receipt describes that job and nothing new was enqueued.
 	Duplicate bool `json:"duplicate"`
+	// Warning is set while Redis's loss of data is recorded and not yet
+	// recovered: the job is accepted, but jobs accepted before the loss
+	// may be missing until `ballast recover` runs.
+	Warning string `json:"warning,omitempty"`
 }

@@ -114,6 +114,8 @@ type Metrics struct {
 	qos         qosCounters
 	fencing     fencingCounters
 	redis       metric.Int64Gauge
+	dataLost    metric.Int64Gauge
+	dataLostAt  metric.Int64Gauge
 	gaugeSet    gauges
 
 	mu   sync.Mutex
@@ -242,6 +244,16 @@ func (m *Metrics) instruments(meter metric.Meter, ns string) error {
 		metric.WithDescription("1 when Redis keeps accepted jobs across a restart and never evicts them (appendonly or save set, maxmemory-policy noeviction), else 0; reason says why (no_persistence, evicting, unknown when CONFIG is refused)."))
 	add(err)
 
+	// Synchronous too: the controller sets them at every tick from the
+	// loss record, which its epoch check reads anyway.
+	m.dataLost, err = meter.Int64Gauge(ns+".redis.data_lost",
+		metric.WithDescription("1 while a loss of Redis data (restarted empty, flushed, rolled back) is recorded and not yet recovered or acknowledged, else 0. `ballast status` says when and how it was noticed."))
+	add(err)
+	m.dataLostAt, err = meter.Int64Gauge(ns+".redis.data_lost_at",
+		metric.WithUnit("s"),
+		metric.WithDescription("When the recorded loss of Redis data was noticed (Unix seconds); 0 when none is recorded."))
+	add(err)
+
 	g, err := m.gauges(meter, ns)
 	add(err)
 	if len(errs) == 0 {
@@ -336,6 +348,22 @@ func (m *Metrics) RedisDurability(durable bool, reason string) {
 		v = 1
 	}
 	m.redis.Record(context.Background(), v, metric.WithAttributes(attribute.String("reason", reason)))
+}
+
+// RedisDataLost records the loss record the controller saw at its last
+// tick: 1 while one stands, 0 once it is recovered or acknowledged (no
+// reason label: a series left at 1 under an old label would never clear). An alert on it is how an operator hears of a loss that
+// nobody ran `ballast status` for.
+func (m *Metrics) RedisDataLost(lost bool, at time.Time) {
+	if m == nil {
+		return
+	}
+	v, ts := int64(0), int64(0)
+	if lost {
+		v, ts = 1, at.Unix()
+	}
+	m.dataLost.Record(context.Background(), v)
+	m.dataLostAt.Record(context.Background(), ts)
 }
 
 // promLogger sends promhttp's scrape errors to slog.

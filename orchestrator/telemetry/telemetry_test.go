@@ -554,3 +554,23 @@ func TestRedisDurabilityGauge(t *testing.T) {
 	m.RedisDurability(true, "ok")
 	wantValue(t, scrape(t, m), "ballast_redis_durable", map[string]string{"reason": "ok"}, 1)
 }
+
+// TestRedisDataLostGauge: a recorded loss of Redis data exports as
+// ballast_redis_data_lost 1 with when it was noticed, and clears to 0.
+func TestRedisDataLostGauge(t *testing.T) {
+	m, err := New(Options{DisableOTLP: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = m.Shutdown(context.Background()) })
+	at := time.Unix(1_800_000_000, 0)
+	m.RedisDataLost(true, at)
+	fams := scrape(t, m)
+	wantType(t, fams, "ballast_redis_data_lost", dto.MetricType_GAUGE)
+	wantValue(t, fams, "ballast_redis_data_lost", map[string]string{}, 1)
+	wantValue(t, fams, "ballast_redis_data_lost_at_seconds", map[string]string{}, float64(at.Unix()))
+	m.RedisDataLost(false, time.Time{})
+	fams = scrape(t, m)
+	wantValue(t, fams, "ballast_redis_data_lost", map[string]string{}, 0)
+	wantValue(t, fams, "ballast_redis_data_lost_at_seconds", map[string]string{}, 0)
+}

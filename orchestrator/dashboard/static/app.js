@@ -425,17 +425,28 @@
     fill(byId('recs'), rows, 4, 'no advice: nothing to change');
   }
 
-  // renderAlerts shows the overview's problems and the page's own error
-  // (a failed fetch, a missing token) above everything else.
+  // lossText says a recorded loss of Redis data, as `ballast status` does.
+  function lossText(l) {
+    let t = 'Redis lost its data at ' + l.at;
+    if (l.last_seen) t += ' (last seen whole at ' + l.last_seen + ')';
+    if (l.detail) t += ': ' + l.detail;
+    return t + '. Accepted jobs may be missing: run ballast recover to rebuild them from the event stream.';
+  }
+
+  // renderAlerts shows a recorded loss of Redis data first, then the
+  // overview's problems and the page's own error (a failed fetch, a
+  // missing token), above everything else.
   function renderAlerts(problems) {
     const box = byId('alerts');
     const items = (problems || []).map((p) => el('li', { class: 'problem' }, p));
     if (state.error) items.unshift(el('li', { class: 'error' }, state.error));
+    if (lastLoss) items.unshift(el('li', { class: 'error dataloss', 'data-k': 'data_loss' }, lossText(lastLoss)));
     box.hidden = items.length === 0;
     box.replaceChildren(...(items.length ? [el('ul', {}, ...items)] : []));
   }
 
   let lastProblems = [];
+  let lastLoss = null; // the overview's data_loss, kept for setError's redraw
 
   function render(ov) {
     const at = Date.parse(ov.at) || 0;
@@ -450,6 +461,7 @@
     renderWorkers(ov);
     renderRecs(ov);
     lastProblems = ov.problems || [];
+    lastLoss = ov.data_loss || null;
     renderAlerts(lastProblems);
     state.lastRender = Date.now();
     state.updates++;
