@@ -45,9 +45,14 @@ func (w *Worker) beat(ctx context.Context) {
 		}
 	}
 	w.mu.Unlock()
+	// First, so that jobs this beat finds gone are explained; on a budget
+	// of its own, so that a Redis slow to answer it leaves the heartbeat
+	// (which the self-fence counts on) its full two seconds.
+	ectx, ecancel := context.WithTimeout(ctx, 500*time.Millisecond)
+	w.watchEpoch(ectx)
+	ecancel()
 	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	w.watchEpoch(cctx) // first: jobs this beat finds gone are then explained
 	// Taken before the beat: the registry's timestamp is no earlier, so
 	// the self-fence counts from no later than the controller does.
 	sent := w.opts.Now()
