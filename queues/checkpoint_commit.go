@@ -1,0 +1,93 @@
+package queues
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/ballastdev/ballast/jobs"
+)
+
+// ErrCheckpointFenced is the refusal of a checkpoint commit: the attempt is
+// no longer the job's current one on this worker, or its sequence number
+// does not grow. The checkpoint it names is never restored.
+var ErrCheckpointFenced = errors.New("checkpoint commit refused")
+
+// checkpointsSuffix names the list of a job's committed checkpoint
+// manifests, newest first, beside its record.
+const checkpointsSuffix = ":checkpoints"
+
+// JobCheckpoints is the list of the job's committed checkpoint manifest
+// keys, newest first (see CheckpointLedger).
+func (n Namespace) JobCheckpoints(id string) string { return n.Job(id) + checkpointsSuffix }
+
+// checkpointCommitScript makes a manifest the job's newest checkpoint and
+// its token the resume point, in one step fenced like every other write of
+// a running attempt: the record must be running this attempt on this
+// worker. Within the attempt the sequence must grow, so a save that lost a
+// race with a newer one (or a retried call that already landed) cannot put
+// an older checkpoint back on top. A new attempt starts its own sequence:
+// the attempt number already orders attempts. The list keeps the keep
+// newest keys; the store's collector deletes what falls off.
+// KEYS: job, list. ARGV: attempt, worker, seq, manifest, token, keep, now.
+// Returns "ok" | "gone" | "stale" (attempt, state or worker) | "seq".
+var checkpointCommitScript = redis.NewScript(`
+local st = redis.call("HMGET", KEYS[1], "state", "attempt", "worker", "ck_attempt", "ck_seq")
+if not st[1] then return "gone" end
+if st[1] ~= "running" or tonumber(st[2]) ~= tonumber(ARGV[1]) or st[3] ~= ARGV[2] then return "stale" end
+if tonumber(st[4]) == tonumber(ARGV[1]) and tonumber(ARGV[3]) <= (tonumber(st[5]) or 0) then return "seq" end
+redis.call("HSET", KEYS[1], "checkpoint", ARGV[5], "checkpoint_at", ARGV[7],
+  "ck_manifest", ARGV[4], "ck_attempt", ARGV[1], "ck_seq", ARGV[3])
+redis.call("LPUSH", KEYS[2], ARGV[4])
+redis.call("LTRIM", KEYS[2], 0, tonumber(ARGV[6]) - 1)
+return "ok"
+`)
+
+// CheckpointLedger commits a worker's checkpoints in job records; it is
+// the ledger of workers/checkpoint.
+type CheckpointLedger struct {
+	s      *Store
+	worker string
+}
+
+// CheckpointLedger returns the ledger through which worker commits the
+// checkpoints of the attempts it runs.
+func (s *Store) CheckpointLedger(worker string) *CheckpointLedger {
+	return &CheckpointLedger{s: s, worker: worker}
+}
+
+// Commit makes manifest the job's newest checkpoint and token its
+// BALLAST_RESUME_FROM, unless the attempt moved on or seq does not grow
+// (ErrCheckpointFenced). keep bounds the list of committed manifests.
+func (l *CheckpointLedger) Commit(ctx context.Context, jobID string, attempt int, seq int64, manifest, token string, keep int) error {
+	if keep < 1 {
+		return fmt.Errorf("queues.CheckpointCommit: keep %d, want 1 or more", keep)
+	}
+	s := l.s
+	res, err := checkpointCommitScript.Run(ctx, s.rdb, []string{s.ns.Job(jobID), s.ns.JobCheckpoints(jobID)},
+		attempt, l.worker, seq, manifest, token, keep, s.opts.Now().UnixMilli()).Text()
+	if err != nil {
+		return wrap("queues.CheckpointCommit", err)
+	}
+	switch res {
+	case "ok":
+		return nil
+	case "gone":
+		return fmt.Errorf("queues.CheckpointCommit %q: %w", jobID, jobs.ErrNotFound)
+	case "seq":
+		return fmt.Errorf("queues.CheckpointCommit %q attempt %d: %w: sequence %d does not grow", jobID, attempt, ErrCheckpointFenced, seq)
+	default:
+		return fmt.Errorf("queues.CheckpointCommit %q attempt %d: %w: not the current attempt on worker %q", jobID, attempt, ErrCheckpointFenced, l.worker)
+	}
+}
+
+// Committed lists the job's committed checkpoint manifests, newest first.
+func (l *CheckpointLedger) Committed(ctx context.Context, jobID string) ([]string, error) {
+	keys, err := l.s.rdb.LRange(ctx, l.s.ns.JobCheckpoints(jobID), 0, -1).Result()
+	if err != nil {
+		return nil, wrap("queues.CheckpointsCommitted", err)
+	}
+	return keys, nil
+}

@@ -1,0 +1,231 @@
+package checkpoint
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io"
+	"io/fs"
+	"math/rand/v2"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/johannesboyne/gofakes3"
+	"github.com/johannesboyne/gofakes3/backend/s3mem"
+	"gocloud.dev/blob"
+
+	"github.com/ballastdev/ballast/internal/testenv"
+	"github.com/ballastdev/ballast/jobs"
+	"github.com/ballastdev/ballast/queues"
+)
+
+// clock is the time of the S3 server's objects and of the code under test:
+// real time plus an offset a test may advance.
+type clock struct {
+	mu  sync.Mutex
+	off time.Duration
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return time.Now().Add(c.off)
+}
+
+func (c *clock) Since(t time.Time) time.Duration { return c.Now().Sub(t) }
+
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.off += d
+	c.mu.Unlock()
+}
+
+// s3Server starts an S3-compatible server in this process, in memory, on a
+// loopback listener, and returns the store URL of a bucket on it. Objects
+// are stamped with clk's time.
+func s3Server(t testing.TB, clk *clock) string {
+	t.Helper()
+	var opts []s3mem.Option
+	if clk != nil {
+		opts = append(opts, s3mem.WithTimeSource(clk))
+	}
+	backend := s3mem.New(opts...)
+	faker := gofakes3.New(backend, gofakes3.WithLogger(gofakes3.DiscardLog()), gofakes3.WithTimeSkewLimit(0))
+	srv := httptest.NewServer(faker.Server())
+	t.Cleanup(srv.Close)
+	if err := backend.CreateBucket("ckpt"); err != nil {
+		t.Fatal(err)
+	}
+	// anonymous: the fake server checks no signature, and the SDK's
+	// default chain would look for credentials this machine may not have.
+	return "s3://ckpt/ballast/checkpoints?region=us-east-1&anonymous=true&endpoint=" + url.QueryEscape(srv.URL)
+}
+
+func openStore(t testing.TB, rawURL string) *Store {
+	t.Helper()
+	st, err := Open(context.Background(), rawURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+// backends runs f against an S3-compatible server and a file:// store.
+func backends(t *testing.T, f func(t *testing.T, st *Store)) {
+	t.Run("s3", func(t *testing.T) { f(t, openStore(t, s3Server(t, nil))) })
+	t.Run("file", func(t *testing.T) { f(t, openStore(t, "file://"+t.TempDir())) })
+}
+
+// runningJob submits a job to a real Redis (a namespace of its own) and
+// claims its first attempt on worker "wA".
+func runningJob(t testing.TB) (*queues.Store, jobs.Job) {
+	t.Helper()
+	rdb, ns := testenv.Redis(t)
+	qs := queues.NewStore(rdb, queues.StoreOptions{Namespace: ns})
+	ctx := context.Background()
+	sub, err := qs.Submit(ctx, jobs.Spec{Template: "t", Command: []string{"true"}, Class: jobs.ClassCore,
+		Rhythm: jobs.RhythmPeriodic, Timeout: jobs.Duration(time.Hour), Grace: jobs.Duration(time.Second)}, queues.QueueLoan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, ok, err := qs.Claim(ctx, queues.Delivery{JobID: sub.Job.ID, Attempt: 1}, "wA")
+	if err != nil || !ok {
+		t.Fatalf("claim: %v %v", ok, err)
+	}
+	return qs, j
+}
+
+// moveOn requeues j's attempt and claims the next on worker "wB", as a
+// reclaim would.
+func moveOn(t testing.TB, qs *queues.Store, j jobs.Job) jobs.Job {
+	t.Helper()
+	ctx := context.Background()
+	r, err := qs.Requeue(ctx, j, "wA", queues.Requeue{Queue: queues.QueueBurst, Reason: "reclaimed"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	next, ok, err := qs.Claim(ctx, queues.Delivery{JobID: j.ID, Attempt: r.Attempt}, "wB")
+	if err != nil || !ok {
+		t.Fatalf("claim attempt %d: %v %v", r.Attempt, ok, err)
+	}
+	return next
+}
+
+func randBytes(seed uint64, n int) []byte {
+	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	b := make([]byte, n)
+	for i := 0; i+8 <= n; i += 8 {
+		v := r.Uint64()
+		for k := range 8 {
+			b[i+k] = byte(v >> (8 * k))
+		}
+	}
+	for i := n &^ 7; i < n; i++ {
+		b[i] = byte(r.Uint32())
+	}
+	return b
+}
+
+func writeFile(t testing.TB, dir, rel string, data []byte, mode fs.FileMode) {
+	t.Helper()
+	p := filepath.Join(dir, filepath.FromSlash(rel))
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, data, mode); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(p, mode); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// tree describes a directory: the sha256 and mode of each file, and each
+// directory and link, by slash path.
+func tree(t testing.TB, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || p == dir {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		rel = filepath.ToSlash(rel)
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		switch {
+		case info.IsDir():
+			out[rel] = "dir " + info.Mode().Perm().String()
+		case info.Mode()&fs.ModeSymlink != 0:
+			l, _ := os.Readlink(p)
+			out[rel] = "link " + l
+		default:
+			f, err := os.Open(p)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			h := sha256.New()
+			if _, err := io.Copy(h, f); err != nil {
+				return err
+			}
+			out[rel] = hex.EncodeToString(h.Sum(nil)) + " " + info.Mode().Perm().String()
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func sameTree(t testing.TB, got, want map[string]string) {
+	t.Helper()
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s: got %q, want %q", k, got[k], v)
+		}
+	}
+	for k := range got {
+		if _, ok := want[k]; !ok {
+			t.Errorf("%s: present, not wanted", k)
+		}
+	}
+}
+
+// objects lists the store's keys under prefix.
+func objects(t testing.TB, st *Store, prefix string) map[string]bool {
+	t.Helper()
+	out := map[string]bool{}
+	it := st.b.List(&blob.ListOptions{Prefix: prefix})
+	for {
+		o, err := it.Next(context.Background())
+		if errors.Is(err, io.EOF) {
+			return out
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[o.Key] = true
+	}
+}
+
+func count(set map[string]bool, sub string) int {
+	n := 0
+	for k := range set {
+		if strings.Contains(k, sub) {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,143 @@
+package checkpoint
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"gocloud.dev/blob"
+	"gocloud.dev/gcerrors"
+)
+
+// Schemes are the store URL schemes Open accepts.
+var Schemes = []string{"s3", "gs", "azblob", "file"}
+
+// Store is a bucket (under an optional prefix) holding the checkpoints of
+// many jobs. Every object of a job lives under jobs/<job id>/, so one job's
+// retention lists and deletes only its own objects:
+//
+//	jobs/<id>/chunks/<sha256 of the content>
+//	jobs/<id>/manifests/<attempt>-<seq>-<nonce>.json
+//
+// Chunks are content-addressed within the job, not across jobs: sharing
+// chunks between jobs would save little (jobs rarely hold each other's
+// bytes) and would make every collection a scan of every manifest of the
+// install.
+type Store struct {
+	b *blob.Bucket
+}
+
+// Open opens the store a URL names:
+//
+//	s3://bucket/prefix?region=eu-west-1
+//	s3://bucket/prefix?endpoint=http://127.0.0.1:9000&region=us-east-1
+//	gs://bucket/prefix
+//	azblob://container/prefix
+//	file:///var/lib/ballast/checkpoints
+//
+// The URL's path (after the bucket) is a key prefix; the other query
+// parameters are the driver's (region, endpoint, profile, ...). An s3 URL
+// with an endpoint and no use_path_style asks for path-style requests, which
+// S3-compatible servers expect. Credentials come from each SDK's default
+// chain on the machine that opens the store.
+func Open(ctx context.Context, rawURL string) (*Store, error) {
+	u, prefix, err := parseStoreURL(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	b, err := blob.OpenBucket(ctx, u.String())
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint store %s: %w", redact(u), err)
+	}
+	if prefix != "" {
+		b = blob.PrefixedBucket(b, prefix)
+	}
+	return &Store{b: b}, nil
+}
+
+// NewStore wraps a bucket the caller opened (tests, or a caller with its own
+// client options).
+func NewStore(b *blob.Bucket) *Store { return &Store{b: b} }
+
+// Close releases the bucket.
+func (s *Store) Close() error { return s.b.Close() }
+
+// Bucket is the underlying bucket, for tools that inspect the store.
+func (s *Store) Bucket() *blob.Bucket { return s.b }
+
+// ValidateURL checks a store URL without opening it: a known scheme, a
+// bucket (or a path for file://). The config checks the same rule.
+func ValidateURL(rawURL string) error {
+	_, _, err := parseStoreURL(rawURL)
+	return err
+}
+
+// parseStoreURL splits rawURL into the URL the driver opens and the key
+// prefix taken from its path (file:// keeps its path: it is the directory).
+func parseStoreURL(rawURL string) (*url.URL, string, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return nil, "", fmt.Errorf("checkpoint store URL: %w", err)
+	}
+	known := false
+	for _, s := range Schemes {
+		known = known || u.Scheme == s
+	}
+	if !known {
+		return nil, "", fmt.Errorf("checkpoint store URL %q: scheme %q is not one of s3://, gs://, azblob://, file://", redact(u), u.Scheme)
+	}
+	if u.Scheme == "file" {
+		if u.Host != "" || !strings.HasPrefix(u.Path, "/") {
+			return nil, "", fmt.Errorf("checkpoint store URL %q: a file store is file:///absolute/path (three slashes)", redact(u))
+		}
+		return u, "", nil
+	}
+	if u.Host == "" {
+		return nil, "", fmt.Errorf("checkpoint store URL %q: no bucket (write %s://BUCKET/prefix)", redact(u), u.Scheme)
+	}
+	prefix := strings.Trim(u.Path, "/")
+	if prefix != "" {
+		prefix += "/"
+	}
+	out := *u
+	out.Path, out.RawPath = "", ""
+	if u.Scheme == "s3" {
+		q := out.Query()
+		if q.Get("endpoint") != "" && q.Get("use_path_style") == "" && q.Get("s3ForcePathStyle") == "" {
+			q.Set("use_path_style", "true")
+		}
+		out.RawQuery = q.Encode()
+	}
+	return &out, prefix, nil
+}
+
+// redact drops user information from a URL before it reaches an error.
+func redact(u *url.URL) string {
+	c := *u
+	c.User = nil
+	return c.String()
+}
+
+// notFound reports whether err says the object does not exist.
+func notFound(err error) bool { return gcerrors.Code(err) == gcerrors.NotFound }
+
+// ErrNoJob is returned for a job ID that cannot name a key prefix.
+var ErrNoJob = errors.New("checkpoint: job ID must be non-empty and hold no '/' or '..'")
+
+func jobPrefix(jobID string) (string, error) {
+	if jobID == "" || strings.Contains(jobID, "/") || strings.Contains(jobID, "..") {
+		return "", ErrNoJob
+	}
+	return "jobs/" + jobID + "/", nil
+}
+
+func chunkKey(jobID, sum string) string { return "jobs/" + jobID + "/chunks/" + sum }
+
+// manifestKey names a manifest by attempt and sequence, so that a listing
+// sorts them in commit order, plus a nonce: two savers that somehow share
+// an attempt and a sequence still never overwrite each other's manifest.
+func manifestKey(jobID string, attempt int, seq int64, nonce string) string {
+	return fmt.Sprintf("jobs/%s/manifests/%010d-%012d-%s.json", jobID, attempt, seq, nonce)
+}
