@@ -144,6 +144,9 @@ func TestValidateConfigWarnsOfUnsetSecrets(t *testing.T) {
 	if code != 0 || strings.Count(out, "warning: ") != 3 || !strings.Contains(out, "BALLAST_NATS_TOKEN is not set") || !strings.Contains(out, "ok (") {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
+	if !strings.Contains(out, "checkpoints travel through s3://ballast-checkpoints/prod?region=eu-west-1 (keep 3, chunks of 8 MiB, grace 24h0m0s)") {
+		t.Errorf("validate-config does not say where checkpoints go:\n%s", out)
+	}
 	if code, _, errOut := run(t, "validate-config", "--strict", example); code != 1 || !strings.Contains(errOut, "3 warning(s)") {
 		t.Errorf("--strict: exit %d %q", code, errOut)
 	}

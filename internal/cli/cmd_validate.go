@@ -44,5 +44,10 @@ func runValidateConfig(_ context.Context, e *env, args []string) error {
 		note = fmt.Sprintf(", %d warning(s)", len(warnings))
 	}
 	fmt.Fprintf(e.out, "%s: ok (%d pools, %d templates, %d pipelines%s)\n", path, len(cfg.Pools), len(cfg.Templates), len(cfg.Pipelines), note)
+	if c := cfg.Checkpoints; c.Enabled() {
+		fmt.Fprintf(e.out, "checkpoints travel through %s (keep %d, chunks of %s, grace %s)\n", c.Store, c.Keep, c.ChunkSize, c.Grace)
+	} else {
+		fmt.Fprintf(e.out, "checkpoints stay on each worker (%s): no checkpoints.store\n", cfg.Worker.CheckpointDir)
+	}
 	return nil
 }

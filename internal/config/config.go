@@ -27,6 +27,9 @@ type Config struct {
 	Controller ControllerConfig `yaml:"controller,omitempty"`
 	// Worker sets how workers poll, heartbeat, drain and keep output.
 	Worker WorkerConfig `yaml:"worker,omitempty"`
+	// Checkpoints, with a store, moves each job's checkpoint directory
+	// between workers through object storage.
+	Checkpoints CheckpointsConfig `yaml:"checkpoints,omitempty"`
 	// Watermarks decide when fixed capacity is lent and elastic grown.
 	Watermarks Watermarks `yaml:"watermarks,omitempty"`
 	// Capacity tunes the rest of the hybrid capacity policy.
@@ -119,8 +122,10 @@ type WorkerConfig struct {
 	SelfFence float64 `yaml:"self_fence,omitempty"`
 	// LogDir holds each job's full output.
 	LogDir string `yaml:"log_dir,omitempty"`
-	// CheckpointDir holds checkpoints. Jobs move between workers, so in a
-	// multi-machine setup this must be storage every worker can read.
+	// CheckpointDir holds a directory per job (BALLAST_CHECKPOINT_DIR).
+	// Jobs move between workers, so in a multi-machine setup either
+	// checkpoints.store is set (the directory travels through it) or this
+	// must be storage every worker can read.
 	CheckpointDir string `yaml:"checkpoint_dir,omitempty"`
 	// JobLogLines is how many lines of each job's output are kept in Redis for
 	// the CLI and the dashboard.

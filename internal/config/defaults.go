@@ -78,6 +78,7 @@ func (c Config) WithDefaults() Config {
 	setDefault(&c.Worker.LogDir, filepath.Join(state, "logs"))
 	setDefault(&c.Worker.CheckpointDir, filepath.Join(state, "checkpoints"))
 	setDefault(&c.Worker.JobLogLines, DefaultJobLogLines)
+	c.Checkpoints = c.Checkpoints.withDefaults()
 
 	setDefault(&c.Watermarks.High, DefaultWatermarkHigh)
 	setDefault(&c.Watermarks.Low, DefaultWatermarkLow)

@@ -43,6 +43,7 @@ func (c Config) Validate() error {
 	c.HTTP.validate(&ps)
 	c.validateTiming(&ps)
 	c.Worker.validate(&ps)
+	c.Checkpoints.validate(&ps)
 	c.Watermarks.validate(&ps)
 	c.Capacity.validate(&ps)
 	validatePools(&ps, c.Pools)

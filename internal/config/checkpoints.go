@@ -1,0 +1,97 @@
+package config
+
+import (
+	"net/url"
+	"time"
+
+	"github.com/ballastdev/ballast/jobs"
+	"github.com/ballastdev/ballast/workers/checkpoint"
+)
+
+// CheckpointsConfig makes checkpoints travel: with a store, each checkpoint
+// a job reports is uploaded from its worker's checkpoint directory and
+// restored into the directory of whichever worker runs its next attempt.
+// Without one, checkpoints stay on the worker that wrote them (only the
+// token travels), as they always did.
+type CheckpointsConfig struct {
+	// Store is the object store's URL: s3://BUCKET/PREFIX?region=R (an
+	// S3-compatible server adds &endpoint=URL), gs://BUCKET/PREFIX,
+	// azblob://CONTAINER/PREFIX or file:///ABSOLUTE/PATH. Credentials come
+	// from each cloud SDK's usual chain on the worker (environment,
+	// shared config files, instance or workload identity), never from the
+	// URL nor from a job.
+	Store string `yaml:"store,omitempty"`
+	// Keep is how many committed checkpoints of each job are kept (default
+	// 3): a restore that finds the newest one corrupt falls back to the
+	// one before.
+	Keep int `yaml:"keep,omitempty"`
+	// ChunkSize is the size of the content-addressed pieces files are cut
+	// into (default 8MiB): an unchanged piece is never uploaded again.
+	ChunkSize jobs.ByteSize `yaml:"chunk_size,omitempty"`
+	// Concurrency bounds the pieces in flight to or from the store per
+	// upload or restore (default 8); memory is about that many chunks.
+	Concurrency int `yaml:"concurrency,omitempty"`
+	// Grace is how old an object no kept checkpoint names must be before
+	// it is deleted (default 24h). An upload that runs longer than half
+	// of it commits nothing, so no upload in flight can lose a piece.
+	Grace jobs.Duration `yaml:"grace,omitempty"`
+}
+
+// Bounds of the checkpoints section.
+const (
+	maxCheckpointKeep        = 100
+	minCheckpointChunk       = 64 << 10
+	maxCheckpointChunk       = 1 << 30
+	maxCheckpointConcurrency = 256
+	minCheckpointGrace       = 10 * time.Minute
+)
+
+// Enabled reports whether checkpoints travel through a store.
+func (c CheckpointsConfig) Enabled() bool { return c.Store != "" }
+
+// withDefaults fills in the tuning of a configured store; without a store
+// the section stays empty, so a config that never mentions it reads back
+// as it was written.
+func (c CheckpointsConfig) withDefaults() CheckpointsConfig {
+	if !c.Enabled() {
+		return c
+	}
+	setDefault(&c.Keep, checkpoint.DefaultKeep)
+	setDefault(&c.ChunkSize, jobs.ByteSize(checkpoint.DefaultChunkSize))
+	setDefault(&c.Concurrency, checkpoint.DefaultConcurrency)
+	setDefault(&c.Grace, jobs.Duration(checkpoint.DefaultGrace))
+	return c
+}
+
+// Options are the store's tuning as workers/checkpoint takes it.
+func (c CheckpointsConfig) Options() checkpoint.Options {
+	return checkpoint.Options{Keep: c.Keep, ChunkSize: int64(c.ChunkSize), Concurrency: c.Concurrency, Grace: c.Grace.Std()}
+}
+
+func (c CheckpointsConfig) validate(ps *problems) {
+	if !c.Enabled() {
+		// Tuning without a store would do nothing: say so rather than
+		// let an operator believe checkpoints travel.
+		if c.Keep != 0 || c.ChunkSize != 0 || c.Concurrency != 0 || c.Grace != 0 {
+			ps.add("checkpoints.store", "missing, but the checkpoints section sets other fields: give the store's URL (s3://BUCKET/PREFIX?region=R, gs://BUCKET/PREFIX, azblob://CONTAINER/PREFIX or file:///PATH), or remove the section to keep checkpoints on each worker")
+		}
+		return
+	}
+	if u, err := url.Parse(c.Store); err == nil && u.User != nil {
+		ps.add("checkpoints.store", "the URL holds user information: credentials come from the cloud SDK's usual chain on each worker (environment, shared config files, instance identity), never from the config; remove it")
+	} else if err := checkpoint.ValidateURL(c.Store); err != nil {
+		ps.add("checkpoints.store", "%v", err)
+	}
+	if c.Keep < 1 || c.Keep > maxCheckpointKeep {
+		ps.add("checkpoints.keep", "%d is out of range: keep 1 to %d checkpoints per job (default %d; 2 or more lets a restore fall back over a corrupt one)", c.Keep, maxCheckpointKeep, checkpoint.DefaultKeep)
+	}
+	if c.ChunkSize < minCheckpointChunk || c.ChunkSize > maxCheckpointChunk {
+		ps.add("checkpoints.chunk_size", "%s is out of range: use 64KiB to 1GiB (default 8MiB)", c.ChunkSize)
+	}
+	if c.Concurrency < 1 || c.Concurrency > maxCheckpointConcurrency {
+		ps.add("checkpoints.concurrency", "%d is out of range: 1 to %d chunks in flight (default %d)", c.Concurrency, maxCheckpointConcurrency, checkpoint.DefaultConcurrency)
+	}
+	if c.Grace.Std() < minCheckpointGrace {
+		ps.add("checkpoints.grace", "%s is too short: an upload may run for half of it, and clock skew between workers and the store eats into it; use at least %s (default 24h)", c.Grace, jobs.Duration(minCheckpointGrace))
+	}
+}
