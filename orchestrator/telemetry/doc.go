@@ -30,6 +30,12 @@
 //	ballast.job.cpu_throttled   → ballast_job_cpu_throttled_seconds_total (counter; group)
 //	ballast.job.io              → ballast_job_io_bytes_total (counter; group, direction)
 //	ballast.job.memory_kills    → ballast_job_memory_kills_total (counter; group)
+//	ballast.checkpoint.uploaded → ballast_checkpoint_uploaded_bytes_total (counter)
+//	ballast.checkpoint.restored → ballast_checkpoint_restored_bytes_total (counter)
+//	ballast.checkpoint.upload_duration  → ballast_checkpoint_upload_duration_seconds (histogram)
+//	ballast.checkpoint.restore_duration → ballast_checkpoint_restore_duration_seconds (histogram)
+//	ballast.checkpoint.refused  → ballast_checkpoint_refused_total (counter)
+//	ballast.checkpoint.fallbacks → ballast_checkpoint_fallbacks_total (counter; cause)
 //
 // The gauges are asynchronous: the controller hands over a [Snapshot] each
 // tick with [Metrics.SetSnapshot] and the values are read from it at

@@ -9,10 +9,14 @@ import (
 
 // Observe records what one job event says: a start and its wait, an end and
 // its outcome, a preemption and its reason, or an overflow to on-demand
-// capacity. Other events are ignored.
+// capacity, or a checkpoint's upload, restore, refusal or fallback. Other
+// events are ignored.
 // The controller feeds it every event on the bus while it leads, so a
 // standby does not count the same jobs again.
 func (m *Metrics) Observe(e events.Event) {
+	if m == nil || m.observeCheckpoint(e) {
+		return
+	}
 	class, _ := e.Data["class"].(string)
 	if q, ok := e.Data["qos"].(map[string]any); ok {
 		m.JobQoS(q)

@@ -113,6 +113,7 @@ type Metrics struct {
 	overflows   metric.Int64Counter
 	qos         qosCounters
 	fencing     fencingCounters
+	ckpt        checkpointCounters
 	redis       metric.Int64Gauge
 	dataLost    metric.Int64Gauge
 	dataLostAt  metric.Int64Gauge
@@ -237,6 +238,7 @@ func (m *Metrics) instruments(meter metric.Meter, ns string) error {
 
 	add(m.qos.create(meter, ns))
 	add(m.createFencing(meter, ns))
+	add(m.ckpt.create(meter, ns))
 
 	// A synchronous gauge: the controller checks Redis once at start, not
 	// every tick, so there is no snapshot for the callback to read.
