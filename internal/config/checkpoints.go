@@ -1,7 +1,9 @@
 package config
 
 import (
+	"fmt"
 	"net/url"
+	"slices"
 	"time"
 
 	"github.com/ballastdev/ballast/jobs"
@@ -93,5 +95,32 @@ func (c CheckpointsConfig) validate(ps *problems) {
 	}
 	if c.Grace.Std() < minCheckpointGrace {
 		ps.add("checkpoints.grace", "%s is too short: an upload may run for half of it, and clock skew between workers and the store eats into it; use at least %s (default 24h)", c.Grace, jobs.Duration(minCheckpointGrace))
+	}
+}
+
+// storeCredentialEnv are the variables through which the cloud SDKs find
+// a checkpoint store's credentials on a worker. With a store configured
+// they are the worker's credentials, which no job may see.
+var storeCredentialEnv = []string{
+	"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_SHARED_CREDENTIALS_FILE",
+	"AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_CONTAINER_CREDENTIALS_FULL_URI", "AWS_CONTAINER_AUTHORIZATION_TOKEN",
+	"GOOGLE_APPLICATION_CREDENTIALS",
+	"AZURE_STORAGE_KEY", "AZURE_STORAGE_SAS_TOKEN", "AZURE_STORAGE_CONNECTION_STRING", "AZURE_CLIENT_SECRET",
+	"AZURE_CLIENT_CERTIFICATE_PATH", "AZURE_FEDERATED_TOKEN_FILE",
+}
+
+// validateStorePassEnv refuses templates that would pass the checkpoint
+// store's credentials on to their jobs.
+func (c Config) validateStorePassEnv(ps *problems) {
+	if !c.Checkpoints.Enabled() {
+		return
+	}
+	for _, name := range sortedNames(c.Templates) {
+		for i, env := range c.Templates[name].PassEnv {
+			if slices.Contains(storeCredentialEnv, env) {
+				ps.add(fmt.Sprintf("templates.%s.pass_env[%d]", name, i),
+					"%s is how workers find the checkpoint store's credentials (checkpoints.store); jobs never see them: drop it, or give the job its own credential in env", env)
+			}
+		}
 	}
 }

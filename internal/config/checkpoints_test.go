@@ -80,6 +80,15 @@ checkpoints:
   store: gs://bucket
   grace: 1m # <-
 `, "checkpoints.grace", "at least 10m"},
+		{"store credentials passed to a job", `
+checkpoints:
+  store: s3://bucket/x
+templates:
+  t:
+    command: ["true"]
+    pass_env:
+      - AWS_SECRET_ACCESS_KEY # <-
+`, "templates.t.pass_env[0]", "jobs never see them"},
 		{"tuning without a store", `
 checkpoints: # <-
   keep: 5

@@ -49,6 +49,7 @@ func (c Config) Validate() error {
 	validatePools(&ps, c.Pools)
 	c.validateProvider(&ps)
 	c.validatePassEnv(&ps)
+	c.validateStorePassEnv(&ps)
 	c.validateRunAs(&ps)
 	ps.merge(c.QoS.Validate(c.Templates))
 	cat, err := c.Catalog()
