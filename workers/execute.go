@@ -109,6 +109,7 @@ func (w *Worker) carry(ctx context.Context, r *running, key, wid string) {
 	defer func() {
 		w.mu.Lock()
 		delete(w.jobs, key)
+		w.forgetGate(r.job.ID)
 		w.mu.Unlock()
 	}()
 	if !r.peer() { // a gang's start is announced once, by member 0
@@ -116,6 +117,7 @@ func (w *Worker) carry(ctx context.Context, r *running, key, wid string) {
 	}
 	span := w.startAttemptSpan(ctx, r.job, wid)
 	res := w.runBound(r, key)
+	w.endUploads(r, res)
 	endAttemptSpan(span, w.settle(r, res), res)
 }
 
@@ -140,6 +142,9 @@ func (w *Worker) run(r *running) outcome {
 		r.job.Spec.Metric, func(v float64) { w.recordMetric(r, v) })
 	defer out.close()
 	if r.job.Spec.Handler != "" {
+		if res := w.restoreCheckpoint(r, ckDir, nil); res.err != nil || res.stop != "" {
+			return res
+		}
 		return w.runHandler(r, out, ckDir)
 	}
 	if len(r.job.Spec.Command) == 0 {
@@ -148,6 +153,10 @@ func (w *Worker) run(r *running) outcome {
 	// Checkpoints are the job's data: only the user it runs as may read
 	// them (the worker's, without run_as).
 	ru := w.users.of(r.job)
+	// Restored first: the restore swaps the whole directory in.
+	if res := w.restoreCheckpoint(r, ckDir, ru); res.err != nil || res.stop != "" {
+		return res
+	}
 	if err := ownCheckpointDir(ckDir, ru); err != nil {
 		return outcome{err: fmt.Errorf("checkpoint dir: %w", err)}
 	}
@@ -229,8 +238,20 @@ func handlerOutcome(err error) outcome {
 	return outcome{exitCode: &code}
 }
 
-// recordCheckpoint stores a checkpoint of a running attempt.
+// recordCheckpoint stores a checkpoint of a running attempt. With a
+// checkpoint store the directory is uploaded first and the token is
+// recorded by the commit (ckupload.go).
 func (w *Worker) recordCheckpoint(r *running, c string) {
+	r.mu.Lock()
+	u := r.uploads
+	r.mu.Unlock()
+	if u != nil {
+		u.report(c)
+		return
+	}
+	if w.opts.CheckpointStore != nil {
+		return // a gang's other member: member 0 checkpoints the gang
+	}
 	r.setCheckpoint(c)
 	if r.peer() {
 		return // a gang's checkpoint is member 0's

@@ -14,6 +14,7 @@ import (
 	"github.com/ballastdev/ballast/jobs"
 	"github.com/ballastdev/ballast/orchestrator/events"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/workers/checkpoint"
 	"github.com/ballastdev/ballast/workers/gpu"
 	"github.com/ballastdev/ballast/workers/isolation"
 	"github.com/ballastdev/ballast/workers/runas"
@@ -89,6 +90,15 @@ type Options struct {
 	// directory per job (BALLAST_CHECKPOINT_DIR).
 	LogDir        string
 	CheckpointDir string
+	// CheckpointStore, when set (config checkpoints.store), makes each
+	// job's checkpoint directory travel: every checkpoint the job reports
+	// is uploaded and committed (the token becomes the resume point only
+	// then), and the newest committed checkpoint is restored into the
+	// directory before an attempt starts (see ckstore.go). Nil keeps
+	// checkpoints in CheckpointDir only. The caller owns the store.
+	CheckpointStore *checkpoint.Store
+	// CheckpointOptions tune the store's uploads, restores and collection.
+	CheckpointOptions checkpoint.Options
 	// LogLines is how many lines of each job's output are kept in Redis.
 	LogLines int64
 	// LogRetention is how long local log files are kept (default 7 days).

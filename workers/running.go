@@ -55,6 +55,12 @@ type running struct {
 	fenceGrace time.Duration
 	// fenceKilled is set once a self-fence killed the attempt's tree.
 	fenceKilled bool
+	// stoppedAt is when the worker asked the job to stop (zero while it
+	// was not): its grace, counted from then, covers the last upload.
+	stoppedAt time.Time
+	// uploads send the attempt's checkpoints to the checkpoint store; nil
+	// without one, and for a gang's other members (ckstore.go).
+	uploads *uploads
 }
 
 // peer reports whether r is a gang member other than member 0: its
@@ -71,7 +77,7 @@ func newRunning(j jobs.Job, worker string) *running {
 func (r *running) stop(why stopReason) {
 	r.once.Do(func() {
 		r.mu.Lock()
-		r.why = why
+		r.why, r.stoppedAt = why, time.Now()
 		r.mu.Unlock()
 		close(r.stopped)
 	})
@@ -82,7 +88,7 @@ func (r *running) stop(why stopReason) {
 func (r *running) fenceStop(grace time.Duration) {
 	r.once.Do(func() {
 		r.mu.Lock()
-		r.why, r.fenceGrace = stopFenced, grace
+		r.why, r.fenceGrace, r.stoppedAt = stopFenced, grace, time.Now()
 		r.mu.Unlock()
 		close(r.stopped)
 	})

@@ -139,6 +139,7 @@ func (w *Worker) finish(r *running, state jobs.State, code *int, msg string) {
 	}
 	// The job is over: no attempt will resume from its checkpoints.
 	removeCheckpoints(filepath.Join(w.opts.CheckpointDir, r.job.ID))
+	w.purgeCheckpoints(r.job.ID)
 	if !w.announces() {
 		return
 	}

@@ -87,6 +87,12 @@ type Worker struct {
 	repairing atomic.Bool
 	repairs   sync.WaitGroup
 
+	// restoreGates are the restores of gang attempts here, by job ID
+	// (ckstore.go). Guarded by mu.
+	restoreGates map[string]*restoreGate
+	// purges are deletions of ended jobs' checkpoints from the store.
+	purges sync.WaitGroup
+
 	// epoch watches the namespace's data in Redis (see dataloss.go).
 	epoch *queues.EpochWatch
 
@@ -188,6 +194,7 @@ func (w *Worker) Stop() {
 			w.waitIdle(0)
 		}
 		w.srv.Shutdown()
+		w.waitPurges(30 * time.Second)
 		if err := w.iso.Close(); err != nil {
 			w.log.Warn("cgroups not removed; the next worker on this machine removes them", "err", err)
 		}

@@ -26,6 +26,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/telemetry"
 	"github.com/ballastdev/ballast/queues"
 	"github.com/ballastdev/ballast/workers"
+	"github.com/ballastdev/ballast/workers/checkpoint"
 	"github.com/ballastdev/ballast/workers/gpu"
 	"github.com/ballastdev/ballast/workers/isolation"
 )
@@ -294,7 +295,19 @@ func startWorker(ctx context.Context, cfg config.Config, store *queues.Store, pu
 			slots = p.SlotsPerWorker
 		}
 	}
+	// Opened before the worker takes work, so a store the worker cannot
+	// open stops it at start rather than at its first checkpoint. The
+	// SDKs find credentials in this process's environment and files.
+	var ckStore *checkpoint.Store
+	if cfg.Checkpoints.Enabled() {
+		var err error
+		if ckStore, err = checkpoint.Open(ctx, cfg.Checkpoints.Store); err != nil {
+			return nil, fmt.Errorf("checkpoints.store: %w", err)
+		}
+		st.push(func() { _ = ckStore.Close() })
+	}
 	w, err := workers.New(store, workers.Options{ID: ws.id, Pool: pool, Spot: p.Kind == config.PoolSpot, Slots: slots, Queues: qs,
+		CheckpointStore: ckStore, CheckpointOptions: cfg.Checkpoints.Options(),
 		PollInterval: cfg.Worker.PollInterval.Std(), Heartbeat: cfg.Worker.Heartbeat.Std(), DrainTimeout: cfg.Worker.DrainTimeout.Std(),
 		WorkerTTL: cfg.Controller.WorkerTTL.Std(), SelfFence: cfg.Worker.SelfFence,
 		LogDir: cfg.Worker.LogDir, CheckpointDir: cfg.Worker.CheckpointDir, LogLines: int64(cfg.Worker.JobLogLines),

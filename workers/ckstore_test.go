@@ -1,0 +1,277 @@
+package workers_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io"
+	"io/fs"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"gocloud.dev/blob"
+
+	"github.com/ballastdev/ballast/internal/testenv"
+	"github.com/ballastdev/ballast/jobs"
+	"github.com/ballastdev/ballast/orchestrator/events"
+	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/workers"
+	"github.com/ballastdev/ballast/workers/checkpoint"
+)
+
+// withStore returns worker options that checkpoint to st from a checkpoint
+// directory of their own, and publish to rec.
+func (e *env) withStore(st *checkpoint.Store, rec *recorder) workers.Options {
+	o := e.options()
+	o.CheckpointStore = st
+	// Small chunks: the test's files span several.
+	o.CheckpointOptions = checkpoint.Options{ChunkSize: 256 << 10, Keep: 3}
+	o.Events = rec
+	return o
+}
+
+func openStore(t *testing.T, rawURL string) *checkpoint.Store {
+	t.Helper()
+	st, err := checkpoint.Open(context.Background(), rawURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+// travelling is a job whose first attempt fills its checkpoint directory
+// (a 1.5 MB random file, a nested file, an empty one), reports checkpoint
+// "step-1", and on SIGTERM changes a file and reports "step-2" before it
+// exits, as a job stopped mid-work does. A resumed attempt writes, into
+// the scratch directory, what it resumes from and the sha256 of every file
+// it finds in its checkpoint directory, then succeeds.
+func (e *env) travelling() jobs.Spec {
+	spec := e.shell(`
+cd "$BALLAST_CHECKPOINT_DIR" || exit 3
+if [ -n "$BALLAST_RESUME_FROM" ]; then
+  echo "$BALLAST_RESUME_FROM" > "$BALLAST_PARAM_DIR/resumed$BALLAST_ATTEMPT"
+  find . -type f | sort | while read -r f; do printf '%s %s\n' "$f" "$(sha256sum "$f" | cut -d' ' -f1)"; done > "$BALLAST_PARAM_DIR/seen$BALLAST_ATTEMPT"
+  exit 0
+fi
+head -c 1500000 /dev/urandom > model.bin
+mkdir -p opt/state && echo "lr=0.1" > opt/state/params && : > empty
+echo '{"checkpoint":"step-1"}'
+trap 'echo "epoch 2" >> opt/state/params; echo "{\"checkpoint\":\"step-2\"}"; exit 0' TERM
+echo started > "$BALLAST_PARAM_DIR/started$BALLAST_ATTEMPT"
+while :; do sleep 0.05; done`)
+	spec.Checkpointable = true
+	spec.Retryable = true
+	spec.Grace = jobs.Duration(10 * time.Second)
+	return spec
+}
+
+// digest lists "./path sha256" for every file under dir, as the job does.
+func digest(t *testing.T, dir string) string {
+	t.Helper()
+	var lines []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		sum := sha256.Sum256(b)
+		lines = append(lines, "./"+filepath.ToSlash(rel)+" "+hex.EncodeToString(sum[:]))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(lines)
+	return strings.Join(lines, "\n") + "\n"
+}
+
+// objects counts the store's objects under prefix.
+func objects(t *testing.T, st *checkpoint.Store, prefix string) int {
+	t.Helper()
+	n := 0
+	it := st.Bucket().List(&blob.ListOptions{Prefix: prefix})
+	for {
+		_, err := it.Next(context.Background())
+		if errors.Is(err, io.EOF) {
+			return n
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+}
+
+// TestCheckpointTravelsBetweenWorkers: attempt 1 on worker A writes files
+// and reports a checkpoint, then is stopped (a drain) and reports its last
+// one in its grace; attempt 2 runs on worker B, whose checkpoint directory
+// started empty, and finds every file byte-identical, with
+// BALLAST_RESUME_FROM naming the last checkpoint. The job's objects leave
+// the store once it has ended.
+func TestCheckpointTravelsBetweenWorkers(t *testing.T) {
+	e := newEnv(t)
+	st := openStore(t, testenv.S3(t, nil))
+	rec := &recorder{}
+	oa := e.withStore(st, rec)
+	a := e.start(oa)
+	j := e.submit(e.travelling(), queues.QueueCore)
+	e.waitFile("started1", wait)
+	e.waitFor(j.ID, wait, "the first checkpoint to commit", func(j jobs.Job) bool { return j.Checkpoint == "step-1" })
+	a.Stop() // drain: SIGTERM, the job reports step-2, the upload commits, the job is requeued
+	got := e.get(j.ID)
+	if got.State != jobs.StateQueued || got.Checkpoint != "step-2" {
+		t.Fatalf("after the drain: state %s, checkpoint %q; want queued from step-2", got.State, got.Checkpoint)
+	}
+	want := digest(t, filepath.Join(oa.CheckpointDir, j.ID))
+	if !strings.Contains(want, "./model.bin ") || !strings.Contains(want, "./opt/state/params ") || !strings.Contains(want, "./empty ") {
+		t.Fatalf("worker A's directory lacks the job's files:\n%s", want)
+	}
+
+	ob := e.withStore(st, rec)
+	if entries, _ := os.ReadDir(ob.CheckpointDir); len(entries) != 0 {
+		t.Fatalf("worker B's checkpoint directory is not empty: %v", entries)
+	}
+	e.start(ob)
+	done := e.waitTerminal(j.ID, wait)
+	if done.State != jobs.StateSucceeded {
+		t.Fatalf("attempt %d ended %s (%s), want succeeded", done.Attempt, done.State, done.LastError)
+	}
+	seen := e.read("seen" + itoa(done.Attempt))
+	if seen != want {
+		t.Errorf("attempt %d on worker B found:\n%s\nwant (worker A's files):\n%s", done.Attempt, seen, want)
+	}
+	if r := strings.TrimSpace(e.read("resumed" + itoa(done.Attempt))); r != "step-2" {
+		t.Errorf("BALLAST_RESUME_FROM = %q, want step-2", r)
+	}
+
+	commits := rec.find(j.ID, events.TypeJobCheckpoint)
+	var tokens []string
+	for _, ev := range commits {
+		c, ok := events.ParseCheckpointTransfer(ev)
+		if !ok {
+			t.Fatalf("a commit event without its figures: %+v", ev)
+		}
+		tokens = append(tokens, c.Token)
+	}
+	if strings.Join(tokens, ",") != "step-1,step-2" {
+		t.Errorf("commits %v, want step-1 then step-2", tokens)
+	}
+	if len(commits) == 2 {
+		first, _ := events.ParseCheckpointTransfer(commits[0])
+		second, _ := events.ParseCheckpointTransfer(commits[1])
+		// The second upload writes only the changed file's chunk.
+		if first.Bytes < 1500000 || second.Bytes <= 0 || second.Bytes >= 256<<10 {
+			t.Errorf("uploaded %d then %d bytes; want the whole directory, then one small chunk", first.Bytes, second.Bytes)
+		}
+		t.Logf("upload 1: %d bytes in %s; upload 2: %d bytes in %s", first.Bytes, first.Duration, second.Bytes, second.Duration)
+	}
+	restores := rec.find(j.ID, events.TypeJobCheckpointRestored)
+	if len(restores) != 1 {
+		t.Fatalf("%d restore events, want 1", len(restores))
+	}
+	r, _ := events.ParseCheckpointTransfer(restores[0])
+	if r.Token != "step-2" || r.Bytes < 1500000 || r.Reused != 0 {
+		t.Errorf("restore %+v; want step-2, the whole directory downloaded", r)
+	}
+	t.Logf("restore: %d bytes in %s", r.Bytes, r.Duration)
+	testenv.Eventually(t, wait, "the ended job's objects to leave the store", func() bool {
+		return objects(t, st, "jobs/"+j.ID+"/") == 0
+	})
+}
+
+// TestCheckpointRestoreReusesFilesInPlace: an attempt resumed on the
+// worker that holds the checkpoint's files downloads nothing.
+func TestCheckpointRestoreReusesFilesInPlace(t *testing.T) {
+	e := newEnv(t)
+	st := openStore(t, testenv.S3(t, nil))
+	rec := &recorder{}
+	o := e.withStore(st, rec)
+	a := e.start(o)
+	j := e.submit(e.travelling(), queues.QueueCore)
+	e.waitFile("started1", wait)
+	a.Stop()
+	if got := e.get(j.ID); got.Checkpoint != "step-2" {
+		t.Fatalf("checkpoint %q after the drain, want step-2", got.Checkpoint)
+	}
+	want := digest(t, filepath.Join(o.CheckpointDir, j.ID))
+	e.start(o) // the same machine: the same checkpoint directory
+	done := e.waitTerminal(j.ID, wait)
+	if seen := e.read("seen" + itoa(done.Attempt)); seen != want {
+		t.Errorf("found:\n%s\nwant:\n%s", seen, want)
+	}
+	restores := rec.find(j.ID, events.TypeJobCheckpointRestored)
+	if len(restores) != 1 {
+		t.Fatalf("%d restore events, want 1", len(restores))
+	}
+	if r, _ := events.ParseCheckpointTransfer(restores[0]); r.Bytes != 0 || r.Reused != r.Files || r.Files != 3 {
+		t.Errorf("restore %+v; want nothing downloaded, 3 files reused", r)
+	}
+}
+
+// TestCheckpointUnfinishedUploadFallsBack: a last upload that cannot
+// finish within the job's grace commits nothing; the next attempt resumes
+// from the checkpoint before it, and an event says so.
+func TestCheckpointUnfinishedUploadFallsBack(t *testing.T) {
+	e := newEnv(t)
+	var stall atomic.Bool
+	release := make(chan struct{})
+	st := openStore(t, testenv.S3(t, func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if stall.Load() && r.Method == http.MethodPut {
+				select { // a store too slow for the grace
+				case <-release:
+				case <-r.Context().Done():
+					return
+				}
+			}
+			h.ServeHTTP(w, r)
+		})
+	}))
+	// Registered after the server's: cleanups run last in first out, and
+	// the server waits for its stalled requests when it closes.
+	t.Cleanup(func() { close(release) })
+	rec := &recorder{}
+	oa := e.withStore(st, rec)
+	a := e.start(oa)
+	spec := e.travelling()
+	spec.Grace = jobs.Duration(time.Second)
+	j := e.submit(spec, queues.QueueCore)
+	e.waitFor(j.ID, wait, "the first checkpoint to commit", func(j jobs.Job) bool { return j.Checkpoint == "step-1" })
+	want := digest(t, filepath.Join(oa.CheckpointDir, j.ID)) // before the change on SIGTERM
+	stall.Store(true)
+	a.Stop()
+	if got := e.get(j.ID); got.State != jobs.StateQueued || got.Checkpoint != "step-1" {
+		t.Fatalf("after the drain: %s from %q; want queued from step-1", got.State, got.Checkpoint)
+	}
+	fb := rec.find(j.ID, events.TypeJobCheckpointFallback)
+	if len(fb) != 1 {
+		t.Fatalf("%d fallback events, want 1", len(fb))
+	}
+	if s, _ := events.ParseCheckpointSetback(fb[0]); s.Cause != events.FallbackUnfinished || s.Token != "step-2" || s.ResumeFrom != "step-1" {
+		t.Errorf("fallback %+v; want step-2 unfinished, resuming from step-1", s)
+	}
+	stall.Store(false)
+	e.start(e.withStore(st, rec))
+	done := e.waitTerminal(j.ID, wait)
+	if r := strings.TrimSpace(e.read("resumed" + itoa(done.Attempt))); r != "step-1" {
+		t.Errorf("resumed from %q, want step-1", r)
+	}
+	if seen := e.read("seen" + itoa(done.Attempt)); seen != want {
+		t.Errorf("found:\n%s\nwant step-1's files:\n%s", seen, want)
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
