@@ -132,15 +132,21 @@ func runJobsOne(ctx context.Context, e *env, verb string, args []string) error {
 		if err != nil {
 			return err
 		}
+		cks, err := jobCheckpoints(ctx, cfg, store, id)
+		if err != nil {
+			// The record and its history are worth showing all the same.
+			fmt.Fprintf(e.errOut, "checkpoints not read: %v\n", err)
+		}
 		if *out == "json" {
 			return writeJSON(e.out, struct {
 				jobs.Job
-				Runs       int                 `json:"runs"`
-				Deliveries int                 `json:"deliveries"`
-				History    insight.JobAttempts `json:"history"`
-			}{j, att.Runs, att.Deliveries, att})
+				Runs        int                 `json:"runs"`
+				Deliveries  int                 `json:"deliveries"`
+				History     insight.JobAttempts `json:"history"`
+				Checkpoints []keptCheckpoint    `json:"checkpoints,omitempty"`
+			}{j, att.Runs, att.Deliveries, att, cks})
 		}
-		return showJob(e, j, att)
+		return showJob(e, j, att, cks)
 	}
 	after := ""
 	for {
@@ -177,7 +183,7 @@ func runJobsOne(ctx context.Context, e *env, verb string, args []string) error {
 	}
 }
 
-func showJob(e *env, j jobs.Job, att insight.JobAttempts) error {
+func showJob(e *env, j jobs.Job, att insight.JobAttempts, cks []keptCheckpoint) error {
 	now := time.Now()
 	code := "-"
 	if j.ExitCode != nil {
@@ -203,7 +209,14 @@ func showJob(e *env, j jobs.Job, att insight.JobAttempts) error {
 		return err
 	}
 	fmt.Fprintf(e.out, "\nattempts (%s):\n", att.Reasons)
-	return table(e.out, "#\tBEGAN\tQUEUE\tRAN ON\tRAN FOR\tCOST\tOUTCOME\tREASON", attemptRows(att))
+	if err := table(e.out, "#\tBEGAN\tQUEUE\tRAN ON\tRAN FOR\tCOST\tOUTCOME\tREASON", attemptRows(att)); err != nil {
+		return err
+	}
+	if len(cks) == 0 {
+		return nil
+	}
+	fmt.Fprintf(e.out, "\ncheckpoints kept in the store (newest first):\n")
+	return table(e.out, "#\tWHEN\tTOKEN\tATTEMPT\tSIZE\tUPLOADED\tUPLOAD TIME\tMANIFEST", checkpointRows(cks, now))
 }
 
 // sizeRows show what a sized job holds and where it was placed, and the
