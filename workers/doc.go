@@ -19,6 +19,12 @@
 // are packed onto one device, which holds one slot between them (see
 // shares.go and package gpu).
 //
+// With Options.CheckpointStore set, checkpoint directories travel: each
+// reported checkpoint is uploaded beside the job and committed fenced
+// before its token becomes the resume point, and the newest committed one
+// is restored before an attempt starts (see ckstore.go, ckupload.go and
+// package checkpoint).
+//
 // With Options.Isolation set, each process job runs in its QoS group's
 // cgroup (see package isolation), and its cgroup's counters go into the job
 // record when it ends. In-process Go handlers run inside the worker and are
