@@ -275,3 +275,88 @@ func TestCheckpointUnfinishedUploadFallsBack(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// TestCheckpointGangRestoresMemberZeros: a gang's checkpoint is member
+// 0's. Member 0 writes files and reports a checkpoint; the attempt fails
+// and is placed again with the members swapped between the workers; both
+// members of the new attempt start with member 0's files and its token,
+// the one on the worker that held them downloading nothing.
+func TestCheckpointGangRestoresMemberZeros(t *testing.T) {
+	e := newEnv(t)
+	st := openStore(t, testenv.S3(t, nil))
+	rec := &recorder{}
+	dirs := map[string]string{}
+	for _, id := range []string{"g0", "g1"} {
+		o := e.withStore(st, rec)
+		o.ID = id
+		dirs[id] = o.CheckpointDir
+		e.start(o)
+	}
+	sp := e.shell(`cd "$BALLAST_CHECKPOINT_DIR" || exit 4
+if [ "$BALLAST_ATTEMPT" = 2 ]; then
+  if [ "$BALLAST_REPLICA" = 0 ]; then
+    head -c 600000 /dev/urandom > model.bin && mkdir -p opt && echo "member 0" > opt/state
+    echo '{"checkpoint":"gang-1"}'
+  fi
+  while [ ! -e "$BALLAST_PARAM_DIR/go" ]; do sleep 0.05; done
+  exit 3
+fi
+find . -type f | sort | while read -r f; do printf '%s %s\n' "$f" "$(sha256sum "$f" | cut -d' ' -f1)"; done > "$BALLAST_PARAM_DIR/seen$BALLAST_REPLICA"
+echo "$BALLAST_RESUME_FROM" > "$BALLAST_PARAM_DIR/resumed$BALLAST_REPLICA"`)
+	sp.Size = jobs.Size{Replicas: 2}
+	sp.Retryable, sp.MaxRetries, sp.Checkpointable = true, 2, true
+	sp.Grace = jobs.Duration(5 * time.Second)
+	j := e.submit(sp, queues.QueueCore)
+	ctx := context.Background()
+	if a, err := e.store.Place(ctx, j.ID, 1, []string{"g0", "g1"}); a != 2 || err != nil {
+		t.Fatalf("Place = %d, %v", a, err)
+	}
+	e.waitFor(j.ID, wait, "member 0's checkpoint committed", func(j jobs.Job) bool { return j.Checkpoint == "gang-1" })
+	var want, holder string
+	for id, d := range dirs {
+		if _, err := os.Stat(filepath.Join(d, j.ID, "model.bin")); err == nil {
+			want, holder = digest(t, filepath.Join(d, j.ID)), id
+		}
+	}
+	if holder == "" {
+		t.Fatal("no worker holds member 0's files")
+	}
+	e.touch("go")
+	e.waitFor(j.ID, wait, "the gang requeued after the failure", func(j jobs.Job) bool {
+		return j.Attempt == 3 && j.State == jobs.StateQueued
+	})
+	other := map[string]string{"g0": "g1", "g1": "g0"}[holder]
+	if a, err := e.store.Place(ctx, j.ID, 3, []string{other, holder}); a != 4 || err != nil {
+		t.Fatalf("second Place = %d, %v", a, err)
+	}
+	done := e.waitTerminal(j.ID, retryWait)
+	if done.State != jobs.StateSucceeded {
+		t.Fatalf("the gang ended %s (%s), want succeeded", done.State, done.LastError)
+	}
+	for _, m := range []string{"0", "1"} {
+		if seen := e.read("seen" + m); seen != want {
+			t.Errorf("member %s found:\n%s\nwant member 0's files:\n%s", m, seen, want)
+		}
+		if r := strings.TrimSpace(e.read("resumed" + m)); r != "gang-1" {
+			t.Errorf("member %s resumed from %q, want gang-1", m, r)
+		}
+	}
+	var fetched, reused int
+	for _, ev := range rec.find(j.ID, events.TypeJobCheckpointRestored) {
+		r, _ := events.ParseCheckpointTransfer(ev)
+		if r.Attempt != 4 {
+			continue
+		}
+		switch {
+		case r.Worker == other && r.Bytes >= 600000:
+			fetched++
+		case r.Worker == holder && r.Bytes == 0 && r.Reused == 2:
+			reused++
+		default:
+			t.Errorf("restore %+v", r)
+		}
+	}
+	if fetched != 1 || reused != 1 {
+		t.Errorf("%d restores downloading and %d reusing, want one each", fetched, reused)
+	}
+}
