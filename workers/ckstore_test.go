@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -358,5 +359,77 @@ echo "$BALLAST_RESUME_FROM" > "$BALLAST_PARAM_DIR/resumed$BALLAST_REPLICA"`)
 	}
 	if fetched != 1 || reused != 1 {
 		t.Errorf("%d restores downloading and %d reusing, want one each", fetched, reused)
+	}
+}
+
+// TestCheckpointLateCommitRefused: an upload still in flight when the
+// attempt is moved on (its worker declared dead, as a cut-off worker is)
+// is refused at commit, with an event; the job keeps its previous
+// checkpoint, and the next attempt restores that one, not the late files.
+func TestCheckpointLateCommitRefused(t *testing.T) {
+	e := newEnv(t)
+	var stall atomic.Bool
+	var stalled atomic.Int32
+	release := make(chan struct{})
+	var once sync.Once
+	open := func() { once.Do(func() { close(release) }) }
+	st := openStore(t, testenv.S3(t, func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if stall.Load() && r.Method == http.MethodPut {
+				stalled.Add(1)
+				select {
+				case <-release:
+				case <-r.Context().Done():
+					return
+				}
+			}
+			h.ServeHTTP(w, r)
+		})
+	}))
+	t.Cleanup(open) // before the server's close, which waits for stalled requests
+	rec := &recorder{}
+	oa := e.withStore(st, rec)
+	oa.ID = "cut-off"
+	// Slow beats: the worker learns it was declared dead only after the
+	// late commit was tried.
+	oa.Heartbeat, oa.WorkerTTL = 3*time.Second, 30*time.Second
+	e.start(oa)
+	spec := e.shell(`cd "$BALLAST_CHECKPOINT_DIR" || exit 3
+if [ -n "$BALLAST_RESUME_FROM" ]; then
+  ls > "$BALLAST_PARAM_DIR/seen"; echo "$BALLAST_RESUME_FROM" > "$BALLAST_PARAM_DIR/resumed"; exit 0
+fi
+echo one > one && echo '{"checkpoint":"r-1"}'
+while [ ! -e "$BALLAST_PARAM_DIR/more" ]; do sleep 0.05; done
+echo two > two && echo '{"checkpoint":"r-2"}'
+trap 'exit 0' TERM
+while :; do sleep 0.05; done`)
+	spec.Checkpointable, spec.Retryable = true, true
+	j := e.submit(spec, queues.QueueCore)
+	e.waitFor(j.ID, wait, "r-1 committed", func(j jobs.Job) bool { return j.Checkpoint == "r-1" })
+	stall.Store(true)
+	e.touch("more")
+	testenv.Eventually(t, wait, "r-2's upload to stall", func() bool { return stalled.Load() > 0 })
+	if _, err := e.store.RecoverWorker(context.Background(), "cut-off"); err != nil {
+		t.Fatal(err)
+	}
+	stall.Store(false)
+	open()
+	testenv.Eventually(t, wait, "the late commit refused", func() bool {
+		return len(rec.find(j.ID, events.TypeJobCheckpointRefused)) > 0
+	})
+	s, _ := events.ParseCheckpointSetback(rec.find(j.ID, events.TypeJobCheckpointRefused)[0])
+	if s.Token != "r-2" {
+		t.Errorf("refused %+v, want r-2", s)
+	}
+	if got := e.get(j.ID); got.Checkpoint != "r-1" {
+		t.Fatalf("the job's checkpoint is %q after the refusal, want r-1", got.Checkpoint)
+	}
+	e.start(e.withStore(st, rec))
+	done := e.waitTerminal(j.ID, retryWait)
+	if done.State != jobs.StateSucceeded {
+		t.Fatalf("ended %s (%s)", done.State, done.LastError)
+	}
+	if r, seen := strings.TrimSpace(e.read("resumed")), strings.Fields(e.read("seen")); r != "r-1" || strings.Join(seen, ",") != "one" {
+		t.Errorf("resumed from %q with files %v, want r-1 with one only", r, seen)
 	}
 }
