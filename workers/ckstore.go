@@ -260,8 +260,13 @@ func (w *Worker) purgeCheckpoints(jobID string) {
 		ctx, cancel := context.WithTimeout(context.Background(), purgeTimeout)
 		defer cancel()
 		if _, err := checkpoint.Purge(ctx, w.opts.CheckpointStore, jobID); err != nil {
-			// Left behind, the objects cost storage, not correctness.
+			// Left behind, the objects cost storage, not correctness;
+			// the ledger stays so that they can still be found.
 			w.log.Warn("checkpoints of an ended job not deleted from the store", "job", jobID, "err", err)
+			return
+		}
+		if _, err := w.store.ForgetCheckpoints(ctx, jobID); err != nil {
+			w.log.Warn("the ended job's list of checkpoints not dropped", "job", jobID, "err", err)
 		}
 	}()
 }

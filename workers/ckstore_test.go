@@ -188,8 +188,9 @@ func TestCheckpointTravelsBetweenWorkers(t *testing.T) {
 		t.Errorf("restore %+v; want step-2, the whole directory downloaded", r)
 	}
 	t.Logf("restore: %d bytes in %s", r.Bytes, r.Duration)
-	testenv.Eventually(t, wait, "the ended job's objects to leave the store", func() bool {
-		return objects(t, st, "jobs/"+j.ID+"/") == 0
+	testenv.Eventually(t, wait, "the ended job's objects and ledger to go", func() bool {
+		n, err := e.rdb.Exists(context.Background(), e.store.Namespace().JobCheckpoints(j.ID)).Result()
+		return objects(t, st, "jobs/"+j.ID+"/") == 0 && err == nil && n == 0
 	})
 }
 
