@@ -434,3 +434,60 @@ while :; do sleep 0.05; done`)
 		t.Errorf("resumed from %q with files %v, want r-1 with one only", r, seen)
 	}
 }
+
+// TestCheckpointHandlerTravels: an in-process handler's checkpoint travels
+// too: attempt 1 writes a file, checkpoints and fails; the retry on
+// another worker finds the file and the token.
+func TestCheckpointHandlerTravels(t *testing.T) {
+	e := newEnv(t)
+	st := openStore(t, testenv.S3(t, nil))
+	rec := &recorder{}
+	type seen struct {
+		resume string
+		data   string
+		err    error
+	}
+	got := make(chan seen, 1)
+	handlers := map[string]workers.Handler{"ck": func(ctx context.Context, r *workers.Run) error {
+		if r.ResumeFrom == "" {
+			if err := os.MkdirAll(r.CheckpointDir, 0o700); err != nil {
+				return err
+			}
+			if err := os.WriteFile(filepath.Join(r.CheckpointDir, "state"), []byte("epoch 7"), 0o600); err != nil {
+				return err
+			}
+			if err := r.Checkpoint("h-7"); err != nil {
+				return err
+			}
+			return errors.New("transient failure after the checkpoint")
+		}
+		b, err := os.ReadFile(filepath.Join(r.CheckpointDir, "state"))
+		got <- seen{resume: r.ResumeFrom, data: string(b), err: err}
+		return nil
+	}}
+	oa := e.withStore(st, rec)
+	oa.Handlers = handlers
+	a := e.start(oa)
+	spec := handlerSpec("ck")
+	spec.Retryable, spec.MaxRetries = true, 2
+	spec.Grace = jobs.Duration(5 * time.Second)
+	j := e.submit(spec, queues.QueueCore)
+	e.waitFor(j.ID, wait, "the retry queued from h-7", func(j jobs.Job) bool {
+		return j.Attempt == 2 && j.State == jobs.StateQueued && j.Checkpoint == "h-7"
+	})
+	a.Stop()
+	ob := e.withStore(st, rec)
+	ob.Handlers = handlers
+	e.start(ob)
+	select {
+	case s := <-got:
+		if s.err != nil || s.resume != "h-7" || s.data != "epoch 7" {
+			t.Errorf("the retry saw %+v, want h-7 with its file", s)
+		}
+	case <-time.After(retryWait):
+		t.Fatal("the retry did not run")
+	}
+	if done := e.waitTerminal(j.ID, wait); done.State != jobs.StateSucceeded {
+		t.Errorf("ended %s (%s)", done.State, done.LastError)
+	}
+}
