@@ -491,3 +491,58 @@ func TestCheckpointHandlerTravels(t *testing.T) {
 		t.Errorf("ended %s (%s)", done.State, done.LastError)
 	}
 }
+
+// TestCheckpointCorruptFallsBack: a chunk of the newest checkpoint is
+// lost from the store; the next attempt restores the one before, resumes
+// from its token (not the record's newest), and an event says so.
+func TestCheckpointCorruptFallsBack(t *testing.T) {
+	e := newEnv(t)
+	st := openStore(t, testenv.S3(t, nil))
+	rec := &recorder{}
+	a := e.start(e.withStore(st, rec))
+	spec := e.shell(`cd "$BALLAST_CHECKPOINT_DIR" || exit 3
+if [ -n "$BALLAST_RESUME_FROM" ]; then
+  echo "$BALLAST_RESUME_FROM $(cat f)" > "$BALLAST_PARAM_DIR/resumed"; exit 0
+fi
+echo v1 > f && echo '{"checkpoint":"c-1"}'
+while [ ! -e "$BALLAST_PARAM_DIR/more" ]; do sleep 0.05; done
+echo v2 > f && echo '{"checkpoint":"c-2"}'
+trap 'exit 0' TERM
+while :; do sleep 0.05; done`)
+	spec.Checkpointable, spec.Retryable = true, true
+	j := e.submit(spec, queues.QueueCore)
+	e.waitFor(j.ID, wait, "c-1 committed", func(j jobs.Job) bool { return j.Checkpoint == "c-1" })
+	e.touch("more")
+	e.waitFor(j.ID, wait, "c-2 committed", func(j jobs.Job) bool { return j.Checkpoint == "c-2" })
+	a.Stop()
+	ctx := context.Background()
+	keys, err := e.store.CheckpointLedger("").Committed(ctx, j.ID)
+	if err != nil || len(keys) != 2 {
+		t.Fatalf("committed %v, %v; want 2", keys, err)
+	}
+	m, err := st.ReadManifest(ctx, j.ID, keys[0])
+	if err != nil || m.Token != "c-2" {
+		t.Fatalf("newest manifest %+v, %v", m, err)
+	}
+	for _, en := range m.Entries {
+		if en.Path == "f" {
+			if err := st.Bucket().Delete(ctx, "jobs/"+j.ID+"/chunks/"+en.Chunks[0]); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	e.start(e.withStore(st, rec))
+	if done := e.waitTerminal(j.ID, wait); done.State != jobs.StateSucceeded {
+		t.Fatalf("ended %s (%s)", done.State, done.LastError)
+	}
+	if r := strings.TrimSpace(e.read("resumed")); r != "c-1 v1" {
+		t.Errorf("resumed %q, want c-1 with its file (c-1 v1)", r)
+	}
+	fb := rec.find(j.ID, events.TypeJobCheckpointFallback)
+	if len(fb) != 1 {
+		t.Fatalf("%d fallback events, want 1", len(fb))
+	}
+	if s, _ := events.ParseCheckpointSetback(fb[0]); s.Cause != events.FallbackCorrupt || s.Manifest != keys[0] || s.ResumeFrom != "c-1" {
+		t.Errorf("fallback %+v; want %s corrupt, resuming from c-1", s, keys[0])
+	}
+}
