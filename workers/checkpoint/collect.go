@@ -30,25 +30,33 @@ type Collected struct {
 // the saver, and still cannot take a chunk or manifest an upload in flight
 // will commit. The argument:
 //
-//  1. Collect lists the objects (with their write times) first and reads
+//  1. No save writes to a key that ever held an object: a save names new
+//     chunks and its manifest with a nonce of its own (see Store). So an
+//     object Collect lists is the very write a save made, and its time is
+//     when that save wrote it, not an older copy's that a save rewrote
+//     after the listing (which Collect would then delete).
+//  2. Collect lists the objects (with their write times) first and reads
 //     the ledger after, so a commit that happened before the listing is in
 //     the list it reads.
-//  2. A save commits before oldest+MaxUploadAge or not at all (ErrTooSlow,
+//  3. A save commits before oldest+MaxUploadAge or not at all (ErrTooSlow,
 //     and the ledger call's deadline), where oldest is its start or the
 //     write time of the oldest uncommitted chunk it relies on, and
 //     MaxUploadAge <= Grace/2. So an object of a save that will commit, old
 //     enough to be deleted (written before now-grace), was committed before
 //     now-grace+MaxUploadAge < now, i.e. before the listing: the ledger read
 //     names its manifest.
-//  3. The other chunks a manifest names are the saver's base's, which the
+//  4. The other chunks a manifest names are the saver's base's, which the
 //     ledger keeps until a commit of the same saver replaces it, and that
 //     commit names them itself: only the job's current attempt commits, and
-//     its saves run one at a time.
+//     its saves run one at a time. A commit whose outcome the saver does
+//     not know ends its trust in base (the next save writes every chunk).
 //
 // Restores are safe too: they read committed manifests, and only the
 // attempt being restored could commit a newer one. Clock skew between the
-// store and the collector eats into the margin of (2), so grace should be
-// far above both the longest upload and any skew; the default is a day.
+// store, the saver and the collector eats into the margin of (3), as would
+// a commit that reaches Redis long after the saver gave up on it, so grace
+// should be far above the longest upload, any skew and any such delay; the
+// default is a day.
 // A committed manifest that cannot be read makes the chunks it named
 // unknowable; Collect then deletes no chunk (a transient read error) or
 // counts it as Unreadable (gone or corrupt: nothing can restore it).
@@ -102,9 +110,9 @@ func Collect(ctx context.Context, store *Store, ledger Ledger, jobID string, gra
 			out.Unreadable++
 			continue
 		}
-		for _, c := range m.Entries {
-			for _, sum := range c.Chunks {
-				keep[chunkKey(jobID, sum)] = true
+		for _, e := range m.Entries {
+			for _, name := range e.Chunks {
+				keep[chunkKey(jobID, name)] = true
 			}
 		}
 	}
