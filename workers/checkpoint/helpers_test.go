@@ -7,13 +7,16 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"log"
 	"math/rand/v2"
+	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -51,6 +54,15 @@ func (c *clock) Advance(d time.Duration) {
 // loopback listener, and returns the store URL of a bucket on it. Objects
 // are stamped with clk's time.
 func s3Server(t testing.TB, clk *clock) string {
+	u, _ := s3ServerCounting(t, clk)
+	return u
+}
+
+// puts counts the object writes an S3 server received.
+type puts struct{ n atomic.Int64 }
+
+// s3ServerCounting is s3Server, and counts the PUT requests it serves.
+func s3ServerCounting(t testing.TB, clk *clock) (string, *puts) {
 	t.Helper()
 	var opts []s3mem.Option
 	if clk != nil {
@@ -58,14 +70,24 @@ func s3Server(t testing.TB, clk *clock) string {
 	}
 	backend := s3mem.New(opts...)
 	faker := gofakes3.New(backend, gofakes3.WithLogger(gofakes3.DiscardLog()), gofakes3.WithTimeSkewLimit(0))
-	srv := httptest.NewServer(faker.Server())
+	p := &puts{}
+	h := faker.Server()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPut {
+			p.n.Add(1)
+		}
+		h.ServeHTTP(w, r)
+	}))
+	// The fake server logs a header written twice on some errors; that
+	// is its noise, not the test's.
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0)
 	t.Cleanup(srv.Close)
 	if err := backend.CreateBucket("ckpt"); err != nil {
 		t.Fatal(err)
 	}
 	// anonymous: the fake server checks no signature, and the SDK's
 	// default chain would look for credentials this machine may not have.
-	return "s3://ckpt/ballast/checkpoints?region=us-east-1&anonymous=true&endpoint=" + url.QueryEscape(srv.URL)
+	return "s3://ckpt/ballast/checkpoints?region=us-east-1&anonymous=true&endpoint=" + url.QueryEscape(srv.URL), p
 }
 
 func openStore(t testing.TB, rawURL string) *Store {
@@ -107,12 +129,19 @@ func runningJob(t testing.TB) (*queues.Store, jobs.Job) {
 // reclaim would.
 func moveOn(t testing.TB, qs *queues.Store, j jobs.Job) jobs.Job {
 	t.Helper()
+	return moveTo(t, qs, j, "wA", "wB")
+}
+
+// moveTo requeues j's attempt, run by worker from, and claims the next on
+// worker to.
+func moveTo(t testing.TB, qs *queues.Store, j jobs.Job, from, to string) jobs.Job {
+	t.Helper()
 	ctx := context.Background()
-	r, err := qs.Requeue(ctx, j, "wA", queues.Requeue{Queue: queues.QueueBurst, Reason: "reclaimed"})
+	r, err := qs.Requeue(ctx, j, from, queues.Requeue{Queue: queues.QueueBurst, Reason: "reclaimed"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	next, ok, err := qs.Claim(ctx, queues.Delivery{JobID: j.ID, Attempt: r.Attempt}, "wB")
+	next, ok, err := qs.Claim(ctx, queues.Delivery{JobID: j.ID, Attempt: r.Attempt}, to)
 	if err != nil || !ok {
 		t.Fatalf("claim attempt %d: %v %v", r.Attempt, ok, err)
 	}
@@ -207,6 +236,16 @@ func sameTree(t testing.TB, got, want map[string]string) {
 func objects(t testing.TB, st *Store, prefix string) map[string]bool {
 	t.Helper()
 	out := map[string]bool{}
+	for k := range sizes(t, st, prefix) {
+		out[k] = true
+	}
+	return out
+}
+
+// sizes lists the store's objects under prefix with their sizes.
+func sizes(t testing.TB, st *Store, prefix string) map[string]int64 {
+	t.Helper()
+	out := map[string]int64{}
 	it := st.b.List(&blob.ListOptions{Prefix: prefix})
 	for {
 		o, err := it.Next(context.Background())
@@ -216,7 +255,7 @@ func objects(t testing.TB, st *Store, prefix string) map[string]bool {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out[o.Key] = true
+		out[o.Key] = o.Size
 	}
 }
 
