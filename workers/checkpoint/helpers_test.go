@@ -110,6 +110,13 @@ func backends(t *testing.T, f func(t *testing.T, st *Store)) {
 // claims its first attempt on worker "wA".
 func runningJob(t testing.TB) (*queues.Store, jobs.Job) {
 	t.Helper()
+	qs, j, _ := runningJobIn(t)
+	return qs, j
+}
+
+// runningJobIn is runningJob, and also returns the Redis namespace.
+func runningJobIn(t testing.TB) (*queues.Store, jobs.Job, string) {
+	t.Helper()
 	rdb, ns := testenv.Redis(t)
 	qs := queues.NewStore(rdb, queues.StoreOptions{Namespace: ns})
 	ctx := context.Background()
@@ -122,7 +129,7 @@ func runningJob(t testing.TB) (*queues.Store, jobs.Job) {
 	if err != nil || !ok {
 		t.Fatalf("claim: %v %v", ok, err)
 	}
-	return qs, j
+	return qs, j, ns
 }
 
 // moveOn requeues j's attempt and claims the next on worker "wB", as a
