@@ -5,6 +5,7 @@ import (
 	"errors"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/ballastdev/ballast/queues"
 )
@@ -63,4 +64,77 @@ func TestSequenceMustGrow(t *testing.T) {
 	if keys, _ := ledger.Committed(ctx, j.ID); len(keys) != 1 {
 		t.Fatalf("committed %v, want one", keys)
 	}
+}
+
+// TestLateUploadInFlightIsRefused: attempt 1's worker is cut off with an
+// upload written up to its manifest; meanwhile the job moves on and
+// attempt 2 commits a checkpoint of its own. When the old worker comes
+// back its commit is refused, and restores (before and after a
+// collection) give attempt 2's files.
+func TestLateUploadInFlightIsRefused(t *testing.T) {
+	backends(t, func(t *testing.T, st *Store) {
+		ctx := context.Background()
+		qs, j := runningJob(t)
+		dirA := filepath.Join(t.TempDir(), "A", j.ID)
+		saverA, _ := NewSaver(st, qs.CheckpointLedger("wA"), j.ID, j.Attempt, nil, Options{ChunkSize: 16 << 10})
+		writeFile(t, dirA, "state", randBytes(1, 40<<10), 0o600)
+		if _, err := saverA.Save(ctx, dirA, "1"); err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, dirA, "state", randBytes(2, 40<<10), 0o600)
+		cutOff, back := make(chan struct{}), make(chan struct{})
+		saverA.beforeCommit = func(context.Context) {
+			close(cutOff)
+			<-back
+		}
+		late := make(chan error, 1)
+		go func() {
+			_, err := saverA.Save(ctx, dirA, "late")
+			late <- err
+		}()
+		<-cutOff
+
+		j2 := moveOn(t, qs, j)
+		dirB := filepath.Join(t.TempDir(), "B", j.ID)
+		r, err := RestoreLatest(ctx, st, qs.CheckpointLedger("wB"), j.ID, dirB, RestoreOptions{})
+		if err != nil || r.Manifest.Token != "1" {
+			t.Fatalf("attempt 2's restore: %+v %v, want token 1", r, err)
+		}
+		writeFile(t, dirB, "state", randBytes(3, 40<<10), 0o600)
+		saverB, _ := NewSaver(st, qs.CheckpointLedger("wB"), j.ID, j2.Attempt, r.Manifest, Options{ChunkSize: 16 << 10})
+		second, err := saverB.Save(ctx, dirB, "2")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := tree(t, dirB)
+
+		close(back)
+		if err := <-late; !errors.Is(err, queues.ErrCheckpointFenced) {
+			t.Fatalf("late commit: %v, want refused", err)
+		}
+		committed, _ := qs.CheckpointLedger("wB").Committed(ctx, j.ID)
+		if len(committed) != 2 || committed[0] != second.Key {
+			t.Fatalf("committed %v, want %s first and attempt 1's first checkpoint", committed, second.Key)
+		}
+		if got, _ := qs.Get(ctx, j.ID); got.Checkpoint != "2" {
+			t.Fatalf("record's token %q, want 2", got.Checkpoint)
+		}
+		if n := count(objects(t, st, "jobs/"+j.ID+"/manifests/"), "/manifests/"); n != 3 {
+			t.Fatalf("%d manifests in the store, want 3 (the late one written, not committed)", n)
+		}
+		for _, collect := range []bool{false, true} {
+			if collect {
+				c, err := Collect(ctx, st, qs.CheckpointLedger("wB"), j.ID, 0, time.Now().Add(time.Minute))
+				if err != nil || c.Manifests != 1 {
+					t.Fatalf("collect: %+v %v, want the late manifest deleted", c, err)
+				}
+			}
+			target := filepath.Join(t.TempDir(), j.ID)
+			r, err := RestoreLatest(ctx, st, qs.CheckpointLedger("wC"), j.ID, target, RestoreOptions{})
+			if err != nil || r.Key != second.Key || len(r.Fallbacks) != 0 {
+				t.Fatalf("restore (collected: %v): %+v %v, want %s", collect, r, err, second.Key)
+			}
+			sameTree(t, tree(t, target), want)
+		}
+	})
 }
