@@ -188,3 +188,80 @@ func TestTooSlowUploadCommitsNothing(t *testing.T) {
 		t.Fatalf("the next save: %v", err)
 	}
 }
+
+// TestCollectLoopDuringSaves: on real clocks, a collection runs without
+// pause while ten checkpoints are saved with keep 3 and a grace of a
+// second; the job cycles a file through four contents, so each save
+// writes again content whose chunks went out of the kept checkpoints
+// more than a grace ago. After every commit, every chunk of every
+// committed checkpoint exists and the newest restores whole.
+func TestCollectLoopDuringSaves(t *testing.T) {
+	backends(t, func(t *testing.T, st *Store) {
+		ctx := context.Background()
+		qs, j := runningJob(t)
+		ledger := qs.CheckpointLedger("wA")
+		dir := filepath.Join(t.TempDir(), j.ID)
+		const grace = time.Second
+		saver, _ := NewSaver(st, ledger, j.ID, j.Attempt, nil, Options{ChunkSize: 8 << 10, Keep: 3, Grace: grace})
+		writeFile(t, dir, "stable", randBytes(1, 30<<10), 0o600)
+
+		stop := make(chan struct{})
+		loop := make(chan error, 1)
+		var runs, deleted int
+		go func() {
+			for {
+				select {
+				case <-stop:
+					loop <- nil
+					return
+				default:
+				}
+				c, err := Collect(ctx, st, ledger, j.ID, grace, time.Now())
+				if err != nil {
+					loop <- err
+					return
+				}
+				runs++
+				deleted += c.Chunks
+			}
+		}()
+		tooSlow := 0
+		for i := range 10 {
+			time.Sleep(grace / 2)
+			writeFile(t, dir, "cycle", randBytes(uint64(100+i%4), 40<<10), 0o600)
+			saved, err := saver.Save(ctx, dir, fmt.Sprint(i))
+			if errors.Is(err, ErrTooSlow) { // a slow machine; the next save must work
+				tooSlow++
+				saved, err = saver.Save(ctx, dir, fmt.Sprint(i))
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			left := objects(t, st, "jobs/"+j.ID+"/chunks/")
+			committed, _ := ledger.Committed(ctx, j.ID)
+			for _, k := range committed {
+				m, err := st.ReadManifest(ctx, j.ID, k)
+				if err != nil {
+					t.Fatalf("save %d: committed %s: %v", i, k, err)
+				}
+				for name := range m.chunkSet() {
+					if !left[chunkKey(j.ID, name)] {
+						t.Fatalf("save %d: chunk %s of committed %s (token %s) was collected", i, name, k, m.Token)
+					}
+				}
+			}
+			r, err := RestoreLatest(ctx, st, ledger, j.ID, filepath.Join(t.TempDir(), j.ID), RestoreOptions{})
+			if err != nil || r.Key != saved.Key || len(r.Fallbacks) != 0 {
+				t.Fatalf("save %d: restore %+v %v, want %s", i, r, err, saved.Key)
+			}
+		}
+		close(stop)
+		if err := <-loop; err != nil {
+			t.Fatal(err)
+		}
+		if deleted == 0 {
+			t.Fatalf("%d collections deleted no chunk; the test did not exercise them", runs)
+		}
+		t.Logf("%d collections deleted %d chunks during 10 saves (%d too slow, saved again)", runs, deleted, tooSlow)
+	})
+}

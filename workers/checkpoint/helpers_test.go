@@ -249,20 +249,27 @@ func objects(t testing.TB, st *Store, prefix string) map[string]bool {
 	return out
 }
 
-// sizes lists the store's objects under prefix with their sizes.
+// sizes lists the store's objects under prefix with their sizes. A file
+// store's listing fails when a collection deletes a file it is looking
+// at; it is then listed again.
 func sizes(t testing.TB, st *Store, prefix string) map[string]int64 {
 	t.Helper()
-	out := map[string]int64{}
-	it := st.b.List(&blob.ListOptions{Prefix: prefix})
-	for {
-		o, err := it.Next(context.Background())
-		if errors.Is(err, io.EOF) {
-			return out
+	for try := 0; ; try++ {
+		out := map[string]int64{}
+		it := st.b.List(&blob.ListOptions{Prefix: prefix})
+		for {
+			o, err := it.Next(context.Background())
+			if errors.Is(err, io.EOF) {
+				return out
+			}
+			if notFound(err) && try < 10 {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[o.Key] = o.Size
 		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		out[o.Key] = o.Size
 	}
 }
 
