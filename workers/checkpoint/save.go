@@ -23,11 +23,12 @@ var ErrTooSlow = errors.New("checkpoint: upload ran past its maximum age; nothin
 // Saver uploads and commits the checkpoints of one attempt of one job.
 //
 // Save calls supersede each other: a Save cancels the one still in flight
-// (which returns ErrSuperseded and commits nothing) and waits for it to stop
-// before it scans the directory, so at most one save of the attempt runs
-// and commits land in call order with growing sequence numbers. The job's
-// newest checkpoint is the one that matters; finishing an older one first
-// would only delay it.
+// (which returns ErrSuperseded and commits nothing, unless it had reached
+// its commit: that one is let finish) and waits for it to stop before it
+// scans the directory, so at most one save of the attempt runs and commits
+// land in call order with growing sequence numbers. The job's newest
+// checkpoint is the one that matters; finishing an older one first would
+// only delay it.
 type Saver struct {
 	store   *Store
 	ledger  Ledger
