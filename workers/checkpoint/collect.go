@@ -72,15 +72,11 @@ func Collect(ctx context.Context, store *Store, ledger Ledger, jobID string, gra
 		size int64
 	}
 	var oldManifests, oldChunks []object
-	it := store.b.List(&blob.ListOptions{Prefix: prefix})
-	for {
-		o, err := it.Next(ctx)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return out, fmt.Errorf("checkpoint: list %s: %w", prefix, err)
-		}
+	listed, err := store.list(ctx, prefix)
+	if err != nil {
+		return out, err
+	}
+	for _, o := range listed {
 		if o.IsDir || !o.ModTime.Before(cutoff) {
 			continue
 		}
@@ -146,19 +142,39 @@ func Purge(ctx context.Context, store *Store, jobID string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	listed, err := store.list(ctx, prefix)
+	if err != nil {
+		return 0, err
+	}
 	n := 0
-	it := store.b.List(&blob.ListOptions{Prefix: prefix})
-	for {
-		o, err := it.Next(ctx)
-		if errors.Is(err, io.EOF) {
-			return n, nil
-		}
-		if err != nil {
-			return n, fmt.Errorf("checkpoint: list %s: %w", prefix, err)
-		}
+	for _, o := range listed {
 		if err := store.b.Delete(ctx, o.Key); err != nil && !notFound(err) {
 			return n, fmt.Errorf("checkpoint: delete %s: %w", o.Key, err)
 		}
 		n++
+	}
+	return n, nil
+}
+
+// list lists the objects under prefix. A file store's listing fails when
+// an object goes while it looks at it (a write's temporary file renamed,
+// another collection's delete); the listing then starts again.
+func (s *Store) list(ctx context.Context, prefix string) ([]*blob.ListObject, error) {
+	for try := 1; ; try++ {
+		var out []*blob.ListObject
+		it := s.b.List(&blob.ListOptions{Prefix: prefix})
+		for {
+			o, err := it.Next(ctx)
+			if errors.Is(err, io.EOF) {
+				return out, nil
+			}
+			if notFound(err) && try < 10 && ctx.Err() == nil {
+				break
+			}
+			if err != nil {
+				return nil, fmt.Errorf("checkpoint: list %s: %w", prefix, err)
+			}
+			out = append(out, o)
+		}
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"io"
 	"io/fs"
 	"log"
@@ -22,7 +21,6 @@ import (
 
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
-	"gocloud.dev/blob"
 
 	"github.com/ballastdev/ballast/internal/testenv"
 	"github.com/ballastdev/ballast/jobs"
@@ -249,28 +247,18 @@ func objects(t testing.TB, st *Store, prefix string) map[string]bool {
 	return out
 }
 
-// sizes lists the store's objects under prefix with their sizes. A file
-// store's listing fails when a collection deletes a file it is looking
-// at; it is then listed again.
+// sizes lists the store's objects under prefix with their sizes.
 func sizes(t testing.TB, st *Store, prefix string) map[string]int64 {
 	t.Helper()
-	for try := 0; ; try++ {
-		out := map[string]int64{}
-		it := st.b.List(&blob.ListOptions{Prefix: prefix})
-		for {
-			o, err := it.Next(context.Background())
-			if errors.Is(err, io.EOF) {
-				return out
-			}
-			if notFound(err) && try < 10 {
-				break
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			out[o.Key] = o.Size
-		}
+	listed, err := st.list(context.Background(), prefix)
+	if err != nil {
+		t.Fatal(err)
 	}
+	out := map[string]int64{}
+	for _, o := range listed {
+		out[o.Key] = o.Size
+	}
+	return out
 }
 
 func count(set map[string]bool, sub string) int {

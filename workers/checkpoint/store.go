@@ -44,7 +44,8 @@ type Store struct {
 // The URL's path (after the bucket) is a key prefix; the other query
 // parameters are the driver's (region, endpoint, profile, ...). An s3 URL
 // with an endpoint and no use_path_style asks for path-style requests, which
-// S3-compatible servers expect. Credentials come from each SDK's default
+// S3-compatible servers expect; a file URL writes its temporary files
+// beside the objects (no_tmp_dir) unless it says otherwise. Credentials come from each SDK's default
 // chain on the machine that opens the store.
 func Open(ctx context.Context, rawURL string) (*Store, error) {
 	u, prefix, err := parseStoreURL(rawURL)
@@ -96,7 +97,19 @@ func parseStoreURL(rawURL string) (*url.URL, string, error) {
 		if u.Host != "" || !strings.HasPrefix(u.Path, "/") {
 			return nil, "", fmt.Errorf("checkpoint store URL %q: a file store is file:///absolute/path (three slashes)", redact(u))
 		}
-		return u, "", nil
+		// The driver writes a temporary file and renames it into place;
+		// by default in the machine's temporary directory, whose rename
+		// into a store on another filesystem (a shared mount, the usual
+		// place for one) fails. Beside the object the rename stays on
+		// one filesystem, and a crash's leftover is an object Collect
+		// deletes after the grace.
+		out := *u
+		q := out.Query()
+		if q.Get("no_tmp_dir") == "" {
+			q.Set("no_tmp_dir", "true")
+		}
+		out.RawQuery = q.Encode()
+		return &out, "", nil
 	}
 	if u.Host == "" {
 		return nil, "", fmt.Errorf("checkpoint store URL %q: no bucket (write %s://BUCKET/prefix)", redact(u), u.Scheme)
