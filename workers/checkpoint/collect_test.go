@@ -230,7 +230,9 @@ func TestCollectLoopDuringSaves(t *testing.T) {
 			time.Sleep(grace / 2)
 			writeFile(t, dir, "cycle", randBytes(uint64(100+i%4), 40<<10), 0o600)
 			saved, err := saver.Save(ctx, dir, fmt.Sprint(i))
-			if errors.Is(err, ErrTooSlow) { // a slow machine; the next save must work
+			// A loaded machine may take longer than half a second;
+			// the next save must work.
+			for try := 0; errors.Is(err, ErrTooSlow) && try < 3; try++ {
 				tooSlow++
 				saved, err = saver.Save(ctx, dir, fmt.Sprint(i))
 			}
