@@ -16,7 +16,7 @@ redis:
 `), "ballast.yaml")
 	fmt.Println(err)
 	// Output:
-	// ballast.yaml:3:3: redis.adress: unknown field "adress" (known here: addr, addrs, db, dial_timeout, master_name, mode, password, password_env, password_file, sentinel_password, sentinel_password_env, sentinel_password_file, sentinel_username, tls, username, wait_replicas, wait_timeout)
+	// ballast.yaml:3:3: redis.adress: unknown field "adress" (known here: addr, addrs, db, dial_timeout, master_name, mode, password, password_env, password_file, recover_on_loss, sentinel_password, sentinel_password_env, sentinel_password_file, sentinel_username, tls, username, wait_replicas, wait_timeout)
 	// ballast.yaml:4:3: redis.pasword: unknown field "pasword"; did you mean "password"?
 }
 

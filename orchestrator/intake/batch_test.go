@@ -45,14 +45,14 @@ func firstDiff(a, b []byte) int {
 // neither, and strings that need escaping; a field added to Receipt or
 // BatchResult fails here until appendJSON writes it.
 func TestBatchResultJSONIsWhatEncodingJSONWrites(t *testing.T) {
-	if n := reflect.TypeFor[Receipt]().NumField(); n != 5 {
-		t.Fatalf("Receipt has %d fields; appendJSON writes 5: teach it the new ones, then change this count", n)
+	if n := reflect.TypeFor[Receipt]().NumField(); n != 6 {
+		t.Fatalf("Receipt has %d fields; appendJSON writes 6: teach it the new ones, then change this count", n)
 	}
 	if n := reflect.TypeFor[BatchResult]().NumField(); n != 2 {
 		t.Fatalf("BatchResult has %d fields; appendJSON writes 2: teach it the new ones, then change this count", n)
 	}
 	for _, id := range []string{"01HZX7", `q"uote`, "<&>", "é", ""} {
-		for _, rec := range []*Receipt{nil, {JobID: id, Attempt: 2, State: jobs.State(id), Queue: id + "q", Duplicate: true}, {JobID: id}} {
+		for _, rec := range []*Receipt{nil, {JobID: id, Attempt: 2, State: jobs.State(id), Queue: id + "q", Duplicate: true}, {JobID: id}, {JobID: id, Warning: id + " lost"}} {
 			for _, e := range []*Error{nil, {Code: CodeInvalid, Message: id, Problems: []*jobs.FieldError{{Field: "[1]", Message: "<bad>"}}}} {
 				r := BatchResult{Receipt: rec, Error: e}
 				want, _ := json.Marshal(r)

@@ -15,6 +15,9 @@ func (r BatchResult) appendJSON(b []byte) ([]byte, error) {
 		o.String("state", string(r.State))
 		o.String("queue", r.Queue)
 		o.Bool("duplicate", r.Duplicate)
+		if r.Warning != "" {
+			o.String("warning", r.Warning)
+		}
 	}
 	if r.Error != nil {
 		o.Marshal("error", r.Error)

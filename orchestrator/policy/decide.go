@@ -24,6 +24,7 @@ func decide(v *view) Plan {
 	p.reclaim()              // rule 1
 	p.overflow()             // rule 7
 	p.unlend()               // rule 2
+	p.settleRegime()         // after the moves that change the fixed load
 	p.placeSized(sizedBurst) // rule 8
 	p.lend()                 // rules 2 and 4
 	p.migrate()              // rule 4
@@ -101,15 +102,27 @@ func (p *planner) tickSlots(w *workerRec) int {
 func newPlanner(v *view) *planner {
 	p := &planner{view: v, moved: map[string]Queue{}, coreQueued: v.fixed.QueuedCore, loans: v.fixed.Loans,
 		tick: map[*workerRec]*slotUse{}, placing: map[string]bool{}}
-	switch u := v.fixed.Committed(); {
-	case u < v.cfg.Low:
+	p.settleRegime()
+	return p
+}
+
+// settleRegime places the fixed load, after this tick's overflows,
+// placements and unlends, against the watermarks. Rules 4 and 6 read it
+// then rather than from the snapshot: a core job sent to overflow this
+// tick no longer holds the quota busy, and judging the quota by the
+// snapshot would leave the drain it allows to the next tick's plan, so
+// a plan would not be a fixed point of its own outcome.
+func (p *planner) settleRegime() {
+	l := p.fixed
+	l.QueuedCore, l.Loans = p.coreQueued, p.loans
+	switch u := l.Committed(); {
+	case u < p.cfg.Low:
 		p.regime = cool
-	case u < v.cfg.High:
+	case u < p.cfg.High:
 		p.regime = hold
 	default:
 		p.regime = hot
 	}
-	return p
 }
 
 // add appends an action and, for a move of j, records where it goes.

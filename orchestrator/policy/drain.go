@@ -50,7 +50,7 @@ func (p *planner) drain() {
 			p.add(Action{
 				Kind: Drain, Worker: c.w.ID, Pool: d.pool.Name, Rule: 4,
 				Reason: fmt.Sprintf("fixed utilization with queued work %s < low %.2f; %d jobs left to finish here; %d spare slots stay for %d queued",
-					p.ratio(p.fixed.Busy+p.fixed.QueuedCore+p.fixed.Loans), p.cfg.Low, c.left, d.spare(), d.queued),
+					p.ratio(p.fixed.Busy+p.coreQueued+p.loans), p.cfg.Low, c.left, d.spare(), d.queued),
 			}, nil)
 		}
 	}

@@ -72,7 +72,7 @@ func (p *planner) migrate() {
 		p.add(Action{
 			Kind: Migrate, Job: j.ID, Worker: w.ID, Pool: w.Pool, Queue: to, Rule: 4,
 			Reason: fmt.Sprintf("fixed utilization with queued work %s < low %.2f; after the move %s <= high %.2f; leaves %s at %.2f/slot-hour",
-				p.ratio(p.fixed.Busy+p.fixed.QueuedCore+p.fixed.Loans), p.cfg.Low, p.ratio(p.committed()), p.cfg.High,
+				p.ratio(p.fixed.Busy+p.coreQueued+p.loans), p.cfg.Low, p.ratio(p.committed()), p.cfg.High,
 				w.Pool, p.pools[w.Pool].PricePerSlotHour),
 		}, j)
 	}

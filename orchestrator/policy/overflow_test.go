@@ -114,3 +114,31 @@ func TestOverflowAJobOnlyAnotherFlavorHasRoomFor(t *testing.T) {
 		{"no fixed worker holds it: it overflows", on(snap(pools, []Worker{a100, t4}, j)), t0, "overflow(c1,od) scale_up(od,1)"},
 	})
 }
+
+// TestOverflowThenDrainIsOnePlan: a core job sent to overflow leaves the
+// quota idle, so the drain that allows comes in the same plan, not the
+// next: a plan is a fixed point of its own outcome (found by
+// TestPropertySizedPlans with a gang on a one-slot quota).
+func TestOverflowThenDrainIsOnePlan(t *testing.T) {
+	fxp, fxw := fixedWith(1, 0)
+	od := elasticPool("od", PoolOnDemand, "eu", 1.2)
+	od.SlotsPerWorker = 1
+	dear := elasticPool("dear", PoolOnDemand, "eu", 2.0)
+	dear.SlotsPerWorker = 1
+	pools := append(fxp, od, dear)
+	e1 := worker("e1", "dear", 1, 0)
+	held := running("b1", jobs.ClassBurst, e1, ago(time.Minute))
+	held.Checkpointable = false // it finishes where it is
+	gang := queued("g1", jobs.ClassCore, QueueCore, ago(time.Hour))
+	gang.Replicas = 2
+	s := snap(pools, []Worker{fxw[0], e1}, held, gang)
+	s.Config.CoreOverflow = true
+	mustValid(t, s)
+	p := Decide(s, t0)
+	if p.Count(Overflow) != 1 || p.Count(Drain) != 1 {
+		t.Fatalf("want the gang overflowed and e1 drained in one plan, got\n%s", p)
+	}
+	if next := Decide(Apply(s, p, t0), t0); !next.Empty() {
+		t.Fatalf("not a fixed point: after\n%s\nthe next plan is\n%s", p, next)
+	}
+}

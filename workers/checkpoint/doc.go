@@ -3,24 +3,68 @@
 // a local path, through gocloud.dev/blob), so that an attempt resumed on
 // another machine finds the files its predecessor wrote.
 //
+// # Layout
+//
+// A store URL names a bucket and an optional key prefix; under it each job
+// has objects of two kinds, and no other:
+//
+//	jobs/<job id>/chunks/<sha256>-<nonce>
+//	jobs/<job id>/manifests/<attempt>-<seq>-<nonce>.json
+//
+// A chunk is ChunkSize bytes of one file (a file's last chunk is shorter),
+// named by the sha256 of those bytes and the nonce of the save that wrote
+// it. A manifest is JSON (see Manifest): every file, directory and link of
+// the directory (path, mode, size, modification time, sha256, and each
+// file's chunk names in order), the job's token, the attempt, the sequence
+// number and the upload's figures. Objects are written once and never
+// changed; every save writes under names no object had before.
+//
+// The job record in Redis (the Ledger) holds which manifests are committed:
+// a list of their keys, newest first, at most Options.Keep long, beside the
+// record's checkpoint token (BALLAST_RESUME_FROM) and the attempt and
+// sequence of the newest commit. The store holds nothing else of note: a
+// manifest no commit names is garbage, however complete.
+//
+// # Saving
+//
 // A checkpoint is saved in three steps, and exists only after the third:
 //
-//  1. chunks: every file is cut into fixed-size chunks named by their
-//     sha256; only chunks the store lacks are written (a saver knows those
-//     of the last committed checkpoint, and rehashes only files whose size,
-//     mode or modification time changed);
-//  2. manifest: one immutable object listing every file (path, mode, size,
-//     sha256, chunks), directory and symbolic link, with the token, the
-//     attempt, a sequence number and the upload's figures;
-//  3. commit: the Ledger (the job record in Redis) makes the manifest the
-//     job's newest checkpoint and its token the resume point, refusing an
-//     attempt that moved on or a sequence that does not grow.
+//  1. chunks: the saver scans the directory (links are recorded, never
+//     followed), reuses the hashes of files unchanged since its base (the
+//     checkpoint the attempt restored or last committed), reads the other
+//     files, and writes each chunk whose content neither the base nor a
+//     recent uncommitted save of the same saver already holds in the
+//     store; the rest the manifest names by their existing names;
+//  2. manifest: one object, under a key with a fresh nonce;
+//  3. commit: Ledger.Commit makes the manifest the job's newest checkpoint
+//     and its token the resume point in one fenced step, refusing an
+//     attempt that is no longer the job's current one on this worker and a
+//     sequence number that does not grow.
 //
-// A crash at any point leaves the previous commit in force: chunks and
-// manifests without a commit are garbage that Collect deletes later.
-// Restore rebuilds the newest committed checkpoint beside the target,
-// checks every hash, and swaps it in; a checkpoint that cannot be rebuilt
-// whole gives way to the one before it.
+// A crash or a kill at any point leaves the previous commit in force:
+// chunks and manifests without a commit are garbage that Collect deletes
+// later. A save that a newer one supersedes, or that runs past
+// MaxUploadAge, commits nothing.
+//
+// # Restoring
+//
+// Restore rebuilds the newest committed checkpoint in a staging directory
+// beside the target, checks every chunk against its name and every file
+// against its hash, and swaps it in by renames; a checkpoint that cannot be
+// rebuilt whole (a corrupt or missing chunk or manifest) gives way to the
+// one committed before it. Files the target already holds with the same
+// content are linked, not downloaded.
+//
+// # Retention
+//
+// Collect deletes a job's objects that no committed manifest names once
+// they are older than a grace period. Grace is what keeps an upload in
+// flight safe without a lock: a save commits within MaxUploadAge (at most
+// half the grace) of the oldest object it relies on, or not at all, and no
+// save writes to a key a collection could have listed. Collect's comment
+// has the whole argument.
+//
+// # Use
 //
 // The worker's side (not wired yet):
 //

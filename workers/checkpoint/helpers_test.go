@@ -4,22 +4,23 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"io"
 	"io/fs"
+	"log"
 	"math/rand/v2"
+	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
-	"gocloud.dev/blob"
 
 	"github.com/ballastdev/ballast/internal/testenv"
 	"github.com/ballastdev/ballast/jobs"
@@ -51,6 +52,15 @@ func (c *clock) Advance(d time.Duration) {
 // loopback listener, and returns the store URL of a bucket on it. Objects
 // are stamped with clk's time.
 func s3Server(t testing.TB, clk *clock) string {
+	u, _ := s3ServerCounting(t, clk)
+	return u
+}
+
+// puts counts the object writes an S3 server received.
+type puts struct{ n atomic.Int64 }
+
+// s3ServerCounting is s3Server, and counts the PUT requests it serves.
+func s3ServerCounting(t testing.TB, clk *clock) (string, *puts) {
 	t.Helper()
 	var opts []s3mem.Option
 	if clk != nil {
@@ -58,14 +68,24 @@ func s3Server(t testing.TB, clk *clock) string {
 	}
 	backend := s3mem.New(opts...)
 	faker := gofakes3.New(backend, gofakes3.WithLogger(gofakes3.DiscardLog()), gofakes3.WithTimeSkewLimit(0))
-	srv := httptest.NewServer(faker.Server())
+	p := &puts{}
+	h := faker.Server()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPut {
+			p.n.Add(1)
+		}
+		h.ServeHTTP(w, r)
+	}))
+	// The fake server logs a header written twice on some errors; that
+	// is its noise, not the test's.
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0)
 	t.Cleanup(srv.Close)
 	if err := backend.CreateBucket("ckpt"); err != nil {
 		t.Fatal(err)
 	}
 	// anonymous: the fake server checks no signature, and the SDK's
 	// default chain would look for credentials this machine may not have.
-	return "s3://ckpt/ballast/checkpoints?region=us-east-1&anonymous=true&endpoint=" + url.QueryEscape(srv.URL)
+	return "s3://ckpt/ballast/checkpoints?region=us-east-1&anonymous=true&endpoint=" + url.QueryEscape(srv.URL), p
 }
 
 func openStore(t testing.TB, rawURL string) *Store {
@@ -88,6 +108,13 @@ func backends(t *testing.T, f func(t *testing.T, st *Store)) {
 // claims its first attempt on worker "wA".
 func runningJob(t testing.TB) (*queues.Store, jobs.Job) {
 	t.Helper()
+	qs, j, _ := runningJobIn(t)
+	return qs, j
+}
+
+// runningJobIn is runningJob, and also returns the Redis namespace.
+func runningJobIn(t testing.TB) (*queues.Store, jobs.Job, string) {
+	t.Helper()
 	rdb, ns := testenv.Redis(t)
 	qs := queues.NewStore(rdb, queues.StoreOptions{Namespace: ns})
 	ctx := context.Background()
@@ -100,19 +127,26 @@ func runningJob(t testing.TB) (*queues.Store, jobs.Job) {
 	if err != nil || !ok {
 		t.Fatalf("claim: %v %v", ok, err)
 	}
-	return qs, j
+	return qs, j, ns
 }
 
 // moveOn requeues j's attempt and claims the next on worker "wB", as a
 // reclaim would.
 func moveOn(t testing.TB, qs *queues.Store, j jobs.Job) jobs.Job {
 	t.Helper()
+	return moveTo(t, qs, j, "wA", "wB")
+}
+
+// moveTo requeues j's attempt, run by worker from, and claims the next on
+// worker to.
+func moveTo(t testing.TB, qs *queues.Store, j jobs.Job, from, to string) jobs.Job {
+	t.Helper()
 	ctx := context.Background()
-	r, err := qs.Requeue(ctx, j, "wA", queues.Requeue{Queue: queues.QueueBurst, Reason: "reclaimed"})
+	r, err := qs.Requeue(ctx, j, from, queues.Requeue{Queue: queues.QueueBurst, Reason: "reclaimed"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	next, ok, err := qs.Claim(ctx, queues.Delivery{JobID: j.ID, Attempt: r.Attempt}, "wB")
+	next, ok, err := qs.Claim(ctx, queues.Delivery{JobID: j.ID, Attempt: r.Attempt}, to)
 	if err != nil || !ok {
 		t.Fatalf("claim attempt %d: %v %v", r.Attempt, ok, err)
 	}
@@ -207,17 +241,24 @@ func sameTree(t testing.TB, got, want map[string]string) {
 func objects(t testing.TB, st *Store, prefix string) map[string]bool {
 	t.Helper()
 	out := map[string]bool{}
-	it := st.b.List(&blob.ListOptions{Prefix: prefix})
-	for {
-		o, err := it.Next(context.Background())
-		if errors.Is(err, io.EOF) {
-			return out
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		out[o.Key] = true
+	for k := range sizes(t, st, prefix) {
+		out[k] = true
 	}
+	return out
+}
+
+// sizes lists the store's objects under prefix with their sizes.
+func sizes(t testing.TB, st *Store, prefix string) map[string]int64 {
+	t.Helper()
+	listed, err := st.list(context.Background(), prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]int64{}
+	for _, o := range listed {
+		out[o.Key] = o.Size
+	}
+	return out
 }
 
 func count(set map[string]bool, sub string) int {

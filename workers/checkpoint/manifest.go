@@ -51,8 +51,10 @@ type Entry struct {
 	Kind string      `json:"kind"`
 	Mode fs.FileMode `json:"mode"`
 	// Files only.
-	Size    int64    `json:"size,omitempty"`
-	SHA256  string   `json:"sha256,omitempty"`
+	Size   int64  `json:"size,omitempty"`
+	SHA256 string `json:"sha256,omitempty"`
+	// Chunks names the file's chunks in order: each is the chunk's
+	// sha256, a dash and the nonce of the save that wrote it (see Store).
 	Chunks  []string `json:"chunks,omitempty"`
 	ModTime int64    `json:"mtime_ns,omitempty"`
 	// Symbolic links only: the target, never followed.
@@ -91,8 +93,8 @@ func (m *Manifest) check(jobID string) error {
 				return fmt.Errorf("manifest entry %q: %d chunks, sha256 %q for %d bytes", e.Path, len(e.Chunks), e.SHA256, e.Size)
 			}
 			for _, c := range e.Chunks {
-				if !isSum(c) {
-					return fmt.Errorf("manifest entry %q: chunk name %q is not a sha256", e.Path, c)
+				if !isChunkName(c) {
+					return fmt.Errorf("manifest entry %q: chunk name %q is not a sha256 and a nonce", e.Path, c)
 				}
 			}
 		default:
@@ -107,6 +109,20 @@ func isSum(s string) bool {
 		return false
 	}
 	for _, c := range s {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// isChunkName reports whether s is a sha256, a dash and a nonce of 1 to
+// 32 hex digits.
+func isChunkName(s string) bool {
+	if len(s) < 66 || len(s) > 97 || s[64] != '-' || !isSum(s[:64]) {
+		return false
+	}
+	for _, c := range s[65:] {
 		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
 			return false
 		}

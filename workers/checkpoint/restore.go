@@ -150,7 +150,7 @@ func (r *restorer) restore(ctx context.Context, key string) (*Manifest, error) {
 func (r *restorer) build(ctx context.Context, m *Manifest, stage string) error {
 	type piece struct {
 		path string
-		sum  string
+		name string // the chunk's (see chunkName)
 		off  int64
 		n    int64
 	}
@@ -187,7 +187,7 @@ func (r *restorer) build(ctx context.Context, m *Manifest, stage string) error {
 			}
 			for i, c := range e.Chunks {
 				off := int64(i) * m.ChunkSize
-				pieces = append(pieces, piece{path: dst, sum: c, off: off, n: min(m.ChunkSize, e.Size-off)})
+				pieces = append(pieces, piece{path: dst, name: c, off: off, n: min(m.ChunkSize, e.Size-off)})
 			}
 			fetched = append(fetched, e)
 		}
@@ -196,13 +196,13 @@ func (r *restorer) build(ctx context.Context, m *Manifest, stage string) error {
 	g.SetLimit(r.conc)
 	for _, p := range pieces {
 		g.Go(func() error {
-			data, err := r.store.b.ReadAll(gctx, chunkKey(r.jobID, p.sum))
+			data, err := r.store.b.ReadAll(gctx, chunkKey(r.jobID, p.name))
 			if err != nil {
-				return fmt.Errorf("chunk %s: %w", p.sum, err)
+				return fmt.Errorf("chunk %s: %w", p.name, err)
 			}
 			got := sha256.Sum256(data)
-			if hex.EncodeToString(got[:]) != p.sum || int64(len(data)) != p.n {
-				return fmt.Errorf("chunk %s is corrupt (%d bytes, want %d)", p.sum, len(data), p.n)
+			if hex.EncodeToString(got[:]) != chunkSum(p.name) || int64(len(data)) != p.n {
+				return fmt.Errorf("chunk %s is corrupt (%d bytes, want %d)", p.name, len(data), p.n)
 			}
 			f, err := os.OpenFile(p.path, os.O_WRONLY, 0)
 			if err != nil {

@@ -23,11 +23,12 @@ var ErrTooSlow = errors.New("checkpoint: upload ran past its maximum age; nothin
 // Saver uploads and commits the checkpoints of one attempt of one job.
 //
 // Save calls supersede each other: a Save cancels the one still in flight
-// (which returns ErrSuperseded and commits nothing) and waits for it to stop
-// before it scans the directory, so at most one save of the attempt runs
-// and commits land in call order with growing sequence numbers. The job's
-// newest checkpoint is the one that matters; finishing an older one first
-// would only delay it.
+// (which returns ErrSuperseded and commits nothing, unless it had reached
+// its commit: that one is let finish) and waits for it to stop before it
+// scans the directory, so at most one save of the attempt runs and commits
+// land in call order with growing sequence numbers. The job's newest
+// checkpoint is the one that matters; finishing an older one first would
+// only delay it.
 type Saver struct {
 	store   *Store
 	ledger  Ledger
@@ -44,13 +45,15 @@ type Saver struct {
 	// write them again, and its files need no hashing if unchanged.
 	base *Manifest
 	// written holds chunks this saver wrote that no commit names yet (a
-	// superseded or refused save's), with when each was written: a later
-	// save may use them only while that is recent enough (see Collect).
-	written map[string]time.Time
+	// superseded or too slow save's), by sum, with when each was written:
+	// a later save may name them only while that is recent (see save).
+	written map[string]known
 
-	// beforeManifest, when set (by tests), runs once the chunks are
-	// written and before the manifest is.
+	// beforeManifest and beforeCommit, when set (by tests), run once the
+	// chunks are written and before the manifest is, and once the
+	// manifest is written and before the commit.
 	beforeManifest func(ctx context.Context)
+	beforeCommit   func(ctx context.Context)
 }
 
 type flight struct {
@@ -79,7 +82,7 @@ func NewSaver(store *Store, ledger Ledger, jobID string, attempt int, base *Mani
 		return nil, fmt.Errorf("checkpoint: attempt %d, want 1 or more", attempt)
 	}
 	s := &Saver{store: store, ledger: ledger, jobID: jobID, attempt: attempt, opts: opts.withDefaults(),
-		base: base, written: map[string]time.Time{}}
+		base: base, written: map[string]known{}}
 	if base != nil && base.Attempt == attempt {
 		s.seq = base.Seq
 	}
@@ -90,8 +93,8 @@ func NewSaver(store *Store, ledger Ledger, jobID string, attempt int, base *Mani
 // once the checkpoint is committed (the token is then the job's
 // BALLAST_RESUME_FROM) or nothing was: ErrSuperseded, ErrTooSlow, the
 // context's error, or the ledger's refusal (the attempt moved on).
-func (s *Saver) Save(ctx context.Context, dir, token string) (*Saved, error) {
-	ctx, cancel := context.WithCancelCause(ctx)
+func (s *Saver) Save(parent context.Context, dir, token string) (*Saved, error) {
+	ctx, cancel := context.WithCancelCause(parent)
 	defer cancel(nil)
 	me := &flight{cancel: cancel, done: make(chan struct{})}
 	defer close(me.done)
@@ -115,7 +118,7 @@ func (s *Saver) Save(ctx context.Context, dir, token string) (*Saved, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, context.Cause(ctx)
 	}
-	saved, err := s.save(ctx, dir, token, seq)
+	saved, err := s.save(ctx, parent, dir, token, seq)
 	if err != nil && ctx.Err() != nil {
 		return nil, context.Cause(ctx)
 	}
@@ -140,7 +143,11 @@ func (s *Saver) Base() *Manifest {
 	return s.base
 }
 
-func (s *Saver) save(ctx context.Context, dir, token string, seq int64) (*Saved, error) {
+// save runs one save. ctx ends when a newer save supersedes this one;
+// parent is the caller's: the commit runs under parent alone, so that once
+// a save reaches its commit, a newer one waits for the outcome rather than
+// leave it unknown.
+func (s *Saver) save(ctx, parent context.Context, dir, token string, seq int64) (*Saved, error) {
 	start := s.opts.Now()
 	entries, err := scan(dir)
 	if err != nil {
@@ -148,18 +155,29 @@ func (s *Saver) save(ctx context.Context, dir, token string, seq int64) (*Saved,
 	}
 	s.mu.Lock()
 	base := s.base
-	skip := map[string]time.Time{}
-	for sum, at := range s.written {
-		skip[sum] = at
+	skip := map[string]known{}
+	for sum, k := range s.written {
+		// A chunk of an uncommitted save ties this save's deadline to
+		// when it was written (see below): name it only if that leaves
+		// this save at least half of MaxUploadAge, else write it again
+		// under this save's nonce. So a save that gave up for being too
+		// slow never makes the next one give up too.
+		if start.Sub(k.at) >= s.opts.MaxUploadAge/2 {
+			delete(s.written, sum)
+			continue
+		}
+		skip[sum] = k
 	}
 	s.mu.Unlock()
 	if base != nil {
-		for sum := range base.chunkSet() {
-			skip[sum] = time.Time{} // committed: safe whatever its age
+		for _, e := range base.Entries {
+			for _, name := range e.Chunks {
+				skip[chunkSum(name)] = known{name: name} // committed: safe whatever its age
+			}
 		}
 	}
 	hashed := reuseHashes(entries, base, s.opts.ChunkSize)
-	up, err := s.uploadChunks(ctx, dir, entries, skip)
+	up, err := s.uploadChunks(ctx, dir, entries, skip, randHex(8))
 	s.noteWritten(up.written)
 	if err != nil {
 		return nil, err
@@ -197,27 +215,41 @@ func (s *Saver) save(ctx context.Context, dir, token string, seq int64) (*Saved,
 	if err := s.store.b.WriteAll(ctx, key, data, &blob.WriterOptions{ContentType: "application/json"}); err != nil {
 		return nil, fmt.Errorf("checkpoint: write manifest %s: %w", key, err)
 	}
+	if s.beforeCommit != nil {
+		s.beforeCommit(ctx)
+	}
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
 	if !s.opts.Now().Before(deadline) {
 		return nil, ErrTooSlow
 	}
-	cctx, cancel := context.WithDeadline(ctx, time.Now().Add(deadline.Sub(s.opts.Now())))
+	cctx, cancel := context.WithDeadline(parent, time.Now().Add(deadline.Sub(s.opts.Now())))
 	defer cancel()
 	if err := s.ledger.Commit(cctx, s.jobID, s.attempt, seq, key, token, s.opts.Keep); err != nil {
+		// The commit may have landed all the same (a reply lost, a
+		// deadline hit in flight), and then base may have left the
+		// ledger while the next save would still name its chunks
+		// without a commit to keep them. Build the next one from
+		// scratch; a refused attempt saves no more anyway.
+		s.mu.Lock()
+		s.base = nil
+		s.mu.Unlock()
 		return nil, fmt.Errorf("checkpoint: commit %s: %w", key, err)
 	}
 	s.mu.Lock()
 	s.base = m
-	s.written = map[string]time.Time{}
+	s.written = map[string]known{}
 	s.mu.Unlock()
 	return &Saved{Key: key, Manifest: m, HashedFiles: hashed, Duration: s.opts.Now().Sub(start)}, nil
 }
 
 // noteWritten remembers chunks written by a save that may not commit.
-func (s *Saver) noteWritten(w map[string]time.Time) {
+func (s *Saver) noteWritten(w map[string]known) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for sum, at := range w {
-		s.written[sum] = at
+	for sum, k := range w {
+		s.written[sum] = k
 	}
 }
 

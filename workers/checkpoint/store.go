@@ -18,13 +18,17 @@ var Schemes = []string{"s3", "gs", "azblob", "file"}
 // many jobs. Every object of a job lives under jobs/<job id>/, so one job's
 // retention lists and deletes only its own objects:
 //
-//	jobs/<id>/chunks/<sha256 of the content>
+//	jobs/<id>/chunks/<sha256 of the content>-<nonce of the save>
 //	jobs/<id>/manifests/<attempt>-<seq>-<nonce>.json
 //
 // Chunks are content-addressed within the job, not across jobs: sharing
 // chunks between jobs would save little (jobs rarely hold each other's
 // bytes) and would make every collection a scan of every manifest of the
-// install.
+// install. A chunk's name is its sha256 (which Restore checks) followed by
+// the nonce of the save that wrote it: a save reuses the chunks of the
+// checkpoint it builds on by name, and writes any other content under a
+// name no object ever had. So no write ever lands on a key a collection
+// may have listed as old garbage and is about to delete (see Collect).
 type Store struct {
 	b *blob.Bucket
 }
@@ -40,7 +44,8 @@ type Store struct {
 // The URL's path (after the bucket) is a key prefix; the other query
 // parameters are the driver's (region, endpoint, profile, ...). An s3 URL
 // with an endpoint and no use_path_style asks for path-style requests, which
-// S3-compatible servers expect. Credentials come from each SDK's default
+// S3-compatible servers expect; a file URL writes its temporary files
+// beside the objects (no_tmp_dir) unless it says otherwise. Credentials come from each SDK's default
 // chain on the machine that opens the store.
 func Open(ctx context.Context, rawURL string) (*Store, error) {
 	u, prefix, err := parseStoreURL(rawURL)
@@ -92,7 +97,19 @@ func parseStoreURL(rawURL string) (*url.URL, string, error) {
 		if u.Host != "" || !strings.HasPrefix(u.Path, "/") {
 			return nil, "", fmt.Errorf("checkpoint store URL %q: a file store is file:///absolute/path (three slashes)", redact(u))
 		}
-		return u, "", nil
+		// The driver writes a temporary file and renames it into place;
+		// by default in the machine's temporary directory, whose rename
+		// into a store on another filesystem (a shared mount, the usual
+		// place for one) fails. Beside the object the rename stays on
+		// one filesystem, and a crash's leftover is an object Collect
+		// deletes after the grace.
+		out := *u
+		q := out.Query()
+		if q.Get("no_tmp_dir") == "" {
+			q.Set("no_tmp_dir", "true")
+		}
+		out.RawQuery = q.Encode()
+		return &out, "", nil
 	}
 	if u.Host == "" {
 		return nil, "", fmt.Errorf("checkpoint store URL %q: no bucket (write %s://BUCKET/prefix)", redact(u), u.Scheme)
@@ -133,7 +150,16 @@ func jobPrefix(jobID string) (string, error) {
 	return "jobs/" + jobID + "/", nil
 }
 
-func chunkKey(jobID, sum string) string { return "jobs/" + jobID + "/chunks/" + sum }
+// chunkKey is where the chunk called name (see chunkName) lives.
+func chunkKey(jobID, name string) string { return "jobs/" + jobID + "/chunks/" + name }
+
+// chunkName names a chunk of content sum written by the save whose nonce
+// is tag.
+func chunkName(sum, tag string) string { return sum + "-" + tag }
+
+// chunkSum is the sha256 a chunk name holds (names are checked by
+// isChunkName before use).
+func chunkSum(name string) string { return name[:64] }
 
 // manifestKey names a manifest by attempt and sequence, so that a listing
 // sorts them in commit order, plus a nonce: two savers that somehow share

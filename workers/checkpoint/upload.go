@@ -22,32 +22,39 @@ type uploaded struct {
 	bytes  int64
 	chunks int
 	took   time.Duration
-	// written: chunks written, with when (kept by the saver should the
-	// save not commit). reusedWritten: chunks of an uncommitted earlier
-	// save this one relies on, with when they were written.
-	written       map[string]time.Time
+	// written: chunks written, by sum (kept by the saver should the save
+	// not commit). reusedWritten: when each chunk of an uncommitted
+	// earlier save this one relies on was written, by name.
+	written       map[string]known
 	reusedWritten map[string]time.Time
 }
 
+// known is a chunk in the store that a save may name rather than write:
+// its name, and when it was written (zero for a committed checkpoint's).
+type known struct {
+	name string
+	at   time.Time
+}
+
 // uploadChunks reads the files of entries that have no hashes yet, fills in
-// their sizes, hashes and chunk lists, and writes every chunk the store
-// lacks. skip names chunks known to be in the store: the zero time for a
-// committed one, else when this saver wrote it.
+// their sizes, hashes and chunk lists, and writes every chunk whose content
+// skip (by sum) does not name, as chunkName(sum, tag).
 //
 // Files are read once: a reader hashes each chunk as it reads it, feeds the
 // file's hash, and hands a chunk to the uploaders only if it is new. Two
 // readers keep both cores hashing; Concurrency uploaders keep the network
 // busy; the buffers between them bound the memory.
-func (s *Saver) uploadChunks(ctx context.Context, dir string, entries []Entry, skip map[string]time.Time) (uploaded, error) {
+func (s *Saver) uploadChunks(ctx context.Context, dir string, entries []Entry, skip map[string]known, tag string) (uploaded, error) {
 	start := time.Now()
-	up := uploaded{written: map[string]time.Time{}, reusedWritten: map[string]time.Time{}}
+	up := uploaded{written: map[string]known{}, reusedWritten: map[string]time.Time{}}
 	var mu sync.Mutex // guards up and scheduled
-	scheduled := map[string]bool{}
+	scheduled := map[string]string{}
 
 	type chunk struct {
-		sum string
-		buf []byte
-		n   int
+		sum  string
+		name string
+		buf  []byte
+		n    int
 	}
 	const readers = 2
 	pool := make(chan []byte, s.opts.Concurrency+readers)
@@ -79,23 +86,27 @@ func (s *Saver) uploadChunks(ctx context.Context, dir string, entries []Entry, s
 			defer readWG.Done()
 			for e := range work {
 				err := readFile(gctx, filepath.Join(dir, filepath.FromSlash(e.Path)), e, s.opts.ChunkSize, pool,
-					func(sum string, buf []byte, n int) (bool, error) {
+					func(sum string, buf []byte, n int) (string, bool, error) {
 						mu.Lock()
-						at, known := skip[sum]
-						if known && !at.IsZero() {
-							up.reusedWritten[sum] = at
+						if k, ok := skip[sum]; ok {
+							if !k.at.IsZero() {
+								up.reusedWritten[k.name] = k.at
+							}
+							mu.Unlock()
+							return k.name, false, nil
 						}
-						send := !known && !scheduled[sum]
-						scheduled[sum] = true
+						if name, ok := scheduled[sum]; ok {
+							mu.Unlock()
+							return name, false, nil
+						}
+						name := chunkName(sum, tag)
+						scheduled[sum] = name
 						mu.Unlock()
-						if !send {
-							return false, nil
-						}
 						select {
-						case chunks <- chunk{sum: sum, buf: buf, n: n}:
-							return true, nil
+						case chunks <- chunk{sum: sum, name: name, buf: buf, n: n}:
+							return name, true, nil
 						case <-gctx.Done():
-							return false, gctx.Err()
+							return name, false, gctx.Err()
 						}
 					})
 				if err != nil {
@@ -113,16 +124,19 @@ func (s *Saver) uploadChunks(ctx context.Context, dir string, entries []Entry, s
 	for range s.opts.Concurrency {
 		g.Go(func() error {
 			for c := range chunks {
-				err := s.store.b.WriteAll(gctx, chunkKey(s.jobID, c.sum), c.buf[:c.n],
+				// Taken before the write: the store stamps the object
+				// later, so the saver's deadline errs on the safe side.
+				at := s.opts.Now()
+				err := s.store.b.WriteAll(gctx, chunkKey(s.jobID, c.name), c.buf[:c.n],
 					&blob.WriterOptions{ContentType: "application/octet-stream", BufferSize: int(s.opts.ChunkSize)})
 				pool <- c.buf
 				if err != nil {
-					return fmt.Errorf("checkpoint: write chunk %s: %w", c.sum, err)
+					return fmt.Errorf("checkpoint: write chunk %s: %w", c.name, err)
 				}
 				mu.Lock()
 				up.bytes += int64(c.n)
 				up.chunks++
-				up.written[c.sum] = time.Now()
+				up.written[c.sum] = known{name: c.name, at: at}
 				mu.Unlock()
 			}
 			return nil
@@ -133,12 +147,13 @@ func (s *Saver) uploadChunks(ctx context.Context, dir string, entries []Entry, s
 	return up, err
 }
 
-// readFile reads one file chunk by chunk. found is told each chunk and
-// reports whether it took the buffer (it then returns it to pool itself).
+// readFile reads one file chunk by chunk. found is told each chunk's sum
+// and returns the name the manifest gives it, and whether it took the
+// buffer (it then returns it to pool itself).
 // The file is opened without following a link: the job may have swapped
 // the file for one since the scan.
 func readFile(ctx context.Context, path string, e *Entry, chunkSize int64, pool chan []byte,
-	found func(sum string, buf []byte, n int) (bool, error)) error {
+	found func(sum string, buf []byte, n int) (string, bool, error)) error {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
 	if err != nil {
 		return fmt.Errorf("checkpoint: open %s: %w", e.Path, err)
@@ -175,9 +190,8 @@ func readFile(ctx context.Context, path string, e *Entry, chunkSize int64, pool 
 		sum := sha256.Sum256(buf[:n])
 		file.Write(buf[:n])
 		size += int64(n)
-		name := hex.EncodeToString(sum[:])
+		name, took, ferr := found(hex.EncodeToString(sum[:]), buf, n)
 		e.Chunks = append(e.Chunks, name)
-		took, ferr := found(name, buf, n)
 		if !took {
 			pool <- buf
 		}
