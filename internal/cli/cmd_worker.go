@@ -84,6 +84,9 @@ func runWorker(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	fmt.Fprintf(e.out, "worker %s serving pool %s\n", w.ID(), *pool)
+	if c := cfg.Checkpoints; c.Enabled() {
+		fmt.Fprintf(e.out, "checkpoints travel through %s (keep %d)\n", c.Store, c.Keep)
+	}
 	if len(devs) > 0 {
 		fmt.Fprintf(e.out, "gpus: %d (%s), a slot each: %s\n", len(devs), gpu.Model(devs), gpu.UUIDs(devs))
 	}

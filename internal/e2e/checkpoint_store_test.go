@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -100,6 +101,9 @@ func TestCheckpointStoreSpotNoticeResumesOnDemandFromFiles(t *testing.T) {
 		}
 		return r.hasWorker("spot-1")
 	})
+	if !strings.Contains(spot.log(), "checkpoints travel through s3://") {
+		t.Errorf("spot-1 does not say where checkpoints go:\n%s", spot.log())
+	}
 	record := filepath.Join(r.dir, "files.record")
 	rec, _ := json.Marshal(record)
 	id := r.submit(jobs.Submission{Template: "hy-files", IdempotencyKey: "files",
