@@ -66,17 +66,23 @@
 //
 // # Use
 //
-// The worker's side (not wired yet):
+// The worker (package workers, ckstore.go and ckupload.go) uses it when
+// config checkpoints.store is set (`ballast worker` opens the store with
+// Open and passes it in workers.Options.CheckpointStore):
 //
-//	store, _ := checkpoint.Open(ctx, cfg.Checkpoints.Store)
-//	ledger := queuesStore.CheckpointLedger(workerID)
-//	// before the job starts:
-//	r, err := checkpoint.RestoreLatest(ctx, store, ledger, job.ID, ckDir, checkpoint.RestoreOptions{OnFallback: ...})
-//	resumeFrom := ""
-//	if r.Manifest != nil { resumeFrom = r.Manifest.Token }
-//	saver, _ := checkpoint.NewSaver(store, ledger, job.ID, job.Attempt, r.Manifest, opts)
-//	// each time the job reports a checkpoint (in its own goroutine):
-//	saved, err := saver.Save(ctx, ckDir, token)
-//	// from time to time, and after commits:
-//	checkpoint.Collect(ctx, store, ledger, job.ID, opts.Grace, time.Now())
+//   - before an attempt starts, Restore puts the newest checkpoint of an
+//     earlier attempt (the ledger's Committed keys, through Earlier) that
+//     rebuilds whole into the job's checkpoint directory, and its token
+//     becomes the attempt's BALLAST_RESUME_FROM; events
+//     job.checkpoint_restored and job.checkpoint_fallback say what it got;
+//   - a Saver based on the restored manifest uploads each checkpoint the
+//     job reports, in its own goroutine, a newer report cancelling the
+//     save in flight; each commit is a job.checkpoint event, and a refused
+//     one a job.checkpoint_refused event;
+//   - Collect runs after commits (at most every few minutes per attempt),
+//     and Purge deletes an ended job's objects before its ledger entry is
+//     dropped.
+//
+// `ballast jobs show` reads the ledger and each committed manifest to
+// list a job's kept checkpoints.
 package checkpoint
