@@ -13,20 +13,7 @@ import (
 
 // keptCheckpoint is one checkpoint a job keeps in the checkpoint store,
 // as `jobs show` lists it.
-type keptCheckpoint struct {
-	Manifest string    `json:"manifest"`
-	Token    string    `json:"token,omitempty"`
-	Attempt  int       `json:"attempt,omitempty"`
-	Created  time.Time `json:"created,omitzero"`
-	Files    int       `json:"files,omitempty"`
-	Size     int64     `json:"size_bytes,omitempty"`
-	// Uploaded is what this checkpoint's upload wrote: chunks the store
-	// already held (unchanged files) cost nothing.
-	Uploaded     int64 `json:"uploaded_bytes,omitempty"`
-	UploadMillis int64 `json:"upload_ms,omitempty"`
-	// Error says why the manifest could not be read.
-	Error string `json:"error,omitempty"`
-}
+type keptCheckpoint = checkpoint.Kept
 
 // jobCheckpoints lists the checkpoints the job keeps, newest first, read
 // from the ledger in Redis and each manifest from the store (with this
@@ -36,16 +23,8 @@ func jobCheckpoints(ctx context.Context, cfg config.Config, store *queues.Store,
 	if err != nil || len(keys) == 0 {
 		return nil, err
 	}
-	out := make([]keptCheckpoint, len(keys))
-	for i, k := range keys {
-		out[i].Manifest = k
-		out[i].Attempt, _ = checkpoint.KeyAttempt(k)
-	}
 	if !cfg.Checkpoints.Enabled() {
-		for i := range out {
-			out[i].Error = "checkpoints.store is not set in this config"
-		}
-		return out, nil
+		return checkpoint.DescribeKept(ctx, nil, id, keys, "checkpoints.store is not set in this config"), nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, historyTimeout)
 	defer cancel()
@@ -54,21 +33,7 @@ func jobCheckpoints(ctx context.Context, cfg config.Config, store *queues.Store,
 		return nil, err
 	}
 	defer st.Close()
-	for i := range out {
-		m, err := st.ReadManifest(ctx, id, out[i].Manifest)
-		if err != nil {
-			out[i].Error = err.Error()
-			continue
-		}
-		c := &out[i]
-		c.Token, c.Attempt, c.Created, c.Size, c.Uploaded, c.UploadMillis = m.Token, m.Attempt, m.Created, m.Size, m.Uploaded, m.UploadMillis
-		for _, e := range m.Entries {
-			if e.Kind == checkpoint.KindFile {
-				c.Files++
-			}
-		}
-	}
-	return out, nil
+	return checkpoint.DescribeKept(ctx, st, id, keys, ""), nil
 }
 
 // checkpointRows are the table rows of kept checkpoints.
