@@ -178,8 +178,21 @@ func startControlPlane(ctx context.Context, cfg config.Config, rdb redis.Univers
 	// Streams (the dashboard's) end when the server shuts down: Shutdown
 	// waits for requests, and a stream would otherwise hold it to its timeout.
 	baseCtx, endStreams := context.WithCancel(context.Background())
+	// The console's job page describes kept checkpoints from their
+	// manifests. A store the controller cannot open costs the page those
+	// figures, not the controller its start: the workers own the store.
+	var ckStore *checkpoint.Store
+	if cfg.Checkpoints.Enabled() {
+		if ckStore, err = checkpoint.Open(ctx, cfg.Checkpoints.Store); err != nil {
+			log.Warn("checkpoint store not opened: the console lists kept checkpoints without their sizes", "err", err)
+			ckStore = nil
+		} else {
+			st.push(func() { _ = ckStore.Close() })
+		}
+	}
 	live := &insight.Live{Source: insight.FromConfig(store, cfg)}
 	handler := api.Handler(store, sub, token, api.Flows{Sweeps: sweeps, Pipelines: opts.Pipelines, Metrics: metrics.Handler(),
+		Checkpoints: ckStore,
 		JobEvents: func(ctx context.Context, id string) ([]events.Event, error) {
 			return events.History(ctx, js, cfg.NATS.Stream, subj, id)
 		}},

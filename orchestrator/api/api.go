@@ -14,6 +14,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/insight"
 	"github.com/ballastdev/ballast/orchestrator/intake"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/workers/checkpoint"
 )
 
 // Status is the body of GET /api/v1/status.
@@ -65,7 +66,7 @@ type OverflowedJob struct {
 // off (dev mode on localhost only; the config refuses it elsewhere).
 func Handler(store *queues.Store, sub intake.Submitter, token string, flows Flows, in Insight) http.Handler {
 	h := &handler{store: store, sub: sub, auth: token != "", token: sha256.Sum256([]byte(token)), sessionKey: macKey(token),
-		jobEvents: flows.JobEvents, live: in.Live}
+		jobEvents: flows.JobEvents, ckStore: flows.Checkpoints, live: in.Live}
 	mux := newRouter()
 	mux.HandleFunc("GET "+OpenAPIPath, serveOpenAPI)
 	h.mountFlows(mux, flows, token)
@@ -75,6 +76,7 @@ func Handler(store *queues.Store, sub intake.Submitter, token string, flows Flow
 	mux.HandleFunc("GET /api/v1/jobs/{id}", h.guard(h.get))
 	mux.HandleFunc("GET /api/v1/jobs/{id}/logs", h.guard(h.logs))
 	mux.HandleFunc("GET /api/v1/jobs/{id}/attempts", h.guard(h.attempts))
+	mux.HandleFunc("GET /api/v1/jobs/{id}/checkpoints", h.guard(h.checkpoints))
 	mux.HandleFunc("POST /api/v1/jobs/{id}/cancel", h.write(h.cancel))
 	mux.HandleFunc("POST /api/v1/jobs/{id}/retry", h.write(h.retry))
 	mux.HandleFunc("GET "+SessionPath, h.guard(h.serveSession))
@@ -99,6 +101,9 @@ type handler struct {
 	sessionKey []byte
 	jobEvents  JobEvents     // nil: attempts have no reasons
 	live       *insight.Live // nil: attempts are priced at zero
+	// ckStore reads the manifests of kept checkpoints (nil: listed by
+	// key only).
+	ckStore *checkpoint.Store
 }
 
 // guard lets a request through with the bearer token, or, for reads only,

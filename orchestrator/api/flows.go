@@ -12,6 +12,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/pipeline"
 	"github.com/ballastdev/ballast/orchestrator/sweep"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/workers/checkpoint"
 )
 
 // Flows are the pipeline and sweep runners the API exposes; a nil field
@@ -24,6 +25,10 @@ type Flows struct {
 	Metrics http.Handler
 	// JobEvents, when set, gives a job's attempts their reasons.
 	JobEvents JobEvents
+	// Checkpoints, when set, is the checkpoint store whose manifests
+	// describe a job's kept checkpoints (GET .../checkpoints); the caller
+	// owns it.
+	Checkpoints *checkpoint.Store
 }
 
 // mountFlows adds the pipeline and sweep endpoints to mux.
