@@ -23,8 +23,11 @@
 //   - jobs.js: the jobs list, filtered (state, template, team, class, pool,
 //     label, creation time, ID prefix) and paged by the API's cursor; a
 //     job's page with its record and parameters, every attempt with why it
-//     began and ended, where it ran and its cost (GET .../attempts), its
-//     output followed live (GET .../logs?after=), and cancel and retry.
+//     began and ended, where it ran and its cost (GET .../attempts), the
+//     checkpoints it keeps in the checkpoint store with when each was
+//     made, its size, the bytes its upload wrote and its upload time
+//     (GET .../checkpoints), its output followed live
+//     (GET .../logs?after=), and cancel and retry.
 //   - flows.js: pipelines with their latest runs and a trigger button; a
 //     run's DAG drawn in SVG with each step's state; sweeps; a sweep's
 //     trials with their parameters and metric, the metric drawn against a

@@ -62,6 +62,15 @@ window.BallastConsole = (function () {
     return v.toFixed(2);
   }
 
+  // bytes shows a size in binary units, as `ballast jobs show` does.
+  function bytes(v) {
+    if (typeof v !== 'number' || !isFinite(v)) return dash;
+    const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+    let i = 0;
+    while (Math.abs(v) >= 1024 && i < units.length - 1) { v /= 1024; i++; }
+    return (i === 0 ? String(v) : v.toFixed(v < 10 ? 1 : 0)) + ' ' + units[i];
+  }
+
   // num is a value with its data-k name and, for a rounded text, the raw
   // value in data-v, as the overview draws its numbers.
   function num(key, v, fmt) {
@@ -179,5 +188,5 @@ window.BallastConsole = (function () {
   if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start);
   else start();
 
-  return { ready, dash, el, svgEl, byId, text, when, dur, money, num, badge, hashParams, hashWith, view, getJSON, post, setStatus };
+  return { ready, dash, el, svgEl, byId, text, when, dur, money, bytes, num, badge, hashParams, hashWith, view, getJSON, post, setStatus };
 })();

@@ -1,12 +1,13 @@
 // Ballast console, jobs: the list (GET /api/v1/jobs, filtered and paged by
 // the server), and a job's page: its record, parameters, every attempt
-// with why it began and ended (GET .../attempts), its output followed
+// with why it began and ended (GET .../attempts), the checkpoints it keeps
+// in the checkpoint store (GET .../checkpoints), its output followed
 // live (GET .../logs?after=), and the cancel and retry actions.
 'use strict';
 
 (function () {
   const C = window.BallastConsole;
-  const { el, byId, text, when, dur, money, num, badge } = C;
+  const { el, byId, text, when, dur, money, bytes, num, badge } = C;
   const LIST = '/api/v1/jobs';
   const REFRESH_MS = 3000; // the list and an open job's record are read again this often
   const LOG_MS = 1500; // an open job's output is followed this often
@@ -162,6 +163,36 @@
     byId('job-reasons').textContent = att.reasons || '';
   }
 
+  // took is an upload's time: most take under a second, which dur would
+  // round to nothing.
+  const took = (s) => (typeof s === 'number' && s < 1 ? Math.round(s * 1000) + ' ms' : dur(s));
+
+  // renderCheckpoints lists the kept checkpoints, newest first, with what
+  // their manifests say; one whose manifest could not be read says why.
+  function renderCheckpoints(cks) {
+    const list = (cks && cks.checkpoints) || [];
+    const rows = list.map((c, i) => {
+      const k = 'checkpoint.' + (i + 1) + '.';
+      const manifest = el('td', { class: 'mono' }, el('span', { 'data-k': k + 'manifest' }, c.manifest));
+      if (c.error) {
+        return el('tr', { 'data-checkpoint': String(i + 1), class: 'unrun' }, el('td', { class: 'n' }, String(i + 1)),
+          el('td', { colspan: '6' }, 'unreadable: ', el('span', { 'data-k': k + 'error' }, c.error)), manifest);
+      }
+      return el('tr', { 'data-checkpoint': String(i + 1) },
+        el('td', { class: 'n' }, String(i + 1)),
+        el('td', {}, el('span', { 'data-k': k + 'created', 'data-v': c.created }, when(c.created))),
+        el('td', { class: 'mono' }, el('span', { 'data-k': k + 'token' }, text(c.token))),
+        el('td', { class: 'n' }, num(k + 'attempt', c.attempt)),
+        el('td', { class: 'n' }, num(k + 'size', c.size_bytes || 0, bytes), el('span', { class: 'hint' }, ' (', num(k + 'files', c.files || 0), ' files)')),
+        el('td', { class: 'n' }, num(k + 'uploaded', c.uploaded_bytes || 0, bytes)),
+        el('td', { class: 'n' }, num(k + 'upload_seconds', (c.upload_ms || 0) / 1000, took)),
+        manifest);
+    });
+    const body = byId('job-checkpoints');
+    body.replaceChildren(...(rows.length ? rows : [el('tr', { class: 'empty' }, el('td', { colspan: '8' }, 'none kept'))]));
+    body.dataset.count = String(list.length);
+  }
+
   async function loadJob() {
     const id = C.hashParams().get('job') || '';
     if (id !== page.id) {
@@ -174,6 +205,9 @@
       byId('job-fields').replaceChildren();
       byId('job-attempts').replaceChildren();
       byId('job-attempts').dataset.count = '0';
+      byId('job-checkpoints').replaceChildren();
+      byId('job-checkpoints').dataset.count = '0';
+      byId('job-ck-note').textContent = '';
       C.setStatus('job-action', '');
     }
     if (!id) return;
@@ -193,10 +227,21 @@
     } catch (e) {
       // An older controller without the endpoint: the record still shows.
     }
+    let cks = null;
+    let ckErr = '';
+    try {
+      cks = await C.getJSON(base + '/checkpoints');
+    } catch (e) {
+      // An older controller without the endpoint, or a Redis error: the
+      // rest of the page still shows.
+      ckErr = 'checkpoints unavailable: ' + e.message;
+    }
     if (gen !== page.gen) return; // another job was opened meanwhile
     C.setStatus('job-status', '');
     page.job = j;
     renderJob(j, att);
+    if (cks) renderCheckpoints(cks);
+    byId('job-ck-note').textContent = ckErr;
     C.ready('job');
   }
 

@@ -1,0 +1,112 @@
+package dashboard
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ballastdev/ballast/internal/browser"
+	"github.com/ballastdev/ballast/internal/testenv"
+	"github.com/ballastdev/ballast/jobs"
+	"github.com/ballastdev/ballast/orchestrator/api"
+	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/workers/checkpoint"
+)
+
+// TestPageShowsKeptCheckpoints opens a job's page served by the real API
+// over Redis and a checkpoint store holding two committed checkpoints: the
+// page lists both, newest first, with the size, bytes uploaded and upload
+// time their manifests record.
+func TestPageShowsKeptCheckpoints(t *testing.T) {
+	t.Parallel()
+	rdb, ns := testenv.Redis(t)
+	store := queues.NewStore(rdb, queues.StoreOptions{Namespace: ns})
+	ctx := context.Background()
+	sub, err := store.Submit(ctx, jobs.Spec{Command: []string{"true"}, Class: jobs.ClassCore, Rhythm: jobs.RhythmPeriodic,
+		Timeout: jobs.Duration(time.Minute), Grace: jobs.Duration(time.Second)}, queues.QueueCore)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, ok, err := store.Claim(ctx, queues.Delivery{JobID: sub.Job.ID, Attempt: 1}, "w1")
+	if err != nil || !ok {
+		t.Fatalf("claim: %v %v", ok, err)
+	}
+	ck, err := checkpoint.Open(ctx, testenv.S3(t, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ck.Close()
+	saver, err := checkpoint.NewSaver(ck, store.CheckpointLedger("w1"), j.ID, j.Attempt, nil, checkpoint.Options{Keep: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "weights"), make([]byte, 3<<20), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var saved []*checkpoint.Saved
+	for _, token := range []string{"epoch-1", "epoch-2"} {
+		if err := os.WriteFile(filepath.Join(dir, "step"), []byte(token), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		s, err := saver.Save(ctx, dir, token)
+		if err != nil {
+			t.Fatalf("save %s: %v", token, err)
+		}
+		saved = append(saved, s)
+	}
+
+	mux := http.NewServeMux()
+	mux.Handle("/", api.Handler(store, nil, "", api.Flows{Checkpoints: ck}, api.Insight{}))
+	mux.Handle("/dashboard", Handler())
+	mux.Handle("/dashboard/", Handler())
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+
+	b := startBrowser(t)
+	if status, err := b.Open(srv.URL+"/dashboard#job="+j.ID, 10*time.Second); err != nil || status != http.StatusOK {
+		t.Fatalf("opening the page: %d %v", status, err)
+	}
+	if err := b.WaitFor(`document.getElementById('job-checkpoints').dataset.count === '2'`, 10*time.Second); err != nil {
+		t.Fatalf("the page did not list two checkpoints: %v", err)
+	}
+	vals, err := b.Values(5 * time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The newest first: epoch-2 wrote only its small file, epoch-1 all.
+	for i, s := range []*checkpoint.Saved{saved[1], saved[0]} {
+		k := "checkpoint." + strconv.Itoa(i+1) + "."
+		m := s.Manifest
+		want := map[string]string{k + "token": m.Token, k + "attempt": "1", k + "size": strconv.FormatInt(m.Size, 10),
+			k + "files": "2", k + "uploaded": strconv.FormatInt(m.Uploaded, 10),
+			k + "upload_seconds": strconv.FormatFloat(float64(m.UploadMillis)/1000, 'f', -1, 64), k + "manifest": s.Key}
+		for name, v := range want {
+			if vals[name] != v {
+				t.Errorf("%s = %q, want %q", name, vals[name], v)
+			}
+		}
+		if vals[k+"created"] == "" {
+			t.Errorf("%s has no time", k+"created")
+		}
+	}
+	if vals["checkpoint.1.uploaded"] == vals["checkpoint.2.uploaded"] {
+		t.Errorf("both uploads wrote %s bytes: the second should write only what changed", vals["checkpoint.1.uploaded"])
+	}
+	// What a reader sees: sizes in binary units, as jobs show prints them.
+	row, err := browser.Eval[string](b, `document.querySelector('#job-checkpoints tr').textContent`, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(row, "3.0 MiB") || !strings.Contains(row, "7 B") || !strings.Contains(row, "epoch-2") ||
+		!strings.Contains(row, strconv.FormatInt(saved[1].Manifest.UploadMillis, 10)+" ms") {
+		t.Errorf("newest row reads %q: want its size, upload, token and upload time", row)
+	}
+	t.Logf("newest row: %s", row)
+}
