@@ -178,6 +178,13 @@ func TestCheckpointTravelsBetweenWorkers(t *testing.T) {
 			t.Errorf("uploaded %d then %d bytes; want the whole directory, then one small chunk", first.Bytes, second.Bytes)
 		}
 		t.Logf("upload 1: %d bytes in %s; upload 2: %d bytes in %s", first.Bytes, first.Duration, second.Bytes, second.Duration)
+		// Each commit's upload time is kept in Redis too, newest first,
+		// for the simulator's measured checkpoint overhead.
+		took, err := e.store.CheckpointUploads(context.Background())
+		if err != nil || len(took) != 2 || took[0] != second.Duration.Truncate(time.Millisecond) ||
+			took[1] != first.Duration.Truncate(time.Millisecond) {
+			t.Errorf("recorded upload times %v (%v), want %v then %v", took, err, second.Duration, first.Duration)
+		}
 	}
 	restores := rec.find(j.ID, events.TypeJobCheckpointRestored)
 	if len(restores) != 1 {

@@ -114,6 +114,7 @@ func (u *uploads) settled(token string, saved *checkpoint.Saved, err error, canc
 		w.publish(events.CheckpointTransfer{JobID: r.job.ID, Attempt: r.job.Attempt, Worker: r.worker, Token: token,
 			Manifest: saved.Key, Size: m.Size, Bytes: m.Uploaded, Duration: saved.Duration, Files: files,
 			Time: w.opts.Now()}.CommitEvent())
+		u.recordTook(saved.Duration)
 		u.collect()
 	case errors.Is(err, queues.ErrCheckpointFenced):
 		w.log.Warn("checkpoint commit refused: the attempt moved on", "job", r.job.ID, "attempt", r.job.Attempt, "checkpoint", token, "err", err)
@@ -185,3 +186,17 @@ func (u *uploads) finish(wait bool, deadline time.Time) (lost, committed string)
 	}
 	return lost, u.committed
 }
+
+// recordTook notes a commit's upload time in Redis, for the simulator's
+// measured checkpoint overhead. Losing one costs a sample, not the
+// checkpoint.
+func (u *uploads) recordTook(took time.Duration) {
+	ctx, cancel := context.WithTimeout(context.Background(), recordTimeout)
+	defer cancel()
+	if err := u.w.store.RecordCheckpointUpload(ctx, took); err != nil {
+		u.w.log.Warn("checkpoint upload time not recorded", "job", u.r.job.ID, "err", err)
+	}
+}
+
+// recordTimeout bounds noting one upload time.
+const recordTimeout = 5 * time.Second
