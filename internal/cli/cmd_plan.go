@@ -52,7 +52,7 @@ func runPlan(ctx context.Context, e *env, args []string) error {
 	if names := slices.Sorted(maps.Keys(cfg.FixedQuota())); len(names) > 0 {
 		fixedPool = names[0]
 	}
-	so, err := sf.options(cfg, *src.seed)
+	so, err := sf.options(ctx, cfg, *src.seed, e.errOut)
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -16,15 +17,18 @@ import (
 // simFlags are the simulation settings shared by simulate and plan; the
 // pools, prices and watermarks come from the config.
 type simFlags struct {
-	quota               *int
-	high, low           *float64
-	tick                *time.Duration
-	spotRate            *float64
-	ckptEvery, ckptCost *time.Duration
-	elasticMax          *int
+	quota      *int
+	high, low  *float64
+	tick       *time.Duration
+	spotRate   *float64
+	ckptEvery  *time.Duration
+	ckptCost   *overheadFlag
+	elasticMax *int
 }
 
 func addSimFlags(fs *flag.FlagSet) *simFlags {
+	ckptCost := &overheadFlag{d: 30 * time.Second}
+	fs.Var(ckptCost, "checkpoint-overhead", "slot time a stopped job spends checkpointing: a duration, or measured (the p90 of the upload times workers recorded in Redis) or measured-median")
 	return &simFlags{
 		quota:      fs.Int("quota", -1, "fixed slots (default: the config's fixed pools)"),
 		high:       fs.Float64("high", 0, "high watermark (default: the config's)"),
@@ -32,15 +36,21 @@ func addSimFlags(fs *flag.FlagSet) *simFlags {
 		tick:       fs.Duration("tick", sim.DefaultTick, "controller tick in virtual time"),
 		spotRate:   fs.Float64("spot-reclaim-rate", 0, "spot reclaims per spot worker-hour"),
 		ckptEvery:  fs.Duration("checkpoint-interval", 10*time.Minute, "how often checkpointable jobs checkpoint"),
-		ckptCost:   fs.Duration("checkpoint-overhead", 30*time.Second, "slot time a stopped job spends checkpointing"),
+		ckptCost:   ckptCost,
 		elasticMax: fs.Int("elastic-max", 0, "override every elastic pool's max_workers (0: as configured); a trace bigger than the dev pools needs it"),
 	}
 }
 
-// options builds the simulation from the config and the flags.
-func (f *simFlags) options(cfg config.Config, seed uint64) (sim.Options, error) {
+// options builds the simulation from the config and the flags; a measured
+// checkpoint overhead is read from the config's Redis (errOut says what
+// was measured).
+func (f *simFlags) options(ctx context.Context, cfg config.Config, seed uint64, errOut io.Writer) (sim.Options, error) {
+	overhead, err := f.ckptCost.resolve(ctx, cfg, errOut)
+	if err != nil {
+		return sim.Options{}, err
+	}
 	o := sim.Options{Config: cfg.PolicyConfig(), Tick: *f.tick, SpotReclaimRate: *f.spotRate,
-		CheckpointInterval: *f.ckptEvery, CheckpointOverhead: *f.ckptCost, Seed: seed,
+		CheckpointInterval: *f.ckptEvery, CheckpointOverhead: overhead, Seed: seed,
 		CoreMaxWaitByTemplate: cfg.CoreMaxWaitByTemplate()}
 	if *f.high > 0 {
 		o.Config.High = *f.high
@@ -101,7 +111,7 @@ func runSimulate(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	base, err := sf.options(cfg, *src.seed)
+	base, err := sf.options(ctx, cfg, *src.seed, e.errOut)
 	if err != nil {
 		return err
 	}
