@@ -53,7 +53,10 @@
 // against its hash, and swaps it in by renames; a checkpoint that cannot be
 // rebuilt whole (a corrupt or missing chunk or manifest) gives way to the
 // one committed before it. Files the target already holds with the same
-// content are linked, not downloaded.
+// content are linked, not downloaded. The staging directory's name carries
+// the restoring process's pid, so that CleanStaging can remove those of a
+// process that died mid-restore (the worker does at start) and leave
+// those of another worker sharing the root.
 //
 // # Retention
 //

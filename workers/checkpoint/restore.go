@@ -126,7 +126,7 @@ func (r *restorer) restore(ctx context.Context, key string) (*Manifest, error) {
 	if err := os.MkdirAll(parent, 0o700); err != nil {
 		return nil, err
 	}
-	stage, err := os.MkdirTemp(parent, "."+filepath.Base(r.target)+".restore-")
+	stage, err := os.MkdirTemp(parent, stagePrefix(filepath.Base(r.target), os.Getpid()))
 	if err != nil {
 		return nil, err
 	}
