@@ -285,6 +285,20 @@ func (w *Worker) waitPurges(d time.Duration) {
 	}
 }
 
+// cleanStaging removes the restore staging directories a worker that
+// died mid-restore left in the checkpoint root: each can be as big as a
+// checkpoint, and nothing else would ever remove them. Those of a worker
+// process still running on the same root are kept.
+func (w *Worker) cleanStaging() {
+	removed, err := checkpoint.CleanStaging(w.opts.CheckpointDir, nil, time.Now())
+	if len(removed) > 0 {
+		w.log.Info("removed staging directories of interrupted checkpoint restores", "dirs", removed)
+	}
+	if err != nil {
+		w.log.Warn("staging directories of interrupted checkpoint restores not all removed", "root", w.opts.CheckpointDir, "err", err)
+	}
+}
+
 // emptyDir leaves dir empty (or absent): a job that starts afresh must
 // not find files its resume point does not name.
 func emptyDir(dir string) error {

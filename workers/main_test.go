@@ -16,7 +16,8 @@ import (
 // With helperNamespaceEnv set, the binary is a worker process instead (see
 // runHelperWorker); with secretWorkerEnv, a worker holding secrets, and
 // with probeEnv, the job that looks for them (see TestRunAs); with
-// guardChildEnv, a service guarding its environment (TestGuardProcess).
+// guardChildEnv, a service guarding its environment (TestGuardProcess);
+// with restoreChildEnv, a restore to kill midway (runRestoreChild).
 func TestMain(m *testing.M) {
 	if ns := os.Getenv(helperNamespaceEnv); ns != "" {
 		os.Exit(runHelperWorker(ns))
@@ -29,6 +30,9 @@ func TestMain(m *testing.M) {
 	}
 	if os.Getenv(guardChildEnv) != "" {
 		os.Exit(runGuardChild())
+	}
+	if os.Getenv(restoreChildEnv) != "" {
+		os.Exit(runRestoreChild())
 	}
 	goleak.VerifyTestMain(m)
 }

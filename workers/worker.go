@@ -143,6 +143,8 @@ func (w *Worker) start(ctx context.Context) error {
 	if err := w.openIsolation(); err != nil {
 		return fmt.Errorf("workers.Start: %w", err)
 	}
+	// Before taking work, so no restore of this worker is in flight.
+	w.cleanStaging()
 	sent := w.opts.Now()
 	b, err := w.store.Register(ctx, w.info())
 	if err != nil {
