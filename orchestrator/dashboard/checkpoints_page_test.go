@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -62,8 +63,20 @@ func TestPageShowsKeptCheckpoints(t *testing.T) {
 		saved = append(saved, s)
 	}
 
+	// The page reads the record every few seconds, the checkpoints (a
+	// store read per manifest) only when the record's checkpoint moved.
+	var recordReads, ckReads atomic.Int64
+	apiH := api.Handler(store, nil, "", api.Flows{Checkpoints: ck}, api.Insight{})
 	mux := http.NewServeMux()
-	mux.Handle("/", api.Handler(store, nil, "", api.Flows{Checkpoints: ck}, api.Insight{}))
+	mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/api/v1/jobs/" + j.ID:
+			recordReads.Add(1)
+		case "/api/v1/jobs/" + j.ID + "/checkpoints":
+			ckReads.Add(1)
+		}
+		apiH.ServeHTTP(w, r)
+	}))
 	mux.Handle("/dashboard", Handler())
 	mux.Handle("/dashboard/", Handler())
 	srv := httptest.NewServer(mux)
@@ -109,4 +122,24 @@ func TestPageShowsKeptCheckpoints(t *testing.T) {
 		t.Errorf("newest row reads %q: want its size, upload, token and upload time", row)
 	}
 	t.Logf("newest row: %s", row)
+
+	// Two more record reads, and the checkpoints were not read again.
+	seen := recordReads.Load()
+	testenv.Eventually(t, 15*time.Second, "two more reads of the record", func() bool { return recordReads.Load() >= seen+2 })
+	if n := ckReads.Load(); n != 1 {
+		t.Errorf("the checkpoints were read %d times with no new commit, want once", n)
+	}
+	// A new commit shows on the next refresh.
+	if err := os.WriteFile(filepath.Join(dir, "step"), []byte("epoch-3"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := saver.Save(ctx, dir, "epoch-3"); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.WaitFor(`(document.querySelector('[data-k="checkpoint.1.token"]') || {}).textContent === 'epoch-3'`, 15*time.Second); err != nil {
+		t.Fatalf("the new checkpoint was not shown: %v", err)
+	}
+	if n := ckReads.Load(); n != 2 {
+		t.Errorf("the checkpoints were read %d times after one new commit, want twice", n)
+	}
 }

@@ -97,7 +97,10 @@
 
   // ---- a job's page -----------------------------------------------------
 
-  const page = { id: '', lastLog: '', lines: 0, job: null, gen: 0 };
+  // ckSeen is the record's checkpoint state the checkpoints were last read
+  // at: they are read again only when it changes, since each read fetches
+  // every kept manifest from the store.
+  const page = { id: '', lastLog: '', lines: 0, job: null, gen: 0, ckSeen: null };
 
   // logAfter compares Redis stream IDs ("ms-seq"), so a line read twice
   // (an answer that crossed a newer one) is drawn once.
@@ -208,6 +211,7 @@
       byId('job-checkpoints').replaceChildren();
       byId('job-checkpoints').dataset.count = '0';
       byId('job-ck-note').textContent = '';
+      page.ckSeen = null;
       C.setStatus('job-action', '');
     }
     if (!id) return;
@@ -227,21 +231,30 @@
     } catch (e) {
       // An older controller without the endpoint: the record still shows.
     }
+    // A commit moves checkpoint_at; an end (the checkpoints are deleted)
+    // or a new attempt moves the state or the attempt.
+    const ckState = [j.checkpoint_at || '', j.state, j.attempt].join('|');
     let cks = null;
-    let ckErr = '';
-    try {
-      cks = await C.getJSON(base + '/checkpoints');
-    } catch (e) {
-      // An older controller without the endpoint, or a Redis error: the
-      // rest of the page still shows.
-      ckErr = 'checkpoints unavailable: ' + e.message;
+    let ckErr = null;
+    if (ckState !== page.ckSeen) {
+      try {
+        cks = await C.getJSON(base + '/checkpoints');
+      } catch (e) {
+        // An older controller without the endpoint, or a Redis error: the
+        // rest of the page still shows, and the next refresh reads again.
+        ckErr = 'checkpoints unavailable: ' + e.message;
+      }
     }
     if (gen !== page.gen) return; // another job was opened meanwhile
     C.setStatus('job-status', '');
     page.job = j;
     renderJob(j, att);
-    if (cks) renderCheckpoints(cks);
-    byId('job-ck-note').textContent = ckErr;
+    if (cks) {
+      renderCheckpoints(cks);
+      page.ckSeen = ckState;
+      byId('job-ck-note').textContent = '';
+    }
+    if (ckErr !== null) byId('job-ck-note').textContent = ckErr;
     C.ready('job');
   }
 
