@@ -39,7 +39,7 @@ type Config struct {
 
 	// QoS isolates fixed-quota work from elastic work on each worker:
 	// groups with their own CPU, memory, storage and network limits, and
-	// which jobs land in which group (see README, QoS groups).
+	// which jobs land in which group (see docs/hybrid-capacity.md, QoS groups).
 	QoS jobs.QoS `yaml:"qos,omitempty"`
 
 	// Pools are the kinds of capacity jobs run on, by name. The name is what
@@ -132,7 +132,7 @@ type WorkerConfig struct {
 	JobLogLines int `yaml:"job_log_lines,omitempty"`
 	// RunAs is the unprivileged user (a name, or UID:GID) a worker running
 	// as root starts jobs as, so no job can read the worker's credentials
-	// from /proc (README: Jobs as another user). A template's run_as
+	// from /proc (docs/security.md: Jobs as another user). A template's run_as
 	// overrides it. A worker that is not root refuses to start with it.
 	RunAs string `yaml:"run_as,omitempty"`
 }

@@ -35,7 +35,7 @@ type NATSConfig struct {
 	// seed file or a credentials file. The _env forms name an environment
 	// variable holding the secret, the _file forms a file holding it (a
 	// trailing newline is dropped); a file readable by Ballast's user only
-	// is the form no job can reach (README: Jobs as another user).
+	// is the form no job can reach (docs/security.md: Jobs as another user).
 	User         string `yaml:"user,omitempty"`
 	Password     string `yaml:"password,omitempty"`
 	PasswordEnv  string `yaml:"password_env,omitempty"`

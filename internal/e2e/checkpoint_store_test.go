@@ -101,9 +101,10 @@ func TestCheckpointStoreSpotNoticeResumesOnDemandFromFiles(t *testing.T) {
 		}
 		return r.hasWorker("spot-1")
 	})
-	if !strings.Contains(spot.log(), "checkpoints travel through s3://") {
-		t.Errorf("spot-1 does not say where checkpoints go:\n%s", spot.log())
-	}
+	// The worker says so after it registers: wait for the line.
+	testenv.Eventually(t, 5*time.Second, "spot-1 saying where checkpoints go", func() bool {
+		return strings.Contains(spot.log(), "checkpoints travel through s3://")
+	})
 	record := filepath.Join(r.dir, "files.record")
 	rec, _ := json.Marshal(record)
 	id := r.submit(jobs.Submission{Template: "hy-files", IdempotencyKey: "files",

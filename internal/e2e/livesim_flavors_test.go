@@ -122,6 +122,7 @@ func TestLiveAndSimulatedFlavorsAgree(t *testing.T) {
 	var all []time.Duration
 	waits := map[string][]time.Duration{}
 	slotSecs := map[string]float64{}
+	slotsRun := map[string]int{}
 	for i, id := range ids {
 		j := recs[id]
 		if j.Worker != flavorWorker[i] {
@@ -132,6 +133,7 @@ func TestLiveAndSimulatedFlavorsAgree(t *testing.T) {
 		all = append(all, w)
 		waits[j.Worker] = append(waits[j.Worker], w)
 		slotSecs[j.Worker] += float64(tr.Jobs[i].Slots) * j.FinishedAt.Sub(j.StartedAt).Seconds()
+		slotsRun[j.Worker] += tr.Jobs[i].Slots
 	}
 	lc := summarize(all)
 	t.Logf("core wait p50: live %s, simulated %s; max: live %s, simulated %s",
@@ -153,8 +155,10 @@ func TestLiveAndSimulatedFlavorsAgree(t *testing.T) {
 		if u.CoreWait.N != len(live) {
 			t.Errorf("%s started %d jobs live, pool %s %d simulated", worker, len(live), u.Name, u.CoreWait.N)
 		}
-		// Live runs add a process start and exit to each job's time.
-		if d := slotSecs[worker] - u.SlotHours*3600; d < -0.2 || d > 0.1*u.SlotHours*3600+0.5 {
+		// Live runs add a process start and exit to each job's time,
+		// counted once per slot the job holds: on a loaded machine (CI
+		// beside other work) a third of a second each.
+		if d := slotSecs[worker] - u.SlotHours*3600; d < -0.2 || d > 0.1*u.SlotHours*3600+0.35*float64(slotsRun[worker]) {
 			t.Errorf("%s ran %.2f slot-seconds live, pool %s %.2f simulated", worker, slotSecs[worker], u.Name, u.SlotHours*3600)
 		}
 		checks = append(checks, struct {
