@@ -75,7 +75,9 @@ type Options struct {
 	CheckpointInterval time.Duration
 	// CheckpointOverhead is how long a checkpointable job stopped by the
 	// policy (reclaim, migrate) keeps its slot while it winds down; it is
-	// slot time the job uses on top of its Duration.
+	// slot time the job uses on top of its Duration. `ballast simulate
+	// --checkpoint-overhead measured` sets it from the upload times the
+	// workers recorded (queues.Store.CheckpointUploads).
 	CheckpointOverhead time.Duration
 	// Seed seeds the only randomness of a run, the spot reclaims.
 	Seed uint64
