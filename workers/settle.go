@@ -134,7 +134,7 @@ func (w *Worker) finish(r *running, state jobs.State, code *int, msg string) {
 		}
 	}
 	if !ok {
-		w.log.Warn("result not recorded: "+w.whyUnrecorded(), "job", r.job.ID, "attempt", r.job.Attempt)
+		w.unrecordedEnd(r, state, code, msg)
 		return
 	}
 	// The job is over: no attempt will resume from its checkpoints.
