@@ -182,7 +182,12 @@ func eventType(s jobs.State) events.Type {
 	return events.TypeJobFailed
 }
 
-// retryRedis runs f until it succeeds, backing off up to 5s between tries,
+// RecordRetryMax is the longest a worker waits between two tries to record
+// how an attempt ended: after Redis answers again, every end is recorded
+// (or found unrecordable and published as such) within it.
+const RecordRetryMax = 5 * time.Second
+
+// retryRedis runs f until it succeeds, backing off up to RecordRetryMax between tries,
 // for at most 10 minutes: long enough to ride out a Redis restart. After that
 // the controller's recovery owns the job.
 func (w *Worker) retryRedis(what string, f func(context.Context) error) {
@@ -201,7 +206,7 @@ func (w *Worker) retryRedis(what string, f func(context.Context) error) {
 		}
 		w.log.Warn("recording a result failed; retrying", "what", what, "err", err, "in", delay)
 		time.Sleep(delay)
-		delay = min(delay*2, 5*time.Second)
+		delay = min(delay*2, RecordRetryMax)
 	}
 }
 
