@@ -47,6 +47,27 @@ func (w *Worker) recordGone(id string) bool {
 	return errors.Is(err, jobs.ErrNotFound)
 }
 
+// whyNotRecorded says why job id's attempt could not record its end or
+// its stop, and whether the record is gone (rather than moved on). The
+// record is read: the epoch look, on a budget of its own, may have failed
+// as Redis came back, and a vanished record must not be called moved on.
+func (w *Worker) whyNotRecorded(id string) (string, bool) {
+	gone := w.recordGone(id)
+	if gone && w.epoch.Loss() == nil {
+		// Look now rather than at the next beat, so that the line says why.
+		ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+		w.watchEpoch(ctx)
+		cancel()
+	}
+	switch l := w.epoch.Loss(); {
+	case l != nil:
+		return "the job record is gone because " + l.Message(), gone
+	case gone:
+		return "the job record is gone", true
+	}
+	return "the attempt had moved on", false
+}
+
 // unrecordedEnd handles a run that ended but whose end the record did not
 // take. When the attempt moved on, its new attempt speaks for the job.
 // When the record is gone (Redis lost its data while the job ran, perhaps
@@ -57,17 +78,10 @@ func (w *Worker) recordGone(id string) bool {
 // just after the loss ran a second time after recovery.
 func (w *Worker) unrecordedEnd(r *running, state jobs.State, code *int, msg string) {
 	j := r.job
-	if !w.recordGone(j.ID) {
-		w.log.Warn("result not recorded: "+w.whyUnrecorded(), "job", j.ID, "attempt", j.Attempt)
+	why, gone := w.whyNotRecorded(j.ID)
+	if !gone {
+		w.log.Warn("result not recorded: "+why, "job", j.ID, "attempt", j.Attempt)
 		return
-	}
-	// Look now rather than at the next beat, so that the line says why.
-	ectx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
-	w.watchEpoch(ectx)
-	cancel()
-	why := "the job record is gone"
-	if l := w.epoch.Loss(); l != nil {
-		why = "the job record is gone because " + l.Message()
 	}
 	w.log.Warn("result not recorded: "+why+"; the end is published to the event stream so that recovery does not run it again",
 		"job", j.ID, "attempt", j.Attempt, "state", state)

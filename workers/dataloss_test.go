@@ -2,6 +2,9 @@ package workers_test
 
 import (
 	"context"
+	"log/slog"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -57,5 +60,50 @@ func TestAnEndWhoseRecordVanishedIsPublished(t *testing.T) {
 	}
 	if _, err := e.store.Get(ctx, j.ID); err == nil {
 		t.Errorf("the vanished record of %s was written again", j.ID)
+	}
+}
+
+// lockedBuffer is a log destination safe for the worker's goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestAStopForAVanishedRecordSaysSo: the record of a running job vanishes
+// while the worker knows of no loss (its look at the epoch failed as Redis
+// came back, or no controller wrote one). The beat stops the job, and the
+// worker says the record is gone, not that the attempt moved on, which
+// sent operators looking for a requeue that never happened.
+func TestAStopForAVanishedRecordSaysSo(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	logs := &lockedBuffer{}
+	o := e.options()
+	o.Logger = slog.New(slog.NewTextHandler(logs, nil))
+	o.Handlers = map[string]workers.Handler{"block": func(ctx context.Context, _ *workers.Run) error {
+		<-ctx.Done()
+		return ctx.Err()
+	}}
+	w := e.start(o)
+	j := e.submit(jobs.Spec{Handler: "block", Class: jobs.ClassCore, Rhythm: jobs.RhythmPeriodic,
+		Timeout: jobs.Duration(time.Minute), Grace: jobs.Duration(time.Second)}, queues.QueueCore)
+	e.waitFor(j.ID, wait, "running", func(j jobs.Job) bool { return j.State == jobs.StateRunning })
+	testenv.DeleteNamespace(e.rdb, e.ns)
+	testenv.Eventually(t, wait, "the worker stopped the job", func() bool { return w.Running() == 0 })
+	out := logs.String()
+	if !strings.Contains(out, "stopped a job: the job record is gone") || strings.Contains(out, "moved on") {
+		t.Errorf("the worker's log does not say the record is gone:\n%s", out)
 	}
 }

@@ -25,7 +25,8 @@ func (w *Worker) settle(r *running, res outcome) string {
 	now := w.opts.Now()
 	switch {
 	case res.stop == stopLost:
-		w.log.Info("stopped a job: "+w.whyUnrecorded(), "job", j.ID, "attempt", j.Attempt)
+		why, _ := w.whyNotRecorded(j.ID)
+		w.log.Info("stopped a job: "+why, "job", j.ID, "attempt", j.Attempt)
 		return outcomeLost
 	case res.stop == stopCancel:
 		w.finish(r, jobs.StateCancelled, res.exitCode, "cancelled by user")
