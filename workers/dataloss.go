@@ -1,6 +1,13 @@
 package workers
 
-import "context"
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/ballastdev/ballast/jobs"
+	"github.com/ballastdev/ballast/orchestrator/events"
+)
 
 // watchEpoch looks at the namespace's epoch (queues.EpochWatch) at each
 // heartbeat. A worker only reads it: controllers write a new epoch, so a
@@ -28,4 +35,63 @@ func (w *Worker) whyUnrecorded() string {
 		return "the job record is gone because " + l.Message()
 	}
 	return "the attempt had moved on"
+}
+
+// recordGone reports whether job id has no record at all (as opposed to a
+// record whose attempt moved on). An error reads as not gone: the caller
+// then does what it did before it could tell.
+func (w *Worker) recordGone(id string) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	_, err := w.store.Get(ctx, id)
+	return errors.Is(err, jobs.ErrNotFound)
+}
+
+// whyNotRecorded says why job id's attempt could not record its end or
+// its stop, and whether the record is gone (rather than moved on). The
+// record is read: the epoch look, on a budget of its own, may have failed
+// as Redis came back, and a vanished record must not be called moved on.
+func (w *Worker) whyNotRecorded(id string) (string, bool) {
+	gone := w.recordGone(id)
+	if gone && w.epoch.Loss() == nil {
+		// Look now rather than at the next beat, so that the line says why.
+		ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+		w.watchEpoch(ctx)
+		cancel()
+	}
+	switch l := w.epoch.Loss(); {
+	case l != nil:
+		return "the job record is gone because " + l.Message(), gone
+	case gone:
+		return "the job record is gone", true
+	}
+	return "the attempt had moved on", false
+}
+
+// unrecordedEnd handles a run that ended but whose end the record did not
+// take. When the attempt moved on, its new attempt speaks for the job.
+// When the record is gone (Redis lost its data while the job ran, perhaps
+// before any process has looked), nothing in Redis will ever say the run
+// ended: the end event is published anyway, marked unrecorded, because
+// the event stream is what recovery rebuilds the lost jobs from, and a job
+// whose end it holds is not run again. Without it a job that finished
+// just after the loss ran a second time after recovery.
+func (w *Worker) unrecordedEnd(r *running, state jobs.State, code *int, msg string) {
+	j := r.job
+	why, gone := w.whyNotRecorded(j.ID)
+	if !gone {
+		w.log.Warn("result not recorded: "+why, "job", j.ID, "attempt", j.Attempt)
+		return
+	}
+	w.log.Warn("result not recorded: "+why+"; the end is published to the event stream so that recovery does not run it again",
+		"job", j.ID, "attempt", j.Attempt, "state", state)
+	if !w.announces() {
+		return
+	}
+	data := map[string]any{"class": string(j.Spec.Class), events.DataUnrecorded: why}
+	if code != nil {
+		data["exit_code"] = *code
+	}
+	w.publish(events.Event{ID: eventID(j, eventType(state)), Type: eventType(state), JobID: j.ID, Attempt: j.Attempt, Runs: j.Runs,
+		State: state, Queue: j.Queue, Worker: r.worker, Reason: msg, Time: w.opts.Now(), Data: data})
 }

@@ -131,6 +131,15 @@ func (w *Worker) stopProcess(r *running, cmd *exec.Cmd, waited chan error) outco
 		// (A gang member whose attempt another member ended gets its
 		// grace: its peers were stopped, it does not run elsewhere.)
 		res = kill(cmd, waited)
+		if endedBeforeKill(res) {
+			// The job had already exited when the kill came (its exit
+			// was still on its way here): its work is done, so it is
+			// settled as an end. An attempt that moved on is refused as
+			// before; one whose record vanished with Redis's data has
+			// its end published, so that recovery does not run it again.
+			res.killed = false
+			return res
+		}
 	} else {
 		res = w.terminate(cmd, waited, r.graceFor(why))
 	}
@@ -166,6 +175,14 @@ func kill(cmd *exec.Cmd, waited chan error) outcome {
 	o := exitOutcome(cmd, err)
 	o.killed = true
 	return o
+}
+
+// endedBeforeKill reports whether a process kill() was sent to had exited
+// by itself first. A kill ends the job's supervisor by a signal (exit code
+// -1), and a process without one is killed outright the same way; an exit
+// code of 0 or more is the job's own.
+func endedBeforeKill(o outcome) bool {
+	return o.err == nil && o.exitCode != nil && *o.exitCode >= 0
 }
 
 func exitOutcome(cmd *exec.Cmd, err error) outcome {

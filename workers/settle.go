@@ -25,7 +25,8 @@ func (w *Worker) settle(r *running, res outcome) string {
 	now := w.opts.Now()
 	switch {
 	case res.stop == stopLost:
-		w.log.Info("stopped a job: "+w.whyUnrecorded(), "job", j.ID, "attempt", j.Attempt)
+		why, _ := w.whyNotRecorded(j.ID)
+		w.log.Info("stopped a job: "+why, "job", j.ID, "attempt", j.Attempt)
 		return outcomeLost
 	case res.stop == stopCancel:
 		w.finish(r, jobs.StateCancelled, res.exitCode, "cancelled by user")
@@ -134,7 +135,7 @@ func (w *Worker) finish(r *running, state jobs.State, code *int, msg string) {
 		}
 	}
 	if !ok {
-		w.log.Warn("result not recorded: "+w.whyUnrecorded(), "job", r.job.ID, "attempt", r.job.Attempt)
+		w.unrecordedEnd(r, state, code, msg)
 		return
 	}
 	// The job is over: no attempt will resume from its checkpoints.
@@ -183,7 +184,12 @@ func eventType(s jobs.State) events.Type {
 	return events.TypeJobFailed
 }
 
-// retryRedis runs f until it succeeds, backing off up to 5s between tries,
+// RecordRetryMax is the longest a worker waits between two tries to record
+// how an attempt ended: after Redis answers again, every end is recorded
+// (or found unrecordable and published as such) within it.
+const RecordRetryMax = 5 * time.Second
+
+// retryRedis runs f until it succeeds, backing off up to RecordRetryMax between tries,
 // for at most 10 minutes: long enough to ride out a Redis restart. After that
 // the controller's recovery owns the job.
 func (w *Worker) retryRedis(what string, f func(context.Context) error) {
@@ -202,7 +208,7 @@ func (w *Worker) retryRedis(what string, f func(context.Context) error) {
 		}
 		w.log.Warn("recording a result failed; retrying", "what", what, "err", err, "in", delay)
 		time.Sleep(delay)
-		delay = min(delay*2, 5*time.Second)
+		delay = min(delay*2, RecordRetryMax)
 	}
 }
 

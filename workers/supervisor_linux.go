@@ -175,6 +175,14 @@ func supervise(args []string) int {
 			case syscall.SIGTERM, syscall.SIGINT:
 				_ = syscall.Kill(-pgid, syscall.SIGTERM)
 			case supervisorKill:
+				// A job that ended before the kill was handled (its
+				// SIGCHLD still queued behind it) did its work: its own
+				// status is passed up, so the worker settles it as an end
+				// rather than as a stop after which it would run again.
+				if ws, done := reapChildren(job.Pid); done {
+					killDescendants(pgid)
+					return exitLike(ws)
+				}
 				killDescendants(pgid)
 				return exitLike(syscall.WaitStatus(syscall.SIGKILL))
 			case syscall.SIGCHLD:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/controller"
 	"github.com/ballastdev/ballast/orchestrator/events"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/workers"
 )
 
 // runRecover rebuilds the jobs Redis lost from the event stream, or with
@@ -96,9 +98,20 @@ func runRecover(ctx context.Context, e *env, args []string) error {
 func recoverOptions(cfg config.Config, store *queues.Store, js jetstream.JetStream, pub events.Publisher, elastic bool, log *slog.Logger) controller.RecoverOptions {
 	subj := subjects(cfg)
 	return controller.RecoverOptions{Store: store, Router: controller.Router{ElasticManaged: elastic}, Events: pub, Logger: log,
+		Settle: lossSettle(cfg),
 		Replay: func(ctx context.Context, fn func(events.Event)) (int, error) {
 			return events.Replay(ctx, js, cfg.NATS.Stream, subj, fn)
 		}}
+}
+
+// lossSettle is how long after a loss was noticed recovery waits before
+// it reads the stream (controller.RecoverOptions.Settle): by then a worker
+// that ran a lost job has beaten and stopped it (within its heartbeat) or
+// self-fenced (within the worker TTL), and one that ended it while Redis
+// was away has retried the record and published the end
+// (workers.RecordRetryMax); a heartbeat more covers the publish.
+func lossSettle(cfg config.Config) time.Duration {
+	return max(cfg.Controller.WorkerTTL.Std(), workers.RecordRetryMax) + cfg.Worker.Heartbeat.Std()
 }
 
 // recoverAttrs are a recovery's counts as log attributes.

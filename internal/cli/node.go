@@ -94,6 +94,7 @@ func startControlPlane(ctx context.Context, cfg config.Config, rdb redis.Univers
 		}
 	}
 	if cfg.Redis.RecoverOnLoss {
+		opts.RecoverSettle = lossSettle(cfg)
 		opts.RecoverLost = func(ctx context.Context) error {
 			rep, err := controller.Recover(ctx, recoverOptions(cfg, store, js, pub, capacity, log))
 			if err == nil {

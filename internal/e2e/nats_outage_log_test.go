@@ -36,6 +36,22 @@ func natsAt(t *testing.T, port int, dir string) *server.Server {
 	return s
 }
 
+// natsOutage is how long TestANATSOutageIsLoggedOncePerProcess keeps NATS
+// down: 3 s, or BALLAST_E2E_NATS_OUTAGE (a Go duration, such as 15s, the
+// outage the issue measures).
+func natsOutage(t *testing.T) time.Duration {
+	t.Helper()
+	v := os.Getenv("BALLAST_E2E_NATS_OUTAGE")
+	if v == "" {
+		return 3 * time.Second
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		t.Fatalf("BALLAST_E2E_NATS_OUTAGE=%q is not a positive duration", v)
+	}
+	return d
+}
+
 // TestANATSOutageIsLoggedOncePerProcess: a controller and a worker process
 // live through an outage of their NATS server (stopped, then started again
 // on its port), and each logs exactly one line when its connection goes and
@@ -88,13 +104,15 @@ func TestANATSOutageIsLoggedOncePerProcess(t *testing.T) {
 			return strings.Contains(c.log(), "NATS connection lost")
 		})
 	}
-	time.Sleep(3 * time.Second) // the outage: many reconnect attempts fail in it
+	outage := natsOutage(t)
+	time.Sleep(outage) // the outage: many reconnect attempts fail in it
 	natsAt(t, port, store)
 	for name, c := range procs {
 		testenv.Eventually(t, 20*time.Second, name+" logs the reconnect", func() bool {
 			return strings.Contains(c.log(), "NATS connection back")
 		})
 	}
+	t.Logf("NATS was down %s", outage)
 	for name, c := range procs {
 		out := c.log()
 		if lost, back := strings.Count(out, "NATS connection lost"), strings.Count(out, "NATS connection back"); lost != 1 || back != 1 {

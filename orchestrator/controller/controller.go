@@ -71,6 +71,10 @@ type Options struct {
 	// is called each leader tick while the record stays, and removes it
 	// when it completes (see Recover).
 	RecoverLost func(ctx context.Context) error
+	// RecoverSettle is how old a loss record must be before RecoverLost
+	// runs (see RecoverOptions.Settle): the workers that ran the lost
+	// jobs stop them, or publish the ends no record can take, first.
+	RecoverSettle time.Duration
 }
 
 // WithDefaults fills unset options.
@@ -348,7 +352,7 @@ func (c *Controller) Tick(ctx context.Context) {
 		c.held = nil // a leader to come starts its own watch
 		return
 	}
-	c.recoverLost(tctx, loss)
+	c.recoverLost(tctx, now, loss)
 	// After an outage every worker's heartbeat looks old; give them one TTL
 	// to beat again before declaring anyone dead.
 	if now.Sub(healthySince) >= c.opts.WorkerTTL {

@@ -94,9 +94,11 @@ func lossEvent(l queues.DataLoss) events.Event {
 }
 
 // recoverLost runs the configured recovery while a loss record stands
-// (leader only; the record is removed when recovery completes).
-func (c *Controller) recoverLost(ctx context.Context, loss *queues.DataLoss) {
-	if loss == nil || c.opts.RecoverLost == nil || loss.At.Equal(c.recoveredFor) {
+// (leader only; the record is removed when recovery completes), once the
+// record is RecoverSettle old. The wait is not spent in the tick: the
+// tick goes on, and a later one recovers.
+func (c *Controller) recoverLost(ctx context.Context, now time.Time, loss *queues.DataLoss) {
+	if loss == nil || c.opts.RecoverLost == nil || loss.At.Equal(c.recoveredFor) || now.Sub(loss.At) < c.opts.RecoverSettle {
 		return
 	}
 	if err := c.opts.RecoverLost(ctx); err != nil {

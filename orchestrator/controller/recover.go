@@ -23,6 +23,14 @@ type RecoverOptions struct {
 	Router Router
 	Events events.Publisher
 	Logger *slog.Logger
+	// Settle is how old the loss record must be before the stream is
+	// read; Recover waits for the rest. A job that was running when Redis
+	// lost its data is stopped by its worker at the worker's next beat, or
+	// ends first and has its end published (marked unrecorded) once the
+	// worker's retry finds the record gone; a worker cut off self-fences
+	// within the worker TTL. Rebuilt before then, such a job would run
+	// beside its old attempt, or again after it ended.
+	Settle time.Duration
 	// KeepRecord leaves the loss record in place after recovery; by
 	// default a recovery that rebuilt every missing job removes it (one
 	// that found jobs it cannot rebuild leaves it for the operator).
@@ -123,6 +131,9 @@ func Recover(ctx context.Context, o RecoverOptions) (RecoverReport, error) {
 	if o.Store == nil || o.Replay == nil {
 		return rep, errors.New("controller.Recover: a store and the event stream are needed")
 	}
+	if err := settle(ctx, o, log); err != nil {
+		return rep, err
+	}
 	seen := map[string]*streamJob{}
 	n, err := o.Replay(ctx, func(e events.Event) { foldJobEvent(seen, e, log) })
 	rep.Events = n
@@ -164,6 +175,35 @@ func Recover(ctx context.Context, o RecoverOptions) (RecoverReport, error) {
 		Data: map[string]any{"rebuilt": rep.Rebuilt, "rerun": rep.Rerun, "skipped_finished": rep.SkippedFinished,
 			"already_present": rep.AlreadyPresent, "resubmitted": rep.Resubmitted, "no_spec": rep.NoSpec}})
 	return rep, nil
+}
+
+// settle waits until the loss record is o.Settle old (no record: no
+// wait, as for an operator who acknowledged it and recovers anyway).
+func settle(ctx context.Context, o RecoverOptions, log *slog.Logger) error {
+	if o.Settle <= 0 {
+		return nil
+	}
+	_, loss, err := o.Store.ReadEpoch(ctx)
+	if err != nil {
+		return fmt.Errorf("controller.Recover: %w", err)
+	}
+	if loss == nil {
+		return nil
+	}
+	wait := time.Until(loss.At.Add(o.Settle))
+	if wait <= 0 {
+		return nil
+	}
+	log.Info("waiting for the workers to stop the lost jobs' attempts, or publish their ends, before rebuilding",
+		"wait", wait.Round(time.Millisecond), "loss_at", loss.At)
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("controller.Recover: %w (nothing was rebuilt)", ctx.Err())
+	}
 }
 
 // rebuildOne restores one unfinished job of the stream if Redis lacks it.
