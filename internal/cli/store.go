@@ -40,7 +40,7 @@ func openSource(ctx context.Context, cfgPath string) (insight.Source, func(), er
 	if err != nil {
 		return insight.Source{}, nil, err
 	}
-	return insight.FromConfig(store, cfg), closeFn, nil
+	return insightSource(store, cfg), closeFn, nil
 }
 
 // sortedKeys returns m's keys in order, so tables print the same each time.
