@@ -8,6 +8,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/ballastdev/ballast/internal/textdist"
 )
 
 // KubeReservedLabelPrefix is the label prefix the provider owns on worker
@@ -107,7 +109,7 @@ func notAnElasticPool(name string, elastic []string, pools map[string]PoolConfig
 	}
 	best, bestDist := "", 2+len(name)/4
 	for _, e := range elastic {
-		if d := editDistance(name, e); d < bestDist {
+		if d := textdist.Distance(name, e); d < bestDist {
 			best, bestDist = e, d
 		}
 	}
