@@ -25,13 +25,7 @@ func closest(word string, candidates []string) string {
 	if len(prefixed) == 1 {
 		return prefixed[0]
 	}
-	best, bestD := "", max(1, len(word)/3)+1
-	for _, c := range candidates {
-		if d := textdist.Distance(word, c); d < bestD {
-			best, bestD = c, d
-		}
-	}
-	return best
+	return textdist.Nearest(word, candidates, max(1, len(word)/3)+1)
 }
 
 // flagHint turns the flag package's "flag provided but not defined: -wiat"

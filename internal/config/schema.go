@@ -3,8 +3,9 @@ package config
 import (
 	"encoding"
 	"fmt"
+	"maps"
 	"reflect"
-	"sort"
+	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -128,19 +129,9 @@ func yamlFields(t reflect.Type) map[string]reflect.Type {
 }
 
 func unknownFieldMessage(key string, fields map[string]reflect.Type) string {
-	known := make([]string, 0, len(fields))
-	for k := range fields {
-		known = append(known, k)
-	}
-	sort.Strings(known)
+	known := slices.Sorted(maps.Keys(fields))
 	// Suggest only near misses: short keys tolerate one slip, longer ones more.
-	best, bestDist := "", 2+len(key)/4
-	for _, k := range known {
-		if d := textdist.Distance(key, k); d < bestDist {
-			best, bestDist = k, d
-		}
-	}
-	if best != "" {
+	if best := textdist.Nearest(key, known, 2+len(key)/4); best != "" {
 		return fmt.Sprintf("unknown field %q; did you mean %q?", key, best)
 	}
 	return fmt.Sprintf("unknown field %q (known here: %s)", key, strings.Join(known, ", "))

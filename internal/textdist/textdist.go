@@ -32,3 +32,17 @@ func Distance(a, b string) int {
 	}
 	return prev[len(rb)]
 }
+
+// Nearest is the candidate nearest to word by Distance, if it is nearer
+// than limit; the first of equally near candidates wins, so a sorted list
+// gives the same answer each time. "" means none is near enough to be
+// worth suggesting.
+func Nearest(word string, candidates []string, limit int) string {
+	best := ""
+	for _, c := range candidates {
+		if d := Distance(word, c); d < limit {
+			best, limit = c, d
+		}
+	}
+	return best
+}

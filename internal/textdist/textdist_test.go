@@ -30,3 +30,26 @@ func TestDistance(t *testing.T) {
 		}
 	}
 }
+
+func TestNearest(t *testing.T) {
+	cands := []string{"pools", "provider", "nats", "redis"}
+	for _, c := range []struct {
+		word  string
+		limit int
+		want  string
+	}{
+		{"pool", 2, "pools"},
+		{"provdier", 2, "provider"}, // one swap
+		{"provdier", 1, ""},         // not nearer than the limit
+		{"frobnicate", 5, ""},
+		{"nast", 3, "nats"},
+		{"", 5, "nats"}, // the only candidate under five edits from nothing
+	} {
+		if got := Nearest(c.word, cands, c.limit); got != c.want {
+			t.Errorf("Nearest(%q, limit %d) = %q, want %q", c.word, c.limit, got, c.want)
+		}
+	}
+	if got := Nearest("ab", []string{"ax", "ay"}, 5); got != "ax" {
+		t.Errorf("a tie went to %q, want the first, ax", got)
+	}
+}
