@@ -2,6 +2,8 @@ package jobs
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -21,7 +23,7 @@ type Catalog struct {
 func NewCatalog(templates map[string]Template) (*Catalog, error) {
 	var ps problems
 	c := &Catalog{templates: make(map[string]Template, len(templates))}
-	for _, name := range sortedKeys(templates) {
+	for _, name := range slices.Sorted(maps.Keys(templates)) {
 		field := "templates." + name
 		if !nameRE.MatchString(name) {
 			ps.add(field, "a template name uses lower-case letters, digits, '.', '_' or '-' (at most 63)")
@@ -44,7 +46,7 @@ func (c *Catalog) Template(name string) (Template, bool) {
 }
 
 // Names lists the templates in order.
-func (c *Catalog) Names() []string { return sortedKeys(c.templates) }
+func (c *Catalog) Names() []string { return slices.Sorted(maps.Keys(c.templates)) }
 
 // Resolve validates a submission against its template and returns the spec to
 // store. The error is a *ValidationError naming every bad field.
@@ -77,7 +79,7 @@ func (c *Catalog) Resolve(s Submission) (Spec, error) {
 	}
 
 	values := make(map[string]any, len(t.Params))
-	for _, name := range sortedKeys(s.Params) {
+	for _, name := range slices.Sorted(maps.Keys(s.Params)) {
 		decl, ok := t.Params[name]
 		switch {
 		case !ok && len(s.Command) > 0:
@@ -94,7 +96,7 @@ func (c *Catalog) Resolve(s Submission) (Spec, error) {
 		}
 		values[name] = v
 	}
-	for _, name := range sortedKeys(t.Params) {
+	for _, name := range slices.Sorted(maps.Keys(t.Params)) {
 		decl := t.Params[name]
 		if _, given := s.Params[name]; given {
 			continue
@@ -192,7 +194,7 @@ func (c *Catalog) knownList() string {
 }
 
 func paramList(t Template) string {
-	names := sortedKeys(t.Params)
+	names := slices.Sorted(maps.Keys(t.Params))
 	if len(names) == 0 {
 		return "no parameters"
 	}

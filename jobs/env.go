@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -76,7 +77,7 @@ func (t Template) validateEnv(field string, ps *problems) {
 	if len(t.Env)+len(t.PassEnv) > MaxEnv {
 		ps.add(field+".env", fmt.Sprintf("%d variables in env and pass_env; the limit is %d", len(t.Env)+len(t.PassEnv), MaxEnv))
 	}
-	for _, name := range sortedKeys(t.Env) {
+	for _, name := range slices.Sorted(maps.Keys(t.Env)) {
 		f := field + ".env." + name
 		checkEnvName(f, name, ps)
 		v := t.Env[name]

@@ -2,6 +2,8 @@ package jobs
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 )
 
@@ -102,10 +104,10 @@ func (q QoS) Validate(templates map[string]Template) error {
 			known(p.field, p.v)
 		}
 	}
-	for _, team := range sortedKeys(q.Teams) {
+	for _, team := range slices.Sorted(maps.Keys(q.Teams)) {
 		known("qos.teams."+team, q.Teams[team])
 	}
-	for _, name := range sortedKeys(templates) {
+	for _, name := range slices.Sorted(maps.Keys(templates)) {
 		t := templates[name]
 		f := "templates." + name
 		if t.QoS != "" {

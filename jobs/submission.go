@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -190,7 +192,7 @@ func (s Submission) checkEnvelope(ps *problems) {
 	if len(s.Labels) > MaxLabels {
 		ps.add("labels", fmt.Sprintf("%d labels; the limit is %d", len(s.Labels), MaxLabels))
 	}
-	for _, k := range sortedKeys(s.Labels) {
+	for _, k := range slices.Sorted(maps.Keys(s.Labels)) {
 		if !labelKeyRE.MatchString(k) {
 			ps.add("labels."+k, "a label key uses letters, digits, '_', '.', '/' or '-' (at most 63)")
 		}

@@ -2,8 +2,9 @@ package jobs
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 )
@@ -182,7 +183,7 @@ func (t Template) validate(field string, ps *problems) {
 	if t.Team != "" && !nameRE.MatchString(t.Team) {
 		ps.add(field+".team", "use lower-case letters, digits, '.', '_' or '-' (at most 63)")
 	}
-	for _, name := range sortedKeys(t.Params) {
+	for _, name := range slices.Sorted(maps.Keys(t.Params)) {
 		pf := field + ".params." + name
 		if !paramRE.MatchString(name) {
 			ps.add(pf, "a parameter name uses lower-case letters, digits and '_' and does not start with a digit")
@@ -227,13 +228,4 @@ func substitute(s string, values map[string]any) string {
 		}
 		return FormatParam(v)
 	})
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

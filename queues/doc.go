@@ -1,11 +1,26 @@
-// Package queues is Ballast's Redis layer: queue names, task encoding, the job
-// store with its fencing scripts, the enqueue outbox, the worker registry and
-// job logs. Every Redis key Ballast writes is named in keys.go.
+// Package queues is Ballast's Redis layer: everything Ballast keeps in
+// Redis goes through Store, and every key it writes is named in keys.go.
 //
-// The job record is the truth about a job; an asynq task is only one delivery
-// of one attempt. Every state change is a Lua script that first checks the
-// attempt, so a stale delivery, a late worker or a racing controller can never
-// move a job that has moved on.
+// The job record is the truth about a job; an asynq task is only one
+// delivery of one attempt. Every state change is a Lua script that first
+// checks the attempt, so a stale delivery, a late worker or a racing
+// controller can never move a job that has moved on (ErrFenced).
+//
+// What the store keeps, by concern:
+//   - jobs: records, submission with idempotency keys and the enqueue
+//     outbox, claims, ends, requeues, cancels, listing and history, logs;
+//   - deliveries: queue names, task encoding, Take (taking and claiming
+//     in one script), readmitted work first, placements of sized jobs;
+//   - gangs: member claims, the start barrier, leaving and giving up;
+//   - workers: the registry with heartbeats, intents (drain, spot
+//     notices), attempts a worker no longer runs, QoS and isolation;
+//   - the controller: the leader lease, held tasks, dead-worker recovery;
+//   - capacity and cost: usage records, metric samples, queue statistics;
+//   - flows: pipeline runs and sweeps with their trials;
+//   - checkpoints: committed manifests, uploads, forgetting;
+//   - Redis itself: durability, the epoch that detects a loss of data
+//     (DataLoss), Restore of jobs rebuilt from the event stream, waiting
+//     for replicas to hold a submission, and Topology.
 //
 // Every key of a namespace carries the namespace's hash tag ("{NAME}:..."),
 // so on Redis Cluster the whole namespace is one slot and every script and
@@ -14,7 +29,6 @@
 // job's task is enqueued after its record, not in the same script
 // (StoreOptions.SeparateEnqueue, set by NewStore for a cluster client), and
 // workers consume through asynq's server; on one Redis they take and claim
-// deliveries in one script (Take).
-// MigrateKeys moves an installation from the untagged names; Topology says
-// what the client is connected to.
+// deliveries in one script (Take). MigrateKeys moves an installation from
+// the untagged names.
 package queues

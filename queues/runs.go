@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -328,7 +330,7 @@ func (s *Store) SetStepStates(ctx context.Context, runID string, states map[stri
 		return true, nil
 	}
 	args := make([]any, 0, 2*len(states))
-	for _, name := range sortedKeys(states) {
+	for _, name := range slices.Sorted(maps.Keys(states)) {
 		args = append(args, name, string(states[name]))
 	}
 	n, err := setStepsScript.Run(ctx, s.rdb, []string{s.ns.run(runID)}, args...).Int()
@@ -402,16 +404,7 @@ func (s *Store) MarkDeadlineMissed(ctx context.Context, runID string) (bool, err
 	return n == 1, nil
 }
 
-func sortedStepNames(p pipeline.Pipeline) []string { return sortedKeys(p.Steps) }
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
+func sortedStepNames(p pipeline.Pipeline) []string { return slices.Sorted(maps.Keys(p.Steps)) }
 
 func unixMilliOrZero(t time.Time) string {
 	if t.IsZero() {

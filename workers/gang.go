@@ -11,6 +11,7 @@ import (
 
 	"github.com/hibiken/asynq"
 
+	"github.com/ballastdev/ballast/internal/retry"
 	"github.com/ballastdev/ballast/jobs"
 	"github.com/ballastdev/ballast/queues"
 )
@@ -36,13 +37,16 @@ func (w *Worker) claimGang(ctx context.Context, d queues.Delivery, wid string) (
 	// while asynq backs off; the replay gets the record back.
 	var ok bool
 	var err error
-	for delay := 100 * time.Millisecond; ; delay *= 2 {
+	for try := 1; ; try++ {
 		_, ok, err = w.store.ClaimMember(ctx, d, d.Members, wid, w.inc, coord)
-		if err == nil || errors.Is(err, queues.ErrFenced) || delay > 3*time.Second || ctx.Err() != nil {
+		if err == nil || errors.Is(err, queues.ErrFenced) || try >= gangClaimTries || ctx.Err() != nil {
 			break
 		}
+		delay := gangClaimBackoff.Delay(try)
 		w.log.Warn("gang member claim failed; retrying", "job", d.JobID, "attempt", d.Attempt, "err", err, "in", delay)
-		time.Sleep(delay)
+		if gangClaimBackoff.Wait(ctx, delay) != nil {
+			break // stopping: the last Redis error stands
+		}
 	}
 	if errors.Is(err, queues.ErrFenced) {
 		w.refence("claim")
@@ -133,7 +137,9 @@ func (w *Worker) giveUpMember(d queues.Delivery, wid, reason string) {
 	if reason == "" {
 		reason = "gang member gave up"
 	}
-	for try := 0; try < 5; try++ {
+	// Not the claim's context: a member gives up as its worker stops,
+	// and the gang must still hear of it.
+	for try := 1; try <= giveUpTries; try++ {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		_, err := w.store.AbandonMember(ctx, d.JobID, d.Attempt, wid, reason)
 		cancel()
@@ -141,9 +147,23 @@ func (w *Worker) giveUpMember(d queues.Delivery, wid, reason string) {
 			return
 		}
 		w.log.Warn("gang member not given up yet", "job", d.JobID, "attempt", d.Attempt, "err", err)
-		time.Sleep(time.Duration(try+1) * 200 * time.Millisecond)
+		if try < giveUpTries {
+			_ = giveUpBackoff.Wait(context.Background(), giveUpBackoff.Delay(try))
+		}
 	}
 }
+
+// Retries of a gang member's claim and give-up: six claims over at most
+// about 3 s of waits, five give-ups over at most about 2 s.
+const (
+	gangClaimTries = 6
+	giveUpTries    = 5
+)
+
+var (
+	gangClaimBackoff = retry.Backoff{Base: 100 * time.Millisecond, Max: 1600 * time.Millisecond}
+	giveUpBackoff    = retry.Backoff{Base: 200 * time.Millisecond, Max: 800 * time.Millisecond}
+)
 
 // coordinatorAddr picks host:port for a gang's coordinator on this host:
 // the port is free when picked (listened on and closed again), and member

@@ -3,6 +3,7 @@ package workers
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -45,7 +46,7 @@ func resolveJobUsers(o Options, euid int) (jobUsers, error) {
 		u.def = &d
 	}
 	u.byTemplate = make(map[string]runas.User, len(o.TemplateRunAs))
-	for _, name := range sortedKeys(o.TemplateRunAs) {
+	for _, name := range slices.Sorted(maps.Keys(o.TemplateRunAs)) {
 		t, err := runas.Lookup(o.TemplateRunAs[name])
 		if err != nil {
 			errs = append(errs, fmt.Errorf("templates.%s.run_as: %w", name, err))
@@ -69,7 +70,7 @@ func (u jobUsers) all() []runas.User {
 	if u.def != nil {
 		out = append(out, *u.def)
 	}
-	for _, name := range sortedKeys(u.byTemplate) {
+	for _, name := range slices.Sorted(maps.Keys(u.byTemplate)) {
 		out = append(out, u.byTemplate[name])
 	}
 	return out
@@ -172,13 +173,4 @@ func withHome(env []string, ru *runas.User) []string {
 		slices.Sort(out)
 	}
 	return out
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -251,7 +253,7 @@ func (o Options) Validate() error {
 			errs = append(errs, fmt.Errorf("run_as: %w", err))
 		}
 	}
-	for _, name := range sortedKeys(o.TemplateRunAs) {
+	for _, name := range slices.Sorted(maps.Keys(o.TemplateRunAs)) {
 		if err := runas.Check(o.TemplateRunAs[name]); err != nil {
 			errs = append(errs, fmt.Errorf("templates.%s.run_as: %w", name, err))
 		}

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/ballastdev/ballast/internal/retry"
 	"github.com/ballastdev/ballast/jobs"
 	"github.com/ballastdev/ballast/orchestrator/events"
 	"github.com/ballastdev/ballast/queues"
@@ -193,9 +194,11 @@ const RecordRetryMax = 5 * time.Second
 // for at most 10 minutes: long enough to ride out a Redis restart. After that
 // the controller's recovery owns the job.
 func (w *Worker) retryRedis(what string, f func(context.Context) error) {
-	delay := 100 * time.Millisecond
+	// Not a caller's context: the end of an attempt is recorded even as
+	// the worker stops. Jitter spreads a fleet's retries after a restart.
+	bo := retry.Backoff{Base: 100 * time.Millisecond, Max: RecordRetryMax}
 	deadline := time.Now().Add(10 * time.Minute)
-	for {
+	for try := 1; ; try++ {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		err := f(ctx)
 		cancel()
@@ -206,9 +209,9 @@ func (w *Worker) retryRedis(what string, f func(context.Context) error) {
 			w.log.Error("giving up recording a result", "what", what, "err", err)
 			return
 		}
+		delay := bo.Delay(try)
 		w.log.Warn("recording a result failed; retrying", "what", what, "err", err, "in", delay)
-		time.Sleep(delay)
-		delay = min(delay*2, RecordRetryMax)
+		_ = bo.Wait(context.Background(), delay)
 	}
 }
 

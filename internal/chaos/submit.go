@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/ballastdev/ballast/internal/config"
+	"github.com/ballastdev/ballast/internal/retry"
 	"github.com/ballastdev/ballast/jobs"
 	"github.com/ballastdev/ballast/orchestrator/client"
 	"github.com/ballastdev/ballast/orchestrator/events"
@@ -119,7 +120,9 @@ func (s *submitted) submitAll(ctx, paced context.Context, cfg config.Config, pla
 func (s *submitted) one(ctx context.Context, c *client.NATS, p planned) {
 	sub := jobs.Submission{Template: templateName, IdempotencyKey: p.key,
 		Params: map[string]json.RawMessage{"seconds": json.RawMessage(strconv.FormatFloat(p.seconds, 'f', 3, 64))}}
-	backoff := 100 * time.Millisecond
+	// Jittered, so the submitters cut off by one fault do not all come
+	// back at the same instant.
+	bo := retry.Backoff{Base: 100 * time.Millisecond, Max: 2 * time.Second}
 	for try := 1; ; try++ {
 		r, err := c.Submit(ctx, sub)
 		if err == nil {
@@ -144,11 +147,10 @@ func (s *submitted) one(ctx context.Context, c *client.NATS, p planned) {
 		s.mu.Lock()
 		s.retries++
 		s.mu.Unlock()
-		if !sleepUntil(ctx, time.Now().Add(backoff)) {
+		if bo.Wait(ctx, bo.Delay(try)) != nil {
 			s.refuse(p.key, err)
 			return
 		}
-		backoff = min(2*backoff, 2*time.Second)
 	}
 }
 

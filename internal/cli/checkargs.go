@@ -6,6 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 )
 
 // CheckArgs reports whether args, a command line after the binary's name,
@@ -38,7 +40,7 @@ func CheckArgs(args []string, tools map[string]Tool) error {
 	cmds := e.commands()
 	cmd, ok := cmds[args[0]]
 	if !ok {
-		if s := closest(args[0], sortedKeys(cmds)); s != "" {
+		if s := closest(args[0], slices.Sorted(maps.Keys(cmds))); s != "" {
 			return fmt.Errorf("unknown command %q: did you mean %s?", args[0], s)
 		}
 		return fmt.Errorf("unknown command %q", args[0])

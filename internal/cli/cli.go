@@ -6,6 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -97,7 +99,7 @@ func runCLI(ctx context.Context, args []string, stdout, stderr io.Writer, tools 
 	}
 	if !ok {
 		fmt.Fprintf(stderr, "ballast: unknown command %q", args[0])
-		if s := closest(args[0], sortedKeys(cmds)); s != "" {
+		if s := closest(args[0], slices.Sorted(maps.Keys(cmds))); s != "" {
 			fmt.Fprintf(stderr, ": did you mean %s?\nRun 'ballast help' for every command.\n", s)
 			return 2
 		}

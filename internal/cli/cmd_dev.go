@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
@@ -228,4 +230,4 @@ func raw(m map[string]any) map[string]json.RawMessage {
 	return out
 }
 
-func sortedTemplateNames(cfg config.Config) []string { return sortedKeys(cfg.Templates) }
+func sortedTemplateNames(cfg config.Config) []string { return slices.Sorted(maps.Keys(cfg.Templates)) }

@@ -3,6 +3,8 @@ package cli
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -199,7 +201,7 @@ func showJob(e *env, j jobs.Job, att insight.JobAttempts, cks []keptCheckpoint) 
 		{"created", ago(j.CreatedAt, now)}, {"started", ago(j.StartedAt, now)}, {"finished", ago(j.FinishedAt, now)},
 		{"timeout", j.Spec.Timeout}, {"checkpointable", j.Spec.Checkpointable}, {"retryable", j.Spec.Retryable},
 	}
-	for _, k := range sortedKeys(j.Spec.Params) {
+	for _, k := range slices.Sorted(maps.Keys(j.Spec.Params)) {
 		rows = append(rows, []any{"param " + k, fmt.Sprint(j.Spec.Params[k])})
 	}
 	rows = append(rows, sizeRows(j)...)
@@ -240,7 +242,7 @@ func sizeRows(j jobs.Job) [][]any {
 	if z.Memory > 0 {
 		rows = append(rows, []any{"memory", z.Memory})
 	}
-	for _, k := range sortedKeys(z.Requires) {
+	for _, k := range slices.Sorted(maps.Keys(z.Requires)) {
 		rows = append(rows, []any{"requires " + k, z.Requires[k]})
 	}
 	placed := "waiting for placement"

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -354,7 +356,7 @@ func unknownPipeline(cfg config.Config, name string) error {
 	return fmt.Errorf("unknown pipeline %q and no runs of it are kept (configured: %s)", name, strings.Join(names, ", "))
 }
 
-func pipelineNames(cfg config.Config) []string { return sortedKeys(cfg.Pipelines) }
+func pipelineNames(cfg config.Config) []string { return slices.Sorted(maps.Keys(cfg.Pipelines)) }
 
 // stepOrder returns a pipeline's steps in DAG order, falling back to name
 // order for a definition Order refuses (validation keeps those out).
@@ -362,7 +364,7 @@ func stepOrder(def pipeline.Pipeline) []string {
 	if order, err := pipeline.Order(def); err == nil {
 		return order
 	}
-	return sortedKeys(def.Steps)
+	return slices.Sorted(maps.Keys(def.Steps))
 }
 
 // runStepOrder is stepOrder for a run, with any step the record has but its

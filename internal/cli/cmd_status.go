@@ -44,7 +44,7 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 		st.DataLoss = lossSeenInStream(ctx, cfg, store)
 	}
 	// This config's: the CLI reads the store itself, not the controller.
-	en := insight.EnginesOf(cfg)
+	en := enginesOf(cfg)
 	st.Engines = &en
 	if *out == "json" {
 		if err := writeJSON(e.out, st); err != nil {

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -237,7 +239,7 @@ func showSweep(e *env, v controller.SweepView, limit int) error {
 		{"trials", fmt.Sprintf("%d/%d done: %s", doneCount(v.Summary), v.Summary.Total, countsText(v.Summary))},
 		{"best", best},
 	}
-	for _, k := range sortedKeys(v.BestParams) {
+	for _, k := range slices.Sorted(maps.Keys(v.BestParams)) {
 		rows = append(rows, []any{"best " + k, fmt.Sprint(v.BestParams[k])})
 	}
 	rows = append(rows, []any{"created", ago(v.Sweep.CreatedAt, now)}, []any{"finished", ago(v.Sweep.FinishedAt, now)})

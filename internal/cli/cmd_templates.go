@@ -3,6 +3,8 @@ package cli
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -67,7 +69,7 @@ func runTemplatesShow(e *env, args []string) error {
 	}
 	if t == nil {
 		msg := fmt.Sprintf("no template %q in this config", name)
-		if s := closest(name, sortedKeys(cfg.Templates)); s != "" {
+		if s := closest(name, slices.Sorted(maps.Keys(cfg.Templates))); s != "" {
 			msg += fmt.Sprintf(": did you mean %s?", s)
 		}
 		return fmt.Errorf("%s (ballast templates lists them)", msg)
@@ -137,12 +139,12 @@ type templateParm struct {
 
 func templateInfos(cfg config.Config) []templateInfo {
 	var out []templateInfo
-	for _, name := range sortedKeys(cfg.Templates) {
+	for _, name := range slices.Sorted(maps.Keys(cfg.Templates)) {
 		t := cfg.Templates[name].WithDefaults()
 		info := templateInfo{Name: name, Description: t.Description, Class: t.Class, Rhythm: t.Rhythm, Team: t.Team,
 			Timeout: t.Timeout, Grace: t.Grace, Checkpointable: t.Checkpointable, Retryable: t.Retryable,
 			MaxRetries: *t.MaxRetries, NoRetryExitCodes: t.NoRetryExitCodes, Command: t.Command, Params: []templateParm{}}
-		for _, pn := range sortedKeys(t.Params) {
+		for _, pn := range slices.Sorted(maps.Keys(t.Params)) {
 			p := t.Params[pn]
 			def := "-"
 			if p.Default != nil {

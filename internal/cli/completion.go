@@ -5,6 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -64,7 +66,7 @@ func completionCommands(ctx context.Context, e *env) []completable {
 	ctx, cancel := context.WithCancel(ctx)
 	cancel()
 	var out []completable
-	for _, name := range sortedKeys(cmds) {
+	for _, name := range slices.Sorted(maps.Keys(cmds)) {
 		c := completable{name: name, summary: cmds[name].summary, verbs: verbs[name]}
 		probe := &env{out: io.Discard, errOut: io.Discard, help: true, tools: e.tools}
 		_ = cmds[name].run(ctx, probe, []string{"--help"})

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 )
@@ -14,7 +16,7 @@ func (l *labelFlag) String() string {
 		return ""
 	}
 	var parts []string
-	for _, k := range sortedKeys(l.m) {
+	for _, k := range slices.Sorted(maps.Keys(l.m)) {
 		parts = append(parts, k+"="+l.m[k])
 	}
 	return strings.Join(parts, ",")

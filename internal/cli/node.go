@@ -191,7 +191,7 @@ func startControlPlane(ctx context.Context, cfg config.Config, rdb redis.Univers
 			st.push(func() { _ = ckStore.Close() })
 		}
 	}
-	live := &insight.Live{Source: insight.FromConfig(store, cfg)}
+	live := &insight.Live{Source: insightSource(store, cfg)}
 	handler := api.Handler(store, sub, token, api.Flows{Sweeps: sweeps, Pipelines: opts.Pipelines, Metrics: metrics.Handler(),
 		Checkpoints: ckStore,
 		JobEvents: func(ctx context.Context, id string) ([]events.Event, error) {
@@ -250,7 +250,7 @@ func startMetrics(ctx context.Context, cfg config.Config, store *queues.Store, n
 		return nil, err
 	}
 	st.push(func() { _ = sub.Unsubscribe() })
-	col := &insight.Collector{Source: insight.FromConfig(store, cfg), Logger: log}
+	col := &insight.Collector{Source: insightSource(store, cfg), Logger: log}
 	pctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {

@@ -87,7 +87,7 @@ func runScenario(ctx context.Context, e *env, nc *nats.Conn, cfg config.Config, 
 // scenarioCost is what the demo's span cost, as `ballast cost` prices it,
 // or "" when it cannot be read.
 func scenarioCost(ctx context.Context, store *queues.Store, cfg config.Config, from time.Time) string {
-	rep, _, err := insight.FromConfig(store, cfg).Cost(ctx, from, time.Now())
+	rep, _, err := insightSource(store, cfg).Cost(ctx, from, time.Now())
 	if err != nil {
 		return ""
 	}

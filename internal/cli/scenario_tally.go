@@ -2,6 +2,8 @@ package cli
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -97,7 +99,7 @@ func (t *scenarioTally) summary(cost string) string {
 	defer t.mu.Unlock()
 	total := 0
 	var pools []string
-	for _, p := range sortedKeys(t.launches) {
+	for _, p := range slices.Sorted(maps.Keys(t.launches)) {
 		total += t.launches[p]
 		pools = append(pools, fmt.Sprintf("%s %d", p, t.launches[p]))
 	}

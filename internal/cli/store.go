@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"sort"
 
 	"github.com/ballastdev/ballast/internal/config"
 	"github.com/ballastdev/ballast/orchestrator/insight"
@@ -40,15 +39,5 @@ func openSource(ctx context.Context, cfgPath string) (insight.Source, func(), er
 	if err != nil {
 		return insight.Source{}, nil, err
 	}
-	return insight.FromConfig(store, cfg), closeFn, nil
-}
-
-// sortedKeys returns m's keys in order, so tables print the same each time.
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
+	return insightSource(store, cfg), closeFn, nil
 }

@@ -3,6 +3,8 @@ package cli
 import (
 	"flag"
 	"strings"
+
+	"github.com/ballastdev/ballast/internal/textdist"
 )
 
 // closest returns the candidate a mistyped word most likely meant, or ""
@@ -23,42 +25,7 @@ func closest(word string, candidates []string) string {
 	if len(prefixed) == 1 {
 		return prefixed[0]
 	}
-	best, bestD := "", max(1, len(word)/3)+1
-	for _, c := range candidates {
-		if d := editDistance(word, c); d < bestD {
-			best, bestD = c, d
-		}
-	}
-	return best
-}
-
-// editDistance is the optimal string alignment distance: insertions,
-// deletions, substitutions and swaps of two neighbours each cost one. The
-// swap matters most: it is the commonest typing slip ("sbumit").
-func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	// d[i][j] is the distance between ra[:i] and rb[:j].
-	d := make([][]int, len(ra)+1)
-	for i := range d {
-		d[i] = make([]int, len(rb)+1)
-		d[i][0] = i
-	}
-	for j := range d[0] {
-		d[0][j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
-			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
-				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
-			}
-		}
-	}
-	return d[len(ra)][len(rb)]
+	return textdist.Nearest(word, candidates, max(1, len(word)/3)+1)
 }
 
 // flagHint turns the flag package's "flag provided but not defined: -wiat"

@@ -37,6 +37,8 @@ const (
 	DefaultDrainTimeout = 5 * time.Minute
 	DefaultIdleTTL      = 2 * time.Minute
 	// DefaultCostRetention keeps a month of cost reports, a day to spare.
+	// It is insight.Retention, which config does not import (a test in
+	// the cli package holds the two equal).
 	DefaultCostRetention = 32 * 24 * time.Hour
 	// DefaultSelfFence and MaxSelfFence are workers.DefaultSelfFence and
 	// workers.MaxSelfFence, which config does not import.

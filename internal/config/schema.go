@@ -3,11 +3,14 @@ package config
 import (
 	"encoding"
 	"fmt"
+	"maps"
 	"reflect"
-	"sort"
+	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/ballastdev/ballast/internal/textdist"
 )
 
 var textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
@@ -126,44 +129,12 @@ func yamlFields(t reflect.Type) map[string]reflect.Type {
 }
 
 func unknownFieldMessage(key string, fields map[string]reflect.Type) string {
-	known := make([]string, 0, len(fields))
-	for k := range fields {
-		known = append(known, k)
-	}
-	sort.Strings(known)
+	known := slices.Sorted(maps.Keys(fields))
 	// Suggest only near misses: short keys tolerate one slip, longer ones more.
-	best, bestDist := "", 2+len(key)/4
-	for _, k := range known {
-		if d := editDistance(key, k); d < bestDist {
-			best, bestDist = k, d
-		}
-	}
-	if best != "" {
+	if best := textdist.Nearest(key, known, 2+len(key)/4); best != "" {
 		return fmt.Sprintf("unknown field %q; did you mean %q?", key, best)
 	}
 	return fmt.Sprintf("unknown field %q (known here: %s)", key, strings.Join(known, ", "))
-}
-
-// editDistance is the Levenshtein distance, for suggesting the key a typo
-// was meant to be.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 func joinPath(path, key string) string {

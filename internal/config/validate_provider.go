@@ -8,6 +8,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/ballastdev/ballast/internal/textdist"
 )
 
 // KubeReservedLabelPrefix is the label prefix the provider owns on worker
@@ -105,13 +107,7 @@ func notAnElasticPool(name string, elastic []string, pools map[string]PoolConfig
 	if p, ok := pools[name]; ok {
 		return fmt.Sprintf("pool %q is a %s pool; only elastic (ondemand, spot) pools are started as pods: drop this entry", name, p.Kind)
 	}
-	best, bestDist := "", 2+len(name)/4
-	for _, e := range elastic {
-		if d := editDistance(name, e); d < bestDist {
-			best, bestDist = e, d
-		}
-	}
-	if best != "" {
+	if best := textdist.Nearest(name, elastic, 2+len(name)/4); best != "" {
 		return fmt.Sprintf("no elastic pool %q in pools; did you mean %q?", name, best)
 	}
 	return fmt.Sprintf("no elastic pool %q in pools (elastic pools: %s)", name, strings.Join(elastic, ", "))

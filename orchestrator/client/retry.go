@@ -9,10 +9,10 @@ import (
 	"fmt"
 	"net"
 	"syscall"
-	"time"
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/ballastdev/ballast/internal/retry"
 	"github.com/ballastdev/ballast/jobs"
 	"github.com/ballastdev/ballast/orchestrator/events"
 	"github.com/ballastdev/ballast/orchestrator/intake"
@@ -88,7 +88,8 @@ func submit[V, R any](ctx context.Context, o Options, k kind[V, R], v V, try try
 // have recorded.
 func tries[R any](ctx context.Context, o Options, op, hint string, try func(context.Context) (R, error)) (R, error) {
 	var zero R
-	backoff := o.Backoff
+	// Many clients cut off by one intake outage come back spread out.
+	bo := retry.Backoff{Base: o.Backoff, Max: maxBackoff}
 	for n := 1; ; n++ {
 		tctx, cancel := context.WithTimeout(ctx, o.Timeout)
 		r, err := try(tctx)
@@ -104,14 +105,9 @@ func tries[R any](ctx context.Context, o Options, op, hint string, try func(cont
 		case n > o.Retries:
 			return zero, fmt.Errorf("%s: after %d tries: %w (%s)", op, n, err, hint)
 		}
-		t := time.NewTimer(backoff)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return zero, fmt.Errorf("%s: %w (after %d tries; last: %w; %s)", op, ctx.Err(), n, err, hint)
+		if cerr := bo.Wait(ctx, bo.Delay(n)); cerr != nil {
+			return zero, fmt.Errorf("%s: %w (after %d tries; last: %w; %s)", op, cerr, n, err, hint)
 		}
-		backoff = min(2*backoff, maxBackoff)
 	}
 }
 

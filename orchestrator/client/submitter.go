@@ -31,8 +31,9 @@ type Options struct {
 	// value means never. Invalid, conflicting or unauthorized submissions
 	// are never retried: the answer would not change.
 	Retries int
-	// Backoff is the wait before the first retry, doubled before each next
-	// one; 0 means DefaultBackoff.
+	// Backoff caps the wait before the first retry, the cap doubled before
+	// each next one (each wait is drawn at random below its cap); 0 means
+	// DefaultBackoff.
 	Backoff time.Duration
 	// Timeout bounds each try; 0 means DefaultTimeout. The caller's context
 	// bounds all of them together.

@@ -3,8 +3,6 @@ package insight
 import (
 	"net/url"
 	"strings"
-
-	"github.com/ballastdev/ballast/internal/config"
 )
 
 // Engines names the message bus and the elastic capacity provider a
@@ -22,14 +20,16 @@ type Engines struct {
 	Provider string `json:"provider"`
 }
 
-// EnginesOf is the Engines of a loaded config whose provider kind is the
-// one in force (the --provider flag may override the config's).
-func EnginesOf(cfg config.Config) Engines {
-	e := Engines{Stream: cfg.NATS.Stream, StreamReplicas: max(cfg.NATS.StreamReplicas, 1), Provider: cfg.Provider.Kind, NATS: []string{}}
+// EnginesOf is the Engines of a comma-separated NATS URL list, the event
+// stream and its replicas, and the provider kind in force (the caller
+// reads them from its config; the --provider flag may override it).
+// Plain values keep this package free of the command layer's config.
+func EnginesOf(natsURLs, stream string, replicas int, provider string) Engines {
+	e := Engines{Stream: stream, StreamReplicas: max(replicas, 1), Provider: provider, NATS: []string{}}
 	if e.Provider == "" {
 		e.Provider = "none"
 	}
-	for _, raw := range strings.Split(cfg.NATS.URL, ",") {
+	for _, raw := range strings.Split(natsURLs, ",") {
 		raw = strings.TrimSpace(raw)
 		if raw == "" {
 			continue

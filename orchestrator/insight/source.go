@@ -3,7 +3,6 @@ package insight
 import (
 	"time"
 
-	"github.com/ballastdev/ballast/internal/config"
 	"github.com/ballastdev/ballast/orchestrator/policy"
 	"github.com/ballastdev/ballast/queues"
 )
@@ -19,8 +18,10 @@ const (
 	// DefaultAdviceWindow is how far back the overview's advice looks.
 	DefaultAdviceWindow = 24 * time.Hour
 	// Retention is how long usage records and ended worker lives are
-	// kept unless the config says otherwise (controller.cost_retention).
-	Retention = config.DefaultCostRetention
+	// kept unless the config says otherwise (controller.cost_retention):
+	// a month of cost reports, a day to spare. The config's default is
+	// this value.
+	Retention = 32 * 24 * time.Hour
 )
 
 // Span is how far back the key measures' series goes, and its buckets.
@@ -78,14 +79,6 @@ type Source struct {
 	Recent, SeriesWindow, SeriesStep, AdviceWindow, Retention time.Duration
 	// Engines is what the overview says of NATS and the provider.
 	Engines Engines
-}
-
-// FromConfig is the Source of a loaded config.
-func FromConfig(store *queues.Store, cfg config.Config) Source {
-	pc := cfg.PolicyConfig()
-	return Source{Store: store, Pools: cfg.PolicyPools(), Quota: cfg.FixedQuota(), High: pc.High, Low: pc.Low,
-		CoreOverflow: pc.CoreOverflow, CoreMaxWait: pc.CoreMaxWait,
-		Retention: cfg.Controller.CostRetention.Std(), Engines: EnginesOf(cfg)}
 }
 
 func (s Source) pool(name string) (policy.Pool, bool) {

@@ -2,6 +2,8 @@ package pipeline
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -59,7 +61,7 @@ func (e *UnknownStepError) Error() string {
 // dependencies; among steps that could go next, the smallest name goes first,
 // so the order is the same on every call.
 func Order(p Pipeline) ([]string, error) {
-	names := sortedKeys(p.Steps)
+	names := slices.Sorted(maps.Keys(p.Steps))
 	for _, n := range names {
 		for _, d := range p.Steps[n].DependsOn {
 			if _, ok := p.Steps[d]; !ok {
@@ -236,15 +238,6 @@ func RunState(states map[string]StepState) RunOutcome {
 		return RunFailed
 	}
 	return RunSucceeded
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for n := range m {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
 }
 
 func uniq(list []string) []string {

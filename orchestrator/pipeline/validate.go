@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/ballastdev/ballast/jobs"
@@ -66,7 +68,7 @@ func Validate(name string, p Pipeline, cat *jobs.Catalog) error {
 	case len(p.Steps) > MaxSteps:
 		add(base+".steps", fmt.Sprintf("%d steps; the limit is %d", len(p.Steps), MaxSteps), nil)
 	}
-	names := sortedKeys(p.Steps)
+	names := slices.Sorted(maps.Keys(p.Steps))
 	depsOK := true
 	for _, sn := range names {
 		st := p.Steps[sn]
@@ -177,7 +179,7 @@ func submission(st Step) (jobs.Submission, []*jobs.FieldError) {
 	var out []*jobs.FieldError
 	if len(st.Params) > 0 {
 		sub.Params = make(map[string]json.RawMessage, len(st.Params))
-		for _, k := range sortedKeys(st.Params) {
+		for _, k := range slices.Sorted(maps.Keys(st.Params)) {
 			raw, err := json.Marshal(st.Params[k])
 			if err != nil {
 				out = append(out, &jobs.FieldError{Field: "params." + k, Message: "cannot be passed to a job: " + err.Error()})

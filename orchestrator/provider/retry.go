@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/ballastdev/ballast/internal/retry"
 )
 
 // Defaults for RetryOptions.
@@ -20,10 +22,12 @@ type RetryOptions struct {
 	// Attempts is how many times Launch is tried in all; default
 	// DefaultRetryAttempts.
 	Attempts int
-	// Backoff is the wait before the second attempt, doubled for each one
-	// after; default DefaultRetryBackoff.
+	// Backoff caps the wait before the second attempt, the cap doubled for
+	// each one after; default DefaultRetryBackoff. Each wait is drawn at
+	// random below its cap, so that controllers failing together do not
+	// come back together.
 	Backoff time.Duration
-	// MaxBackoff caps the wait; default DefaultRetryMaxBackoff.
+	// MaxBackoff caps every wait; default DefaultRetryMaxBackoff.
 	MaxBackoff time.Duration
 	// Logger logs each retry; nil discards.
 	Logger *slog.Logger
@@ -33,6 +37,7 @@ type RetryOptions struct {
 type retrying struct {
 	Provider
 	opts RetryOptions
+	bo   retry.Backoff
 	log  *slog.Logger
 }
 
@@ -62,14 +67,13 @@ func WithRetry(p Provider, opts RetryOptions) Provider {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &retrying{Provider: p, opts: opts, log: log}
+	return &retrying{Provider: p, opts: opts, bo: retry.Backoff{Base: opts.Backoff, Max: opts.MaxBackoff}, log: log}
 }
 
 // Launch tries p.Launch until all n instances are started, the error is
 // not a launch failure, or the attempts run out.
 func (r *retrying) Launch(ctx context.Context, pool string, n int) ([]Instance, error) {
 	var all []Instance
-	wait := r.opts.Backoff
 	for attempt := 1; ; attempt++ {
 		got, err := r.Provider.Launch(ctx, pool, n-len(all))
 		all = append(all, got...)
@@ -81,16 +85,12 @@ func (r *retrying) Launch(ctx context.Context, pool string, n int) ([]Instance, 
 		if final {
 			return all, withAttempts(err, attempt, n, len(all))
 		}
+		wait := r.bo.Delay(attempt)
 		r.log.Warn("launch failed; retrying", "pool", pool, "missing", n-len(all),
 			"attempt", attempt, "backoff", wait, "err", err)
-		t := time.NewTimer(wait)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return all, fmt.Errorf("%w; retry abandoned: %w", withAttempts(err, attempt, n, len(all)), ctx.Err())
+		if cerr := r.bo.Wait(ctx, wait); cerr != nil {
+			return all, fmt.Errorf("%w; retry abandoned: %w", withAttempts(err, attempt, n, len(all)), cerr)
 		}
-		wait = min(2*wait, r.opts.MaxBackoff)
 	}
 }
 

@@ -59,14 +59,16 @@ var fastRetry = RetryOptions{Attempts: 3, Backoff: 20 * time.Millisecond, MaxBac
 
 func TestRetryRecoversFromLaunchFailures(t *testing.T) {
 	s := &scripted{results: []func(int) ([]Instance, error){fail(0, ErrLaunchFailed), fail(0, ErrLaunchFailed), succeed}}
-	insts, err := WithRetry(s, fastRetry).Launch(context.Background(), "spot", 2)
+	r := WithRetry(s, fastRetry).(*retrying)
+	r.bo.Rand = func(n int64) int64 { return n - 1 } // every wait its cap
+	insts, err := r.Launch(context.Background(), "spot", 2)
 	if err != nil || len(insts) != 2 {
 		t.Fatalf("Launch = %v, %v; want 2 instances after retries", insts, err)
 	}
 	if got := s.calls(); len(got) != 3 {
 		t.Fatalf("calls = %v, want 3", got)
 	}
-	// Backoff doubles from 20ms, capped at 30ms.
+	// The wait's cap doubles from 20ms, capped at 30ms.
 	for i, want := range []time.Duration{20 * time.Millisecond, 30 * time.Millisecond} {
 		if gap := s.at[i+1].Sub(s.at[i]); gap < want {
 			t.Errorf("wait before attempt %d = %v, want at least %v", i+2, gap, want)

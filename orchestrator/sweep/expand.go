@@ -4,7 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -193,7 +194,7 @@ func (sp Space) check(ps *problems) int {
 			return 0
 		}
 		size, factors := 1, make([]string, 0, len(sp.Grid))
-		for _, name := range sortedKeys(sp.Grid) {
+		for _, name := range slices.Sorted(maps.Keys(sp.Grid)) {
 			n := len(sp.Grid[name])
 			if n == 0 {
 				ps.add("space.grid."+name, "no values: give at least one, or drop the parameter")
@@ -258,7 +259,7 @@ func (s Spec) checkParams(t jobs.Template, ps *problems) {
 		}
 		return true
 	}
-	for _, name := range sortedKeys(s.Fixed) {
+	for _, name := range slices.Sorted(maps.Keys(s.Fixed)) {
 		if decl, ok := known("fixed."+name, name); ok {
 			value("fixed."+name, decl, s.Fixed[name])
 		}
@@ -267,7 +268,7 @@ func (s Spec) checkParams(t jobs.Template, ps *problems) {
 	sp := s.Space
 	switch {
 	case sp.Grid != nil:
-		for _, name := range sortedKeys(sp.Grid) {
+		for _, name := range slices.Sorted(maps.Keys(sp.Grid)) {
 			field := "space.grid." + name
 			inSpace[name] = true
 			decl, ok := known(field, name)
@@ -279,7 +280,7 @@ func (s Spec) checkParams(t jobs.Template, ps *problems) {
 			}
 		}
 	case sp.Random != nil:
-		for _, name := range sortedKeys(sp.Random.Params) {
+		for _, name := range slices.Sorted(maps.Keys(sp.Random.Params)) {
 			field := "space.random.params." + name
 			inSpace[name] = true
 			decl, ok := known(field, name)
@@ -290,7 +291,7 @@ func (s Spec) checkParams(t jobs.Template, ps *problems) {
 		}
 	case sp.List != nil:
 		for i, entry := range sp.List {
-			for _, name := range sortedKeys(entry) {
+			for _, name := range slices.Sorted(maps.Keys(entry)) {
 				field := fmt.Sprintf("space.list[%d].%s", i, name)
 				decl, ok := known(field, name)
 				if !ok || !fixedOnly(field, name) {
@@ -298,7 +299,7 @@ func (s Spec) checkParams(t jobs.Template, ps *problems) {
 				}
 				value(field, decl, entry[name])
 			}
-			for _, name := range sortedKeys(t.Params) {
+			for _, name := range slices.Sorted(maps.Keys(t.Params)) {
 				_, inEntry := entry[name]
 				_, fixed := s.Fixed[name]
 				if t.Params[name].Required && !inEntry && !fixed {
@@ -308,7 +309,7 @@ func (s Spec) checkParams(t jobs.Template, ps *problems) {
 		}
 		return
 	}
-	for _, name := range sortedKeys(t.Params) {
+	for _, name := range slices.Sorted(maps.Keys(t.Params)) {
 		_, fixed := s.Fixed[name]
 		if t.Params[name].Required && !inSpace[name] && !fixed {
 			ps.add("fixed."+name, fmt.Sprintf("missing required %s parameter: give it in fixed or in the search space", t.Params[name].Type))
@@ -317,18 +318,9 @@ func (s Spec) checkParams(t jobs.Template, ps *problems) {
 }
 
 func paramList(t jobs.Template) string {
-	names := sortedKeys(t.Params)
+	names := slices.Sorted(maps.Keys(t.Params))
 	if len(names) == 0 {
 		return "no parameters"
 	}
 	return strings.Join(names, ", ")
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

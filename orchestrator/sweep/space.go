@@ -3,8 +3,10 @@ package sweep
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 
 	"github.com/ballastdev/ballast/jobs"
@@ -111,7 +113,7 @@ func (sp Space) points() []map[string]json.RawMessage {
 // gridPoints is the cartesian product: parameters sorted by name, the last
 // one varying fastest, values in the order given.
 func gridPoints(grid map[string][]json.RawMessage) []map[string]json.RawMessage {
-	names := sortedKeys(grid)
+	names := slices.Sorted(maps.Keys(grid))
 	size := 1
 	for _, n := range names {
 		size *= len(grid[n])
@@ -140,7 +142,7 @@ func gridPoints(grid map[string][]json.RawMessage) []map[string]json.RawMessage 
 // the spec.
 func randomPoints(r *Random) []map[string]json.RawMessage {
 	rng := rand.New(rand.NewPCG(r.Seed, pcgStream))
-	names := sortedKeys(r.Params)
+	names := slices.Sorted(maps.Keys(r.Params))
 	out := make([]map[string]json.RawMessage, r.Count)
 	for i := range out {
 		p := make(map[string]json.RawMessage, len(names))

@@ -1,0 +1,21 @@
+package cli
+
+import (
+	"github.com/ballastdev/ballast/internal/config"
+	"github.com/ballastdev/ballast/orchestrator/insight"
+	"github.com/ballastdev/ballast/queues"
+)
+
+// insightSource is the insight.Source of a loaded config. The conversion
+// lives here, in the command layer, so insight does not import config.
+func insightSource(store *queues.Store, cfg config.Config) insight.Source {
+	pc := cfg.PolicyConfig()
+	return insight.Source{Store: store, Pools: cfg.PolicyPools(), Quota: cfg.FixedQuota(), High: pc.High, Low: pc.Low,
+		CoreOverflow: pc.CoreOverflow, CoreMaxWait: pc.CoreMaxWait,
+		Retention: cfg.Controller.CostRetention.Std(), Engines: enginesOf(cfg)}
+}
+
+// enginesOf is what the overview says of a config's NATS and provider.
+func enginesOf(cfg config.Config) insight.Engines {
+	return insight.EnginesOf(cfg.NATS.URL, cfg.NATS.Stream, cfg.NATS.StreamReplicas, cfg.Provider.Kind)
+}
