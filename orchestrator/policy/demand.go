@@ -140,7 +140,12 @@ func (v *view) measureElastic(launches []Launch) {
 		return cmp.Or(cmp.Compare(a.pool.PricePerSlotHour, b.pool.PricePerSlotHour), cmp.Compare(a.pool.Name, b.pool.Name))
 	})
 	for _, w := range v.workers {
-		d := v.demand[w.Pool]
+		// w.pool is the index's pool of that name, so it is one of
+		// v.elastic's exactly when v.demand[w.Pool] is set. Comparing
+		// pointers over the few elastic pools skips hashing each worker's
+		// pool name, which this loop, run every tick over every worker,
+		// spent much of its time on.
+		d := v.demandOf(w.pool)
 		if d == nil {
 			continue
 		}
@@ -168,11 +173,22 @@ func (v *view) measureElastic(launches []Launch) {
 	}
 }
 
+// demandOf is the bookkeeping of pool p, or nil for a fixed pool.
+func (v *view) demandOf(p *Pool) *poolDemand {
+	for _, d := range v.elastic {
+		if d.pool == p {
+			return d
+		}
+	}
+	return nil
+}
+
 // heldRoom is how many of held slots placed on elastic worker w count
 // as work the pool needs: those it has free. The rest is a reservation
 // waiting for w's own slots, which no new worker would serve.
 func (v *view) heldRoom(w *workerRec, held int) int {
-	return min(held, max(w.Slots-max(w.Busy, v.use(w).used, 0), 0))
+	used, _ := v.usedHeld(w)
+	return min(held, max(w.Slots-max(w.Busy, used, 0), 0))
 }
 
 // addQueued counts a queued one-slot job placed on the pool: a slot, or a

@@ -108,7 +108,7 @@ func (p *planner) takeFixed(j *Job, ws []*workerRec) {
 	for _, w := range ws {
 		pl.take(w, j, false)
 	}
-	clear(pl.maxFree)
+	pl.maxFree = pl.maxFree[:0]
 	clear(pl.unfit)
 	clear(pl.idle)
 }

@@ -83,7 +83,7 @@ func (p *planner) placerOf() *placer {
 	if p.placer != nil {
 		return p.placer
 	}
-	pl := &placer{planner: p, reserved: map[placeGroup]bool{}, closed: map[*workerRec]bool{}, maxFree: map[placeTarget]int{},
+	pl := &placer{planner: p, reserved: map[placeGroup]bool{}, closed: map[*workerRec]bool{},
 		unfit: map[jobShape]bool{}, grows: map[jobShape]bool{}, idle: map[jobShape]bool{}}
 	p.placer = pl
 	// A placed job still queued may be a reservation waiting for its
@@ -191,8 +191,9 @@ type placer struct {
 	reserved map[placeGroup]bool
 	closed   map[*workerRec]bool
 	// maxFree caches the most free slots of an open worker per target;
-	// a placement clears it.
-	maxFree map[placeTarget]int
+	// a placement clears it. A tick sees a handful of targets at most, so
+	// a list beats a map: no hashing of the target's pool name per job.
+	maxFree []targetFree
 	// A tick may walk thousands of sized jobs that cannot start: these
 	// remember, per shape, what was found for the first, so the rest cost
 	// a map lookup. unfit holds the shapes for which no worker has room
@@ -294,8 +295,10 @@ func (pl *placer) freeing(w *workerRec) int {
 
 // mostFree is the most free slots of an open worker that t places on.
 func (pl *placer) mostFree(t placeTarget) int {
-	if n, ok := pl.maxFree[t]; ok {
-		return n
+	for _, f := range pl.maxFree {
+		if f.t == t {
+			return f.n
+		}
 	}
 	n := 0
 	// The walk drops the workers that filled since the list was made.
@@ -312,8 +315,14 @@ func (pl *placer) mostFree(t placeTarget) int {
 		}
 	}
 	pl.room = kept
-	pl.maxFree[t] = n
+	pl.maxFree = append(pl.maxFree, targetFree{t, n})
 	return n
+}
+
+// targetFree is mostFree's answer n for target t.
+type targetFree struct {
+	t placeTarget
+	n int
 }
 
 // place places j where it fits now or, as its group's head, reserves.
@@ -596,7 +605,7 @@ func (pl *placer) moveReservations(keys []queueKey) {
 				pl.closed[w] = false
 			}
 		}
-		clear(pl.maxFree)
+		pl.maxFree = pl.maxFree[:0]
 		clear(pl.unfit)
 		clear(pl.idle)
 		pl.placing[j.ID] = true
@@ -625,7 +634,7 @@ func (pl *placer) commit(j *Job, g placeGroup, ws []*workerRec, reserve bool) {
 	case QueueLoan:
 		pl.loans -= j.weight()
 	}
-	clear(pl.maxFree)
+	pl.maxFree = pl.maxFree[:0]
 	clear(pl.unfit)
 	clear(pl.idle)
 	desc := fmt.Sprintf("%d slots", k)
