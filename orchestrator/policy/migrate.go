@@ -110,7 +110,7 @@ func (p *planner) takeFixed(j *Job, ws []*workerRec) {
 	}
 	pl.maxFree = pl.maxFree[:0]
 	clear(pl.unfit)
-	clear(pl.idle)
+	pl.forgetIdle()
 }
 
 // moveOrder ranks running elastic jobs for migration: core work home
