@@ -158,8 +158,7 @@ func (v *view) measureElastic(launches []Launch) {
 		}
 		if w.active() {
 			// Jobs migrating or reclaimed away need no worker here.
-			u := v.use(w)
-			d.running += u.used - u.leaving + v.heldRoom(w, u.held)
+			d.running += v.staying(w)
 		}
 	}
 	for _, d := range v.elastic {
@@ -171,6 +170,24 @@ func (v *view) measureElastic(launches []Launch) {
 			d.oldestLaunch = max(d.oldestLaunch, v.now.Sub(l.RequestedAt))
 		}
 	}
+}
+
+// staying is what w's records hold there that stays: use(w).used less
+// use(w).leaving, plus heldRoom of use(w).held. It reads the record in
+// place, as usedHeld does, since this runs for every elastic worker every
+// tick.
+func (v *view) staying(w *workerRec) int {
+	u := w.use
+	if u == nil {
+		return 0
+	}
+	used, leaving := u.used, u.leaving
+	if u.shared != 0 {
+		all := wholeOf(u.shared)
+		used += all
+		leaving += all - wholeOf(u.shared-u.sharedLeaving)
+	}
+	return used - leaving + min(u.held, max(w.Slots-max(w.Busy, used, 0), 0))
 }
 
 // demandOf is the bookkeeping of pool p, or nil for a fixed pool.
