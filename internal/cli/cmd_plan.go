@@ -6,6 +6,7 @@ import (
 	"io"
 	"maps"
 	"os"
+	"runtime/debug"
 	"slices"
 	"time"
 
@@ -55,6 +56,14 @@ func runPlan(ctx context.Context, e *env, args []string) error {
 	so, err := sf.options(ctx, cfg, *src.seed, e.errOut)
 	if err != nil {
 		return err
+	}
+	if os.Getenv("GOGC") == "" {
+		// A plan's simulations make much short-lived garbage over a small
+		// live heap, and at the default the collector took about a sixth
+		// of plan's CPU on the Alibaba trace. Collecting at five times the
+		// live heap rather than twice cut plan's CPU by about 13% for some
+		// 45 MiB more at peak. A GOGC the user set wins.
+		defer debug.SetGCPercent(debug.SetGCPercent(400))
 	}
 	p, err := untilCancelled(ctx, func() (planner.Plan, error) {
 		return planner.Make(tr, planner.Options{Sim: so, TuneDays: days, WithoutCoreOverflow: !*overflow,

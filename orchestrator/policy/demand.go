@@ -140,7 +140,12 @@ func (v *view) measureElastic(launches []Launch) {
 		return cmp.Or(cmp.Compare(a.pool.PricePerSlotHour, b.pool.PricePerSlotHour), cmp.Compare(a.pool.Name, b.pool.Name))
 	})
 	for _, w := range v.workers {
-		d := v.demand[w.Pool]
+		// w.pool is the index's pool of that name, so it is one of
+		// v.elastic's exactly when v.demand[w.Pool] is set. Comparing
+		// pointers over the few elastic pools skips hashing each worker's
+		// pool name, which this loop, run every tick over every worker,
+		// spent much of its time on.
+		d := v.demandOf(w.pool)
 		if d == nil {
 			continue
 		}
@@ -153,8 +158,7 @@ func (v *view) measureElastic(launches []Launch) {
 		}
 		if w.active() {
 			// Jobs migrating or reclaimed away need no worker here.
-			u := v.use(w)
-			d.running += u.used - u.leaving + v.heldRoom(w, u.held)
+			d.running += v.staying(w)
 		}
 	}
 	for _, d := range v.elastic {
@@ -168,11 +172,40 @@ func (v *view) measureElastic(launches []Launch) {
 	}
 }
 
+// staying is what w's records hold there that stays: use(w).used less
+// use(w).leaving, plus heldRoom of use(w).held. It reads the record in
+// place, as usedHeld does, since this runs for every elastic worker every
+// tick.
+func (v *view) staying(w *workerRec) int {
+	u := w.use
+	if u == nil {
+		return 0
+	}
+	used, leaving := u.used, u.leaving
+	if u.shared != 0 {
+		all := wholeOf(u.shared)
+		used += all
+		leaving += all - wholeOf(u.shared-u.sharedLeaving)
+	}
+	return used - leaving + min(u.held, max(w.Slots-max(w.Busy, used, 0), 0))
+}
+
+// demandOf is the bookkeeping of pool p, or nil for a fixed pool.
+func (v *view) demandOf(p *Pool) *poolDemand {
+	for _, d := range v.elastic {
+		if d.pool == p {
+			return d
+		}
+	}
+	return nil
+}
+
 // heldRoom is how many of held slots placed on elastic worker w count
 // as work the pool needs: those it has free. The rest is a reservation
 // waiting for w's own slots, which no new worker would serve.
 func (v *view) heldRoom(w *workerRec, held int) int {
-	return min(held, max(w.Slots-max(w.Busy, v.use(w).used, 0), 0))
+	used, _ := v.usedHeld(w)
+	return min(held, max(w.Slots-max(w.Busy, used, 0), 0))
 }
 
 // addQueued counts a queued one-slot job placed on the pool: a slot, or a

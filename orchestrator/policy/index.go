@@ -92,6 +92,10 @@ type workerRec struct {
 	pool *Pool
 	jobs []*Job
 	recs []*jobRec // parallel to jobs
+	// use is ix.use[ID], kept in step by holdOn and PutWorker: the view
+	// reads a worker's use many times a tick, and following a pointer
+	// costs far less than hashing the worker's ID each time.
+	use *slotUse
 }
 
 // slotUse is what the job records hold on one worker: the slots of
@@ -260,7 +264,7 @@ func (ix *Index) PutWorker(w Worker) {
 	if pool == nil {
 		return
 	}
-	wr := &workerRec{Worker: w, pool: pool}
+	wr := &workerRec{Worker: w, pool: pool, use: ix.use[w.ID]}
 	ix.workers[w.ID] = wr
 	ix.sorted = insertWorker(ix.sorted, wr)
 	ix.byPool[w.Pool] = insertWorker(ix.byPool[w.Pool], wr)
@@ -368,6 +372,9 @@ func (ix *Index) holdOn(id string, j *Job, d int) {
 	if u == nil {
 		u = &slotUse{}
 		ix.use[id] = u
+		if w := ix.workers[id]; w != nil {
+			w.use = u
+		}
 	}
 	k := d * j.slots()
 	if j.running() && j.Share > 0 {
@@ -397,6 +404,9 @@ func (ix *Index) holdOn(id string, j *Job, d int) {
 	u.memory += int64(d) * max(j.Memory, 0)
 	if *u == (slotUse{}) {
 		delete(ix.use, id)
+		if w := ix.workers[id]; w != nil {
+			w.use = nil
+		}
 	}
 }
 

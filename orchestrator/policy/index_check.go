@@ -110,6 +110,9 @@ func (ix *Index) state() map[string]any {
 				st["records of worker "+w.ID] = "out of step with its jobs"
 			}
 		}
+		if w.use != ix.use[w.ID] {
+			st["slot use of worker "+w.ID] = "out of step with the index's"
+		}
 	}
 	for id, u := range ix.use {
 		st["slots held on worker "+id] = *u

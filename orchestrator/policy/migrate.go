@@ -108,9 +108,9 @@ func (p *planner) takeFixed(j *Job, ws []*workerRec) {
 	for _, w := range ws {
 		pl.take(w, j, false)
 	}
-	clear(pl.maxFree)
+	pl.maxFree = pl.maxFree[:0]
 	clear(pl.unfit)
-	clear(pl.idle)
+	pl.forgetIdle()
 }
 
 // moveOrder ranks running elastic jobs for migration: core work home

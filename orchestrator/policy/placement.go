@@ -51,7 +51,7 @@ func (p *planner) placeSized(keys []queueKey) {
 	pl := p.placerOf()
 	// Rules between the two passes may change what is free.
 	clear(pl.unfit)
-	clear(pl.idle)
+	pl.forgetIdle()
 	pl.roomMade = false
 	pl.moveReservations(keys)
 	for _, k := range keys {
@@ -83,7 +83,7 @@ func (p *planner) placerOf() *placer {
 	if p.placer != nil {
 		return p.placer
 	}
-	pl := &placer{planner: p, reserved: map[placeGroup]bool{}, closed: map[*workerRec]bool{}, maxFree: map[placeTarget]int{},
+	pl := &placer{planner: p, reserved: map[placeGroup]bool{}, closed: map[*workerRec]bool{},
 		unfit: map[jobShape]bool{}, grows: map[jobShape]bool{}, idle: map[jobShape]bool{}}
 	p.placer = pl
 	// A placed job still queued may be a reservation waiting for its
@@ -191,8 +191,9 @@ type placer struct {
 	reserved map[placeGroup]bool
 	closed   map[*workerRec]bool
 	// maxFree caches the most free slots of an open worker per target;
-	// a placement clears it.
-	maxFree map[placeTarget]int
+	// a placement clears it. A tick sees a handful of targets at most, so
+	// a list beats a map: no hashing of the target's pool name per job.
+	maxFree []targetFree
 	// A tick may walk thousands of sized jobs that cannot start: these
 	// remember, per shape, what was found for the first, so the rest cost
 	// a map lookup. unfit holds the shapes for which no worker has room
@@ -203,6 +204,12 @@ type placer struct {
 	// placement: none fits now, and their group cannot reserve (it has,
 	// or must not). One lookup then settles every job of the shape.
 	idle map[jobShape]bool
+	// lastIdle is the shape last found in idle (lastIdleSet when there
+	// is one): a queue's sized jobs come in runs of one shape, and
+	// comparing with the last costs less than hashing it into idle.
+	// Every clear of idle clears it too (forgetIdle).
+	lastIdle    jobShape
+	lastIdleSet bool
 	// room lists, in worker order, the workers that had a free slot when
 	// it was made: in a busy cluster most have none, and pick and mostFree
 	// would otherwise walk every worker for every job they place. Within
@@ -294,8 +301,10 @@ func (pl *placer) freeing(w *workerRec) int {
 
 // mostFree is the most free slots of an open worker that t places on.
 func (pl *placer) mostFree(t placeTarget) int {
-	if n, ok := pl.maxFree[t]; ok {
-		return n
+	for _, f := range pl.maxFree {
+		if f.t == t {
+			return f.n
+		}
 	}
 	n := 0
 	// The walk drops the workers that filled since the list was made.
@@ -312,8 +321,14 @@ func (pl *placer) mostFree(t placeTarget) int {
 		}
 	}
 	pl.room = kept
-	pl.maxFree[t] = n
+	pl.maxFree = append(pl.maxFree, targetFree{t, n})
 	return n
+}
+
+// targetFree is mostFree's answer n for target t.
+type targetFree struct {
+	t placeTarget
+	n int
 }
 
 // place places j where it fits now or, as its group's head, reserves.
@@ -321,7 +336,11 @@ func (pl *placer) mostFree(t placeTarget) int {
 func (pl *placer) place(j *Job) {
 	g := pl.groupOf(j)
 	sh, plain := shapeOf(j, g)
+	if plain && pl.lastIdleSet && sh == pl.lastIdle {
+		return
+	}
 	if plain && pl.idle[sh] {
+		pl.lastIdle, pl.lastIdleSet = sh, true
 		return
 	}
 	if j.Queue == QueueLoan && pl.coreQueued > pl.freeFixed-j.weight() {
@@ -341,7 +360,7 @@ func (pl *placer) place(j *Job) {
 	// core work out, and a held job cannot be reclaimed.
 	if pl.reserved[g] || j.Queue == QueueLoan {
 		if plain {
-			pl.idle[sh] = true
+			pl.markIdle(sh)
 		}
 		return
 	}
@@ -354,7 +373,7 @@ func (pl *placer) place(j *Job) {
 	}
 	if grows {
 		if plain {
-			pl.idle[sh] = true
+			pl.markIdle(sh)
 		}
 		return
 	}
@@ -365,8 +384,22 @@ func (pl *placer) place(j *Job) {
 	// No worker could ever hold it: neither can one for any job of its
 	// shape until a placement changes what is open.
 	if plain {
-		pl.idle[sh] = true
+		pl.markIdle(sh)
 	}
+}
+
+// markIdle records that nothing can happen for shape sh until a
+// placement.
+func (pl *placer) markIdle(sh jobShape) {
+	pl.idle[sh] = true
+	pl.lastIdle, pl.lastIdleSet = sh, true
+}
+
+// forgetIdle empties idle: a placement or a moved reservation may have
+// made room for any shape.
+func (pl *placer) forgetIdle() {
+	clear(pl.idle)
+	pl.lastIdleSet = false
 }
 
 // growable reports whether an elastic pool may grow for j, so it waits
@@ -596,9 +629,9 @@ func (pl *placer) moveReservations(keys []queueKey) {
 				pl.closed[w] = false
 			}
 		}
-		clear(pl.maxFree)
+		pl.maxFree = pl.maxFree[:0]
 		clear(pl.unfit)
-		clear(pl.idle)
+		pl.forgetIdle()
 		pl.placing[j.ID] = true
 		pl.add(Action{Kind: Place, Job: j.ID, Workers: ids, Queue: j.Queue, Rule: 8,
 			Reason: fmt.Sprintf("reserved on %s for %s; fits now on %s: the reservation moves",
@@ -625,9 +658,9 @@ func (pl *placer) commit(j *Job, g placeGroup, ws []*workerRec, reserve bool) {
 	case QueueLoan:
 		pl.loans -= j.weight()
 	}
-	clear(pl.maxFree)
+	pl.maxFree = pl.maxFree[:0]
 	clear(pl.unfit)
-	clear(pl.idle)
+	pl.forgetIdle()
 	desc := fmt.Sprintf("%d slots", k)
 	if j.gang() {
 		desc = fmt.Sprintf("gang of %d x %d slots in region %q", j.replicas(), k, ws[0].pool.Region)
