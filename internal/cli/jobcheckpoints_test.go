@@ -1,19 +1,16 @@
 package cli
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/ballastdev/ballast/internal/testenv"
-	"github.com/ballastdev/ballast/jobs"
 	"github.com/ballastdev/ballast/queues"
-	"github.com/ballastdev/ballast/workers/checkpoint"
+	"github.com/ballastdev/ballast/workers/checkpoint/checkpointtest"
 )
 
 // TestJobsShowListsKeptCheckpoints: three checkpoints committed with keep
@@ -36,37 +33,11 @@ checkpoints:
 	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
 	store := queues.NewStore(rdb, queues.StoreOptions{Namespace: ns})
-	sub, err := store.Submit(ctx, jobs.Spec{Command: []string{"true"}, Class: jobs.ClassCore, Rhythm: jobs.RhythmPeriodic,
-		Timeout: jobs.Duration(time.Minute), Grace: jobs.Duration(time.Second)}, queues.QueueCore)
-	if err != nil {
-		t.Fatal(err)
-	}
-	j, ok, err := store.Claim(ctx, queues.Delivery{JobID: sub.Job.ID, Attempt: 1}, "w1")
-	if err != nil || !ok {
-		t.Fatalf("claim: %v %v", ok, err)
-	}
-	st, err := checkpoint.Open(ctx, storeURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	saver, err := checkpoint.NewSaver(st, store.CheckpointLedger("w1"), j.ID, j.Attempt, nil, checkpoint.Options{Keep: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "weights"), make([]byte, 300000), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	f := checkpointtest.New(t, store, storeURL, 2, 300000)
+	j := f.Job
 	for i, token := range []string{"epoch-1", "epoch-2", "epoch-3"} {
-		if err := os.WriteFile(filepath.Join(dir, "step"), []byte(token+strings.Repeat("x", i*1000)), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := saver.Save(ctx, dir, token); err != nil {
-			t.Fatalf("save %s: %v", token, err)
-		}
+		f.Save(t, token, []byte(token+strings.Repeat("x", i*1000)))
 	}
 
 	out := runOK(t, "jobs", "show", "--config", path, j.ID)

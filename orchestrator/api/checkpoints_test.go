@@ -1,21 +1,17 @@
 package api_test
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/ballastdev/ballast/internal/testenv"
-	"github.com/ballastdev/ballast/jobs"
 	"github.com/ballastdev/ballast/orchestrator/api"
 	"github.com/ballastdev/ballast/queues"
 	"github.com/ballastdev/ballast/workers/checkpoint"
+	"github.com/ballastdev/ballast/workers/checkpoint/checkpointtest"
 )
 
 // TestJobCheckpointsListsKeptOnes: three checkpoints saved and committed
@@ -25,36 +21,10 @@ import (
 func TestJobCheckpointsListsKeptOnes(t *testing.T) {
 	rdb, ns := testenv.Redis(t)
 	store := queues.NewStore(rdb, queues.StoreOptions{Namespace: ns})
-	ctx := context.Background()
-	sub, err := store.Submit(ctx, jobs.Spec{Command: []string{"true"}, Class: jobs.ClassCore, Rhythm: jobs.RhythmPeriodic,
-		Timeout: jobs.Duration(time.Minute), Grace: jobs.Duration(time.Second)}, queues.QueueCore)
-	if err != nil {
-		t.Fatal(err)
-	}
-	j, ok, err := store.Claim(ctx, queues.Delivery{JobID: sub.Job.ID, Attempt: 1}, "w1")
-	if err != nil || !ok {
-		t.Fatalf("claim: %v %v", ok, err)
-	}
-	ck, err := checkpoint.Open(ctx, testenv.S3(t, nil))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ck.Close()
-	saver, err := checkpoint.NewSaver(ck, store.CheckpointLedger("w1"), j.ID, j.Attempt, nil, checkpoint.Options{Keep: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "weights"), make([]byte, 200000), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	f := checkpointtest.New(t, store, testenv.S3(t, nil), 2, 200000)
+	j, ck := f.Job, f.Store
 	for i, token := range []string{"epoch-1", "epoch-2", "epoch-3"} {
-		if err := os.WriteFile(filepath.Join(dir, "step"), []byte(token+strings.Repeat("x", i*100)), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := saver.Save(ctx, dir, token); err != nil {
-			t.Fatalf("save %s: %v", token, err)
-		}
+		f.Save(t, token, []byte(token+strings.Repeat("x", i*100)))
 	}
 
 	get := func(ckStore *checkpoint.Store, id string) (int, api.JobCheckpoints) {

@@ -1,11 +1,8 @@
 package dashboard
 
 import (
-	"context"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -14,10 +11,10 @@ import (
 
 	"github.com/ballastdev/ballast/internal/browser"
 	"github.com/ballastdev/ballast/internal/testenv"
-	"github.com/ballastdev/ballast/jobs"
 	"github.com/ballastdev/ballast/orchestrator/api"
 	"github.com/ballastdev/ballast/queues"
 	"github.com/ballastdev/ballast/workers/checkpoint"
+	"github.com/ballastdev/ballast/workers/checkpoint/checkpointtest"
 )
 
 // TestPageShowsKeptCheckpoints opens a job's page served by the real API
@@ -28,39 +25,11 @@ func TestPageShowsKeptCheckpoints(t *testing.T) {
 	t.Parallel()
 	rdb, ns := testenv.Redis(t)
 	store := queues.NewStore(rdb, queues.StoreOptions{Namespace: ns})
-	ctx := context.Background()
-	sub, err := store.Submit(ctx, jobs.Spec{Command: []string{"true"}, Class: jobs.ClassCore, Rhythm: jobs.RhythmPeriodic,
-		Timeout: jobs.Duration(time.Minute), Grace: jobs.Duration(time.Second)}, queues.QueueCore)
-	if err != nil {
-		t.Fatal(err)
-	}
-	j, ok, err := store.Claim(ctx, queues.Delivery{JobID: sub.Job.ID, Attempt: 1}, "w1")
-	if err != nil || !ok {
-		t.Fatalf("claim: %v %v", ok, err)
-	}
-	ck, err := checkpoint.Open(ctx, testenv.S3(t, nil))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ck.Close()
-	saver, err := checkpoint.NewSaver(ck, store.CheckpointLedger("w1"), j.ID, j.Attempt, nil, checkpoint.Options{Keep: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "weights"), make([]byte, 3<<20), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	f := checkpointtest.New(t, store, testenv.S3(t, nil), 2, 3<<20)
+	j, ck := f.Job, f.Store
 	var saved []*checkpoint.Saved
 	for _, token := range []string{"epoch-1", "epoch-2"} {
-		if err := os.WriteFile(filepath.Join(dir, "step"), []byte(token), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		s, err := saver.Save(ctx, dir, token)
-		if err != nil {
-			t.Fatalf("save %s: %v", token, err)
-		}
-		saved = append(saved, s)
+		saved = append(saved, f.Save(t, token, []byte(token)))
 	}
 
 	// The page reads the record every few seconds, the checkpoints (a
@@ -130,12 +99,7 @@ func TestPageShowsKeptCheckpoints(t *testing.T) {
 		t.Errorf("the checkpoints were read %d times with no new commit, want once", n)
 	}
 	// A new commit shows on the next refresh.
-	if err := os.WriteFile(filepath.Join(dir, "step"), []byte("epoch-3"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := saver.Save(ctx, dir, "epoch-3"); err != nil {
-		t.Fatal(err)
-	}
+	f.Save(t, "epoch-3", []byte("epoch-3"))
 	if err := b.WaitFor(`(document.querySelector('[data-k="checkpoint.1.token"]') || {}).textContent === 'epoch-3'`, 15*time.Second); err != nil {
 		t.Fatalf("the new checkpoint was not shown: %v", err)
 	}
