@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -63,24 +62,6 @@ func TestAnEndWhoseRecordVanishedIsPublished(t *testing.T) {
 	}
 }
 
-// lockedBuffer is a log destination safe for the worker's goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // TestAStopForAVanishedRecordSaysSo: the record of a running job vanishes
 // while the worker knows of no loss (its look at the epoch failed as Redis
 // came back, or no controller wrote one). The beat stops the job, and the
@@ -89,7 +70,7 @@ func (l *lockedBuffer) String() string {
 func TestAStopForAVanishedRecordSaysSo(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	logs := &lockedBuffer{}
+	logs := &testenv.LockedBuffer{}
 	o := e.options()
 	o.Logger = slog.New(slog.NewTextHandler(logs, nil))
 	o.Handlers = map[string]workers.Handler{"block": func(ctx context.Context, _ *workers.Run) error {

@@ -1,10 +1,8 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -12,24 +10,6 @@ import (
 	"github.com/ballastdev/ballast/jobs"
 	"github.com/ballastdev/ballast/queues"
 )
-
-// lockedBuffer is a bytes.Buffer that a command writes while the test reads.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestSubmitWaitStreamsOutputWhileTheJobRuns: the job's stdout shows in
 // `submit --wait` while the job still runs, line by line as it is
@@ -43,7 +23,7 @@ func TestSubmitWaitStreamsOutputWhileTheJobRuns(t *testing.T) {
 	f.ensureStream(t, srv)
 	f.startIntake(t, srv)
 
-	var out, errOut lockedBuffer
+	var out, errOut testenv.LockedBuffer
 	done := make(chan int, 1)
 	go func() { done <- Run(ctx, []string{"submit", "--wait", "--config", f.path, "upload"}, &out, &errOut) }()
 	claimed := f.claimSubmitted(t)

@@ -1,12 +1,10 @@
 package buslink_test
 
 import (
-	"bytes"
 	"log/slog"
 	"net"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,24 +14,6 @@ import (
 	"github.com/ballastdev/ballast/internal/testenv"
 	"github.com/ballastdev/ballast/orchestrator/buslink"
 )
-
-// lockedBuffer is a log sink the handlers' goroutine and the test share.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) lines(substr string) int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return strings.Count(l.b.String(), substr)
-}
 
 // startAt starts an embedded server on port (0: any) and returns it.
 func startAt(t *testing.T, port int) *server.Server {
@@ -60,7 +40,7 @@ func TestAnOutageLogsOneDisconnectAndOneReconnect(t *testing.T) {
 	t.Parallel()
 	s := startAt(t, 0)
 	port := s.Addr().(*net.TCPAddr).Port
-	var buf lockedBuffer
+	var buf testenv.LockedBuffer
 	log := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	link, opts := buslink.Watch(log, "test-conn", time.Now)
 	nc, err := nats.Connect(s.ClientURL(), append(opts, nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))...)
@@ -74,7 +54,7 @@ func TestAnOutageLogsOneDisconnectAndOneReconnect(t *testing.T) {
 
 	s.Shutdown()
 	s.WaitForShutdown()
-	testenv.Eventually(t, 5*time.Second, "the disconnect is logged", func() bool { return buf.lines("NATS connection lost") == 1 })
+	testenv.Eventually(t, 5*time.Second, "the disconnect is logged", func() bool { return strings.Count(buf.String(), "NATS connection lost") == 1 })
 	if st := link.State(); st.Up || st.Disconnects != 1 {
 		t.Fatalf("state during the outage %+v", st)
 	}
@@ -82,23 +62,23 @@ func TestAnOutageLogsOneDisconnectAndOneReconnect(t *testing.T) {
 	time.Sleep(outage) // the outage itself: many reconnect attempts fail in it
 
 	startAt(t, port)
-	testenv.Eventually(t, 10*time.Second, "the reconnect is logged", func() bool { return buf.lines("NATS connection back") == 1 })
+	testenv.Eventually(t, 10*time.Second, "the reconnect is logged", func() bool { return strings.Count(buf.String(), "NATS connection back") == 1 })
 	st := link.State()
 	if !st.Up || st.Disconnects != 1 || st.Down < outage {
 		t.Fatalf("state after the outage %+v, want up, 1 disconnect, down at least %s", st, outage)
 	}
-	if n := buf.lines("NATS connection lost"); n != 1 {
-		t.Fatalf("%d disconnect lines, want 1:\n%s", n, buf.b.String())
+	if n := strings.Count(buf.String(), "NATS connection lost"); n != 1 {
+		t.Fatalf("%d disconnect lines, want 1:\n%s", n, buf.String())
 	}
-	if !strings.Contains(buf.b.String(), "server=nats://127.0.0.1:"+strconv.Itoa(port)) || !strings.Contains(buf.b.String(), "connection=test-conn") {
-		t.Fatalf("the lines do not name the server and the connection:\n%s", buf.b.String())
+	if !strings.Contains(buf.String(), "server=nats://127.0.0.1:"+strconv.Itoa(port)) || !strings.Contains(buf.String(), "connection=test-conn") {
+		t.Fatalf("the lines do not name the server and the connection:\n%s", buf.String())
 	}
 
 	// A close by the process is not an outage.
 	nc.Close()
-	testenv.Eventually(t, 5*time.Second, "the close is logged", func() bool { return buf.lines("NATS connection closed") == 1 })
-	if n := buf.lines("NATS connection lost"); n != 1 {
-		t.Fatalf("closing logged a disconnect:\n%s", buf.b.String())
+	testenv.Eventually(t, 5*time.Second, "the close is logged", func() bool { return strings.Count(buf.String(), "NATS connection closed") == 1 })
+	if n := strings.Count(buf.String(), "NATS connection lost"); n != 1 {
+		t.Fatalf("closing logged a disconnect:\n%s", buf.String())
 	}
 	if st := link.State(); st.Up || st.Disconnects != 1 {
 		t.Fatalf("state after close %+v", st)
@@ -111,7 +91,7 @@ func TestTheDownTimeIsCountedOnTheClock(t *testing.T) {
 	t.Parallel()
 	at := time.Unix(1000, 0)
 	now := func() time.Time { return at }
-	var buf lockedBuffer
+	var buf testenv.LockedBuffer
 	link, _ := buslink.Watch(slog.New(slog.NewTextHandler(&buf, nil)), "c", now)
 	link.Disconnected(false, nil)
 	at = at.Add(3 * time.Second)
