@@ -28,6 +28,9 @@ const (
 	// workers read it before anything else, since the job has already waited
 	// its allowed delay; spot and fixed workers never read it.
 	QueueOverflow Queue = "overflow"
+	// QueueHeld holds core jobs of teams with shares until the policy
+	// admits them to core (rule 9). No worker reads it.
+	QueueHeld Queue = "held"
 )
 
 // Queues lists every base logical queue (regional forms are made on demand).

@@ -95,7 +95,7 @@ func SimulatedSweep(tr trace.Trace, o SweepOptions) (best Point, all []Point, er
 }
 
 func configOf(o sim.Options) policy.Config {
-	if o.Config == (policy.Config{}) {
+	if o.Config.IsZero() {
 		return policy.DefaultConfig()
 	}
 	return o.Config

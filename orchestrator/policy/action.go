@@ -34,6 +34,9 @@ const (
 	// for the job as they free (a reservation) and takes no new one-slot
 	// work meanwhile.
 	Place ActionKind = "place"
+	// Admit moves a held core job to core (rule 9): within its team's
+	// share, or as a loan of reclaimable work.
+	Admit ActionKind = "admit"
 )
 
 // Action is one step of a plan. Which fields are set depends on Kind:
@@ -53,7 +56,10 @@ type Action struct {
 	Home ElasticHome
 	// Workers are, for Place, the worker of each member of the job.
 	Workers []string
-	// Rule is the design rule (1-8) that produced the action.
+	// Team is the team of the job moved; Owner, for a reclaim or an
+	// admission under shares, the team whose share it is about (rule 9).
+	Team, Owner string
+	// Rule is the design rule (1-9) that produced the action.
 	Rule int
 	// Reason says why, with the numbers, for logs and "ballast plan".
 	Reason string

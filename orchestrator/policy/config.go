@@ -2,9 +2,11 @@ package policy
 
 import (
 	"fmt"
+	"reflect"
 	"time"
 
 	"github.com/ballastdev/ballast/jobs"
+	"github.com/ballastdev/ballast/orchestrator/shares"
 )
 
 // Config holds the policy's thresholds. Per-pool settings (prices, billing,
@@ -42,6 +44,12 @@ type Config struct {
 	// pools it must not be zero (Snapshot.Validate says so), or the release
 	// window would never be seen.
 	ReleaseMargin time.Duration
+	// Shares divides the fixed quota among teams (rule 9); the zero value
+	// is off and every rule behaves as without teams.
+	Shares shares.Config
+	// Tick is the controller's tick: work may borrow another team's share
+	// only if its grace plus a tick fits the lender's reclaim_within.
+	Tick time.Duration
 }
 
 // DefaultConfig returns the thresholds from the design.
@@ -101,4 +109,11 @@ func (p *problems) err() error {
 		return nil
 	}
 	return &jobs.ValidationError{Problems: p.list}
+}
+
+// IsZero reports whether c is the zero Config, which callers such as the
+// simulator read as "use DefaultConfig". Config holds slices (the
+// shares), so it cannot be compared with == itself.
+func (c Config) IsZero() bool {
+	return reflect.DeepEqual(c, Config{})
 }

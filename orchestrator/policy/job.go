@@ -23,6 +23,9 @@ const (
 	// QueueOverflow holds core jobs that rule 7 sent to one on-demand pool,
 	// named by Job.Pool. How that pool is fed is the controller's choice.
 	QueueOverflow Queue = "overflow"
+	// QueueHeld holds core jobs waiting for rule 9 to admit them to core
+	// when shares are on; no worker reads it.
+	QueueHeld Queue = "held"
 )
 
 // Job is one non-terminal job as the policy sees it.
@@ -108,6 +111,14 @@ type Job struct {
 	// and plans nothing more for it. The controller clears it when the move
 	// lands; Apply sets it.
 	PendingAction ActionKind
+	// Team is the team the job runs for: whose share it uses (rule 9).
+	Team string
+	// Grace is how long the job has to checkpoint and stop once told to;
+	// with Config.Tick it decides whether the job may borrow a share.
+	Grace time.Duration
+	// Rebalanced counts how often rule 9's optional rebalancing between
+	// borrowers preempted this job.
+	Rebalanced int
 }
 
 // slots is the slots of one member, at least 1.

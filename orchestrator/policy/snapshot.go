@@ -14,6 +14,9 @@ type Snapshot struct {
 	Jobs []Job
 	// Launches are elastic workers asked for that have not registered yet.
 	Launches []Launch
+	// TeamUsage is each team's decayed fixed-slot usage (see
+	// shares.Decayed): the tie-break of fair borrowing under shares.
+	TeamUsage map[string]float64
 }
 
 // Launch is a scale-up the provider has not filled yet. The controller

@@ -133,7 +133,7 @@ func prepare(o Options) (setup, error) {
 		waitByTmpl: o.CoreMaxWaitByTemplate,
 		stopOver:   o.StopOverP95,
 	}
-	if s.cfg == (policy.Config{}) {
+	if s.cfg.IsZero() {
 		s.cfg = policy.DefaultConfig()
 	}
 	for _, p := range s.pools {

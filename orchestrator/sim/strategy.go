@@ -57,7 +57,7 @@ func Hybrid(o Options, high, low float64) Options {
 // configOf is o's Config with the zero value read as the default, so a
 // strategy that changes one field does not turn the others to zero.
 func configOf(o Options) policy.Config {
-	if o.Config == (policy.Config{}) {
+	if o.Config.IsZero() {
 		return policy.DefaultConfig()
 	}
 	return o.Config

@@ -87,7 +87,7 @@ func TestHybridSetsWatermarksOnly(t *testing.T) {
 	h := Hybrid(o, 0.8, 0.3)
 	want := policy.DefaultConfig()
 	want.High, want.Low = 0.8, 0.3
-	if h.Config != want || h.FixedSlots != o.FixedSlots || !reflect.DeepEqual(h.Pools, o.Pools) {
+	if !reflect.DeepEqual(h.Config, want) || h.FixedSlots != o.FixedSlots || !reflect.DeepEqual(h.Pools, o.Pools) {
 		t.Errorf("Hybrid = %+v", h)
 	}
 	h.Pools[0].Name = "changed"
