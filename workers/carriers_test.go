@@ -2,13 +2,20 @@ package workers
 
 import (
 	"testing"
+	"testing/synctest"
 	"time"
 )
+
+// The carriers' tests run in a synctest bubble: synctest.Wait returns
+// when every carrier waits, so no sleep has to guess when they do, and
+// the timeouts below fire on the bubble's clock, at once in real time.
 
 // TestCarriersKeepTheirGoroutines: an attempt handed to a carrier that
 // waits runs on it, not on a new goroutine; while the only carrier is
 // busy, carry starts a second.
-func TestCarriersKeepTheirGoroutines(t *testing.T) {
+func TestCarriersKeepTheirGoroutines(t *testing.T) { synctest.Test(t, testCarriersKeepTheirGoroutines) }
+
+func testCarriersKeepTheirGoroutines(t *testing.T) {
 	c := newCarriers()
 	defer c.stop()
 	ran := make(chan int, 4)
@@ -38,17 +45,16 @@ func TestCarriersKeepTheirGoroutines(t *testing.T) {
 	if got := <-ran; got != 3 {
 		t.Fatalf("held attempt: %d", got)
 	}
-	// And carry itself hands over: attempts one after another, each a
-	// beat after the one before ended (its carrier waits again by then),
-	// start no new carriers, or hardly any.
-	for i := 0; i < 50; i++ {
-		time.Sleep(2 * time.Millisecond)
+	// And carry itself hands over: attempts one after another, each once
+	// the carrier of the one before waits again, start no new carrier.
+	for range 50 {
+		synctest.Wait()
 		done := make(chan struct{})
 		c.carry(func() { close(done) })
 		<-done
 	}
-	if n := c.started.Load(); n > 10 {
-		t.Fatalf("50 attempts carried one after another started %d carriers: carry does not hand over to a waiting one", n)
+	if n := c.started.Load(); n != 2 {
+		t.Fatalf("50 attempts carried one after another started %d carriers, want the 2 already waiting: carry does not hand over to a waiting one", n)
 	}
 }
 
@@ -56,6 +62,10 @@ func TestCarriersKeepTheirGoroutines(t *testing.T) {
 // an attempt being carried ends, without waiting out the idle time of
 // the carriers that wait; an attempt handed over after stop still runs.
 func TestCarriersStopWaitsForTheBusyAndEndsTheIdle(t *testing.T) {
+	synctest.Test(t, testCarriersStopWaitsForTheBusyAndEndsTheIdle)
+}
+
+func testCarriersStopWaitsForTheBusyAndEndsTheIdle(t *testing.T) {
 	c := newCarriers()
 	hold, held := make(chan struct{}), make(chan struct{})
 	c.carry(func() { <-hold; close(held) }) // a carrier, busy until released
@@ -68,10 +78,11 @@ func TestCarriersStopWaitsForTheBusyAndEndsTheIdle(t *testing.T) {
 	stopped := make(chan struct{})
 	start := time.Now()
 	go func() { c.stop(); close(stopped) }()
+	synctest.Wait()
 	select {
 	case <-stopped:
 		t.Fatal("stop returned while an attempt was being carried")
-	case <-time.After(50 * time.Millisecond):
+	default:
 	}
 	close(hold)
 	<-held
@@ -80,8 +91,10 @@ func TestCarriersStopWaitsForTheBusyAndEndsTheIdle(t *testing.T) {
 	case <-time.After(2 * time.Second):
 		t.Fatal("stop did not return after the last attempt ended")
 	}
-	if d := time.Since(start); d >= carrierIdle {
-		t.Fatalf("stop took %v: it waited out the idle carriers", d)
+	// The bubble's clock moves only when everything waits on a timer:
+	// stop and the carriers it ends need none.
+	if d := time.Since(start); d != 0 {
+		t.Fatalf("stop took %v: it waited on a timer, such as the idle carriers'", d)
 	}
 	after := make(chan struct{})
 	c.carry(func() { close(after) })

@@ -152,7 +152,7 @@ func (w *Worker) restoreInto(r *running, dir string, ru *runas.User) restored {
 		// before the store was configured): the directory is as it is.
 		return restored{token: j.Checkpoint}
 	}
-	opts := checkpoint.RestoreOptions{Concurrency: w.opts.CheckpointOptions.Concurrency, OnFallback: func(f checkpoint.Fallback) {
+	opts := checkpoint.RestoreOptions{Concurrency: w.opts.CheckpointOptions.Concurrency, Now: w.opts.Now, OnFallback: func(f checkpoint.Fallback) {
 		w.log.Warn("checkpoint could not be restored; falling back to the one before", "job", j.ID, "attempt", j.Attempt,
 			"manifest", f.Key, "err", f.Err)
 	}}
@@ -234,7 +234,7 @@ func (w *Worker) endUploads(r *running, res outcome) {
 	}
 	resumed := res.stop == stopDrain || res.stop == stopFenced || res.stop == stopPreempt ||
 		(res.stop != stopCancel && res.stop != stopLost && !res.succeeded() && r.job.Spec.Retries(res.exitCode, r.job.Retries))
-	deadline := time.Now().Add(r.job.Spec.Grace.Std())
+	deadline := w.opts.Now().Add(r.job.Spec.Grace.Std())
 	if !stoppedAt.IsZero() {
 		deadline = stoppedAt.Add(r.graceFor(res.stop))
 	}
@@ -290,6 +290,8 @@ func (w *Worker) waitPurges(d time.Duration) {
 // checkpoint, and nothing else would ever remove them. Those of a worker
 // process still running on the same root are kept.
 func (w *Worker) cleanStaging() {
+	// The wall clock, not Options.Now: the directories' ages are read
+	// from modification times the kernel stamps with it.
 	removed, err := checkpoint.CleanStaging(w.opts.CheckpointDir, nil, time.Now())
 	if len(removed) > 0 {
 		w.log.Info("removed staging directories of interrupted checkpoint restores", "dirs", removed)

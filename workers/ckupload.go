@@ -133,9 +133,10 @@ func (u *uploads) settled(token string, saved *checkpoint.Saved, err error, canc
 // most every collectEvery per attempt, beside the uploads.
 func (u *uploads) collect() {
 	u.mu.Lock()
-	due := time.Since(u.collected) >= collectEvery
+	now := u.w.opts.Now()
+	due := now.Sub(u.collected) >= collectEvery
 	if due {
-		u.collected = time.Now()
+		u.collected = now
 	}
 	u.mu.Unlock()
 	if !due {
@@ -167,7 +168,7 @@ func (u *uploads) finish(wait bool, deadline time.Time) (lost, committed string)
 	done := make(chan struct{})
 	go func() { u.wg.Wait(); close(done) }()
 	if wait {
-		t := time.NewTimer(max(time.Until(deadline), 0))
+		t := time.NewTimer(max(deadline.Sub(u.w.opts.Now()), 0))
 		select {
 		case <-done:
 		case <-t.C:

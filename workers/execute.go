@@ -89,7 +89,7 @@ func (w *Worker) process(ctx context.Context, t *asynq.Task) error {
 // nil) as running here on slots, under the key it runs by, and returns
 // both. It returns a nil running when the attempt already runs here.
 func (w *Worker) enlist(j jobs.Job, wid string, slots int, gang *gangEnv, member int) (*running, string) {
-	r := newRunning(j, wid)
+	r := newRunning(j, wid, w.opts.Now)
 	r.slots = slots
 	r.gang = gang
 	// One key per member: two members of a gang may share a worker.

@@ -67,7 +67,7 @@ func TestCheckFenceBeginsAndLiftsOnInjectedTime(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.fence.renewed = t0
-	r := newRunning(jobs.Job{ID: "j", Attempt: 1, Spec: jobs.Spec{Grace: jobs.Duration(30 * time.Second)}}, "w")
+	r := newRunning(jobs.Job{ID: "j", Attempt: 1, Spec: jobs.Spec{Grace: jobs.Duration(30 * time.Second)}}, "w", w.opts.Now)
 	w.jobs["j:1"] = r
 
 	now = t0.Add(2 * time.Second)

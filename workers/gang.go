@@ -58,7 +58,7 @@ func (w *Worker) claimGang(ctx context.Context, d queues.Delivery, wid string) (
 	if !ok {
 		return jobs.Job{}, nil, fmt.Errorf("%w: %s: %w", asynq.RevokeTask, key, errStale)
 	}
-	deadline := time.Now().Add(w.opts.GangStartTimeout)
+	deadline := w.opts.Now().Add(w.opts.GangStartTimeout)
 	waitedOn := false
 	t := time.NewTicker(queues.GangPoll)
 	defer t.Stop()
@@ -91,7 +91,7 @@ func (w *Worker) claimGang(ctx context.Context, d queues.Delivery, wid string) (
 			w.giveUpMember(d, wid, "member's worker draining before the gang started")
 			return jobs.Job{}, nil, fmt.Errorf("worker draining")
 		}
-		if time.Now().After(deadline) && !g.Started && ctx.Err() == nil {
+		if w.opts.Now().After(deadline) && !g.Started && ctx.Err() == nil {
 			// Members whose live workers still have their deliveries
 			// are coming as slots free: the reservation doing its job
 			// (see queues.GangHeld). Only a definite no ends the wait: a
@@ -107,7 +107,7 @@ func (w *Worker) claimGang(ctx context.Context, d queues.Delivery, wid string) (
 						"attempt", d.Attempt, "member", d.Member)
 					waitedOn = true
 				}
-				deadline = time.Now().Add(gangHeldRecheck)
+				deadline = w.opts.Now().Add(gangHeldRecheck)
 				continue
 			}
 			w.log.Warn("gang did not assemble in time; moving it on", "job", d.JobID, "attempt", d.Attempt,

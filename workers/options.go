@@ -142,7 +142,11 @@ type Options struct {
 	TemplateRunAs map[string]string
 	// Logger (default slog.Default()).
 	Logger *slog.Logger
-	// Now is the clock (default time.Now).
+	// Now is the clock (default time.Now). Every time the worker reads
+	// (event times, deadlines, the fence, how long since a thing) is
+	// Now's, so a test can age what the records say by moving it. How
+	// long the worker waits runs on the runtime's timers instead, which a
+	// moved Now does not fire and testing/synctest fakes.
 	Now func() time.Time
 }
 

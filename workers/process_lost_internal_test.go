@@ -59,7 +59,7 @@ func TestALostAttemptThatExitedFirstIsSettledAsAnEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	lost := func() *running {
-		r := newRunning(jobs.Job{ID: "j", Attempt: 1, Spec: jobs.Spec{Grace: jobs.Duration(time.Second)}}, "w")
+		r := newRunning(jobs.Job{ID: "j", Attempt: 1, Spec: jobs.Spec{Grace: jobs.Duration(time.Second)}}, "w", w.opts.Now)
 		r.stop(stopLost)
 		return r
 	}

@@ -24,6 +24,8 @@ const killBound = 10 * time.Second
 func killDescendants(pgid int) {
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	self := os.Getpid()
+	// Real time: this runs in the supervisor process, which has no
+	// worker clock, and waits on the kernel reaping processes.
 	deadline := time.Now().Add(killBound)
 	for time.Now().Before(deadline) {
 		live := liveDescendants(self)

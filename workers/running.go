@@ -58,6 +58,8 @@ type running struct {
 	// stoppedAt is when the worker asked the job to stop (zero while it
 	// was not): its grace, counted from then, covers the last upload.
 	stoppedAt time.Time
+	// now is the worker's clock (Options.Now), which stoppedAt is read on.
+	now func() time.Time
 	// uploads send the attempt's checkpoints to the checkpoint store; nil
 	// without one, and for a gang's other members (ckstore.go).
 	uploads *uploads
@@ -69,15 +71,15 @@ type running struct {
 // moved on).
 func (r *running) peer() bool { return r.gang != nil && r.gang.member > 0 }
 
-func newRunning(j jobs.Job, worker string) *running {
-	return &running{job: j, worker: worker, stopped: make(chan struct{}), ckpt: j.Checkpoint}
+func newRunning(j jobs.Job, worker string, now func() time.Time) *running {
+	return &running{job: j, worker: worker, stopped: make(chan struct{}), ckpt: j.Checkpoint, now: now}
 }
 
 // stop asks the job to stop; the first reason wins.
 func (r *running) stop(why stopReason) {
 	r.once.Do(func() {
 		r.mu.Lock()
-		r.why, r.stoppedAt = why, time.Now()
+		r.why, r.stoppedAt = why, r.now()
 		r.mu.Unlock()
 		close(r.stopped)
 	})
@@ -88,7 +90,7 @@ func (r *running) stop(why stopReason) {
 func (r *running) fenceStop(grace time.Duration) {
 	r.once.Do(func() {
 		r.mu.Lock()
-		r.why, r.fenceGrace, r.stoppedAt = stopFenced, grace, time.Now()
+		r.why, r.fenceGrace, r.stoppedAt = stopFenced, grace, r.now()
 		r.mu.Unlock()
 		close(r.stopped)
 	})

@@ -197,7 +197,7 @@ func (w *Worker) retryRedis(what string, f func(context.Context) error) {
 	// Not a caller's context: the end of an attempt is recorded even as
 	// the worker stops. Jitter spreads a fleet's retries after a restart.
 	bo := retry.Backoff{Base: 100 * time.Millisecond, Max: RecordRetryMax}
-	deadline := time.Now().Add(10 * time.Minute)
+	deadline := w.opts.Now().Add(10 * time.Minute)
 	for try := 1; ; try++ {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		err := f(ctx)
@@ -205,7 +205,7 @@ func (w *Worker) retryRedis(what string, f func(context.Context) error) {
 		if err == nil {
 			return
 		}
-		if time.Now().After(deadline) {
+		if w.opts.Now().After(deadline) {
 			w.log.Error("giving up recording a result", "what", what, "err", err)
 			return
 		}

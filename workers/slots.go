@@ -179,13 +179,20 @@ func (b *slotBook) admitPlaced(ctx context.Context, key string, n int, interval 
 	}
 	stop := context.AfterFunc(ctx, b.wake)
 	defer stop()
-	tick := time.AfterFunc(interval, b.wake)
+	// due is set, under b.mu, once interval passed since the last ask:
+	// the timer alone measures it, so no clock read can disagree with it.
+	due := false
+	tick := time.AfterFunc(interval, func() {
+		b.mu.Lock()
+		due = true
+		b.cond.Broadcast()
+		b.mu.Unlock()
+	})
 	defer tick.Stop()
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.waiting = append(b.waiting, reservation{key: key, slots: n})
 	defer b.unwait(key)
-	last := time.Now()
 	for {
 		switch {
 		case b.closed:
@@ -196,11 +203,11 @@ func (b *slotBook) admitPlaced(ctx context.Context, key string, n int, interval 
 			b.held[key] = n
 			return n, nil
 		}
-		if time.Since(last) >= interval {
+		if due {
+			due = false
 			b.mu.Unlock()
 			ok := still()
 			b.mu.Lock()
-			last = time.Now()
 			if !ok {
 				return 0, nil
 			}

@@ -6,22 +6,28 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
-// waitFor polls cond for up to two seconds.
-func waitFor(t *testing.T, what string, cond func() bool) {
+// The slot book is goroutines, a lock and timers: its tests run in a
+// synctest bubble, where synctest.Wait returns once every waiter is
+// blocked (no polling, no sleep to let a wrong start happen) and the
+// timers of admitPlaced and of the contexts fire on the bubble's clock.
+
+// settled waits until every goroutine of the bubble is blocked, then
+// checks what, which must hold by then.
+func settled(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(2 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(2 * time.Millisecond)
+	synctest.Wait()
+	if !cond() {
+		t.Fatalf("everything blocked, and not %s", what)
 	}
 }
 
-func TestSlotBookCountsSlots(t *testing.T) {
+func TestSlotBookCountsSlots(t *testing.T) { synctest.Test(t, testSlotBookCountsSlots) }
+
+func testSlotBookCountsSlots(t *testing.T) {
 	b := newSlotBook(4, nil)
 	ctx := context.Background()
 	if n, err := b.admitShared(ctx, "a"); err != nil || n != 1 {
@@ -51,6 +57,10 @@ func TestSlotBookCountsSlots(t *testing.T) {
 // slots busy and a three-slot job waiting, a one-slot delivery waits too,
 // and the three-slot job starts first once a slot frees.
 func TestSlotBookReservationBeatsTheStream(t *testing.T) {
+	synctest.Test(t, testSlotBookReservationBeatsTheStream)
+}
+
+func testSlotBookReservationBeatsTheStream(t *testing.T) {
 	b := newSlotBook(4, nil)
 	ctx := context.Background()
 	for _, k := range []string{"s1", "s2"} {
@@ -69,21 +79,23 @@ func TestSlotBookReservationBeatsTheStream(t *testing.T) {
 			note("big")
 		}
 	}()
-	waitFor(t, "the reservation", func() bool { return b.busy() == 4 })
+	settled(t, "the reservation", func() bool { return b.busy() == 4 })
 	go func() {
 		defer wg.Done()
 		if _, err := b.admitShared(ctx, "s3"); err == nil {
 			note("s3")
 		}
 	}()
-	time.Sleep(20 * time.Millisecond)
+	// Both wait now, past the placed one's recheck: neither may start.
+	time.Sleep(2 * time.Second)
+	synctest.Wait()
 	mu.Lock()
 	if len(order) != 0 {
 		t.Fatalf("started %v while two slots were busy and three reserved", order)
 	}
 	mu.Unlock()
 	b.release("s1")
-	waitFor(t, "the placed job", func() bool { mu.Lock(); defer mu.Unlock(); return len(order) == 1 })
+	settled(t, "the placed job started", func() bool { mu.Lock(); defer mu.Unlock(); return len(order) == 1 })
 	b.release("s2")
 	b.release("big")
 	wg.Wait()
@@ -94,35 +106,50 @@ func TestSlotBookReservationBeatsTheStream(t *testing.T) {
 
 // A waiting placed delivery withdraws when its placement no longer stands,
 // and a stopping worker sends every waiter away.
-func TestSlotBookWithdrawAndClose(t *testing.T) {
+func TestSlotBookWithdrawAndClose(t *testing.T) { synctest.Test(t, testSlotBookWithdrawAndClose) }
+
+func testSlotBookWithdrawAndClose(t *testing.T) {
 	b := newSlotBook(2, nil)
 	ctx := context.Background()
 	if _, err := b.admitShared(ctx, "s"); err != nil {
 		t.Fatal(err)
 	}
 	var stand atomic.Bool
+	var asked atomic.Int64
 	stand.Store(true)
 	done := make(chan int)
 	go func() {
-		got, _ := b.admitPlaced(ctx, "p", 2, 10*time.Millisecond, stand.Load)
+		got, _ := b.admitPlaced(ctx, "p", 2, 10*time.Millisecond, func() bool { asked.Add(1); return stand.Load() })
 		done <- got
 	}()
-	waitFor(t, "the reservation", func() bool { return b.busy() == 2 })
-	stand.Store(false)
+	settled(t, "the reservation", func() bool { return b.busy() == 2 })
+	// Still standing at every recheck, the placement keeps waiting.
+	time.Sleep(time.Second)
+	synctest.Wait()
 	select {
 	case got := <-done:
-		if got != 0 {
-			t.Errorf("a withdrawn placement got %d slots", got)
-		}
-	case <-time.After(2 * time.Second):
-		t.Fatal("the withdrawn placement kept waiting")
+		t.Fatalf("a placement that still stands stopped waiting with %d slots", got)
+	default:
+	}
+	// Every 10ms over a second: 100 asks, or 99 if the sleep's timer and
+	// the hundredth recheck's, due at the same instant, woke in that order.
+	if n := asked.Load(); n < 99 || n > 100 {
+		t.Errorf("asked %d times in a second whether the placement stands, want every 10ms", n)
+	}
+	stand.Store(false)
+	start := time.Now()
+	if got := <-done; got != 0 {
+		t.Errorf("a withdrawn placement got %d slots", got)
+	}
+	if d := time.Since(start); d > 10*time.Millisecond {
+		t.Errorf("the withdrawal took %v, want it at the next recheck, within 10ms", d)
 	}
 	if b.busy() != 1 {
 		t.Errorf("busy %d after the withdrawal, want 1", b.busy())
 	}
 	errc := make(chan error)
 	go func() { _, err := b.admitPlaced(ctx, "q", 2, time.Second, func() bool { return true }); errc <- err }()
-	waitFor(t, "the second reservation", func() bool { return b.busy() == 2 })
+	settled(t, "the second reservation", func() bool { return b.busy() == 2 })
 	b.close()
 	if err := <-errc; err != errBookClosed {
 		t.Errorf("waiter on close: %v", err)
@@ -187,6 +214,10 @@ func TestSlotBookNeverOversubscribes(t *testing.T) {
 // it; the slots still count as free in what the worker reports until a
 // delivery fills them, and those it did not fill go back.
 func TestTakeHoldsFreeSlotsWithoutReportingThem(t *testing.T) {
+	synctest.Test(t, testTakeHoldsFreeSlotsWithoutReportingThem)
+}
+
+func testTakeHoldsFreeSlotsWithoutReportingThem(t *testing.T) {
 	b := newSlotBook(4, nil)
 	if n, err := b.admitShared(context.Background(), "running"); n != 1 || err != nil {
 		t.Fatalf("admitShared: %d %v", n, err)

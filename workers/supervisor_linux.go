@@ -165,7 +165,8 @@ func supervise(args []string) int {
 	}
 	pgid := job.Pid
 	// The parent-death signal is tied to the thread that forked; checking
-	// the parent now and then covers what that misses.
+	// the parent now and then covers what that misses. Real time: the
+	// supervisor is its own process, without the worker's clock.
 	orphan := time.NewTicker(500 * time.Millisecond)
 	defer orphan.Stop()
 	for {

@@ -128,11 +128,11 @@ func (t *taker) run(ctx context.Context) {
 			}
 			hold = &h
 		}
-		if time.Since(forwarded) >= every {
+		if w.opts.Now().Sub(forwarded) >= every {
 			if _, err := w.store.ForwardDue(ctx, w.opts.Queues); err != nil && ctx.Err() == nil {
 				w.log.Warn("forwarding due retries failed; retrying", "err", err)
 			} else {
-				forwarded = time.Now()
+				forwarded = w.opts.Now()
 			}
 		}
 		if w.selfFenced() {

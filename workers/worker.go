@@ -251,15 +251,20 @@ func (w *Worker) isDraining() bool {
 
 // waitIdle waits until no job runs, for at most d (0 = no limit).
 func (w *Worker) waitIdle(d time.Duration) bool {
-	deadline := time.Now().Add(d)
+	deadline := w.opts.Now().Add(d)
+	poll := time.NewTicker(idlePoll)
+	defer poll.Stop()
 	for w.Running() > 0 {
-		if d > 0 && time.Now().After(deadline) {
+		if d > 0 && w.opts.Now().After(deadline) {
 			return false
 		}
-		time.Sleep(20 * time.Millisecond)
+		<-poll.C
 	}
 	return true
 }
+
+// idlePoll is how often waitIdle looks whether the last job ended.
+const idlePoll = 20 * time.Millisecond
 
 // runningSlots is how many slots the running attempts hold: one each,
 // but one for all the attempts sharing a GPU, and never more than the

@@ -48,6 +48,9 @@ type RestoreOptions struct {
 	Concurrency int
 	// OnFallback is told each checkpoint passed over, as it happens.
 	OnFallback func(Fallback)
+	// Now is the clock Restored.Duration is measured on (time.Now unless
+	// set), as Options.Now is for saves.
+	Now func() time.Time
 }
 
 // RestoreLatest restores the newest committed checkpoint of jobID the
@@ -74,7 +77,10 @@ func RestoreLatest(ctx context.Context, store *Store, ledger Ledger, jobID, targ
 // Restored files belong to the calling process: a worker that runs jobs as
 // another user must hand the directory over.
 func Restore(ctx context.Context, store *Store, jobID string, keys []string, target string, opts RestoreOptions) (*Restored, error) {
-	start := time.Now()
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	start := opts.Now()
 	if opts.Concurrency < 1 {
 		opts.Concurrency = DefaultConcurrency
 	}
@@ -86,7 +92,7 @@ func Restore(ctx context.Context, store *Store, jobID string, keys []string, tar
 		res.DownloadedChunks += r.chunks
 		if err == nil {
 			res.Key, res.Manifest, res.ReusedFiles = key, m, r.reused
-			res.Duration = time.Since(start)
+			res.Duration = opts.Now().Sub(start)
 			return res, nil
 		}
 		if ctx.Err() != nil {
@@ -98,7 +104,7 @@ func Restore(ctx context.Context, store *Store, jobID string, keys []string, tar
 			opts.OnFallback(fb)
 		}
 	}
-	res.Duration = time.Since(start)
+	res.Duration = opts.Now().Sub(start)
 	if len(keys) == 0 {
 		return res, nil
 	}

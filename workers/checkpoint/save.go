@@ -224,7 +224,7 @@ func (s *Saver) save(ctx, parent context.Context, dir, token string, seq int64) 
 	if !s.opts.Now().Before(deadline) {
 		return nil, ErrTooSlow
 	}
-	cctx, cancel := context.WithDeadline(parent, time.Now().Add(deadline.Sub(s.opts.Now())))
+	cctx, cancel := context.WithTimeout(parent, deadline.Sub(s.opts.Now()))
 	defer cancel()
 	if err := s.ledger.Commit(cctx, s.jobID, s.attempt, seq, key, token, s.opts.Keep); err != nil {
 		// The commit may have landed all the same (a reply lost, a

@@ -45,7 +45,7 @@ type known struct {
 // readers keep both cores hashing; Concurrency uploaders keep the network
 // busy; the buffers between them bound the memory.
 func (s *Saver) uploadChunks(ctx context.Context, dir string, entries []Entry, skip map[string]known, tag string) (uploaded, error) {
-	start := time.Now()
+	start := s.opts.Now()
 	up := uploaded{written: map[string]known{}, reusedWritten: map[string]time.Time{}}
 	var mu sync.Mutex // guards up and scheduled
 	scheduled := map[string]string{}
@@ -143,7 +143,7 @@ func (s *Saver) uploadChunks(ctx context.Context, dir string, entries []Entry, s
 		})
 	}
 	err := g.Wait()
-	up.took = time.Since(start)
+	up.took = s.opts.Now().Sub(start)
 	return up, err
 }
 

@@ -81,6 +81,7 @@ func (j *Job) Remove() error {
 		if err = j.m.d.remove(j.rel); err == nil {
 			return nil
 		}
+		// Real time: the kernel empties the cgroup on its own clock.
 		time.Sleep(time.Duration(i+1) * time.Millisecond)
 	}
 	return fmt.Errorf("isolation: remove %s: %w", j.rel, err)

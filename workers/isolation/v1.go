@@ -182,6 +182,8 @@ func (d *v1) kill(job string) error {
 		fz := d.dir(ctlFreezer, job)
 		procs = filepath.Join(fz, "cgroup.procs")
 		if err := writeFile(filepath.Join(fz, "freezer.state"), "FROZEN"); err == nil {
+			// Real time: the kernel freezes the tasks on its own clock,
+			// and this package has no other.
 			deadline := time.Now().Add(time.Second)
 			for time.Now().Before(deadline) {
 				b, _ := os.ReadFile(filepath.Join(fz, "freezer.state"))
@@ -204,6 +206,7 @@ func (d *v1) kill(job string) error {
 		for _, pid := range pids {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
+		// Real time: as in v2's kill, the kernel's pace is waited for.
 		time.Sleep(time.Millisecond)
 	}
 	return fmt.Errorf("processes left in %s", procs)

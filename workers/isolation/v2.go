@@ -219,6 +219,8 @@ func (d *v2) kill(job string) error {
 		for _, pid := range pids {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
+		// Real time: the kernel takes the killed processes out of the
+		// cgroup on its own clock; the loop bounds the wait, not a clock.
 		time.Sleep(time.Millisecond)
 	}
 	return fmt.Errorf("processes left in %s", dir)
