@@ -204,9 +204,7 @@ func (p *planner) shareMove(a Action, j *Job) {
 		ts.used[j.Team] -= m
 	case Reclaim:
 		ts.used[j.Team] -= m
-		if ts.loan != nil {
-			ts.running[j.Team] = slices.DeleteFunc(ts.running[j.Team], func(x *Job) bool { return x == j })
-		}
+		ts.running[j.Team] = slices.DeleteFunc(ts.running[j.Team], func(x *Job) bool { return x == j })
 	case Overflow:
 		if p.destination(j) == QueueCore {
 			ts.used[j.Team] -= m
