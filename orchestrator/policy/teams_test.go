@@ -485,3 +485,28 @@ func TestSharesValidate(t *testing.T) {
 		t.Errorf("want the shares and the tick named: %v", err)
 	}
 }
+
+func TestSharesSizedOwnerReclaimsLoansOnOneWorker(t *testing.T) {
+	// 8 slots on two workers, A 4 and B 4. A runs 4 jobs within its
+	// share on f1 (older) and 4 loans on f2. B's admitted 3-slot job fits
+	// nowhere: the loans on f2 make room for it, A's in-share jobs do not.
+	var js []Job
+	for i := range 4 {
+		js = append(js, onFixed(fmt.Sprintf("a%d", i), "A", "f1", ago(2*time.Hour), ago(time.Second)))
+		js = append(js, onFixed(fmt.Sprintf("l%d", i), "A", "f2", ago(time.Hour), ago(time.Duration(i+1)*time.Minute)))
+	}
+	b := queued("b", jobs.ClassCore, QueueCore, t0)
+	b.Team, b.Slots = "B", 3
+	s := shareSnap(2, []shares.Team{team("A", 4), team("B", 4)}, append(js, b)...)
+	p := Decide(mustValidSnap(t, s), t0)
+	wantList(t, "reclaims", kinds(p, Reclaim), "l0[A>B]", "l1[A>B]", "l2[A>B]")
+	if got := summary(p); !strings.Contains(got, "place(b)") {
+		t.Errorf("b reserves the worker its victims leave: %s", got)
+	}
+}
+
+func TestSharesOffAdmitsHeldWork(t *testing.T) {
+	s := shareSnap(1, nil, held("h1", "A", t0))
+	p := Decide(mustValidSnap(t, s), t0)
+	wantList(t, "admissions", kinds(p, Admit), "h1[A>]")
+}
