@@ -510,3 +510,32 @@ func TestSharesOffAdmitsHeldWork(t *testing.T) {
 	p := Decide(mustValidSnap(t, s), t0)
 	wantList(t, "admissions", kinds(p, Admit), "h1[A>]")
 }
+
+// BenchmarkIndexDecideShares is BenchmarkIndexDecide's installation with
+// team shares on: three teams sharing most of the 800 fixed slots, every
+// job of one of them, the queued core work held.
+func BenchmarkIndexDecideShares(b *testing.B) {
+	s := benchSnapshot()
+	s.Config.Tick = time.Second
+	s.Config.Shares = shares.Config{Teams: []shares.Team{team("A", 300), team("B", 300), team("C", 100)}}
+	for i := range s.Config.Shares.Teams {
+		s.Config.Shares.Teams[i].BorrowLimit = 800
+	}
+	for i := range s.Jobs {
+		j := &s.Jobs[i]
+		j.Team = []string{"A", "B", "C"}[i%3]
+		j.Checkpointable, j.Retryable, j.Grace = true, true, 10*time.Second
+		if j.queued() && j.Queue == QueueCore {
+			j.Queue = QueueHeld
+		}
+	}
+	mustValid(b, s)
+	ix := IndexOf(s)
+	j := s.Jobs[len(s.Jobs)-1]
+	b.ReportAllocs()
+	for b.Loop() {
+		j.QueuedAt = j.QueuedAt.Add(time.Millisecond)
+		ix.PutJob(j)
+		ix.Decide(t0)
+	}
+}
