@@ -49,16 +49,16 @@ func (p *planner) admit() {
 // next tick finds nothing this one left to do.
 //
 // Each pass first reclaims loans the lend limits no longer cover (see
-// reclaimPastLendLimits): those reclaims change who borrows what as
-// well. It runs again once rules 2 and 4 have lent and migrated (see
-// keepLendLimits).
+// keepLendLimits): those reclaims change who borrows what as well. It
+// runs again once rules 2 and 4 have lent and migrated, as those may
+// take the last lendable slots within a share.
 func (p *planner) lendShares() {
 	if p.teams == nil {
 		return
 	}
 	for {
 		n := len(p.actions)
-		p.reclaimPastLendLimits()
+		p.keepLendLimits()
 		if len(p.ix.held) > 0 {
 			p.admitLoans()
 			p.rebalance()
@@ -70,13 +70,6 @@ func (p *planner) lendShares() {
 		}
 	}
 }
-
-// keepLendLimits is rule 9 once every move onto the quota of the tick is
-// planned: rules 2 and 4 may lend or migrate work within its share into
-// the last lendable slots, so loans past the lend limits are reclaimed,
-// and the loans' fixed point (lendShares) runs again with what that
-// changes.
-func (p *planner) keepLendLimits() { p.lendShares() }
 
 // admitInShare admits every team's held work that fits in its share.
 // A team's burst work lent to the loan queue and not started yet gives

@@ -6,8 +6,8 @@ import (
 	"slices"
 )
 
-// reclaimPastLendLimits is the part of rule 9 that keeps the lend limits
-// once loans are running (see keepLendLimits for when it runs). Admission lends only while the lendable room
+// keepLendLimits is the part of rule 9 that keeps the lend limits
+// once loans are running. Admission lends only while the lendable room
 // (free common slots, each lender's idle share up to its lend limit)
 // covers every loan, but a team's in-share work may start on a free slot
 // that is some team's idle share past its lend limit, which it may take
@@ -20,7 +20,7 @@ import (
 // passed. It runs once every move onto the quota of the tick is planned
 // (admission, lends, migrations), so a limit passed by one of them is
 // dealt with in the same tick.
-func (p *planner) reclaimPastLendLimits() {
+func (p *planner) keepLendLimits() {
 	ts := p.teams
 	if ts == nil || ts.slack("", 0) >= -slackEps {
 		return
