@@ -530,13 +530,21 @@ func BenchmarkIndexDecideShares(b *testing.B) {
 		}
 	}
 	mustValid(b, s)
-	ix := IndexOf(s)
-	j := s.Jobs[len(s.Jobs)-1]
-	b.ReportAllocs()
-	for b.Loop() {
-		j.QueuedAt = j.QueuedAt.Add(time.Millisecond)
-		ix.PutJob(j)
-		ix.Decide(t0)
+	for _, steady := range []bool{false, true} {
+		if steady {
+			// The plan in flight: what a tick between events sees.
+			s = Apply(s, Decide(s, t0), t0)
+		}
+		b.Run(fmt.Sprintf("steady=%v", steady), func(b *testing.B) {
+			ix := IndexOf(s)
+			j := s.Jobs[len(s.Jobs)-1]
+			b.ReportAllocs()
+			for b.Loop() {
+				j.QueuedAt = j.QueuedAt.Add(time.Millisecond)
+				ix.PutJob(j)
+				ix.Decide(t0)
+			}
+		})
 	}
 }
 
