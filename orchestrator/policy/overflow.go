@@ -22,7 +22,33 @@ func (p *planner) overflow() {
 	if !p.cfg.CoreOverflow {
 		return
 	}
+	p.overflowCore(map[string]bool{})
+}
+
+// overflowHeld is rule 7 for core work held under team shares (rule 9):
+// a held job that rule 9 did not admit this tick may not take a fixed
+// slot now, so it overflows once it has waited its allowed delay since
+// QueuedAt, as a queued core job does. It runs after rule 4's
+// migrations, whose jobs leave the on-demand slots it may take: held
+// work overflows whether or not core work waits, so the two may meet
+// in one tick, and the next tick must not find room this one did not.
+func (p *planner) overflowHeld() {
+	if !p.cfg.CoreOverflow || len(p.ix.held) == 0 {
+		return
+	}
 	full := map[string]bool{}
+	for j := range merged(false, p.ix.queues(QueueHeld)...) {
+		if !p.anyRoom(false) {
+			return
+		}
+		if isCore(j) {
+			p.overflowOne(j, full, false)
+		}
+	}
+}
+
+// overflowCore is rule 7 for the core queue.
+func (p *planner) overflowCore(full map[string]bool) {
 	if p.short <= 0 {
 		// Free fixed slots cover the core backlog by count, but slots of
 		// one flavor or size do not run a job that needs another: a
@@ -31,7 +57,7 @@ func (p *planner) overflow() {
 		if set := p.ix.sized[queueKey{QueueCore, string(jobs.ClassCore)}]; set != nil {
 			for j := range set.all() {
 				if !j.waitsPlaced() && !p.fixedCanRun(j) && p.anyRoom(false) {
-					p.overflowOne(j, full)
+					p.overflowOne(j, full, true)
 				}
 			}
 		}
@@ -57,14 +83,15 @@ func (p *planner) overflow() {
 			served -= j.weight()
 			continue
 		}
-		p.overflowOne(j, full)
+		p.overflowOne(j, full, true)
 	}
 }
 
 // overflowOne sends core job j to the cheapest on-demand pool with room
 // once it has waited its allowed delay; full notes the regions where no
-// pool has room for one-slot work.
-func (p *planner) overflowOne(j *Job, full map[string]bool) {
+// pool has room for one-slot work. queued says j is in the core queue's
+// counts (a held job is not).
+func (p *planner) overflowOne(j *Job, full map[string]bool, queued bool) {
 	wait := j.maxWait(p.cfg)
 	if full[j.Region] || !p.movable(j) || p.now.Sub(j.QueuedAt) < wait {
 		return
@@ -86,8 +113,10 @@ func (p *planner) overflowOne(j *Job, full map[string]bool) {
 	} else {
 		d.addQueued(j)
 	}
-	p.short -= j.weight()
-	p.coreQueued -= j.weight()
+	if queued {
+		p.short -= j.weight()
+		p.coreQueued -= j.weight()
+	}
 	p.add(Action{
 		Kind: Overflow, Job: j.ID, Pool: d.pool.Name, Queue: QueueOverflow, Rule: 7,
 		Reason: fmt.Sprintf("core queued %s >= max wait %s with no fixed slot; on-demand at %.2f/slot-hour",
