@@ -25,8 +25,9 @@ type Chargeback struct {
 	// Rule is RuleShare (the default when empty), RuleUsage or RuleEven.
 	Rule string `json:"rule"`
 	// LoanPrice multiplies the fixed price per slot-hour to price a
-	// borrowed slot-hour under RuleShare; zero means 1.
-	LoanPrice float64 `json:"loan_price"`
+	// borrowed slot-hour under RuleShare; nil means 1, and 0 lends for
+	// free (the config tells the two apart the same way).
+	LoanPrice *float64 `json:"loan_price,omitempty"`
 }
 
 // rule is Rule with its default filled in.
@@ -34,10 +35,10 @@ func (c Chargeback) rule() string { return cmp.Or(c.Rule, RuleShare) }
 
 // loanPrice is LoanPrice with its default filled in.
 func (c Chargeback) loanPrice() float64 {
-	if c.LoanPrice == 0 {
+	if c.LoanPrice == nil {
 		return 1
 	}
-	return c.LoanPrice
+	return *c.LoanPrice
 }
 
 // Settlement is who owes what for the window: a row per team and one for
@@ -160,8 +161,8 @@ func Settle(l Ledger, sh teamshares.Config, cb Chargeback) (Settlement, error) {
 	if !slices.Contains(Rules(), cb.rule()) {
 		p.add("chargeback.rule", "%q is unknown (use %s, %s or %s)", cb.Rule, RuleShare, RuleUsage, RuleEven)
 	}
-	if cb.LoanPrice < 0 {
-		p.add("chargeback.loan_price", "is %v; write a multiplier of the fixed price, 1 by default", cb.LoanPrice)
+	if cb.loanPrice() < 0 {
+		p.add("chargeback.loan_price", "is %v; write a multiple of the fixed price per slot-hour, such as 1 (0 lends for free)", cb.loanPrice())
 	}
 	if err := sh.Validate(r.Fixed.Slots, 0); err != nil {
 		for _, msg := range err.(*teamshares.Error).Problems {

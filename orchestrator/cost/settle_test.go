@@ -114,7 +114,7 @@ var settleShares = teamshares.Config{Teams: []teamshares.Team{
 // TestSettleShareByHand checks every figure of the share rule with a loan
 // price of twice the fixed price.
 func TestSettleShareByHand(t *testing.T) {
-	s := mustSettle(t, settleLedger(), settleShares, Chargeback{LoanPrice: 2})
+	s := mustSettle(t, settleLedger(), settleShares, Chargeback{LoanPrice: ptr(2)})
 	if s.Rule != RuleShare || s.LoanPrice != 2 || s.LoanPricePerSlotHour != 2 || s.Quota != 4 || s.Common != 1 {
 		t.Errorf("header: %+v", s)
 	}
@@ -168,7 +168,7 @@ func TestSettleShareByHand(t *testing.T) {
 // slot-hours used (alpha 10, beta 12, no team 2), or evenly between the
 // two teams with a share; no loans either way.
 func TestSettleUsageAndEvenByHand(t *testing.T) {
-	s := mustSettle(t, settleLedger(), settleShares, Chargeback{Rule: RuleUsage, LoanPrice: 2})
+	s := mustSettle(t, settleLedger(), settleShares, Chargeback{Rule: RuleUsage, LoanPrice: ptr(2)})
 	near(t, "usage: alpha", teamRow(t, s, "alpha").Net, 40*10.0/24+3)
 	near(t, "usage: beta", teamRow(t, s, "beta").Net, 40*12.0/24)
 	near(t, "usage: no team", teamRow(t, s, "").Net, 40*2.0/24)
@@ -256,7 +256,7 @@ func TestSettleRefusesBadInput(t *testing.T) {
 		want string
 	}{
 		{"rule", settleShares, Chargeback{Rule: "shares"}, `chargeback.rule: "shares" is unknown`},
-		{"loan price", settleShares, Chargeback{LoanPrice: -1}, "chargeback.loan_price"},
+		{"loan price", settleShares, Chargeback{LoanPrice: ptr(-1)}, "chargeback.loan_price"},
 		{"shares past the quota", teamshares.Config{Teams: []teamshares.Team{{Name: "alpha", Slots: 5, LendLimit: 5}}},
 			Chargeback{}, "more than the 4 fixed slots"},
 	} {
@@ -285,7 +285,7 @@ func TestSettleZeroSumProperty(t *testing.T) {
 		rng := rand.New(rand.NewPCG(uint64(seed), 33))
 		l, sh := randomSettleLedger(rng)
 		for _, rule := range Rules() {
-			cb := Chargeback{Rule: rule, LoanPrice: 0.5 + 2.5*rng.Float64()}
+			cb := Chargeback{Rule: rule, LoanPrice: ptr(0.5 + 2.5*rng.Float64())}
 			t.Run(fmt.Sprintf("seed%d/%s", seed, rule), func(t *testing.T) {
 				s := mustSettle(t, l, sh, cb)
 				shuffled := l
@@ -385,7 +385,7 @@ func randomSettleLedger(rng *rand.Rand) (Ledger, teamshares.Config) {
 // The table shows each team's row, the platform, a total that adds up to
 // what was paid, and the loans by lender.
 func TestSettlementTable(t *testing.T) {
-	s := mustSettle(t, settleLedger(), settleShares, Chargeback{LoanPrice: 2})
+	s := mustSettle(t, settleLedger(), settleShares, Chargeback{LoanPrice: ptr(2)})
 	var b strings.Builder
 	if err := s.Table(&b); err != nil {
 		t.Fatal(err)
@@ -424,4 +424,15 @@ func TestSettlementTable(t *testing.T) {
 			t.Errorf("no loan line %q", loan)
 		}
 	}
+}
+
+func ptr(f float64) *float64 { return &f }
+
+// A loan price of 0 lends for free: the share rule then only charges
+// each team its share, and the lenders recover nothing.
+func TestSettleFreeLoans(t *testing.T) {
+	s := mustSettle(t, settleLedger(), settleShares, Chargeback{LoanPrice: ptr(0)})
+	near(t, "beta pays its share only", teamRow(t, s, "beta").Net, 10)
+	near(t, "alpha recovers nothing", teamRow(t, s, "alpha").IdleRecovered, 0)
+	near(t, "platform pays common", s.Platform.Net, 13)
 }
