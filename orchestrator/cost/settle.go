@@ -185,12 +185,16 @@ func Settle(l Ledger, sh teamshares.Config, cb Chargeback) (Settlement, error) {
 type teamTally struct {
 	TeamSettlement
 	lent, borrowed map[string]float64
+	// levels is the hours the team held each level of fixed usage, in
+	// thousandths of a slot (FixedUse).
+	levels map[int]float64
 }
 
 func tallyOf(rows map[string]*teamTally, name string) *teamTally {
 	t := rows[name]
 	if t == nil {
-		t = &teamTally{TeamSettlement: TeamSettlement{Team: name}, lent: map[string]float64{}, borrowed: map[string]float64{}}
+		t = &teamTally{TeamSettlement: TeamSettlement{Team: name}, lent: map[string]float64{}, borrowed: map[string]float64{},
+			levels: map[int]float64{}}
 		rows[name] = t
 	}
 	return t
@@ -270,6 +274,7 @@ func addSplit(rows map[string]*teamTally, common *teamTally, sh teamshares.Confi
 		t := rows[name]
 		t.OwnSlotHours += sp.Own[name] * hours
 		t.IdleSlotHours += sp.Idle[name] * hours
+		t.levels[max(used[name], 0)] += hours
 	}
 	common.IdleSlotHours += sp.CommonIdle * hours
 	for _, l := range sp.Loans {
