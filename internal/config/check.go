@@ -35,6 +35,7 @@ func Check(path string, getenv func(string) string) (Config, Problems, error) {
 	found = append(found, cfg.secretFileWarnings(os.Stat)...)
 	found = append(found, cfg.inlineSecretWarnings(path, os.Stat)...)
 	found = append(found, cfg.runAsWarnings(runas.Lookup)...)
+	found = append(found, cfg.sharesWarnings()...)
 	for _, fe := range found {
 		line, col := locate(root, fe.Field)
 		warnings = append(warnings, &Problem{File: path, Line: line, Column: col, Field: fe.Field, Message: fe.Message, Err: fe})

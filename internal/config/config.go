@@ -36,6 +36,10 @@ type Config struct {
 	Capacity CapacityConfig `yaml:"capacity,omitempty"`
 	// Provider chooses who starts and releases elastic workers.
 	Provider ProviderConfig `yaml:"provider,omitempty"`
+	// Shares divide the fixed quota among teams (docs/shares.md).
+	Shares SharesConfig `yaml:"shares,omitempty"`
+	// Chargeback is how the cost ledger settles the quota between teams.
+	Chargeback ChargebackConfig `yaml:"chargeback,omitempty"`
 
 	// QoS isolates fixed-quota work from elastic work on each worker:
 	// groups with their own CPU, memory, storage and network limits, and

@@ -107,6 +107,8 @@ func (c Config) WithDefaults() Config {
 		}
 		c.Pools = pools
 	}
+	// After the pools: the default borrow limit is the fixed quota.
+	c.Shares = c.Shares.withDefaults(c.FixedSlots())
 	// Templates are defaulted by jobs.NewCatalog; cloning keeps the copy's
 	// map independent of the receiver's all the same.
 	c.Templates = maps.Clone(c.Templates)

@@ -350,7 +350,7 @@ func TestParseDecodeErrors(t *testing.T) {
 		{"misspelt key with suggestion", "redis:\n  addr: 127.0.0.1:6379\n  pasword: x\n",
 			[]want{{3, "redis.pasword", `did you mean "password"`}}},
 		{"unknown top-level key lists known ones", "queues: 3\n",
-			[]want{{1, "queues", "known here: allow_raw_commands, capacity, checkpoints, controller"}}},
+			[]want{{1, "queues", "known here: allow_raw_commands, capacity, chargeback, checkpoints, controller"}}},
 		{"unknown key in a pool", "pools:\n  spot:\n    kind: spot\n    max_worker: 3\n",
 			[]want{{4, "pools.spot.max_worker", `did you mean "max_workers"`}}},
 		{"unknown key in a template parameter", "templates:\n  t:\n    command: [x]\n    params:\n      p: {type: int, maximum: 3}\n",

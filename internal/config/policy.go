@@ -24,6 +24,11 @@ func (c Config) PolicyConfig() policy.Config {
 	if c.Capacity.CoreMaxWait != nil {
 		pc.CoreMaxWait = c.Capacity.CoreMaxWait.Std()
 	}
+	pc.Shares = c.TeamShares()
+	pc.Tick = c.Controller.Tick.Std()
+	if pc.Tick == 0 {
+		pc.Tick = DefaultTick
+	}
 	return pc
 }
 

@@ -47,6 +47,7 @@ func (c Config) Validate() error {
 	c.Watermarks.validate(&ps)
 	c.Capacity.validate(&ps)
 	validatePools(&ps, c.Pools)
+	c.validateShares(&ps)
 	c.validateProvider(&ps)
 	c.validatePassEnv(&ps)
 	c.validateStorePassEnv(&ps)

@@ -3,7 +3,9 @@ package insight
 import (
 	"time"
 
+	"github.com/ballastdev/ballast/orchestrator/cost"
 	"github.com/ballastdev/ballast/orchestrator/policy"
+	"github.com/ballastdev/ballast/orchestrator/shares"
 	"github.com/ballastdev/ballast/queues"
 )
 
@@ -74,6 +76,9 @@ type Source struct {
 	CoreMaxWait  time.Duration
 	// Location sets the cost days; nil means UTC.
 	Location *time.Location
+	// Shares and Chargeback settle the quota between teams (Settle).
+	Shares     shares.Config
+	Chargeback cost.Chargeback
 	// Recent, SeriesWindow, SeriesStep, AdviceWindow and Retention
 	// override the defaults above when positive.
 	Recent, SeriesWindow, SeriesStep, AdviceWindow, Retention time.Duration
