@@ -135,6 +135,9 @@ func roomFor(w *worker, share int16) bool {
 // in the worker's tasks.
 func (s *sim) put(wi, ti, k int32) int32 {
 	w := &s.workers[wi]
+	if s.teams != nil && !s.pools[w.pool].elastic {
+		s.teams.use(s, &s.tasks[ti], float64(k))
+	}
 	w.busy += k
 	pos := int32(len(w.tasks))
 	w.tasks = append(w.tasks, ti)
@@ -179,6 +182,9 @@ func (s *sim) vacateGang(ti int32) {
 // worker wi.
 func (s *sim) take(wi, ti, k, i int32) {
 	w := &s.workers[wi]
+	if s.teams != nil && !s.pools[w.pool].elastic {
+		s.teams.use(s, &s.tasks[ti], -float64(k))
+	}
 	w.busy -= k
 	// Swap-delete: the quota is one worker with every fixed slot, so a
 	// search would cost a scan of the quota per finished job.
