@@ -71,7 +71,7 @@ type sim struct {
 	held taskQueue
 	// teams is the model's record of team shares; nil with shares off.
 	teams *teamModel
-	valid                             func(queueEntry) bool
+	valid func(queueEntry) bool
 
 	pools      []poolState
 	poolPolicy []policy.Pool
