@@ -397,13 +397,14 @@ func (s *sim) land(ti int32, dest queueKind) {
 // on the quota are left out and counted in the fixed worker's Busy only:
 // no rule ever moves core work off its quota, so Decide has nothing to do
 // with them individually, and leaving them out keeps its input to the work
-// it may act on.
+// it may act on. Under team shares every task is shown: rule 9 counts each
+// team's use of the quota job by job and may reclaim core loans.
 func (s *sim) visible(t *task) bool {
 	switch t.state {
 	case tsQueued:
 		return true
 	case tsRunning, tsLeaving:
-		return s.fullSnapshot || !t.core || s.pools[s.workers[t.worker].pool].Kind != policy.PoolFixed
+		return s.fullSnapshot || s.teams != nil || !t.core || s.pools[s.workers[t.worker].pool].Kind != policy.PoolFixed
 	}
 	return false
 }
