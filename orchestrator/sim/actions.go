@@ -69,7 +69,12 @@ func (s *sim) carryOut(a policy.Action) error {
 			return errors.New("only checkpointable jobs on elastic workers migrate")
 		}
 		dest := qLoan
-		if t.core {
+		switch {
+		case t.core && s.teams != nil && a.Queue == policy.QueueHeld:
+			// Under team shares the policy may send it back through
+			// admission.
+			dest = qHeld
+		case t.core:
 			dest = qCore
 		}
 		s.stop(ti, stopMigrate, dest)
