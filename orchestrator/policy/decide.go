@@ -30,6 +30,7 @@ func decide(v *view) Plan {
 	p.placeSized(sizedBurst) // rule 8
 	p.lend()                 // rules 2 and 4
 	p.migrate()              // rule 4
+	p.keepLendLimits()       // rule 9: once every move onto the quota is planned
 	p.rehome()               // rule 3: queued elastic work into the elastic queue it belongs in
 	p.place()                // rule 3: where the queued burst work will run
 	p.scaleUp()              // rule 3
