@@ -166,10 +166,9 @@ func (m *teamModel) reclaimed(t *task, a policy.Action) {
 }
 
 // rebalancing reports whether a reclaim is rule 9's rebalancing between
-// borrowers rather than a reclaim for an owner: the preempting team is
-// then itself borrowing, named as the owner only of the room it takes.
+// borrowers rather than a reclaim for an owner (Action.Rebalance).
 func rebalancing(a policy.Action) bool {
-	return a.Rule == 9 && a.Kind == policy.Reclaim && isRebalance(a)
+	return a.Kind == policy.Reclaim && a.Rebalance
 }
 
 // results lists every team's figures.
@@ -199,6 +198,3 @@ func (m *teamModel) results(s *sim) []TeamResult {
 	return out
 }
 
-// isRebalance reports whether a rule 9 reclaim was planned by rebalancing.
-// TODO: set from the policy's marking once rule 9 lands.
-func isRebalance(a policy.Action) bool { return false }

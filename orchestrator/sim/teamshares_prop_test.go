@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"strconv"
@@ -126,13 +127,19 @@ func (c *shareChecker) reclaimable(t *task) bool {
 
 func (c *shareChecker) check(s *sim, _ policy.Snapshot) error {
 	c.checks++
-	used := map[string]float64{}
+	// used is what each team holds on the quota; kept what it keeps once
+	// the stops in flight land, which the limits are held to: a loan
+	// being reclaimed has been dealt with.
+	used, kept := map[string]float64{}, map[string]float64{}
 	hard := map[string]float64{} // what cannot be reclaimed
 	for _, wi := range s.fixedWs {
 		for _, ti := range s.workers[wi].tasks {
 			t := &s.tasks[ti]
 			k := float64(t.slotsOn(wi))
 			used[t.team] += k
+			if t.state != tsLeaving {
+				kept[t.team] += k
+			}
 			if !c.reclaimable(t) {
 				hard[t.team] += k
 			}
@@ -146,25 +153,41 @@ func (c *shareChecker) check(s *sim, _ policy.Snapshot) error {
 			return fmt.Errorf("team %s holds %v fixed slots with work that cannot be reclaimed, beyond its share of %v",
 				tm.Name, hard[tm.Name], share)
 		}
-		over := max(used[tm.Name]-share, 0)
+		over := max(kept[tm.Name]-share, 0)
 		if over > float64(tm.BorrowLimit) {
 			return fmt.Errorf("team %s borrows %v slots, past its borrow limit of %d", tm.Name, over, tm.BorrowLimit)
 		}
 		borrowed += over
-		lendable += min(share-min(used[tm.Name], share), float64(tm.LendLimit))
+		lendable += min(share-min(kept[tm.Name], share), float64(tm.LendLimit))
+	}
+	for team, k := range kept {
+		if _, ok := c.cfg.Team(team); !ok {
+			borrowed += k // a team without a share borrows all it uses
+		}
 	}
 	if borrowed > lendable+1e-9 {
 		return fmt.Errorf("the teams borrow %v slots, more than the %v the common slots and the lend limits allow (use %v)",
-			borrowed, lendable, used)
+			borrowed, lendable, kept)
 	}
-	// Owed: in-share core work of the team waits for the quota.
+	// Owed: core work of the team waits for the quota, and fits in its
+	// share beside what the team holds there or has on its way there (lent
+	// burst work, work migrating back from elastic capacity).
+	bound := maps.Clone(used)
+	for i := range s.tasks {
+		t := &s.tasks[i]
+		switch {
+		case t.state == tsQueued && t.queue == qLoan,
+			t.state == tsLeaving && t.stopped == stopMigrate:
+			bound[t.team] += float64(t.total())
+		}
+	}
 	owed := map[string]bool{}
 	for i := range s.tasks {
 		t := &s.tasks[i]
 		if t.state != tsQueued || !t.core || (t.queue != qHeld && t.queue != qCore) {
 			continue
 		}
-		if tm, ok := c.cfg.Team(t.team); ok && used[t.team]+float64(t.total()) <= float64(tm.Slots) {
+		if tm, ok := c.cfg.Team(t.team); ok && bound[t.team]+float64(t.total()) <= float64(tm.Slots) {
 			owed[t.team] = true
 		}
 	}
@@ -205,8 +228,11 @@ func (c *shareChecker) check(s *sim, _ policy.Snapshot) error {
 func TestSharesProperties(t *testing.T) {
 	n := sharesSeeds(t)
 	start := time.Now()
-	decisions, reclaims := 0, 0
+	decisions, reclaims, failed := 0, 0, 0
 	for seed := range uint64(n) {
+		if failed >= 10 {
+			t.Fatalf("stopped after %d failing seeds", failed)
+		}
 		tr, o := randomShares(seed)
 		c := newShareChecker(o)
 		s, err := newSim(tr, o)
@@ -215,7 +241,9 @@ func TestSharesProperties(t *testing.T) {
 		}
 		s.check = c.check
 		if err := s.run(); err != nil {
-			t.Fatalf("seed %d (BALLAST_SHARES_SEEDS=%d reproduces it): %v", seed, seed+1, err)
+			failed++
+			t.Errorf("seed %d (BALLAST_SHARES_SEEDS=%d reproduces it): %v", seed, seed+1, err)
+			continue
 		}
 		r := s.result()
 		decisions += r.Decisions
