@@ -271,7 +271,10 @@ func (s *sim) gangReady(ti int32) bool {
 }
 
 // startGang starts a ready gang on all its members' workers at once;
-// the other workers then take what waits behind it.
+// each of them then takes what waits behind it. The fill that found the
+// gang ready may be on any member's worker, so every one is filled: one
+// left out would keep a free slot beside queued work until something
+// else freed a slot there.
 func (s *sim) startGang(ti int32) {
 	t := &s.tasks[ti]
 	for _, wi := range t.gws {
@@ -280,7 +283,7 @@ func (s *sim) startGang(ti int32) {
 	}
 	ws := slices.Clone(t.gws)
 	s.start(ti, t.members[0])
-	for _, wi := range ws[1:] {
+	for _, wi := range ws {
 		s.fill(wi)
 	}
 }
