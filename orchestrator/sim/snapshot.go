@@ -33,6 +33,9 @@ func (s *sim) snapshot() policy.Snapshot {
 		}
 	}
 	snap.Launches = s.launchBook()
+	if s.teams != nil {
+		snap.TeamUsage = s.teams.decay.Usage()
+	}
 	return snap
 }
 
