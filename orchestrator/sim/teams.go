@@ -197,4 +197,3 @@ func (m *teamModel) results(s *sim) []TeamResult {
 	}
 	return out
 }
-

@@ -88,7 +88,7 @@ func randomShares(seed uint64) (trace.Trace, Options) {
 	o := Options{
 		Config: cfg, Pools: []policy.Pool{quota(1), od, sp}, FixedSlots: q, Tick: tick, Seed: seed,
 		FixedWorkerSlots: []int{0, 0, 4, 8}[rng.IntN(4)],
-		SpotReclaimRate: 1, CheckpointInterval: time.Duration(1+rng.IntN(10)) * time.Minute,
+		SpotReclaimRate:  1, CheckpointInterval: time.Duration(1+rng.IntN(10)) * time.Minute,
 	}
 	return mkTrace(js...), o
 }
