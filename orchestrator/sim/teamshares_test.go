@@ -171,3 +171,38 @@ func TestSharesOwnersReclaimTheirShare(t *testing.T) {
 		})
 	}
 }
+
+// A lend limit holds once loans run: C borrows A's two lendable slots; B
+// lends none of its two, which stay free. When A's own job comes it starts
+// at once on one of the free slots (the owner always wins), which leaves
+// C holding more than A and the common slots may lend: one of C's loans
+// is reclaimed in the same tick, charged to B, whose unlent slot it
+// stood on, and nothing borrows B's slots again.
+func TestSharesKeepLendLimits(t *testing.T) {
+	cfg := sharesConfig(6, time.Minute, map[string]int{"A": 2, "B": 2, "C": 2})
+	cfg.Shares.Teams[1].LendLimit = 0
+	var js []trace.Job
+	for range 4 {
+		js = append(js, teamJob("C", 0, 3*time.Hour, 10*time.Second))
+	}
+	js = append(js, teamJob("A", 30*time.Minute, time.Hour, 0))
+	o := Options{Pools: []policy.Pool{quota(1)}, FixedSlots: 6, Tick: time.Second, CheckpointInterval: 5 * time.Minute, Config: cfg}
+	var got []policy.Action
+	r := runHooked(t, mkTrace(js...), o, nil, func(s *sim, a policy.Action) {
+		if a.Kind == policy.Reclaim {
+			got = append(got, a)
+			if s.now != 30*time.Minute {
+				t.Errorf("a reclaim at %v, want at 30m, the tick A's job started", s.now)
+			}
+		}
+	})
+	if len(got) != 1 || got[0].Team != "C" || got[0].Owner != "B" {
+		t.Fatalf("reclaims %+v; want one of C's loans, for B", got)
+	}
+	if a := teamResult(t, r, "A"); a.InShareWait.N != 1 || a.InShareWait.Max > time.Second {
+		t.Errorf("A's job waited %v; want it to start within the tick", a.InShareWait.Max)
+	}
+	if c := teamResult(t, r, "C"); c.Reclaimed != 1 {
+		t.Errorf("C had %d jobs reclaimed, want 1", c.Reclaimed)
+	}
+}
