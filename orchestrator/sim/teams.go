@@ -112,25 +112,43 @@ func (m *teamModel) onQuota(s *sim, o *task) bool {
 // slots now; the decayed usage and the slot-hours count what was held
 // until now first.
 func (m *teamModel) use(s *sim, t *task, k float64) {
+	m.hoursTo(s)
 	m.advance(s)
 	m.fixed[t.team] += k
 }
 
-// advance brings the decayed usage and the slot-hours up to now.
+// advance brings the decayed usage and the slot-hours up to now. The
+// slot-hours are summed only where the use changes (use, results), so
+// that how often the run decides cannot round them differently.
 func (m *teamModel) advance(s *sim) {
+	m.decay.Add(s.at(s.now), m.fixed)
+}
+
+// hoursTo adds the slot-hours held since the last change up to now.
+func (m *teamModel) hoursTo(s *sim) {
 	if dt := (s.now - m.at).Hours(); dt > 0 {
 		for team, k := range m.fixed {
 			m.team(team).hours += k * dt
 		}
 	}
 	m.at = s.now
-	m.decay.Add(s.at(s.now), m.fixed)
 }
 
-// tick hands the policy the decayed usage before a Decide.
+// tick hands the policy the decayed usage before a Decide, and with
+// rebalancing on wakes the run when a running job on the quota has run
+// MinRun: rebalancing may stop it from then on, a timer the policy reads.
 func (m *teamModel) tick(s *sim) {
 	m.advance(s)
 	s.ix.SetTeamUsage(m.decay.Usage())
+	if r := m.cfg.Rebalance; r.Enabled && r.MinRun > 0 {
+		for _, wi := range s.fixedWs {
+			for _, ti := range s.workers[wi].tasks {
+				if t := &s.tasks[ti]; t.state == tsRunning {
+					s.wakeAt(t.startedAt + r.MinRun)
+				}
+			}
+		}
+	}
 }
 
 // started records the wait of a team's job at its first start.
@@ -173,7 +191,7 @@ func rebalancing(a policy.Action) bool {
 
 // results lists every team's figures.
 func (m *teamModel) results(s *sim) []TeamResult {
-	m.advance(s)
+	m.hoursTo(s)
 	var names []string
 	for _, t := range m.cfg.Teams {
 		names = append(names, t.Name)

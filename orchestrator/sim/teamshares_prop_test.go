@@ -5,6 +5,7 @@ import (
 	"maps"
 	"math/rand/v2"
 	"os"
+	"reflect"
 	"strconv"
 	"testing"
 	"time"
@@ -312,5 +313,23 @@ func TestSharesProperties(t *testing.T) {
 	if reclaims == 0 || spot == 0 || (n >= 100 && rebalanced == 0) {
 		t.Errorf("%d reclaims, %d by rebalancing, %d spot reclaims in %d seeds: the fleets do not test what they should",
 			reclaims, rebalanced, spot, n)
+	}
+}
+
+// Under team shares, deciding only when something changed or a timer
+// comes due must still give the result of deciding on every tick: the
+// decayed usage only orders borrowers when something else moves, and a
+// loan's MinRun under rebalancing is a timer the run wakes for.
+func TestSharesSkippedTicksChangeNothing(t *testing.T) {
+	for seed := range uint64(20) {
+		tr, o := randomShares(seed)
+		skip, every := runWith(t, tr, o, false, false), runWith(t, tr, o, true, false)
+		if every.Decisions <= skip.Decisions {
+			t.Fatalf("seed %d: %d decisions on every tick, %d skipping; want more", seed, every.Decisions, skip.Decisions)
+		}
+		skip.Decisions, every.Decisions = 0, 0
+		if !reflect.DeepEqual(skip, every) {
+			t.Errorf("seed %d: skipping ticks gives\n%+v\nevery tick\n%+v", seed, skip, every)
+		}
 	}
 }
