@@ -47,16 +47,24 @@ func (p *planner) admit() {
 // another loan, and a rebalancing victim may bring its team below its
 // share. Every pass moves a job or ends the loop, so it ends; and the
 // next tick finds nothing this one left to do.
+//
+// Each pass first reclaims loans the lend limits no longer cover (see
+// keepLendLimits): those reclaims change who borrows what as well. It
+// runs again once rules 2 and 4 have lent and migrated, as those may
+// take the last lendable slots within a share.
 func (p *planner) lendShares() {
-	if p.teams == nil || len(p.ix.held) == 0 {
+	if p.teams == nil {
 		return
 	}
 	for {
 		n := len(p.actions)
-		p.admitLoans()
-		p.rebalance()
-		p.settleShares()
-		p.unlend()
+		p.keepLendLimits()
+		if len(p.ix.held) > 0 {
+			p.admitLoans()
+			p.rebalance()
+			p.settleShares()
+			p.unlend()
+		}
 		if len(p.actions) == n {
 			return
 		}
@@ -165,10 +173,11 @@ func (p *planner) admitLoans() {
 }
 
 // coreRoom is how many fixed slots are free for work admitted to core
-// now: free slots no queued core work takes. Loans waiting in the loan
-// queue do not count, as fixed workers take core work first (rule 2
-// unlends what no longer fits).
-func (p *planner) coreRoom() int { return p.freeFixed - p.coreQueued }
+// now: free slots no queued core work takes, nor this tick's lends and
+// migrations. Loans already waiting in the loan queue do not count, as
+// fixed workers take core work first (rule 2 unlends what no longer
+// fits).
+func (p *planner) coreRoom() int { return p.freeFixed - p.coreQueued - p.lent }
 
 // nextLoan moves c to the next held job that may borrow at all
 // (reclaimable, not moved yet, runnable on fixed workers) and returns

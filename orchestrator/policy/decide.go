@@ -31,7 +31,7 @@ func decide(v *view) Plan {
 	p.placeSized(sizedBurst) // rule 8
 	p.lend()                 // rules 2 and 4
 	p.migrate()              // rule 4
-	p.keepLendLimits()       // rule 9: once every move onto the quota is planned
+	p.lendShares()           // rule 9: the lend limits, once every move onto the quota is planned
 	p.overflowHeld()         // rule 7 for held work (rule 9): see overflowHeld for why here
 	p.rehome()               // rule 3: queued elastic work into the elastic queue it belongs in
 	p.place()                // rule 3: where the queued burst work will run

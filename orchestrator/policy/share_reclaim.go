@@ -68,7 +68,7 @@ func (p *planner) reclaimForOwners() {
 		p.owner = owner
 		p.reclaimOne(v, fmt.Sprintf("team %q waits for %d slots of its share (%d free, %d reclaims in flight); "+
 			"team %q borrows %s slots, %.2f over its weight, the most; loses %s of work",
-			owner, total, free, p.reclaiming, x, milliString(ts.borrowed(x)), ts.weighted(x, ts.borrowed(x)), p.lostWork(v)))
+			owner, needs[k].slots, free, p.reclaiming, x, milliString(ts.borrowed(x)), ts.weighted(x, ts.borrowed(x)), p.lostWork(v)))
 		p.short -= n
 		p.ownerFreed += n
 		total -= n

@@ -204,7 +204,7 @@ func checkShares(t *rapid.T, s Snapshot, p Plan) {
 			}
 			count(j, 1)
 		case Reclaim:
-			if a.Rule != 9 || a.Team != j.Team || a.Owner == j.Team {
+			if a.Rule != 9 || a.Team != j.Team || (a.Owner != "" && a.Owner == j.Team) {
 				fail("a reclaim under shares names rule 9 and the victim's team, for another team")
 			}
 			if running[j.Team] <= share(j.Team) {
