@@ -31,7 +31,7 @@ func (s *sim) carryOut(a policy.Action) error {
 			s.move(ti, qLoan)
 		case a.Kind == policy.Unlend && t.queue == qLoan:
 			s.move(ti, qBurst)
-		case a.Kind == policy.Overflow && t.queue == qCore && t.core:
+		case a.Kind == policy.Overflow && (t.queue == qCore || t.queue == qHeld) && t.core:
 			pi, ok := s.poolByName[a.Pool]
 			if !ok || s.pools[pi].Kind != policy.PoolOnDemand {
 				return fmt.Errorf("pool %q is not an on-demand pool", a.Pool)
@@ -50,20 +50,44 @@ func (s *sim) carryOut(a policy.Action) error {
 		t := &s.tasks[ti]
 		kind := s.pools[s.workers[t.worker].pool].Kind
 		if a.Kind == policy.Reclaim {
-			if t.core || kind != policy.PoolFixed {
+			if kind != policy.PoolFixed || (t.core && s.teams == nil) {
 				return errors.New("only burst jobs on fixed quota are reclaimed")
 			}
-			s.stop(ti, stopReclaim, qBurst)
+			dest := qBurst
+			if t.core {
+				// Under team shares a core loan goes back to wait for
+				// rule 9, readmitted, so it is first in line.
+				dest = qHeld
+			}
+			if s.teams != nil {
+				s.teams.reclaimed(t, a)
+			}
+			s.stop(ti, stopReclaim, dest)
 			return nil
 		}
 		if !t.ckpt || !kind.Elastic() {
 			return errors.New("only checkpointable jobs on elastic workers migrate")
 		}
 		dest := qLoan
-		if t.core {
+		switch {
+		case t.core && s.teams != nil && a.Queue == policy.QueueHeld:
+			// Under team shares the policy may send it back through
+			// admission.
+			dest = qHeld
+		case t.core:
 			dest = qCore
 		}
 		s.stop(ti, stopMigrate, dest)
+
+	case policy.Admit:
+		ti, err := s.queuedTask(a.Job)
+		if err != nil {
+			return err
+		}
+		if t := &s.tasks[ti]; s.teams == nil || !t.core || t.queue != qHeld {
+			return fmt.Errorf("job %s waits in %s, not held under team shares", a.Job, policyQueue[t.queue])
+		}
+		s.move(ti, qCore)
 
 	case policy.Rehome:
 		// The model has one burst queue, not the controller's four forms

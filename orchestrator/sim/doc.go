@@ -30,8 +30,8 @@
 // in its members' workers' pools. Waits are submit to start, and requeues after a stop do not
 // add to them. Every job may be retried, so a checkpointable burst job is
 // spot-eligible until it has suffered Config.MaxSpotPreemptions spot
-// reclaims. Jobs are not pinned to regions, and the trace's Team is not
-// used. A job's CPUs and Memory bind only when some pool declares what its
+// reclaims. Jobs are not pinned to regions; the trace's Team
+// matters only under team shares (below). A job's CPUs and Memory bind only when some pool declares what its
 // workers offer (Pool.CPUs, Pool.Memory): the job is then sized, and rule
 // 8 places its members only where a worker holds them, as live; with no
 // pool declaring them it is placed as if it asked for none, since live a
@@ -76,6 +76,20 @@
 // duration less the on-demand lead (slowest start-up plus two ticks). Live,
 // a pipeline step's duration is the p90 of its past runs; here it is known.
 //
+// Team shares. With Options.Config.Shares on, jobs carry their trace
+// Team and Grace to the policy, and core jobs arrive in the held queue,
+// which no worker reads, until rule 9 admits them to core (burst work
+// reaches the quota only through rule 2's lend, even without elastic
+// pools); the snapshot then shows core work on the quota too, since rule
+// 9 counts it job by job. A reclaimed core loan goes back to held,
+// readmitted, a burst one to burst. The run keeps each team's use of the
+// quota decayed over the shares' half-life (shares.Decayed) and hands it
+// to the policy before every Decide; with rebalancing on, a running job's
+// MinRun is a timer the run wakes for. Result.Teams reports each team's
+// in-share waits (of the jobs that arrived while the team's demand on the
+// quota, with them, was within its share), reclaims and lost work. Shares
+// off, none of this runs.
+//
 // Ticks. Decide runs on tick boundaries (multiples of Options.Tick from
 // the trace start), after every event at that instant. It is skipped on a
 // tick when nothing in the model changed since the last snapshot and no
@@ -111,11 +125,12 @@
 // last checkpoint, so the work since then is lost (LostWork), the same
 // measure Decide uses to pick victims. A checkpointable task checkpoints
 // every CheckpointInterval of its attempt, at no cost (that is inside its
-// Duration); with a zero interval it loses nothing. A checkpointable task
-// stopped by the policy keeps its slot for CheckpointOverhead while it
-// winds down, visible to the policy as the move in flight, then is
-// requeued; a task that cannot checkpoint hands its slot over at once and
-// restarts from zero. A requeued task is queued anew at the time it lands.
+// Duration); with a zero interval it loses nothing. A task stopped by the
+// policy keeps its slot for its Grace (trace Job.Grace, all of it: the
+// worst case an owner waits for), or without one, if checkpointable, for
+// CheckpointOverhead, while it winds down, visible to the policy as the
+// move in flight, then is requeued; a task with neither hands its slot
+// over at once. A task that cannot checkpoint restarts from zero. A requeued task is queued anew at the time it lands.
 //
 // Spot. Each spot worker is reclaimed after an exponential lifetime
 // (a Poisson process of rate SpotReclaimRate per worker-hour) from its

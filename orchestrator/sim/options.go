@@ -176,6 +176,16 @@ func prepare(o Options) (setup, error) {
 	} else {
 		s.oneQuota(o, bad)
 	}
+	if s.cfg.Shares.On() {
+		// Rule 9 lets work borrow only if its grace plus a tick fits
+		// reclaim_within: the tick is the run's.
+		if s.cfg.Tick == 0 {
+			s.cfg.Tick = s.tickLen
+		}
+		if err := s.cfg.Shares.Validate(s.fixedSlots, s.tickLen); err != nil {
+			bad("%v", err)
+		}
+	}
 	// The policy's own checks cover the thresholds and every pool field.
 	if err := (policy.Snapshot{Config: s.cfg, Pools: s.pools}).Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("sim: %w", err))

@@ -13,6 +13,9 @@ const (
 	qLoan
 	qBurst
 	qOverflow
+	// qHeld holds core tasks under team shares until rule 9 admits them
+	// to core; no worker reads it.
+	qHeld
 )
 
 // queueEntry is a task's place in a queue. The order is the policy's queue

@@ -56,6 +56,9 @@ type Result struct {
 	Pools []PoolUsage
 	// Templates has one entry per template, by name.
 	Templates []TemplateUsage
+	// Teams is what each team went through under team shares; empty
+	// without them.
+	Teams []TeamResult `json:",omitempty"`
 }
 
 // Cost splits what the run paid.

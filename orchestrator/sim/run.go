@@ -67,7 +67,11 @@ type sim struct {
 
 	events                            eventQueue
 	core, loan, burstSpot, burstOther taskQueue
-	valid                             func(queueEntry) bool
+	// held is the core work waiting for rule 9 under team shares.
+	held taskQueue
+	// teams is the model's record of team shares; nil with shares off.
+	teams *teamModel
+	valid func(queueEntry) bool
 
 	pools      []poolState
 	poolPolicy []policy.Pool
@@ -121,6 +125,9 @@ type sim struct {
 	fullSnapshot bool
 	// check, if set, vets every snapshot before Decide sees it.
 	check func(*sim, policy.Snapshot) error
+	// onAction, if set, sees every action of a plan before it is carried
+	// out.
+	onAction func(*sim, policy.Action)
 }
 
 // launch is one scale-up: Count workers asked for at requested.
@@ -176,6 +183,7 @@ func newSim(tr trace.Trace, o Options) (*sim, error) {
 		return cmp.Or(cmp.Compare(pa.PricePerSlotHour, pb.PricePerSlotHour), cmp.Compare(pa.Name, pb.Name))
 	})
 	s.startQuotas()
+	s.teams = newTeamModel(su.cfg)
 	return s, nil
 }
 
@@ -285,8 +293,14 @@ func (s *sim) arrive() {
 	s.jobUnstarted[ji] = int32(tasksOf(j))
 	q := qBurst
 	switch {
+	case j.Class == jobs.ClassCore && s.teams != nil:
+		// Under team shares core work waits for rule 9 to admit it.
+		q = qHeld
 	case j.Class == jobs.ClassCore:
 		q = qCore
+	case s.teams != nil:
+		// Under team shares burst work reaches fixed slots only through
+		// rule 2's lend, which applies the team's share and limits.
 	case len(s.byPrice) == 0:
 		// As the live router does when no elastic capacity is managed:
 		// burst work goes straight to loan, or it would wait a tick for
@@ -295,6 +309,9 @@ func (s *sim) arrive() {
 	}
 	for range tasksOf(j) {
 		ti := s.newTask(ji, tmpl, j)
+		if s.teams != nil {
+			s.teams.arrived(s, ti)
+		}
 		s.enqueue(ti, q, s.now)
 		s.place(ti)
 	}
@@ -319,6 +336,9 @@ func (s *sim) tick() error {
 	s.lastTick = s.now
 	s.wake = never
 	s.prepareTick()
+	if s.teams != nil {
+		s.teams.tick(s)
+	}
 	if s.check != nil {
 		if err := s.check(s, s.snapshot()); err != nil {
 			return fmt.Errorf("sim: at %v: %w", s.now, err)
@@ -351,6 +371,9 @@ func (s *sim) tick() error {
 	s.applying = true
 	for _, a := range plan.Actions {
 		s.st.actions[a.Kind]++
+		if s.onAction != nil {
+			s.onAction(s, a)
+		}
 		if err := s.carryOut(a); err != nil {
 			return fmt.Errorf("sim: at %v cannot carry out %s: %w", s.now, a, err)
 		}

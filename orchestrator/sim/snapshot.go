@@ -7,7 +7,8 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/policy"
 )
 
-var policyQueue = [...]policy.Queue{qCore: policy.QueueCore, qLoan: policy.QueueLoan, qBurst: policy.QueueBurst, qOverflow: policy.QueueOverflow}
+var policyQueue = [...]policy.Queue{qCore: policy.QueueCore, qLoan: policy.QueueLoan, qBurst: policy.QueueBurst,
+	qOverflow: policy.QueueOverflow, qHeld: policy.QueueHeld}
 
 var stopAction = [...]policy.ActionKind{stopReclaim: policy.Reclaim, stopMigrate: policy.Migrate}
 
@@ -32,6 +33,9 @@ func (s *sim) snapshot() policy.Snapshot {
 		}
 	}
 	snap.Launches = s.launchBook()
+	if s.teams != nil {
+		snap.TeamUsage = s.teams.decay.Usage()
+	}
 	return snap
 }
 
@@ -55,7 +59,7 @@ func (s *sim) prepareTick() {
 	}
 	for len(s.coreDue.items) > 0 {
 		e := s.coreDue.items[0]
-		if t := &s.tasks[e.task]; t.gen == e.gen && t.state == tsQueued && t.queue == qCore && e.queuedAt > s.now {
+		if t := &s.tasks[e.task]; t.gen == e.gen && t.state == tsQueued && (t.queue == qCore || t.queue == qHeld) && e.queuedAt > s.now {
 			// The earliest threshold still ahead: later ones wake later.
 			s.wakeAt(e.queuedAt)
 			break
@@ -141,7 +145,7 @@ func (s *sim) policyJob(t *task) policy.Job {
 		ID: t.id, Class: jobs.ClassBurst, State: jobs.StateQueued, Queue: policyQueue[t.queue],
 		Checkpointable: t.ckpt, Retryable: true, SpotPreemptions: int(t.spotHits),
 		SubmittedAt: s.at(t.submit), QueuedAt: s.at(t.queuedAt), Readmitted: t.readmitted, Requires: t.req, Share: int(t.share),
-		CPUs: t.cpus, Memory: t.mem,
+		CPUs: t.cpus, Memory: t.mem, Team: t.team, Grace: t.grace, Rebalanced: int(t.rebalanced),
 	}
 	if t.sized() {
 		j.Slots = int(t.slots)

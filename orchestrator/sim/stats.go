@@ -183,5 +183,8 @@ func (s *sim) result() Result {
 		r.Templates = append(r.Templates, u)
 	}
 	slices.SortFunc(r.Templates, func(a, b TemplateUsage) int { return cmp.Compare(a.Template, b.Template) })
+	if s.teams != nil {
+		r.Teams = s.teams.results(s)
+	}
 	return r
 }

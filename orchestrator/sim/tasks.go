@@ -97,6 +97,15 @@ type task struct {
 	// (policy.Job.Readmitted).
 	readmitted bool
 	shown      bool // in the policy's index
+	// team is the trace job's team (whose share it uses under team
+	// shares), grace how long it keeps its slots once the policy stops
+	// it, and rebalanced how often rule 9's rebalancing stopped it.
+	team       string
+	grace      time.Duration
+	rebalanced int32
+	// inShare: under team shares, the team's demand was within its share
+	// when the job arrived, so its wait is an owner's in-share wait.
+	inShare bool
 }
 
 func (s *sim) newTask(ji, tmpl int32, j *trace.Job) int32 {
@@ -118,6 +127,7 @@ func (s *sim) newTask(ji, tmpl int32, j *trace.Job) int32 {
 		t.req = j.Requires
 	}
 	t.share = int16(j.Share)
+	t.team, t.grace = j.Team, j.Grace
 	if s.cpusDeclared {
 		t.cpus = j.CPUs
 	}
@@ -148,6 +158,8 @@ func (s *sim) queueOf(t *task) *taskQueue {
 		return &s.loan
 	case qOverflow:
 		return &s.pools[t.ovPool].overflow
+	case qHeld:
+		return &s.held
 	}
 	if t.spotOK {
 		return &s.burstSpot
@@ -170,7 +182,7 @@ func (s *sim) enqueue(ti int32, q queueKind, queuedAt time.Duration) {
 	if !t.sized() {
 		s.queueOf(t).add(queueEntry{queuedAt: queuedAt, submit: t.submit, task: ti, gen: t.gen, readmitted: t.readmitted})
 	}
-	if q == qCore && s.cfg.CoreOverflow {
+	if (q == qCore || q == qHeld) && s.cfg.CoreOverflow {
 		s.coreDue.push(queueEntry{queuedAt: queuedAt + s.coreMaxWait(t), task: ti, gen: t.gen})
 	}
 	s.refresh(ti)
@@ -264,6 +276,9 @@ func (s *sim) start(ti, wi int32) {
 	s.nextCheckpoint(ti)
 	if !t.started {
 		t.started = true
+		if s.teams != nil {
+			s.teams.started(t, s.now-t.submit)
+		}
 		if s.jobUnstarted[t.job]--; s.jobUnstarted[t.job] == 0 {
 			s.pools[s.workers[wi].pool].waits.add(t.core, s.now-t.submit)
 			s.bound.started(t.job, s.now-t.submit)
@@ -321,21 +336,39 @@ func (s *sim) checkpoint(t *task) (saved, at time.Duration) {
 func (s *sim) stop(ti int32, reason stopReason, dest queueKind) {
 	t := &s.tasks[ti]
 	saved, at := s.checkpoint(t)
-	s.st.stopped(reason, time.Duration(t.gpus()*float64(t.saved+(s.now-t.startedAt)-saved)))
+	lost := time.Duration(t.gpus() * float64(t.saved+(s.now-t.startedAt)-saved))
+	s.st.stopped(reason, lost)
+	if s.teams != nil {
+		s.teams.stopped(t, reason, lost)
+	}
 	t.saved, t.prevCkpt = saved, at
 	if reason == stopSpot {
 		t.spotHits++
 	}
-	if reason != stopSpot && t.ckpt && s.ckptCost > 0 {
+	if wind := s.windDown(t); reason != stopSpot && wind > 0 {
 		t.state, t.stopped, t.dest, t.stopAt = tsLeaving, reason, dest, s.now
 		t.gen++
-		s.events.push(event{at: s.now + s.ckptCost, kind: evLand, idx: ti, gen: t.gen})
+		s.events.push(event{at: s.now + wind, kind: evLand, idx: ti, gen: t.gen})
 		s.refresh(ti)
 		s.dirty = true
 		return
 	}
 	t.stopAt = s.now
 	s.land(ti, dest)
+}
+
+// windDown is how long a task the policy stops keeps its slots: its own
+// grace when it has one, as a live worker gives a job told to stop its
+// grace to checkpoint and exit (the model takes all of it, the worst
+// case an owner waits for), else CheckpointOverhead if it checkpoints.
+func (s *sim) windDown(t *task) time.Duration {
+	switch {
+	case t.grace > 0:
+		return t.grace
+	case t.ckpt:
+		return s.ckptCost
+	}
+	return 0
 }
 
 // land completes a stop: the slot is freed and the task requeued to dest
@@ -364,13 +397,14 @@ func (s *sim) land(ti int32, dest queueKind) {
 // on the quota are left out and counted in the fixed worker's Busy only:
 // no rule ever moves core work off its quota, so Decide has nothing to do
 // with them individually, and leaving them out keeps its input to the work
-// it may act on.
+// it may act on. Under team shares every task is shown: rule 9 counts each
+// team's use of the quota job by job and may reclaim core loans.
 func (s *sim) visible(t *task) bool {
 	switch t.state {
 	case tsQueued:
 		return true
 	case tsRunning, tsLeaving:
-		return s.fullSnapshot || !t.core || s.pools[s.workers[t.worker].pool].Kind != policy.PoolFixed
+		return s.fullSnapshot || s.teams != nil || !t.core || s.pools[s.workers[t.worker].pool].Kind != policy.PoolFixed
 	}
 	return false
 }

@@ -135,6 +135,9 @@ func roomFor(w *worker, share int16) bool {
 // in the worker's tasks.
 func (s *sim) put(wi, ti, k int32) int32 {
 	w := &s.workers[wi]
+	if s.teams != nil && !s.pools[w.pool].elastic {
+		s.teams.use(s, &s.tasks[ti], float64(k))
+	}
 	w.busy += k
 	pos := int32(len(w.tasks))
 	w.tasks = append(w.tasks, ti)
@@ -179,6 +182,9 @@ func (s *sim) vacateGang(ti int32) {
 // worker wi.
 func (s *sim) take(wi, ti, k, i int32) {
 	w := &s.workers[wi]
+	if s.teams != nil && !s.pools[w.pool].elastic {
+		s.teams.use(s, &s.tasks[ti], -float64(k))
+	}
 	w.busy -= k
 	// Swap-delete: the quota is one worker with every fixed slot, so a
 	// search would cost a scan of the quota per finished job.
@@ -265,7 +271,10 @@ func (s *sim) gangReady(ti int32) bool {
 }
 
 // startGang starts a ready gang on all its members' workers at once;
-// the other workers then take what waits behind it.
+// each of them then takes what waits behind it. The fill that found the
+// gang ready may be on any member's worker, so every one is filled: one
+// left out would keep a free slot beside queued work until something
+// else freed a slot there.
 func (s *sim) startGang(ti int32) {
 	t := &s.tasks[ti]
 	for _, wi := range t.gws {
@@ -274,7 +283,7 @@ func (s *sim) startGang(ti int32) {
 	}
 	ws := slices.Clone(t.gws)
 	s.start(ti, t.members[0])
-	for _, wi := range ws[1:] {
+	for _, wi := range ws {
 		s.fill(wi)
 	}
 }

@@ -16,7 +16,7 @@ import (
 // csvColumns is the header of the trace CSV format, in order: the eight
 // columns every file has, then the optional ones.
 var csvColumns = []string{"submit_s", "duration_s", "slots", "class", "team", "template", "checkpointable", "deadline_s",
-	"replicas", "requires", "share", "cpus", "memory_bytes"}
+	"replicas", "requires", "share", "cpus", "memory_bytes", "grace_s"}
 
 const csvHeader = "submit_s,duration_s,slots,class,team,template,checkpointable,deadline_s"
 
@@ -35,8 +35,9 @@ const (
 	colShare
 	colCPUs
 	colMemory
+	colGrace
 	numColumns  = colReplicas // the columns every file has
-	numOptional = colMemory + 1 - numColumns
+	numOptional = colGrace + 1 - numColumns
 )
 
 // csvLayout is where a file has the optional columns: at[c-numColumns] is
@@ -292,6 +293,14 @@ func parseCSVJob(f [][]byte, layout csvLayout, strs interner, reqs requiresInter
 			return bad(colMemory, errors.New("want the bytes one member needs, a whole number >= 0"))
 		}
 		j.Memory = v
+	}
+	if c := layout.col(colGrace); c >= 0 && len(f[c]) > 0 {
+		if j.Grace, err = parseSeconds(f[c]); err != nil {
+			return bad(colGrace, err)
+		}
+		if j.Grace < 0 || j.Grace > MaxOffset {
+			return bad(colGrace, errors.New("want the seconds the job has to stop once told to, >= 0 (empty for none)"))
+		}
 	}
 	return j, nil
 }

@@ -21,7 +21,7 @@ import (
 //
 // The optional columns are written only as far as some job needs them
 // (replicas and requires for gangs and labels, then share, then cpus and
-// memory_bytes), so a trace without them is written as before and older
+// memory_bytes, then grace_s), so a trace without them is written as before and older
 // readers still take it.
 func WriteCSV(w io.Writer, t Trace) error {
 	// The optional columns written: none, or from replicas up to the last
@@ -38,8 +38,10 @@ func WriteCSV(w io.Writer, t Trace) error {
 			}
 		}
 		switch {
+		case j.Grace > 0:
+			last = colGrace
 		case j.CPUs > 0 || j.Memory > 0:
-			last = colMemory
+			last = max(last, colMemory)
 		case j.Share > 0:
 			last = max(last, colShare)
 		case j.Replicas != 0 || len(j.Requires) > 0:
@@ -133,6 +135,12 @@ func appendCSVJob(buf []byte, j Job, last int) []byte {
 		buf = append(buf, ',')
 		if j.Memory > 0 {
 			buf = strconv.AppendInt(buf, j.Memory, 10)
+		}
+	}
+	if last >= colGrace {
+		buf = append(buf, ',')
+		if j.Grace > 0 {
+			buf = appendSeconds(buf, j.Grace)
 		}
 	}
 	return append(buf, '\n')

@@ -45,7 +45,7 @@
 //     worker may carry, separated by '|' ("gpu_model=V100M16|V100M32");
 //     empty for none ([Job.Requires]).
 //
-// Three more optional columns follow, in this order: any of the optional
+// Four more optional columns follow, in this order: any of the optional
 // columns may be left out, and WriteCSV writes them from replicas up to
 // the last one some job needs:
 //
@@ -53,6 +53,8 @@
 //     one slot and one member ([Job.Share]); empty or 0 for whole slots.
 //   - cpus and memory_bytes: what each member needs of its worker beyond
 //     its slots ([Job.CPUs], [Job.Memory]); empty or 0 for none.
+//   - grace_s: seconds the job has to checkpoint and stop once told to
+//     ([Job.Grace]); empty or 0 for none.
 //
 // Seconds are read exactly to the nanosecond when written as plain decimals;
 // exponent forms ("1e-05", as some tools write) are accepted too. WriteCSV

@@ -65,6 +65,11 @@ type Job struct {
 	// bind only on pools that declare what their workers offer.
 	CPUs   float64
 	Memory int64
+	// Grace, when > 0, is how long the job has to checkpoint and stop once
+	// the policy tells it to (a template's grace): under team shares it
+	// decides whether the job may borrow another team's share, and the
+	// simulator keeps a stopped job's slots for it. 0 for none.
+	Grace time.Duration
 }
 
 // GPUs is what the job uses with every member running: TotalSlots, or its
@@ -192,6 +197,9 @@ func (j Job) validate() error {
 	}
 	if !(j.CPUs >= 0) || j.CPUs > 1<<20 || j.Memory < 0 {
 		errs = append(errs, fmt.Errorf("cpus: %v and memory: %d bytes; give amounts >= 0", j.CPUs, j.Memory))
+	}
+	if j.Grace < 0 || j.Grace > MaxOffset {
+		errs = append(errs, fmt.Errorf("grace: %v is outside [0, %v]", j.Grace, MaxOffset))
 	}
 	if j.Share < 0 || j.Share >= 1000 || (j.Share > 0 && (j.Slots != 1 || j.Members() != 1)) {
 		errs = append(errs, fmt.Errorf("share: %d thousandths of a GPU; give 1 to 999 on a job of one slot and one member, or 0", j.Share))
