@@ -2,15 +2,14 @@ package jobs
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
-	"strconv"
 	"strings"
-)
+	"sync"
+	"unicode"
+	"unicode/utf8"
 
-// maxJSONDepth bounds the nesting DuplicateKey walks, as encoding/json
-// bounds its own; deeper input is left to the decoder to refuse.
-const maxJSONDepth = 10000
+	"github.com/go-json-experiment/json/jsontext"
+)
 
 // DuplicateKey finds the first object key that appears twice in one object
 // of data and returns a problem naming it by path ("params.lr",
@@ -23,77 +22,147 @@ const maxJSONDepth = 10000
 // where "A" and "a" are different entries, are compared as they are.
 // exact reports whether the object at path is a map. Invalid JSON yields
 // nil: the decoder that runs next reports it with its position.
+//
+// Submissions are decoded by the JSON library, which checks this itself;
+// sweep specs, decoded by encoding/json, are checked here.
 func DuplicateKey(data []byte, exact func(path string) bool) *FieldError {
 	if fe, ok := quickDuplicateKey(data, exact); ok {
 		return fe
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber() // numbers are only skipped; no need to parse them
-	fe, _ := walkJSON(dec, "", 0, exact)
-	return fe
+	return walkDuplicateKeys(data, exact)
 }
 
-// walkJSON reads one value; err is a syntax error or the depth limit.
-func walkJSON(dec *json.Decoder, path string, depth int, exact func(string) bool) (*FieldError, error) {
-	if depth > maxJSONDepth {
-		return nil, errTooDeep
-	}
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, err
-	}
-	switch tok {
-	case json.Delim('{'):
-		seen := map[string]bool{}
-		fold := !exact(path)
-		for dec.More() {
-			kt, err := dec.Token()
-			if err != nil {
-				return nil, err
-			}
-			key, _ := kt.(string)
-			child := pathSegment(key)
-			if path != "" {
-				child = path + "." + child
-			}
-			norm := key
-			if fold {
-				// Upper then lower folds what encoding/json folds,
-				// such as "ſ" with "s" and the Kelvin sign with "k".
-				norm = strings.ToLower(strings.ToUpper(key))
-			}
-			if seen[norm] {
-				return &FieldError{Field: child, Message: "the key appears twice in one object (JSON readers disagree on which one counts); send it once"}, nil
-			}
-			seen[norm] = true
-			if fe, err := walkJSON(dec, child, depth+1, exact); fe != nil || err != nil {
-				return fe, err
+// walkDuplicateKeys is DuplicateKey over the JSON library's tokens, for
+// any input.
+func walkDuplicateKeys(data []byte, exact func(path string) bool) *FieldError {
+	dec := dupDecoders.Get().(*jsontext.Decoder)
+	defer dupDecoders.Put(dec)
+	dec.Reset(bytes.NewBuffer(data))
+	// The open objects, and the keys so far of those that are no map,
+	// folded, back to back in arena; all on the stack for a submission.
+	var framesArr [8]foldFrame
+	var namesArr [32][2]int
+	var arenaArr [512]byte
+	frames, names, arena := framesArr[:0], namesArr[:0], arenaArr[:0]
+	for {
+		if depth := dec.StackDepth(); depth > 0 {
+			// A key of an object that is no map, read as raw text:
+			// folded into arena, it needs no string of its own.
+			if kind, n := dec.StackIndex(depth); kind == '{' && n%2 == 0 && frames[len(frames)-1].fold && dec.PeekKind() == '"' {
+				raw, err := dec.ReadValue()
+				if err != nil {
+					return duplicateKeyIn(dec, err)
+				}
+				f := &frames[len(frames)-1]
+				start := len(arena)
+				arena, _ = jsontext.AppendUnquote(arena, raw) // raw is valid: the decoder read it
+				arena = foldKey(arena, start)
+				if f.seen(names, arena, start) {
+					return &FieldError{Field: fieldPath(dec, dec.StackPointer()), Message: duplicateKeyMessage}
+				}
+				names = f.add(names, arena, start)
+				continue
 			}
 		}
-		_, err = dec.Token() // '}'
-		return nil, err
-	case json.Delim('['):
-		for i := 0; dec.More(); i++ {
-			if fe, err := walkJSON(dec, path+"["+strconv.Itoa(i)+"]", depth+1, exact); fe != nil || err != nil {
-				return fe, err
-			}
+		tok, err := dec.ReadToken()
+		if err != nil {
+			return duplicateKeyIn(dec, err)
 		}
-		_, err = dec.Token() // ']'
-		return nil, err
+		switch tok.Kind() {
+		case '{':
+			fold := !exact(fieldPath(dec, dec.StackPointer()))
+			frames = append(frames, foldFrame{fold: fold, names: len(names), arena: len(arena)})
+		case '}':
+			f := frames[len(frames)-1]
+			frames, names, arena = frames[:len(frames)-1], names[:f.names], arena[:f.arena]
+		}
+		if dec.StackDepth() == 0 {
+			return nil // the first value is read; what follows is the decoder's to refuse
+		}
 	}
-	return nil, nil
 }
 
-// pathSegment is how a key shows in a field path; the empty key is written
-// "" so that the path still names something.
-func pathSegment(key string) string {
-	if key == "" {
-		return `""`
+// dupDecoders keep walkDuplicateKeys from building a decoder, most of what a
+// walk would cost, for every message.
+var dupDecoders = sync.Pool{New: func() any { return new(jsontext.Decoder) }}
+
+// duplicateKeyIn is walkDuplicateKeys' answer when dec met err: the tokenizer
+// refuses a key repeated exactly; anything else is invalid JSON, for the
+// decoder to report.
+func duplicateKeyIn(dec *jsontext.Decoder, err error) *FieldError {
+	var se *jsontext.SyntacticError
+	if errors.As(err, &se) && errors.Is(se.Err, jsontext.ErrDuplicateName) {
+		return &FieldError{Field: fieldPath(dec, se.JSONPointer), Message: duplicateKeyMessage}
 	}
-	return key
+	return nil
 }
 
-var errTooDeep = errors.New("nested too deeply")
+// foldFrame is one open object for walkDuplicateKeys: whether its keys are
+// folded (it is no map), and where its keys start in names and arena.
+// Its keys are compared one by one while there are few; a large object's
+// are kept in a set.
+type foldFrame struct {
+	fold         bool
+	names, arena int
+	set          map[string]bool
+}
+
+// seen reports whether the key at arena[start:] is one of f's.
+func (f *foldFrame) seen(names [][2]int, arena []byte, start int) bool {
+	key := arena[start:]
+	if f.set != nil {
+		return f.set[string(key)]
+	}
+	for _, n := range names[f.names:] {
+		if bytes.Equal(arena[n[0]:n[1]], key) {
+			return true
+		}
+	}
+	return false
+}
+
+// add records the key at arena[start:] as one of f's.
+func (f *foldFrame) add(names [][2]int, arena []byte, start int) [][2]int {
+	if f.set == nil && len(names)-f.names < 32 {
+		return append(names, [2]int{start, len(arena)})
+	}
+	if f.set == nil {
+		f.set = map[string]bool{}
+		for _, n := range names[f.names:] {
+			f.set[string(arena[n[0]:n[1]])] = true
+		}
+	}
+	f.set[string(arena[start:])] = true
+	return names
+}
+
+// foldKey folds the key at b[start:] in place, so that two keys
+// encoding/json takes for the same struct field ("Team" and "team", "ſ"
+// and "s", the Kelvin sign and "k") fold alike: each letter becomes the
+// lower case of the first of its case orbit.
+func foldKey(b []byte, start int) []byte {
+	key := b[start:]
+	for i, c := range key {
+		if c >= utf8.RuneSelf {
+			folded := strings.Map(foldRune, string(key))
+			return append(b[:start], folded...)
+		}
+		if 'A' <= c && c <= 'Z' {
+			key[i] = c + 'a' - 'A'
+		}
+	}
+	return b
+}
+
+func foldRune(r rune) rune {
+	first := r
+	for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+		first = min(first, f)
+	}
+	return unicode.ToLower(first)
+}
+
+const duplicateKeyMessage = "the key appears twice in one object (JSON readers disagree on which one counts); send it once"
 
 // submissionMaps are the objects of a Submission that are maps.
 func submissionMaps(path string) bool { return path == "params" || path == "labels" }
