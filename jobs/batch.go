@@ -8,6 +8,8 @@ import (
 	"io"
 	"unicode/utf8"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/ballastdev/ballast/internal/spread"
 )
 
@@ -39,12 +41,9 @@ func DecodeBatch(data []byte) ([]Submission, error) {
 	if !utf8.Valid(data) {
 		return nil, &ValidationError{Problems: []*FieldError{{Field: "body", Message: "the message is not valid UTF-8"}}}
 	}
-	raw, ok := SplitArray(data)
-	if !ok {
-		raw = nil
-		if err := decodeBatchArray(data, &raw); err != nil {
-			return nil, err
-		}
+	raw, err := splitArray(data)
+	if err != nil {
+		return nil, &ValidationError{Problems: []*FieldError{batchError(data, err)}}
 	}
 	switch {
 	case len(raw) == 0:
@@ -71,58 +70,67 @@ func DecodeBatch(data []byte) ([]Submission, error) {
 	return subs, nil
 }
 
-// decodeBatchArray reads data as one JSON array with encoding/json, whose
-// errors say where the input went wrong.
-func decodeBatchArray(data []byte, raw *[]json.RawMessage) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(raw); err != nil {
-		fe := jsonFieldError(err)
-		fe.Field = "body" // the batch itself is malformed, not one job
-		if errors.Is(err, io.ErrUnexpectedEOF) {
-			fe.Message = "the JSON ends before the array does; send a whole array: [{...}, {...}]"
-		}
-		return &ValidationError{Problems: []*FieldError{fe}}
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return &ValidationError{Problems: []*FieldError{{Field: "body", Message: "extra data after the JSON array; send exactly one array"}}}
-	}
-	return nil
+// SplitArray returns the elements of data, a JSON array and nothing after
+// it but white space, as slices of data, so that they can be decoded in
+// parallel; ok is false for anything else.
+func SplitArray(data []byte) (raw []json.RawMessage, ok bool) {
+	raw, err := splitArray(data)
+	return raw, err == nil
 }
 
-// SplitArray returns the elements of data, a JSON array and nothing after
-// it but white space, as slices of data: a scan, where encoding/json reads
-// the array once to find its end and again to copy out each element, and
-// the elements can then be decoded in parallel. ok is false for input the
-// scan cannot judge, invalid JSON among it: encoding/json then reads it,
-// and says what is wrong.
-func SplitArray(data []byte) (raw []json.RawMessage, ok bool) {
-	d := dupScan{data: data, exact: func(string) bool { return true }}
-	if d.peek() != '[' {
-		return nil, false
+// errNotArray is a batch that is some other JSON value.
+type errNotArray jsontext.Kind
+
+func (e errNotArray) Error() string {
+	return "must be an array, got a JSON " + jsonKindName(jsontext.Kind(e))
+}
+
+// splitArray is SplitArray, saying what is wrong with data when it is not
+// one JSON array. Names repeated inside an element are left to the
+// decoding of the element, which names them with its index.
+func splitArray(data []byte) ([]json.RawMessage, error) {
+	dec := jsontext.NewDecoder(bytes.NewBuffer(data), jsontext.AllowDuplicateNames(true))
+	tok, err := dec.ReadToken()
+	if err != nil {
+		return nil, err
 	}
-	d.i++
-	if d.peek() == ']' {
-		d.i++
-	} else {
-		for {
-			d.ws()
-			start := d.i
-			if fe := d.value("", 1); fe != nil || d.bail {
-				return nil, false
-			}
-			raw = append(raw, data[start:d.i])
-			c := d.peek()
-			d.i++
-			if c == ']' {
-				break
-			}
-			if c != ',' {
-				return nil, false
-			}
+	if tok.Kind() != '[' {
+		return nil, errNotArray(tok.Kind())
+	}
+	var raw []json.RawMessage
+	for dec.PeekKind() != ']' {
+		v, err := dec.ReadValue()
+		if err != nil {
+			return nil, err
 		}
+		// v is the element's text as it stands in data, and ends where
+		// the decoder now is.
+		end := int(dec.InputOffset())
+		raw = append(raw, data[end-len(v):end:end])
 	}
-	d.ws()
-	return raw, d.i == len(data)
+	if _, err := dec.ReadToken(); err != nil {
+		return nil, err
+	}
+	if _, err := dec.ReadToken(); !errors.Is(err, io.EOF) {
+		return nil, errExtraData
+	}
+	return raw, nil
+}
+
+// batchError names what is wrong with a batch that is not one JSON array.
+func batchError(data []byte, err error) *FieldError {
+	var notArray errNotArray
+	switch {
+	case errors.Is(err, errExtraData):
+		return &FieldError{Field: "body", Message: "extra data after the JSON array; send exactly one array"}
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return &FieldError{Field: "body", Message: "the JSON ends before the array does; send a whole array: [{...}, {...}]"}
+	case errors.As(err, &notArray):
+		return &FieldError{Field: "body", Message: notArray.Error()}
+	}
+	fe := jsonFieldError(data, err)
+	fe.Field = "body" // the batch itself is malformed, not one job
+	return fe
 }
 
 // Indexed names the problems of err as those of element i of a batch. An

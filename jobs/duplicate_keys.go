@@ -2,15 +2,12 @@ package jobs
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
-	"strconv"
 	"strings"
-)
+	"unicode"
 
-// maxJSONDepth bounds the nesting DuplicateKey walks, as encoding/json
-// bounds its own; deeper input is left to the decoder to refuse.
-const maxJSONDepth = 10000
+	"github.com/go-json-experiment/json/jsontext"
+)
 
 // DuplicateKey finds the first object key that appears twice in one object
 // of data and returns a problem naming it by path ("params.lr",
@@ -23,77 +20,68 @@ const maxJSONDepth = 10000
 // where "A" and "a" are different entries, are compared as they are.
 // exact reports whether the object at path is a map. Invalid JSON yields
 // nil: the decoder that runs next reports it with its position.
+//
+// Submissions are decoded by the JSON library, which checks this itself;
+// sweep specs, decoded by encoding/json, are checked here.
 func DuplicateKey(data []byte, exact func(path string) bool) *FieldError {
 	if fe, ok := quickDuplicateKey(data, exact); ok {
 		return fe
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber() // numbers are only skipped; no need to parse them
-	fe, _ := walkJSON(dec, "", 0, exact)
-	return fe
+	return walkDuplicateKeys(data, exact)
 }
 
-// walkJSON reads one value; err is a syntax error or the depth limit.
-func walkJSON(dec *json.Decoder, path string, depth int, exact func(string) bool) (*FieldError, error) {
-	if depth > maxJSONDepth {
-		return nil, errTooDeep
-	}
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, err
-	}
-	switch tok {
-	case json.Delim('{'):
-		seen := map[string]bool{}
-		fold := !exact(path)
-		for dec.More() {
-			kt, err := dec.Token()
-			if err != nil {
-				return nil, err
+// walkDuplicateKeys is DuplicateKey over the JSON library's tokens, for
+// any input. The tokenizer itself refuses a key repeated exactly; the
+// keys of objects that are no map are compared folded here.
+func walkDuplicateKeys(data []byte, exact func(path string) bool) *FieldError {
+	dec := jsontext.NewDecoder(bytes.NewBuffer(data))
+	var seen []map[string]bool // per open object, its folded keys; nil for a map
+	for {
+		tok, err := dec.ReadToken()
+		if err != nil {
+			var se *jsontext.SyntacticError
+			if errors.As(err, &se) && errors.Is(se.Err, jsontext.ErrDuplicateName) {
+				return &FieldError{Field: fieldPath(dec, se.JSONPointer), Message: duplicateKeyMessage}
 			}
-			key, _ := kt.(string)
-			child := pathSegment(key)
-			if path != "" {
-				child = path + "." + child
+			return nil // invalid JSON, for the decoder to report
+		}
+		switch tok.Kind() {
+		case '{':
+			var keys map[string]bool
+			if !exact(fieldPath(dec, dec.StackPointer())) {
+				keys = map[string]bool{}
 			}
-			norm := key
-			if fold {
-				// Upper then lower folds what encoding/json folds,
-				// such as "ſ" with "s" and the Kelvin sign with "k".
-				norm = strings.ToLower(strings.ToUpper(key))
-			}
-			if seen[norm] {
-				return &FieldError{Field: child, Message: "the key appears twice in one object (JSON readers disagree on which one counts); send it once"}, nil
-			}
-			seen[norm] = true
-			if fe, err := walkJSON(dec, child, depth+1, exact); fe != nil || err != nil {
-				return fe, err
+			seen = append(seen, keys)
+		case '}':
+			seen = seen[:len(seen)-1]
+		case '"':
+			// A key is an object's odd token; a string value needs nothing.
+			if kind, n := dec.StackIndex(dec.StackDepth()); kind == '{' && n%2 == 1 && seen[len(seen)-1] != nil {
+				key := strings.Map(foldRune, tok.String())
+				if seen[len(seen)-1][key] {
+					return &FieldError{Field: fieldPath(dec, dec.StackPointer()), Message: duplicateKeyMessage}
+				}
+				seen[len(seen)-1][key] = true
 			}
 		}
-		_, err = dec.Token() // '}'
-		return nil, err
-	case json.Delim('['):
-		for i := 0; dec.More(); i++ {
-			if fe, err := walkJSON(dec, path+"["+strconv.Itoa(i)+"]", depth+1, exact); fe != nil || err != nil {
-				return fe, err
-			}
+		if dec.StackDepth() == 0 {
+			return nil // the first value is read; what follows is the decoder's to refuse
 		}
-		_, err = dec.Token() // ']'
-		return nil, err
 	}
-	return nil, nil
 }
 
-// pathSegment is how a key shows in a field path; the empty key is written
-// "" so that the path still names something.
-func pathSegment(key string) string {
-	if key == "" {
-		return `""`
+// foldRune maps r so that two keys encoding/json takes for the same
+// struct field ("Team" and "team", "ſ" and "s", the Kelvin sign and "k")
+// map alike: to the lower case of the first letter of its case orbit.
+func foldRune(r rune) rune {
+	first := r
+	for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+		first = min(first, f)
 	}
-	return key
+	return unicode.ToLower(first)
 }
 
-var errTooDeep = errors.New("nested too deeply")
+const duplicateKeyMessage = "the key appears twice in one object (JSON readers disagree on which one counts); send it once"
 
 // submissionMaps are the objects of a Submission that are maps.
 func submissionMaps(path string) bool { return path == "params" || path == "labels" }

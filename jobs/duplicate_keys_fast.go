@@ -1,17 +1,20 @@
 package jobs
 
+// Hand-written JSON, kept because it is faster than the JSON library doing
+// the same check: BenchmarkJSONLibraryDuplicateKey (json_library_test.go).
+
 import "strconv"
 
 // fastDupDepth bounds the nesting the fast scan follows; deeper input goes
-// to walkJSON, which reads up to maxJSONDepth.
+// to the library's walk.
 const fastDupDepth = 64
 
-// quickDuplicateKey is DuplicateKey without encoding/json's tokenizer, for
-// the input it can judge exactly as walkJSON does: valid JSON whose keys are
-// ASCII without escapes (folding them is then plain ASCII case folding).
-// ok is false for anything else, and DuplicateKey then walks the input the
-// slow way. A batch of thousands of jobs spends most of its decoding time
-// in that walk otherwise.
+// quickDuplicateKey is DuplicateKey without a tokenizer, for the input it
+// can judge exactly as the JSON library's walk does: valid JSON whose keys
+// are ASCII without escapes (folding them is then plain ASCII case
+// folding). ok is false for anything else, and DuplicateKey then walks the
+// input with the library. It stays while it is the faster of the two:
+// BenchmarkJSONLibraryDuplicateKey.
 func quickDuplicateKey(data []byte, exact func(path string) bool) (fe *FieldError, ok bool) {
 	d := dupScan{data: data, exact: exact}
 	fe = d.value("", 0)
@@ -25,27 +28,9 @@ type dupScan struct {
 	i     int
 	exact func(string) bool
 	bail  bool
-	// topKnown, when set, is asked of every key of the top-level object;
-	// unknownTop is set when it says no.
-	topKnown   func(key []byte) bool
-	unknownTop bool
 }
 
 func (d *dupScan) ws() { d.i = skipSpace(d.data, d.i) }
-
-// skipSpace is the index of the first byte at or after i in data that is
-// not JSON white space.
-func skipSpace(data []byte, i int) int {
-	for i < len(data) {
-		switch data[i] {
-		case ' ', '\t', '\r', '\n':
-			i++
-		default:
-			return i
-		}
-	}
-	return i
-}
 
 // peek is the next byte after white space, or 0 at the end.
 func (d *dupScan) peek() byte {
@@ -140,13 +125,10 @@ func (d *dupScan) object(path string, depth int) *FieldError {
 				if path != "" {
 					name = path + "." + name
 				}
-				return &FieldError{Field: name, Message: "the key appears twice in one object (JSON readers disagree on which one counts); send it once"}
+				return &FieldError{Field: name, Message: duplicateKeyMessage}
 			}
 		}
 		keys = append(keys, key)
-		if depth == 0 && d.topKnown != nil && !d.topKnown(key) {
-			d.unknownTop = true
-		}
 		seg := string(key)
 		if len(key) == 0 {
 			seg = pathSegment("")
@@ -253,61 +235,4 @@ func (d *dupScan) number() {
 	if d.i, ok = scanNumber(d.data, d.i); !ok {
 		d.bail = true
 	}
-}
-
-// scanLiteral is the end of word at data[i:]; ok is false when word is
-// not there.
-func scanLiteral(data []byte, i int, word string) (int, bool) {
-	if len(data)-i < len(word) || string(data[i:i+len(word)]) != word {
-		return i, false
-	}
-	return i + len(word), true
-}
-
-// scanNumber is the end of the JSON number at data[i:],
-// -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?; ok is false when there is
-// none, or when it does not end where a value may ("01" and "1x" are not
-// JSON).
-func scanNumber(data []byte, i int) (int, bool) {
-	digits := func() int {
-		n := 0
-		for i < len(data) && '0' <= data[i] && data[i] <= '9' {
-			i++
-			n++
-		}
-		return n
-	}
-	at := func(c byte) bool { return i < len(data) && data[i] == c }
-	if at('-') {
-		i++
-	}
-	switch {
-	case at('0'):
-		i++
-	case digits() == 0:
-		return i, false
-	}
-	if at('.') {
-		i++
-		if digits() == 0 {
-			return i, false
-		}
-	}
-	if at('e') || at('E') {
-		i++
-		if at('+') || at('-') {
-			i++
-		}
-		if digits() == 0 {
-			return i, false
-		}
-	}
-	if i < len(data) {
-		switch data[i] {
-		case ' ', '\t', '\r', '\n', ',', '}', ']':
-		default:
-			return i, false
-		}
-	}
-	return i, true
 }

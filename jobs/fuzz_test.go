@@ -145,8 +145,8 @@ func FuzzDecodeBatch(f *testing.F) {
 	})
 }
 
-// FuzzQuickSubmissionIsStrict: whatever the quick decoder takes, the
-// strict decoder takes too and reads the same.
+// FuzzQuickSubmissionIsStrict: whatever the hand reader takes, the JSON
+// library's strict decoding takes too and reads the same.
 func FuzzQuickSubmissionIsStrict(f *testing.F) {
 	for _, seed := range []string{
 		`{"template":"train","params":{"lr":0.01,"epochs":20},"idempotency_key":"k","team":"ml","labels":{"exp":"a"},"class":"burst","timeout":"6h","slots":2,"command":["a"]}`,
@@ -161,13 +161,13 @@ func FuzzQuickSubmissionIsStrict(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		quick, ok := decodeSubmissionQuick(data)
+		quick, ok := decodeSubmissionHand(data)
 		if !ok {
 			return
 		}
 		strict, err := decodeSubmissionStrict(data)
 		if err != nil {
-			t.Fatalf("%q: the quick decoder takes it, the strict one refuses it: %v", data, err)
+			t.Fatalf("%q: the hand reader takes it, the strict decoding refuses it: %v", data, err)
 		}
 		if !reflect.DeepEqual(quick, strict) {
 			t.Fatalf("%q: quick reads %+v, strict %+v", data, quick, strict)
@@ -176,13 +176,13 @@ func FuzzQuickSubmissionIsStrict(f *testing.F) {
 }
 
 // TestQuickSubmissionTakesTheCommonForm: a submission as clients send it
-// takes the quick path (else it saves nothing), and one with an unknown,
+// takes the hand reader (else it saves nothing), and one with an unknown,
 // folded or repeated key does not.
 func TestQuickSubmissionTakesTheCommonForm(t *testing.T) {
-	if _, ok := decodeSubmissionQuick([]byte(`{"template":"train","params":{"lr":0.01},"idempotency_key":"k-1","team":"ml","timeout":"6h"}`)); !ok {
-		t.Fatal("a plain submission does not take the quick path")
+	if _, ok := decodeSubmissionHand([]byte(`{"template":"train","params":{"lr":0.01},"idempotency_key":"k-1","team":"ml","timeout":"6h"}`)); !ok {
+		t.Fatal("a plain submission is not read by hand")
 	}
-	// Nor the hand-read one, as the Go client encodes a sweep's trial.
+	// And a sweep's trial, as the Go client encodes it.
 	sub := Submission{Template: "train", Params: map[string]json.RawMessage{"lr": json.RawMessage("0.01"), "opt": json.RawMessage(`"adam"`)},
 		IdempotencyKey: "sweep-1-7", Team: "ml", Class: "burst"}
 	enc, _ := json.Marshal(sub)
@@ -190,8 +190,8 @@ func TestQuickSubmissionTakesTheCommonForm(t *testing.T) {
 		t.Fatalf("%s: read by hand as %+v (%v), want %+v", enc, got, ok, sub)
 	}
 	for _, in := range []string{`{"template":"t","bogus":1}`, `{"Template":"t"}`, `{"template":"t","team":"a","team":"b"}`, `{"template":"t"} {}`} {
-		if _, ok := decodeSubmissionQuick([]byte(in)); ok {
-			t.Fatalf("%s takes the quick path", in)
+		if _, ok := decodeSubmissionHand([]byte(in)); ok {
+			t.Fatalf("%s is read by hand", in)
 		}
 	}
 }

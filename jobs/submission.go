@@ -1,17 +1,15 @@
 package jobs
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"maps"
-	"reflect"
 	"regexp"
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	jsonv2 "github.com/go-json-experiment/json"
 )
 
 // Limits on one submission. A message over MaxSubmissionBytes is refused before
@@ -69,107 +67,21 @@ func DecodeSubmission(data []byte) (Submission, error) {
 	if !utf8.Valid(data) {
 		return s, &ValidationError{Problems: []*FieldError{{Field: "body", Message: "the message is not valid UTF-8"}}}
 	}
-	if s, ok := decodeSubmissionQuick(data); ok {
+	if s, ok := decodeSubmissionHand(data); ok {
 		return s, nil
 	}
 	return decodeSubmissionStrict(data)
 }
 
 // decodeSubmissionStrict is DecodeSubmission after its size and UTF-8
-// checks, for any input: duplicate keys, unknown fields and anything after
-// the object are refused, each named.
+// checks, for any input, by the JSON library: duplicate keys, unknown
+// fields and anything after the object are refused, each named.
 func decodeSubmissionStrict(data []byte) (Submission, error) {
 	var s Submission
-	if fe := DuplicateKey(data, submissionMaps); fe != nil {
-		return s, &ValidationError{Problems: []*FieldError{fe}}
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&s); err != nil {
-		return Submission{}, &ValidationError{Problems: []*FieldError{jsonFieldError(err)}}
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return Submission{}, &ValidationError{Problems: []*FieldError{{Field: "body", Message: "extra data after the JSON object; send exactly one object"}}}
+	if err := jsonv2.Unmarshal(data, &s, strictJSON); err != nil {
+		return Submission{}, &ValidationError{Problems: []*FieldError{jsonFieldError(data, err)}}
 	}
 	return s, nil
-}
-
-// decodeSubmissionQuick decodes data when it is plainly a valid
-// submission: the fast duplicate-key scan judges it and finds none, every
-// top-level key is a Submission field's exact name, and json.Unmarshal
-// takes it. A Submission has no nested struct, so for such input the
-// strict decoder (DisallowUnknownFields, one value and nothing after it)
-// decodes the same value; ok is false for anything else, which the strict
-// path reads and names the problem of. The strict decoder's buffers were
-// most of what a batch's decoding allocated.
-func decodeSubmissionQuick(data []byte) (Submission, bool) {
-	if s, ok := decodeSubmissionHand(data); ok {
-		return s, true
-	}
-	d := dupScan{data: data, exact: submissionMaps, topKnown: isSubmissionKey}
-	if fe := d.value("", 0); fe != nil || d.bail || d.unknownTop {
-		return Submission{}, false
-	}
-	var s Submission
-	if json.Unmarshal(data, &s) != nil {
-		return Submission{}, false
-	}
-	return s, true
-}
-
-// submissionKeys are the JSON names of Submission's fields, from its tags.
-var submissionKeys = func() map[string]bool {
-	keys := map[string]bool{}
-	t := reflect.TypeFor[Submission]()
-	for i := range t.NumField() {
-		if name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ","); name != "" && name != "-" {
-			keys[name] = true
-		}
-	}
-	return keys
-}()
-
-func isSubmissionKey(key []byte) bool { return submissionKeys[string(key)] }
-
-// jsonFieldError turns an encoding/json error into a field error.
-func jsonFieldError(err error) *FieldError {
-	var syn *json.SyntaxError
-	var typ *json.UnmarshalTypeError
-	var dur *durationError
-	switch {
-	case errors.As(err, &syn):
-		return &FieldError{Field: "body", Message: fmt.Sprintf("not valid JSON at byte %d: %v", syn.Offset, syn)}
-	case errors.As(err, &typ):
-		field := typ.Field
-		if field == "" {
-			field = "body"
-		}
-		return &FieldError{Field: field, Message: fmt.Sprintf("must be %s, got a JSON %s", jsonKind(typ.Type.Kind().String()), typ.Value)}
-	case errors.As(err, &dur):
-		// Timeout is the only Duration in a Submission.
-		return &FieldError{Field: "timeout", Message: dur.Error()}
-	case errors.Is(err, io.EOF):
-		return &FieldError{Field: "body", Message: "empty message; send a JSON object such as {\"template\":\"NAME\",\"params\":{}}"}
-	case strings.HasPrefix(err.Error(), "json: unknown field "):
-		name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
-		if name == "" {
-			name = `""` // the empty key: the field path must still name it
-		}
-		return &FieldError{Field: name, Message: "unknown field (known: template, params, idempotency_key, team, labels, class, timeout, command)"}
-	}
-	return &FieldError{Field: "body", Message: err.Error()}
-}
-
-func jsonKind(k string) string {
-	switch k {
-	case "map", "struct":
-		return "an object"
-	case "slice":
-		return "an array"
-	case "ptr":
-		return "a string"
-	}
-	return "a " + k
 }
 
 // checkEnvelope validates the fields that do not depend on the template.

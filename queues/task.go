@@ -27,6 +27,8 @@ type Delivery struct {
 // Encode returns the task payload: json.Marshal(d), written without
 // reflection, for it is written for every attempt of every job
 // (TestDeliveryEncodingIsJSON holds it to encoding/json's bytes).
+// Hand-written JSON, kept because it is faster than the JSON library
+// writing the same bytes: BenchmarkJSONLibraryEncodeDelivery.
 func (d Delivery) Encode() []byte {
 	o := jsonenc.Open(make([]byte, 0, 48))
 	o.String("j", d.JobID)

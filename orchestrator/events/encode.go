@@ -8,6 +8,8 @@ import "github.com/ballastdev/ballast/internal/jsonenc"
 // encoding/json's reflection over the struct and its Data map was a good
 // part of what a batch costs the intake. Data's values other than strings,
 // numbers, booleans and nil go through encoding/json one by one.
+// Hand-written JSON, kept because it is faster than the JSON library
+// writing the same bytes: BenchmarkJSONLibraryEncodeEvent.
 func (e Event) appendJSON(b []byte) ([]byte, error) {
 	o := jsonenc.Open(b)
 	o.String("id", e.ID)
