@@ -22,9 +22,16 @@ var _ controller.SpotNoticeWaker = workers.NATSControl{}
 
 func newCapacity(cfg config.Config, store *queues.Store, nc *nats.Conn, prov provider.Provider, pub events.Publisher, log *slog.Logger) *controller.Hybrid {
 	h := &controller.Hybrid{Store: store, Provider: prov, Pools: cfg.PolicyPools(), Config: cfg.PolicyConfig(), Events: pub, Logger: log,
-		RebuildEvery: cfg.Controller.RebuildEvery.Std()}
+		RebuildEvery: cfg.Controller.RebuildEvery.Std(), Quota: cfg.FixedSlots()}
 	if nc != nil {
 		h.Control = workers.NATSControl{Conn: nc, Subjects: subjects(cfg)}
 	}
 	return h
+}
+
+// routerFor is the intake's router: burst work waits for elastic capacity
+// when the capacity policy runs, and core work of teams waits in held for
+// rule 9 when shares are configured too (only the policy admits it).
+func routerFor(cfg config.Config, capacity bool) controller.Router {
+	return controller.Router{ElasticManaged: capacity, Held: capacity && cfg.Shares.On()}
 }

@@ -79,7 +79,7 @@ func startControlPlane(ctx context.Context, cfg config.Config, rdb redis.Univers
 	// With the capacity policy on, burst work waits in burst and the policy
 	// lends it to fixed slots; without it, burst work goes straight to loan
 	// so that fixed workers run it at all.
-	sub := &controller.Submitter{Catalog: cat, Store: store, Router: controller.Router{ElasticManaged: capacity}, Events: pub, Logger: log}
+	sub := &controller.Submitter{Catalog: cat, Store: store, Router: routerFor(cfg, capacity), Events: pub, Logger: log}
 	opts := controller.Options{Tick: cfg.Controller.Tick.Std(), WorkerTTL: cfg.Controller.WorkerTTL.Std(),
 		LeaderTTL: cfg.Controller.LeaderTTL.Std(), Events: pub, Logger: log,
 		PriorEvents: func(ctx context.Context) (uint64, time.Time, error) { return events.Stored(ctx, js, cfg.NATS.Stream) }}
