@@ -2,7 +2,6 @@ package policy
 
 import (
 	"cmp"
-	"maps"
 	"slices"
 	"time"
 
@@ -68,8 +67,6 @@ type Index struct {
 
 	launches []Launch
 	free     []*jobRec
-	// teamUsage is Snapshot.TeamUsage (see SetTeamUsage).
-	teamUsage map[string]float64
 }
 
 // queueKey names one of the index's queue sets.
@@ -205,14 +202,8 @@ func IndexOf(s Snapshot) *Index {
 		}
 	}
 	ix.SetLaunches(s.Launches)
-	ix.SetTeamUsage(s.TeamUsage)
 	return ix
 }
-
-// SetTeamUsage replaces each team's decayed fixed-slot usage, the
-// tie-break of fair borrowing (Snapshot.TeamUsage); a controller that
-// keeps its index across ticks sets it every tick.
-func (ix *Index) SetTeamUsage(u map[string]float64) { ix.teamUsage = maps.Clone(u) }
 
 // SetLaunches replaces the launch book.
 func (ix *Index) SetLaunches(ls []Launch) { ix.launches = append(ix.launches[:0], ls...) }
