@@ -67,6 +67,8 @@ type Index struct {
 
 	launches []Launch
 	free     []*jobRec
+	// teamUsage is Snapshot.TeamUsage (see SetTeamUsage).
+	teamUsage map[string]float64
 }
 
 // queueKey names one of the index's queue sets.
@@ -158,6 +160,7 @@ func NewIndex(c Config, pools []Pool) *Index {
 // Decide.
 func IndexOf(s Snapshot) *Index {
 	ix := NewIndex(s.Config, s.Pools)
+	ix.teamUsage = s.TeamUsage
 	for _, w := range s.Workers {
 		if _, dup := ix.workers[w.ID]; !dup {
 			ix.PutWorker(w)

@@ -12,7 +12,8 @@ import (
 // jobs by ID, the jobs Decide does not see (on unknown workers) included.
 // IndexOf(ix.Snapshot()) is the full rebuild of ix.
 func (ix *Index) Snapshot() Snapshot {
-	s := Snapshot{Config: ix.cfg, Pools: slices.Clone(ix.poolList), Launches: slices.Clone(ix.launches)}
+	s := Snapshot{Config: ix.cfg, Pools: slices.Clone(ix.poolList), Launches: slices.Clone(ix.launches),
+		TeamUsage: ix.teamUsage}
 	for _, w := range ix.sorted {
 		s.Workers = append(s.Workers, w.Worker)
 	}
