@@ -9,6 +9,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/controller"
 	"github.com/ballastdev/ballast/orchestrator/events"
 	"github.com/ballastdev/ballast/orchestrator/provider"
+	"github.com/ballastdev/ballast/orchestrator/telemetry"
 	"github.com/ballastdev/ballast/queues"
 	"github.com/ballastdev/ballast/workers"
 )
@@ -34,4 +35,14 @@ func newCapacity(cfg config.Config, store *queues.Store, nc *nats.Conn, prov pro
 // rule 9 when shares are configured too (only the policy admits it).
 func routerFor(cfg config.Config, capacity bool) controller.Router {
 	return controller.Router{ElasticManaged: capacity, Held: capacity && cfg.Shares.On()}
+}
+
+// shareMetrics is the share view as the share gauges report it.
+func shareMetrics(v controller.ShareView) []telemetry.TeamShare {
+	out := make([]telemetry.TeamShare, 0, len(v.Teams))
+	for _, t := range v.Teams {
+		out = append(out, telemetry.TeamShare{Team: t.Team, Share: t.Share, Own: t.Own, OnCommon: t.OnCommon,
+			OnLent: t.Borrowed - t.OnCommon, LentTo: t.LentTo, Idle: t.Idle, OwnerWait: t.OwnerWait})
+	}
+	return out
 }

@@ -108,6 +108,7 @@ func startControlPlane(ctx context.Context, cfg config.Config, rdb redis.Univers
 	}
 	if capacity {
 		opts.Capacity = newCapacity(cfg, store, nc, prov, pub, log)
+		opts.Capacity.OnShares = func(v controller.ShareView) { lossMetrics.Load().SetShares(shareMetrics(v)) }
 	}
 	if opts.Pipelines, err = controller.NewPipelines(controller.PipelinesOptions{Store: store, Submitter: sub, Catalog: cat,
 		Pipelines: cfg.Pipelines, Grace: cfg.Controller.FireGrace.Std(), OverflowLead: overflowLead(cfg), Events: pub, Logger: log}); err != nil {

@@ -85,6 +85,9 @@ type Hybrid struct {
 	// Quota is the fixed slots team shares divide (0: the slots of the
 	// registered fixed workers).
 	Quota int
+	// OnShares, if set, receives the share view at every tick with
+	// shares on (the metrics' feed).
+	OnShares func(ShareView)
 	// decayed is each team's fixed usage decayed over the shares'
 	// half-life, the policy's tie-break between borrowers; shareView is
 	// the shares at the last tick (see Shares). strayHeld are held jobs

@@ -149,6 +149,9 @@ func (h *Hybrid) tickShares(ix *policy.Index, now time.Time) {
 	ix.SetTeamUsage(h.decayed.Usage())
 	h.shareView = v
 	h.mu.Unlock()
+	if h.OnShares != nil {
+		h.OnShares(v)
+	}
 }
 
 // admit carries out rule 9's Admit: a held core job moves to core, fenced
