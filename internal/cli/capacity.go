@@ -42,7 +42,7 @@ func shareMetrics(v controller.ShareView) []telemetry.TeamShare {
 	out := make([]telemetry.TeamShare, 0, len(v.Teams))
 	for _, t := range v.Teams {
 		out = append(out, telemetry.TeamShare{Team: t.Team, Share: t.Share, Own: t.Own, OnCommon: t.OnCommon,
-			OnLent: t.Borrowed - t.OnCommon, LentTo: t.LentTo, Idle: t.Idle, OwnerWait: t.OwnerWait})
+			OnLent: t.OnLent, LentTo: t.LentTo, Idle: t.Idle, OwnerWait: t.OwnerWait})
 	}
 	return out
 }

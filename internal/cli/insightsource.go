@@ -12,7 +12,7 @@ func insightSource(store *queues.Store, cfg config.Config) insight.Source {
 	pc := cfg.PolicyConfig()
 	return insight.Source{Store: store, Pools: cfg.PolicyPools(), Quota: cfg.FixedQuota(), High: pc.High, Low: pc.Low,
 		CoreOverflow: pc.CoreOverflow, CoreMaxWait: pc.CoreMaxWait,
-		Retention: cfg.Controller.CostRetention.Std(), Engines: enginesOf(cfg)}
+		Retention: cfg.Controller.CostRetention.Std(), Engines: enginesOf(cfg), Shares: pc.Shares}
 }
 
 // enginesOf is what the overview says of a config's NATS and provider.

@@ -3,7 +3,6 @@ package controller
 import (
 	"context"
 	"fmt"
-	"maps"
 	"slices"
 	"time"
 
@@ -14,46 +13,8 @@ import (
 	"github.com/ballastdev/ballast/queues"
 )
 
-// ShareView is the team shares as the leader saw them at its last tick:
-// what the share metrics and the console's share bars show. Slots are
-// those running on fixed workers.
-type ShareView struct {
-	At time.Time `json:"at"`
-	// Quota is the fixed slots the shares divide.
-	Quota int `json:"quota"`
-	// Teams are the teams with a share, then those running on fixed
-	// without one, by name.
-	Teams []TeamShare `json:"teams"`
-	// CommonSlots is the quota no share covers; CommonIdle of it is idle.
-	CommonSlots int     `json:"common_slots"`
-	CommonIdle  float64 `json:"common_idle"`
-	// Loans are who uses whose slots (lender "" is common).
-	Loans []shares.Loan `json:"loans"`
-}
-
-// TeamShare is one team's line of a ShareView.
-type TeamShare struct {
-	Team string `json:"team"`
-	// Share is the team's slots (0 for a team without a share).
-	Share int `json:"share"`
-	// Used is the slots the team's jobs run on fixed: Own within its
-	// share, OnCommon on common slots, Borrowed on common or others'
-	// shares (OnCommon included).
-	Used     float64 `json:"used"`
-	Own      float64 `json:"own"`
-	OnCommon float64 `json:"on_common"`
-	Borrowed float64 `json:"borrowed"`
-	// Lent is the slots of the share others use, LentTo by borrower.
-	Lent   float64            `json:"lent"`
-	LentTo map[string]float64 `json:"lent_to,omitempty"`
-	// Idle is the share's slots nobody uses.
-	Idle float64 `json:"idle"`
-	// Waiting counts the team's core jobs waiting for fixed slots (held
-	// or admitted); OwnerWait is how long the oldest has waited while the
-	// team used less than its share: the guarantee's lateness.
-	Waiting   int     `json:"waiting"`
-	OwnerWait float64 `json:"owner_wait_seconds"`
-}
+// ShareView is the team shares as the leader saw them at its last tick.
+type ShareView = shares.View
 
 // Shares returns the view of the last tick (the zero view before the first
 // tick, and with shares off).
@@ -96,8 +57,7 @@ func (h *Hybrid) tickShares(ix *policy.Index, now time.Time) {
 		}
 	}
 	used := map[string]float64{}
-	oldest := map[string]time.Time{}
-	waiting := map[string]int{}
+	waits := map[string]shares.Wait{}
 	for _, j := range snap.Jobs {
 		if j.Team == "" {
 			continue
@@ -107,42 +67,12 @@ func (h *Hybrid) tickShares(ix *policy.Index, now time.Time) {
 			used[j.Team] += weightOf(j)
 		case j.State == jobs.StateQueued && j.Class == jobs.ClassCore &&
 			(j.Queue == policy.QueueHeld || j.Queue == policy.QueueCore):
-			waiting[j.Team]++
-			if o, ok := oldest[j.Team]; !ok || j.QueuedAt.Before(o) {
-				oldest[j.Team] = j.QueuedAt
-			}
+			w := waits[j.Team]
+			w.Add(j.QueuedAt)
+			waits[j.Team] = w
 		}
 	}
-	split := sc.Split(quota, used)
-	v := ShareView{At: now, Quota: quota, CommonSlots: max(quota-sc.Total(), 0), CommonIdle: split.CommonIdle, Loans: split.Loans}
-	names := map[string]bool{}
-	for _, t := range sc.Teams {
-		names[t.Name] = true
-	}
-	for t := range used {
-		names[t] = true
-	}
-	borrowed, lent := split.Borrowed(), split.Lent()
-	for _, name := range slices.Sorted(maps.Keys(names)) {
-		t, _ := sc.Team(name)
-		ts := TeamShare{Team: name, Share: t.Slots, Used: used[name], Own: split.Own[name], Borrowed: borrowed[name],
-			Lent: lent[name], Idle: split.Idle[name], Waiting: waiting[name]}
-		for _, l := range split.Loans {
-			switch {
-			case l.Borrower == name && l.Lender == "":
-				ts.OnCommon += l.Slots
-			case l.Lender == name && name != "":
-				if ts.LentTo == nil {
-					ts.LentTo = map[string]float64{}
-				}
-				ts.LentTo[l.Borrower] += l.Slots
-			}
-		}
-		if o, ok := oldest[name]; ok && used[name] < float64(t.Slots) && !o.IsZero() && now.After(o) {
-			ts.OwnerWait = now.Sub(o).Seconds()
-		}
-		v.Teams = append(v.Teams, ts)
-	}
+	v := sc.ViewOf(now, quota, used, waits)
 	h.mu.Lock()
 	h.decayed.HalfLife = sc.HalfLife
 	h.decayed.Add(now, used)

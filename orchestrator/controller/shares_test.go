@@ -163,7 +163,7 @@ func TestShareViewSplitsFixedUse(t *testing.T) {
 		t.Fatalf("view %+v", v)
 	}
 	a, b := v.Teams[0], v.Teams[1]
-	if a.Team != "a" || a.Used != 3 || a.Own != 2 || a.Borrowed != 1 || a.Waiting != 0 {
+	if a.Team != "a" || a.Used != 3 || a.Own != 2 || a.OnLent != 1 || a.Waiting != 0 {
 		t.Errorf("team a %+v", a)
 	}
 	if b.Team != "b" || b.Lent != 1 || b.LentTo["a"] != 1 || b.Idle != 1 || b.Waiting != 1 || b.OwnerWait < 0 {

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/ballastdev/ballast/orchestrator/policy"
+	"github.com/ballastdev/ballast/orchestrator/shares"
 	"github.com/ballastdev/ballast/queues"
 )
 
@@ -79,6 +80,8 @@ type Source struct {
 	Recent, SeriesWindow, SeriesStep, AdviceWindow, Retention time.Duration
 	// Engines is what the overview says of NATS and the provider.
 	Engines Engines
+	// Shares are the teams' shares of the fixed quota (off when empty).
+	Shares shares.Config
 }
 
 func (s Source) pool(name string) (policy.Pool, bool) {
