@@ -15,7 +15,9 @@ const (
 	// Unlend moves a queued burst job from loan back to burst (rule 2).
 	Unlend ActionKind = "unlend"
 	// Reclaim checkpoints a burst job borrowing a fixed slot and sends it
-	// back to burst, so a core job can have the slot (rule 1).
+	// back to burst, so a core job can have the slot (rule 1). Under team
+	// shares (rule 9) it stops another team's loan, burst or core, for
+	// an owner: a core loan goes back to held (Queue says where).
 	Reclaim ActionKind = "reclaim"
 	// Migrate checkpoints a job running on elastic capacity and requeues it
 	// for fixed quota: loan for burst jobs, core for core jobs (rule 4).
@@ -59,6 +61,10 @@ type Action struct {
 	// Team is the team of the job moved; Owner, for a reclaim or an
 	// admission under shares, the team whose share it is about (rule 9).
 	Team, Owner string
+	// Rebalance marks a rule 9 reclaim made by the optional rebalancing
+	// between borrowers, not for an owner: whoever carries it out counts
+	// it in the job's Rebalanced.
+	Rebalance bool
 	// Rule is the design rule (1-9) that produced the action.
 	Rule int
 	// Reason says why, with the numbers, for logs and "ballast plan".

@@ -19,9 +19,11 @@ func Decide(s Snapshot, now time.Time) Plan { return IndexOf(s).Decide(now) }
 // decide runs the rules over v.
 func decide(v *view) Plan {
 	p := newPlanner(v)
+	p.admit()                // rule 9: held core work to core, in-share first
 	p.reclaimSized()         // rule 1 for sized core work
 	p.placeSized(sizedCore)  // rule 8: see placeSized for why here
-	p.reclaim()              // rule 1
+	p.reclaim()              // rule 1 (under shares, rule 9's reclaim for owners)
+	p.rebalance()            // rule 9, optional: between borrowers
 	p.overflow()             // rule 7
 	p.unlend()               // rule 2
 	p.settleRegime()         // after the moves that change the fixed load
@@ -68,6 +70,13 @@ type planner struct {
 	tick    map[*workerRec]*slotUse
 	placing map[string]bool
 	placer  *placer
+	// teams is rule 9's state, nil when shares are off; owner is the
+	// team a sized reclaim is being made for.
+	teams *teamState
+	owner string
+	// rebalanceFreed is the fixed slots this tick's rebalancing reclaims
+	// will free, which the loans they make room for may count on.
+	rebalanceFreed int
 }
 
 // tickUse returns this tick's use of w, made if need be.
@@ -102,6 +111,7 @@ func (p *planner) tickSlots(w *workerRec) int {
 func newPlanner(v *view) *planner {
 	p := &planner{view: v, moved: map[string]Queue{}, coreQueued: v.fixed.QueuedCore, loans: v.fixed.Loans,
 		tick: map[*workerRec]*slotUse{}, placing: map[string]bool{}}
+	p.teams = p.teamsOf()
 	p.settleRegime()
 	return p
 }
@@ -127,6 +137,7 @@ func (p *planner) settleRegime() {
 
 // add appends an action and, for a move of j, records where it goes.
 func (p *planner) add(a Action, j *Job) {
+	p.shareMove(a, j)
 	if a.moves() {
 		p.moved[a.Job] = a.Queue
 		p.movedJobs = append(p.movedJobs, j)

@@ -133,6 +133,8 @@ func (w *world) land(p Plan) {
 			j.Home = h
 		case Lend:
 			j.Queue = QueueLoan
+		case Admit:
+			j.Queue = QueueCore
 		case Unlend:
 			j.Queue = QueueBurst
 		case Overflow:
@@ -141,6 +143,8 @@ func (w *world) land(p Plan) {
 			w.free(j)
 			j.Queue = j.destination()
 			j.State, j.Worker, j.Pool, j.StartedAt, j.QueuedAt = jobs.StateQueued, "", "", time.Time{}, w.now
+			// A core loan reclaimed under shares waits first in held.
+			j.Readmitted = j.Readmitted || j.Queue == QueueHeld
 			if j.Checkpointable {
 				j.LastCheckpointAt = w.now
 			}

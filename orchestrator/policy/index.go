@@ -65,6 +65,14 @@ type Index struct {
 	// elastic home: without any, rule 3's rehome has nothing to look at.
 	knownHomes int
 
+	// teamBound is, by team, the thousandths of slots of the shown jobs
+	// that toCore and toLoan count (see Job.milliSlots): the queued part
+	// of each team's use of the fixed quota under shares (rule 9).
+	teamBound map[string]int64
+	// held holds the jobs queued in QueueHeld by team, in queue order:
+	// what rule 9 admits, team by team.
+	held map[string]*jobSet
+
 	launches []Launch
 	free     []*jobRec
 	// teamUsage is Snapshot.TeamUsage (see SetTeamUsage).
@@ -146,6 +154,8 @@ func NewIndex(c Config, pools []Pool) *Index {
 		use:            map[string]*slotUse{},
 		sized:          map[queueKey]*jobSet{},
 		placed:         map[*jobRec]bool{},
+		teamBound:      map[string]int64{},
+		held:           map[string]*jobSet{},
 	}
 	for i := range ix.poolList {
 		if _, dup := ix.pools[ix.poolList[i].Name]; !dup {
@@ -201,6 +211,10 @@ func IndexOf(s Snapshot) *Index {
 		for j := range set.all() {
 			if j.sized() && !j.waitsPlaced() {
 				ix.sizedSet(k).insert(j)
+			}
+			if k.queue == QueueHeld {
+				// In queue order, so each insert appends.
+				ix.heldSet(j.Team).insert(j)
 			}
 		}
 	}
@@ -343,8 +357,21 @@ func (ix *Index) link(r *jobRec) {
 		if j.sized() && !j.waitsPlaced() {
 			ix.sizedSet(k).insert(j)
 		}
+		if j.Queue == QueueHeld {
+			ix.heldSet(j.Team).insert(j)
+		}
 	}
 	ix.linked(r)
+}
+
+// heldSet returns the set of a team's held jobs, made if need be.
+func (ix *Index) heldSet(team string) *jobSet {
+	s := ix.held[team]
+	if s == nil {
+		s = &jobSet{}
+		ix.held[team] = s
+	}
+	return s
 }
 
 // sizedSet returns the set of unplaced sized jobs of k, made if need be.
@@ -459,6 +486,9 @@ func (ix *Index) unlink(r *jobRec) {
 	if s := ix.sized[k]; s != nil && s.remove(j) && s.n == 0 {
 		delete(ix.sized, k)
 	}
+	if s := ix.held[j.Team]; s != nil && j.Queue == QueueHeld && s.remove(j) && s.n == 0 {
+		delete(ix.held, j.Team)
+	}
 	delete(ix.placed, r)
 	if ix.homeKnown(j) {
 		ix.knownHomes--
@@ -478,6 +508,11 @@ func (ix *Index) count(r *jobRec, d int) {
 	n := d * j.weight()
 	if j.waitsPlaced() {
 		n = 0
+	}
+	if dest := j.destination(); n != 0 && (dest == QueueCore || dest == QueueLoan) {
+		if ix.teamBound[j.Team] += int64(d) * j.milliSlots(); ix.teamBound[j.Team] == 0 {
+			delete(ix.teamBound, j.Team)
+		}
 	}
 	if j.Share > 0 && n != 0 {
 		ix.countShare(j, int64(d*j.Share))

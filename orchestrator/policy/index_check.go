@@ -88,6 +88,7 @@ func (ix *Index) state() map[string]any {
 		"shares to loan":     ix.loanShares,
 		"shares to overflow": maps.Clone(ix.overflowShares),
 		"known homes":        ix.knownHomes,
+		"team slots bound":   maps.Clone(ix.teamBound),
 		"workers by ID":      wids(ix.sorted),
 	}
 	for k, s := range ix.queued {
@@ -120,6 +121,9 @@ func (ix *Index) state() map[string]any {
 	}
 	for k, s := range ix.sized {
 		st[fmt.Sprintf("sized jobs in %s/%s", k.queue, k.class)] = ids(slices.Collect(s.all()))
+	}
+	for team, s := range ix.held {
+		st[fmt.Sprintf("held jobs of team %q", team)] = ids(slices.Collect(s.all()))
 	}
 	var placed []string
 	for r := range ix.placed {

@@ -124,6 +124,16 @@ type Job struct {
 // slots is the slots of one member, at least 1.
 func (j *Job) slots() int { return max(j.Slots, 1) }
 
+// milliSlots is what the job counts for in a team's use of the fixed
+// quota (rule 9), in thousandths of a slot: its weight, or its share of
+// one GPU. Thousandths keep the sums exact.
+func (j *Job) milliSlots() int64 {
+	if j.Share > 0 {
+		return int64(j.Share)
+	}
+	return int64(j.weight()) * 1000
+}
+
 // replicas is the number of members, at least 1.
 func (j *Job) replicas() int { return max(j.Replicas, 1) }
 
@@ -192,7 +202,16 @@ func (j *Job) destination() Queue {
 	switch j.PendingAction {
 	case Lend:
 		return QueueLoan
-	case Unlend, Reclaim:
+	case Admit:
+		return QueueCore
+	case Unlend:
+		return QueueBurst
+	case Reclaim:
+		// A core job is only reclaimed under team shares (rule 9): it
+		// goes back to wait for admission, not to elastic capacity.
+		if j.Class == jobs.ClassCore {
+			return QueueHeld
+		}
 		return QueueBurst
 	case Migrate:
 		if j.Class == jobs.ClassCore {

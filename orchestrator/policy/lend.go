@@ -65,6 +65,13 @@ func (p *planner) lend() {
 		if j.sized() && (p.committed()+j.weight() > ceiling || !p.fixedCanRun(j)) {
 			continue
 		}
+		// Under team shares a lend is a use of the quota like any other
+		// (rule 9): within the team's share, or a loan it may have.
+		if p.teams != nil {
+			if ok, _ := p.mayTake(j, false); !ok {
+				continue
+			}
+		}
 		p.lent += j.weight()
 		p.add(Action{
 			Kind: Lend, Job: j.ID, Queue: QueueLoan, Rule: 2,

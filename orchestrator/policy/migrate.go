@@ -45,6 +45,12 @@ func (p *planner) migrate() {
 		if p.committed() >= ceiling {
 			return
 		}
+		if p.teams != nil {
+			// As rule 2 lends under team shares (rule 9).
+			if ok, _ := p.mayTake(j, false); !ok {
+				continue
+			}
+		}
 		if j.sized() {
 			if sizedMoving {
 				continue

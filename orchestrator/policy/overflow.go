@@ -23,6 +23,30 @@ func (p *planner) overflow() {
 		return
 	}
 	full := map[string]bool{}
+	p.overflowCore(full)
+	p.overflowHeld(full)
+}
+
+// overflowHeld is rule 7 for core work held under team shares (rule 9):
+// a held job that rule 9 did not admit this tick may not take a fixed
+// slot now, so it overflows once it has waited its allowed delay since
+// QueuedAt, as a queued core job does.
+func (p *planner) overflowHeld(full map[string]bool) {
+	if len(p.ix.held) == 0 {
+		return
+	}
+	for j := range merged(false, p.ix.queues(QueueHeld)...) {
+		if !p.anyRoom(false) {
+			return
+		}
+		if isCore(j) {
+			p.overflowOne(j, full, false)
+		}
+	}
+}
+
+// overflowCore is rule 7 for the core queue.
+func (p *planner) overflowCore(full map[string]bool) {
 	if p.short <= 0 {
 		// Free fixed slots cover the core backlog by count, but slots of
 		// one flavor or size do not run a job that needs another: a
@@ -31,7 +55,7 @@ func (p *planner) overflow() {
 		if set := p.ix.sized[queueKey{QueueCore, string(jobs.ClassCore)}]; set != nil {
 			for j := range set.all() {
 				if !j.waitsPlaced() && !p.fixedCanRun(j) && p.anyRoom(false) {
-					p.overflowOne(j, full)
+					p.overflowOne(j, full, true)
 				}
 			}
 		}
@@ -57,14 +81,15 @@ func (p *planner) overflow() {
 			served -= j.weight()
 			continue
 		}
-		p.overflowOne(j, full)
+		p.overflowOne(j, full, true)
 	}
 }
 
 // overflowOne sends core job j to the cheapest on-demand pool with room
 // once it has waited its allowed delay; full notes the regions where no
-// pool has room for one-slot work.
-func (p *planner) overflowOne(j *Job, full map[string]bool) {
+// pool has room for one-slot work. queued says j is in the core queue's
+// counts (a held job is not).
+func (p *planner) overflowOne(j *Job, full map[string]bool, queued bool) {
 	wait := j.maxWait(p.cfg)
 	if full[j.Region] || !p.movable(j) || p.now.Sub(j.QueuedAt) < wait {
 		return
@@ -86,8 +111,10 @@ func (p *planner) overflowOne(j *Job, full map[string]bool) {
 	} else {
 		d.addQueued(j)
 	}
-	p.short -= j.weight()
-	p.coreQueued -= j.weight()
+	if queued {
+		p.short -= j.weight()
+		p.coreQueued -= j.weight()
+	}
 	p.add(Action{
 		Kind: Overflow, Job: j.ID, Pool: d.pool.Name, Queue: QueueOverflow, Rule: 7,
 		Reason: fmt.Sprintf("core queued %s >= max wait %s with no fixed slot; on-demand at %.2f/slot-hour",

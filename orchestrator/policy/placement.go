@@ -347,6 +347,13 @@ func (pl *placer) place(j *Job) {
 		// As rule 2 lends: never into slots queued core work needs.
 		return
 	}
+	if pl.teams != nil && g.target.kind == toFixed {
+		// Under team shares a loan admitted into room that has since
+		// gone (its lender's work came back) does not start (rule 9).
+		if ok, _ := pl.mayTake(j, true); !ok {
+			return
+		}
+	}
 	if pl.mostFree(g.target) >= j.slots() && !(plain && pl.unfit[sh]) {
 		if ws := pl.pick(j, g, false); ws != nil {
 			pl.commit(j, g, ws, false)

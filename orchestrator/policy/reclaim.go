@@ -25,6 +25,10 @@ import (
 // reclaimed whole, by member 0's worker, and frees its slots on every
 // member's worker.
 func (p *planner) reclaim() {
+	if p.teams != nil {
+		p.reclaimForOwners()
+		return
+	}
 	free := p.freeFixed
 	p.short = p.coreQueued - free - p.reclaiming - p.freedSized
 	// Sized core jobs rule 8 did not place need their slots on one
@@ -63,7 +67,14 @@ func (p *planner) reclaim() {
 // one freed (see reclaimFor), unless a sized core job already waits
 // placed, whose reservation frees a worker as it is.
 func (p *planner) reclaimSized() {
-	switch j := p.sizedCoreHead(); {
+	j := p.sizedCoreHead()
+	if j != nil && p.teams != nil {
+		// Under shares only an owner's work reclaims, and only loans.
+		p.teams.attribute(p)
+		p.owner = j.Team
+		defer func() { p.owner = "" }()
+	}
+	switch {
 	case j == nil:
 	case j.gang():
 		p.reclaimForGang(j)
@@ -73,8 +84,12 @@ func (p *planner) reclaimSized() {
 }
 
 // borrowed reports whether running job j is burst work on fixed quota
-// that rule 1 may send back.
+// that rule 1 may send back. Under shares it is a loan (see attribute)
+// of a team other than the owner being reclaimed for, of either class.
 func (p *planner) borrowed(j *Job) bool {
+	if p.teams != nil {
+		return p.teams.loan[j] && j.Team != p.owner && p.movable(j)
+	}
 	return j.Class == jobs.ClassBurst && p.movable(j)
 }
 
@@ -115,13 +130,25 @@ func (p *planner) victimOrder(a, b *Job) int {
 // names the job's worker (member 0's for a gang: it checkpoints and
 // requeues the whole gang, and the others stop), and every member's
 // worker counts its slots as leaving.
-func (p *planner) reclaimOne(j *Job, reason string) {
+func (p *planner) reclaimOne(j *Job, reason string) { p.reclaimJob(j, reason, false) }
+
+// reclaimJob is reclaimOne, marked as rebalancing's (rule 9) when
+// rebalance is set.
+func (p *planner) reclaimJob(j *Job, reason string, rebalance bool) {
 	for _, id := range uniqueWorkers(j) {
 		if mw := p.worker[id]; mw != nil {
 			p.tickUse(mw).leaving += j.slotsOn(id)
 		}
 	}
-	p.add(Action{Kind: Reclaim, Job: j.ID, Worker: j.Worker, Queue: QueueBurst, Rule: 1, Reason: reason}, j)
+	a := Action{Kind: Reclaim, Job: j.ID, Worker: j.Worker, Queue: QueueBurst, Rule: 1, Reason: reason}
+	if p.teams != nil {
+		// Rule 9: a core loan goes back to wait for admission.
+		a.Rule, a.Team, a.Owner, a.Rebalance = 9, j.Team, p.owner, rebalance
+		if isCore(j) {
+			a.Queue = QueueHeld
+		}
+	}
+	p.add(a, j)
 }
 
 // sizedCoreHead returns the first queued sized core job that fits on no
@@ -138,7 +165,7 @@ func (p *planner) sizedCoreHead() *Job {
 		}
 	}
 	for j := range s.all() {
-		if p.movable(j) && !p.fitsFixedWorker(j) {
+		if p.movable(j) && !p.fitsFixedWorker(j) && (p.teams == nil || p.teams.within(j.Team)) {
 			return j
 		}
 	}

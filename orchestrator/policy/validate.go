@@ -1,12 +1,14 @@
 package policy
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
 	"time"
 
 	"github.com/ballastdev/ballast/jobs"
+	"github.com/ballastdev/ballast/orchestrator/shares"
 )
 
 // Validate reports every inconsistency in s, each naming its field: unknown
@@ -26,6 +28,7 @@ func (s Snapshot) Validate() error {
 		}
 	}
 	workers := s.validateWorkers(&p, pools)
+	s.validateShares(&p, pools)
 	s.validateJobs(&p, pools, workers)
 	for i, l := range s.Launches {
 		at := fmt.Sprintf("launches[%d]", i)
@@ -154,15 +157,47 @@ func (s Snapshot) validateJobs(p *problems, pools map[string]Pool, workers map[s
 		if msg := j.pendingProblem(pools, workers); msg != "" {
 			p.add(at+".pending_action", msg)
 		}
+		if j.Grace < 0 || j.Rebalanced < 0 {
+			p.add(at+".grace", fmt.Sprintf("grace %v and rebalanced %d: neither can be negative", j.Grace, j.Rebalanced))
+		}
 		if msg := j.homeProblem(); msg != "" {
 			p.add(at+".home", msg)
 		}
 	}
 }
 
+// validateShares checks the team shares (rule 9), when on, against the
+// fixed slots of the snapshot's fixed workers and the tick.
+func (s Snapshot) validateShares(p *problems, pools map[string]Pool) {
+	c := s.Config.Shares
+	if !c.On() {
+		return
+	}
+	if s.Config.Tick <= 0 {
+		p.add("config.tick", fmt.Sprintf("is %v; with shares on it must be the controller's tick, such as 1s: "+
+			"work borrows only if its grace plus a tick fits reclaim_within", s.Config.Tick))
+	}
+	quota := 0
+	for _, w := range s.Workers {
+		if pools[w.Pool].Kind == PoolFixed {
+			quota += max(w.Slots, 0)
+		}
+	}
+	if err := c.Validate(quota, s.Config.Tick); err != nil {
+		var se *shares.Error
+		if errors.As(err, &se) {
+			for _, msg := range se.Problems {
+				p.add("config.shares", msg)
+			}
+		} else {
+			p.add("config.shares", err.Error())
+		}
+	}
+}
+
 // queuesFor lists the queues a queued job of each class may wait in.
 var queuesFor = map[jobs.Class][]Queue{
-	jobs.ClassCore:  {QueueCore, QueueOverflow},
+	jobs.ClassCore:  {QueueCore, QueueOverflow, QueueHeld},
 	jobs.ClassBurst: {QueueBurst, QueueLoan},
 }
 
@@ -177,11 +212,14 @@ func (j Job) pendingProblem(pools map[string]Pool, workers map[string]Worker) st
 	case Unlend:
 		ok = j.queued() && j.Queue == QueueLoan
 	case Overflow:
-		ok = j.queued() && j.Class == jobs.ClassCore && j.Queue == QueueCore
+		ok = j.queued() && j.Class == jobs.ClassCore && (j.Queue == QueueCore || j.Queue == QueueHeld)
+	case Admit:
+		ok = j.queued() && j.Class == jobs.ClassCore && j.Queue == QueueHeld
 	case Rehome:
 		ok = j.queued() && j.Class == jobs.ClassBurst && j.Queue == QueueBurst && j.Home.Known
 	case Reclaim:
-		ok = j.running() && j.Class == jobs.ClassBurst && kind == PoolFixed
+		// Core work is reclaimed too under team shares (rule 9).
+		ok = j.running() && kind == PoolFixed
 	case Migrate:
 		ok = j.running() && j.Checkpointable && kind.Elastic()
 	default:
