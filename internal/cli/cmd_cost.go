@@ -14,18 +14,22 @@ import (
 // runCost prices a window of what ran (the usage records and worker lives
 // in Redis) and prints one view of it.
 func runCost(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "cost", "cost [--window 24h | --from T --until T] [--by pool|team|template|day|job] [-o json]")
+	fs := newFlags(e, "cost", "cost [--window 24h | --from T --until T] [--by pool|team|template|day|job] [--settle] [-o json]")
 	cfgPath := configFlag(fs)
 	window := fs.Duration("window", 24*time.Hour, "how far back from --until to price")
 	fromFlag := fs.String("from", "", "start of the window, RFC 3339 (instead of --window)")
 	untilFlag := fs.String("until", "", "end of the window, RFC 3339 (default now)")
 	by := fs.String("by", "pool", "view: "+strings.Join(cost.TableViews(), ", "))
+	settle := fs.Bool("settle", false, "settle the quota between teams (shares and chargeback in the config); goes with --by team")
 	out := outputFlag(fs)
 	if err := parseArgs(fs, args, out, 0, "cost takes flags only"); err != nil {
 		return err
 	}
 	if !slices.Contains(cost.TableViews(), *by) {
 		return usageError{fmt.Sprintf("--by %q: use one of %s", *by, strings.Join(cost.TableViews(), ", "))}
+	}
+	if *settle && flagSet(fs, "by") && *by != "team" {
+		return usageError{fmt.Sprintf("--settle settles between teams: use it with --by team, not --by %s", *by)}
 	}
 	until := time.Now().UTC()
 	if *untilFlag != "" {
@@ -58,12 +62,23 @@ func runCost(ctx context.Context, e *env, args []string) error {
 		return usageError{fmt.Sprintf("--from %s is before the oldest usage records kept (controller.cost_retention is %s): start at %s or later",
 			from.Format(time.RFC3339), src.KeptFor(), oldest.UTC().Format(time.RFC3339))}
 	}
-	rep, problems, err := src.Cost(ctx, from, until)
+	var rep cost.Report
+	var st cost.Settlement
+	var problems []string
+	if *settle {
+		rep, st, problems, err = src.Settle(ctx, from, until)
+	} else {
+		rep, problems, err = src.Cost(ctx, from, until)
+	}
 	if err != nil {
 		return err
 	}
 	if *out == "json" {
-		return writeJSON(e.out, map[string]any{"report": rep, "summary": insight.CostViewOf(rep), "problems": problems})
+		body := map[string]any{"report": rep, "summary": insight.CostViewOf(rep), "problems": problems}
+		if *settle {
+			body["settlement"] = st
+		}
+		return writeJSON(e.out, body)
 	}
 	v := insight.CostViewOf(rep)
 	// The report starts where pricing did: no earlier than Ballast's first
@@ -76,7 +91,12 @@ func runCost(ctx context.Context, e *env, args []string) error {
 			rep.From.UTC().Format(time.RFC3339), from.Format(time.RFC3339))
 	}
 	fmt.Fprintln(e.out)
-	if err := rep.Table(e.out, *by); err != nil {
+	if *settle {
+		err = st.Table(e.out)
+	} else {
+		err = rep.Table(e.out, *by)
+	}
+	if err != nil {
 		return err
 	}
 	for _, p := range problems {

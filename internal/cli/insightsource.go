@@ -2,6 +2,7 @@ package cli
 
 import (
 	"github.com/ballastdev/ballast/internal/config"
+	"github.com/ballastdev/ballast/orchestrator/cost"
 	"github.com/ballastdev/ballast/orchestrator/insight"
 	"github.com/ballastdev/ballast/queues"
 )
@@ -12,7 +13,14 @@ func insightSource(store *queues.Store, cfg config.Config) insight.Source {
 	pc := cfg.PolicyConfig()
 	return insight.Source{Store: store, Pools: cfg.PolicyPools(), Quota: cfg.FixedQuota(), High: pc.High, Low: pc.Low,
 		CoreOverflow: pc.CoreOverflow, CoreMaxWait: pc.CoreMaxWait,
-		Retention: cfg.Controller.CostRetention.Std(), Engines: enginesOf(cfg), Shares: pc.Shares}
+		Retention: cfg.Controller.CostRetention.Std(), Engines: enginesOf(cfg),
+		Shares: cfg.TeamShares(), Chargeback: chargebackOf(cfg)}
+}
+
+// chargebackOf is the ledger's charge-back rule of a config.
+func chargebackOf(cfg config.Config) cost.Chargeback {
+	rule, price := cfg.ChargebackTerms()
+	return cost.Chargeback{Rule: rule, LoanPrice: &price}
 }
 
 // enginesOf is what the overview says of a config's NATS and provider.

@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/ballastdev/ballast/orchestrator/cost"
 	"github.com/ballastdev/ballast/orchestrator/insight"
 	"github.com/ballastdev/ballast/orchestrator/intake"
 )
@@ -71,7 +73,21 @@ func (h *handler) mountInsight(mux *router, in Insight) {
 					from.Format(time.RFC3339), in.Live.Source.KeptFor(), oldest.UTC().Format(time.RFC3339))}})
 			return
 		}
-		rep, problems, err := in.Live.Source.Cost(r.Context(), from, until)
+		settle, ok := boolParam(w, r, "settle")
+		if !ok {
+			return
+		}
+		var (
+			rep      cost.Report
+			st       cost.Settlement
+			problems []string
+			err      error
+		)
+		if settle {
+			rep, st, problems, err = in.Live.Source.Settle(r.Context(), from, until)
+		} else {
+			rep, problems, err = in.Live.Source.Cost(r.Context(), from, until)
+		}
 		if err != nil {
 			writeErr(w, err)
 			return
@@ -80,7 +96,11 @@ func (h *handler) mountInsight(mux *router, in Insight) {
 		if r.URL.Query().Get("jobs") != "true" {
 			rep.Jobs = nil
 		}
-		writeJSON(w, http.StatusOK, map[string]any{"report": rep, "summary": insight.CostViewOf(rep), "problems": problems})
+		body := map[string]any{"report": rep, "summary": insight.CostViewOf(rep), "problems": problems}
+		if settle {
+			body["settlement"] = st
+		}
+		writeJSON(w, http.StatusOK, body)
 	}))
 	mux.HandleFunc("GET /api/v1/recommendations", h.guard(func(w http.ResponseWriter, r *http.Request) {
 		from, until, ok := window(w, r)
@@ -219,4 +239,20 @@ func window(w http.ResponseWriter, r *http.Request) (time.Time, time.Time, bool)
 		return bad(fmt.Sprintf("the window is %s; ask for at most %s", until.Sub(from), MaxWindow))
 	}
 	return from, until, true
+}
+
+// boolParam reads ?name= as a boolean (1, true, 0, false; absent is
+// false), answering 400 for anything else.
+func boolParam(w http.ResponseWriter, r *http.Request, name string) (bool, bool) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return false, true
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		writeJSON(w, http.StatusBadRequest, intake.ErrorBody{Error: intake.Error{Code: intake.CodeInvalid,
+			Message: fmt.Sprintf("%s %q: give true or false", name, v)}})
+		return false, false
+	}
+	return b, true
 }

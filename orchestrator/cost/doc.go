@@ -1,7 +1,8 @@
 // Package cost turns what Ballast ran into what it cost. A [Ledger] of
 // elastic worker lifetimes, fixed quota and job attempts goes in; [Compute]
 // returns a [Report] of the money by pool, job, team, template and calendar
-// day, and [Report.Table] prints one of those views.
+// day, and [Report.Table] prints one of those views. [Settle] settles the
+// same window between teams that share the quota.
 //
 // The package is pure: no I/O, no goroutines, no clock reads. The window and
 // the time zone come in with the ledger, so a report can be recomputed
@@ -66,6 +67,39 @@
 // midnight, so a day's figures are what was used and paid on that day; days
 // across a daylight-saving change have 23 or 25 hours. Every day that
 // overlaps the window is listed, as the quota costs money on each.
+//
+// # Settlement between teams
+//
+// [Settle] says who owes whom for the window when the fixed quota is
+// divided into team shares ([shares.Config]) and settled under a
+// [Chargeback] rule. It sweeps the attempts on fixed pools over time
+// (their slots, or their share of a GPU, as above) and, between any two
+// changes of the teams' usage, lets [shares.Config.Split] say who used
+// whose slots: each team's use within its share, on others' shares and
+// on common slots, and its share's slots lent (to whom) or idle. Sharing
+// that one function with the policy and the live metrics is what makes a
+// loan the same loan everywhere. The slot-hours are then priced:
+//
+//   - share (the default): each team pays its share's part of the
+//     quota's cost (ShareCost); a borrower pays LoanPrice × the fixed
+//     price for each slot-hour it borrowed, to the lender (LoanCredit)
+//     or, for common slots, to the platform. IdleRecovered is the
+//     LoanCredit over what the share's idle time would have cost had no
+//     one borrowed it, which is how much of an oversized quota the
+//     others paid back.
+//   - usage: the quota's cost is split among teams by the fixed
+//     slot-hours each used, wherever it used them; there are no loans.
+//   - even: the quota's cost is split evenly among teams with a share.
+//
+// Each team is also charged Elastic, its attempts on elastic pools as
+// [Compute] charges them. A platform row holds what no team pays: the
+// common slots' cost minus what borrowers paid for them, the elastic
+// idle cost, and under usage or even the quota's cost when no team can
+// be charged it (nothing used, or no share). Every rule is zero-sum: the
+// teams' nets plus the platform's are what was paid, the quotas plus the
+// elastic workers billed, up to rounding (tested to 1e-9 of the total).
+// Jobs without a team are the team named "": they own no share, so all
+// their fixed time is borrowed.
 //
 // # Bad input
 //

@@ -36,6 +36,10 @@
 // Writes carry the session's write token (GET /api/v1/session) in the
 // X-Ballast-CSRF header; the cookie alone only reads (see package api).
 //
+// The cost view also reads GET /api/v1/costs?settle=true over the
+// overview's cost window, at most once a minute, and shows the
+// settlement between teams when the quota has shares.
+//
 // Charts draw buckets without data (before Ballast started, or with
 // nothing measured) as shaded gaps, never as zeros.
 //

@@ -178,6 +178,9 @@ type fakeAPI struct {
 	// after, when set before the page opens, edits each overview once its
 	// series is in place.
 	after func(*insight.Overview)
+	// costs, when set (under mu), answers GET /api/v1/costs; unset, the
+	// endpoint is a 404.
+	costs http.HandlerFunc
 }
 
 // apiRequest is one request to the overview endpoints: its path and its
@@ -269,6 +272,16 @@ func newFakeAPIServing(t *testing.T, build func(at time.Time, n int) insight.Ove
 				return
 			}
 		}
+	})
+	mux.HandleFunc("GET /api/v1/costs", func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		h := f.costs
+		f.mu.Unlock()
+		if h == nil {
+			http.NotFound(w, r)
+			return
+		}
+		h(w, r)
 	})
 	f.srv = httptest.NewServer(mux)
 	t.Cleanup(func() {

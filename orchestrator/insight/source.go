@@ -3,6 +3,7 @@ package insight
 import (
 	"time"
 
+	"github.com/ballastdev/ballast/orchestrator/cost"
 	"github.com/ballastdev/ballast/orchestrator/policy"
 	"github.com/ballastdev/ballast/orchestrator/shares"
 	"github.com/ballastdev/ballast/queues"
@@ -75,13 +76,15 @@ type Source struct {
 	CoreMaxWait  time.Duration
 	// Location sets the cost days; nil means UTC.
 	Location *time.Location
+	// Shares and Chargeback settle the quota between teams (Settle);
+	// Shares also gives the overview its share bars (off when empty).
+	Shares     shares.Config
+	Chargeback cost.Chargeback
 	// Recent, SeriesWindow, SeriesStep, AdviceWindow and Retention
 	// override the defaults above when positive.
 	Recent, SeriesWindow, SeriesStep, AdviceWindow, Retention time.Duration
 	// Engines is what the overview says of NATS and the provider.
 	Engines Engines
-	// Shares are the teams' shares of the fixed quota (off when empty).
-	Shares shares.Config
 }
 
 func (s Source) pool(name string) (policy.Pool, bool) {

@@ -77,6 +77,11 @@ func (c Config) Team(name string) (Team, bool) {
 	return Team{Name: name}, false
 }
 
+func (c Config) has(name string) bool {
+	_, ok := c.Team(name)
+	return ok
+}
+
 // Total is the slots the shares cover.
 func (c Config) Total() int {
 	n := 0
@@ -186,8 +191,9 @@ func (c Config) Split(quota int, used map[string]float64) Split {
 		lendable[t.Name] = min(idle, float64(t.LendLimit))
 		pastLimit[t.Name] = idle - lendable[t.Name]
 	}
-	for name, u := range used {
-		if _, ok := c.Team(name); !ok && u > 0 {
+	// In name order, for the same reason as the tiers' sums below.
+	for _, name := range slices.Sorted(maps.Keys(used)) {
+		if u := used[name]; !c.has(name) && u > 0 {
 			over[name] = u
 			borrowed += u
 		}
@@ -203,9 +209,11 @@ func (c Config) Split(quota int, used map[string]float64) Split {
 		if rest <= 0 {
 			break
 		}
+		// Summed in the config's order: a sum in map order could differ
+		// in its last bits from call to call, and so would the split.
 		var sum float64
-		for _, v := range tier {
-			sum += v
+		for _, t := range c.Teams {
+			sum += tier[t.Name]
 		}
 		if sum <= 0 {
 			continue

@@ -11,6 +11,8 @@
 
 (function () {
   const OVERVIEW = '/api/v1/overview';
+  const COSTS = '/api/v1/costs';
+  const SETTLE_MS = 60000; // how often the settlement between teams is read again
   const STREAM = '/api/v1/overview/stream';
   const POLL_MS = 2000; // polling pace while the stream is down
   const STALE_MS = 5000; // no update for this long: the page says stale
@@ -30,6 +32,8 @@
     gen: 0, // bumped on each change of span: answers asked for before are dropped
     es: null, // the open EventSource
     restream: 0, // timer of the next try at a stream the browser gave up on
+    settledAt: 0, // Date.now() of the last settlement read, 0 for never
+    settling: false, // a settlement read is in flight
   };
 
   // ---- formatting -------------------------------------------------------
@@ -463,6 +467,75 @@
     fill(byId('cost-teams'), teams, 5, 'no job charged yet today');
   }
 
+  // loadSettle reads the settlement of the overview's cost window (today)
+  // at most once a minute: it prices the whole window, which the overview
+  // stream should not do every second. A failure leaves the panel as it
+  // was; the overview's own errors are what the alerts are for.
+  function loadSettle(ov) {
+    const c = ov.cost || {};
+    if (!c.from || !c.until || state.settling || Date.now() - state.settledAt < SETTLE_MS) return;
+    state.settling = true;
+    const url = COSTS + '?settle=true&from=' + encodeURIComponent(c.from) + '&until=' + encodeURIComponent(c.until);
+    fetch(url, { cache: 'no-store', credentials: 'same-origin', headers: { Accept: 'application/json' } })
+      .then((res) => (res.ok ? res.json() : null))
+      .then((body) => { if (body) renderSettle(body.settlement); })
+      .catch(() => {})
+      .finally(() => {
+        state.settling = false;
+        state.settledAt = Date.now();
+      });
+  }
+
+  // renderSettle draws a row per team, the platform and the loan terms;
+  // the panel stays hidden while no team has a share.
+  function renderSettle(s) {
+    const teams = (s && s.teams) || [];
+    const panel = byId('settle-panel');
+    panel.dataset.reads = String(Number(panel.dataset.reads || 0) + 1); // for tests: a settlement was drawn
+    panel.hidden = !teams.some((t) => t.share > 0);
+    if (panel.hidden) return;
+    byId('settle-terms').replaceChildren('by ', txt('settle.rule', s.rule), ', loans at ',
+      num('settle.loan_price_per_slot_hour', s.loan_price_per_slot_hour, money), ' per slot-h');
+    const h = (v) => (typeof v === 'number' ? v.toFixed(2) : dash);
+    const rows = teams.map((t) => {
+      const name = t.team || '(none)';
+      const k = 'settle.team.' + name + '.';
+      return el('tr', {},
+        td(name, 'name'),
+        td(num(k + 'share', t.share), 'n'),
+        td(num(k + 'share_cost', t.share_cost, money), 'n'),
+        td(num(k + 'used_slot_hours', t.used_slot_hours, h), 'n'),
+        td(num(k + 'own_slot_hours', t.own_slot_hours, h), 'n'),
+        td(num(k + 'others_slot_hours', t.others_slot_hours, h), 'n'),
+        td(num(k + 'common_slot_hours', t.common_slot_hours, h), 'n'),
+        td(num(k + 'lent_slot_hours', t.lent_slot_hours, h), 'n'),
+        td(num(k + 'borrowed_slot_hours', t.borrowed_slot_hours, h), 'n'),
+        td(num(k + 'idle_slot_hours', t.idle_slot_hours, h), 'n'),
+        td(num(k + 'quota_charge', t.quota_charge, money), 'n'),
+        td(num(k + 'loan_paid', t.loan_paid, money), 'n'),
+        td(num(k + 'loan_credit', t.loan_credit, money), 'n'),
+        td(num(k + 'elastic', t.elastic, money), 'n'),
+        td(num(k + 'net', t.net, money), 'n strong'),
+        td(t.idle_cost_alone > 0 ? num(k + 'idle_recovered', t.idle_recovered, pct) : dash, 'n'));
+    });
+    const p = s.platform || {};
+    rows.push(el('tr', { class: 'platform' },
+      td('(platform)', 'name'),
+      td(num('settle.platform.common', s.common), 'n'),
+      td(num('settle.platform.common_cost', p.common_cost, money), 'n'),
+      td(''), td(''), td(''), td(''),
+      td(num('settle.platform.common_lent_slot_hours', p.common_lent_slot_hours, h), 'n'),
+      td(''),
+      td(num('settle.platform.common_idle_slot_hours', p.common_idle_slot_hours, h), 'n'),
+      td(num('settle.platform.quota_charge', p.quota_charge, money), 'n'),
+      td(''),
+      td(num('settle.platform.loan_receipts', p.loan_receipts, money), 'n'),
+      td(num('settle.platform.elastic_idle', p.elastic_idle, money), 'n'),
+      td(num('settle.platform.net', p.net, money), 'n strong'),
+      td('')));
+    byId('settle').replaceChildren(...rows);
+  }
+
   function renderRecs(ov) {
     const rows = (ov.recommendations || []).map((r, i) => el('tr', { 'data-rec': r.kind || String(i) },
       td(badge(r.severity)),
@@ -508,6 +581,7 @@
     renderRunning(ov);
     renderWorkers(ov);
     renderRecs(ov);
+    loadSettle(ov);
     lastProblems = ov.problems || [];
     lastLoss = ov.data_loss || null;
     renderAlerts(lastProblems);
