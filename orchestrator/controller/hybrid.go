@@ -95,6 +95,10 @@ type Hybrid struct {
 	decayed   shares.Decayed
 	shareView ShareView
 	strayHeld []strayJob
+	// rebalanced counts, per job, the reclaims rule 9's rebalancing
+	// asked for (Job.Rebalanced); kept in memory, so a new leader
+	// starts them over.
+	rebalanced map[string]int
 
 	// orphans are queued jobs placed on a worker that no longer takes
 	// placed work (gone, draining, fenced into a new ID), seen by the last
@@ -197,6 +201,11 @@ func (h *Hybrid) build(ws []queues.WorkerInfo, active []jobs.Job, instances []pr
 	for id := range h.inflight {
 		if _, ok := attempts[id]; !ok {
 			delete(h.inflight, id)
+		}
+	}
+	for id := range h.rebalanced {
+		if _, ok := attempts[id]; !ok {
+			delete(h.rebalanced, id)
 		}
 	}
 	for id, o := range h.overflowTo {
@@ -321,7 +330,7 @@ func (h *Hybrid) policyJob(j jobs.Job, poolOf map[string]string, placeable map[s
 		Pool: poolOf[j.Worker], Checkpointable: j.Spec.Checkpointable, Retryable: j.Spec.Retryable,
 		SpotPreemptions: j.SpotPreemptions, Region: j.Spec.Labels[RegionLabel], SubmittedAt: j.CreatedAt,
 		QueuedAt: j.QueuedAt, Readmitted: j.Readmitted, StartedAt: j.StartedAt, LastCheckpointAt: j.CheckpointAt,
-		Team: j.Spec.Team, Grace: j.Spec.Grace.Std()}
+		Team: j.Spec.Team, Grace: j.Spec.Grace.Std(), Rebalanced: h.rebalanced[j.ID]}
 	pj.MaxWait, pj.HasMaxWait = j.Spec.OwnMaxWait(j.QueuedAt, h.Config.CoreMaxWait)
 	if j.State == jobs.StateQueued && q == policy.QueueOverflow {
 		pj.Pool = h.overflowPool(j)
@@ -459,6 +468,9 @@ func (h *Hybrid) preempt(ctx context.Context, a policy.Action) error {
 	}
 	h.mu.Lock()
 	h.inflight[a.Job] = inflight{kind: a.Kind, attempt: attempt}
+	if a.Rebalance {
+		h.rebalanced[a.Job]++
+	}
 	h.mu.Unlock()
 	if a.Kind == policy.Reclaim {
 		h.announceReclaim(a, attempt)
@@ -572,6 +584,7 @@ func (h *Hybrid) init() {
 		h.bookedOut = map[string]bool{}
 		h.noticed = map[string]time.Time{}
 		h.overflowTo = map[string]overflowed{}
+		h.rebalanced = map[string]int{}
 	}
 	if h.Logger == nil {
 		h.Logger = slog.Default()
