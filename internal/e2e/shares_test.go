@@ -128,7 +128,7 @@ func (r *sharesRig) job(t *testing.T, id string) jobs.Job {
 		t.Fatalf("get %s: %v", id, err)
 	}
 	if j.State == jobs.StateFailed || j.State == jobs.StateCancelled {
-		t.Fatalf("job %s (team %s) %s: %s\ncontroller:\n%s\nworker:\n%s", id, j.Spec.Team, j.State, j.LastError, tail(r.ctl.log()), tail(r.worker.log()))
+		t.Fatalf("job %s (team %s) %s: %s\ncontroller:\n%s\nworker:\n%s", id, j.Spec.Team, j.State, j.LastError, tail(r.ctl.log(), 4000), tail(r.worker.log(), 4000))
 	}
 	return j
 }
@@ -145,11 +145,6 @@ func (r *sharesRig) get(t *testing.T, path string) string {
 		t.Fatalf("GET %s: %d %s", path, res.StatusCode, b)
 	}
 	return string(b)
-}
-
-func tail(s string) string {
-	lines := strings.Split(s, "\n")
-	return strings.Join(lines[max(0, len(lines)-40):], "\n")
 }
 
 // TestSharesOwnerGetsItsShareBack is issue 33's end-to-end check: team a
