@@ -197,12 +197,12 @@ func TestSharesOwnerGetsItsShareBack(t *testing.T) {
 	for _, id := range as {
 		j := r.job(t, id)
 		switch {
-		case j.Preemptions == 0 && j.State == jobs.StateRunning && j.Attempt == 1:
+		case j.Preemptions == 0 && j.State == jobs.StateRunning && j.Runs == 1:
 			ranOn++
 		case j.Preemptions == 1 && j.State == jobs.StateQueued && j.Queue == string(queues.QueueHeld) && checkpointStep(j.Checkpoint) >= 2:
 			reclaimed++
 		default:
-			t.Errorf("a's job %s: %s in %s, attempt %d, %d preemptions, checkpoint %q", id, j.State, j.Queue, j.Attempt, j.Preemptions, j.Checkpoint)
+			t.Errorf("a's job %s: %s in %s, attempt %d, run %d, %d preemptions, checkpoint %q", id, j.State, j.Queue, j.Attempt, j.Runs, j.Preemptions, j.Checkpoint)
 		}
 	}
 	if reclaimed != 2 || ranOn != 2 {
