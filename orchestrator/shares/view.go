@@ -53,9 +53,10 @@ type Wait struct {
 	Oldest time.Time
 }
 
-// Add counts one more job waiting since queued.
+// Add counts one more job waiting since queued (zero: unknown, which
+// leaves the oldest as it is).
 func (w *Wait) Add(queued time.Time) {
-	if w.Jobs == 0 || (!queued.IsZero() && queued.Before(w.Oldest)) {
+	if !queued.IsZero() && (w.Oldest.IsZero() || queued.Before(w.Oldest)) {
 		w.Oldest = queued
 	}
 	w.Jobs++
