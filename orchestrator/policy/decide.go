@@ -19,17 +19,20 @@ func Decide(s Snapshot, now time.Time) Plan { return IndexOf(s).Decide(now) }
 // decide runs the rules over v.
 func decide(v *view) Plan {
 	p := newPlanner(v)
-	p.admit()                // rule 9: held core work to core, in-share first
+	p.admit()                // rule 9: held core work within its share to core
 	p.reclaimSized()         // rule 1 for sized core work
 	p.placeSized(sizedCore)  // rule 8: see placeSized for why here
 	p.reclaim()              // rule 1 (under shares, rule 9's reclaim for owners)
-	p.rebalance()            // rule 9, optional: between borrowers
 	p.overflow()             // rule 7
+	p.settleShares()         // rule 9: room the moves so far made in shares
 	p.unlend()               // rule 2
+	p.lendShares()           // rule 9: loans and rebalancing, with what they move
 	p.settleRegime()         // after the moves that change the fixed load
 	p.placeSized(sizedBurst) // rule 8
 	p.lend()                 // rules 2 and 4
 	p.migrate()              // rule 4
+	p.lendShares()           // rule 9: the lend limits, once every move onto the quota is planned
+	p.overflowHeld()         // rule 7 for held work (rule 9): see overflowHeld for why here
 	p.rehome()               // rule 3: queued elastic work into the elastic queue it belongs in
 	p.place()                // rule 3: where the queued burst work will run
 	p.scaleUp()              // rule 3
@@ -75,8 +78,9 @@ type planner struct {
 	teams *teamState
 	owner string
 	// rebalanceFreed is the fixed slots this tick's rebalancing reclaims
-	// will free, which the loans they make room for may count on.
-	rebalanceFreed int
+	// will free, which the loans they make room for may count on;
+	// ownerFreed those of its reclaims for owners.
+	rebalanceFreed, ownerFreed int
 }
 
 // tickUse returns this tick's use of w, made if need be.

@@ -2,7 +2,7 @@
 // between fixed quota and elastic capacity. It owns the rules of the
 // design (reclaim, lend, scale up, move back below the low watermark,
 // release, hold between the watermarks, core overflow, placement of sized
-// jobs) and nothing else:
+// jobs, team shares) and nothing else:
 // [Decide] reads a [Snapshot] and returns a [Plan] of actions; carrying the
 // actions out (Redis moves, control messages, provider calls) belongs to the
 // controller.
@@ -38,6 +38,39 @@
 // index built by changes to it. The simulator keeps one; the live
 // controller still builds a snapshot each tick (planned: an index fed by
 // the job records' changes).
+//
+// Team shares (rule 9, only when Config.Shares is on; off, every rule
+// plans as it did without teams). The fixed quota is divided into
+// teams' shares, the rest common. A team's use is the slots of its jobs
+// running on fixed workers, placed there, or bound for core or loan.
+// Core work waits in QueueHeld until rule 9 admits it to core (Action
+// Admit): first all work within its team's share, whether or not a slot
+// is free, then loans in fair order (least borrowed over weight, then
+// least decayed usage, Snapshot.TeamUsage). Only reclaimable work
+// (checkpointable, retryable, its grace plus a tick within the strictest
+// reclaim_within) may run above its share, within its team's borrow
+// limit, and only while free common slots and the others' idle shares
+// up to their lend limits cover every loan (shares.Config.Split counts
+// them, as the ledger does). Rules 2, 4 and 8 ask the same of what they
+// lend, migrate or place on fixed workers. Which running jobs are loans
+// is decided each tick: a team's jobs in order (not reclaimable first,
+// then by start), those that fit in its share within it, the rest
+// loans. When an owner's admitted work cannot start, rule 1 becomes rule
+// 9's reclaim for owners: exactly the missing slots, counting reclaims in
+// flight, taken from loans only (never from work within any share), the
+// team borrowing most over its weight first, least lost work first, a
+// gang whole; a reclaimed core loan goes back to held. Optional
+// rebalancing lets a borrower preempt a bigger borrower's loan, never so
+// far that the victim's team could preempt back.
+//
+// Why in the policy: the owner's guarantee is an invariant of every plan,
+// not of one controller, so the simulator proves the same rule the
+// controller runs; and an admission gate (held, then Admit) rather than a
+// check when a worker takes a job keeps the fixed workers' queues as
+// they are, and keeps every move a plan can print and Apply can record.
+// Rule 9 admits, reclaims and unlends together with rules 1, 2 and 7
+// until nothing more moves, since each changes who uses what: a plan
+// stays its own fixed point.
 //
 // How the watermarks work together. Rule 2 admits pending burst jobs to the
 // loan queue while fixed utilization, counting everything already queued for

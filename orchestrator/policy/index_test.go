@@ -78,7 +78,8 @@ func TestPropertyIndexUpkeep(t *testing.T) {
 			ix.RemoveWorker(w.ID)
 		}
 		if n, w := ix.Len(); n != 0 || w != 0 || ix.toCore != 0 || ix.toLoan != 0 || len(ix.toOverflow) != 0 ||
-			len(ix.queued) != 0 || len(ix.redirected) != 0 || len(ix.orphans) != 0 || ix.knownHomes != 0 {
+			len(ix.queued) != 0 || len(ix.redirected) != 0 || len(ix.orphans) != 0 || ix.knownHomes != 0 ||
+			len(ix.teamBound) != 0 || len(ix.held) != 0 {
 			t.Fatalf("an emptied index holds %d jobs, %d workers and counts %+v", n, w, ix.state())
 		}
 	})

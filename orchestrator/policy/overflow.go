@@ -22,19 +22,21 @@ func (p *planner) overflow() {
 	if !p.cfg.CoreOverflow {
 		return
 	}
-	full := map[string]bool{}
-	p.overflowCore(full)
-	p.overflowHeld(full)
+	p.overflowCore(map[string]bool{})
 }
 
 // overflowHeld is rule 7 for core work held under team shares (rule 9):
 // a held job that rule 9 did not admit this tick may not take a fixed
 // slot now, so it overflows once it has waited its allowed delay since
-// QueuedAt, as a queued core job does.
-func (p *planner) overflowHeld(full map[string]bool) {
-	if len(p.ix.held) == 0 {
+// QueuedAt, as a queued core job does. It runs after rule 4's
+// migrations, whose jobs leave the on-demand slots it may take: held
+// work overflows whether or not core work waits, so the two may meet
+// in one tick, and the next tick must not find room this one did not.
+func (p *planner) overflowHeld() {
+	if !p.cfg.CoreOverflow || len(p.ix.held) == 0 {
 		return
 	}
+	full := map[string]bool{}
 	for j := range merged(false, p.ix.queues(QueueHeld)...) {
 		if !p.anyRoom(false) {
 			return

@@ -347,9 +347,13 @@ func (pl *placer) place(j *Job) {
 		// As rule 2 lends: never into slots queued core work needs.
 		return
 	}
-	if pl.teams != nil && g.target.kind == toFixed {
+	if pl.teams != nil && g.target.kind == toFixed && pl.reclaimable(j) {
 		// Under team shares a loan admitted into room that has since
 		// gone (its lender's work came back) does not start (rule 9).
+		// Work that cannot be reclaimed was only ever admitted within
+		// its team's share, and ranks before all of the team's loans
+		// (see attribute): the team's own loans that started while it
+		// waited for its place must not lock it out.
 		if ok, _ := pl.mayTake(j, true); !ok {
 			return
 		}

@@ -15,8 +15,10 @@ import (
 // queued core jobs in that order; of the jobs they do not reach, those
 // within their team's share (see attribute: the team's running work
 // first, then its queued work in queue order) are an owner's work that
-// waits, and exactly their slots are reclaimed. A queued loan that waits
-// reclaims nothing: it was admitted into room that has gone.
+// waits, and exactly their slots are reclaimed, with those of any loan
+// queued ahead of them, which takes a freed slot first. A queued loan
+// with no owner's work behind it reclaims nothing: it was admitted into
+// room that has gone.
 //
 // The victims are loans only, never work within any team's share: from
 // the borrower with the most borrowed slots over weight first (then the
@@ -25,10 +27,13 @@ import (
 // newest start, then ID). A gang or sized job goes whole and frees all
 // its slots. Each victim is charged to the owner whose waiting work is
 // first in queue order, which is who the slots it frees go to.
+//
+// It may run more than once a tick (see settleShares): the slots this
+// tick's reclaims free count as freeing, as those in flight do.
 func (p *planner) reclaimForOwners() {
 	ts := p.teams
 	free := p.freeFixed
-	p.short = p.coreQueued - free - p.reclaiming - p.freedSized
+	p.short = p.coreQueued - free - p.reclaiming - p.freedSized - p.ownerFreed - p.rebalanceFreed
 	if p.short <= 0 {
 		return
 	}
@@ -63,8 +68,9 @@ func (p *planner) reclaimForOwners() {
 		p.owner = owner
 		p.reclaimOne(v, fmt.Sprintf("team %q waits for %d slots of its share (%d free, %d reclaims in flight); "+
 			"team %q borrows %s slots, %.2f over its weight, the most; loses %s of work",
-			owner, total, free, p.reclaiming, x, milliString(ts.borrowed(x)), ts.weighted(x, ts.borrowed(x)), p.lostWork(v)))
+			owner, needs[k].slots, free, p.reclaiming, x, milliString(ts.borrowed(x)), ts.weighted(x, ts.borrowed(x)), p.lostWork(v)))
 		p.short -= n
+		p.ownerFreed += n
 		total -= n
 		for n > 0 && k < len(needs) {
 			take := min(n, needs[k].slots)
@@ -74,6 +80,25 @@ func (p *planner) reclaimForOwners() {
 				k++
 			}
 		}
+	}
+}
+
+// settleShares admits, within their shares, the held work of teams
+// that this tick's reclaims, rebalancing or overflows brought below
+// their share, and reclaims for it in turn, until nothing more is
+// admitted: otherwise the next tick would, and a plan would not be its
+// own fixed point. Every pass admits a held job or ends the loop.
+func (p *planner) settleShares() {
+	if p.teams == nil || len(p.ix.held) == 0 {
+		return
+	}
+	for {
+		n := len(p.actions)
+		p.admitInShare()
+		if len(p.actions) == n {
+			return
+		}
+		p.reclaimForOwners()
 	}
 }
 
@@ -123,9 +148,9 @@ func (p *planner) ownersWaiting(inShare map[string]int64) ([]ownerNeed, int) {
 		}
 	}
 	slices.SortFunc(list, byQueueOrder)
-	avail := p.freeFixed + p.reclaiming + p.freedSized
+	avail := p.freeFixed + p.reclaiming + p.freedSized + p.ownerFreed + p.rebalanceFreed
 	var needs []ownerNeed
-	total := 0
+	total, ahead := 0, 0
 	for _, j := range list {
 		w, m := j.weight(), j.milliSlots()
 		in := fill[j.Team]+m <= ts.share(j.Team)
@@ -136,14 +161,19 @@ func (p *planner) ownersWaiting(inShare map[string]int64) ([]ownerNeed, int) {
 			avail -= w
 			continue
 		}
-		if in {
-			if n := len(needs); n > 0 && needs[n-1].team == j.Team {
-				needs[n-1].slots += w
-			} else {
-				needs = append(needs, ownerNeed{j.Team, w})
-			}
-			total += w
+		if !in {
+			// A loan queued ahead takes the first slot that frees: the
+			// owner's work behind it starts only once it has one too.
+			ahead += w
+			continue
 		}
+		if n := len(needs); n > 0 && needs[n-1].team == j.Team {
+			needs[n-1].slots += ahead + w
+		} else {
+			needs = append(needs, ownerNeed{j.Team, ahead + w})
+		}
+		total += ahead + w
+		ahead = 0
 	}
 	return needs, total
 }
@@ -250,7 +280,7 @@ func (p *planner) rebalanceFor(j *Job) bool {
 			ok, _ := p.mayTake(j, false)
 			ts.used[x] += vm
 			freed := p.freedOnFixed(v)
-			if !ok || p.fixed.Slots-p.committed()+p.rebalanceFreed+freed < j.weight() {
+			if !ok || p.coreRoom()+p.rebalanceFreed+freed < j.weight() {
 				continue
 			}
 			p.owner = y

@@ -32,6 +32,7 @@ type teamState struct {
 	// attributed.
 	loan       map[*Job]bool
 	attributed bool
+	lastSlack  slackMemo
 }
 
 // teamsOf measures the teams for a tick; nil when shares are off.
@@ -127,6 +128,31 @@ func (ts *teamState) weighted(team string, borrowed int64) float64 {
 // than may be lent (an owner came back and its reclaims are not yet
 // planned).
 func (ts *teamState) slack(team string, extra int64) float64 {
+	if extra == 0 {
+		team = ""
+	}
+	// A tick asks the same question over and over (each queued loan, each
+	// candidate of a kind) while no use changes: the teams are few, so
+	// comparing their use costs far less than a Split.
+	c := &ts.lastSlack
+	if c.used != nil && c.team == team && c.extra == extra && maps.Equal(c.used, ts.used) {
+		return c.value
+	}
+	v := ts.computeSlack(team, extra)
+	*c = slackMemo{team: team, extra: extra, used: maps.Clone(ts.used), value: v}
+	return v
+}
+
+// slackMemo is the last answer of slack.
+type slackMemo struct {
+	team  string
+	extra int64
+	used  map[string]int64
+	value float64
+}
+
+// computeSlack is slack without the memo.
+func (ts *teamState) computeSlack(team string, extra int64) float64 {
 	used := make(map[string]float64, len(ts.used)+1)
 	for t, m := range ts.used {
 		used[t] = float64(m) / 1000
@@ -204,9 +230,7 @@ func (p *planner) shareMove(a Action, j *Job) {
 		ts.used[j.Team] -= m
 	case Reclaim:
 		ts.used[j.Team] -= m
-		if ts.loan != nil {
-			ts.running[j.Team] = slices.DeleteFunc(ts.running[j.Team], func(x *Job) bool { return x == j })
-		}
+		ts.running[j.Team] = slices.DeleteFunc(ts.running[j.Team], func(x *Job) bool { return x == j })
 	case Overflow:
 		if p.destination(j) == QueueCore {
 			ts.used[j.Team] -= m

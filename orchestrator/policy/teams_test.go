@@ -485,3 +485,57 @@ func TestSharesValidate(t *testing.T) {
 		t.Errorf("want the shares and the tick named: %v", err)
 	}
 }
+
+func TestSharesSizedOwnerReclaimsLoansOnOneWorker(t *testing.T) {
+	// 8 slots on two workers, A 4 and B 4. A runs 4 jobs within its
+	// share on f1 (older) and 4 loans on f2. B's admitted 3-slot job fits
+	// nowhere: the loans on f2 make room for it, A's in-share jobs do not.
+	var js []Job
+	for i := range 4 {
+		js = append(js, onFixed(fmt.Sprintf("a%d", i), "A", "f1", ago(2*time.Hour), ago(time.Second)))
+		js = append(js, onFixed(fmt.Sprintf("l%d", i), "A", "f2", ago(time.Hour), ago(time.Duration(i+1)*time.Minute)))
+	}
+	b := queued("b", jobs.ClassCore, QueueCore, t0)
+	b.Team, b.Slots = "B", 3
+	s := shareSnap(2, []shares.Team{team("A", 4), team("B", 4)}, append(js, b)...)
+	p := Decide(mustValidSnap(t, s), t0)
+	wantList(t, "reclaims", kinds(p, Reclaim), "l0[A>B]", "l1[A>B]", "l2[A>B]")
+	if got := summary(p); !strings.Contains(got, "place(b)") {
+		t.Errorf("b reserves the worker its victims leave: %s", got)
+	}
+}
+
+func TestSharesOffAdmitsHeldWork(t *testing.T) {
+	s := shareSnap(1, nil, held("h1", "A", t0))
+	p := Decide(mustValidSnap(t, s), t0)
+	wantList(t, "admissions", kinds(p, Admit), "h1[A>]")
+}
+
+// BenchmarkIndexDecideShares is BenchmarkIndexDecide's installation with
+// team shares on: three teams sharing most of the 800 fixed slots, every
+// job of one of them, the queued core work held.
+func BenchmarkIndexDecideShares(b *testing.B) {
+	s := benchSnapshot()
+	s.Config.Tick = time.Second
+	s.Config.Shares = shares.Config{Teams: []shares.Team{team("A", 300), team("B", 300), team("C", 100)}}
+	for i := range s.Config.Shares.Teams {
+		s.Config.Shares.Teams[i].BorrowLimit = 800
+	}
+	for i := range s.Jobs {
+		j := &s.Jobs[i]
+		j.Team = []string{"A", "B", "C"}[i%3]
+		j.Checkpointable, j.Retryable, j.Grace = true, true, 10*time.Second
+		if j.queued() && j.Queue == QueueCore {
+			j.Queue = QueueHeld
+		}
+	}
+	mustValid(b, s)
+	ix := IndexOf(s)
+	j := s.Jobs[len(s.Jobs)-1]
+	b.ReportAllocs()
+	for b.Loop() {
+		j.QueuedAt = j.QueuedAt.Add(time.Millisecond)
+		ix.PutJob(j)
+		ix.Decide(t0)
+	}
+}
