@@ -23,6 +23,8 @@ func runPlan(ctx context.Context, e *env, args []string) error {
 	overflow := fs.Bool("core-overflow", true, "consider plans where core work overflows to on-demand after a wait (rule 7, capacity.core_overflow); false keeps every plan without it")
 	htmlPath := fs.String("html", "", "also write an HTML report with charts to FILE")
 	svgPrefix := fs.String("svg", "", "also write the charts as PREFIX-demand.svg, PREFIX-cost.svg and PREFIX-wait.svg")
+	sizeShares := fs.Bool("shares", false, "only size team shares of the quota from the trace's demand (see --share-percentile), without simulating")
+	sharePct := fs.Float64("share-percentile", 90, "with --shares, the percentile of each team's demand its share covers")
 	out := outputFlag(fs)
 	if err := parseArgs(fs, args, out, 0, "plan takes flags only"); err != nil {
 		return err
@@ -34,6 +36,16 @@ func runPlan(ctx context.Context, e *env, args []string) error {
 	tr, err := src.load(ctx, *cfgPath, e.errOut)
 	if err != nil {
 		return err
+	}
+	if *sizeShares {
+		quota := *sf.quota
+		if quota < 0 {
+			quota = 0
+			for _, n := range cfg.FixedQuota() {
+				quota += n
+			}
+		}
+		return planShares(e, tr, quota, *sharePct, *out)
 	}
 	days := *tuneDays
 	if days == 0 {

@@ -5,8 +5,8 @@ func Advise(w Window) []Recommendation { return DefaultOptions().Advise(w) }
 
 // Advise applies every rule to w with o's thresholds (zero fields take
 // their defaults). The order is fixed: prices, elastic waits, watermark gap,
-// watermark headroom, fixed idle, job shapes the machines cannot hold, then
-// templates, largest first. Warnings
+// watermark headroom, fixed idle, teams' idle shares by team, job shapes
+// the machines cannot hold, then templates, largest first. Warnings
 // thus come before cost advice, and the same window always reads the same.
 // A balanced window gets nil.
 func (o Options) Advise(w Window) []Recommendation {
@@ -23,6 +23,7 @@ func (o Options) Advise(w Window) []Recommendation {
 			out = append(out, r)
 		}
 	}
+	out = append(out, o.shareIdle(w)...)
 	out = append(out, o.shapes(w)...)
 	return append(out, templateMoves(w)...)
 }

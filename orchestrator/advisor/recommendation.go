@@ -48,6 +48,7 @@ type Evidence struct {
 	Idle       *IdleEvidence      `json:"idle,omitempty"`
 	Template   *TemplateEvidence  `json:"template,omitempty"`
 	Shapes     *ShapeEvidence     `json:"shapes,omitempty"`
+	Share      *ShareEvidence     `json:"share,omitempty"`
 }
 
 // WaitEvidence is the worst sliding window of elastic waits.

@@ -39,6 +39,9 @@ type Window struct {
 	// Shapes are the window's jobs, finished or not, by shape, and which
 	// pools can hold each.
 	Shapes planner.Shapes `json:"shapes"`
+	// Teams are the teams with a share of the quota and how they used it;
+	// empty when shares are off.
+	Teams []TeamShare `json:"teams,omitempty"`
 	// Pools are the configured pools with each fixed pool's quota, and
 	// History the window's finished jobs as a trace: what a suggested
 	// pool is simulated on.

@@ -78,7 +78,9 @@
 // whose slots: each team's use within its share, on others' shares and
 // on common slots, and its share's slots lent (to whom) or idle. Sharing
 // that one function with the policy and the live metrics is what makes a
-// loan the same loan everywhere. The slot-hours are then priced:
+// loan the same loan everywhere. The quotas of all fixed pools together
+// are the quota the shares divide, at the fixed price. The slot-hours are
+// then priced:
 //
 //   - share (the default): each team pays its share's part of the
 //     quota's cost (ShareCost); a borrower pays LoanPrice × the fixed

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/ballastdev/ballast/internal/timespan"
@@ -166,7 +167,12 @@ func Settle(l Ledger, sh teamshares.Config, cb Chargeback) (Settlement, error) {
 	}
 	if err := sh.Validate(r.Fixed.Slots, 0); err != nil {
 		for _, msg := range err.(*teamshares.Error).Problems {
-			p.add("shares", "%s", msg)
+			// The shares name the field ("shares.teams.a.slots: ...").
+			field, text, ok := strings.Cut(msg, ": ")
+			if !ok {
+				field, text = "shares", msg
+			}
+			p.add(field, "%s", text)
 		}
 	}
 	if err := p.err(); err != nil {

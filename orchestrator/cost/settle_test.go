@@ -329,7 +329,17 @@ func randomSettleLedger(rng *rand.Rand) (Ledger, teamshares.Config) {
 		Workers: []WorkerSpan{{ID: "w", Pool: "spot", Start: at(0), End: at(time.Duration(rng.IntN(minutes)+1) * m)}},
 		From:    at(0), Until: at(minutes * m),
 	}
-	occupied := make([]int, minutes)
+	// Half the time the quota is two fixed pools at different prices,
+	// which the shares divide as one.
+	size := map[string]int{"fixed": quota}
+	if rng.IntN(2) == 0 {
+		second := 1 + rng.IntN(quota-1)
+		size["fixed"], size["fixed2"] = quota-second, second
+		l.Quotas[0].Slots = quota - second
+		l.Pools = append(l.Pools, policy.Pool{Name: "fixed2", Kind: policy.PoolFixed})
+		l.Quotas = append(l.Quotas, Quota{Pool: "fixed2", Slots: second, PricePerSlotHour: 0.5 + 2*rng.Float64()})
+	}
+	occupancy := map[string][]int{"fixed": make([]int, minutes), "fixed2": make([]int, minutes)}
 	for j := range 10 + rng.IntN(60) {
 		// k == 0: no team; k == teams+1: a team without a share.
 		team := ""
@@ -353,9 +363,13 @@ func randomSettleLedger(rng *rand.Rand) (Ledger, teamshares.Config) {
 			l.Usage = append(l.Usage, u)
 			continue
 		}
+		if size["fixed2"] > 0 && rng.IntN(2) == 0 {
+			u.Pool = "fixed2"
+		}
+		occupied, limit := occupancy[u.Pool], 1000*size[u.Pool]
 		fits := true
 		for i := from; i < to; i++ {
-			fits = fits && occupied[i]+u.Milli() <= 1000*quota
+			fits = fits && occupied[i]+u.Milli() <= limit
 		}
 		if !fits {
 			continue
@@ -366,7 +380,7 @@ func randomSettleLedger(rng *rand.Rand) (Ledger, teamshares.Config) {
 		if rng.IntN(5) == 0 {
 			u.End = time.Time{} // still running: counted up to Until
 			for i := to; i < minutes; i++ {
-				if occupied[i]+u.Milli() > 1000*quota {
+				if occupied[i]+u.Milli() > limit {
 					u.End = at(time.Duration(to) * m)
 					break
 				}

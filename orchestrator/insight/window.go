@@ -2,6 +2,7 @@ package insight
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"slices"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/ballastdev/ballast/internal/timespan"
 	"github.com/ballastdev/ballast/jobs"
 	"github.com/ballastdev/ballast/orchestrator/advisor"
+	"github.com/ballastdev/ballast/orchestrator/cost"
 	"github.com/ballastdev/ballast/orchestrator/planner"
 	"github.com/ballastdev/ballast/orchestrator/policy"
 	"github.com/ballastdev/ballast/orchestrator/trace"
@@ -71,6 +73,9 @@ func (s Source) Window(ctx context.Context, from, until time.Time) (advisor.Wind
 		if tj, ok := trace.JobOf(j, tr.Start); ok {
 			tr.Jobs = append(tr.Jobs, tj)
 		}
+	}
+	if w.Teams, err = s.teamShares(ctx, from, until); err != nil {
+		return w, err
 	}
 	w.Shapes, w.Pools, w.Quotas = shapesOf(tr, active, s.Pools), s.Pools, s.Quota
 	w.History = tr
@@ -147,4 +152,31 @@ func (s Source) elasticWaits(usage []queues.AttemptUsage, from, until time.Time)
 func (s Source) elastic(pool string) bool {
 	p, ok := s.pool(pool)
 	return ok && p.Kind != policy.PoolFixed
+}
+
+// teamShares is how each team with a share used it over [from, until),
+// from the cost ledger (priced from Ballast's start, as the cost is); nil
+// when shares are off.
+func (s Source) teamShares(ctx context.Context, from, until time.Time) ([]advisor.TeamShare, error) {
+	if !s.Shares.On() {
+		return nil, nil
+	}
+	l, _, err := s.Ledger(ctx, from, until)
+	if err != nil {
+		return nil, err
+	}
+	uses, err := cost.FixedUse(l, s.Shares)
+	if err != nil {
+		return nil, fmt.Errorf("insight: the records of %s → %s cannot be swept for the shares: %v",
+			from.Format(time.RFC3339), until.Format(time.RFC3339), err)
+	}
+	var out []advisor.TeamShare
+	for _, u := range uses {
+		if u.Share <= 0 || u.ShareSlotHours <= 0 {
+			continue
+		}
+		out = append(out, advisor.TeamShare{Team: u.Team, Share: u.Share, OwnIdle: u.OwnIdle(),
+			Lent: u.LentSlotHours / u.ShareSlotHours, Covered: l.Until.Sub(l.From), UsageP90: u.Quantile(0.9)})
+	}
+	return out, nil
 }
