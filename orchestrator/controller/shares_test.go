@@ -191,3 +191,33 @@ func TestHeldWorkGoesToCoreWithSharesOff(t *testing.T) {
 		t.Errorf("held job with shares off: queue %s %s; want core, queued", j.Queue, j.State)
 	}
 }
+
+// Recovery after Redis lost its data keeps a held job held when shares
+// are on (rule 9 admits it), and routes it to core when they are not.
+func TestRecoverHeldJobs(t *testing.T) {
+	t.Parallel()
+	for _, held := range []bool{true, false} {
+		rdb, ns := testenv.Redis(t)
+		store := queues.NewStore(rdb, queues.StoreOptions{Namespace: ns})
+		ctx := context.Background()
+		if _, err := store.RecordDataLoss(ctx, queues.DataLoss{At: time.Now().Add(-time.Minute), Reason: queues.LossGone, By: "test"}); err != nil {
+			t.Fatal(err)
+		}
+		id := "01a24d00000000000000000held"
+		queued := events.Event{ID: id + ".1.job.queued", Type: events.TypeJobQueued, JobID: id, Attempt: 1, State: jobs.StateQueued,
+			Queue: string(queues.QueueHeld), Time: time.Now().Add(-time.Hour), Data: map[string]any{events.DataSpec: teamSpec("a")}}
+		o := controller.RecoverOptions{Store: store, Logger: quiet, Router: controller.Router{ElasticManaged: true, Held: held},
+			Replay: func(_ context.Context, fn func(events.Event)) (int, error) { fn(queued); return 1, nil }}
+		rep, err := controller.Recover(ctx, o)
+		if err != nil || rep.Rebuilt != 1 {
+			t.Fatalf("held %v: recover %+v %v", held, rep, err)
+		}
+		want := queues.QueueCore
+		if held {
+			want = queues.QueueHeld
+		}
+		if j, err := store.Get(ctx, id); err != nil || j.Queue != string(want) {
+			t.Errorf("shares on %v: rebuilt into %q (%v), want %s", held, j.Queue, err, want)
+		}
+	}
+}
