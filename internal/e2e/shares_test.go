@@ -169,8 +169,14 @@ func TestSharesOwnerGetsItsShareBack(t *testing.T) {
 		}
 		return true
 	})
-	// Let the loan last long enough to be worth settling.
+	// Let the loan last long enough to be worth settling. Until b asks,
+	// nothing takes a's loans back: no slot is free when b submits.
 	time.Sleep(2 * time.Second)
+	for _, id := range as {
+		if j := r.job(t, id); j.State != jobs.StateRunning || j.Preemptions != 0 {
+			t.Fatalf("before b submits, a's job %s is %s after %d preemptions; want running, never preempted", id, j.State, j.Preemptions)
+		}
+	}
 
 	submitted := time.Now()
 	bs := []string{r.submit(t, "b", 0, 30), r.submit(t, "b", 1, 30)}
