@@ -42,7 +42,7 @@ const (
 )
 
 // Action is one step of a plan. Which fields are set depends on Kind:
-// Job for the moves (Lend, Unlend, Reclaim, Migrate, Overflow, Rehome),
+// Job for the moves (Lend, Unlend, Reclaim, Migrate, Overflow, Rehome, Admit),
 // Worker for Reclaim, Migrate, Drain and Release, Pool for ScaleUp and
 // Overflow (the target) and for Migrate (the pool left), Queue for every
 // move (the target queue; for Place the job's own, logical, queue), Count

@@ -530,12 +530,56 @@ func BenchmarkIndexDecideShares(b *testing.B) {
 		}
 	}
 	mustValid(b, s)
-	ix := IndexOf(s)
-	j := s.Jobs[len(s.Jobs)-1]
-	b.ReportAllocs()
-	for b.Loop() {
-		j.QueuedAt = j.QueuedAt.Add(time.Millisecond)
-		ix.PutJob(j)
-		ix.Decide(t0)
+	for _, steady := range []bool{false, true} {
+		if steady {
+			// The plan in flight: what a tick between events sees.
+			s = Apply(s, Decide(s, t0), t0)
+		}
+		b.Run(fmt.Sprintf("steady=%v", steady), func(b *testing.B) {
+			ix := IndexOf(s)
+			j := s.Jobs[len(s.Jobs)-1]
+			b.ReportAllocs()
+			for b.Loop() {
+				j.QueuedAt = j.QueuedAt.Add(time.Millisecond)
+				ix.PutJob(j)
+				ix.Decide(t0)
+			}
+		})
+	}
+}
+
+func TestSharesLendLimitsKeptOnceLoansRun(t *testing.T) {
+	// 12 slots: A 4, B 4 lending nothing, C 4 lending all. A runs 8, its
+	// 4 loans on C's idle share. C's 2 held jobs start on free slots
+	// (B's idle share): nobody waits, but C now lends only 2, so 2 of A's
+	// loans go, charged to B, whose unlent slots the loans hold.
+	var js []Job
+	for i := range 8 {
+		js = append(js, onFixed(fmt.Sprintf("a%d", i), "A", fmt.Sprintf("f%d", i/4+1), ago(2*time.Hour-time.Duration(i)*time.Minute), ago(time.Duration(8-i)*time.Minute)))
+	}
+	js = append(js, held("c1", "C", t0), held("c2", "C", t0))
+	teams := []shares.Team{team("A", 4), team("B", 4), team("C", 4)}
+	teams[1].LendLimit = 0
+	p := Decide(mustValidSnap(t, shareSnap(3, teams, js...)), t0)
+	wantList(t, "admissions", kinds(p, Admit), "c1[C>C]", "c2[C>C]")
+	wantList(t, "reclaims", kinds(p, Reclaim), "a7[A>B]", "a6[A>B]")
+}
+
+func TestSharesOwnLoansGiveWayToHeldCore(t *testing.T) {
+	// A's share is 2: it runs 1 and has a burst job lent (not started,
+	// not reclaimable) and a core job held. The core job takes the share;
+	// the burst job goes back to burst, for elastic capacity.
+	lent := queued("lb", jobs.ClassBurst, QueueLoan, ago(time.Minute))
+	lent.Team, lent.Checkpointable = "A", false
+	s := shareSnap(2, []shares.Team{team("A", 2), team("B", 6)},
+		onFixed("a1", "A", "f1", ago(time.Hour), time.Time{}), lent, held("h", "A", ago(time.Minute)))
+	p := Decide(mustValidSnap(t, s), t0)
+	if got := summary(p); got != "unlend(lb) admit(h) scale_up(od,1)" {
+		t.Errorf("got %s, want the unlend first, then the admission\n%s", got, p)
+	}
+	for _, a := range p.Actions {
+		if a.Kind == Unlend && (a.Rule != 9 || a.Team != "A") {
+			t.Errorf("%v: want rule 9 for team A", a)
+		}
 	}
 }
