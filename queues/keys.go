@@ -14,7 +14,7 @@ import (
 // workers of that region consume them.
 type Queue string
 
-// The five base logical queues.
+// The six base logical queues.
 const (
 	QueueCore  Queue = "core"
 	QueueLoan  Queue = "loan"
@@ -34,7 +34,7 @@ const (
 )
 
 // Queues lists every base logical queue (regional forms are made on demand).
-var Queues = []Queue{QueueCore, QueueLoan, QueueBurst, QueueOnDemand, QueueOverflow}
+var Queues = []Queue{QueueCore, QueueLoan, QueueBurst, QueueOnDemand, QueueOverflow, QueueHeld}
 
 // regionSep joins a base queue and a region. "@" is not used by namespaces
 // (which join with ".") nor by region names, so a regional name splits back
@@ -110,8 +110,9 @@ func Overflowed(j jobs.Job) bool {
 		(j.State == jobs.StateQueued || j.State == jobs.StateRunning)
 }
 
-// Valid reports whether q is a queue some worker consumes: a base queue, or
-// the regional form of burst, ondemand or overflow. core and loan have no
+// Valid reports whether q is a queue a job may wait in: a base queue, or
+// the regional form of burst, ondemand or overflow. Every one but held is
+// consumed by some worker; the controller moves jobs out of held. core and loan have no
 // regional form: fixed workers do not look for one, so a job sent there
 // would wait forever.
 func (q Queue) Valid() bool {

@@ -673,7 +673,7 @@ func checkQueue(op string, q Queue, emptyOK bool) error {
 		return fmt.Errorf("%s: queue %q: region %q is not a valid region name (1 to %d of a-z, 0-9, \"-\")",
 			op, q, q.Region(), MaxRegionLen)
 	}
-	return fmt.Errorf("%s: unknown queue %q (use core, loan, burst, ondemand or overflow, or burst@REGION, ondemand@REGION or overflow@REGION)", op, q)
+	return fmt.Errorf("%s: unknown queue %q (use core, loan, burst, ondemand, overflow or held, or burst@REGION, ondemand@REGION or overflow@REGION)", op, q)
 }
 
 // Checkpoint records the last checkpoint of j's running attempt.

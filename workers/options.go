@@ -244,6 +244,12 @@ func (o Options) Validate() error {
 		if !q.Valid() {
 			errs = append(errs, fmt.Errorf("queues: unknown queue %q (use core, loan, burst or ondemand, or burst@REGION or ondemand@REGION with a region of a-z, 0-9, \"-\")", q))
 		}
+		if q == queues.QueueHeld {
+			// Held core work waits for the controller to admit it
+			// within its team's share; a worker reading held would
+			// run it past the shares.
+			errs = append(errs, fmt.Errorf("queues: held is read by no worker: the controller admits its jobs to core"))
+		}
 		if seen[q] {
 			errs = append(errs, fmt.Errorf("queues: %q is listed twice", q))
 		}

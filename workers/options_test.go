@@ -42,6 +42,8 @@ func TestOptionsValidate(t *testing.T) {
 		{"too many slots", func(o *workers.Options) { o.Slots = 5000 }, []string{"slots"}},
 		{"unknown queue", func(o *workers.Options) { o.Queues = []queues.Queue{queues.QueueCore, "fast"} },
 			[]string{`unknown queue "fast"`}},
+		{"held queue", func(o *workers.Options) { o.Queues = []queues.Queue{queues.QueueCore, queues.QueueHeld} },
+			[]string{"held is read by no worker"}},
 		{"duplicated queue", func(o *workers.Options) {
 			o.Queues = []queues.Queue{queues.QueueCore, queues.QueueLoan, queues.QueueCore}
 		},

@@ -97,7 +97,7 @@ func runRecover(ctx context.Context, e *env, args []string) error {
 // choice for burst work whose events name no queue).
 func recoverOptions(cfg config.Config, store *queues.Store, js jetstream.JetStream, pub events.Publisher, elastic bool, log *slog.Logger) controller.RecoverOptions {
 	subj := subjects(cfg)
-	return controller.RecoverOptions{Store: store, Router: controller.Router{ElasticManaged: elastic}, Events: pub, Logger: log,
+	return controller.RecoverOptions{Store: store, Router: routerFor(cfg, elastic), Events: pub, Logger: log,
 		Settle: lossSettle(cfg),
 		Replay: func(ctx context.Context, fn func(events.Event)) (int, error) {
 			return events.Replay(ctx, js, cfg.NATS.Stream, subj, fn)

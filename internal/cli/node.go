@@ -79,7 +79,7 @@ func startControlPlane(ctx context.Context, cfg config.Config, rdb redis.Univers
 	// With the capacity policy on, burst work waits in burst and the policy
 	// lends it to fixed slots; without it, burst work goes straight to loan
 	// so that fixed workers run it at all.
-	sub := &controller.Submitter{Catalog: cat, Store: store, Router: controller.Router{ElasticManaged: capacity}, Events: pub, Logger: log}
+	sub := &controller.Submitter{Catalog: cat, Store: store, Router: routerFor(cfg, capacity), Events: pub, Logger: log}
 	opts := controller.Options{Tick: cfg.Controller.Tick.Std(), WorkerTTL: cfg.Controller.WorkerTTL.Std(),
 		LeaderTTL: cfg.Controller.LeaderTTL.Std(), Events: pub, Logger: log,
 		PriorEvents: func(ctx context.Context) (uint64, time.Time, error) { return events.Stored(ctx, js, cfg.NATS.Stream) }}
@@ -108,6 +108,7 @@ func startControlPlane(ctx context.Context, cfg config.Config, rdb redis.Univers
 	}
 	if capacity {
 		opts.Capacity = newCapacity(cfg, store, nc, prov, pub, log)
+		opts.Capacity.OnShares = func(v controller.ShareView) { lossMetrics.Load().SetShares(shareMetrics(v)) }
 	}
 	if opts.Pipelines, err = controller.NewPipelines(controller.PipelinesOptions{Store: store, Submitter: sub, Catalog: cat,
 		Pipelines: cfg.Pipelines, Grace: cfg.Controller.FireGrace.Std(), OverflowLead: overflowLead(cfg), Events: pub, Logger: log}); err != nil {

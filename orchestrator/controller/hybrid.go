@@ -13,6 +13,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/events"
 	"github.com/ballastdev/ballast/orchestrator/policy"
 	"github.com/ballastdev/ballast/orchestrator/provider"
+	"github.com/ballastdev/ballast/orchestrator/shares"
 	"github.com/ballastdev/ballast/queues"
 )
 
@@ -81,6 +82,24 @@ type Hybrid struct {
 	live  *liveState
 	hints hintSet
 
+	// Quota is the fixed slots team shares divide (0: the slots of the
+	// registered fixed workers).
+	Quota int
+	// OnShares, if set, receives the share view at every tick with
+	// shares on (the metrics' feed).
+	OnShares func(ShareView)
+	// decayed is each team's fixed usage decayed over the shares'
+	// half-life, the policy's tie-break between borrowers; shareView is
+	// the shares at the last tick (see Shares). strayHeld are held jobs
+	// a rebuild found while shares are off.
+	decayed   shares.Decayed
+	shareView ShareView
+	strayHeld []strayJob
+	// rebalanced counts, per job, the reclaims rule 9's rebalancing
+	// asked for (Job.Rebalanced); kept in memory, so a new leader
+	// starts them over.
+	rebalanced map[string]int
+
 	// orphans are queued jobs placed on a worker that no longer takes
 	// placed work (gone, draining, fenced into a new ID), seen by the last
 	// snapshot; Tick takes their placements back.
@@ -109,6 +128,7 @@ func (h *Hybrid) Tick(ctx context.Context, now time.Time) (policy.Plan, error) {
 		return policy.Plan{}, err
 	}
 	h.noticeSpot(ctx, instances, now)
+	h.tickShares(ix, now)
 	return h.act(ctx, ix, instances, now)
 }
 
@@ -117,6 +137,7 @@ func (h *Hybrid) Tick(ctx context.Context, now time.Time) (policy.Plan, error) {
 func (h *Hybrid) act(ctx context.Context, ix *policy.Index, instances []provider.Instance, now time.Time) (policy.Plan, error) {
 	h.endLaunches(ctx, instances, now)
 	h.unplaceOrphans(ctx)
+	h.releaseStrayHeld(ctx)
 	plan := ix.Decide(now)
 	h.mu.Lock()
 	h.lastPlan = plan
@@ -174,11 +195,17 @@ func (h *Hybrid) build(ws []queues.WorkerInfo, active []jobs.Job, instances []pr
 	for _, j := range active {
 		attempts[j.ID] = j.Attempt
 		seen[j.ID] = j
+		h.noteStrayHeld(j)
 		s.Jobs = append(s.Jobs, h.policyJob(j, poolOf, placeable))
 	}
 	for id := range h.inflight {
 		if _, ok := attempts[id]; !ok {
 			delete(h.inflight, id)
+		}
+	}
+	for id := range h.rebalanced {
+		if _, ok := attempts[id]; !ok {
+			delete(h.rebalanced, id)
 		}
 	}
 	for id, o := range h.overflowTo {
@@ -302,7 +329,8 @@ func (h *Hybrid) policyJob(j jobs.Job, poolOf map[string]string, placeable map[s
 	pj := policy.Job{ID: j.ID, Class: j.Spec.Class, State: j.State, Queue: q, Worker: j.Worker,
 		Pool: poolOf[j.Worker], Checkpointable: j.Spec.Checkpointable, Retryable: j.Spec.Retryable,
 		SpotPreemptions: j.SpotPreemptions, Region: j.Spec.Labels[RegionLabel], SubmittedAt: j.CreatedAt,
-		QueuedAt: j.QueuedAt, Readmitted: j.Readmitted, StartedAt: j.StartedAt, LastCheckpointAt: j.CheckpointAt}
+		QueuedAt: j.QueuedAt, Readmitted: j.Readmitted, StartedAt: j.StartedAt, LastCheckpointAt: j.CheckpointAt,
+		Team: j.Spec.Team, Grace: j.Spec.Grace.Std(), Rebalanced: h.rebalanced[j.ID]}
 	pj.MaxWait, pj.HasMaxWait = j.Spec.OwnMaxWait(j.QueuedAt, h.Config.CoreMaxWait)
 	if j.State == jobs.StateQueued && q == policy.QueueOverflow {
 		pj.Pool = h.overflowPool(j)
@@ -398,6 +426,8 @@ func (h *Hybrid) Apply(ctx context.Context, plan policy.Plan, now time.Time) err
 			note(a, h.overflow(ctx, a, now))
 		case policy.Place:
 			note(a, h.place(ctx, a))
+		case policy.Admit:
+			note(a, h.admit(ctx, a))
 		}
 	}
 	return firstErr
@@ -422,7 +452,10 @@ func (h *Hybrid) attempt(job string) int {
 // action's queue.
 func (h *Hybrid) preempt(ctx context.Context, a policy.Action) error {
 	to := queues.Queue(a.Queue)
+	held, toHeld := h.reclaimQueue(a)
 	switch {
+	case a.Kind == policy.Reclaim && toHeld:
+		to = held
 	case a.Kind == policy.Reclaim || to.Elastic():
 		to = h.elasticQueue(a.Job)
 	case to == "":
@@ -435,7 +468,13 @@ func (h *Hybrid) preempt(ctx context.Context, a policy.Action) error {
 	}
 	h.mu.Lock()
 	h.inflight[a.Job] = inflight{kind: a.Kind, attempt: attempt}
+	if a.Rebalance {
+		h.rebalanced[a.Job]++
+	}
 	h.mu.Unlock()
+	if a.Kind == policy.Reclaim {
+		h.announceReclaim(a, attempt)
+	}
 	if h.Control != nil {
 		h.Control.Preempted(ctx, a.Worker, a.Job, attempt)
 	}
@@ -545,6 +584,7 @@ func (h *Hybrid) init() {
 		h.bookedOut = map[string]bool{}
 		h.noticed = map[string]time.Time{}
 		h.overflowTo = map[string]overflowed{}
+		h.rebalanced = map[string]int{}
 	}
 	if h.Logger == nil {
 		h.Logger = slog.Default()
@@ -559,12 +599,22 @@ func (h *Hybrid) announceMove(a policy.Action, n int, to queues.Queue) {
 		return
 	}
 	verb := map[policy.ActionKind]string{policy.Lend: "lent to fixed capacity", policy.Unlend: "sent back to elastic capacity",
-		policy.Rehome: "re-homed"}[a.Kind]
+		policy.Rehome: "re-homed", policy.Admit: "admitted to fixed capacity"}[a.Kind]
 	reason := fmt.Sprintf("%s (rule %d: %s)", verb, a.Rule, a.Reason)
 	// A move of a queued job starts no run: the count stays the record's.
 	h.mu.Lock()
 	runs := h.seen[a.Job].Runs
 	h.mu.Unlock()
 	publish(h.Events, h.Logger, events.Event{ID: events.JobEventID(a.Job, n, events.TypeJobMoved), Type: events.TypeJobMoved,
-		JobID: a.Job, Attempt: n, Runs: runs, State: jobs.StateQueued, Queue: string(to), Reason: reason, Time: time.Now()})
+		JobID: a.Job, Attempt: n, Runs: runs, State: jobs.StateQueued, Queue: string(to), Reason: reason, Time: time.Now(),
+		Data: shareData(a)})
+}
+
+// shareData is the share side of a move under shares (an admission, or a
+// lend that borrows), for the event; nil otherwise.
+func shareData(a policy.Action) map[string]any {
+	if a.Kind != policy.Admit && a.Owner == "" {
+		return nil
+	}
+	return events.Share{Action: string(a.Kind), Team: a.Team, Owner: a.Owner, Rule: a.Rule}.Data()
 }

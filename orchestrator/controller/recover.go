@@ -220,7 +220,9 @@ func rebuildOne(ctx context.Context, o RecoverOptions, id string, j *streamJob, 
 		return nil
 	}
 	q := queues.Queue(j.queue)
-	if !q.Valid() {
+	if !q.Valid() || (q == queues.QueueHeld && !o.Router.Held) {
+		// Held work is only admitted with shares on; without them
+		// the router says where it goes.
 		q = o.Router.Route(*j.spec)
 	}
 	res, other, err := o.Store.Restore(ctx, queues.Restoring{ID: id, Spec: *j.spec, Queue: q, Created: j.created, Attempt: j.attempt + 1})

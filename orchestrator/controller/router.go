@@ -11,15 +11,25 @@ type Router struct {
 	// Without them burst work is lent to fixed workers through loan, so that
 	// it runs at all; core work is still served first (strict priority).
 	ElasticManaged bool
+	// Held is true when teams have shares of the fixed quota and the
+	// capacity policy runs: core work then waits in held until rule 9
+	// admits it to core, within its team's share or as a loan. Without
+	// the policy nothing would admit it, so the caller sets it only with
+	// the policy on.
+	Held bool
 }
 
-// Route returns the queue for spec: core jobs to core; burst jobs to burst
+// Route returns the queue for spec: core jobs to core (held, with
+// shares); burst jobs to burst
 // (any elastic worker, spot included) when they can survive a spot reclaim,
 // to ondemand when they cannot, and to loan when no elastic capacity is
 // managed at all. A burst job pinned to a region (RegionLabel) waits in the
 // regional form of its elastic queue, which only that region's workers read.
 func (r Router) Route(spec jobs.Spec) queues.Queue {
 	if spec.Class == jobs.ClassCore {
+		if r.Held {
+			return queues.QueueHeld
+		}
 		return queues.QueueCore
 	}
 	if !r.ElasticManaged {

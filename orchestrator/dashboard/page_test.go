@@ -20,6 +20,7 @@ import (
 	"github.com/ballastdev/ballast/internal/testenv"
 	"github.com/ballastdev/ballast/orchestrator/advisor"
 	"github.com/ballastdev/ballast/orchestrator/insight"
+	"github.com/ballastdev/ballast/orchestrator/shares"
 	"github.com/ballastdev/ballast/queues"
 )
 
@@ -148,6 +149,9 @@ func sample(at time.Time, burstPending int) insight.Overview {
 			{Kind: "watermarks", Severity: "info", Title: "The watermarks look right", Action: "Nothing to change."},
 		},
 		Problems: []string{"recommendations: no job records in the window yet"},
+		Shares: &shares.View{Quota: 4, Teams: []shares.TeamView{
+			{Team: "a", Share: 2, Used: 3, Own: 2, OnLent: 1},
+			{Team: "b", Share: 2, Lent: 1, LentTo: map[string]float64{"a": 1}, Idle: 1, Waiting: 1, OwnerWait: 4.5}}},
 	}
 }
 
@@ -383,6 +387,12 @@ func TestPageShowsEveryPartOfTheOverview(t *testing.T) {
 		"cost.pool.fixed.idle_share":                   "0.2239",
 		"cost.team.data.cost":                          "21.856",
 		"cost.team.ml.slot_hours":                      "70.25",
+		"shares.quota":                                 "4",
+		"shares.a.used":                                "3",
+		"shares.a.on_lent":                             "1",
+		"shares.b.lent":                                "1",
+		"shares.b.idle":                                "1",
+		"shares.b.owner_wait":                          "4.5",
 	}
 	for k, v := range want {
 		if got, ok := vals[k]; !ok || got != v {
@@ -406,6 +416,8 @@ func TestPageShowsEveryPartOfTheOverview(t *testing.T) {
 		`document.getElementById('running').dataset.count`:                      "3",
 		`document.querySelectorAll('#running [data-k$=".overflowed"]').length`:  "1",
 		`document.querySelectorAll('#recs tr').length`:                          "2",
+		`document.querySelectorAll('#shares .sharebar rect').length`:            "4", // a: own, borrowed; b: lent, idle
+		`document.getElementById('shares-panel').hidden`:                        "false",
 		`document.querySelector('#alerts li.problem').textContent`:              ov.Problems[0],
 		`document.getElementById('chart-preempt').dataset.points`:               "37", // 6 h of 10-minute buckets
 		`document.getElementById('chart-idle').dataset.points`:                  "32", // 5 of them without an idle sample

@@ -127,6 +127,7 @@ func (s Source) current(now time.Time, in Inputs) (Overview, *float64) {
 		o.Queues = append(o.Queues, QueueView{Name: string(q.Queue), Pending: q.Pending + q.Scheduled,
 			Running: runningByQueue[string(q.Queue)], OldestSeconds: q.OldestPendingSeconds})
 	}
+	o.Shares = s.sharesView(now, in)
 	if math.IsNaN(snap.FixedIdleRatio) {
 		return o, nil
 	}

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/ballastdev/ballast/orchestrator/advisor"
+	"github.com/ballastdev/ballast/orchestrator/shares"
 	"github.com/ballastdev/ballast/queues"
 )
 
@@ -41,6 +42,9 @@ type Overview struct {
 	// DataLoss is the recorded loss of Redis data not yet recovered or
 	// acknowledged (nil: none); the console shows it as a banner.
 	DataLoss *queues.DataLoss `json:"data_loss,omitempty"`
+	// Shares is each team's use of its share of the fixed quota now (nil
+	// with shares off): the console's share bars.
+	Shares *shares.View `json:"shares,omitempty"`
 }
 
 // PoolView is one pool's capacity and what it costs per hour now.

@@ -76,7 +76,8 @@ type Source struct {
 	CoreMaxWait  time.Duration
 	// Location sets the cost days; nil means UTC.
 	Location *time.Location
-	// Shares and Chargeback settle the quota between teams (Settle).
+	// Shares and Chargeback settle the quota between teams (Settle);
+	// Shares also gives the overview its share bars (off when empty).
 	Shares     shares.Config
 	Chargeback cost.Chargeback
 	// Recent, SeriesWindow, SeriesStep, AdviceWindow and Retention

@@ -17,6 +17,11 @@ func (m *Metrics) Observe(e events.Event) {
 	if m == nil || m.observeCheckpoint(e) {
 		return
 	}
+	// A share event counts there; an admission is a move, counted
+	// nowhere else, and a reclaim's requeue comes as its own event.
+	if m.observeShare(e) {
+		return
+	}
 	class, _ := e.Data["class"].(string)
 	if q, ok := e.Data["qos"].(map[string]any); ok {
 		m.JobQoS(q)

@@ -114,6 +114,7 @@ type Metrics struct {
 	qos         qosCounters
 	fencing     fencingCounters
 	ckpt        checkpointCounters
+	share       shareInstruments
 	redis       metric.Int64Gauge
 	dataLost    metric.Int64Gauge
 	dataLostAt  metric.Int64Gauge
@@ -239,6 +240,7 @@ func (m *Metrics) instruments(meter metric.Meter, ns string) error {
 	add(m.qos.create(meter, ns))
 	add(m.createFencing(meter, ns))
 	add(m.ckpt.create(meter, ns))
+	add(m.createShares(meter, ns))
 
 	// A synchronous gauge: the controller checks Redis once at start, not
 	// every tick, so there is no snapshot for the callback to read.

@@ -167,6 +167,53 @@
     fill(byId('pools'), rows, 9, 'no pools configured');
   }
 
+  // renderShares draws a bar per team on the scale of the fixed quota:
+  // its share split into own use, slots lent to other teams and idle
+  // slots, then what it borrows past its share (on common slots or other
+  // teams' shares); the line marks the end of the share. Hidden with
+  // shares off.
+  function renderShares(ov) {
+    const sh = ov.shares;
+    byId('shares-panel').hidden = !sh;
+    if (!sh) return;
+    byId('shares-quota').textContent = String(sh.quota);
+    const quota = Math.max(sh.quota, 1);
+    const rows = (sh.teams || []).map((t) => {
+      const k = 'shares.' + t.team + '.';
+      const bar = svgEl('svg', { class: 'sharebar', viewBox: '0 0 ' + quota + ' 10', preserveAspectRatio: 'none',
+        role: 'img', 'aria-label': t.team + ': ' + t.used + ' of ' + t.share + ' slots used' });
+      let x = 0;
+      const seg = (w, cls) => {
+        if (w > 0) bar.append(svgEl('rect', { x: x, y: 0, width: w, height: 10, class: cls }));
+        x += Math.max(w, 0);
+      };
+      seg(t.own, 'own');
+      seg(t.lent, 'lent');
+      seg(t.idle, 'idle');
+      seg(t.on_common, 'common');
+      seg(t.on_lent, 'borrowed');
+      if (t.share > 0) bar.append(svgEl('line', { x1: t.share, x2: t.share, y1: 0, y2: 10, class: 'mark' }));
+      const lentTo = Object.entries(t.lent_to || {}).map(([b, v]) => b + ' ' + v).join(', ');
+      return el('tr', {},
+        td(txt(k + 'team', t.team, 'name')),
+        td(bar, 'sharebar-col'),
+        td(num(k + 'share', t.share), 'n'),
+        td(num(k + 'used', t.used, slots), 'n'),
+        td(num(k + 'on_common', t.on_common, slots), 'n'),
+        td(num(k + 'on_lent', t.on_lent, slots), 'n'),
+        td(el('span', { title: lentTo ? 'lent to ' + lentTo : 'lent to no one' }, num(k + 'lent', t.lent, slots)), 'n'),
+        td(num(k + 'idle', t.idle, slots), 'n'),
+        td(num(k + 'waiting', t.waiting), 'n'),
+        td(num(k + 'owner_wait', t.owner_wait_seconds, (v) => (v > 0 ? dur(v) : dash)), 'n'));
+    });
+    fill(byId('shares'), rows, 10, 'no team has a share');
+  }
+
+  // slots shows a slot count, with one decimal when a share is split.
+  function slots(v) {
+    return typeof v === 'number' ? (Number.isInteger(v) ? String(v) : v.toFixed(1)) : dash;
+  }
+
   function renderWorkers(ov) {
     const rows = (ov.workers || []).map((w) => {
       const k = 'worker.' + w.id + '.';
@@ -529,6 +576,7 @@
     renderKey(ov);
     renderCost(ov);
     renderPools(ov);
+    renderShares(ov);
     renderQueues(ov);
     renderRunning(ov);
     renderWorkers(ov);
