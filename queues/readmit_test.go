@@ -165,8 +165,12 @@ func TestReadmittedJobsAreTakenFirst(t *testing.T) {
 				early = fill(t, s, tc.back, 1)
 			}
 			first := fillApart(t, s, c, tc.to, 3)
-			c.Add(time.Millisecond) // the backlog is admitted after them
-			later := append(early, fill(t, s, tc.back, backlog)...)
+			// The backlog is admitted after them: its head a millisecond
+			// apart, since jobs admitted at one instant are served in ID
+			// order, which is not the order they were submitted in.
+			later := append(early, fillApart(t, s, c, tc.back, 2)...)
+			c.Add(time.Millisecond)
+			later = append(later, fill(t, s, tc.back, backlog-2)...)
 			me := queues.Claimant{Worker: w.ID, Incarnation: w.Incarnation, Pool: w.Pool}
 			took, err := take(ctx, s, []queues.Queue{tc.to}, me, 3)
 			if err != nil || !slices.Equal(jobIDs(took.Jobs), first) {
