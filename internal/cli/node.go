@@ -82,7 +82,11 @@ func startControlPlane(ctx context.Context, cfg config.Config, rdb redis.Univers
 	sub := &controller.Submitter{Catalog: cat, Store: store, Router: routerFor(cfg, capacity), Events: pub, Logger: log}
 	opts := controller.Options{Tick: cfg.Controller.Tick.Std(), WorkerTTL: cfg.Controller.WorkerTTL.Std(),
 		LeaderTTL: cfg.Controller.LeaderTTL.Std(), Events: pub, Logger: log,
-		PriorEvents: func(ctx context.Context) (uint64, time.Time, error) { return events.Stored(ctx, js, cfg.NATS.Stream) }}
+		PriorEvents: func(ctx context.Context) (uint64, time.Time, error) { return events.Stored(ctx, js, cfg.NATS.Stream) },
+		FirstJobEvent: func(ctx context.Context) (string, bool, error) {
+			e, ok, err := events.FirstJobEvent(ctx, js, cfg.NATS.Stream, firstJobEventScan)
+			return e.JobID, ok, err
+		}}
 	// The metrics start after the controller; a loss seen before they do
 	// shows from the next tick on.
 	var lossMetrics atomic.Pointer[telemetry.Metrics]
@@ -371,3 +375,9 @@ func poolNames(cfg config.Config) string {
 	}
 	return s
 }
+
+// firstJobEventScan bounds how many of the stream's oldest events a
+// controller starting on a fresh namespace reads to find one about a
+// job: workers announce themselves before any job runs, a few per
+// worker.
+const firstJobEventScan = 1000

@@ -62,6 +62,12 @@ type Options struct {
 	// (a restart without persistence, a flush), which the marker alone
 	// cannot tell from a first start.
 	PriorEvents func(ctx context.Context) (n uint64, last time.Time, err error)
+	// FirstJobEvent, when set, names the job of the stream's oldest event
+	// about a job (ok false: no event names one). With PriorEvents it
+	// tells a first start that a submission reached before the first
+	// tick (Redis holds that job) from data lost before the start (it
+	// does not).
+	FirstJobEvent func(ctx context.Context) (job string, ok bool, err error)
 	// OnDataLoss, when set, is told the loss record at every tick that
 	// finds one, and nil once it is gone (acknowledged or recovered): the
 	// metrics export it as a gauge.

@@ -71,7 +71,7 @@ func (c *Controller) lossBeforeStart(ctx context.Context, now time.Time, epoch q
 		c.log.Warn("cannot read the event stream to tell a first start from a Redis that lost its data", "err", err)
 		return nil
 	}
-	if n == 0 {
+	if n == 0 || c.firstStartRaced(ctx, n) {
 		return nil
 	}
 	l := queues.DataLoss{At: now.UTC().Truncate(time.Millisecond), LastSeen: last.UTC().Truncate(time.Millisecond), Reason: queues.LossBeforeStart,
@@ -83,6 +83,32 @@ func (c *Controller) lossBeforeStart(ctx context.Context, now time.Time, epoch q
 	}
 	c.log.Error(l.Message(), "namespace", c.store.Namespace().Name(), "stream_events", n, "last_event", last, "fix", queues.LossFix)
 	return &l
+}
+
+// firstStartRaced reports whether the n events the stream holds began
+// with data Redis still has: the oldest event about a job names a job
+// Redis holds, or no event names a job at all. Intake accepts work
+// before a new controller's first tick writes the namespace marker, and
+// that work's events must not read as a loss. Any doubt (an error, a
+// job Redis does not have) leaves the loss to be reported.
+func (c *Controller) firstStartRaced(ctx context.Context, n uint64) bool {
+	if c.opts.FirstJobEvent == nil {
+		return false
+	}
+	id, ok, err := c.opts.FirstJobEvent(ctx)
+	if err != nil {
+		c.log.Warn("cannot read the event stream's first job event; reporting its history as a loss", "err", err)
+		return false
+	}
+	if !ok {
+		c.log.Info("first start: the event stream holds no event about a job", "stream_events", n)
+		return true
+	}
+	if _, err := c.store.Get(ctx, id); err != nil {
+		return false
+	}
+	c.log.Info("first start: work was accepted before this controller's first tick", "stream_events", n, "oldest_job", id)
+	return true
 }
 
 // lossEvent is the event announcing l. Its ID comes from the record, so

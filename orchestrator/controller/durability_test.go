@@ -135,7 +135,7 @@ func TestControllerStartingOnAnEmptiedRedisSaysSo(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	for _, name := range []string{"fresh", "emptied"} {
+	for _, name := range []string{"fresh", "emptied", "raced"} {
 		if err := events.EnsureStream(ctx, js, strings.ToUpper(name), events.Subjects{Prefix: name}, time.Hour); err != nil {
 			t.Fatal(err)
 		}
@@ -150,14 +150,23 @@ func TestControllerStartingOnAnEmptiedRedisSaysSo(t *testing.T) {
 		return err == nil && n == 1
 	})
 	// startOn starts a controller on an empty namespace whose stream is
-	// stream, and returns the errors it logged in two ticks.
-	startOn := func(stream string) []string {
+	// stream, after accept (if set) has put work in it, and returns the
+	// errors it logged in two ticks.
+	startOn := func(stream string, accept func(*queues.Store)) []string {
 		rdb, ns := testenv.Redis(t)
+		store := queues.NewStore(rdb, queues.StoreOptions{Namespace: ns})
+		if accept != nil {
+			accept(store)
+		}
 		logs := &logRecords{}
 		opts := fastOptions("a")
 		opts.Logger = slog.New(logs)
 		opts.PriorEvents = func(ctx context.Context) (uint64, time.Time, error) { return events.Stored(ctx, js, stream) }
-		ctl, err := controller.New(queues.NewStore(rdb, queues.StoreOptions{Namespace: ns}), opts)
+		opts.FirstJobEvent = func(ctx context.Context) (string, bool, error) {
+			e, ok, err := events.FirstJobEvent(ctx, js, stream, 100)
+			return e.JobID, ok, err
+		}
+		ctl, err := controller.New(store, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -165,12 +174,36 @@ func TestControllerStartingOnAnEmptiedRedisSaysSo(t *testing.T) {
 		ctl.Tick(ctx)
 		return logs.at(slog.LevelError)
 	}
-	if errs := startOn("FRESH"); len(errs) != 0 {
+	if errs := startOn("FRESH", nil); len(errs) != 0 {
 		t.Fatalf("a first start logged errors: %q", errs)
 	}
-	errs := startOn("EMPTIED")
+	errs := startOn("EMPTIED", nil)
 	if len(errs) != 1 || !strings.Contains(errs[0], "Redis lost its data before this controller started") {
 		t.Fatalf("errors logged %q, want one saying Redis lost its data before the start", errs)
+	}
+	// A first start that a submission reached before the first tick: the
+	// stream's oldest job event names a job Redis holds. A worker's event
+	// before it names no job and is passed over.
+	raced := events.NewNATSPublisher(nc, events.Subjects{Prefix: "raced"})
+	if err := raced.Publish(ctx, events.Event{ID: events.NewID(), Type: events.TypeWorkerUp, Worker: "w1", Time: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	errs = startOn("RACED", func(store *queues.Store) {
+		sub, err := store.Submit(ctx, jobs.Spec{Command: []string{"true"}, Class: jobs.ClassCore, Timeout: jobs.Duration(time.Minute)}, queues.QueueCore)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev := events.Event{ID: events.NewID(), Type: events.TypeJobQueued, JobID: sub.Job.ID, Attempt: 1, Time: time.Now()}
+		if err := raced.Publish(ctx, ev); err != nil {
+			t.Fatal(err)
+		}
+		testenv.Eventually(t, 5*time.Second, "the events stored", func() bool {
+			n, _, err := events.Stored(ctx, js, "RACED")
+			return err == nil && n == 2
+		})
+	})
+	if len(errs) != 0 {
+		t.Fatalf("a first start that accepted work before its first tick logged errors: %q", errs)
 	}
 }
 

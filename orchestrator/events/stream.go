@@ -2,6 +2,7 @@ package events
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -72,4 +73,31 @@ func Stored(ctx context.Context, js jetstream.JetStream, name string) (uint64, t
 	}
 	info := st.CachedInfo()
 	return info.State.Msgs, info.State.LastTime, nil
+}
+
+// FirstJobEvent returns the oldest event in the stream that names a job,
+// reading at most limit events from the stream's start; ok is false when
+// none of them does. A controller that starts on a Redis without the
+// namespace marker asks it: if Redis holds that job, the stream's history
+// began with the data Redis still has (a submission reached intake before
+// the controller's first tick), and nothing was lost.
+func FirstJobEvent(ctx context.Context, js jetstream.JetStream, name string, limit int) (e Event, ok bool, err error) {
+	st, err := js.Stream(ctx, name)
+	if err != nil {
+		return Event{}, false, fmt.Errorf("events.FirstJobEvent: stream %q: %w", name, err)
+	}
+	state := st.CachedInfo().State
+	for seq := state.FirstSeq; seq <= state.LastSeq && seq < state.FirstSeq+uint64(limit); seq++ {
+		m, err := st.GetMsg(ctx, seq)
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			continue // removed from the middle of the stream
+		}
+		if err != nil {
+			return Event{}, false, fmt.Errorf("events.FirstJobEvent: stream %q message %d: %w", name, seq, err)
+		}
+		if e, err := decode(m.Data); err == nil && e.JobID != "" {
+			return e, true, nil
+		}
+	}
+	return Event{}, false, nil
 }
