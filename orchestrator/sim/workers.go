@@ -13,7 +13,11 @@ type workerState uint8
 const (
 	wsUp       workerState = iota // taking work
 	wsDraining                    // finishing what it runs, taking nothing
-	wsGone                        // released or reclaimed
+	// wsDead: a fixed worker that died and is not yet declared dead. It
+	// takes nothing and its jobs make no progress, but the policy still
+	// sees it up (deaths.go).
+	wsDead
+	wsGone // released or reclaimed
 )
 
 // worker is one registered worker. Elastic workers register in state up
