@@ -159,10 +159,22 @@ func (s *sim) vacate(wi, ti int32) {
 		k = s.unpackShare(wi, ti)
 	}
 	s.take(wi, ti, k, s.tasks[ti].wpos)
-	if s.workers[wi].state == wsUp {
+	s.freed(wi)
+	s.dirty = true
+}
+
+// freed lets worker wi take queued work into the slots just freed: at
+// once, or while a plan is applied once it is (see place), so that a
+// stop that frees its slots at once does not start a job a later action
+// of the plan moves.
+func (s *sim) freed(wi int32) {
+	switch {
+	case s.workers[wi].state != wsUp:
+	case s.applying:
+		s.refill = append(s.refill, wi)
+	default:
 		s.fill(wi)
 	}
-	s.dirty = true
 }
 
 // vacateGang takes a gang off every member's worker at the same instant,
@@ -175,9 +187,7 @@ func (s *sim) vacateGang(ti int32) {
 	}
 	t.clearMembers()
 	for _, wi := range ws {
-		if s.workers[wi].state == wsUp {
-			s.fill(wi)
-		}
+		s.freed(wi)
 	}
 	s.dirty = true
 }
