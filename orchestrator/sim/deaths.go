@@ -102,6 +102,7 @@ type death struct {
 	worker   int32 // index in s.workers
 	at, down time.Duration
 	random   bool // drawn from the rate: the next is drawn at revival
+	died     bool // it happened (see die)
 }
 
 // startDeaths books the deaths: the listed ones, or each fixed worker's
@@ -128,18 +129,32 @@ func (s *sim) nextDeath(wi int32) {
 func (s *sim) bookDeath(d death) {
 	di := int32(len(s.deathBook))
 	s.deathBook = append(s.deathBook, d)
-	s.events.push(event{at: d.at, kind: evDeath, idx: di})
+	s.pushDeathEvent(event{at: d.at, kind: evDeath, idx: di})
+}
+
+// pushDeathEvent books an event of a death, counted apart so that a
+// death can tell whether anything else is left to happen.
+func (s *sim) pushDeathEvent(e event) {
+	s.deathEvents++
+	s.events.push(e)
 }
 
 // die stops fixed worker d.worker now. A death once every job is done
-// is ignored: it could change nothing but the span billed, and the run
-// would otherwise never end under a rate. It reports whether it acted.
+// is ignored: it could change nothing but the span billed. So is a death
+// drawn from the rate when nothing but deaths is left to happen (no
+// arrival, no other event: what is still queued can never run), which
+// ends that worker's deaths; a run with work stuck for good would
+// otherwise never end. It reports whether it acted.
 func (s *sim) die(di int32) bool {
 	d := s.deathBook[di]
 	w := &s.workers[d.worker]
 	if s.workLeft == 0 || w.state != wsUp {
 		return false
 	}
+	if d.random && s.next >= len(s.tr.Jobs) && len(s.events.items) == s.deathEvents {
+		return false
+	}
+	s.deathBook[di].died = true
 	s.pools[w.pool].free -= int(w.slots - w.busy)
 	w.state = wsDead
 	for _, ti := range w.tasks {
@@ -154,7 +169,7 @@ func (s *sim) die(di int32) bool {
 		}
 	}
 	s.st.deaths++
-	s.events.push(event{at: s.now + s.ttl, kind: evDetect, idx: di})
+	s.pushDeathEvent(event{at: s.now + s.ttl, kind: evDetect, idx: di})
 	return true
 }
 
@@ -189,9 +204,10 @@ func (s *sim) detect(di int32) {
 			s.land(ti, t.dest)
 			continue
 		}
+		t.recovered = true
 		s.stop(ti, stopLost, t.queue)
 	}
-	s.events.push(event{at: max(d.at+d.down, s.now), kind: evRevive, idx: di})
+	s.pushDeathEvent(event{at: max(d.at+d.down, s.now), kind: evRevive, idx: di})
 	s.dirty = true
 }
 

@@ -117,10 +117,11 @@ type sim struct {
 	rng *rand.Rand
 	// deathBook lists the deaths of fixed workers booked so far, which
 	// the death events name; deathRng draws them under a rate.
-	deathBook []death
-	deathRng  *rand.Rand
-	st        stats
-	bound     *waitBound // nil unless Options.StopOverP95 is set
+	deathBook   []death
+	deathRng    *rand.Rand
+	deathEvents int // events of deaths in the event queue
+	st          stats
+	bound       *waitBound // nil unless Options.StopOverP95 is set
 
 	// Test knobs: decide on every tick instead of only when something
 	// changed, and show every non-terminal task to Decide. Results must
@@ -272,11 +273,14 @@ func (s *sim) handle(e event) bool {
 			s.nextCheckpoint(e.idx)
 		}
 	case evDeath:
+		s.deathEvents--
 		return s.die(e.idx)
 	case evDetect:
+		s.deathEvents--
 		s.detect(e.idx)
 		return true
 	case evRevive:
+		s.deathEvents--
 		s.revive(e.idx)
 		// Back after every job is done, it changes nothing to bill.
 		return s.workLeft > 0
