@@ -158,8 +158,12 @@
 // last checkpoint before the death; the work since is lost
 // (Preemptions.Lost, LostWork). Last, Down after the death (or at its
 // detection if later), it registers again with every slot free. A death
-// once every job is done is ignored. The quota is billed whole whatever
-// is down, as a prepaid quota is. With no deaths none of this runs.
+// once every job is done is ignored, and so is one drawn from the rate
+// when nothing but deaths is left to happen (work stuck for good would
+// otherwise keep the run going). Under team shares a requeued core job
+// goes back to core, past rule 9's admission, as live. The quota is
+// billed whole whatever is down, as a prepaid quota is. With no deaths
+// none of this runs.
 //
 // Money. Each fixed pool's quota costs its slots × its price × span
 // whatever its use (FixedSlots × price × span with one quota), the

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"reflect"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -364,6 +365,9 @@ func (c *shareChecker) check(s *sim, snap policy.Snapshot) error {
 // at is undetected until at+ttl and down until its worker is back) and
 // the jobs a death requeued.
 func (c *shareChecker) impairment(s *sim) (bool, time.Duration) {
+	if !slices.ContainsFunc(s.deathBook, func(d death) bool { return d.died }) {
+		return false, -1 // no death yet: nothing to walk
+	}
 	back := func(d death) time.Duration { return max(d.at+d.down, d.at+s.ttl) }
 	// impairedAt: impaired at x, or just before x with before set.
 	impairedAt := func(x time.Duration, before bool) bool {
