@@ -129,6 +129,7 @@ func TestSizedReservationMoves(t *testing.T) {
 	gang := sized(queued("g", core, QueueCore, ago(time.Hour)), 2, 2)
 	long := func(id string, w Worker) Job { return running(id, core, w, ago(time.Hour)) }
 	f1, f2, f3 := worker("f1", "fx", 4, 1), worker("f2", "fx", 4, 0), worker("f3", "fx", 4, 0)
+	full := worker("f1", "fx", 4, 4)
 	runPlaceCases(t, []planCase{
 		{"waited a minute: moves to the idle worker",
 			snap(pools, []Worker{f1, f2}, long("l", f1), reserved(big, time.Minute, "f1")), t0, "place(big,f2)"},
@@ -140,6 +141,16 @@ func TestSizedReservationMoves(t *testing.T) {
 		{"a gang moves whole, best fit: both members on one idle worker",
 			snap(pools, []Worker{f1, worker("f4", "fx", 2, 2), f2, f3}, long("l", f1), long("l4a", worker("f4", "fx", 2, 2)),
 				long("l4b", worker("f4", "fx", 2, 2)), reserved(gang, time.Minute, "f1", "f4")), t0, "place(g,f2+f2)"},
+		// Its own reservation closes f2 to everything else, so f2's free
+		// slots are the gang's: counted, it fits there now, rather than
+		// wait for f1's in-share work to end (found by the simulator's
+		// fixed worker deaths).
+		{"fits only with the slots it holds: moves onto the worker it holds",
+			snap(pools, []Worker{full, f2}, long("a", full), long("b", full), long("c", full), long("d", full),
+				reserved(gang, time.Minute, "f1", "f2")), t0, "place(g,f2+f2)"},
+		{"fits nowhere even with the slots it holds: stays",
+			snap(pools, []Worker{full, worker("f2", "fx", 4, 1)}, long("a", full), long("b", full), long("c", full),
+				long("d", full), long("e", worker("f2", "fx", 4, 1)), reserved(gang, time.Minute, "f1", "f2")), t0, ""},
 	})
 }
 

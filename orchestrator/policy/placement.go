@@ -611,13 +611,21 @@ func (pl *placer) moveReservations(keys []queueKey) {
 	slices.SortFunc(waiting, byQueueOrder)
 	for _, j := range waiting {
 		g := pl.groupOf(j)
-		if pl.mostFree(g.target) < j.slots() {
-			continue
+		ws := pl.moveTo(j, g)
+		held := false
+		if ws == nil && pl.holdsRoom(j) {
+			// The slots it holds count free for it, and the workers only
+			// it holds open: a gang reserved on a busy worker beside one
+			// with room for all its members moves there rather than wait
+			// on the busy one. Asked only when it fits nowhere else, so
+			// every move found without them stays as it was.
+			held = true
+			opened := pl.unreserve(j)
+			if ws = pl.moveTo(j, g); ws == nil {
+				pl.rereserve(j, opened)
+				continue
+			}
 		}
-		if j.Queue == QueueLoan && pl.coreQueued > pl.freeFixed-j.weight() {
-			continue // as place: never into slots queued core work needs
-		}
-		ws := pl.pick(j, g, false)
 		if ws == nil {
 			continue
 		}
@@ -629,17 +637,19 @@ func (pl *placer) moveReservations(keys []queueKey) {
 		// The slots it held on its old workers free: count them free this
 		// tick, as the next will, and open the workers no other placement
 		// holds, so the plan in flight plans nothing more.
-		for _, id := range j.Placed {
-			if w := pl.worker[id]; w != nil {
-				pl.give(w, j)
+		if !held {
+			for _, id := range j.Placed {
+				if w := pl.worker[id]; w != nil {
+					pl.give(w, j)
+				}
+			}
+			for _, id := range j.Placed {
+				if w := pl.worker[id]; w != nil && !pl.heldByOther(w, j) {
+					pl.closed[w] = false
+				}
 			}
 		}
 		pl.roomMade = false
-		for _, id := range j.Placed {
-			if w := pl.worker[id]; w != nil && !pl.heldByOther(w, j) {
-				pl.closed[w] = false
-			}
-		}
 		pl.maxFree = pl.maxFree[:0]
 		clear(pl.unfit)
 		pl.forgetIdle()
@@ -648,6 +658,69 @@ func (pl *placer) moveReservations(keys []queueKey) {
 			Reason: fmt.Sprintf("reserved on %s for %s; fits now on %s: the reservation moves",
 				strings.Join(j.Placed, ","), pl.now.Sub(j.PlacedAt).Round(time.Second), strings.Join(ids, ","))}, j)
 	}
+}
+
+// moveTo is where waiting placed job j fits now, nil if nowhere.
+func (pl *placer) moveTo(j *Job, g placeGroup) []*workerRec {
+	if pl.mostFree(g.target) < j.slots() {
+		return nil
+	}
+	if j.Queue == QueueLoan && pl.coreQueued > pl.freeFixed-j.weight() {
+		return nil // as place: never into slots queued core work needs
+	}
+	return pl.pick(j, g, false)
+}
+
+// holdsRoom reports whether a worker j is placed on has a free slot,
+// which j holds: only then can counting its own held slots help it.
+func (pl *placer) holdsRoom(j *Job) bool {
+	for _, id := range j.Placed {
+		if w := pl.worker[id]; w != nil && pl.freeSlots(w) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// unreserve counts the slots placed job j holds free and opens the
+// workers no other placement holds, for moveReservations to ask where
+// j fits with them; it returns the workers it opened, for rereserve.
+func (pl *placer) unreserve(j *Job) []*workerRec {
+	var opened []*workerRec
+	for _, id := range j.Placed {
+		if w := pl.worker[id]; w != nil {
+			pl.give(w, j)
+		}
+	}
+	for _, id := range j.Placed {
+		if w := pl.worker[id]; w != nil && pl.closed[w] && !pl.heldByOther(w, j) && !slices.Contains(opened, w) {
+			pl.closed[w] = false
+			opened = append(opened, w)
+		}
+	}
+	pl.forgetFree()
+	return opened
+}
+
+// rereserve undoes unreserve: j stays where it is placed.
+func (pl *placer) rereserve(j *Job, opened []*workerRec) {
+	for _, id := range j.Placed {
+		if w := pl.worker[id]; w != nil {
+			pl.take(w, j, true)
+		}
+	}
+	for _, w := range opened {
+		pl.closed[w] = true
+	}
+	pl.forgetFree()
+}
+
+// forgetFree drops what the placer remembers of free room, after slots
+// were counted free or busy outside take's usual course.
+func (pl *placer) forgetFree() {
+	pl.roomMade = false
+	pl.maxFree = pl.maxFree[:0]
+	clear(pl.unfit)
 }
 
 // commit plans the Place of j on ws and counts it: its slots are busy on

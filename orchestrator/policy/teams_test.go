@@ -478,7 +478,9 @@ func TestSharesDeterministic(t *testing.T) {
 
 func TestSharesValidate(t *testing.T) {
 	s := stepScenario()
-	s.Config.Shares.Teams[0].Slots = 12 // 20 > 16 fixed slots
+	// Not shares past the fixed slots up: a worker may be down (see
+	// TestSharesValidWithAFixedWorkerDown).
+	s.Config.Shares.Teams[0].LendLimit = 12 // more than its share of 8
 	s.Config.Tick = 0
 	err := s.Validate()
 	if err == nil || !strings.Contains(err.Error(), "config.shares") || !strings.Contains(err.Error(), "config.tick") {
@@ -581,5 +583,27 @@ func TestSharesOwnLoansGiveWayToHeldCore(t *testing.T) {
 		if a.Kind == Unlend && (a.Rule != 9 || a.Team != "A") {
 			t.Errorf("%v: want rule 9 for team A", a)
 		}
+	}
+}
+
+// A fixed worker down leaves fewer fixed slots up than the shares add up
+// to: the snapshot is still valid, and rule 9 still decides in it; the
+// shares' own problems are still reported.
+func TestSharesValidWithAFixedWorkerDown(t *testing.T) {
+	s := stepScenario()
+	s.Workers = s.Workers[:3] // f4 is down: 12 slots up, shares of 16
+	s.Jobs = slices.DeleteFunc(s.Jobs, func(j Job) bool { return j.Worker == "f4" })
+	s.Jobs = append(s.Jobs, held("b1", "B", ago(time.Minute)))
+	if err := s.Validate(); err != nil {
+		t.Fatalf("a snapshot with a fixed worker down: %v", err)
+	}
+	// B's in-share job is admitted, and a loan of A reclaimed for it.
+	p := Decide(s, t0)
+	if got := kinds(p, Admit); len(got) != 1 || len(kinds(p, Reclaim)) != 1 {
+		t.Errorf("admits %v, reclaims %v; want b1 admitted and one of A's loans reclaimed", got, kinds(p, Reclaim))
+	}
+	s.Config.Shares.Teams[1].Slots = -1
+	if err := s.Validate(); err == nil || !strings.Contains(err.Error(), "a share cannot be negative") {
+		t.Errorf("a negative share: error %v", err)
 	}
 }

@@ -120,7 +120,8 @@ func (s *sim) carryOut(a policy.Action) error {
 		ws := make([]int32, len(a.Workers))
 		for i, id := range a.Workers {
 			wi := parseID('w', id)
-			if wi < 0 || int(wi) >= len(s.workers) || s.workers[wi].state != wsUp {
+			// A dead worker not yet declared dead is up to the policy.
+			if wi < 0 || int(wi) >= len(s.workers) || (s.workers[wi].state != wsUp && s.workers[wi].state != wsDead) {
 				return fmt.Errorf("worker %s is not up", id)
 			}
 			ws[i] = wi

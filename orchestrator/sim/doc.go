@@ -140,6 +140,31 @@
 // cannot checkpoint) and are requeued to burst with one more spot
 // preemption.
 //
+// Fixed worker deaths. Options.FixedDeaths lists deaths (a fixed worker
+// by its index in ID order, when it dies, how long it is down), or
+// Options.FixedDeathRate makes them a Poisson process per fixed worker
+// (drawn from a generator of their own seeded by Options.Seed, so the
+// spot reclaims stay as they were), each down FixedDowntime. As live, a
+// death goes in three steps. The worker stops: it takes no work and its
+// jobs make no progress, but its heartbeat is all the controller has, so
+// for Options.WorkerTTL (the controller's default worker_ttl when zero)
+// the policy still sees it up with its jobs running, and may place work
+// on it or stop its jobs; such a stop waits with the dead job. Then the
+// controller declares it dead: its slots leave the fixed capacity the
+// policy sees (under team shares the quota Split divides), what was
+// placed on it waits for another place, and its jobs are requeued
+// readmitted, at the head of the queue they were taken from (a job the
+// policy was stopping to the queue it asked for), resuming from their
+// last checkpoint before the death; the work since is lost
+// (Preemptions.Lost, LostWork). Last, Down after the death (or at its
+// detection if later), it registers again with every slot free. A death
+// once every job is done is ignored, and so is one drawn from the rate
+// when nothing but deaths is left to happen (work stuck for good would
+// otherwise keep the run going). Under team shares a requeued core job
+// goes back to core, past rule 9's admission, as live. The quota is
+// billed whole whatever is down, as a prepaid quota is. With no deaths
+// none of this runs.
+//
 // Money. Each fixed pool's quota costs its slots × its price × span
 // whatever its use (FixedSlots × price × span with one quota), the
 // span running from the trace start to the last thing that happened (a

@@ -22,6 +22,11 @@ const (
 	evSpotReclaim
 	// evCheckpoint: a running task has written a checkpoint.
 	evCheckpoint
+	// evDeath, evDetect, evRevive: a fixed worker dies, is declared
+	// dead, registers again (deaths.go); idx is the death's.
+	evDeath
+	evDetect
+	evRevive
 )
 
 // event is one timed happening. gen must match the task's or worker's

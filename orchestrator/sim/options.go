@@ -79,8 +79,27 @@ type Options struct {
 	// --checkpoint-overhead measured` sets it from the upload times the
 	// workers recorded (queues.Store.CheckpointUploads).
 	CheckpointOverhead time.Duration
-	// Seed seeds the only randomness of a run, the spot reclaims.
+	// Seed seeds the randomness of a run: the spot reclaims and, with
+	// FixedDeathRate, the deaths of fixed workers (each from a generator
+	// of its own, so turning deaths on leaves the spot reclaims as they
+	// were).
 	Seed uint64
+	// FixedDeaths lists deaths of fixed workers (see FixedDeath and the
+	// package doc); none by default, and shares-off runs without them
+	// are as before.
+	FixedDeaths []FixedDeath
+	// FixedDeathRate, when > 0, is the expected deaths per fixed
+	// worker-hour while the worker is up (a Poisson process per worker,
+	// seeded by Seed); each death keeps the worker down for
+	// FixedDowntime. Give FixedDeaths or a rate, not both.
+	FixedDeathRate float64
+	// FixedDowntime is how long a worker that FixedDeathRate kills stays
+	// down; required with a rate.
+	FixedDowntime time.Duration
+	// WorkerTTL is how long the controller takes to declare a silent
+	// worker dead, and so to requeue its jobs; DefaultWorkerTTL when zero,
+	// the live controller's default.
+	WorkerTTL time.Duration
 	// CoreMaxWaitByTemplate overrides Config.CoreMaxWait for the core jobs
 	// of a template, by template name, as a template's core_max_wait does
 	// live (0 overflows at once). Config.CoreOverflow still switches rule 7
@@ -117,6 +136,12 @@ type setup struct {
 	// the slowest on-demand start-up plus two ticks, as live.
 	overflowLead time.Duration
 	stopOver     time.Duration
+	// deaths are Options.FixedDeaths by time (fixed worker indexes
+	// checked), deathRate per hour, downtime and ttl as in Options.
+	deaths    []FixedDeath
+	deathRate float64
+	downtime  time.Duration
+	ttl       time.Duration
 }
 
 // prepare validates o and fills in its defaults. Every problem is reported
@@ -176,6 +201,7 @@ func prepare(o Options) (setup, error) {
 	} else {
 		s.oneQuota(o, bad)
 	}
+	s.prepareDeaths(o, bad)
 	if s.cfg.Shares.On() {
 		// Rule 9 lets work borrow only if its grace plus a tick fits
 		// reclaim_within: the tick is the run's.

@@ -21,6 +21,9 @@ type Result struct {
 	// starts; requeues after a stop are not counted again.
 	CoreWait, ElasticWait Percentiles
 	Preemptions           Preemptions
+	// FixedDeaths counts the deaths of fixed workers the run went
+	// through (Options.FixedDeaths, FixedDeathRate).
+	FixedDeaths int `json:",omitzero"`
 	// LostWork is the slot-hours of work thrown away by stops: the time
 	// since the last checkpoint, or since the start for jobs that cannot
 	// resume.
@@ -86,6 +89,9 @@ type Preemptions struct {
 	Migrate int
 	// Spot counts jobs whose spot worker the provider reclaimed.
 	Spot int
+	// Lost counts jobs requeued because their fixed worker died
+	// (Options.FixedDeaths, FixedDeathRate).
+	Lost int `json:",omitzero"`
 }
 
 // SlotHours splits slot time by pool kind.

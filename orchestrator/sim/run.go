@@ -114,9 +114,14 @@ type sim struct {
 	jobLeft      []int32 // per trace job: slots not finished
 	jobUnstarted []int32 // per trace job: slots never started
 
-	rng   *rand.Rand
-	st    stats
-	bound *waitBound // nil unless Options.StopOverP95 is set
+	rng *rand.Rand
+	// deathBook lists the deaths of fixed workers booked so far, which
+	// the death events name; deathRng draws them under a rate.
+	deathBook   []death
+	deathRng    *rand.Rand
+	deathEvents int // events of deaths in the event queue
+	st          stats
+	bound       *waitBound // nil unless Options.StopOverP95 is set
 
 	// Test knobs: decide on every tick instead of only when something
 	// changed, and show every non-terminal task to Decide. Results must
@@ -183,6 +188,7 @@ func newSim(tr trace.Trace, o Options) (*sim, error) {
 		return cmp.Or(cmp.Compare(pa.PricePerSlotHour, pb.PricePerSlotHour), cmp.Compare(pa.Name, pb.Name))
 	})
 	s.startQuotas()
+	s.startDeaths()
 	s.teams = newTeamModel(su.cfg)
 	return s, nil
 }
@@ -266,6 +272,18 @@ func (s *sim) handle(e event) bool {
 			s.refresh(e.idx)
 			s.nextCheckpoint(e.idx)
 		}
+	case evDeath:
+		s.deathEvents--
+		return s.die(e.idx)
+	case evDetect:
+		s.deathEvents--
+		s.detect(e.idx)
+		return true
+	case evRevive:
+		s.deathEvents--
+		s.revive(e.idx)
+		// Back after every job is done, it changes nothing to bill.
+		return s.workLeft > 0
 	case evSpotReclaim:
 		if w := &s.workers[e.idx]; w.gen == e.gen && w.state != wsGone {
 			s.spotReclaim(e.idx)

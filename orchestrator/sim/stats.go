@@ -19,6 +19,7 @@ type stats struct {
 	slot           SlotHours
 	done, misses   int
 	decisions      int
+	deaths         int // fixed worker deaths
 	actions        map[policy.ActionKind]int
 	paidElastic    int
 	peakElastic    int
@@ -67,6 +68,8 @@ func (st *stats) stopped(r stopReason, lost time.Duration) {
 		st.preempt.Migrate++
 	case stopSpot:
 		st.preempt.Spot++
+	case stopLost:
+		st.preempt.Lost++
 	}
 	st.lost += lost.Hours()
 }
@@ -138,6 +141,7 @@ func (s *sim) result() Result {
 		Decisions:          s.st.decisions,
 		Actions:            maps.Clone(s.st.actions),
 		DeadlineMisses:     s.st.misses,
+		FixedDeaths:        s.st.deaths,
 	}
 	r.CoreWait, r.ElasticWait = s.classWaits()
 	if s.bound != nil && s.bound.reason != "" {

@@ -27,6 +27,8 @@ const (
 	stopReclaim
 	stopMigrate
 	stopSpot
+	// stopLost: the task's fixed worker died and was declared dead.
+	stopLost
 )
 
 // task is one slot of a trace job: a job with Slots n runs as n one-slot
@@ -103,6 +105,14 @@ type task struct {
 	team       string
 	grace      time.Duration
 	rebalanced int32
+	// halted: its worker (a member's, for a gang) died at haltAt; it
+	// makes no progress and waits for the death to be detected.
+	halted bool
+	haltAt time.Duration
+	// recovered: queued again because its worker died, and not started
+	// since: a core job of it went back to core without rule 9's Admit.
+	// afterLoss: the attempt running now began so.
+	recovered, afterLoss bool
 	// inShare: under team shares, the team's demand was within its share
 	// when the job arrived, so its wait is an owner's in-share wait.
 	inShare bool
@@ -265,6 +275,7 @@ func (s *sim) start(ti, wi int32) {
 	s.dequeue(ti)
 	t := &s.tasks[ti]
 	t.state, t.worker, t.startedAt, t.placed = tsRunning, wi, s.now, -1
+	t.afterLoss, t.recovered = t.recovered, false
 	if t.gang() {
 		for i, wj := range t.gws {
 			t.gpos[i] = s.put(wj, ti, t.gk[i])
@@ -317,7 +328,7 @@ func (s *sim) checkpoint(t *task) (saved, at time.Duration) {
 	if !t.ckpt {
 		return 0, -1
 	}
-	ran := s.now - t.startedAt
+	ran := s.ranTo(t) - t.startedAt
 	if s.ckptEvery == 0 {
 		return t.saved + ran, s.now
 	}
@@ -336,7 +347,7 @@ func (s *sim) checkpoint(t *task) (saved, at time.Duration) {
 func (s *sim) stop(ti int32, reason stopReason, dest queueKind) {
 	t := &s.tasks[ti]
 	saved, at := s.checkpoint(t)
-	lost := time.Duration(t.gpus() * float64(t.saved+(s.now-t.startedAt)-saved))
+	lost := time.Duration(t.gpus() * float64(t.saved+(s.ranTo(t)-t.startedAt)-saved))
 	s.st.stopped(reason, lost)
 	if s.teams != nil {
 		s.teams.stopped(t, reason, lost)
@@ -345,7 +356,17 @@ func (s *sim) stop(ti int32, reason stopReason, dest queueKind) {
 	if reason == stopSpot {
 		t.spotHits++
 	}
-	if wind := s.windDown(t); reason != stopSpot && wind > 0 {
+	if t.halted && reason != stopSpot && reason != stopLost {
+		// The policy stops a job of a dead worker it does not know is
+		// dead: the request waits, as live, until the death is
+		// detected, and the job then goes where the policy asked.
+		t.state, t.stopped, t.dest, t.stopAt = tsLeaving, reason, dest, s.now
+		t.gen++
+		s.refresh(ti)
+		s.dirty = true
+		return
+	}
+	if wind := s.windDown(t); reason != stopSpot && reason != stopLost && wind > 0 {
 		t.state, t.stopped, t.dest, t.stopAt = tsLeaving, reason, dest, s.now
 		t.gen++
 		s.events.push(event{at: s.now + wind, kind: evLand, idx: ti, gen: t.gen})
@@ -355,6 +376,15 @@ func (s *sim) stop(ti int32, reason stopReason, dest queueKind) {
 	}
 	t.stopAt = s.now
 	s.land(ti, dest)
+}
+
+// ranTo is when the running task last made progress: now, or when its
+// worker died.
+func (s *sim) ranTo(t *task) time.Duration {
+	if t.halted {
+		return t.haltAt
+	}
+	return s.now
 }
 
 // windDown is how long a task the policy stops keeps its slots: its own
@@ -378,7 +408,7 @@ func (s *sim) land(ti int32, dest queueKind) {
 	wi := t.worker
 	s.account(t, s.now)
 	s.st.overhead += t.gpus() * (s.now - t.stopAt).Hours()
-	t.stopped = stopNone
+	t.stopped, t.halted = stopNone, false
 	if t.gang() {
 		// Every member's slots free at once; the gang waits for a new
 		// Place.

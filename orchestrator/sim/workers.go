@@ -13,7 +13,11 @@ type workerState uint8
 const (
 	wsUp       workerState = iota // taking work
 	wsDraining                    // finishing what it runs, taking nothing
-	wsGone                        // released or reclaimed
+	// wsDead: a fixed worker that died and is not yet declared dead. It
+	// takes nothing and its jobs make no progress, but the policy still
+	// sees it up (deaths.go).
+	wsDead
+	wsGone // released or reclaimed
 )
 
 // worker is one registered worker. Elastic workers register in state up
@@ -155,10 +159,22 @@ func (s *sim) vacate(wi, ti int32) {
 		k = s.unpackShare(wi, ti)
 	}
 	s.take(wi, ti, k, s.tasks[ti].wpos)
-	if s.workers[wi].state == wsUp {
+	s.freed(wi)
+	s.dirty = true
+}
+
+// freed lets worker wi take queued work into the slots just freed: at
+// once, or while a plan is applied once it is (see place), so that a
+// stop that frees its slots at once does not start a job a later action
+// of the plan moves.
+func (s *sim) freed(wi int32) {
+	switch {
+	case s.workers[wi].state != wsUp:
+	case s.applying:
+		s.refill = append(s.refill, wi)
+	default:
 		s.fill(wi)
 	}
-	s.dirty = true
 }
 
 // vacateGang takes a gang off every member's worker at the same instant,
@@ -171,9 +187,7 @@ func (s *sim) vacateGang(ti int32) {
 	}
 	t.clearMembers()
 	for _, wi := range ws {
-		if s.workers[wi].state == wsUp {
-			s.fill(wi)
-		}
+		s.freed(wi)
 	}
 	s.dirty = true
 }
