@@ -12,7 +12,7 @@ import (
 // The worker's view of the job store, one interface per concern, each a
 // field of Worker: a reader of, say, the gang code sees in the type that
 // it reaches the store only through GangMember. New takes the concrete
-// store and hands each concern its part; *queues.Store implements them
+// store and hands each concern its part; queues.Store implements them
 // all (stores_test.go checks it).
 
 // DeliverySource takes deliveries off the queues and claims them: the

@@ -24,7 +24,7 @@ import (
 // Worker serves one pool's queues with a fixed number of slots.
 type Worker struct {
 	// The store in its concerns (stores.go); New sets them all from one
-	// *queues.Store.
+	// queues.Store.
 	deliveries  DeliverySource
 	attempts    AttemptRecorder
 	gang        GangMember

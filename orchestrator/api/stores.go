@@ -10,7 +10,7 @@ import (
 
 // The API's view of the job store, one interface per group of endpoints,
 // so a reader sees what each can touch. Handler takes the concrete store
-// once and hands each group its part; *queues.Store implements them all
+// once and hands each group its part; queues.Store implements them all
 // (stores_test.go checks it).
 
 // JobDesk is what the job endpoints need: read a job, its logs, usage

@@ -12,7 +12,7 @@ import (
 // The controller's view of the job store, one interface per concern.
 // Each lists only the calls its users make, so a reader sees what a
 // piece of the controller can touch, and a test can hand it a fake of a
-// few methods instead of a whole Redis store. *queues.Store implements
+// few methods instead of a whole Redis store. queues.Store implements
 // them all (stores_test.go checks it).
 
 // LeaderLease takes and gives up the controller's leadership: only the

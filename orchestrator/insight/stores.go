@@ -11,7 +11,7 @@ import (
 
 // The overview's view of the job store, one interface per concern, so a
 // reader sees that insight only reads, apart from its own samples and
-// the trimming of old accounting. *queues.Store implements them all
+// the trimming of old accounting. queues.Store implements them all
 // (stores_test.go checks it).
 
 // ClusterReader reads the cluster's shape now: leader, workers, queues,

@@ -17,7 +17,7 @@ import (
 )
 
 // JobStore is what New needs of the job store: submit a job, claim its
-// first attempt, and the claimant's checkpoint ledger. *queues.Store
+// first attempt, and the claimant's checkpoint ledger. queues.Store
 // implements it (fixture_test.go checks it).
 type JobStore interface {
 	Submit(ctx context.Context, spec jobs.Spec, q queues.Queue) (queues.Submitted, error)
