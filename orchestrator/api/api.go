@@ -69,7 +69,8 @@ type OverflowedJob struct {
 // into the parts the endpoints use (stores.go): together they need more
 // calls than one narrow interface should list.
 func Handler(store *queues.Store, sub intake.Submitter, token string, flows Flows, in Insight) http.Handler {
-	h := &handler{jobs: store, flows: store, cluster: store, sub: sub, auth: token != "", token: sha256.Sum256([]byte(token)), sessionKey: macKey(token),
+	h := &handler{jobs: store, flows: store, cluster: store, sub: sub,
+		auth: token != "", token: sha256.Sum256([]byte(token)), sessionKey: macKey(token),
 		jobEvents: flows.JobEvents, ckStore: flows.Checkpoints, live: in.Live}
 	mux := newRouter()
 	mux.HandleFunc("GET "+OpenAPIPath, serveOpenAPI)
