@@ -109,13 +109,11 @@ type JobSubmitter interface {
 
 // RunBook keeps pipeline runs and their steps: the pipelines loop reads
 // and writes runs, reads job briefs and cancels a late run's jobs, never
-// reads a job itself. It includes RunCanceller's calls for that reason.
+// reads a job itself. It embeds RunCanceller for the late run.
 type RunBook interface {
+	RunCanceller
 	ActiveRuns(ctx context.Context) ([]queues.Run, error)
-	Cancel(ctx context.Context, id string) (queues.CancelResult, error)
 	CreateRun(ctx context.Context, nr queues.NewRun) (run queues.Run, created bool, err error)
-	EndRun(ctx context.Context, runID string, state pipeline.RunOutcome, reason string) (ended bool, orphans []string, err error)
-	GetRun(ctx context.Context, id string) (queues.Run, error)
 	HandledUntil(ctx context.Context, pipelineName string) (time.Time, error)
 	JobBriefs(ctx context.Context, ids []string) (map[string]queues.JobBrief, error)
 	MarkDeadlineMissed(ctx context.Context, runID string) (bool, error)
