@@ -11,7 +11,7 @@ import (
 // on a timer (the controller's tick, the worker's heartbeat); it says
 // when Redis lost its data since the last look. Safe for concurrent use.
 type EpochWatch struct {
-	store  *Store
+	store  EpochChecker
 	who    string
 	create bool
 
@@ -27,9 +27,20 @@ type EpochWatch struct {
 	foundFor Epoch
 }
 
+// EpochChecker is what a watch needs of the store: the check itself and
+// the store's clock. It is an interface so that a service holding the
+// store behind its own narrow interface can still build a watch. The
+// clock method is unexported on purpose: the watch must stamp LastSeen
+// with the same clock the store compares it against, so only *Store
+// implements it.
+type EpochChecker interface {
+	CheckEpoch(ctx context.Context, c EpochCheck) (EpochView, error)
+	clock() time.Time
+}
+
 // NewEpochWatch returns a watch of store's namespace for the process who.
 // create says whether the process writes a missing epoch (controllers).
-func NewEpochWatch(store *Store, who string, create bool) *EpochWatch {
+func NewEpochWatch(store EpochChecker, who string, create bool) *EpochWatch {
 	return &EpochWatch{store: store, who: who, create: create}
 }
 
@@ -61,7 +72,7 @@ func (w *EpochWatch) Check(ctx context.Context) (EpochView, error) {
 	}
 	w.known = v.Epoch
 	w.newest, w.newestAt = v.Newest, v.NewestAt
-	w.lastSeen = w.store.opts.Now()
+	w.lastSeen = w.store.clock()
 	return v, nil
 }
 
@@ -79,3 +90,6 @@ func (w *EpochWatch) Known() Epoch {
 	defer w.mu.Unlock()
 	return w.known
 }
+
+// clock is the store's clock, for EpochWatch.
+func (s *Store) clock() time.Time { return s.opts.Now() }

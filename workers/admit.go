@@ -49,7 +49,7 @@ func (w *Worker) admit(ctx context.Context, d queues.Delivery, key string) (int,
 func (w *Worker) stillPlaced(d queues.Delivery) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), 2e9)
 	defer cancel()
-	st, attempt, err := w.store.AttemptState(ctx, d.JobID)
+	st, attempt, err := w.deliveries.AttemptState(ctx, d.JobID)
 	if err != nil {
 		return !errors.Is(err, jobs.ErrNotFound)
 	}

@@ -143,7 +143,7 @@ func (u *uploads) collect() {
 		return
 	}
 	w, id := u.w, u.r.job.ID
-	ledger := w.store.CheckpointLedger(u.r.worker)
+	ledger := w.checkpoints.CheckpointLedger(u.r.worker)
 	opts := w.opts.CheckpointOptions
 	grace := opts.Grace
 	if grace <= 0 {
@@ -194,7 +194,7 @@ func (u *uploads) finish(wait bool, deadline time.Time) (lost, committed string)
 func (u *uploads) recordTook(took time.Duration) {
 	ctx, cancel := context.WithTimeout(context.Background(), recordTimeout)
 	defer cancel()
-	if err := u.w.store.RecordCheckpointUpload(ctx, took); err != nil {
+	if err := u.w.checkpoints.RecordCheckpointUpload(ctx, took); err != nil {
 		u.w.log.Warn("checkpoint upload time not recorded", "job", u.r.job.ID, "err", err)
 	}
 }

@@ -52,7 +52,7 @@ func placePoll(poll time.Duration) time.Duration { return max(poll, 100*time.Mil
 
 // newConsumers builds the worker's servers; nothing runs until start.
 func (w *Worker) newConsumers() *consumers {
-	ns := w.store.Namespace()
+	ns := w.registry.Namespace()
 	prio := map[string]int{}
 	for i, q := range w.opts.Queues {
 		prio[ns.AsynqQueue(q)] = len(w.opts.Queues) - i
@@ -77,12 +77,12 @@ func (w *Worker) newConsumers() *consumers {
 			},
 		}
 	}
-	c := &consumers{placed: asynq.NewServerFromRedisClient(w.store.Redis(),
+	c := &consumers{placed: asynq.NewServerFromRedisClient(w.deliveries.Redis(),
 		config(map[string]int{ns.AsynqQueue(queues.PlaceQueue(w.opts.ID)): 1}, placePoll(w.opts.PollInterval)))}
-	if w.store.CanTake() && !w.opts.AsynqShared {
+	if w.deliveries.CanTake() && !w.opts.AsynqShared {
 		c.taker = &taker{w: w, carriers: newCarriers()}
 	} else {
-		c.shared = asynq.NewServerFromRedisClient(w.store.Redis(), config(prio, w.opts.PollInterval))
+		c.shared = asynq.NewServerFromRedisClient(w.deliveries.Redis(), config(prio, w.opts.PollInterval))
 	}
 	return c
 }

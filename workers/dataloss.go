@@ -43,7 +43,7 @@ func (w *Worker) whyUnrecorded() string {
 func (w *Worker) recordGone(id string) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	_, err := w.store.Get(ctx, id)
+	_, err := w.deliveries.Get(ctx, id)
 	return errors.Is(err, jobs.ErrNotFound)
 }
 

@@ -182,7 +182,7 @@ func (w *Worker) repairUnrecorded(ctx context.Context, attempts []queues.Deliver
 			never = append(never, d)
 		}
 		for _, e := range ends {
-			ok, err := w.store.Refinish(ctx, e)
+			ok, err := w.attempts.Refinish(ctx, e)
 			switch {
 			case err != nil:
 				w.log.Warn("could not record again an end Redis lost", "job", e.JobID, "attempt", e.Attempt, "err", err)
@@ -196,7 +196,7 @@ func (w *Worker) repairUnrecorded(ctx context.Context, attempts []queues.Deliver
 	if len(never) == 0 {
 		return
 	}
-	rs, err := w.store.RequeueUnrecorded(ctx, w.info(), never)
+	rs, err := w.attempts.RequeueUnrecorded(ctx, w.info(), never)
 	if err != nil {
 		w.log.Warn("could not requeue attempts on record here that this process does not run", "err", err)
 		return
@@ -217,7 +217,7 @@ func (w *Worker) repairUnrecorded(ctx context.Context, attempts []queues.Deliver
 func (w *Worker) endedAlready(ctx context.Context, j jobs.Job, wid string) (bool, error) {
 	for _, e := range w.ended.ends(queues.Delivery{JobID: j.ID, Attempt: j.Attempt}) {
 		if e.Member == -1 && e.Worker == wid {
-			ok, err := w.store.Refinish(ctx, e)
+			ok, err := w.attempts.Refinish(ctx, e)
 			w.log.Warn("a delivery of an attempt this worker ended: not run again", "job", j.ID, "attempt", j.Attempt,
 				"end_recorded_again", ok, "err", err)
 			return true, err

@@ -54,7 +54,7 @@ func (w *Worker) process(ctx context.Context, t *asynq.Task) error {
 		}
 	} else {
 		var ok bool
-		j, ok, err = w.store.ClaimBy(ctx, d, queues.Claimant{Worker: wid, Incarnation: w.inc, Pool: w.opts.Pool})
+		j, ok, err = w.deliveries.ClaimBy(ctx, d, queues.Claimant{Worker: wid, Incarnation: w.inc, Pool: w.opts.Pool})
 		if errors.Is(err, queues.ErrFenced) {
 			// The delivery is valid, this identity is not: take a new one and
 			// let asynq redeliver the attempt.
@@ -137,7 +137,7 @@ func (w *Worker) publishRunning(j jobs.Job, wid string) {
 // run executes the attempt and returns how it ended.
 func (w *Worker) run(r *running) outcome {
 	ckDir := filepath.Join(w.opts.CheckpointDir, r.job.ID)
-	out := newOutput(w.store, w.opts.LogDir, r.job.ID, r.job.Attempt, w.opts.LogLines,
+	out := newOutput(w.logs, w.opts.LogDir, r.job.ID, r.job.Attempt, w.opts.LogLines,
 		func(c string) { w.recordCheckpoint(r, c) },
 		r.job.Spec.Metric, func(v float64) { w.recordMetric(r, v) })
 	defer out.close()
@@ -258,7 +258,7 @@ func (w *Worker) recordCheckpoint(r *running, c string) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	ok, err := w.store.Checkpoint(ctx, r.job, r.worker, c)
+	ok, err := w.checkpoints.Checkpoint(ctx, r.job, r.worker, c)
 	if err != nil || !ok {
 		w.log.Warn("checkpoint not recorded", "job", r.job.ID, "attempt", r.job.Attempt, "fenced", !ok, "err", err)
 		return
@@ -277,7 +277,7 @@ func (w *Worker) recordMetric(r *running, v float64) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	ok, err := w.store.ReportMetric(ctx, r.job, r.worker, v)
+	ok, err := w.attempts.ReportMetric(ctx, r.job, r.worker, v)
 	if err != nil || !ok {
 		w.log.Warn("metric not recorded", "job", r.job.ID, "attempt", r.job.Attempt, "value", v, "fenced", !ok, "err", err)
 	}

@@ -38,7 +38,7 @@ func (w *Worker) claimGang(ctx context.Context, d queues.Delivery, wid string) (
 	var ok bool
 	var err error
 	for try := 1; ; try++ {
-		_, ok, err = w.store.ClaimMember(ctx, d, d.Members, wid, w.inc, coord)
+		_, ok, err = w.gang.ClaimMember(ctx, d, d.Members, wid, w.inc, coord)
 		if err == nil || errors.Is(err, queues.ErrFenced) || try >= gangClaimTries || ctx.Err() != nil {
 			break
 		}
@@ -63,12 +63,12 @@ func (w *Worker) claimGang(ctx context.Context, d queues.Delivery, wid string) (
 	t := time.NewTicker(queues.GangPoll)
 	defer t.Stop()
 	for {
-		g, err := w.store.GangStarted(ctx, d.JobID, d.Attempt)
+		g, err := w.gang.GangStarted(ctx, d.JobID, d.Attempt)
 		switch {
 		case err != nil:
 			w.log.Warn("gang start check failed", "job", d.JobID, "attempt", d.Attempt, "err", err)
 		case g.Started:
-			j, err := w.store.Get(ctx, d.JobID)
+			j, err := w.deliveries.Get(ctx, d.JobID)
 			if err == nil && j.State == jobs.StateRunning && j.Attempt == d.Attempt {
 				return j, &gangEnv{member: d.Member, members: d.Members, coordinator: g.Coordinator}, nil
 			}
@@ -97,7 +97,7 @@ func (w *Worker) claimGang(ctx context.Context, d queues.Delivery, wid string) (
 			// (see queues.GangHeld). Only a definite no ends the wait: a
 			// Redis error asks again at the next recheck, and a stopping
 			// worker gives the member up below.
-			held, err := w.store.GangHeld(ctx, d.JobID, d.Attempt, d.Members)
+			held, err := w.gang.GangHeld(ctx, d.JobID, d.Attempt, d.Members)
 			if err != nil {
 				w.log.Warn("gang wait check failed; asking again", "job", d.JobID, "attempt", d.Attempt, "err", err)
 			}
@@ -141,7 +141,7 @@ func (w *Worker) giveUpMember(d queues.Delivery, wid, reason string) {
 	// and the gang must still hear of it.
 	for try := 1; try <= giveUpTries; try++ {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		_, err := w.store.AbandonMember(ctx, d.JobID, d.Attempt, wid, reason)
+		_, err := w.gang.AbandonMember(ctx, d.JobID, d.Attempt, wid, reason)
 		cancel()
 		if err == nil {
 			return

@@ -56,7 +56,7 @@ func (w *Worker) beat(ctx context.Context) {
 	// Taken before the beat: the registry's timestamp is no earlier, so
 	// the self-fence counts from no later than the controller does.
 	sent := w.opts.Now()
-	b, err := w.store.Heartbeat(cctx, w.info(), live)
+	b, err := w.registry.Heartbeat(cctx, w.info(), live)
 	if err != nil {
 		w.log.Warn("heartbeat failed", "err", err)
 		return

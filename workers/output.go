@@ -23,7 +23,7 @@ const maxLineBytes = 64 << 10
 // objects with a "checkpoint" key are reported as checkpoints, and those with
 // the job's metric key (when it has one) as metric values.
 type output struct {
-	store        *queues.Store
+	store        LogAppender
 	jobID        string
 	attempt      int
 	keep         int64
@@ -47,7 +47,7 @@ type output struct {
 	flushed         chan struct{}
 }
 
-func newOutput(store *queues.Store, dir, jobID string, attempt int, keep int64, onCheckpoint func(string),
+func newOutput(store LogAppender, dir, jobID string, attempt int, keep int64, onCheckpoint func(string),
 	metric string, onMetric func(float64)) *output {
 	o := &output{store: store, jobID: jobID, attempt: attempt, keep: keep, onCheckpoint: onCheckpoint,
 		metric: metric, onMetric: onMetric, dir: dir, done: make(chan struct{}), flushed: make(chan struct{})}

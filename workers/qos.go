@@ -96,7 +96,7 @@ func (w *Worker) endCgroup(r *running, cg *isolation.Job, cmd *exec.Cmd, res *ou
 	defer cancel()
 	// A gang's record holds member 0's counters; the others are logged.
 	if !r.peer() {
-		if ok, err := w.store.RecordQoS(ctx, r.job, r.worker, st); err != nil || !ok {
+		if ok, err := w.attempts.RecordQoS(ctx, r.job, r.worker, st); err != nil || !ok {
 			w.log.Warn("QoS counters not recorded", "job", r.job.ID, "attempt", r.job.Attempt, "fenced", !ok, "err", err)
 		}
 	}

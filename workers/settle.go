@@ -47,7 +47,7 @@ func (w *Worker) settle(r *running, res outcome) string {
 		}
 		var moved queues.Requeued
 		w.retryRedis("requeue", func(ctx context.Context) (err error) {
-			moved, err = w.store.Requeue(ctx, j, r.worker, queues.Requeue{Reason: record})
+			moved, err = w.attempts.Requeue(ctx, j, r.worker, queues.Requeue{Reason: record})
 			return err
 		})
 		if res.stop == stopFenced && moved.Attempt == 0 && !moved.Cancelled {
@@ -61,7 +61,7 @@ func (w *Worker) settle(r *running, res outcome) string {
 		// have woken us carries neither, so a stale one cannot misroute.
 		var moved queues.Requeued
 		w.retryRedis("preempt", func(ctx context.Context) (err error) {
-			moved, err = w.store.Requeue(ctx, j, r.worker, queues.Requeue{Preempt: true, Spot: r.spotReclaimed()})
+			moved, err = w.attempts.Requeue(ctx, j, r.worker, queues.Requeue{Preempt: true, Spot: r.spotReclaimed()})
 			return err
 		})
 		if moved.Attempt == 0 && !moved.Cancelled {
@@ -78,7 +78,7 @@ func (w *Worker) settle(r *running, res outcome) string {
 	if j.Spec.Retries(res.exitCode, j.Retries) {
 		var moved queues.Requeued
 		w.retryRedis("retry", func(ctx context.Context) (err error) {
-			moved, err = w.store.Requeue(ctx, j, r.worker, queues.Requeue{Retry: true, Reason: reason,
+			moved, err = w.attempts.Requeue(ctx, j, r.worker, queues.Requeue{Retry: true, Reason: reason,
 				NotBefore: now.Add(w.opts.backoff(j.Retries))})
 			return err
 		})
@@ -113,7 +113,7 @@ func (w *Worker) finish(r *running, state jobs.State, code *int, msg string) {
 		// A member's success ends the job only when it is the last.
 		var end queues.MemberEnd
 		w.retryRedis("finish", func(ctx context.Context) (err error) {
-			end, err = w.store.FinishMember(ctx, r.job, r.worker, r.gang.member, state, code, msg)
+			end, err = w.gang.FinishMember(ctx, r.job, r.worker, r.gang.member, state, code, msg)
 			return err
 		})
 		if end != queues.MemberFenced {
@@ -127,7 +127,7 @@ func (w *Worker) finish(r *running, state jobs.State, code *int, msg string) {
 		ok = end == queues.JobEnded
 	} else {
 		w.retryRedis("finish", func(ctx context.Context) (err error) {
-			ok, err = w.store.Finish(ctx, r.job, r.worker, state, code, msg)
+			ok, err = w.attempts.Finish(ctx, r.job, r.worker, state, code, msg)
 			return err
 		})
 		if ok {
@@ -223,7 +223,7 @@ func (w *Worker) retryRedis(what string, f func(context.Context) error) {
 func (w *Worker) askGangPreempt(r *running) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	ok, err := w.store.RequestGangHandOver(ctx, r.job.ID, r.job.Attempt, queues.Queue(r.job.Queue), "member "+
+	ok, err := w.gang.RequestGangHandOver(ctx, r.job.ID, r.job.Attempt, queues.Queue(r.job.Queue), "member "+
 		strconv.Itoa(r.gang.member)+"'s worker "+r.worker+" draining")
 	if err != nil {
 		w.log.Warn("gang preempt request failed; requeueing the gang here", "job", r.job.ID, "err", err)

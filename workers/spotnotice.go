@@ -35,9 +35,9 @@ func (w *Worker) spotNotice(deadline time.Time) {
 			// and is requeued to its own queue by the drain path.
 			// Back to spot-able elastic work, keeping a region pin.
 			to := queues.RegionalQueue(queues.QueueBurst, r.job.Spec.Labels[jobs.RegionLabel])
-			request := w.store.RequestPreempt
+			request := w.attempts.RequestPreempt
 			if r.peer() {
-				request = w.store.RequestSpotPreempt // member 0 requeues the gang
+				request = w.attempts.RequestSpotPreempt // member 0 requeues the gang
 			}
 			if _, err := request(ctx, r.job.ID, r.job.Attempt, to, "spot notice"); err != nil {
 				w.log.Warn("spot notice: preempt request not recorded", "job", r.job.ID, "err", err)

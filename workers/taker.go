@@ -129,7 +129,7 @@ func (t *taker) run(ctx context.Context) {
 			hold = &h
 		}
 		if w.opts.Now().Sub(forwarded) >= every {
-			if _, err := w.store.ForwardDue(ctx, w.opts.Queues); err != nil && ctx.Err() == nil {
+			if _, err := w.deliveries.ForwardDue(ctx, w.opts.Queues); err != nil && ctx.Err() == nil {
 				w.log.Warn("forwarding due retries failed; retrying", "err", err)
 			} else {
 				forwarded = w.opts.Now()
@@ -193,7 +193,7 @@ func (w *Worker) takeInto(hold *takeHold, token string, mode take) (int, error) 
 		}
 		req.Fit, req.Max = &fit, maxTake
 	}
-	took, err := w.store.Take(ctx, req)
+	took, err := w.deliveries.Take(ctx, req)
 	if err != nil && !errors.Is(err, queues.ErrFenced) {
 		return 0, err
 	}

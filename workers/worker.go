@@ -23,10 +23,18 @@ import (
 
 // Worker serves one pool's queues with a fixed number of slots.
 type Worker struct {
-	store *queues.Store
-	opts  Options
-	log   *slog.Logger
-	srv   *consumers
+	// The store in its concerns (stores.go); New sets them all from one
+	// queues.Store.
+	deliveries  DeliverySource
+	attempts    AttemptRecorder
+	gang        GangMember
+	checkpoints CheckpointBook
+	registry    WorkerRegistry
+	logs        LogAppender
+
+	opts Options
+	log  *slog.Logger
+	srv  *consumers
 	// iso owns the worker's cgroups; nil before Start.
 	iso *isolation.Manager
 	// slots admits deliveries to the worker's slots, and hands its GPUs
@@ -102,6 +110,10 @@ type Worker struct {
 }
 
 // New returns a worker; call Start to run it.
+//
+// New takes the concrete store because it is where the store is split
+// into the worker's concerns (stores.go): together they need more calls
+// than one narrow interface should list.
 func New(store *queues.Store, opts Options) (*Worker, error) {
 	opts = opts.WithDefaults()
 	if err := opts.Validate(); err != nil {
@@ -114,7 +126,8 @@ func New(store *queues.Store, opts Options) (*Worker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("workers.New: %w", err)
 	}
-	w := &Worker{users: users, store: store, opts: opts, log: opts.Logger.With("worker", opts.ID, "pool", opts.Pool),
+	w := &Worker{users: users, deliveries: store, attempts: store, gang: store, checkpoints: store,
+		registry: store, logs: store, opts: opts, log: opts.Logger.With("worker", opts.ID, "pool", opts.Pool),
 		jobs: map[string]*running{}, fenced: map[string]bool{}, ended: newEndedLog(), wake: make(chan struct{}, 1), reclaimed: make(chan struct{}),
 		slots: newSlotBook(opts.Slots, opts.GPUs)}
 	w.id.Store(opts.ID)
@@ -146,7 +159,7 @@ func (w *Worker) start(ctx context.Context) error {
 	// Before taking work, so no restore of this worker is in flight.
 	w.cleanStaging()
 	sent := w.opts.Now()
-	b, err := w.store.Register(ctx, w.info())
+	b, err := w.registry.Register(ctx, w.info())
 	if err != nil {
 		return fmt.Errorf("workers.Start: register: %w", err)
 	}
@@ -210,7 +223,7 @@ func (w *Worker) Stop() {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		left, err := w.store.Leave(ctx, w.ID(), w.inc)
+		left, err := w.registry.Leave(ctx, w.ID(), w.inc)
 		if err != nil {
 			w.log.Warn("deregister failed; the controller will notice the silence", "err", err)
 		}

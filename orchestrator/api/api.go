@@ -64,8 +64,13 @@ type OverflowedJob struct {
 // sweep endpoints of flows; and, when in has a Live, the overview, cost and
 // advice endpoints with the dashboard. An empty token turns authentication
 // off (dev mode on localhost only; the config refuses it elsewhere).
+//
+// Handler takes the concrete store because it is where the store is split
+// into the parts the endpoints use (stores.go): together they need more
+// calls than one narrow interface should list.
 func Handler(store *queues.Store, sub intake.Submitter, token string, flows Flows, in Insight) http.Handler {
-	h := &handler{store: store, sub: sub, auth: token != "", token: sha256.Sum256([]byte(token)), sessionKey: macKey(token),
+	h := &handler{jobs: store, flows: store, cluster: store, sub: sub,
+		auth: token != "", token: sha256.Sum256([]byte(token)), sessionKey: macKey(token),
 		jobEvents: flows.JobEvents, ckStore: flows.Checkpoints, live: in.Live}
 	mux := newRouter()
 	mux.HandleFunc("GET "+OpenAPIPath, serveOpenAPI)
@@ -92,10 +97,14 @@ func Handler(store *queues.Store, sub intake.Submitter, token string, flows Flow
 }
 
 type handler struct {
-	store *queues.Store
-	sub   intake.Submitter
-	auth  bool
-	token [32]byte
+	// The store in three parts (stores.go): each endpoint reaches only
+	// the part it needs.
+	jobs    JobDesk
+	flows   FlowDesk
+	cluster StatusReader
+	sub     intake.Submitter
+	auth    bool
+	token   [32]byte
 	// sessionKey signs the console's session cookies and write tokens
 	// (session.go).
 	sessionKey []byte
@@ -137,7 +146,7 @@ func (h *handler) tokenOK(got string) bool {
 }
 
 func (h *handler) get(w http.ResponseWriter, r *http.Request) {
-	j, err := h.store.Get(r.Context(), r.PathValue("id"))
+	j, err := h.jobs.Get(r.Context(), r.PathValue("id"))
 	if err != nil {
 		writeErr(w, err)
 		return
@@ -150,7 +159,7 @@ func (h *handler) logs(w http.ResponseWriter, r *http.Request) {
 	if n <= 0 || n > 10000 {
 		n = 1000
 	}
-	lines, err := h.store.Logs(r.Context(), r.PathValue("id"), r.URL.Query().Get("after"), n)
+	lines, err := h.jobs.Logs(r.Context(), r.PathValue("id"), r.URL.Query().Get("after"), n)
 	if err != nil {
 		writeErr(w, err)
 		return
@@ -159,7 +168,7 @@ func (h *handler) logs(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *handler) cancel(w http.ResponseWriter, r *http.Request) {
-	res, err := h.store.Cancel(r.Context(), r.PathValue("id"))
+	res, err := h.jobs.Cancel(r.Context(), r.PathValue("id"))
 	if err != nil {
 		writeErr(w, err)
 		return
@@ -168,7 +177,7 @@ func (h *handler) cancel(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *handler) status(w http.ResponseWriter, r *http.Request) {
-	st, err := CollectStatus(r.Context(), h.store)
+	st, err := CollectStatus(r.Context(), h.cluster)
 	if err != nil {
 		writeErr(w, err)
 		return
@@ -206,7 +215,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // does. A job still queued or running is refused: a second copy would run
 // beside it.
 func (h *handler) retry(w http.ResponseWriter, r *http.Request) {
-	old, err := h.store.Get(r.Context(), r.PathValue("id"))
+	old, err := h.jobs.Get(r.Context(), r.PathValue("id"))
 	if err != nil {
 		writeErr(w, err)
 		return

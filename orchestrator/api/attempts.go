@@ -21,12 +21,12 @@ const eventsTimeout = 3 * time.Second
 // it began and ended, where it ran and what it cost, and the runs apart
 // from the deliveries.
 func (h *handler) attempts(w http.ResponseWriter, r *http.Request) {
-	j, err := h.store.Get(r.Context(), r.PathValue("id"))
+	j, err := h.jobs.Get(r.Context(), r.PathValue("id"))
 	if err != nil {
 		writeErr(w, err)
 		return
 	}
-	usage, complete, err := h.store.JobUsage(r.Context(), j)
+	usage, complete, err := h.jobs.JobUsage(r.Context(), j)
 	if err != nil {
 		writeErr(w, err)
 		return

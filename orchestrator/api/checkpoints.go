@@ -26,12 +26,12 @@ const manifestsTimeout = 3 * time.Second
 // manifest, read from the store with the controller's credentials, gives
 // when it was made, its size and what its upload wrote and took.
 func (h *handler) checkpoints(w http.ResponseWriter, r *http.Request) {
-	j, err := h.store.Get(r.Context(), r.PathValue("id"))
+	j, err := h.jobs.Get(r.Context(), r.PathValue("id"))
 	if err != nil {
 		writeErr(w, err)
 		return
 	}
-	keys, err := h.store.CheckpointLedger("").Committed(r.Context(), j.ID)
+	keys, err := h.jobs.CheckpointLedger("").Committed(r.Context(), j.ID)
 	if err != nil {
 		writeErr(w, err)
 		return

@@ -71,14 +71,14 @@ func (h *handler) listSweeps(w http.ResponseWriter, r *http.Request) {
 	if limit <= 0 || limit > 200 {
 		limit = 20
 	}
-	ids, err := h.store.ListSweeps(r.Context(), limit)
+	ids, err := h.flows.ListSweeps(r.Context(), limit)
 	if err != nil {
 		writeErr(w, err)
 		return
 	}
 	out := make([]sweepSummary, 0, len(ids))
 	for _, id := range ids {
-		v, err := controller.LoadSweepView(r.Context(), h.store, id)
+		v, err := controller.LoadSweepView(r.Context(), h.flows, id)
 		if errors.Is(err, jobs.ErrNotFound) {
 			continue // expired between the index and the record
 		}
@@ -105,12 +105,12 @@ type sweepDetail struct {
 }
 
 func (h *handler) getSweep(w http.ResponseWriter, r *http.Request) {
-	v, err := controller.LoadSweepView(r.Context(), h.store, r.PathValue("id"))
+	v, err := controller.LoadSweepView(r.Context(), h.flows, r.PathValue("id"))
 	if err != nil {
 		writeErr(w, err)
 		return
 	}
-	specs, err := h.store.TrialSpecs(r.Context(), v.Sweep.ID, 0, min(v.Sweep.Total, maxTrialParams))
+	specs, err := h.flows.TrialSpecs(r.Context(), v.Sweep.ID, 0, min(v.Sweep.Total, maxTrialParams))
 	if err != nil {
 		writeErr(w, err)
 		return
@@ -141,7 +141,7 @@ func (h *handler) listPipelines(p *controller.Pipelines) http.HandlerFunc {
 		if p != nil {
 			for _, name := range p.Names() {
 				def, _ := p.Definition(name)
-				runs, err := h.store.ListRuns(r.Context(), name, n)
+				runs, err := h.flows.ListRuns(r.Context(), name, n)
 				if err != nil {
 					writeErr(w, err)
 					return
@@ -154,7 +154,7 @@ func (h *handler) listPipelines(p *controller.Pipelines) http.HandlerFunc {
 }
 
 func (h *handler) cancelSweep(w http.ResponseWriter, r *http.Request) {
-	now, err := controller.CancelSweep(r.Context(), h.store, r.PathValue("id"))
+	now, err := controller.CancelSweep(r.Context(), h.flows, r.PathValue("id"))
 	if err != nil {
 		writeErr(w, err)
 		return
@@ -164,7 +164,7 @@ func (h *handler) cancelSweep(w http.ResponseWriter, r *http.Request) {
 
 func (h *handler) listRuns(w http.ResponseWriter, r *http.Request) {
 	limit, _ := strconv.Atoi(r.URL.Query().Get("limit"))
-	runs, err := h.store.ListRuns(r.Context(), r.PathValue("name"), limit)
+	runs, err := h.flows.ListRuns(r.Context(), r.PathValue("name"), limit)
 	if err != nil {
 		writeErr(w, err)
 		return
@@ -173,7 +173,7 @@ func (h *handler) listRuns(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *handler) getRun(w http.ResponseWriter, r *http.Request) {
-	run, err := h.store.GetRun(r.Context(), r.PathValue("id"))
+	run, err := h.flows.GetRun(r.Context(), r.PathValue("id"))
 	if err != nil {
 		writeErr(w, err)
 		return
@@ -182,11 +182,11 @@ func (h *handler) getRun(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *handler) cancelRun(w http.ResponseWriter, r *http.Request) {
-	if err := controller.CancelRun(r.Context(), h.store, nil, r.PathValue("id"), "cancelled through the API"); err != nil {
+	if err := controller.CancelRun(r.Context(), h.flows, nil, r.PathValue("id"), "cancelled through the API"); err != nil {
 		writeErr(w, err)
 		return
 	}
-	run, err := h.store.GetRun(r.Context(), r.PathValue("id"))
+	run, err := h.flows.GetRun(r.Context(), r.PathValue("id"))
 	if err != nil {
 		writeErr(w, err)
 		return

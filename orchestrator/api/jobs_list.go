@@ -22,7 +22,7 @@ func (h *handler) list(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, intake.ErrorBody{Error: intake.Error{Code: intake.CodeInvalid, Message: err.Error()}})
 		return
 	}
-	page, err := h.store.ListPage(r.Context(), o)
+	page, err := h.jobs.ListPage(r.Context(), o)
 	if errors.Is(err, queues.ErrBadCursor) {
 		writeJSON(w, http.StatusBadRequest, intake.ErrorBody{Error: intake.Error{Code: intake.CodeInvalid, Message: "after: " + err.Error()}})
 		return

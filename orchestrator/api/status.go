@@ -15,7 +15,7 @@ const recentWindow = 1000
 
 // CollectStatus reads workers, queue depths, recent job states, the jobs
 // overflowed to on-demand capacity and whether Redis keeps accepted jobs.
-func CollectStatus(ctx context.Context, store *queues.Store) (Status, error) {
+func CollectStatus(ctx context.Context, store StatusReader) (Status, error) {
 	var st Status
 	var err error
 	if st.Leader, err = store.Leader(ctx); err != nil {

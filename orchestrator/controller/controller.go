@@ -151,7 +151,7 @@ const trimEvery = time.Minute
 
 // Controller runs the control loop. Several may run; only the leader acts.
 type Controller struct {
-	store *queues.Store
+	store ControllerStore
 	opts  Options
 	log   *slog.Logger
 
@@ -174,7 +174,7 @@ type Controller struct {
 }
 
 // New returns a controller.
-func New(store *queues.Store, opts Options) (*Controller, error) {
+func New(store ControllerStore, opts Options) (*Controller, error) {
 	opts = opts.WithDefaults()
 	if err := opts.Validate(); err != nil {
 		return nil, fmt.Errorf("controller.New: %w", err)

@@ -38,7 +38,7 @@ type WorkerControl interface {
 // (moves carry the attempt they were planned for), so applying a plan twice
 // or racing a worker changes nothing twice.
 type Hybrid struct {
-	Store    *queues.Store
+	Store    HybridStore
 	Provider provider.Provider // nil: elastic capacity is not managed (no launches)
 	Pools    []policy.Pool
 	Config   policy.Config

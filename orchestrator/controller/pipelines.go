@@ -22,7 +22,7 @@ type SpecSubmitter interface {
 
 // PipelinesOptions configures the pipeline runner.
 type PipelinesOptions struct {
-	Store     *queues.Store
+	Store     RunBook
 	Submitter SpecSubmitter
 	Catalog   *jobs.Catalog
 	// Pipelines are the configured pipelines by name.
@@ -441,7 +441,7 @@ func (p *Pipelines) CancelRun(ctx context.Context, runID, reason string) error {
 
 // CancelRun is Pipelines.CancelRun for callers without a runner (the CLI):
 // it needs only the store.
-func CancelRun(ctx context.Context, store *queues.Store, pub events.Publisher, runID, reason string) error {
+func CancelRun(ctx context.Context, store RunCanceller, pub events.Publisher, runID, reason string) error {
 	run, err := store.GetRun(ctx, runID)
 	if err != nil {
 		return err

@@ -15,7 +15,7 @@ import (
 
 // RecoverOptions configures Recover.
 type RecoverOptions struct {
-	Store *queues.Store
+	Store DataLossRecoverer
 	// Replay reads every job event of the stream (events.Replay bound to
 	// the installation's stream).
 	Replay func(ctx context.Context, fn func(events.Event)) (int, error)

@@ -22,7 +22,7 @@ import (
 // route, record and enqueue, then announce.
 type Submitter struct {
 	Catalog *jobs.Catalog
-	Store   *queues.Store
+	Store   JobSubmitter
 	Router  Router
 	Events  events.Publisher
 	Logger  *slog.Logger

@@ -31,7 +31,7 @@ const fanOutChunk = 500
 
 // SweepsOptions configures the sweep runner.
 type SweepsOptions struct {
-	Store     *queues.Store
+	Store     SweepBook
 	Submitter SpecSubmitter
 	Catalog   *jobs.Catalog
 	Events    events.Publisher
@@ -396,7 +396,7 @@ func (s *Sweeps) finishCancel(ctx context.Context, rec queues.SweepRecord, brief
 // cancelled now and running ones are told to stop. The leader keeps
 // cancelling until none is left, then ends the sweep. It reports whether
 // this call cancelled it (false: it had already ended or been cancelled).
-func CancelSweep(ctx context.Context, store *queues.Store, id string) (bool, error) {
+func CancelSweep(ctx context.Context, store SweepCanceller, id string) (bool, error) {
 	cancelled, err := store.CancelSweep(ctx, id)
 	if err != nil {
 		return false, err

@@ -20,7 +20,7 @@ type SweepView struct {
 }
 
 // LoadSweepView reads a sweep and its trials' jobs.
-func LoadSweepView(ctx context.Context, store *queues.Store, id string) (SweepView, error) {
+func LoadSweepView(ctx context.Context, store SweepReader, id string) (SweepView, error) {
 	rec, err := store.GetSweep(ctx, id)
 	if err != nil {
 		return SweepView{}, err

@@ -6,7 +6,6 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/cost"
 	"github.com/ballastdev/ballast/orchestrator/policy"
 	"github.com/ballastdev/ballast/orchestrator/shares"
-	"github.com/ballastdev/ballast/queues"
 )
 
 // Defaults of a Source's spans.
@@ -64,7 +63,7 @@ func (s Source) span() Span {
 
 // Source reads the live store with the settings that price and judge it.
 type Source struct {
-	Store *queues.Store
+	Store Store
 	// Pools are the configured pools with their prices and billing.
 	Pools []policy.Pool
 	// Quota is each fixed pool's prepaid slots.

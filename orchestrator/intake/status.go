@@ -13,7 +13,8 @@ import (
 	"github.com/ballastdev/ballast/jobs"
 )
 
-// JobReader reads job records; *queues.Store implements it.
+// JobReader reads job records: all the status reply needs of the store.
+// The job store implements it (jobreader_test.go checks it).
 type JobReader interface {
 	Get(ctx context.Context, id string) (jobs.Job, error)
 }

@@ -13,7 +13,7 @@ import (
 // pool the busy and idle slots of registered workers, workers by state, and
 // what the pool costs per hour right now. quota is each fixed pool's
 // prepaid slots: it costs the same whether or not its workers are up.
-func Collect(ctx context.Context, store *queues.Store, pools []policy.Pool, quota map[string]int, now time.Time) (Snapshot, error) {
+func Collect(ctx context.Context, store PoolReader, pools []policy.Pool, quota map[string]int, now time.Time) (Snapshot, error) {
 	qs, err := store.QueueStats(ctx)
 	if err != nil {
 		return Snapshot{At: now}, err

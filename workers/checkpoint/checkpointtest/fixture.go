@@ -16,6 +16,15 @@ import (
 	"github.com/ballastdev/ballast/workers/checkpoint"
 )
 
+// JobStore is what New needs of the job store: submit a job, claim its
+// first attempt, and the claimant's checkpoint ledger. queues.Store
+// implements it (fixture_test.go checks it).
+type JobStore interface {
+	Submit(ctx context.Context, spec jobs.Spec, q queues.Queue) (queues.Submitted, error)
+	Claim(ctx context.Context, d queues.Delivery, worker string) (jobs.Job, bool, error)
+	CheckpointLedger(worker string) *queues.CheckpointLedger
+}
+
 // Fixture is a job's first attempt, claimed by worker "w1", and a saver
 // committing its checkpoint directory to a store through the job record.
 type Fixture struct {
@@ -30,7 +39,7 @@ type Fixture struct {
 // New submits a core job to store, claims its first attempt on w1, opens
 // the checkpoint store at url (closed when the test ends) and makes a
 // saver that keeps keep commits.
-func New(t testing.TB, store *queues.Store, url string, keep, weights int) *Fixture {
+func New(t testing.TB, store JobStore, url string, keep, weights int) *Fixture {
 	t.Helper()
 	ctx := context.Background()
 	sub, err := store.Submit(ctx, jobs.Spec{Command: []string{"true"}, Class: jobs.ClassCore, Rhythm: jobs.RhythmPeriodic,
