@@ -88,10 +88,7 @@ func (w *Worker) unrecordedEnd(r *running, state jobs.State, code *int, msg stri
 	if !w.announces() {
 		return
 	}
-	data := map[string]any{"class": string(j.Spec.Class), events.DataUnrecorded: why}
-	if code != nil {
-		data["exit_code"] = *code
-	}
+	data := events.JobEnd{Class: string(j.Spec.Class), ExitCode: code, Unrecorded: why}.Data()
 	w.publish(events.Event{ID: eventID(j, eventType(state)), Type: eventType(state), JobID: j.ID, Attempt: j.Attempt, Runs: j.Runs,
 		State: state, Queue: j.Queue, Worker: r.worker, Reason: msg, Time: w.opts.Now(), Data: data})
 }

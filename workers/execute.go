@@ -128,10 +128,10 @@ func (w *Worker) publishRunning(j jobs.Job, wid string) {
 	}
 	w.publish(events.Event{ID: eventID(j, events.TypeJobRunning), Type: events.TypeJobRunning, JobID: j.ID,
 		Attempt: j.Attempt, Runs: j.Runs, State: jobs.StateRunning, Queue: j.Queue, Worker: wid, Time: j.StartedAt,
-		Data: map[string]any{"pool": w.opts.Pool, "resume_from": j.Checkpoint, "class": string(j.Spec.Class),
+		Data: events.JobStart{Pool: w.opts.Pool, ResumeFrom: j.Checkpoint, Class: string(j.Spec.Class),
 			// This attempt's wait in its queue: submit to start for the
 			// first attempt, the metrics' elastic wait.
-			"wait_seconds": max(j.StartedAt.Sub(j.QueuedAt), 0).Seconds()}})
+			Wait: max(j.StartedAt.Sub(j.QueuedAt), 0)}.Data()})
 }
 
 // run executes the attempt and returns how it ended.
@@ -264,7 +264,7 @@ func (w *Worker) recordCheckpoint(r *running, c string) {
 		return
 	}
 	w.publish(events.Event{ID: events.NewID(), Type: events.TypeJobCheckpoint, JobID: r.job.ID, Attempt: r.job.Attempt,
-		State: jobs.StateRunning, Worker: r.worker, Time: w.opts.Now(), Data: map[string]any{"checkpoint": c}})
+		State: jobs.StateRunning, Worker: r.worker, Time: w.opts.Now(), Data: events.CheckpointData(c)})
 }
 
 // recordMetric stores a metric value of a running attempt. A value Redis

@@ -109,19 +109,21 @@ func (w *Worker) endCgroup(r *running, cg *isolation.Job, cmd *exec.Cmd, res *ou
 // (nil before Start).
 func (w *Worker) Isolation() *queues.Isolation { return w.isolationReport() }
 
-// addQoS puts the attempt's cgroup counters in an event's data in their
-// JSON form, which is what a consumer of the bus decodes either way.
-func addQoS(data map[string]any, r *running) {
+// qosData is the attempt's cgroup counters in their JSON form, which is
+// what a consumer of the bus decodes either way; nil when none were
+// measured.
+func qosData(r *running) map[string]any {
 	st := r.qosStats()
-	if st == nil || data == nil {
-		return
+	if st == nil {
+		return nil
 	}
 	b, err := json.Marshal(st)
 	if err != nil {
-		return
+		return nil
 	}
 	var m map[string]any
-	if json.Unmarshal(b, &m) == nil {
-		data["qos"] = m
+	if json.Unmarshal(b, &m) != nil {
+		return nil
 	}
+	return m
 }

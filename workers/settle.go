@@ -53,7 +53,7 @@ func (w *Worker) settle(r *running, res outcome) string {
 		if res.stop == stopFenced && moved.Attempt == 0 && !moved.Cancelled {
 			w.log.Info("a self-fenced job had already been requeued by the controller", "job", j.ID, "attempt", j.Attempt)
 		}
-		w.announceRequeue(r, moved, why, now, map[string]any{"resume_from": r.lastCheckpoint()})
+		w.announceRequeue(r, moved, why, now, events.JobRequeue{ResumeFrom: r.lastCheckpoint()})
 		return requeueOutcome(moved, outcomeRequeued)
 	case res.stop == stopPreempt:
 		// The queue and reason come from the request in the record, read
@@ -68,7 +68,7 @@ func (w *Worker) settle(r *running, res outcome) string {
 			w.log.Warn("preemption not recorded: "+w.whyUnrecorded(), "job", j.ID, "attempt", j.Attempt)
 		}
 		w.announceRequeue(r, moved, moved.Reason, now,
-			map[string]any{"to": string(moved.Queue), "checkpoint": r.lastCheckpoint(), "killed": res.killed})
+			events.JobRequeue{Preempted: true, To: string(moved.Queue), Checkpoint: r.lastCheckpoint(), Killed: res.killed})
 		return requeueOutcome(moved, outcomePreempted)
 	case res.succeeded():
 		w.finish(r, jobs.StateSucceeded, res.exitCode, "")
@@ -82,7 +82,7 @@ func (w *Worker) settle(r *running, res outcome) string {
 				NotBefore: now.Add(w.opts.backoff(j.Retries))})
 			return err
 		})
-		w.announceRequeue(r, moved, reason, now, map[string]any{"resume_from": r.lastCheckpoint()})
+		w.announceRequeue(r, moved, reason, now, events.JobRequeue{ResumeFrom: r.lastCheckpoint()})
 		return outcomeFailed
 	}
 	if j.Spec.Retryable && res.exitCode != nil && slices.Contains(j.Spec.NoRetryExitCodes, *res.exitCode) {
@@ -145,24 +145,20 @@ func (w *Worker) finish(r *running, state jobs.State, code *int, msg string) {
 	if !w.announces() {
 		return
 	}
-	data := map[string]any{"class": string(r.job.Spec.Class)}
-	addQoS(data, r)
-	if code != nil {
-		data["exit_code"] = *code
-	}
+	data := events.JobEnd{Class: string(r.job.Spec.Class), ExitCode: code, QoS: qosData(r)}.Data()
 	w.publish(events.Event{ID: eventID(r.job, eventType(state)), Type: eventType(state), JobID: r.job.ID,
 		Attempt: r.job.Attempt, Runs: r.job.Runs, State: state, Queue: r.job.Queue, Worker: r.worker, Reason: msg, Time: w.opts.Now(), Data: data})
 }
 
 // announceRequeue publishes what Requeue did; data goes with a requeued event.
-func (w *Worker) announceRequeue(r *running, moved queues.Requeued, reason string, now time.Time, data map[string]any) {
+func (w *Worker) announceRequeue(r *running, moved queues.Requeued, reason string, now time.Time, data events.JobRequeue) {
 	switch {
 	case moved.Cancelled:
 		w.publish(events.Event{ID: eventID(r.job, events.TypeJobCancelled), Type: events.TypeJobCancelled, JobID: r.job.ID,
 			Attempt: r.job.Attempt, Runs: r.job.Runs, State: jobs.StateCancelled, Worker: r.worker, Reason: reason, Time: now,
-			Data: map[string]any{"class": string(r.job.Spec.Class)}})
+			Data: events.JobEnd{Class: string(r.job.Spec.Class)}.Data()})
 	case moved.Attempt > 0:
-		addQoS(data, r)
+		data.QoS = qosData(r)
 		// The queue of the new attempt, which a pending preempt request may
 		// have changed even for a drain or a retry.
 		q := r.job.Queue
@@ -171,7 +167,7 @@ func (w *Worker) announceRequeue(r *running, moved queues.Requeued, reason strin
 		}
 		w.publish(events.Event{ID: eventID(r.job, events.TypeJobRequeued), Type: events.TypeJobRequeued, JobID: r.job.ID,
 			Attempt: moved.Attempt, Runs: r.job.Runs, State: jobs.StateQueued, Queue: q, Worker: r.worker, Reason: reason, Time: now,
-			Data: data})
+			Data: data.Data()})
 	}
 }
 

@@ -180,7 +180,7 @@ func (w *Worker) start(ctx context.Context) error {
 	w.fenceDone = make(chan struct{})
 	go func() { defer close(w.fenceDone); w.fenceLoop(hbCtx) }()
 	w.publish(events.Event{ID: events.NewID(), Type: events.TypeWorkerUp, Worker: w.ID(), Time: w.opts.Now(),
-		Data: map[string]any{"pool": w.opts.Pool, "slots": w.opts.Slots}})
+		Data: events.WorkerInfo{Pool: w.opts.Pool, Slots: w.opts.Slots}.UpData()})
 	w.log.Info("worker started", "slots", w.opts.Slots, "queues", w.opts.Queues)
 	return nil
 }
@@ -231,7 +231,7 @@ func (w *Worker) Stop() {
 		w.requeuedFor(left, "requeued a job on record as this worker's that it never ran", "worker stopped")
 		if w.hbCancel != nil { // it announced itself up, so it says it left
 			w.publish(events.Event{ID: events.NewID(), Type: events.TypeWorkerStopped, Worker: w.ID(), Time: w.opts.Now(),
-				Data: map[string]any{"pool": w.opts.Pool}})
+				Data: events.WorkerInfo{Pool: w.opts.Pool}.StoppedData()})
 		}
 		w.log.Info("worker stopped")
 	})

@@ -99,7 +99,7 @@ func (d *devEvents) line(ev events.Event) string {
 	case events.TypeJobRunning:
 		what = fmt.Sprintf("running on %s (%s)", dash(ev.Worker), runDeliveryText(ev.Runs, ev.Attempt))
 	case events.TypeJobCheckpoint:
-		what = fmt.Sprintf("checkpoint %v", ev.Data["checkpoint"])
+		what = "checkpoint " + events.CheckpointToken(ev)
 	case events.TypeJobRequeued:
 		what = fmt.Sprintf("requeued to %s as delivery %d%s", dash(ev.Queue), ev.Attempt, why)
 		if ev.Runs > 0 {
@@ -125,14 +125,14 @@ func (d *devEvents) line(ev events.Event) string {
 
 // poolNote names the pool (and slots) a worker event carries, if any.
 func poolNote(ev events.Event) string {
-	pool, _ := ev.Data["pool"].(string)
-	if pool == "" {
+	info, _ := events.ParseWorkerInfo(ev)
+	if info.Pool == "" {
 		return ""
 	}
-	if slots, ok := ev.Data["slots"].(float64); ok {
-		return fmt.Sprintf(" (%s, %s)", pool, plural(int(slots), "slot"))
+	if ev.Type == events.TypeWorkerUp {
+		return fmt.Sprintf(" (%s, %s)", info.Pool, plural(info.Slots, "slot"))
 	}
-	return " (" + pool + ")"
+	return " (" + info.Pool + ")"
 }
 
 // plural is "1 slot", "2 slots".

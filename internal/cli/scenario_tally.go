@@ -49,7 +49,8 @@ func (t *scenarioTally) observe(ev events.Event) {
 	defer t.mu.Unlock()
 	switch {
 	case ev.Type == events.TypeWorkerUp:
-		pool, _ := ev.Data["pool"].(string)
+		info, _ := events.ParseWorkerInfo(ev)
+		pool := info.Pool
 		if !t.elasticPools[pool] {
 			return
 		}
@@ -58,10 +59,10 @@ func (t *scenarioTally) observe(ev events.Event) {
 			t.say("scale-up: the policy launched %s worker %s for work the fixed pool cannot take", pool, ev.Worker)
 		}
 	case ev.Type == events.TypeWorkerStopped:
-		if pool, _ := ev.Data["pool"].(string); t.elasticPools[pool] {
+		if info, _ := events.ParseWorkerInfo(ev); t.elasticPools[info.Pool] {
 			t.releases++
 			if t.first("drain") {
-				t.say("drain: the spike is served; idle %s worker %s was released", pool, ev.Worker)
+				t.say("drain: the spike is served; idle %s worker %s was released", info.Pool, ev.Worker)
 			}
 		}
 	case ev.Type == events.TypeJobMoved && ev.Queue == string(queues.QueueLoan):
@@ -74,9 +75,9 @@ func (t *scenarioTally) observe(ev events.Event) {
 		if t.first("reclaim") {
 			t.say("reclaim: core work takes back the fixed slot of burst job %s, which checkpointed and waits again in %s", ev.JobID, dash(ev.Queue))
 		}
-	case ev.Type == events.TypeJobRunning && ev.Data["class"] == "core":
-		if s, ok := ev.Data["wait_seconds"].(float64); ok {
-			t.coreWaits = append(t.coreWaits, s)
+	case ev.Type == events.TypeJobRunning && events.JobClass(ev) == "core":
+		if s, ok := events.ParseJobStart(ev); ok && s.HasWait {
+			t.coreWaits = append(t.coreWaits, s.Wait.Seconds())
 		}
 	}
 }

@@ -407,7 +407,7 @@ func (c *Controller) recovered(recovered []queues.Recovered, reason string) {
 		if !lost[r.Worker] {
 			lost[r.Worker] = true
 			c.publish(events.Event{ID: events.NewID(), Type: events.TypeWorkerLost, Worker: r.Worker, Time: time.Now(),
-				Data: map[string]any{"silence_seconds": r.Silence.Seconds()}})
+				Data: events.WorkerLostData(r.Silence)})
 		}
 		if c.opts.OnRecover != nil {
 			c.opts.OnRecover(r)

@@ -127,9 +127,8 @@ func BuildAttempts(j jobs.Job, usage []queues.AttemptUsage, evs []events.Event, 
 			a.Reason = nx.Reason
 		} else if e, ok := ended[n]; ok {
 			a.Reason = e.Reason
-			if c, ok := e.Data["exit_code"].(float64); ok {
-				code := int(c)
-				a.ExitCode = &code
+			if x, ok := events.ParseJobEnd(e); ok && x.ExitCode != nil {
+				a.ExitCode = x.ExitCode
 			}
 		}
 		if n == j.Attempt && j.State.Terminal() {

@@ -2,7 +2,6 @@ package telemetry
 
 import (
 	"strings"
-	"time"
 
 	"github.com/ballastdev/ballast/orchestrator/events"
 )
@@ -22,15 +21,14 @@ func (m *Metrics) Observe(e events.Event) {
 	if m.observeShare(e) {
 		return
 	}
-	class, _ := e.Data["class"].(string)
-	if q, ok := e.Data["qos"].(map[string]any); ok {
+	class := events.JobClass(e)
+	if q := events.JobQoS(e); q != nil {
 		m.JobQoS(q)
 	}
 	switch e.Type {
 	case events.TypeJobRunning:
-		pool, _ := e.Data["pool"].(string)
-		wait, _ := e.Data["wait_seconds"].(float64)
-		m.JobStarted(class, pool, time.Duration(wait*float64(time.Second)))
+		s, _ := events.ParseJobStart(e)
+		m.JobStarted(class, s.Pool, s.Wait)
 	case events.TypeJobSucceeded:
 		m.JobFinished(class, OutcomeSucceeded)
 	case events.TypeJobFailed:
