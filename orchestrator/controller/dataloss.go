@@ -115,8 +115,8 @@ func (c *Controller) firstStartRaced(ctx context.Context, n uint64) bool {
 // every controller that sees the same loss publishes one stored event.
 func lossEvent(l queues.DataLoss) events.Event {
 	return events.Event{ID: "data_lost." + strconv.FormatInt(l.At.UnixMilli(), 10), Type: events.TypeRedisDataLost, Time: l.At,
-		Reason: l.Message(), Data: map[string]any{"reason": l.Reason, "at": l.At, "last_seen": l.LastSeen,
-			"old_epoch": l.OldEpoch, "new_epoch": l.NewEpoch, "detected_by": l.By}}
+		Reason: l.Message(), Data: events.DataLost{Reason: l.Reason, At: l.At, LastSeen: l.LastSeen,
+			OldEpoch: l.OldEpoch, NewEpoch: l.NewEpoch, DetectedBy: l.By}.Data()}
 }
 
 // recoverLost runs the configured recovery while a loss record stands

@@ -166,7 +166,7 @@ func (p *Pipelines) fire(ctx context.Context, name string, now time.Time, active
 				"pipeline", name, "scheduled", f.Time, "late", now.Sub(f.Time).Round(time.Second))
 			p.publish(events.Event{ID: pipeline.DedupeKey(name, f.Time) + ".missed", Type: events.TypePipelineMissed,
 				Pipeline: name, Time: now, Reason: "no controller was running at the scheduled time (catch_up: skip)",
-				Data: map[string]any{"scheduled": f.Time}})
+				Data: events.PipelineRun{Scheduled: f.Time}.Data()})
 		}
 		return err
 	}
@@ -254,7 +254,7 @@ func (p *Pipelines) start(ctx context.Context, nr queues.NewRun, now time.Time) 
 		p.log.Info("pipeline run started", "pipeline", run.Pipeline, "run", run.ID, "scheduled", run.Scheduled, "trigger", run.Trigger)
 	}
 	p.publish(events.Event{ID: run.ID + "." + string(typ), Type: typ, Pipeline: run.Pipeline, RunID: run.ID,
-		Reason: run.Reason, Time: now, Data: map[string]any{"scheduled": run.Scheduled, "trigger": string(run.Trigger)}})
+		Reason: run.Reason, Time: now, Data: events.PipelineRun{Scheduled: run.Scheduled, Trigger: string(run.Trigger)}.Data()})
 	if run.State == pipeline.RunRunning && !p.opts.RecordOnly {
 		_, err = p.advance(ctx, run, now)
 	}
@@ -357,7 +357,7 @@ func (p *Pipelines) advance(ctx context.Context, run queues.Run, now time.Time) 
 	}
 	p.log.Info("pipeline run ended", "pipeline", run.Pipeline, "run", run.ID, "state", outcome, "reason", reason)
 	p.publish(events.Event{ID: run.ID + "." + string(typ), Type: typ, Pipeline: run.Pipeline, RunID: run.ID,
-		Reason: reason, Time: now, Data: map[string]any{"scheduled": run.Scheduled}})
+		Reason: reason, Time: now, Data: events.PipelineRun{Scheduled: run.Scheduled}.Data()})
 	if !run.Deadline.IsZero() && now.After(run.Deadline) {
 		p.deadlineMissed(ctx, run, now, "finished late")
 	}
@@ -429,7 +429,7 @@ func (p *Pipelines) deadlineMissed(ctx context.Context, run queues.Run, now time
 	p.log.Warn("pipeline run missed its deadline", "pipeline", run.Pipeline, "run", run.ID, "deadline", run.Deadline, "state", how)
 	p.publish(events.Event{ID: run.ID + "." + string(events.TypePipelineDeadlineMissed), Type: events.TypePipelineDeadlineMissed,
 		Pipeline: run.Pipeline, RunID: run.ID, Time: now, Reason: how,
-		Data: map[string]any{"deadline": run.Deadline, "scheduled": run.Scheduled, "late_seconds": now.Sub(run.Deadline).Seconds()}})
+		Data: events.PipelineDeadline{Deadline: run.Deadline, Scheduled: run.Scheduled, Late: now.Sub(run.Deadline)}.Data()})
 }
 
 // CancelRun ends a running run as cancelled and cancels the jobs of its

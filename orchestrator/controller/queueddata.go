@@ -14,15 +14,15 @@ import (
 // too large for an event is left out and said so; recovery reports such
 // jobs instead of guessing.
 func queuedData(spec *jobs.Spec) map[string]any {
-	data := map[string]any{"template": spec.Template, "class": string(spec.Class), "team": spec.Team}
+	q := events.JobQueued{Template: spec.Template, Class: string(spec.Class), Team: spec.Team}
 	body, err := spec.AppendJSON(nil)
 	switch {
 	case err != nil:
-		data[events.DataSpecOmitted] = "spec not encodable: " + err.Error()
+		q.SpecOmitted = "spec not encodable: " + err.Error()
 	case len(body) > events.MaxSpecInEvent:
-		data[events.DataSpecOmitted] = "spec larger than an event carries"
+		q.SpecOmitted = "spec larger than an event carries"
 	default:
-		data[events.DataSpec] = json.RawMessage(body)
+		q.Spec = json.RawMessage(body)
 	}
-	return data
+	return q.Data()
 }

@@ -103,7 +103,7 @@ func foldJobEvent(seen map[string]*streamJob, e events.Event, log *slog.Logger) 
 		case ok:
 			j.spec = &spec
 		default:
-			j.omitted, _ = e.Data[events.DataSpecOmitted].(string)
+			j.omitted = events.QueuedSpecOmitted(e)
 		}
 	case e.Type == events.TypeJobRunning:
 		j.started = true
@@ -172,8 +172,8 @@ func Recover(ctx context.Context, o RecoverOptions) (RecoverReport, error) {
 		rep.Cleared = l != nil
 	}
 	publish(o.Events, log, events.Event{ID: events.NewID(), Type: events.TypeRedisRecovered, Time: time.Now(),
-		Data: map[string]any{"rebuilt": rep.Rebuilt, "rerun": rep.Rerun, "skipped_finished": rep.SkippedFinished,
-			"already_present": rep.AlreadyPresent, "resubmitted": rep.Resubmitted, "no_spec": rep.NoSpec}})
+		Data: events.Recovered{Rebuilt: rep.Rebuilt, Rerun: rep.Rerun, SkippedFinished: rep.SkippedFinished,
+			AlreadyPresent: rep.AlreadyPresent, Resubmitted: rep.Resubmitted, NoSpec: rep.NoSpec}.Data()})
 	return rep, nil
 }
 

@@ -97,7 +97,7 @@ func (s *Sweeps) SubmitSweep(ctx context.Context, spec sweep.Spec) (intake.Sweep
 	if !dup {
 		s.log.Info("sweep accepted", "sweep", rec.ID, "template", spec.Template, "trials", rec.Total, "max_parallel", spec.MaxParallel)
 		s.publish(events.Event{ID: rec.ID + ".created", Type: events.TypeSweepCreated, SweepID: rec.ID, Time: rec.CreatedAt,
-			Data: map[string]any{"template": spec.Template, "trials": rec.Total, "max_parallel": spec.MaxParallel}})
+			Data: events.SweepCreated{Template: spec.Template, Trials: rec.Total, MaxParallel: spec.MaxParallel}.Data()})
 	}
 	queued, err := s.fill(ctx, rec, s.inflight(ctx, rec))
 	if err != nil {
@@ -241,12 +241,15 @@ func (s *Sweeps) advance(ctx context.Context, id string, now time.Time) error {
 	}
 	s.forget(rec.ID)
 	view := buildSweepView(rec, briefs)
-	data := map[string]any{"trials": rec.Total, "counts": view.Summary.Counts}
+	done := events.SweepCompleted{Trials: rec.Total, Counts: make(map[string]int, len(view.Summary.Counts))}
+	for state, n := range view.Summary.Counts {
+		done.Counts[string(state)] = n
+	}
 	if b := view.Summary.Best; b != nil {
-		data["best_trial"], data["best_metric"] = b.Index, b.Metric
+		done.HasBest, done.BestTrial, done.BestMetric = true, b.Index, b.Metric
 	}
 	s.log.Info("sweep completed", "sweep", rec.ID, "trials", rec.Total, "best", view.Summary.Best)
-	s.publish(events.Event{ID: rec.ID + ".completed", Type: events.TypeSweepCompleted, SweepID: rec.ID, Time: now, Data: data})
+	s.publish(events.Event{ID: rec.ID + ".completed", Type: events.TypeSweepCompleted, SweepID: rec.ID, Time: now, Data: done.Data()})
 	return nil
 }
 
@@ -337,7 +340,7 @@ func (s *Sweeps) earlyStop(ctx context.Context, rec queues.SweepRecord, briefs m
 		s.log.Info("sweep trial stopped by the median rule", "sweep", rec.ID, "trial", i, "job", job, "step", step)
 		s.publish(events.Event{ID: rec.ID + ".stopped." + strconv.Itoa(i), Type: events.TypeSweepTrialStopped, SweepID: rec.ID,
 			JobID: job, Time: now, Reason: "worse than the median of the other trials at the same step",
-			Data: map[string]any{"trial": i, "step": step, "metric": byTrial[i][step]}})
+			Data: events.TrialStopped{Trial: i, Step: step, Metric: byTrial[i][step]}.Data()})
 	}
 	return nil
 }
