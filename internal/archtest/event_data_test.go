@@ -34,9 +34,7 @@ func TestOnlyEventsSpellsDataKeys(t *testing.T) {
 		if f.test || f.dir == eventsDir {
 			continue
 		}
-		for _, where := range dataKeySpellings(f.ast, f.fset, importName(f.ast, module+"/"+eventsDir)) {
-			found[f.path] = append(found[f.path], where)
-		}
+		found[f.path] = append(found[f.path], dataKeySpellings(f.ast, f.fset, importName(f.ast, module+"/"+eventsDir))...)
 	}
 	var bad []string
 	for path, wheres := range found {
