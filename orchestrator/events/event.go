@@ -100,7 +100,10 @@ type Event struct {
 	// Time is when the change happened, set by whoever observed it, so that
 	// history reads the same however late the event was delivered.
 	Time time.Time `json:"time"`
-	// Data carries optional extras (checkpoint, exit code, cost).
+	// Data carries optional extras (checkpoint, exit code, cost). Its keys
+	// are spelled in this package only: build and read it through the
+	// type of each kind (JobStart, ParseJobEnd, WorkerInfo and so on);
+	// internal/archtest fails on a key spelled elsewhere.
 	Data map[string]any `json:"data,omitempty"`
 }
 
