@@ -97,6 +97,9 @@ func (p *planner) borrowed(j *Job) bool {
 // on every fixed worker a member of it runs on.
 func (p *planner) freedOnFixed(j *Job) int {
 	if !j.gang() {
+		if w := p.worker[j.Worker]; w != nil {
+			return p.freedOn(j, w)
+		}
 		return j.slotsOn(j.Worker)
 	}
 	n := 0
@@ -106,6 +109,27 @@ func (p *planner) freedOnFixed(j *Job) int {
 		}
 	}
 	return n
+}
+
+// freedOn is the whole slots reclaiming j frees on worker w. Under
+// shares (rule 9) a job with a share of a GPU frees only the slots that
+// empty once its share leaves with those already leaving, in flight or
+// this tick: shares pack, so reclaiming one of several on a slot frees
+// nothing, and counting a whole slot would leave the owner waiting for a
+// slot no reclaim frees. With shares off it counts a slot, as it always
+// did, so plans without shares stay as they were.
+func (p *planner) freedOn(j *Job, w *workerRec) int {
+	if p.teams == nil || j.Share <= 0 || !j.running() || j.Worker != w.ID {
+		return j.slotsOn(w.ID)
+	}
+	var all, leaving int64
+	if u := w.use; u != nil {
+		all, leaving = u.shared, u.sharedLeaving
+	}
+	if t := p.tick[w]; t != nil {
+		leaving += t.sharedLeaving
+	}
+	return wholeOf(all-leaving) - wholeOf(all-leaving-int64(j.Share))
 }
 
 // uniqueWorkers lists the workers j runs on, each once: member 0's first.
@@ -137,7 +161,12 @@ func (p *planner) reclaimOne(j *Job, reason string) { p.reclaimJob(j, reason, fa
 func (p *planner) reclaimJob(j *Job, reason string, rebalance bool) {
 	for _, id := range uniqueWorkers(j) {
 		if mw := p.worker[id]; mw != nil {
-			p.tickUse(mw).leaving += j.slotsOn(id)
+			n := p.freedOn(j, mw)
+			u := p.tickUse(mw)
+			if p.teams != nil && j.Share > 0 && j.running() {
+				u.sharedLeaving += int64(j.Share)
+			}
+			u.leaving += n
 		}
 	}
 	a := Action{Kind: Reclaim, Job: j.ID, Worker: j.Worker, Queue: QueueBurst, Rule: 1, Reason: reason}
@@ -244,7 +273,7 @@ func (p *planner) reclaimFor(j *Job) {
 		}
 	}
 	for _, v := range bestVictims {
-		p.freedSized += v.slotsOn(best.ID)
+		p.freedSized += p.freedOn(v, best)
 		p.reclaimOne(v, fmt.Sprintf("core job %s needs %d slots on one fixed worker; %s has %d free; loses %s of work",
 			j.ID, j.slots(), best.ID, best.Slots-p.busy(best), p.lostWork(v)))
 	}
