@@ -3,6 +3,7 @@ package policy
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/ballastdev/ballast/jobs"
@@ -241,11 +242,16 @@ func (p *planner) fitsFixedWorker(j *Job) bool {
 // reclaimFor frees one fixed worker for sized core job j: of the workers
 // that may run it where its free slots plus those of borrowed jobs reach
 // its size, the one whose victims (least lost work first, as few as
-// reach it) lose least in all, then fewest victims, then ID.
+// reach it) lose least in all, then fewest victims, then ID. Under shares
+// victims and workers are chosen as rule 9 chooses them for one-slot
+// work (see share_victims.go): whole loans before those partly within
+// their team's share, the biggest borrower's first, then least lost work.
 func (p *planner) reclaimFor(j *Job) {
+	ranks := p.sizedRanks()
+	order := p.sizedVictimOrder(ranks)
 	var best *workerRec
 	var bestVictims []*Job
-	var bestLoss int64
+	var bestCost victimCost
 	for _, w := range p.workers {
 		if !p.fixedUp(w) || !canHold(w, j) {
 			continue
@@ -257,19 +263,19 @@ func (p *planner) reclaimFor(j *Job) {
 				cands = append(cands, v)
 			}
 		}
-		slices.SortFunc(cands, p.victimOrder)
-		var loss int64
+		slices.SortFunc(cands, order)
+		var cost victimCost
 		n := 0
 		for n < len(cands) && have < j.slots() {
 			have += cands[n].slotsOn(w.ID)
-			loss += int64(p.lostWork(cands[n]))
+			p.addVictim(&cost, cands[n], ranks)
 			n++
 		}
 		if have < j.slots() {
 			continue
 		}
-		if best == nil || loss < bestLoss || (loss == bestLoss && n < len(bestVictims)) {
-			best, bestVictims, bestLoss = w, cands[:n], loss
+		if best == nil || cost.compare(bestCost) < 0 {
+			best, bestVictims, bestCost = w, cands[:n], cost
 		}
 	}
 	for _, v := range bestVictims {
@@ -286,8 +292,9 @@ func (p *planner) reclaimFor(j *Job) {
 // first, whose slots reach the next member's. A victim frees its slots on
 // every worker it runs on, so a borrowed gang counts wherever it is. Of
 // the regions where the gang can be made to fit, the one whose victims
-// lose least in all wins, then the fewest victims. Rule 8 then reserves
-// the freed workers for the gang.
+// lose least in all wins, then the fewest victims. Under shares steps
+// and regions compare as reclaimFor's workers do (see victimCost). Rule
+// 8 then reserves the freed workers for the gang.
 func (p *planner) reclaimForGang(j *Job) {
 	k, n := j.slots(), j.replicas()
 	byRegion := map[string][]*workerRec{}
@@ -304,12 +311,13 @@ func (p *planner) reclaimForGang(j *Job) {
 	}
 	slices.Sort(regions)
 	var best []*Job
-	var bestLoss int64
+	var bestCost victimCost
 	found := false
+	ranks := p.sizedRanks()
 	for _, r := range regions {
-		victims, loss, ok := p.gangVictims(byRegion[r], k, n)
-		if ok && (!found || loss < bestLoss || (loss == bestLoss && len(victims) < len(best))) {
-			best, bestLoss, found = victims, loss, true
+		victims, cost, ok := p.gangVictims(byRegion[r], k, n, ranks)
+		if ok && (!found || cost.compare(bestCost) < 0) {
+			best, bestCost, found = victims, cost, true
 		}
 	}
 	for _, v := range best {
@@ -321,8 +329,10 @@ func (p *planner) reclaimForGang(j *Job) {
 
 // gangVictims picks the borrowed jobs on ws (fixed workers of one region)
 // whose reclaim makes room for n members of k slots (see reclaimForGang),
-// with the work they lose; ok is false when no choice does.
-func (p *planner) gangVictims(ws []*workerRec, k, n int) (victims []*Job, loss int64, ok bool) {
+// with what they cost; ok is false when no choice does. ranks is
+// sizedRanks.
+func (p *planner) gangVictims(ws []*workerRec, k, n int, ranks map[string]int) (victims []*Job, cost victimCost, ok bool) {
+	order := p.sizedVictimOrder(ranks)
 	have := make(map[*workerRec]int, len(ws))
 	cands := make(map[*workerRec][]*Job, len(ws))
 	for _, w := range ws {
@@ -332,7 +342,7 @@ func (p *planner) gangVictims(ws []*workerRec, k, n int) (victims []*Job, loss i
 				cands[w] = append(cands[w], v)
 			}
 		}
-		slices.SortFunc(cands[w], p.victimOrder)
+		slices.SortFunc(cands[w], order)
 	}
 	members := func() int {
 		m := 0
@@ -346,14 +356,16 @@ func (p *planner) gangVictims(ws []*workerRec, k, n int) (victims []*Job, loss i
 	for step := 0; members() < n && step < n; step++ {
 		var at *workerRec
 		var pick []*Job
-		var pickLoss int64
+		var pickCost victimCost
 		for _, w := range ws {
 			next := (max(have[w], 0)/k + 1) * k
 			if next > w.Slots {
 				continue
 			}
 			var got []*Job
-			var l int64
+			// The step alone is compared, its victims' shares counted
+			// after those already taken.
+			c := victimCost{removed: maps.Clone(cost.removed)}
 			freed := have[w]
 			for _, v := range cands[w] {
 				if freed >= next {
@@ -364,22 +376,22 @@ func (p *planner) gangVictims(ws []*workerRec, k, n int) (victims []*Job, loss i
 				}
 				got = append(got, v)
 				freed += v.slotsOn(w.ID)
-				l += int64(p.lostWork(v))
+				p.addVictim(&c, v, ranks)
 			}
 			if freed < next {
 				continue
 			}
-			if at == nil || l < pickLoss || (l == pickLoss && len(got) < len(pick)) {
-				at, pick, pickLoss = w, got, l
+			if at == nil || c.compare(pickCost) < 0 {
+				at, pick, pickCost = w, got, c
 			}
 		}
 		if at == nil {
-			return nil, 0, false
+			return nil, victimCost{}, false
 		}
 		for _, v := range pick {
 			taken[v] = true
 			victims = append(victims, v)
-			loss += int64(p.lostWork(v))
+			p.addVictim(&cost, v, ranks)
 			for _, id := range uniqueWorkers(v) {
 				if mw := p.worker[id]; mw != nil {
 					if _, in := have[mw]; in {
@@ -389,5 +401,5 @@ func (p *planner) gangVictims(ws []*workerRec, k, n int) (victims []*Job, loss i
 			}
 		}
 	}
-	return victims, loss, members() >= n
+	return victims, cost, members() >= n
 }

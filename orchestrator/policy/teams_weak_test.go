@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ballastdev/ballast/jobs"
 	"github.com/ballastdev/ballast/orchestrator/shares"
 )
 
@@ -29,4 +30,28 @@ func TestSharesReclaimCountsWhatGPUSharesFree(t *testing.T) {
 	p := Decide(mustValidSnap(t, s), t0)
 	wantList(t, "admissions", kinds(p, Admit), "b[B>B]")
 	wantList(t, "reclaims", kinds(p, Reclaim), "g0[A>B]", "g1[A>B]")
+}
+
+// TestSharesSizedOwnerReclaimsFromTheBiggestBorrower checks that an
+// owner's sized job takes its slots from the biggest borrower over
+// weight, as its one-slot work would, not from the worker whose loans
+// lose least: A borrows 4 slots at weight 1 (on f1), B 4 at weight 2
+// (on f2, its loans cheaper to stop); C's 3-slot job takes A's.
+func TestSharesSizedOwnerReclaimsFromTheBiggestBorrower(t *testing.T) {
+	b := team("B", 2)
+	b.Weight = 2
+	var js []Job
+	for i := range 2 {
+		js = append(js, onFixed(fmt.Sprintf("ai%d", i), "A", "f3", ago(3*time.Hour), ago(time.Second)))
+		js = append(js, onFixed(fmt.Sprintf("bi%d", i), "B", "f3", ago(3*time.Hour), ago(time.Second)))
+	}
+	for i := range 4 {
+		js = append(js, onFixed(fmt.Sprintf("a%d", i), "A", "f1", ago(time.Hour), ago(time.Duration(10+i)*time.Minute)))
+		js = append(js, onFixed(fmt.Sprintf("b%d", i), "B", "f2", ago(time.Hour), ago(time.Duration(1+i)*time.Minute)))
+	}
+	c := queued("c", jobs.ClassCore, QueueCore, t0)
+	c.Team, c.Slots = "C", 3
+	s := shareSnap(3, []shares.Team{team("A", 2), b, team("C", 8)}, append(js, c)...)
+	p := Decide(mustValidSnap(t, s), t0)
+	wantList(t, "reclaims", kinds(p, Reclaim), "a0[A>C]", "a1[A>C]", "a2[A>C]")
 }
