@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -54,4 +55,36 @@ func TestSharesSizedOwnerReclaimsFromTheBiggestBorrower(t *testing.T) {
 	s := shareSnap(3, []shares.Team{team("A", 2), b, team("C", 8)}, append(js, c)...)
 	p := Decide(mustValidSnap(t, s), t0)
 	wantList(t, "reclaims", kinds(p, Reclaim), "a0[A>C]", "a1[A>C]", "a2[A>C]")
+}
+
+// TestSharesReclaimSparesLoansPartlyInShare checks that a loan whose
+// reclaim would bring its team below its share is taken only when no
+// other victim exists: A (share 1) runs one 2-slot job, a loan only half
+// of which is above its share; D (share 3) runs a whole loan. Both borrow
+// one slot, A first by name, but B's third job takes D's loan.
+func TestSharesReclaimSparesLoansPartlyInShare(t *testing.T) {
+	a := onFixed("a", "A", "f1", ago(time.Hour), ago(time.Second))
+	a.Slots = 2
+	js := []Job{a}
+	for i := range 4 {
+		w := "f1"
+		if i >= 2 {
+			w = "f2"
+		}
+		js = append(js, onFixed(fmt.Sprintf("d%d", i), "D", w, ago(time.Duration(4-i)*time.Hour), ago(time.Hour)))
+	}
+	for i := range 3 {
+		js = append(js, held(fmt.Sprintf("b%d", i), "B", t0))
+	}
+	s := shareSnap(2, []shares.Team{team("A", 1), team("B", 4), team("D", 3)}, js...)
+	p := Decide(mustValidSnap(t, s), t0)
+	wantList(t, "admissions", kinds(p, Admit), "b0[B>B]", "b1[B>B]", "b2[B>B]")
+	wantList(t, "reclaims", kinds(p, Reclaim), "d3[D>B]")
+
+	// Without D's loan, and with a fourth job of B waiting, A's is the
+	// only victim left: the owner wins.
+	js = append(slices.Delete(js, 4, 5), held("b3", "B", t0))
+	s = shareSnap(2, []shares.Team{team("A", 1), team("B", 4), team("D", 3)}, js...)
+	p = Decide(mustValidSnap(t, s), t0)
+	wantList(t, "reclaims once only A's is left", kinds(p, Reclaim), "a[A>B]")
 }
