@@ -88,3 +88,30 @@ func TestSharesReclaimSparesLoansPartlyInShare(t *testing.T) {
 	p = Decide(mustValidSnap(t, s), t0)
 	wantList(t, "reclaims once only A's is left", kinds(p, Reclaim), "a[A>B]")
 }
+
+// TestSharesDeadWorkersCoreJobsCountAsAdmitted checks how rule 9 counts
+// the core jobs of a dead fixed worker, which the controller requeues
+// readmitted to core, the queue they came from, without a new
+// admission: they count in their team's use as admitted work. Shares A
+// 4 and B 4 on two workers; f2 died with two loans of A and two
+// in-share jobs of B on it. A, at its share with its loans queued, has
+// nothing admitted, and its in-share work on f1 is never a victim; B's
+// held job fits in its share and is admitted.
+func TestSharesDeadWorkersCoreJobsCountAsAdmitted(t *testing.T) {
+	var js []Job
+	for i := range 4 {
+		js = append(js, onFixed(fmt.Sprintf("a%d", i), "A", "f1", ago(3*time.Hour), ago(time.Second)))
+	}
+	requeued := func(id, team string) Job {
+		j := queued(id, jobs.ClassCore, QueueCore, ago(time.Hour))
+		j.Team, j.Checkpointable, j.Retryable, j.Grace, j.Readmitted = team, true, true, 30*time.Second, true
+		j.LastCheckpointAt = ago(2 * time.Minute)
+		return j
+	}
+	js = append(js, requeued("la0", "A"), requeued("la1", "A"), requeued("b0", "B"), requeued("b1", "B"))
+	js = append(js, held("ah", "A", t0), held("bh", "B", t0))
+	s := shareSnap(1, []shares.Team{team("A", 4), team("B", 4)}, js...) // f2 is gone
+	p := Decide(mustValidSnap(t, s), t0)
+	wantList(t, "admissions", kinds(p, Admit), "bh[B>B]")
+	wantList(t, "reclaims", kinds(p, Reclaim))
+}
