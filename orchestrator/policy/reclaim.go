@@ -119,19 +119,28 @@ func (p *planner) freedOnFixed(j *Job) int {
 // nothing, and counting a whole slot would leave the owner waiting for a
 // slot no reclaim frees. With shares off it counts a slot, as it always
 // did, so plans without shares stay as they were.
-func (p *planner) freedOn(j *Job, w *workerRec) int {
-	if p.teams == nil || j.Share <= 0 || !j.running() || j.Worker != w.ID {
+func (p *planner) freedOn(j *Job, w *workerRec) int { return p.freedAfter(j, w, 0) }
+
+// freedAfter is freedOn once other thousandths of a GPU more on w, of
+// victims being chosen, leave too.
+func (p *planner) freedAfter(j *Job, w *workerRec, other int64) int {
+	if !p.packs(j) || j.Worker != w.ID {
 		return j.slotsOn(w.ID)
 	}
-	var all, leaving int64
+	leaving := other
+	var all int64
 	if u := w.use; u != nil {
-		all, leaving = u.shared, u.sharedLeaving
+		all, leaving = u.shared, leaving+u.sharedLeaving
 	}
 	if t := p.tick[w]; t != nil {
 		leaving += t.sharedLeaving
 	}
 	return wholeOf(all-leaving) - wholeOf(all-leaving-int64(j.Share))
 }
+
+// packs reports whether freedOn counts j's share of a GPU rather than a
+// slot.
+func (p *planner) packs(j *Job) bool { return p.teams != nil && j.Share > 0 && j.running() }
 
 // uniqueWorkers lists the workers j runs on, each once: member 0's first.
 func uniqueWorkers(j *Job) []string {
@@ -164,7 +173,7 @@ func (p *planner) reclaimJob(j *Job, reason string, rebalance bool) {
 		if mw := p.worker[id]; mw != nil {
 			n := p.freedOn(j, mw)
 			u := p.tickUse(mw)
-			if p.teams != nil && j.Share > 0 && j.running() {
+			if p.packs(j) {
 				u.sharedLeaving += int64(j.Share)
 			}
 			u.leaving += n
@@ -265,10 +274,15 @@ func (p *planner) reclaimFor(j *Job) {
 		}
 		slices.SortFunc(cands, order)
 		var cost victimCost
+		var shared int64 // of the victims so far, for freedAfter
 		n := 0
 		for n < len(cands) && have < j.slots() {
-			have += cands[n].slotsOn(w.ID)
-			p.addVictim(&cost, cands[n], ranks)
+			v := cands[n]
+			have += p.freedAfter(v, w, shared)
+			if p.packs(v) {
+				shared += int64(v.Share)
+			}
+			p.addVictim(&cost, v, ranks)
 			n++
 		}
 		if have < j.slots() {
@@ -352,6 +366,9 @@ func (p *planner) gangVictims(ws []*workerRec, k, n int, ranks map[string]int) (
 		return m
 	}
 	taken := map[*Job]bool{}
+	// shared is, per worker, the GPU shares of the victims taken (see
+	// freedAfter).
+	shared := map[*workerRec]int64{}
 	// Each step adds at least one member, so n steps bound the loop.
 	for step := 0; members() < n && step < n; step++ {
 		var at *workerRec
@@ -366,7 +383,7 @@ func (p *planner) gangVictims(ws []*workerRec, k, n int, ranks map[string]int) (
 			// The step alone is compared, its victims' shares counted
 			// after those already taken.
 			c := victimCost{removed: maps.Clone(cost.removed)}
-			freed := have[w]
+			freed, sh := have[w], shared[w]
 			for _, v := range cands[w] {
 				if freed >= next {
 					break
@@ -375,7 +392,10 @@ func (p *planner) gangVictims(ws []*workerRec, k, n int, ranks map[string]int) (
 					continue
 				}
 				got = append(got, v)
-				freed += v.slotsOn(w.ID)
+				freed += p.freedAfter(v, w, sh)
+				if p.packs(v) {
+					sh += int64(v.Share)
+				}
 				p.addVictim(&c, v, ranks)
 			}
 			if freed < next {
@@ -395,7 +415,10 @@ func (p *planner) gangVictims(ws []*workerRec, k, n int, ranks map[string]int) (
 			for _, id := range uniqueWorkers(v) {
 				if mw := p.worker[id]; mw != nil {
 					if _, in := have[mw]; in {
-						have[mw] += v.slotsOn(id)
+						have[mw] += p.freedAfter(v, mw, shared[mw])
+						if p.packs(v) {
+							shared[mw] += int64(v.Share)
+						}
 					}
 				}
 			}

@@ -115,3 +115,25 @@ func TestSharesDeadWorkersCoreJobsCountAsAdmitted(t *testing.T) {
 	wantList(t, "admissions", kinds(p, Admit), "bh[B>B]")
 	wantList(t, "reclaims", kinds(p, Reclaim))
 }
+
+// TestSharesSizedReclaimCountsWhatGPUSharesFree checks the same for an
+// owner's sized job: B's 2-slot job needs both slots A's four half-GPU
+// loans fill on f1, so all four go, not the two that a slot each would
+// have counted for.
+func TestSharesSizedReclaimCountsWhatGPUSharesFree(t *testing.T) {
+	var js []Job
+	for i := range 2 {
+		js = append(js, onFixed(fmt.Sprintf("a%d", i), "A", "f1", ago(3*time.Hour), ago(time.Second)))
+	}
+	for i := range 4 {
+		l := onFixed(fmt.Sprintf("g%d", i), "A", "f1", ago(time.Hour), ago(time.Duration(i+1)*time.Minute))
+		l.Share = 500
+		js = append(js, l)
+	}
+	b := queued("b", jobs.ClassCore, QueueCore, t0)
+	b.Team, b.Slots = "B", 2
+	s := shareSnap(1, []shares.Team{team("A", 2), team("B", 2)}, append(js, b)...)
+	s.Workers[0].Busy = 4
+	p := Decide(mustValidSnap(t, s), t0)
+	wantList(t, "reclaims", kinds(p, Reclaim), "g0[A>B]", "g1[A>B]", "g2[A>B]", "g3[A>B]")
+}
