@@ -137,3 +137,25 @@ func TestSharesSizedReclaimCountsWhatGPUSharesFree(t *testing.T) {
 	p := Decide(mustValidSnap(t, s), t0)
 	wantList(t, "reclaims", kinds(p, Reclaim), "g0[A>B]", "g1[A>B]", "g2[A>B]", "g3[A>B]")
 }
+
+// TestSharesLendLimitReclaimSparesLoansPartlyInShare checks that the
+// reclaims that keep lend limits take whole loans first too: L (share 4)
+// lends 1 slot, and A (share 1, one 2-slot job) and D (share 3, four
+// jobs) each borrow one; of the two, D's whole loan goes.
+func TestSharesLendLimitReclaimSparesLoansPartlyInShare(t *testing.T) {
+	a := onFixed("a", "A", "f1", ago(time.Hour), ago(time.Second))
+	a.Slots = 2
+	js := []Job{a}
+	for i := range 4 {
+		w := "f1"
+		if i >= 2 {
+			w = "f2"
+		}
+		js = append(js, onFixed(fmt.Sprintf("d%d", i), "D", w, ago(time.Duration(4-i)*time.Hour), ago(time.Hour)))
+	}
+	l := team("L", 4)
+	l.LendLimit = 1
+	s := shareSnap(2, []shares.Team{team("A", 1), team("D", 3), l}, js...)
+	p := Decide(mustValidSnap(t, s), t0)
+	wantList(t, "reclaims", kinds(p, Reclaim), "d3[D>L]")
+}
