@@ -159,3 +159,28 @@ func TestSharesLendLimitReclaimSparesLoansPartlyInShare(t *testing.T) {
 	p := Decide(mustValidSnap(t, s), t0)
 	wantList(t, "reclaims", kinds(p, Reclaim), "d3[D>L]")
 }
+
+// TestSharesSizedReclaimSparesLoansPartlyInShare checks that an owner's
+// sized job also takes whole loans before one partly within its team's
+// share, even from a team that borrows less over its weight: A (share
+// 1) runs one 2-slot job on f1 that loses least; D (share 3, weight 4)
+// borrows 3 slots on f2. B's 2-slot job takes two of D's loans.
+func TestSharesSizedReclaimSparesLoansPartlyInShare(t *testing.T) {
+	a := onFixed("a", "A", "f1", ago(time.Hour), ago(time.Second))
+	a.Slots = 2
+	js := []Job{a}
+	for i := range 6 {
+		w := "f1"
+		if i >= 2 {
+			w = "f2"
+		}
+		js = append(js, onFixed(fmt.Sprintf("d%d", i), "D", w, ago(time.Duration(6-i)*time.Hour), ago(time.Hour)))
+	}
+	b := queued("b", jobs.ClassCore, QueueCore, t0)
+	b.Team, b.Slots = "B", 2
+	d := team("D", 3)
+	d.Weight = 4
+	s := shareSnap(2, []shares.Team{team("A", 1), d, team("B", 4)}, append(js, b)...)
+	p := Decide(mustValidSnap(t, s), t0)
+	wantList(t, "reclaims", kinds(p, Reclaim), "d5[D>B]", "d4[D>B]")
+}
