@@ -59,7 +59,17 @@
 // 9's reclaim for owners: exactly the missing slots, counting reclaims in
 // flight, taken from loans only (never from work within any share), the
 // team borrowing most over its weight first, least lost work first, a
-// gang whole; a reclaimed core loan goes back to held. Optional
+// gang whole; a loan partly within its team's share (a sized job or GPU
+// share that only partly fits) only when no other is left, so the owner
+// still wins; a sized owner's job takes its slots in the same order, and
+// a GPU share counts as freeing only the slots that empty once it
+// leaves. A reclaimed core loan goes back to held. A dead fixed worker's
+// core jobs are requeued readmitted to core, not held, and skip
+// admission: rule 9 counts them in their team's use as admitted work (in
+// share or loan by the same attribution as queued work, a loan queued
+// ahead of an owner's work counting in the reclaims for it), and no new
+// loan is admitted while they exceed the lendable room of the quota left
+// up. Optional
 // rebalancing lets a borrower preempt a bigger borrower's loan, never so
 // far that the victim's team could preempt back.
 //

@@ -3,6 +3,7 @@ package policy
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/ballastdev/ballast/jobs"
@@ -97,6 +98,9 @@ func (p *planner) borrowed(j *Job) bool {
 // on every fixed worker a member of it runs on.
 func (p *planner) freedOnFixed(j *Job) int {
 	if !j.gang() {
+		if w := p.worker[j.Worker]; w != nil {
+			return p.freedOn(j, w)
+		}
 		return j.slotsOn(j.Worker)
 	}
 	n := 0
@@ -107,6 +111,36 @@ func (p *planner) freedOnFixed(j *Job) int {
 	}
 	return n
 }
+
+// freedOn is the whole slots reclaiming j frees on worker w. Under
+// shares (rule 9) a job with a share of a GPU frees only the slots that
+// empty once its share leaves with those already leaving, in flight or
+// this tick: shares pack, so reclaiming one of several on a slot frees
+// nothing, and counting a whole slot would leave the owner waiting for a
+// slot no reclaim frees. With shares off it counts a slot, as it always
+// did, so plans without shares stay as they were.
+func (p *planner) freedOn(j *Job, w *workerRec) int { return p.freedAfter(j, w, 0) }
+
+// freedAfter is freedOn once other thousandths of a GPU more on w, of
+// victims being chosen, leave too.
+func (p *planner) freedAfter(j *Job, w *workerRec, other int64) int {
+	if !p.packs(j) || j.Worker != w.ID {
+		return j.slotsOn(w.ID)
+	}
+	leaving := other
+	var all int64
+	if u := w.use; u != nil {
+		all, leaving = u.shared, leaving+u.sharedLeaving
+	}
+	if t := p.tick[w]; t != nil {
+		leaving += t.sharedLeaving
+	}
+	return wholeOf(all-leaving) - wholeOf(all-leaving-int64(j.Share))
+}
+
+// packs reports whether freedOn counts j's share of a GPU rather than a
+// slot.
+func (p *planner) packs(j *Job) bool { return p.teams != nil && j.Share > 0 && j.running() }
 
 // uniqueWorkers lists the workers j runs on, each once: member 0's first.
 func uniqueWorkers(j *Job) []string {
@@ -137,7 +171,12 @@ func (p *planner) reclaimOne(j *Job, reason string) { p.reclaimJob(j, reason, fa
 func (p *planner) reclaimJob(j *Job, reason string, rebalance bool) {
 	for _, id := range uniqueWorkers(j) {
 		if mw := p.worker[id]; mw != nil {
-			p.tickUse(mw).leaving += j.slotsOn(id)
+			n := p.freedOn(j, mw)
+			u := p.tickUse(mw)
+			if p.packs(j) {
+				u.sharedLeaving += int64(j.Share)
+			}
+			u.leaving += n
 		}
 	}
 	a := Action{Kind: Reclaim, Job: j.ID, Worker: j.Worker, Queue: QueueBurst, Rule: 1, Reason: reason}
@@ -212,11 +251,16 @@ func (p *planner) fitsFixedWorker(j *Job) bool {
 // reclaimFor frees one fixed worker for sized core job j: of the workers
 // that may run it where its free slots plus those of borrowed jobs reach
 // its size, the one whose victims (least lost work first, as few as
-// reach it) lose least in all, then fewest victims, then ID.
+// reach it) lose least in all, then fewest victims, then ID. Under shares
+// victims and workers are chosen as rule 9 chooses them for one-slot
+// work (see share_victims.go): whole loans before those partly within
+// their team's share, the biggest borrower's first, then least lost work.
 func (p *planner) reclaimFor(j *Job) {
+	ranks := p.sizedRanks()
+	order := p.sizedVictimOrder(ranks)
 	var best *workerRec
 	var bestVictims []*Job
-	var bestLoss int64
+	var bestCost victimCost
 	for _, w := range p.workers {
 		if !p.fixedUp(w) || !canHold(w, j) {
 			continue
@@ -228,23 +272,28 @@ func (p *planner) reclaimFor(j *Job) {
 				cands = append(cands, v)
 			}
 		}
-		slices.SortFunc(cands, p.victimOrder)
-		var loss int64
+		slices.SortFunc(cands, order)
+		var cost victimCost
+		var shared int64 // of the victims so far, for freedAfter
 		n := 0
 		for n < len(cands) && have < j.slots() {
-			have += cands[n].slotsOn(w.ID)
-			loss += int64(p.lostWork(cands[n]))
+			v := cands[n]
+			have += p.freedAfter(v, w, shared)
+			if p.packs(v) {
+				shared += int64(v.Share)
+			}
+			p.addVictim(&cost, v, ranks)
 			n++
 		}
 		if have < j.slots() {
 			continue
 		}
-		if best == nil || loss < bestLoss || (loss == bestLoss && n < len(bestVictims)) {
-			best, bestVictims, bestLoss = w, cands[:n], loss
+		if best == nil || cost.compare(bestCost) < 0 {
+			best, bestVictims, bestCost = w, cands[:n], cost
 		}
 	}
 	for _, v := range bestVictims {
-		p.freedSized += v.slotsOn(best.ID)
+		p.freedSized += p.freedOn(v, best)
 		p.reclaimOne(v, fmt.Sprintf("core job %s needs %d slots on one fixed worker; %s has %d free; loses %s of work",
 			j.ID, j.slots(), best.ID, best.Slots-p.busy(best), p.lostWork(v)))
 	}
@@ -257,8 +306,9 @@ func (p *planner) reclaimFor(j *Job) {
 // first, whose slots reach the next member's. A victim frees its slots on
 // every worker it runs on, so a borrowed gang counts wherever it is. Of
 // the regions where the gang can be made to fit, the one whose victims
-// lose least in all wins, then the fewest victims. Rule 8 then reserves
-// the freed workers for the gang.
+// lose least in all wins, then the fewest victims. Under shares steps
+// and regions compare as reclaimFor's workers do (see victimCost). Rule
+// 8 then reserves the freed workers for the gang.
 func (p *planner) reclaimForGang(j *Job) {
 	k, n := j.slots(), j.replicas()
 	byRegion := map[string][]*workerRec{}
@@ -275,12 +325,13 @@ func (p *planner) reclaimForGang(j *Job) {
 	}
 	slices.Sort(regions)
 	var best []*Job
-	var bestLoss int64
+	var bestCost victimCost
 	found := false
+	ranks := p.sizedRanks()
 	for _, r := range regions {
-		victims, loss, ok := p.gangVictims(byRegion[r], k, n)
-		if ok && (!found || loss < bestLoss || (loss == bestLoss && len(victims) < len(best))) {
-			best, bestLoss, found = victims, loss, true
+		victims, cost, ok := p.gangVictims(byRegion[r], k, n, ranks)
+		if ok && (!found || cost.compare(bestCost) < 0) {
+			best, bestCost, found = victims, cost, true
 		}
 	}
 	for _, v := range best {
@@ -292,8 +343,10 @@ func (p *planner) reclaimForGang(j *Job) {
 
 // gangVictims picks the borrowed jobs on ws (fixed workers of one region)
 // whose reclaim makes room for n members of k slots (see reclaimForGang),
-// with the work they lose; ok is false when no choice does.
-func (p *planner) gangVictims(ws []*workerRec, k, n int) (victims []*Job, loss int64, ok bool) {
+// with what they cost; ok is false when no choice does. ranks is
+// sizedRanks.
+func (p *planner) gangVictims(ws []*workerRec, k, n int, ranks map[string]int) (victims []*Job, cost victimCost, ok bool) {
+	order := p.sizedVictimOrder(ranks)
 	have := make(map[*workerRec]int, len(ws))
 	cands := make(map[*workerRec][]*Job, len(ws))
 	for _, w := range ws {
@@ -303,7 +356,7 @@ func (p *planner) gangVictims(ws []*workerRec, k, n int) (victims []*Job, loss i
 				cands[w] = append(cands[w], v)
 			}
 		}
-		slices.SortFunc(cands[w], p.victimOrder)
+		slices.SortFunc(cands[w], order)
 	}
 	members := func() int {
 		m := 0
@@ -313,19 +366,24 @@ func (p *planner) gangVictims(ws []*workerRec, k, n int) (victims []*Job, loss i
 		return m
 	}
 	taken := map[*Job]bool{}
+	// shared is, per worker, the GPU shares of the victims taken (see
+	// freedAfter).
+	shared := map[*workerRec]int64{}
 	// Each step adds at least one member, so n steps bound the loop.
 	for step := 0; members() < n && step < n; step++ {
 		var at *workerRec
 		var pick []*Job
-		var pickLoss int64
+		var pickCost victimCost
 		for _, w := range ws {
 			next := (max(have[w], 0)/k + 1) * k
 			if next > w.Slots {
 				continue
 			}
 			var got []*Job
-			var l int64
-			freed := have[w]
+			// The step alone is compared, its victims' shares counted
+			// after those already taken.
+			c := victimCost{removed: maps.Clone(cost.removed)}
+			freed, sh := have[w], shared[w]
 			for _, v := range cands[w] {
 				if freed >= next {
 					break
@@ -334,31 +392,37 @@ func (p *planner) gangVictims(ws []*workerRec, k, n int) (victims []*Job, loss i
 					continue
 				}
 				got = append(got, v)
-				freed += v.slotsOn(w.ID)
-				l += int64(p.lostWork(v))
+				freed += p.freedAfter(v, w, sh)
+				if p.packs(v) {
+					sh += int64(v.Share)
+				}
+				p.addVictim(&c, v, ranks)
 			}
 			if freed < next {
 				continue
 			}
-			if at == nil || l < pickLoss || (l == pickLoss && len(got) < len(pick)) {
-				at, pick, pickLoss = w, got, l
+			if at == nil || c.compare(pickCost) < 0 {
+				at, pick, pickCost = w, got, c
 			}
 		}
 		if at == nil {
-			return nil, 0, false
+			return nil, victimCost{}, false
 		}
 		for _, v := range pick {
 			taken[v] = true
 			victims = append(victims, v)
-			loss += int64(p.lostWork(v))
+			p.addVictim(&cost, v, ranks)
 			for _, id := range uniqueWorkers(v) {
 				if mw := p.worker[id]; mw != nil {
 					if _, in := have[mw]; in {
-						have[mw] += v.slotsOn(id)
+						have[mw] += p.freedAfter(v, mw, shared[mw])
+						if p.packs(v) {
+							shared[mw] += int64(v.Share)
+						}
 					}
 				}
 			}
 		}
 	}
-	return victims, loss, members() >= n
+	return victims, cost, members() >= n
 }

@@ -15,8 +15,9 @@ import (
 // and nobody waits to trigger a reclaim for an owner: the team that lends
 // less than its share would find its unlent slots taken when its own work
 // comes. So loans are reclaimed until the room covers them again, chosen
-// as for an owner (the most borrowing team over its weight first, then the
-// loan that loses least), each charged to the lender whose limit is most
+// as for an owner (whole loans before those partly within their team's
+// share, the most borrowing team over its weight first, then the loan
+// that loses least), each charged to the lender whose limit is most
 // passed. It runs once every move onto the quota of the tick is planned
 // (admission, lends, migrations), so a limit passed by one of them is
 // dealt with in the same tick.
@@ -42,12 +43,12 @@ func (p *planner) keepLendLimits() {
 		if slack >= -slackEps {
 			return
 		}
-		x := p.mostBorrowing(teams, cands, "")
+		x, i := p.nextVictim(teams, cands, "")
 		if x == "" {
 			return
 		}
-		v := cands[x][0]
-		cands[x] = cands[x][1:]
+		v := cands[x][i]
+		cands[x] = slices.Delete(cands[x], i, i+1)
 		p.owner = ts.mostPastLimit()
 		p.reclaimOne(v, fmt.Sprintf("loans hold %.2f slots more than the common slots and the lend limits allow; "+
 			"team %q borrows %s slots, %.2f over its weight, the most; loses %s of work",

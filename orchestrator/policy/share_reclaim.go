@@ -24,7 +24,10 @@ import (
 // the borrower with the most borrowed slots over weight first (then the
 // most decayed usage, then name), recounted after each victim, and within
 // it the loan that loses least (least work since its checkpoint, then the
-// newest start, then ID). A gang or sized job goes whole and frees all
+// newest start, then ID). A loan whose reclaim would bring its team's use
+// below its share (a sized job or a GPU share that fits only partly) is
+// taken only when no whole loan of any team is left: see
+// share_victims.go. A gang or sized job goes whole and frees all
 // its slots. Each victim is charged to the owner whose waiting work is
 // first in queue order, which is who the slots it frees go to.
 //
@@ -54,7 +57,7 @@ func (p *planner) reclaimForOwners() {
 	defer func() { p.owner = "" }()
 	for k := 0; total > 0 && k < len(needs); {
 		owner := needs[k].team
-		x := p.mostBorrowing(teams, cands, owner)
+		x, i := p.nextVictim(teams, cands, owner)
 		if x == "" {
 			// No other team's loan is left: this owner's work waits for
 			// slots to free by themselves.
@@ -62,8 +65,8 @@ func (p *planner) reclaimForOwners() {
 			k++
 			continue
 		}
-		v := cands[x][0]
-		cands[x] = cands[x][1:]
+		v := cands[x][i]
+		cands[x] = slices.Delete(cands[x], i, i+1)
 		n := p.freedOnFixed(v)
 		p.owner = owner
 		p.reclaimOne(v, fmt.Sprintf("team %q waits for %d slots of its share (%d free, %d reclaims in flight); "+
@@ -176,6 +179,29 @@ func (p *planner) ownersWaiting(inShare map[string]int64) ([]ownerNeed, int) {
 		ahead = 0
 	}
 	return needs, total
+}
+
+// nextVictim returns the team and index in cands of the next loan to
+// reclaim for owner: the first loan, in victim order, of the team that
+// borrows most (mostBorrowing) among those with a loan whose reclaim
+// leaves the team at or above its share; if no team has one, the first
+// loan of the team that borrows most. "" if no loan is left.
+func (p *planner) nextVictim(teams []string, cands map[string][]*Job, owner string) (string, int) {
+	first := map[string]int{}
+	var whole []string
+	for _, t := range teams {
+		for i, v := range cands[t] {
+			if !p.teams.partlyInShare(v, 0) {
+				first[t] = i
+				whole = append(whole, t)
+				break
+			}
+		}
+	}
+	if x := p.mostBorrowing(whole, cands, owner); x != "" {
+		return x, first[x]
+	}
+	return p.mostBorrowing(teams, cands, owner), 0
 }
 
 // mostBorrowing returns the team other than owner with loans left in
