@@ -146,13 +146,7 @@ func (p *planner) unlendForOwners(in []*Job) {
 // fair order (see admit).
 func (p *planner) admitLoans() {
 	ts := p.teams
-	cursors := map[string]*cursor{}
-	var teams []string
-	for _, team := range slices.Sorted(maps.Keys(p.ix.held)) {
-		c := newCursor(p.ix.held[team].chunks, false)
-		cursors[team] = &c
-		teams = append(teams, team)
-	}
+	teams, cursors := p.heldCursors()
 	for len(teams) > 0 {
 		ts.cfg.FairOrder(teams, ts.borrowedSlots(), p.ix.teamUsage)
 		team := teams[0]
@@ -213,3 +207,16 @@ func milliString(m int64) string {
 
 // isCore reports whether j is core work.
 func isCore(j *Job) bool { return j.Class == jobs.ClassCore }
+
+// heldCursors lists the teams with held work, by name, and a cursor over
+// each team's held jobs in queue order: where admission and rebalancing
+// walk the held work in fair order.
+func (p *planner) heldCursors() ([]string, map[string]*cursor) {
+	cursors := map[string]*cursor{}
+	teams := slices.Sorted(maps.Keys(p.ix.held))
+	for _, team := range teams {
+		c := newCursor(p.ix.held[team].chunks, false)
+		cursors[team] = &c
+	}
+	return teams, cursors
+}

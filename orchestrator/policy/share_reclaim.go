@@ -241,13 +241,7 @@ func (p *planner) rebalance() {
 		return
 	}
 	ts.attribute(p)
-	cursors := map[string]*cursor{}
-	var teams []string
-	for _, team := range slices.Sorted(maps.Keys(p.ix.held)) {
-		c := newCursor(p.ix.held[team].chunks, false)
-		cursors[team] = &c
-		teams = append(teams, team)
-	}
+	teams, cursors := p.heldCursors()
 	for len(teams) > 0 {
 		ts.cfg.FairOrder(teams, ts.borrowedSlots(), p.ix.teamUsage)
 		team := teams[0]
