@@ -92,12 +92,14 @@ func aboveShares(tr trace.Trace, share int, teams []string) float64 {
 // 80% of the work the teams' demand holds above their shares, which hard
 // partitions send to on-demand capacity.
 //
-// The issue asks for fixed utilization 15 points higher, which no policy
-// can reach on this load: lending can only add to the quota the demand
-// above the shares, and a demand d of at most 1.3 shares holds at most
-// (d-1)/d <= 0.3/1.3 of itself above the share, so with demand averaging
-// 0.4 shares at most 0.4 x 0.3/1.3 = 9.2 points of the quota. The test
-// logs the points gained beside that bound.
+// Core work fills a partition to its whole share, so here lending can
+// only add to the quota the demand above the shares: a demand d of at
+// most 1.3 shares holds at most (d-1)/d <= 0.3/1.3 of itself above the
+// share, so with demand averaging 0.4 shares at most 0.4 x 0.3/1.3 = 9.2
+// points of the quota, short of the issue's 15. The test logs the points
+// gained beside that bound; TestSharesBeatSeparateQuotasForBurstWork
+// holds burst work, which a partition runs only up to its high
+// watermark, to the 15.
 func TestSharesBeatHardPartitionsOverAMonth(t *testing.T) {
 	days := 30
 	if testing.Short() {
@@ -147,5 +149,68 @@ func TestSharesBeatHardPartitionsOverAMonth(t *testing.T) {
 	}
 	if lent.Unfinished != 0 || hard.Unfinished != 0 {
 		t.Errorf("%d and %d jobs unfinished; want all done", lent.Unfinished, hard.Unfinished)
+	}
+}
+
+// The same month with the teams' work as checkpointable burst jobs,
+// against hard partitions in the form teams have without
+// shares: a quota of its own per team, with its own watermarks and
+// on-demand capacity. Burst work reaches a quota only by rule 2's lend,
+// while committed use stays under the high watermark (70%), so a
+// partition runs at most 70% of its share at the team's peak and sends
+// the rest to on-demand; one quota shared by the three, whose peaks do
+// not meet, runs the whole peak. That gap, (1.3-0.7) of a share for 6 h
+// a day, is 15 points of the quota: the issue's "at least 15 points
+// higher" is what sharing the watermark's headroom is worth here, and
+// the test asks for it, with elastic spend at least 25% lower and no
+// owner's p95 in-share wait more than 60 s higher.
+func TestSharesBeatSeparateQuotasForBurstWork(t *testing.T) {
+	const share = 8
+	teams := []string{"A", "B", "C"}
+	tr := staggeredTeams(30, 30, share)
+	for i := range tr.Jobs {
+		tr.Jobs[i].Class = jobs.ClassBurst
+	}
+	od := onDemand(3, 1)
+	od.MaxWorkers, od.StartupDelay = 64, 3*time.Minute
+	run := func(tr trace.Trace, slots map[string]int, quotaSlots int) Result {
+		cfg := sharesConfig(quotaSlots, time.Minute, slots)
+		return mustRun(t, tr, Options{Config: cfg, Pools: []policy.Pool{quota(1), od}, FixedSlots: quotaSlots,
+			Tick: 5 * time.Second, CheckpointInterval: 5 * time.Minute})
+	}
+	shared := run(tr, map[string]int{"A": share, "B": share, "C": share}, 3*share)
+	sharedUtil := 100 * (1 - shared.FixedIdleShare)
+	sharedElastic := shared.Cost.OnDemand + shared.Cost.Spot
+	var apartUtil, apartElastic float64
+	for _, team := range teams {
+		var js []trace.Job
+		for _, j := range tr.Jobs {
+			if j.Team == team {
+				js = append(js, j)
+			}
+		}
+		// A quota of the team's own: its share is the whole quota, so
+		// the in-share waits are counted the same way as when shared.
+		apart := run(mkTrace(js...), map[string]int{team: share}, share)
+		apartUtil += 100 * (1 - apart.FixedIdleShare) / float64(len(teams))
+		apartElastic += apart.Cost.OnDemand + apart.Cost.Spot
+		s, a := teamResult(t, shared, team), teamResult(t, apart, team)
+		t.Logf("team %s: p95 in-share wait %v shared, %v on its own quota", team, s.InShareWait.P95, a.InShareWait.P95)
+		if s.InShareWait.N == 0 || s.InShareWait.P95 > a.InShareWait.P95+time.Minute {
+			t.Errorf("team %s: p95 in-share wait %v over %d jobs shared, against %v on its own quota; want at most 60 s more",
+				team, s.InShareWait.P95, s.InShareWait.N, a.InShareWait.P95)
+		}
+	}
+	t.Logf("burst work, %d jobs: fixed utilization %.1f%% shared, %.1f%% on separate quotas (%.1f points more); "+
+		"elastic spend %.1f against %.1f (%.0f%% lower)", len(tr.Jobs), sharedUtil, apartUtil, sharedUtil-apartUtil,
+		sharedElastic, apartElastic, 100*(1-sharedElastic/apartElastic))
+	if sharedUtil-apartUtil < 15 {
+		t.Errorf("fixed utilization %.1f%% shared, %.1f%% on separate quotas; want at least 15 points more", sharedUtil, apartUtil)
+	}
+	if sharedElastic > 0.75*apartElastic {
+		t.Errorf("elastic spend %.1f shared, %.1f on separate quotas; want at least 25%% less", sharedElastic, apartElastic)
+	}
+	if shared.Unfinished != 0 {
+		t.Errorf("%d jobs unfinished; want all done", shared.Unfinished)
 	}
 }
