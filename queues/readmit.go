@@ -96,5 +96,5 @@ func (s *Store) enqueueReadmitted(ctx context.Context, j jobs.Job) error {
 // died or froze in between): the job was admitted once, so its next
 // attempt goes ahead of the jobs never taken, as a requeued one does.
 func (s *Store) Readmit(ctx context.Context, jobID string, attempt int, to Queue, reason string) (int, error) {
-	return s.move(ctx, jobID, attempt, to, reason, true)
+	return s.move(ctx, jobID, attempt, to, reason, true, false)
 }

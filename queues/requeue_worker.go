@@ -30,7 +30,8 @@ end
 // for it to time out). Prepend usageLua too.
 //
 // Every attempt queued here is readmitted (see readmit.go): it goes
-// ahead of the jobs never taken.
+// ahead of the jobs never taken; a core job rule 9 admitted goes back to
+// held (see held_admitted.go).
 //
 // requeueWorkerJobs(worker, workerJobsKey, jobKeyPrefix, workerKeyPrefix,
 // outboxKey, activeKey, usageKey, nowMs, endedMs, retentionMs, why) returns a flat list
@@ -40,7 +41,7 @@ end
 // gangLua and keySuffixLua as well. The prefixes come from keys.go
 // (JobPrefix, WorkerPrefix) and carry the namespace's hash tag, so every key
 // derived from them is in the slot of the script's declared keys.
-var requeueWorkerJobsLua = departLua + `
+var requeueWorkerJobsLua = departLua + heldAdmittedLua + `
 local function requeueJobs(ids, worker, wjobs, prefix, wprefix, outbox, active, ukey, now, ended, retention, why)
   local out = {}
   for _, id in ipairs(ids) do
@@ -78,6 +79,7 @@ local function requeueJobs(ids, worker, wjobs, prefix, wprefix, outbox, active, 
         local nxt = tonumber(st[2]) + 1
         -- A job the controller was preempting goes where it asked.
         if st[6] and st[6] ~= "" then st[4] = st[6] end
+        st[4] = backToHeld(k, st[4])
         redis.call("HDEL", k, "preempt", "preempt_reason", "preempt_spot")
         redis.call("HSET", k, "state", "queued", "attempt", nxt, "worker", "", "queued", now,
           "not_before", now, "queue", st[4], "error", "worker " .. worker .. " " .. why, "ob", "1", "readmit", "1")

@@ -225,7 +225,7 @@ return 1
 // The usage record of the attempt counts the work since its last checkpoint
 // as lost, except for a retry: a failed attempt's work is not thrown away by
 // Ballast, and lost work measures what preemption costs.
-var requeueScript = redis.NewScript(usageLua + gangLua + `
+var requeueScript = redis.NewScript(usageLua + gangLua + heldAdmittedLua + `
 local st = redis.call("HMGET", KEYS[1], "state", "attempt", "worker", "cancel", "preempt", "preempt_reason", "queue",
   "ended", "ended_reply", "preempt_spot")
 local this = ARGV[2] .. "|" .. ARGV[3] .. "|" .. ARGV[7]
@@ -261,6 +261,7 @@ end
 local q = ARGV[4]
 if q == "" and st[5] then q = st[5] end
 if q == "" then q = st[7] end
+if ARGV[7] ~= "retries" then q = backToHeld(KEYS[1], q) end
 local nxt = tonumber(st[2]) + 1
 redis.call("HSET", KEYS[1], "state", "queued", "attempt", nxt, "worker", "", "queued", ARGV[5],
   "not_before", ARGV[6], "queue", q, "ended", this, "ended_reply", cjson.encode({nxt, q, reason}), "ob", "1")
@@ -289,15 +290,26 @@ return {nxt, q, reason}
 // moveScript moves a queued job to another queue as a new attempt, so that
 // the delivery already in the old queue is stale and dropped by its claim.
 // KEYS: job, outbox. ARGV: id, attempt, queue, now, reason, readmit ("1":
-// the attempt was taken once, see readmit.go; absent otherwise).
+// the attempt was taken once, see readmit.go; absent otherwise), admit
+// ("1": rule 9 admits a held job to core, see held_admitted.go). A
+// readmitted core job that rule 9 admitted goes back to held instead; any
+// other move that does not readmit ends that admission.
 // Returns {} when the job is not queued at that attempt, else {fromQueue,
 // record as a flat HGETALL list}. "queued" (when the job began waiting) is
 // kept: a move is not a new wait, and wait-time rules must not be reset by
 // the controller shuffling a job between queues.
-var moveScript = redis.NewScript(`
+var moveScript = redis.NewScript(heldAdmittedLua + `
 local st = redis.call("HMGET", KEYS[1], "state", "attempt", "queue")
 if st[1] ~= "queued" or tonumber(st[2]) ~= tonumber(ARGV[2]) then return {} end
-redis.call("HSET", KEYS[1], "attempt", tonumber(st[2]) + 1, "queue", ARGV[3], "last_move", ARGV[5], "ob", "1")
+local q = ARGV[3]
+if ARGV[7] == "1" then
+  redis.call("HSET", KEYS[1], "` + heldAdmittedField + `", "1")
+elseif ARGV[6] == "1" then
+  q = backToHeld(KEYS[1], q)
+else
+  redis.call("HDEL", KEYS[1], "` + heldAdmittedField + `")
+end
+redis.call("HSET", KEYS[1], "attempt", tonumber(st[2]) + 1, "queue", q, "last_move", ARGV[5], "ob", "1")
 if ARGV[6] == "1" then redis.call("HSET", KEYS[1], "readmit", "1") end
 redis.call("ZADD", KEYS[2], ARGV[4], ARGV[1])
 return {st[3], redis.call("HGETALL", KEYS[1])}

@@ -582,16 +582,17 @@ func (s *Store) Requeue(ctx context.Context, j jobs.Job, worker string, r Requeu
 // error after the record moved comes with the new attempt, which the outbox
 // will enqueue.
 func (s *Store) Move(ctx context.Context, jobID string, attempt int, to Queue, reason string) (int, error) {
-	return s.move(ctx, jobID, attempt, to, reason, false)
+	return s.move(ctx, jobID, attempt, to, reason, false, false)
 }
 
-// move is Move; readmit marks the job as admitted once (see Readmit).
-func (s *Store) move(ctx context.Context, jobID string, attempt int, to Queue, reason string, readmit bool) (int, error) {
+// move is Move; readmit marks the job as admitted once (see Readmit),
+// admit as admitted from held by rule 9 (see AdmitHeld).
+func (s *Store) move(ctx context.Context, jobID string, attempt int, to Queue, reason string, readmit, admit bool) (int, error) {
 	if err := checkQueue("queues.Move", to, false); err != nil {
 		return 0, err
 	}
 	v, err := moveScript.Run(ctx, s.rdb, []string{s.ns.Job(jobID), s.ns.Outbox()},
-		jobID, attempt, string(to), s.opts.Now().UnixMilli(), reason, flag(readmit)).Slice()
+		jobID, attempt, string(to), s.opts.Now().UnixMilli(), reason, flag(readmit), flag(admit)).Slice()
 	if err != nil {
 		return 0, wrap("queues.Move", err)
 	}
