@@ -85,9 +85,12 @@ func (h *Hybrid) tickShares(ix *policy.Index, now time.Time) {
 }
 
 // admit carries out rule 9's Admit: a held core job moves to core, fenced
-// on the attempt the plan saw, like every move.
+// on the attempt the plan saw, like every move. The store remembers the
+// admission, so a requeue that is no reclaim (its worker died, left or
+// drained) sends the job back to held, first in line, not past rule 9 to
+// core.
 func (h *Hybrid) admit(ctx context.Context, a policy.Action) error {
-	n, err := h.Store.Move(ctx, a.Job, h.attempt(a.Job), queues.QueueCore, a.Reason)
+	n, err := h.Store.AdmitHeld(ctx, a.Job, h.attempt(a.Job), a.Reason)
 	h.announceMove(a, n, queues.QueueCore)
 	return err
 }

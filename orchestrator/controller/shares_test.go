@@ -112,6 +112,15 @@ func TestAdmitAndReclaimUnderShares(t *testing.T) {
 	if rq.Queue != queues.QueueHeld || back.Queue != string(queues.QueueHeld) || !back.Readmitted {
 		t.Errorf("reclaimed core loan: requeued to %s, record %s readmitted %v; want held, readmitted", rq.Queue, back.Queue, back.Readmitted)
 	}
+	// The admitted job, drained off its worker, waits for admission again:
+	// the store remembers that rule 9 admitted it.
+	again, ok, err := store.Claim(ctx, queues.Delivery{JobID: held.Job.ID, Attempt: 2}, "f2")
+	if !ok || err != nil {
+		t.Fatalf("claim of the admitted job: %v %v", ok, err)
+	}
+	if rq, err := store.Requeue(ctx, again, "f2", queues.Requeue{Reason: "worker draining"}); err != nil || rq.Queue != queues.QueueHeld {
+		t.Errorf("admitted job drained: requeued to %s (%v); want held", rq.Queue, err)
+	}
 	var admitted, reclaimed bool
 	for _, e := range log.es {
 		sh, ok := events.ParseShare(e)

@@ -62,6 +62,7 @@ type ControllerStore interface {
 // hybrid loop's hand on a job, with no reading of records.
 type JobMover interface {
 	Move(ctx context.Context, jobID string, attempt int, to queues.Queue, reason string) (int, error)
+	AdmitHeld(ctx context.Context, jobID string, attempt int, reason string) (int, error)
 	MovePlacement(ctx context.Context, jobID string, attempt int, workers []string) (int, error)
 	Place(ctx context.Context, jobID string, attempt int, workers []string) (int, error)
 }
