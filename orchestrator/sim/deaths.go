@@ -91,8 +91,9 @@ func (s *setup) fixedWorkers() int {
 //     the policy's view (and the fixed capacity), what was placed on it
 //     waits for another place, and its jobs are requeued readmitted, to
 //     the head of the queue they were taken from (a job the policy was
-//     stopping to the queue the policy asked for), resuming from their
-//     last checkpoint before the death.
+//     stopping to the queue the policy asked for; under team shares a
+//     core job to held, to wait for rule 9's admission again), resuming
+//     from their last checkpoint before the death.
 //   - revive, Down after the death (or at detection if later): it
 //     registers again with every slot free.
 //
@@ -205,7 +206,7 @@ func (s *sim) detect(di int32) {
 			continue
 		}
 		t.recovered = true
-		s.stop(ti, stopLost, t.queue)
+		s.stop(ti, stopLost, s.requeueTo(t))
 	}
 	s.pushDeathEvent(event{at: max(d.at+d.down, s.now), kind: evRevive, idx: di})
 	s.dirty = true
@@ -231,4 +232,15 @@ func (s *sim) revive(di int32) {
 		s.nextDeath(wi)
 	}
 	s.fill(wi)
+}
+
+// requeueTo is the queue a dead worker's task goes back to: the one it was
+// taken from, except that under team shares core work, which rule 9
+// admitted from held, waits in held again (readmitted, first in line), as
+// the live store sends it, rather than start past admission.
+func (s *sim) requeueTo(t *task) queueKind {
+	if t.core && s.teams != nil && t.queue == qCore {
+		return qHeld
+	}
+	return t.queue
 }
