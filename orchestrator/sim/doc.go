@@ -161,7 +161,8 @@
 // once every job is done is ignored, and so is one drawn from the rate
 // when nothing but deaths is left to happen (work stuck for good would
 // otherwise keep the run going). Under team shares a requeued core job
-// goes back to core, past rule 9's admission, as live. The quota is
+// goes back to held, readmitted, to wait for rule 9's admission first in
+// line, as live. The quota is
 // billed whole whatever is down, as a prepaid quota is. With no deaths
 // none of this runs.
 //

@@ -110,9 +110,8 @@ type task struct {
 	halted bool
 	haltAt time.Duration
 	// recovered: queued again because its worker died, and not started
-	// since: a core job of it went back to core without rule 9's Admit.
-	// afterLoss: the attempt running now began so.
-	recovered, afterLoss bool
+	// since (under team shares a core job waits in held again).
+	recovered bool
 	// inShare: under team shares, the team's demand was within its share
 	// when the job arrived, so its wait is an owner's in-share wait.
 	inShare bool
@@ -275,7 +274,7 @@ func (s *sim) start(ti, wi int32) {
 	s.dequeue(ti)
 	t := &s.tasks[ti]
 	t.state, t.worker, t.startedAt, t.placed = tsRunning, wi, s.now, -1
-	t.afterLoss, t.recovered = t.recovered, false
+	t.recovered = false
 	if t.gang() {
 		for i, wj := range t.gws {
 			t.gpos[i] = s.put(wj, ti, t.gk[i])

@@ -123,27 +123,21 @@ func randomShares(seed uint64) (trace.Trace, Options) {
 // not yet declared dead (for worker_ttl the controller cannot know: the
 // policy still sees the worker and its jobs running), while the fixed
 // workers that are up hold fewer slots than the sum of the shares, or
-// while a job a death requeued has not started again: as live, it goes
-// back to the queue it was taken from, core, past rule 9's admission,
-// and rule 8 may reserve it (a gang) on workers busy with in-share
-// work, so until it runs the quota is not in a state rule 9 made. A
+// while a job a death requeued has not started again: as live, a core
+// job goes back to held, readmitted, and once rule 9 admits it again rule
+// 8 may reserve it (a gang) on workers busy with in-share work, so until
+// it runs the quota is not in a state rule 9 made. A
 // wait owed is checked only while the quota is not impaired, and is
 // counted from the later of when it began and when the last impairment
 // ended (exactly: the instant of the detection or the return that ended
 // it; for the last requeued job's start, the check before it, the
-// earliest it can have been). The requeued jobs themselves are not
-// owed through the rule below for admitted work that cannot be
-// reclaimed, since rule 9 did not admit them. The other invariants stay as strict as without deaths: the
-// common slots lendable are those of the fixed workers the policy sees
-// (up, or dead and not yet declared dead), so a death that takes common
-// slots from borrowers must be dealt with by the tick after the next
-// decision like any other limit passed. One thing is let pass: a job a
-// death requeued goes back to core past rule 9's admission, as live, and
-// takes the first free slot, even one a reclaim just freed to bring the
-// loans back within what may be lent; so the slots such attempts hold
-// above their team's share may pass the lendable room until they end
-// (the borrow limits still hold them). Everything else borrowed is held
-// to it.
+// earliest it can have been). The other invariants stay as strict as
+// without deaths: the common slots lendable are those of the fixed
+// workers the policy sees (up, or dead and not yet declared dead), so a
+// death that takes common slots from borrowers must be dealt with by the
+// tick after the next decision like any other limit passed, and what a
+// death requeued is held to the lendable room like everything else
+// borrowed, since it is admitted again before it runs.
 type shareChecker struct {
 	cfg    shares.Config
 	quota  int
@@ -201,9 +195,6 @@ func (c *shareChecker) check(s *sim, snap policy.Snapshot) error {
 	// the stops in flight land, which the limits are held to: a loan
 	// being reclaimed has been dealt with.
 	used, kept := map[string]float64{}, map[string]float64{}
-	// afterLoss is what each team keeps with attempts that began from a
-	// death's requeue (see shareChecker).
-	afterLoss := map[string]float64{}
 	hard := map[string]float64{} // what cannot be reclaimed
 	for _, wi := range s.fixedWs {
 		for _, ti := range s.workers[wi].tasks {
@@ -212,9 +203,6 @@ func (c *shareChecker) check(s *sim, snap policy.Snapshot) error {
 			used[t.team] += k
 			if t.state != tsLeaving {
 				kept[t.team] += k
-				if t.afterLoss {
-					afterLoss[t.team] += k
-				}
 			}
 			if !c.reclaimable(t) {
 				hard[t.team] += k
@@ -228,7 +216,7 @@ func (c *shareChecker) check(s *sim, snap policy.Snapshot) error {
 		}
 	}
 	lendable := float64(max(known-c.total, 0))
-	var borrowed, tolerated float64
+	var borrowed float64
 	var past error
 	for _, tm := range c.cfg.Teams {
 		share := float64(tm.Slots)
@@ -241,16 +229,14 @@ func (c *shareChecker) check(s *sim, snap policy.Snapshot) error {
 			past = fmt.Errorf("team %s borrows %v slots, past its borrow limit of %d", tm.Name, over, tm.BorrowLimit)
 		}
 		borrowed += over
-		tolerated += min(over, afterLoss[tm.Name])
 		lendable += min(share-min(kept[tm.Name], share), float64(tm.LendLimit))
 	}
 	for team, k := range kept {
 		if _, ok := c.cfg.Team(team); !ok {
 			borrowed += k // a team without a share borrows all it uses
-			tolerated += afterLoss[team]
 		}
 	}
-	if borrowed-tolerated > lendable+1e-9 {
+	if borrowed > lendable+1e-9 {
 		past = fmt.Errorf("the teams borrow %v slots, more than the %v the common slots and the lend limits allow (use %v)",
 			borrowed, lendable, kept)
 	}
@@ -299,9 +285,7 @@ func (c *shareChecker) check(s *sim, snap policy.Snapshot) error {
 		if t.queue == qCore {
 			admitted = k // in bound already
 		}
-		// Not a job a death sent back to core: rule 9 did not admit it
-		// (see shareChecker).
-		stuck := t.queue == qCore && !t.recovered && !c.reclaimable(t) && hard[t.team]+k-admitted <= float64(tm.Slots)
+		stuck := t.queue == qCore && !c.reclaimable(t) && hard[t.team]+k-admitted <= float64(tm.Slots)
 		if !stuck && bound[t.team]-admitted+k > float64(tm.Slots) {
 			continue
 		}
