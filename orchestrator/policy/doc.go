@@ -63,13 +63,15 @@
 // share that only partly fits) only when no other is left, so the owner
 // still wins; a sized owner's job takes its slots in the same order, and
 // a GPU share counts as freeing only the slots that empty once it
-// leaves. A reclaimed core loan goes back to held. A dead fixed worker's
-// core jobs are requeued readmitted to core, not held, and skip
-// admission: rule 9 counts them in their team's use as admitted work (in
-// share or loan by the same attribution as queued work, a loan queued
-// ahead of an owner's work counting in the reclaims for it), and no new
-// loan is admitted while they exceed the lendable room of the quota left
-// up. Optional
+// leaves. A reclaimed core loan goes back to held. So does an admitted
+// core job sent back for any other reason (its worker died, left or
+// drained): readmitted, it is first in line for admission again and
+// counts in its team's use only once admitted. Readmitted core jobs
+// found in core instead (records from before, or rebuilt) count as
+// admitted work (in share or loan by the same attribution as queued
+// work, a loan queued ahead of an owner's work counting in the reclaims
+// for it), and no new loan is admitted while they exceed the lendable
+// room of the quota left up. Optional
 // rebalancing lets a borrower preempt a bigger borrower's loan, never so
 // far that the victim's team could preempt back.
 //

@@ -89,10 +89,37 @@ func TestSharesReclaimSparesLoansPartlyInShare(t *testing.T) {
 	wantList(t, "reclaims once only A's is left", kinds(p, Reclaim), "a[A>B]")
 }
 
+// TestSharesDeadWorkersCoreJobsWaitForAdmission checks how rule 9 treats
+// the core jobs of a dead fixed worker, which the store requeues
+// readmitted to held, not core: they are not admitted work until rule 9
+// admits them again, and they are first in line for it. Shares A 4 and B
+// 2 on two workers (2 slots common); A fills f1 within its share, and a
+// dead worker's jobs wait in held: two loans of A and one in-share job of
+// B, beside new held work of both. B's readmitted job goes first and its
+// new one still fits its share (the readmitted one is not counted twice);
+// A's readmitted loans take the common slots ahead of A's new job.
+func TestSharesDeadWorkersCoreJobsWaitForAdmission(t *testing.T) {
+	var js []Job
+	for i := range 4 {
+		js = append(js, onFixed(fmt.Sprintf("a%d", i), "A", "f1", ago(3*time.Hour), ago(time.Second)))
+	}
+	requeued := func(id, team string) Job {
+		j := held(id, team, ago(time.Hour))
+		j.Readmitted, j.LastCheckpointAt = true, ago(2*time.Minute)
+		return j
+	}
+	js = append(js, held("ah", "A", ago(2*time.Hour)), held("bh", "B", ago(2*time.Hour)))
+	js = append(js, requeued("la0", "A"), requeued("la1", "A"), requeued("b0", "B"))
+	s := shareSnap(2, []shares.Team{team("A", 4), team("B", 2)}, js...) // the dead worker is gone
+	p := Decide(mustValidSnap(t, s), t0)
+	wantList(t, "admissions", kinds(p, Admit), "b0[B>B]", "bh[B>B]", "la0[A>]", "la1[A>]")
+	wantList(t, "reclaims", kinds(p, Reclaim))
+}
+
 // TestSharesDeadWorkersCoreJobsCountAsAdmitted checks how rule 9 counts
-// the core jobs of a dead fixed worker, which the controller requeues
-// readmitted to core, the queue they came from, without a new
-// admission: they count in their team's use as admitted work. Shares A
+// readmitted core jobs found in core rather than held (a store's records
+// from before requeues went back to held, or rebuilt by recover): they
+// count in their team's use as admitted work. Shares A
 // 4 and B 4 on two workers; f2 died with two loans of A and two
 // in-share jobs of B on it. A, at its share with its loans queued, has
 // nothing admitted, and its in-share work on f1 is never a victim; B's
