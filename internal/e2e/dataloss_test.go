@@ -39,19 +39,46 @@ func startRedisOn(t *testing.T, port int) *exec.Cmd {
 	if err != nil {
 		testenv.Unavailable(t, "redis-server", err)
 	}
-	cmd := exec.Command(path, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-		"--dir", t.TempDir())
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting redis-server: %v", err)
-	}
 	probe := redis.NewClient(&redis.Options{Addr: "127.0.0.1:" + strconv.Itoa(port)})
 	defer probe.Close()
-	testenv.Eventually(t, 10*time.Second, "the restarted redis-server answers PING", func() bool {
+	answers := func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 		defer cancel()
 		return probe.Ping(ctx).Err() == nil
-	})
-	return cmd
+	}
+	// The Redis killed just before may not have let go of the port yet:
+	// a server started then cannot bind and exits at once. Start again
+	// until one answers, for as long as a loaded machine may need.
+	deadline := time.Now().Add(20 * time.Second)
+	for attempt := 1; ; attempt++ {
+		cmd := exec.Command(path, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+			"--dir", t.TempDir())
+		if err := cmd.Start(); err != nil {
+			t.Fatalf("starting redis-server: %v", err)
+		}
+		exited := make(chan struct{})
+		go func() { _, _ = cmd.Process.Wait(); close(exited) }()
+		for time.Now().Before(deadline) {
+			if answers() {
+				return cmd
+			}
+			select {
+			case <-exited:
+			case <-time.After(100 * time.Millisecond):
+				continue
+			}
+			break
+		}
+		select {
+		case <-exited:
+		default:
+			_ = cmd.Process.Kill()
+		}
+		if !time.Now().Before(deadline) {
+			t.Fatalf("redis-server on port %d did not answer PING in 20s (%d starts)", port, attempt)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }
 
 // stopRedis kills a redis-server of startRedisOn (nil: none) and waits
