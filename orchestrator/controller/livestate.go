@@ -327,19 +327,16 @@ func (h *Hybrid) refresh(ctx context.Context, now time.Time, lv *liveState, hint
 		return h.rebuild(ctx, now)
 	}
 	defer h.mu.Unlock()
-	h.orphans = nil
 	poolOf := make(map[string]string, len(ws))
-	placeable := make(map[string]bool, len(ws))
 	for _, w := range ws {
 		poolOf[w.ID] = w.Pool
-		placeable[w.ID] = keyOf(w).placeable
 	}
 	for _, id := range removed {
 		h.dropLive(lv, id)
 	}
 	for _, id := range list {
 		if j, ok := recs[id]; ok {
-			h.putLive(lv, j, poolOf, placeable)
+			h.putLive(lv, j, poolOf)
 		} else {
 			h.dropLive(lv, id)
 		}
@@ -367,7 +364,7 @@ func (h *Hybrid) refresh(ctx context.Context, now time.Time, lv *liveState, hint
 	}
 	for id := range again {
 		if j, ok := h.seen[id]; ok && !read[id] {
-			h.putLive(lv, j, poolOf, placeable)
+			h.putLive(lv, j, poolOf)
 		}
 	}
 	clear(lv.workers)
@@ -381,7 +378,7 @@ func (h *Hybrid) refresh(ctx context.Context, now time.Time, lv *liveState, hint
 			addRunning(running, h.seen[id], w.ID)
 		}
 	}
-	workers, launches, _, _ := h.viewWorkers(ws, running, instances, now)
+	workers, launches, _ := h.viewWorkers(ws, running, instances, now)
 	for _, w := range workers {
 		lv.ix.PutWorker(w)
 	}
@@ -413,7 +410,7 @@ func (h *Hybrid) runsOn(js map[string]bool, w string) bool {
 
 // putLive replaces the record kept of j and its view in the index, as a
 // full read would build them. Callers hold h.mu.
-func (h *Hybrid) putLive(lv *liveState, j jobs.Job, poolOf map[string]string, placeable map[string]bool) {
+func (h *Hybrid) putLive(lv *liveState, j jobs.Job, poolOf map[string]string) {
 	if old, ok := h.seen[j.ID]; ok {
 		lv.ref(old, false)
 	}
@@ -422,7 +419,7 @@ func (h *Hybrid) putLive(lv *liveState, j jobs.Job, poolOf map[string]string, pl
 	if o, ok := h.overflowTo[j.ID]; ok && o.attempt != j.Attempt {
 		delete(h.overflowTo, j.ID) // moved on from its overflow
 	}
-	lv.ix.PutJob(h.policyJob(j, poolOf, placeable))
+	lv.ix.PutJob(h.policyJob(j, poolOf))
 }
 
 // dropLive forgets an ended job. Callers hold h.mu.
