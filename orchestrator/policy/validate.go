@@ -269,7 +269,7 @@ func (s Snapshot) validateSize(p *problems, at string, j Job, pools map[string]P
 	case j.queued() && j.PendingAction != "" && j.PendingAction != Unplace:
 		p.add(at+".placed", fmt.Sprintf("is set while %s is in flight; a placed job is not moved", j.PendingAction))
 	}
-	region := ""
+	region, first := "", true
 	for i, id := range j.Placed {
 		w, ok := workers[id]
 		switch {
@@ -284,10 +284,10 @@ func (s Snapshot) validateSize(p *problems, at string, j Job, pools map[string]P
 		case j.Class == jobs.ClassCore && pools[w.Pool].Kind == PoolSpot:
 			p.add(fmt.Sprintf("%s.placed[%d]", at, i), "a core job is placed on spot capacity")
 		}
-		if r := pools[w.Pool].Region; i == 0 {
-			region = r
+		if r := pools[w.Pool].Region; first {
+			region, first = r, false
 		} else if r != region {
-			p.add(fmt.Sprintf("%s.placed[%d]", at, i), fmt.Sprintf("is in region %q, member 0 in %q; a gang runs in one region", r, region))
+			p.add(fmt.Sprintf("%s.placed[%d]", at, i), fmt.Sprintf("is in region %q, the members before it in %q; a gang runs in one region", r, region))
 		}
 	}
 }
