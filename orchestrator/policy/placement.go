@@ -31,7 +31,8 @@ import (
 // reserves only where no pool may grow for it: a new worker comes sooner
 // than a busy one empties. A reservation that has waited
 // ReservationPatience moves to workers where its job fits now (see
-// moveReservations).
+// moveReservations). A placement its workers will never start is taken
+// back before any rule runs (see unplace).
 //
 // Why here: it runs in two passes. Core work (and overflowed core work)
 // goes after rule 1 has picked the victims a sized core job needs, so the
