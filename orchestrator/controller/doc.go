@@ -14,9 +14,9 @@
 // (also at once, when poked), and runs the capacity tick.
 //
 // Hybrid is that capacity tick: it keeps a view of the active jobs across
-// ticks (livestate.go, refreshed early by Changed hints), takes back the
-// placements of jobs that left (placement.go), runs the pure policy's
-// Decide, and applies the plan through a provider: launching and
-// releasing workers, and moving core jobs to on-demand capacity under
-// rule 7 (overflow.go).
+// ticks (livestate.go, refreshed early by Changed hints), runs the pure
+// policy's Decide, and applies the plan through a provider: launching and
+// releasing workers, placing sized jobs and taking back placements their
+// workers will never start (placement.go), and moving core jobs to
+// on-demand capacity under rule 7 (overflow.go).
 package controller

@@ -99,11 +99,6 @@ type Hybrid struct {
 	// asked for (Job.Rebalanced); kept in memory, so a new leader
 	// starts them over.
 	rebalanced map[string]int
-
-	// orphans are queued jobs placed on a worker that no longer takes
-	// placed work (gone, draining, fenced into a new ID), seen by the last
-	// snapshot; Tick takes their placements back.
-	orphans []orphan
 }
 
 type inflight struct {
@@ -133,10 +128,9 @@ func (h *Hybrid) Tick(ctx context.Context, now time.Time) (policy.Plan, error) {
 }
 
 // act is the rest of Tick, once the view is read: close the launches the
-// provider reports gone, take back orphaned placements, decide, apply.
+// provider reports gone, decide, apply.
 func (h *Hybrid) act(ctx context.Context, ix *policy.Index, instances []provider.Instance, now time.Time) (policy.Plan, error) {
 	h.endLaunches(ctx, instances, now)
-	h.unplaceOrphans(ctx)
 	h.releaseStrayHeld(ctx)
 	plan := ix.Decide(now)
 	h.mu.Lock()
@@ -185,18 +179,16 @@ func (h *Hybrid) snapshot(ctx context.Context, now time.Time) (policy.Snapshot, 
 // read; it replaces what Apply fences on (h.seen, h.attempts). Callers
 // hold h.mu.
 func (h *Hybrid) build(ws []queues.WorkerInfo, active []jobs.Job, instances []provider.Instance, now time.Time) policy.Snapshot {
-	h.orphans = nil
 	s := policy.Snapshot{Config: h.Config, Pools: h.Pools}
 	var poolOf map[string]string
-	var placeable map[string]bool
-	s.Workers, s.Launches, poolOf, placeable = h.viewWorkers(ws, runningSlots(active), instances, now)
+	s.Workers, s.Launches, poolOf = h.viewWorkers(ws, runningSlots(active), instances, now)
 	attempts := make(map[string]int, len(active))
 	seen := make(map[string]jobs.Job, len(active))
 	for _, j := range active {
 		attempts[j.ID] = j.Attempt
 		seen[j.ID] = j
 		h.noteStrayHeld(j)
-		s.Jobs = append(s.Jobs, h.policyJob(j, poolOf, placeable))
+		s.Jobs = append(s.Jobs, h.policyJob(j, poolOf))
 	}
 	for id := range h.inflight {
 		if _, ok := attempts[id]; !ok {
@@ -252,19 +244,20 @@ func addRunning(running map[string]int, j jobs.Job, worker string) {
 
 // viewWorkers is the policy's view of the registered workers, given the
 // slots the records hold on each, and of the launches on their way; with
-// each worker's pool and whether it takes placed work. Callers hold h.mu.
+// each worker's pool. Callers hold h.mu.
 func (h *Hybrid) viewWorkers(ws []queues.WorkerInfo, running map[string]int, instances []provider.Instance, now time.Time) (
-	workers []policy.Worker, launches []policy.Launch, poolOf map[string]string, placeable map[string]bool) {
+	workers []policy.Worker, launches []policy.Launch, poolOf map[string]string) {
 	poolOf = map[string]string{}
 	registered := map[string]bool{}
-	placeable = map[string]bool{}
 	for _, w := range ws {
 		registered[w.ID] = true
 		poolOf[w.ID] = w.Pool
-		placeable[w.ID] = w.PlaceQueue == string(queues.PlaceQueue(w.ID)) && !w.Draining
 		busy := min(running[w.ID], w.Slots)
 		pw := policy.Worker{ID: w.ID, Pool: w.Pool, Slots: w.Slots, Busy: busy, State: policy.WorkerUp, StartedAt: w.StartedAt,
-			Labels: w.Labels, CPUs: w.CPUs, Memory: w.Memory}
+			Labels: w.Labels, CPUs: w.CPUs, Memory: w.Memory,
+			// A worker that reads another place queue, or none, never
+			// starts work placed on it: rule 8 takes such placements back.
+			NoPlacedWork: w.PlaceQueue != string(queues.PlaceQueue(w.ID))}
 		if w.Draining {
 			pw.State = policy.WorkerDraining
 		}
@@ -307,13 +300,12 @@ func (h *Hybrid) viewWorkers(ws []queues.WorkerInfo, running map[string]int, ins
 			delete(h.idleSince, id)
 		}
 	}
-	return workers, launches, poolOf, placeable
+	return workers, launches, poolOf
 }
 
 // policyJob is the policy's view of one active job record. It drops the
-// in-flight preemption the record shows done, and notes an orphaned
-// placement for Tick to take back (see size). Callers hold h.mu.
-func (h *Hybrid) policyJob(j jobs.Job, poolOf map[string]string, placeable map[string]bool) policy.Job {
+// in-flight preemption the record shows done. Callers hold h.mu.
+func (h *Hybrid) policyJob(j jobs.Job, poolOf map[string]string) policy.Job {
 	q := policy.Queue(j.Queue)
 	switch jq := queues.Queue(j.Queue); {
 	case jq.Overflow():
@@ -343,7 +335,7 @@ func (h *Hybrid) policyJob(j jobs.Job, poolOf map[string]string, placeable map[s
 		}
 	}
 	pj.Home = elasticHome(j)
-	h.size(&pj, j, placeable)
+	size(&pj, j)
 	return pj
 }
 
@@ -428,6 +420,8 @@ func (h *Hybrid) Apply(ctx context.Context, plan policy.Plan, now time.Time) err
 			note(a, h.place(ctx, a))
 		case policy.Admit:
 			note(a, h.admit(ctx, a))
+		case policy.Unplace:
+			note(a, h.unplace(ctx, a))
 		}
 	}
 	return firstErr

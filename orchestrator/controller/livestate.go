@@ -94,12 +94,9 @@ type liveState struct {
 	wholeReads  int
 	// refs are, by worker, the jobs whose record names it (as its worker
 	// or as a placed member's): their view changes with the worker's
-	// pool and whether it takes placed work.
+	// pool. Whether a worker takes placed work is the worker's view
+	// (NoPlacedWork, draining), which rule 8 reads, not its jobs'.
 	refs map[string]map[string]bool
-	// placedQueued are the queued jobs with a placement, viewed again
-	// every tick so that a placement on a worker that stopped taking
-	// placed work is taken back, as a full read would find it.
-	placedQueued map[string]bool
 	// workers is what each registered worker's jobs' view depends on, as
 	// last read; indexed the IDs of the workers in ix.
 	workers map[string]workerKey
@@ -108,8 +105,7 @@ type liveState struct {
 
 // workerKey is what of a worker its jobs' view depends on.
 type workerKey struct {
-	pool      string
-	placeable bool
+	pool string
 }
 
 // Forget drops the view kept across ticks: the next Tick reads every
@@ -177,7 +173,7 @@ func (h *Hybrid) rebuild(ctx context.Context, now time.Time) (*policy.Index, []p
 	s := h.build(ws, active, instances, now)
 	lv := &liveState{ix: policy.IndexOf(s), cfg: h.Config, pools: slices.Clone(h.Pools), builtAt: now,
 		members: make(map[string]uint32, len(m.Active)), sets: m.OnWorker, refs: map[string]map[string]bool{},
-		placedQueued: map[string]bool{}, workers: map[string]workerKey{}, indexed: map[string]bool{},
+		workers: map[string]workerKey{}, indexed: map[string]bool{},
 		endSeen: map[string]time.Time{}, endCursor: time.UnixMilli(1)}
 	lv.syncMembers(m.Active)
 	lv.addedCursor = timespan.Earlier(m.LastAdded, now.Add(addMargin))
@@ -212,7 +208,7 @@ func (h *Hybrid) instances(ctx context.Context, now time.Time) ([]provider.Insta
 }
 
 func keyOf(w queues.WorkerInfo) workerKey {
-	return workerKey{pool: w.Pool, placeable: w.PlaceQueue == string(queues.PlaceQueue(w.ID)) && !w.Draining}
+	return workerKey{pool: w.Pool}
 }
 
 // refresh reads the registry, the memberships and the records that may have
@@ -327,26 +323,22 @@ func (h *Hybrid) refresh(ctx context.Context, now time.Time, lv *liveState, hint
 		return h.rebuild(ctx, now)
 	}
 	defer h.mu.Unlock()
-	h.orphans = nil
 	poolOf := make(map[string]string, len(ws))
-	placeable := make(map[string]bool, len(ws))
 	for _, w := range ws {
 		poolOf[w.ID] = w.Pool
-		placeable[w.ID] = keyOf(w).placeable
 	}
 	for _, id := range removed {
 		h.dropLive(lv, id)
 	}
 	for _, id := range list {
 		if j, ok := recs[id]; ok {
-			h.putLive(lv, j, poolOf, placeable)
+			h.putLive(lv, j, poolOf)
 		} else {
 			h.dropLive(lv, id)
 		}
 	}
-	// The jobs of workers that came, went, or changed pool or whether
-	// they take placed work are viewed again from the records kept; and
-	// every queued placed job, for the orphans (see placedQueued).
+	// The jobs of workers that came, went, or changed pool are viewed
+	// again from the records kept.
 	again := map[string]bool{}
 	for _, w := range ws {
 		if k, ok := lv.workers[w.ID]; !ok || k != keyOf(w) {
@@ -362,12 +354,9 @@ func (h *Hybrid) refresh(ctx context.Context, now time.Time, lv *liveState, hint
 			}
 		}
 	}
-	for id := range lv.placedQueued {
-		again[id] = true
-	}
 	for id := range again {
 		if j, ok := h.seen[id]; ok && !read[id] {
-			h.putLive(lv, j, poolOf, placeable)
+			h.putLive(lv, j, poolOf)
 		}
 	}
 	clear(lv.workers)
@@ -381,7 +370,7 @@ func (h *Hybrid) refresh(ctx context.Context, now time.Time, lv *liveState, hint
 			addRunning(running, h.seen[id], w.ID)
 		}
 	}
-	workers, launches, _, _ := h.viewWorkers(ws, running, instances, now)
+	workers, launches, _ := h.viewWorkers(ws, running, instances, now)
 	for _, w := range workers {
 		lv.ix.PutWorker(w)
 	}
@@ -413,7 +402,7 @@ func (h *Hybrid) runsOn(js map[string]bool, w string) bool {
 
 // putLive replaces the record kept of j and its view in the index, as a
 // full read would build them. Callers hold h.mu.
-func (h *Hybrid) putLive(lv *liveState, j jobs.Job, poolOf map[string]string, placeable map[string]bool) {
+func (h *Hybrid) putLive(lv *liveState, j jobs.Job, poolOf map[string]string) {
 	if old, ok := h.seen[j.ID]; ok {
 		lv.ref(old, false)
 	}
@@ -422,7 +411,7 @@ func (h *Hybrid) putLive(lv *liveState, j jobs.Job, poolOf map[string]string, pl
 	if o, ok := h.overflowTo[j.ID]; ok && o.attempt != j.Attempt {
 		delete(h.overflowTo, j.ID) // moved on from its overflow
 	}
-	lv.ix.PutJob(h.policyJob(j, poolOf, placeable))
+	lv.ix.PutJob(h.policyJob(j, poolOf))
 }
 
 // dropLive forgets an ended job. Callers hold h.mu.
@@ -460,11 +449,6 @@ func (lv *liveState) ref(j jobs.Job, add bool) {
 	file(j.Worker)
 	for _, w := range j.Placed {
 		file(w)
-	}
-	if j.State == jobs.StateQueued && len(j.Placed) > 0 && add {
-		lv.placedQueued[j.ID] = true
-	} else if !add {
-		delete(lv.placedQueued, j.ID)
 	}
 }
 

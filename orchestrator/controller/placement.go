@@ -2,27 +2,17 @@ package controller
 
 import (
 	"context"
-	"fmt"
-	"strings"
 
 	"github.com/ballastdev/ballast/jobs"
 	"github.com/ballastdev/ballast/orchestrator/policy"
 	"github.com/ballastdev/ballast/queues"
 )
 
-// orphan is a placement to take back: the job's attempt and its queue.
-type orphan struct {
-	job     string
-	attempt int
-	queue   queues.Queue
-	workers []string
-}
-
-// size copies a job's size into the policy's view. A queued job placed on a
-// worker that no longer takes placed work is shown unplaced (nothing is
-// held for it there any more) and noted for Tick to take back; callers
-// hold h.mu.
-func (h *Hybrid) size(pj *policy.Job, j jobs.Job, placeable map[string]bool) {
+// size copies a job's size, and where it is placed, into the policy's
+// view. A queued job placed on a worker that no longer takes placed work
+// is shown as placed: rule 8 decides to take it back (policy.Unplace),
+// and unplace carries that out.
+func size(pj *policy.Job, j jobs.Job) {
 	z := j.Spec.Size
 	pj.Slots, pj.Replicas, pj.CPUs, pj.Memory = z.Slots, z.Replicas, z.CPUs, int64(z.Memory)
 	pj.Requires = z.Requires
@@ -30,36 +20,35 @@ func (h *Hybrid) size(pj *policy.Job, j jobs.Job, placeable map[string]bool) {
 	if len(j.Placed) == 0 {
 		return
 	}
-	if j.State == jobs.StateQueued {
-		for _, w := range j.Placed {
-			if !placeable[w] {
-				h.orphans = append(h.orphans, orphan{job: j.ID, attempt: j.Attempt, queue: queues.Queue(j.Queue), workers: j.Placed})
-				return
-			}
-		}
-	}
 	pj.Placed = append([]string(nil), j.Placed...)
 	pj.PlacedAt = j.PlacedAt
 }
 
-// unplaceOrphans takes back the placements the last snapshot found on
-// workers that no longer take placed work: the job waits for placement
-// again as a new attempt, and the delivery held on the old worker is stale.
-// The move is fenced, so a job that started meanwhile is left alone.
-func (h *Hybrid) unplaceOrphans(ctx context.Context) {
+// unplace carries out an Unplace action: the job waits for placement
+// again as a new attempt, and the delivery held on the old workers is
+// stale. The move is fenced on the attempt the plan saw, so a job that
+// started meanwhile is left alone; one that fails is planned again next
+// tick.
+func (h *Hybrid) unplace(ctx context.Context, a policy.Action) error {
 	h.mu.Lock()
-	orphans := h.orphans
-	h.orphans = nil
+	j, ok := h.seen[a.Job]
 	h.mu.Unlock()
-	for _, o := range orphans {
-		h.Changed(o.job)
-		reason := fmt.Sprintf("placed on %s, which takes no placed work now", strings.Join(o.workers, ","))
-		if _, err := h.Store.Move(ctx, o.job, o.attempt, o.queue, reason); err != nil {
-			h.Logger.Warn("placement not taken back; the next tick tries again", "job", o.job, "err", err)
-			continue
-		}
-		h.Logger.Info("placement taken back", "job", o.job, "attempt", o.attempt, "reason", reason)
+	if !ok {
+		return nil
 	}
+	n, err := h.Store.Move(ctx, a.Job, h.attempt(a.Job), queues.Queue(j.Queue), a.Reason)
+	if err != nil {
+		// Not the tick's failure: the plan holds the take-back again
+		// next tick until it lands.
+		h.Logger.Warn("placement not taken back; the next tick tries again", "job", a.Job, "err", err)
+		return nil
+	}
+	if n == 0 {
+		h.Logger.Debug("placement not taken back: the job moved on since the snapshot", "job", a.Job)
+		return nil
+	}
+	h.Logger.Info("placement taken back", "job", a.Job, "reason", a.Reason)
+	return nil
 }
 
 // place carries out a Place action: the job's members go to the named

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -64,10 +65,21 @@ func TestTickPlacesSizedJobsAndTakesBackOrphans(t *testing.T) {
 	if _, err := store.Heartbeat(ctx, other, nil); err != nil {
 		t.Fatal(err)
 	}
+	// The take-back is the policy's: a plan holds it (rule 8's Unplace),
+	// naming the worker gone.
+	unplaced := false
 	for i := 0; i < 3; i++ {
 		if _, err := h.Tick(ctx, now.Add(time.Duration(i+1)*time.Second)); err != nil {
 			t.Fatal(err)
 		}
+		for _, a := range h.LastPlan().Actions {
+			if a.Kind == policy.Unplace && a.Job == sub.Job.ID && strings.Contains(a.Reason, "big gone") {
+				unplaced = true
+			}
+		}
+	}
+	if !unplaced {
+		t.Errorf("no plan took the placement on big back")
 	}
 	j, _ = store.Get(ctx, sub.Job.ID)
 	if len(j.Placed) != 1 || j.Placed[0] != "other" || j.State != jobs.StateQueued {

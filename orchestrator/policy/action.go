@@ -39,14 +39,22 @@ const (
 	// Admit moves a held core job to core (rule 9): within its team's
 	// share, or as a loan of reclaimable work.
 	Admit ActionKind = "admit"
+	// Unplace takes back the placement of a queued sized job whose
+	// workers (Workers, as placed) do not all take placed work any more:
+	// one is gone, draining, or reads no place queue of its own (rule 8).
+	// The job waits in Queue, its own, to be placed again as a new
+	// attempt; the delivery held on the old workers is stale.
+	Unplace ActionKind = "unplace"
 )
 
 // Action is one step of a plan. Which fields are set depends on Kind:
-// Job for the moves (Lend, Unlend, Reclaim, Migrate, Overflow, Rehome, Admit),
+// Job for the moves (Lend, Unlend, Reclaim, Migrate, Overflow, Rehome, Admit,
+// Unplace),
 // Worker for Reclaim, Migrate, Drain and Release, Pool for ScaleUp and
 // Overflow (the target) and for Migrate (the pool left), Queue for every
 // move (the target queue; for Place the job's own, logical, queue), Count
-// for ScaleUp, Home for Rehome, Workers for Place.
+// for ScaleUp, Home for Rehome, Workers for Place (and for Unplace the
+// workers it was placed on).
 type Action struct {
 	Kind   ActionKind
 	Job    string
@@ -56,7 +64,8 @@ type Action struct {
 	Count  int
 	// Home is the elastic queue a Rehome sends the job to.
 	Home ElasticHome
-	// Workers are, for Place, the worker of each member of the job.
+	// Workers are, for Place, the worker of each member of the job; for
+	// Unplace, those it was placed on.
 	Workers []string
 	// Team is the team of the job moved; Owner, for a reclaim or an
 	// admission under shares, the team whose share it is about (rule 9).

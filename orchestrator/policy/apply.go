@@ -8,7 +8,8 @@ import (
 // Apply returns s as it stands once the controller has issued p at now and
 // before anything has landed: moved jobs carry their PendingAction (and an
 // overflowed job its target Pool, a job rebalancing stopped one more
-// Rebalanced), placed jobs list their workers in
+// Rebalanced; a job whose placement is taken back keeps Placed as it
+// was, with Unplace pending), placed jobs list their workers in
 // Placed (placed at now), scale-ups are unfilled launches, drained
 // workers are draining, released workers are gone. s is not modified.
 //
@@ -41,7 +42,7 @@ func Apply(s Snapshot, p Plan, now time.Time) Snapshot {
 	released := map[string]bool{}
 	for _, a := range p.Actions {
 		switch a.Kind {
-		case Lend, Unlend, Reclaim, Migrate, Overflow, Rehome, Admit:
+		case Lend, Unlend, Reclaim, Migrate, Overflow, Rehome, Admit, Unplace:
 			i, ok := jobAt[a.Job]
 			if !ok {
 				continue

@@ -19,6 +19,7 @@ func Decide(s Snapshot, now time.Time) Plan { return IndexOf(s).Decide(now) }
 // decide runs the rules over v.
 func decide(v *view) Plan {
 	p := newPlanner(v)
+	p.unplace()              // rule 8: placements whose workers take no placed work
 	p.admit()                // rule 9: held core work within its share to core
 	p.reclaimSized()         // rule 1 for sized core work
 	p.placeSized(sizedCore)  // rule 8: see placeSized for why here

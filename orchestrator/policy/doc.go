@@ -19,9 +19,12 @@
 // than one slot, a gang, CPUs, memory or labels to match) waits in no
 // such queue and starts only where rule 8 places it (Action Place, with
 // the worker of each member), and the worker holds its slots for it as
-// they free. Every count the other rules use (FixedLoad, the watermarks,
-// lending, migration, reclaim victims, pool sizes) is in slots, so a
-// snapshot of one-slot jobs gets the plan it always got.
+// they free. A placement its workers will never start (one is gone,
+// draining, or reads no place queue of its own) rule 8 takes back first
+// (Action Unplace), and the job is placed again next tick. Every count
+// the other rules use (FixedLoad, the watermarks, lending, migration,
+// reclaim victims, pool sizes) is in slots, so a snapshot of one-slot
+// jobs gets the plan it always got.
 //
 // Decisions are deterministic down to the order of the actions, whatever the
 // order of the snapshot's slices. Plans are idempotent across ticks: moves

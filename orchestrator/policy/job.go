@@ -99,8 +99,10 @@ type Job struct {
 	// number of members): for a queued job, where rule 8 placed it, whose
 	// workers hold its slots (as busy) until they free; for a running
 	// one, where its members run, Worker being member 0's. The policy
-	// plans nothing more for a queued placed job. Unsized jobs leave it
-	// empty.
+	// plans nothing more for a queued placed job, except rule 8's: it
+	// moves a reservation, and takes back a placement its workers will
+	// never start (Unplace, pending with Placed kept). Unsized jobs
+	// leave it empty.
 	Placed []string
 	// PlacedAt is when a queued placed job was placed: one waiting long
 	// is a reservation rule 8 may move where it fits now.

@@ -31,7 +31,8 @@ import (
 // reserves only where no pool may grow for it: a new worker comes sooner
 // than a busy one empties. A reservation that has waited
 // ReservationPatience moves to workers where its job fits now (see
-// moveReservations).
+// moveReservations). A placement its workers will never start is taken
+// back before any rule runs (see unplace).
 //
 // Why here: it runs in two passes. Core work (and overflowed core work)
 // goes after rule 1 has picked the victims a sized core job needs, so the
@@ -89,6 +90,9 @@ func (p *planner) placerOf() *placer {
 	// A placed job still queued may be a reservation waiting for its
 	// slots: its group makes no other, and its workers take nothing more.
 	for r := range p.ix.placed {
+		if p.unplacing(r.Job) {
+			continue // its placement is taken back: it holds nothing
+		}
 		pl.reserved[p.groupOf(r.Job)] = true
 		for _, id := range r.Placed {
 			if w := p.worker[id]; w != nil {
@@ -167,9 +171,10 @@ func (p *planner) groupOf(j *Job) placeGroup {
 	return g
 }
 
-// serves reports whether w is up and of the kind t places on.
+// serves reports whether w is up, takes placed work, and is of the kind
+// t places on.
 func serves(w *workerRec, t placeTarget) bool {
-	if w.State != WorkerUp {
+	if w.State != WorkerUp || w.NoPlacedWork {
 		return false
 	}
 	switch t.kind {
@@ -555,8 +560,9 @@ func (pl *placer) take(w *workerRec, j *Job, busy bool) {
 }
 
 // give undoes take for a member of j on w: slots held for it there are
-// counted free this tick.
-func (pl *placer) give(w *workerRec, j *Job) {
+// counted free this tick. It reads only the planner, so rule 8's
+// take-backs use it before the placer is made.
+func (pl *planner) give(w *workerRec, j *Job) {
 	k := j.slots()
 	t := pl.tickUse(w)
 	if pl.fixedUp(w) && w.Slots > 0 {
@@ -575,7 +581,7 @@ func (pl *placer) give(w *workerRec, j *Job) {
 // heldByOther reports whether a queued placed job other than j holds w.
 func (pl *placer) heldByOther(w *workerRec, j *Job) bool {
 	for r := range pl.ix.placed {
-		if r.Job != j && !pl.placing[r.ID] && slices.Contains(r.Placed, w.ID) {
+		if r.Job != j && !pl.placing[r.ID] && !pl.unplacing(r.Job) && slices.Contains(r.Placed, w.ID) {
 			return true
 		}
 	}

@@ -199,7 +199,7 @@ func (p *planner) sizedCoreHead() *Job {
 		return nil
 	}
 	for r := range p.ix.placed {
-		if r.Queue == QueueCore {
+		if r.Queue == QueueCore && !p.unplacing(r.Job) {
 			return nil
 		}
 	}

@@ -61,8 +61,40 @@ func genSizedSnapshot(t *rapid.T) Snapshot {
 		if err := s.Validate(); err != nil {
 			t.Fatalf("Apply made an invalid snapshot: %v", err)
 		}
+		strandPlacements(t, &s)
 	}
 	return s
+}
+
+// strandPlacements, some of the time, has a worker that holds placed
+// jobs stop taking placed work as they wait: it drains, or restarts
+// reading no place queue of its own, or (with nothing running there) is
+// gone. Rule 8 takes those placements back.
+func strandPlacements(t *rapid.T, s *Snapshot) {
+	var holding []string
+	for _, j := range s.Jobs {
+		if j.waitsPlaced() {
+			holding = append(holding, j.Placed...)
+		}
+	}
+	if len(holding) == 0 || !rapid.Bool().Draw(t, "strand") {
+		return
+	}
+	id := rapid.SampledFrom(holding).Draw(t, "stranded_worker")
+	runs := slices.ContainsFunc(s.Jobs, func(j Job) bool { return j.running() && slices.Contains(append([]string{j.Worker}, j.Placed...), id) })
+	s.Workers = slices.Clone(s.Workers)
+	i := slices.IndexFunc(s.Workers, func(w Worker) bool { return w.ID == id })
+	switch how := rapid.IntRange(0, 2).Draw(t, "strand_how"); {
+	case how == 0 && !runs:
+		s.Workers = slices.Delete(s.Workers, i, i+1)
+	case how == 1:
+		s.Workers[i].State = WorkerDraining
+	default:
+		s.Workers[i].NoPlacedWork = true
+	}
+	if err := s.Validate(); err != nil {
+		t.Fatalf("stranding %s made an invalid snapshot: %v", id, err)
+	}
 }
 
 // placeSummary is summary with each Place's workers: place(job,w1+w2).
@@ -149,8 +181,8 @@ func checkPlacement(t *rapid.T, s Snapshot, p Plan) {
 			pl := pool[w.Pool]
 			kind := pl.Kind
 			switch {
-			case !ok || w.State != WorkerUp:
-				fail("a member on an unknown or not-up worker")
+			case !ok || w.State != WorkerUp || w.NoPlacedWork:
+				fail("a member on an unknown or not-up worker, or one that takes no placed work")
 			case w.Slots < max(j.Slots, 1):
 				fail("a member on a worker too small for it")
 			case !w.carries(j.Requires, &pl):

@@ -221,6 +221,8 @@ func (j Job) pendingProblem(pools map[string]Pool, workers map[string]Worker) st
 		ok = j.running() && kind == PoolFixed
 	case Migrate:
 		ok = j.running() && j.Checkpointable && kind.Elastic()
+	case Unplace:
+		ok = j.queued() && len(j.Placed) > 0
 	default:
 		return fmt.Sprintf("%q is not a move of a job", j.PendingAction)
 	}
@@ -264,13 +266,16 @@ func (s Snapshot) validateSize(p *problems, at string, j Job, pools map[string]P
 		p.add(at+".placed", fmt.Sprintf("lists %d workers for %d members", len(j.Placed), j.replicas()))
 	case j.running() && j.Placed[0] != j.Worker:
 		p.add(at+".placed", fmt.Sprintf("starts with %q; a running job's first member runs on its Worker %q", j.Placed[0], j.Worker))
-	case j.queued() && j.PendingAction != "":
+	case j.queued() && j.PendingAction != "" && j.PendingAction != Unplace:
 		p.add(at+".placed", fmt.Sprintf("is set while %s is in flight; a placed job is not moved", j.PendingAction))
 	}
-	region := ""
+	region, first := "", true
 	for i, id := range j.Placed {
 		w, ok := workers[id]
 		switch {
+		case !ok && j.queued():
+			// A worker gone since: rule 8 takes the placement back.
+			continue
 		case !ok:
 			p.add(fmt.Sprintf("%s.placed[%d]", at, i), fmt.Sprintf("%q is not a worker of the snapshot", id))
 			continue
@@ -279,10 +284,10 @@ func (s Snapshot) validateSize(p *problems, at string, j Job, pools map[string]P
 		case j.Class == jobs.ClassCore && pools[w.Pool].Kind == PoolSpot:
 			p.add(fmt.Sprintf("%s.placed[%d]", at, i), "a core job is placed on spot capacity")
 		}
-		if r := pools[w.Pool].Region; i == 0 {
-			region = r
+		if r := pools[w.Pool].Region; first {
+			region, first = r, false
 		} else if r != region {
-			p.add(fmt.Sprintf("%s.placed[%d]", at, i), fmt.Sprintf("is in region %q, member 0 in %q; a gang runs in one region", r, region))
+			p.add(fmt.Sprintf("%s.placed[%d]", at, i), fmt.Sprintf("is in region %q, the members before it in %q; a gang runs in one region", r, region))
 		}
 	}
 }

@@ -31,6 +31,11 @@ type Worker struct {
 	// for placed jobs waiting for them to free.
 	Busy  int
 	State WorkerState
+	// NoPlacedWork marks a worker that reads no place queue of its own
+	// (an older worker, or one fenced under a new ID): work placed on it
+	// never starts, so rule 8 places nothing there and takes back what
+	// is placed there.
+	NoPlacedWork bool
 	// Labels are what the worker reports of itself (such as gpu_model);
 	// a job's Requires must all match them.
 	Labels map[string]string

@@ -151,6 +151,21 @@ func (s *sim) carryOut(a policy.Action) error {
 		}
 		s.unplaced = append(s.unplaced, ti)
 
+	case policy.Unplace:
+		// Rule 8 takes back a placement its workers will never start.
+		// The model unholds a draining or dying worker's placements as
+		// it drains or dies, so the policy should never see one; the
+		// take-back is carried out all the same, as the controller's
+		// fenced move would.
+		ti, err := s.queuedTask(a.Job)
+		if err != nil {
+			return err
+		}
+		if s.tasks[ti].placed < 0 {
+			return fmt.Errorf("job %s is not placed", a.Job)
+		}
+		s.unholdTask(ti)
+
 	case policy.ScaleUp:
 		pi, ok := s.poolByName[a.Pool]
 		if !ok || !s.pools[pi].elastic || a.Count <= 0 {
