@@ -38,7 +38,11 @@ type WorkerControl interface {
 // (moves carry the attempt they were planned for), so applying a plan twice
 // or racing a worker changes nothing twice.
 type Hybrid struct {
-	Store    HybridStore
+	Store HybridStore
+	// Launches is the book of elastic launches not yet registered; nil
+	// means Store's own, when it keeps one (the Redis store does). It is
+	// apart from Store so that each dependency stays a narrow interface.
+	Launches LaunchBook
 	Provider provider.Provider // nil: elastic capacity is not managed (no launches)
 	Pools    []policy.Pool
 	Config   policy.Config
@@ -521,7 +525,7 @@ func (h *Hybrid) recordLaunches(ctx context.Context, pool string, insts []provid
 		}
 		ls = append(ls, queues.Launch{ID: inst.ID, Pool: pool, Slots: slots, At: at})
 	}
-	if err := h.Store.RecordLaunches(ctx, ls); err != nil {
+	if err := h.launchBook().RecordLaunches(ctx, ls); err != nil {
 		h.Logger.Warn("launches not recorded: their boot is not billed", "err", err)
 	}
 }
@@ -537,7 +541,7 @@ func (h *Hybrid) endLaunches(ctx context.Context, instances []provider.Instance,
 	if h.Provider == nil {
 		return
 	}
-	pending, err := h.Store.PendingLaunches(ctx)
+	pending, err := h.launchBook().PendingLaunches(ctx)
 	if err != nil || len(pending) == 0 {
 		return // the next tick tries again
 	}
@@ -550,7 +554,7 @@ func (h *Hybrid) endLaunches(ctx context.Context, instances []provider.Instance,
 		if (listed && !st.Ended()) || (!listed && now.Sub(l.At) < launchGrace) {
 			continue
 		}
-		if _, err := h.Store.EndLaunch(ctx, l.ID, now); err != nil {
+		if _, err := h.launchBook().EndLaunch(ctx, l.ID, now); err != nil {
 			h.Logger.Warn("launch not closed", "instance", l.ID, "err", err)
 		}
 	}
@@ -611,4 +615,30 @@ func shareData(a policy.Action) map[string]any {
 		return nil
 	}
 	return events.Share{Action: string(a.Kind), Team: a.Team, Owner: a.Owner, Rule: a.Rule}.Data()
+}
+
+// launchBook is Launches, or Store's own launch book when it has one. A
+// store that keeps none gets a book that says so at every use, so a
+// missing dependency shows in the log instead of launches going unseen.
+func (h *Hybrid) launchBook() LaunchBook {
+	if h.Launches != nil {
+		return h.Launches
+	}
+	if lb, ok := h.Store.(LaunchBook); ok {
+		return lb
+	}
+	return noLaunchBook{}
+}
+
+// noLaunchBook refuses every use: no launch book was given.
+type noLaunchBook struct{}
+
+var errNoLaunchBook = errors.New("controller.Hybrid: no launch book (set Hybrid.Launches)")
+
+func (noLaunchBook) PendingLaunches(context.Context) ([]queues.Launch, error) {
+	return nil, errNoLaunchBook
+}
+func (noLaunchBook) RecordLaunches(context.Context, []queues.Launch) error { return errNoLaunchBook }
+func (noLaunchBook) EndLaunch(context.Context, string, time.Time) (bool, error) {
+	return false, errNoLaunchBook
 }

@@ -94,11 +94,11 @@ type WorkerSignaller interface {
 	RequestSpotNotice(ctx context.Context, id string, deadline time.Time) error
 }
 
-// HybridStore is what the hybrid loop holds: the four concerns above.
+// HybridStore is what the hybrid loop holds: the three concerns above;
+// its launch book is a dependency of its own (Hybrid.Launches).
 type HybridStore interface {
 	JobMover
 	ActiveReader
-	LaunchBook
 	WorkerSignaller
 }
 

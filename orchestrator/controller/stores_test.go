@@ -9,6 +9,7 @@ import "github.com/ballastdev/ballast/queues"
 var (
 	_ ControllerStore   = (*queues.Store)(nil)
 	_ HybridStore       = (*queues.Store)(nil)
+	_ LaunchBook        = (*queues.Store)(nil)
 	_ JobSubmitter      = (*queues.Store)(nil)
 	_ RunBook           = (*queues.Store)(nil)
 	_ RunCanceller      = (*queues.Store)(nil)
