@@ -17,8 +17,11 @@ import "context"
 // recover command) sees it without knowing the config, and a job that was
 // never held (shares off, burst work) is untouched. Any other move by the
 // controller (shares turned off sends held work to core; overflow; lend)
-// ends the admission and clears the mark. A retry after a failure keeps
-// its queue: it waits out its back-off as new work.
+// ends the admission and clears the mark. A retry after a failure goes
+// back to held too, as new work (not readmitted), with its back-off in
+// the record: the policy admits it only once the back-off has passed
+// (policy.Job.NotBefore), so a failed job cannot come back above its
+// team's share by way of core.
 
 // heldAdmittedField is the job record field marking a core job rule 9
 // admitted from held.

@@ -109,3 +109,32 @@ func TestHeldAdmissionEndsWithOtherMoves(t *testing.T) {
 		t.Fatalf("an admitted delivery never claimed: %+v %v; want readmitted in held", j, err)
 	}
 }
+
+// TestHeldAdmittedRetryWaitsInHeld: a core job rule 9 admitted that fails
+// and is retried goes back to held, not core, as new work (not
+// readmitted) with its back-off in the record: in core it would start
+// when its back-off ends without rule 9 asking whether its team has room.
+func TestHeldAdmittedRetryWaitsInHeld(t *testing.T) {
+	t.Parallel()
+	s, c := newStore(t)
+	ctx := context.Background()
+	w := queues.WorkerInfo{ID: "w1", Pool: "fixed", Slots: 1, Incarnation: "aaaa"}
+	if _, err := s.Register(ctx, w); err != nil {
+		t.Fatal(err)
+	}
+	id := admitFromHeld(t, s, c, 1)[0]
+	me := queues.Claimant{Worker: w.ID, Incarnation: w.Incarnation, Pool: w.Pool}
+	took, err := take(ctx, s, []queues.Queue{queues.QueueCore}, me, 1)
+	if err != nil || len(took.Jobs) != 1 {
+		t.Fatalf("take: %+v %v", took, err)
+	}
+	backOff := c.Now().Add(time.Minute)
+	r, err := s.Requeue(ctx, took.Jobs[0], w.ID, queues.Requeue{Retry: true, NotBefore: backOff, Reason: "exit 1"})
+	if err != nil || r.Queue != queues.QueueHeld {
+		t.Fatalf("retry: %+v %v; want the next attempt in held", r, err)
+	}
+	j, err := s.Get(ctx, id)
+	if err != nil || queues.Queue(j.Queue) != queues.QueueHeld || j.Readmitted || j.NotBefore.Sub(backOff).Abs() >= time.Millisecond {
+		t.Fatalf("after a retry: %+v %v; want in held, not readmitted, not before %v", j, err, backOff)
+	}
+}

@@ -261,7 +261,7 @@ end
 local q = ARGV[4]
 if q == "" and st[5] then q = st[5] end
 if q == "" then q = st[7] end
-if ARGV[7] ~= "retries" then q = backToHeld(KEYS[1], q) end
+q = backToHeld(KEYS[1], q)
 local nxt = tonumber(st[2]) + 1
 redis.call("HSET", KEYS[1], "state", "queued", "attempt", nxt, "worker", "", "queued", ARGV[5],
   "not_before", ARGV[6], "queue", q, "ended", this, "ended_reply", cjson.encode({nxt, q, reason}), "ob", "1")

@@ -326,7 +326,7 @@ func (h *Hybrid) policyJob(j jobs.Job, poolOf map[string]string) policy.Job {
 		Pool: poolOf[j.Worker], Checkpointable: j.Spec.Checkpointable, Retryable: j.Spec.Retryable,
 		SpotPreemptions: j.SpotPreemptions, Region: j.Spec.Labels[RegionLabel], SubmittedAt: j.CreatedAt,
 		QueuedAt: j.QueuedAt, Readmitted: j.Readmitted, StartedAt: j.StartedAt, LastCheckpointAt: j.CheckpointAt,
-		Team: j.Spec.Team, Grace: j.Spec.Grace.Std(), Rebalanced: h.rebalanced[j.ID]}
+		Team: j.Spec.Team, Grace: j.Spec.Grace.Std(), Rebalanced: h.rebalanced[j.ID], NotBefore: j.NotBefore}
 	pj.MaxWait, pj.HasMaxWait = j.Spec.OwnMaxWait(j.QueuedAt, h.Config.CoreMaxWait)
 	if j.State == jobs.StateQueued && q == policy.QueueOverflow {
 		pj.Pool = h.overflowPool(j)

@@ -94,7 +94,7 @@ func (p *planner) admitInShare() {
 			if room <= 0 {
 				break
 			}
-			if m := j.milliSlots(); isCore(j) && p.movable(j) && m <= room && p.fixedMayRun(j) {
+			if m := j.milliSlots(); isCore(j) && p.movable(j) && j.due(p.now) && m <= room && p.fixedMayRun(j) {
 				room -= m
 				in = append(in, j)
 			}
@@ -178,7 +178,7 @@ func (p *planner) coreRoom() int { return p.freeFixed - p.coreQueued - p.lent }
 // it; nil at the end.
 func (p *planner) nextLoan(c *cursor) *Job {
 	for j := c.head(); j != nil; j = c.head() {
-		if isCore(j) && p.movable(j) && p.reclaimable(j) && p.fixedMayRun(j) {
+		if isCore(j) && p.movable(j) && j.due(p.now) && p.reclaimable(j) && p.fixedMayRun(j) {
 			return j
 		}
 		c.advance()

@@ -118,6 +118,10 @@ type Job struct {
 	// Grace is how long the job has to checkpoint and stop once told to;
 	// with Config.Tick it decides whether the job may borrow a share.
 	Grace time.Duration
+	// NotBefore is when a queued job may start (a retry's back-off); rule
+	// 9 admits a held job only once it has passed, so that a job waiting
+	// out its back-off does not count as in-share work that waits.
+	NotBefore time.Time
 	// Rebalanced counts how often rule 9's optional rebalancing between
 	// borrowers preempted this job.
 	Rebalanced int
@@ -251,3 +255,6 @@ func (j *Job) since() time.Time {
 func (j *Job) fitsRegion(region string) bool {
 	return j.Region == "" || j.Region == region
 }
+
+// due reports whether the job's back-off, if any, has passed at now.
+func (j *Job) due(now time.Time) bool { return !j.NotBefore.After(now) }

@@ -607,3 +607,17 @@ func TestSharesValidWithAFixedWorkerDown(t *testing.T) {
 		t.Errorf("a negative share: error %v", err)
 	}
 }
+
+// A retry after a failure waits in held out its back-off: rule 9 admits it
+// neither in share nor as a loan before its NotBefore, so it does not hold
+// a slot, or make loans be reclaimed, for work that cannot start yet.
+func TestSharesHeldRetryWaitsOutItsBackOff(t *testing.T) {
+	mk := func(notBefore time.Time) Snapshot {
+		in, loan := held("retry-in", "A", ago(time.Minute)), held("retry-loan", "A", ago(time.Minute))
+		in.NotBefore, loan.NotBefore = notBefore, notBefore
+		js := []Job{onFixed("a1", "A", "f1", ago(time.Hour), time.Time{}), in, loan}
+		return shareSnap(1, []shares.Team{team("A", 2), team("B", 2)}, js...)
+	}
+	wantList(t, "admissions before the back-off ends", kinds(Decide(mustValidSnap(t, mk(t0.Add(time.Minute))), t0), Admit))
+	wantList(t, "admissions once it ends", kinds(Decide(mustValidSnap(t, mk(t0)), t0), Admit), "retry-in[A>A]", "retry-loan[A>]")
+}
