@@ -150,8 +150,16 @@ func checkPlacement(t *rapid.T, s Snapshot, p Plan) {
 		}
 		return g
 	}
+	// A placement the plan takes back (Unplace) no longer waits: its
+	// group may reserve again in the same plan.
+	unplaced := map[string]bool{}
+	for _, a := range p.Actions {
+		if a.Kind == Unplace {
+			unplaced[a.Job] = true
+		}
+	}
 	for _, j := range s.Jobs {
-		if j.queued() && len(j.Placed) > 0 {
+		if j.queued() && len(j.Placed) > 0 && !unplaced[j.ID] {
 			waiting[fmt.Sprint(groupOf(j))] = true
 		}
 	}
