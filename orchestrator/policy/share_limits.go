@@ -2,7 +2,6 @@ package policy
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 )
 
@@ -27,16 +26,7 @@ func (p *planner) keepLendLimits() {
 		return
 	}
 	ts.attribute(p)
-	cands := map[string][]*Job{}
-	for team, js := range ts.running {
-		for _, j := range js {
-			if ts.loan[j] && p.movable(j) {
-				cands[team] = append(cands[team], j)
-			}
-		}
-		slices.SortFunc(cands[team], p.victimOrder)
-	}
-	teams := slices.Sorted(maps.Keys(cands))
+	teams, cands := p.loanCandidates()
 	defer func() { p.owner = "" }()
 	for {
 		slack := ts.slack("", 0)

@@ -44,16 +44,7 @@ func (p *planner) reclaimForOwners() {
 	if total <= 0 {
 		return
 	}
-	cands := map[string][]*Job{}
-	for team, js := range ts.running {
-		for _, j := range js {
-			if ts.loan[j] && p.movable(j) {
-				cands[team] = append(cands[team], j)
-			}
-		}
-		slices.SortFunc(cands[team], p.victimOrder)
-	}
-	teams := slices.Sorted(maps.Keys(cands))
+	teams, cands := p.loanCandidates()
 	defer func() { p.owner = "" }()
 	for k := 0; total > 0 && k < len(needs); {
 		owner := needs[k].team
@@ -314,4 +305,21 @@ func (p *planner) rebalanceFor(j *Job) bool {
 		}
 	}
 	return false
+}
+
+// loanCandidates lists, per borrowing team (teams by name), its running
+// loans that may be moved, in victim order: what the reclaims for owners
+// and for lend limits choose from.
+func (p *planner) loanCandidates() ([]string, map[string][]*Job) {
+	ts := p.teams
+	cands := map[string][]*Job{}
+	for team, js := range ts.running {
+		for _, j := range js {
+			if ts.loan[j] && p.movable(j) {
+				cands[team] = append(cands[team], j)
+			}
+		}
+		slices.SortFunc(cands[team], p.victimOrder)
+	}
+	return slices.Sorted(maps.Keys(cands)), cands
 }
