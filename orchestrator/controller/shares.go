@@ -27,9 +27,6 @@ func (h *Hybrid) Shares() ShareView {
 	return v
 }
 
-// weightOf is the slots a whole job holds, as the policy counts them.
-func weightOf(j policy.Job) float64 { return float64(max(j.Slots, 1) * max(j.Replicas, 1)) }
-
 // tickShares brings the team usage up to date from the index: each team's
 // slots running on fixed feed the decayed usage the policy breaks
 // borrowers' ties with, and the view the metrics and the console show.
@@ -41,37 +38,12 @@ func (h *Hybrid) tickShares(ix *policy.Index, now time.Time) {
 		h.mu.Unlock()
 		return
 	}
-	snap := ix.Snapshot()
-	fixed := map[string]bool{}
-	for _, p := range h.Pools {
-		if p.Kind == policy.PoolFixed {
-			fixed[p.Name] = true
-		}
-	}
+	used, slots := ix.FixedTeamUse()
 	quota := h.Quota
 	if quota == 0 {
-		for _, w := range snap.Workers {
-			if fixed[w.Pool] {
-				quota += w.Slots
-			}
-		}
+		quota = slots
 	}
-	used := map[string]float64{}
-	waits := map[string]shares.Wait{}
-	for _, j := range snap.Jobs {
-		if j.Team == "" {
-			continue
-		}
-		switch {
-		case j.State == jobs.StateRunning && fixed[j.Pool]:
-			used[j.Team] += weightOf(j)
-		case j.State == jobs.StateQueued && j.Class == jobs.ClassCore &&
-			(j.Queue == policy.QueueHeld || j.Queue == policy.QueueCore):
-			w := waits[j.Team]
-			w.Add(j.QueuedAt)
-			waits[j.Team] = w
-		}
-	}
+	waits := ix.CoreWaits()
 	v := sc.ViewOf(now, quota, used, waits)
 	h.mu.Lock()
 	h.decayed.HalfLife = sc.HalfLife

@@ -621,3 +621,24 @@ func TestSharesHeldRetryWaitsOutItsBackOff(t *testing.T) {
 	wantList(t, "admissions before the back-off ends", kinds(Decide(mustValidSnap(t, mk(t0.Add(time.Minute))), t0), Admit))
 	wantList(t, "admissions once it ends", kinds(Decide(mustValidSnap(t, mk(t0)), t0), Admit), "retry-in[A>A]", "retry-loan[A>]")
 }
+
+// What the controller reads of the index each tick for the share metrics:
+// each team's use of up fixed workers, with a GPU share at its share, and
+// each team's waiting core work with its oldest wait.
+func TestSharesIndexReadsTeamUseAndWaits(t *testing.T) {
+	half := onFixed("a2", "A", "f1", ago(time.Hour), time.Time{})
+	half.Share = 500
+	s := shareSnap(2, []shares.Team{team("A", 4), team("B", 4)},
+		onFixed("a1", "A", "f1", ago(time.Hour), time.Time{}), half,
+		onFixed("b1", "B", "f2", ago(time.Hour), time.Time{}),
+		held("h1", "A", ago(3*time.Minute)), held("h2", "A", ago(time.Minute)))
+	ix := IndexOf(s)
+	used, slots := ix.FixedTeamUse()
+	if slots != 8 || used["A"] != 1.5 || used["B"] != 1 {
+		t.Fatalf("use %v of %d slots; want A 1.5 and B 1 of 8", used, slots)
+	}
+	w := ix.CoreWaits()
+	if a := w["A"]; a.Jobs != 2 || !a.Oldest.Equal(ago(3*time.Minute)) || w["B"].Jobs != 0 {
+		t.Fatalf("waits %+v; want A's 2, the oldest 3 minutes ago, and none for B", w)
+	}
+}
