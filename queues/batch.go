@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/ballastdev/ballast/jobs"
+	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 )
 
 // BatchItem is one job of SubmitBatch: its spec and the queue it goes to.

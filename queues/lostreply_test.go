@@ -8,7 +8,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ballastdev/ballast/internal/testenv"
-	"github.com/ballastdev/ballast/jobs"
+	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/queues"
 )
 

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ballastdev/ballast/jobs"
+	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 )
 
 // mutableFields are the record fields that change over a job's life; the

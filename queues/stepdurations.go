@@ -4,8 +4,8 @@ import (
 	"context"
 	"time"
 
-	"github.com/ballastdev/ballast/jobs"
-	"github.com/ballastdev/ballast/orchestrator/pipeline"
+	"github.com/ballastdev/ballast/orchestrator/model/jobs"
+	"github.com/ballastdev/ballast/orchestrator/model/pipeline"
 )
 
 // StepDurations returns how long step of pipelineName ran in those of its

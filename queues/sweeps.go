@@ -12,8 +12,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/ballastdev/ballast/jobs"
-	"github.com/ballastdev/ballast/orchestrator/sweep"
+	"github.com/ballastdev/ballast/orchestrator/model/jobs"
+	"github.com/ballastdev/ballast/orchestrator/model/sweep"
 )
 
 // SweepState is where a sweep is in its life.

@@ -4,7 +4,7 @@
 #
 #   scripts/build-kube-test-servers.sh [CACHE_DIR]
 #   BALLAST_KUBE_APISERVER=CACHE_DIR/kube-apiserver BALLAST_ETCD=CACHE_DIR/etcd \
-#     go test -run TestAgainstARealAPIServer ./orchestrator/provider/kube/
+#     go test -run TestAgainstARealAPIServer ./orchestrator/control/provider/kube/
 #
 # Both modules keep their sibling modules as local replace directives
 # (Kubernetes its staging repositories, etcd its api, client and pkg

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ballastdev/ballast/orchestrator/events"
+	"github.com/ballastdev/ballast/orchestrator/model/events"
 	"github.com/ballastdev/ballast/queues"
 	"github.com/ballastdev/ballast/workers/checkpoint"
 )

@@ -5,8 +5,8 @@ import (
 	"errors"
 	"time"
 
-	"github.com/ballastdev/ballast/jobs"
-	"github.com/ballastdev/ballast/orchestrator/events"
+	"github.com/ballastdev/ballast/orchestrator/model/events"
+	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 )
 
 // watchEpoch looks at the namespace's epoch (queues.EpochWatch) at each

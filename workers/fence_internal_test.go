@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ballastdev/ballast/jobs"
+	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 )
 
 // TestFenceTimingStopsThenKillsBeforeTheTTL: with time passed in, the fence

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ballastdev/ballast/orchestrator/sweep"
+	"github.com/ballastdev/ballast/orchestrator/model/sweep"
 	"github.com/ballastdev/ballast/queues"
 )
 

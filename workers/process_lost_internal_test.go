@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ballastdev/ballast/jobs"
+	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 )
 
 // startWaitLater starts script in a process group of its own and, once

@@ -3,7 +3,7 @@ package workers_test
 import (
 	"testing"
 
-	"github.com/ballastdev/ballast/orchestrator/events"
+	"github.com/ballastdev/ballast/orchestrator/model/events"
 )
 
 // TestStopAnnouncesTheWorkerLeft: a worker that drains and stops says so

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/ballastdev/ballast/jobs"
+	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/queues"
 	"github.com/redis/go-redis/v9"
 )

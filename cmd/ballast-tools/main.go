@@ -11,7 +11,7 @@ import (
 	"syscall"
 
 	"github.com/ballastdev/ballast/internal/cli"
-	"github.com/ballastdev/ballast/internal/devtools"
+	"github.com/ballastdev/ballast/internal/tools/devtools"
 )
 
 func main() {

@@ -15,13 +15,13 @@ import (
 // is a folder (anywhere in that package) or folder.Declaration (inside
 // that top-level function, method or type).
 var allowedConcrete = []struct{ where, why string }{
-	{"orchestrator/api.Handler", "it splits the one store into the endpoints' JobDesk, FlowDesk " +
+	{"orchestrator/web/api.Handler", "it splits the one store into the endpoints' JobDesk, FlowDesk " +
 		"and StatusReader; their union (23 calls) is more than an interface should list"},
 	{"workers.New", "it splits the one store into the worker's six concerns (stores.go); their " +
 		"union (29 calls) is more than an interface should list"},
-	{"internal/bench", "a test harness: it builds a store from its own Redis and drives " +
+	{"internal/tools/bench", "a test harness: it builds a store from its own Redis and drives " +
 		"controller and workers with it, as the command layer does"},
-	{"internal/chaos", "a test harness: it builds the store, starts workers with it and " +
+	{"internal/tools/chaos", "a test harness: it builds the store, starts workers with it and " +
 		"reads the store's raw state to judge a fault, as no service should"},
 }
 
@@ -107,7 +107,7 @@ func checkConcrete(uses []concreteUse, allowed []string) []string {
 			used[u.dir+"."+u.decl] = true
 		default:
 			problems = append(problems, fmt.Sprintf("%s: *queues.Store in %s; declare an interface of the "+
-				"calls it makes (as orchestrator/controller/stores.go does), or add it to allowedConcrete "+
+				"calls it makes (as orchestrator/control/controller/stores.go does), or add it to allowedConcrete "+
 				"with the reason an interface would not do", u.at, u.decl))
 		}
 	}

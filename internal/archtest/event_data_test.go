@@ -14,16 +14,16 @@ import (
 // Data: every other package builds and reads Data through its types
 // (events.JobStart, events.ParseJobEnd and the like), so that a producer
 // and its consumers cannot drift apart on a key.
-const eventsDir = "orchestrator/events"
+const eventsDir = "orchestrator/model/events"
 
-// eventDataAllowed lists the non-test files outside orchestrator/events
+// eventDataAllowed lists the non-test files outside orchestrator/model/events
 // that may still spell a Data key, each with why. Empty: every kind is
 // typed. An entry that no longer spells a key fails the test, so the list
 // only shrinks.
 var eventDataAllowed = map[string]string{}
 
 // TestOnlyEventsSpellsDataKeys fails when a non-test file outside
-// orchestrator/events indexes a Data field with a string literal or an
+// orchestrator/model/events indexes a Data field with a string literal or an
 // events constant (e.Data["pool"], e.Data[events.DataSpec]), builds a
 // Data field from a map literal (Data: map[string]any{...}), or builds a
 // map literal keyed by an events constant.
@@ -58,7 +58,7 @@ func TestOnlyEventsSpellsDataKeys(t *testing.T) {
 func TestDataKeySpellingsFindsEachForm(t *testing.T) {
 	src := `package p
 
-import ev "github.com/ballastdev/ballast/orchestrator/events"
+import ev "github.com/ballastdev/ballast/orchestrator/model/events"
 
 func f(e ev.Event, m map[string]any) {
 	_ = e.Data["pool"]

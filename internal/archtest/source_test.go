@@ -20,7 +20,7 @@ const queuesPath = module + "/queues"
 
 // goFile is one parsed file with where it sits.
 type goFile struct {
-	dir  string // slash-separated, relative to the root ("orchestrator/api")
+	dir  string // slash-separated, relative to the root ("orchestrator/web/api")
 	path string // relative to the root, for messages
 	test bool
 	ast  *ast.File

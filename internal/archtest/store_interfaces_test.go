@@ -19,11 +19,11 @@ const maxStoreMethods = 15
 // interfaces checked against it; a check that vanished from one of them
 // would silently take its interfaces out of this test.
 var storeConsumers = []string{
-	"orchestrator/api",
-	"orchestrator/controller",
-	"orchestrator/insight",
-	"orchestrator/intake",
-	"orchestrator/telemetry",
+	"orchestrator/web/api",
+	"orchestrator/control/controller",
+	"orchestrator/web/insight",
+	"orchestrator/control/intake",
+	"orchestrator/control/telemetry",
 	"workers",
 	"workers/checkpoint/checkpointtest",
 }

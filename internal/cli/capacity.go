@@ -6,10 +6,10 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/ballastdev/ballast/internal/config"
-	"github.com/ballastdev/ballast/orchestrator/controller"
-	"github.com/ballastdev/ballast/orchestrator/events"
-	"github.com/ballastdev/ballast/orchestrator/provider"
-	"github.com/ballastdev/ballast/orchestrator/telemetry"
+	"github.com/ballastdev/ballast/orchestrator/control/controller"
+	"github.com/ballastdev/ballast/orchestrator/control/provider"
+	"github.com/ballastdev/ballast/orchestrator/control/telemetry"
+	"github.com/ballastdev/ballast/orchestrator/model/events"
 	"github.com/ballastdev/ballast/queues"
 	"github.com/ballastdev/ballast/workers"
 )

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ballastdev/ballast/internal/chaos"
+	"github.com/ballastdev/ballast/internal/tools/chaos"
 )
 
 // runChaosRun is `ballast chaos run`: the flags become chaos.Options, the

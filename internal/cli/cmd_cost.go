@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ballastdev/ballast/orchestrator/cost"
-	"github.com/ballastdev/ballast/orchestrator/insight"
+	"github.com/ballastdev/ballast/orchestrator/model/cost"
+	"github.com/ballastdev/ballast/orchestrator/web/insight"
 )
 
 // runCost prices a window of what ran (the usage records and worker lives

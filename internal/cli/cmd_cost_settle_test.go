@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/ballastdev/ballast/internal/testenv"
-	"github.com/ballastdev/ballast/jobs"
-	"github.com/ballastdev/ballast/orchestrator/cost"
+	"github.com/ballastdev/ballast/orchestrator/model/cost"
+	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/queues"
 )
 

@@ -18,8 +18,8 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/ballastdev/ballast/internal/config"
-	"github.com/ballastdev/ballast/jobs"
 	"github.com/ballastdev/ballast/orchestrator/client"
+	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 )
 
 // runDev runs the whole of Ballast in one process on embedded defaults: an

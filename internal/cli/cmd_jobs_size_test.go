@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ballastdev/ballast/jobs"
+	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 )
 
 func TestSizeRowsSayWhatASizedJobHoldsAndWhere(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ballastdev/ballast/jobs"
+	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 )
 
 func TestJobsFilters(t *testing.T) {

@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/ballastdev/ballast/internal/config"
-	"github.com/ballastdev/ballast/orchestrator/controller"
-	"github.com/ballastdev/ballast/orchestrator/events"
-	"github.com/ballastdev/ballast/orchestrator/pipeline"
+	"github.com/ballastdev/ballast/orchestrator/control/controller"
+	"github.com/ballastdev/ballast/orchestrator/model/events"
+	"github.com/ballastdev/ballast/orchestrator/model/pipeline"
 	"github.com/ballastdev/ballast/queues"
 )
 

@@ -10,7 +10,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/ballastdev/ballast/orchestrator/planner"
+	"github.com/ballastdev/ballast/orchestrator/analysis/planner"
 )
 
 func runPlan(ctx context.Context, e *env, args []string) error {

@@ -6,8 +6,8 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/ballastdev/ballast/orchestrator/planner"
-	"github.com/ballastdev/ballast/orchestrator/trace"
+	"github.com/ballastdev/ballast/orchestrator/analysis/planner"
+	"github.com/ballastdev/ballast/orchestrator/model/trace"
 )
 
 // planShares prints plan --shares: a share per team of tr sized to cover

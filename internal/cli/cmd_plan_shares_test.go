@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ballastdev/ballast/orchestrator/planner"
-	"github.com/ballastdev/ballast/orchestrator/trace"
+	"github.com/ballastdev/ballast/orchestrator/analysis/planner"
+	"github.com/ballastdev/ballast/orchestrator/model/trace"
 )
 
 // plan --shares sizes a share per team from a trace without simulating:

@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/ballastdev/ballast/jobs"
 	"github.com/ballastdev/ballast/orchestrator/client"
+	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 )
 
 // runRetry submits a new job from a finished job's spec: same template,

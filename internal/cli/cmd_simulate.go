@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/ballastdev/ballast/internal/config"
-	"github.com/ballastdev/ballast/orchestrator/planner"
-	"github.com/ballastdev/ballast/orchestrator/policy"
-	"github.com/ballastdev/ballast/orchestrator/sim"
+	"github.com/ballastdev/ballast/orchestrator/analysis/planner"
+	"github.com/ballastdev/ballast/orchestrator/analysis/sim"
+	"github.com/ballastdev/ballast/orchestrator/model/policy"
 )
 
 // simFlags are the simulation settings shared by simulate and plan; the

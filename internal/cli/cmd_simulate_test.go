@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ballastdev/ballast/jobs"
-	"github.com/ballastdev/ballast/orchestrator/trace"
+	"github.com/ballastdev/ballast/orchestrator/model/jobs"
+	"github.com/ballastdev/ballast/orchestrator/model/trace"
 	"github.com/ballastdev/ballast/queues"
 )
 

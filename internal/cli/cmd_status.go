@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"github.com/ballastdev/ballast/internal/config"
-	"github.com/ballastdev/ballast/jobs"
-	"github.com/ballastdev/ballast/orchestrator/api"
-	"github.com/ballastdev/ballast/orchestrator/insight"
-	"github.com/ballastdev/ballast/orchestrator/telemetry"
+	"github.com/ballastdev/ballast/orchestrator/control/telemetry"
+	"github.com/ballastdev/ballast/orchestrator/model/jobs"
+	"github.com/ballastdev/ballast/orchestrator/web/api"
+	"github.com/ballastdev/ballast/orchestrator/web/insight"
 	"github.com/ballastdev/ballast/queues"
 )
 

@@ -13,10 +13,10 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/ballastdev/ballast/internal/config"
-	"github.com/ballastdev/ballast/jobs"
 	"github.com/ballastdev/ballast/orchestrator/client"
-	"github.com/ballastdev/ballast/orchestrator/events"
-	"github.com/ballastdev/ballast/orchestrator/intake"
+	"github.com/ballastdev/ballast/orchestrator/control/intake"
+	"github.com/ballastdev/ballast/orchestrator/model/events"
+	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 )
 
 func runSubmit(ctx context.Context, e *env, args []string) error {

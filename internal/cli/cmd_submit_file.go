@@ -10,9 +10,9 @@ import (
 	"os"
 	"time"
 
-	"github.com/ballastdev/ballast/jobs"
 	"github.com/ballastdev/ballast/orchestrator/client"
-	"github.com/ballastdev/ballast/orchestrator/intake"
+	"github.com/ballastdev/ballast/orchestrator/control/intake"
+	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 )
 
 // submitFile is `submit --file`: every line of path is one submission,

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/ballastdev/ballast/internal/config"
-	"github.com/ballastdev/ballast/jobs"
+	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 )
 
 const templatesSynopsis = "templates [list] | templates show NAME"

@@ -9,7 +9,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/ballastdev/ballast/orchestrator/insight"
+	"github.com/ballastdev/ballast/orchestrator/web/insight"
 )
 
 // runTop shows the overview the dashboard shows, redrawn in place every

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/ballastdev/ballast/orchestrator/trace"
+	"github.com/ballastdev/ballast/orchestrator/model/trace"
 )
 
 // runTrace converts any trace source to Ballast's CSV: a synthetic month, a

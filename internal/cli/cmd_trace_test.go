@@ -8,14 +8,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ballastdev/ballast/orchestrator/trace"
+	"github.com/ballastdev/ballast/orchestrator/model/trace"
 )
 
 // TestTraceImportPrintsGPUHours: importing the Alibaba GPU fixture says
 // how many GPU-hours were read and skipped, and how each field was read,
 // so the import can be checked against the raw file.
 func TestTraceImportPrintsGPUHours(t *testing.T) {
-	code, out, errOut := run(t, "trace", "--alibaba-gpu", "../../orchestrator/trace/testdata/openb_pod_list_small.csv")
+	code, out, errOut := run(t, "trace", "--alibaba-gpu", "../../orchestrator/model/trace/testdata/openb_pod_list_small.csv")
 	if code != 0 || !strings.HasPrefix(out, "submit_s,") {
 		t.Fatalf("code %d err %q", code, errOut)
 	}
@@ -36,7 +36,7 @@ func TestTraceImportPrintsGPUHours(t *testing.T) {
 // a CSV whose rows carry the gangs (replicas) and the GPU models the jobs
 // require, and reads back as the importer's trace.
 func TestTraceImportsSpotGangs(t *testing.T) {
-	const fixture = "../../orchestrator/trace/testdata/alibaba_spot_2026_small.csv"
+	const fixture = "../../orchestrator/model/trace/testdata/alibaba_spot_2026_small.csv"
 	out := filepath.Join(t.TempDir(), "x.csv")
 	code, stdout, errOut := run(t, "trace", "--alibaba-spot", fixture, "--out", out)
 	if code != 0 || stdout != "" {

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ballastdev/ballast/orchestrator/events"
+	"github.com/ballastdev/ballast/orchestrator/model/events"
 )
 
 func TestDevEventLines(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/ballastdev/ballast/internal/config"
-	"github.com/ballastdev/ballast/orchestrator/insight"
+	"github.com/ballastdev/ballast/orchestrator/web/insight"
 )
 
 // The config's default cost retention is insight's, kept as two constants

@@ -13,8 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/ballastdev/ballast/internal/config"
-	"github.com/ballastdev/ballast/orchestrator/provider"
-	"github.com/ballastdev/ballast/orchestrator/provider/kube"
+	"github.com/ballastdev/ballast/orchestrator/control/provider"
+	"github.com/ballastdev/ballast/orchestrator/control/provider/kube"
 )
 
 // execScripts are the operator scripts of the exec provider, as given on

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/ballastdev/ballast/orchestrator/events"
+	"github.com/ballastdev/ballast/orchestrator/model/events"
 	"github.com/ballastdev/ballast/queues"
 )
 

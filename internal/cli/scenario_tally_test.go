@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ballastdev/ballast/orchestrator/events"
+	"github.com/ballastdev/ballast/orchestrator/model/events"
 )
 
 // TestScenarioTallyAnnouncesEachPhaseOnceAndSumsUp: the demo names each

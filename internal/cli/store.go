@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/ballastdev/ballast/internal/config"
-	"github.com/ballastdev/ballast/orchestrator/insight"
+	"github.com/ballastdev/ballast/orchestrator/web/insight"
 	"github.com/ballastdev/ballast/queues"
 )
 

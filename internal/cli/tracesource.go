@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ballastdev/ballast/jobs"
-	"github.com/ballastdev/ballast/orchestrator/trace"
+	"github.com/ballastdev/ballast/orchestrator/model/jobs"
+	"github.com/ballastdev/ballast/orchestrator/model/trace"
 )
 
 // traceSource is the flags that name where a trace comes from: exactly one
@@ -25,7 +25,7 @@ type traceSource struct {
 
 func addTraceFlags(fs *flag.FlagSet) *traceSource {
 	return &traceSource{
-		csv:     fs.String("trace", "", "a trace in Ballast's CSV format (see orchestrator/trace; - for stdin)"),
+		csv:     fs.String("trace", "", "a trace in Ballast's CSV format (see orchestrator/model/trace; - for stdin)"),
 		alibaba: fs.String("alibaba-gpu", "", "import an Alibaba GPU cluster trace 2023 pod list (openb_pod_list*.csv)"),
 		alibabaSpot: fs.String("alibaba-spot", "", "import an Alibaba spot-GPU trace 2026 job table (job_info_df.csv): "+
 			"HP is core, Spot burst; worker_num gives gangs, gpu_model a required worker label"),

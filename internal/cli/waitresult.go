@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/ballastdev/ballast/internal/config"
-	"github.com/ballastdev/ballast/jobs"
 	"github.com/ballastdev/ballast/orchestrator/client"
+	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/queues"
 )
 

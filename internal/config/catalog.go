@@ -1,6 +1,6 @@
 package config
 
-import "github.com/ballastdev/ballast/jobs"
+import "github.com/ballastdev/ballast/orchestrator/model/jobs"
 
 // Catalog builds the template catalog jobs are resolved against, with raw
 // commands allowed only if the config says so. The error is the catalog's

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/ballastdev/ballast/jobs"
+	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/workers/checkpoint"
 )
 

@@ -1,8 +1,8 @@
 package config
 
 import (
-	"github.com/ballastdev/ballast/jobs"
-	"github.com/ballastdev/ballast/orchestrator/pipeline"
+	"github.com/ballastdev/ballast/orchestrator/model/jobs"
+	"github.com/ballastdev/ballast/orchestrator/model/pipeline"
 )
 
 // Config is the whole configuration of a Ballast installation. The zero value

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/ballastdev/ballast/internal/testenv"
-	"github.com/ballastdev/ballast/jobs"
+	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nkeys"

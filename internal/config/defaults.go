@@ -7,10 +7,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ballastdev/ballast/jobs"
+	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 
-	"github.com/ballastdev/ballast/orchestrator/pipeline"
-	"github.com/ballastdev/ballast/orchestrator/policy"
+	"github.com/ballastdev/ballast/orchestrator/model/pipeline"
+	"github.com/ballastdev/ballast/orchestrator/model/policy"
 )
 
 // Defaults. A zero value in the file means "use the default", so these are

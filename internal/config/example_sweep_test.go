@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/ballastdev/ballast/orchestrator/sweep"
+	"github.com/ballastdev/ballast/orchestrator/model/sweep"
 )
 
 // The README points at deploy/examples/sweep.json for `ballast dev`: it must

@@ -3,7 +3,7 @@ package config
 import (
 	"fmt"
 
-	"github.com/ballastdev/ballast/jobs"
+	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 )
 
 // problems collects field errors while validating, so that every problem is

@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/ballastdev/ballast/jobs"
+	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"gopkg.in/yaml.v3"
 )
 

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ballastdev/ballast/jobs"
+	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/nats-io/nats.go"
 )
 

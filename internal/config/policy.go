@@ -4,7 +4,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/ballastdev/ballast/orchestrator/policy"
+	"github.com/ballastdev/ballast/orchestrator/model/policy"
 )
 
 // PolicyConfig is the capacity policy's settings from the watermarks and

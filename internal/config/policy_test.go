@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ballastdev/ballast/orchestrator/policy"
+	"github.com/ballastdev/ballast/orchestrator/model/policy"
 )
 
 func TestPolicyPoolsCarryEverySettingInNameOrder(t *testing.T) {

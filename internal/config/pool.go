@@ -1,8 +1,8 @@
 package config
 
 import (
-	"github.com/ballastdev/ballast/jobs"
-	"github.com/ballastdev/ballast/orchestrator/policy"
+	"github.com/ballastdev/ballast/orchestrator/model/jobs"
+	"github.com/ballastdev/ballast/orchestrator/model/policy"
 )
 
 // PoolKind is the price model of a pool. It is the policy's own type, so the

@@ -3,7 +3,7 @@ package config
 import (
 	"time"
 
-	"github.com/ballastdev/ballast/jobs"
+	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 )
 
 // The provider kinds: who starts and releases elastic workers.

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ballastdev/ballast/jobs"
+	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/redis/go-redis/v9"
 )
 

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ballastdev/ballast/jobs"
-	"github.com/ballastdev/ballast/orchestrator/shares"
+	"github.com/ballastdev/ballast/orchestrator/model/jobs"
+	"github.com/ballastdev/ballast/orchestrator/model/shares"
 )
 
 // SharesConfig divides the fixed quota among teams (issue 33, rule 9 of

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/ballastdev/ballast/jobs"
+	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 )
 
 // TLSConfig is the client side of TLS to Redis or NATS. Files are read when a

@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/ballastdev/ballast/jobs"
-	"github.com/ballastdev/ballast/orchestrator/pipeline"
+	"github.com/ballastdev/ballast/orchestrator/model/jobs"
+	"github.com/ballastdev/ballast/orchestrator/model/pipeline"
 	"github.com/ballastdev/ballast/workers/runas"
 )
 

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/ballastdev/ballast/internal/cli"
-	"github.com/ballastdev/ballast/internal/devtools"
+	"github.com/ballastdev/ballast/internal/tools/devtools"
 )
 
 // binaries are the prefixes that mark a line of a ```sh block as a

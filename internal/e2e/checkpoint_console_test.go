@@ -11,8 +11,8 @@ import (
 
 	"github.com/ballastdev/ballast/internal/config"
 	"github.com/ballastdev/ballast/internal/testenv"
-	"github.com/ballastdev/ballast/jobs"
-	"github.com/ballastdev/ballast/orchestrator/api"
+	"github.com/ballastdev/ballast/orchestrator/model/jobs"
+	"github.com/ballastdev/ballast/orchestrator/web/api"
 	"github.com/ballastdev/ballast/queues"
 	"github.com/ballastdev/ballast/workers/checkpoint"
 )

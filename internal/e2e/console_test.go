@@ -13,11 +13,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ballastdev/ballast/internal/browser"
 	"github.com/ballastdev/ballast/internal/config"
 	"github.com/ballastdev/ballast/internal/testenv"
-	"github.com/ballastdev/ballast/jobs"
-	"github.com/ballastdev/ballast/orchestrator/pipeline"
+	"github.com/ballastdev/ballast/internal/tools/browser"
+	"github.com/ballastdev/ballast/orchestrator/model/jobs"
+	"github.com/ballastdev/ballast/orchestrator/model/pipeline"
 )
 
 // consoleShots is where TestConsole writes a screenshot of each page it

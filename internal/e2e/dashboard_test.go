@@ -18,11 +18,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ballastdev/ballast/internal/browser"
 	"github.com/ballastdev/ballast/internal/config"
 	"github.com/ballastdev/ballast/internal/testenv"
-	"github.com/ballastdev/ballast/jobs"
-	"github.com/ballastdev/ballast/orchestrator/insight"
+	"github.com/ballastdev/ballast/internal/tools/browser"
+	"github.com/ballastdev/ballast/orchestrator/model/jobs"
+	"github.com/ballastdev/ballast/orchestrator/web/insight"
 )
 
 // TestDashboardShowsTheOverviewLive: a `ballast controller` with an API

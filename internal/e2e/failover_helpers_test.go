@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/ballastdev/ballast/internal/testenv"
-	"github.com/ballastdev/ballast/jobs"
 	"github.com/ballastdev/ballast/orchestrator/client"
+	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 )
 
 // failoverRun is what submitThroughFailover measured.

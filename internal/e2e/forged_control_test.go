@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/ballastdev/ballast/internal/testenv"
-	"github.com/ballastdev/ballast/jobs"
-	"github.com/ballastdev/ballast/orchestrator/controller"
+	"github.com/ballastdev/ballast/orchestrator/control/controller"
+	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 )
 
 // TestForgedControlMessagesLeaveAWorkerProcessAlone: the attack as found.

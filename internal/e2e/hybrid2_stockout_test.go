@@ -8,8 +8,8 @@ import (
 
 	"github.com/ballastdev/ballast/internal/config"
 	"github.com/ballastdev/ballast/internal/testenv"
-	"github.com/ballastdev/ballast/jobs"
-	"github.com/ballastdev/ballast/orchestrator/provider"
+	"github.com/ballastdev/ballast/orchestrator/control/provider"
+	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 )
 
 // hybrid2Pools is a fixed pool of fixedSlots, a cheap spot pool of up to

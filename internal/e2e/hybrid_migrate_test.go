@@ -5,8 +5,8 @@ import (
 	"time"
 
 	"github.com/ballastdev/ballast/internal/testenv"
-	"github.com/ballastdev/ballast/jobs"
-	"github.com/ballastdev/ballast/orchestrator/provider"
+	"github.com/ballastdev/ballast/orchestrator/control/provider"
+	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 )
 
 // TestHybridMigrationBackAndDrain: a checkpointable burst job scales up an

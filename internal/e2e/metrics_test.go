@@ -13,9 +13,9 @@ import (
 
 	"github.com/ballastdev/ballast/internal/config"
 	"github.com/ballastdev/ballast/internal/testenv"
-	"github.com/ballastdev/ballast/jobs"
-	"github.com/ballastdev/ballast/orchestrator/insight"
-	"github.com/ballastdev/ballast/orchestrator/telemetry"
+	"github.com/ballastdev/ballast/orchestrator/control/telemetry"
+	"github.com/ballastdev/ballast/orchestrator/model/jobs"
+	"github.com/ballastdev/ballast/orchestrator/web/insight"
 )
 
 // TestMetricsAfterAScriptedScenario: two burst jobs are lent to the fixed

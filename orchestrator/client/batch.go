@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/ballastdev/ballast/internal/spread"
-	"github.com/ballastdev/ballast/jobs"
-	"github.com/ballastdev/ballast/orchestrator/events"
-	"github.com/ballastdev/ballast/orchestrator/intake"
+	"github.com/ballastdev/ballast/orchestrator/control/intake"
+	"github.com/ballastdev/ballast/orchestrator/model/events"
+	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 )
 
 // batchKind is a batch on the job subject and route: the intake tells a

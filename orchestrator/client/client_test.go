@@ -13,9 +13,9 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/ballastdev/ballast/jobs"
 	"github.com/ballastdev/ballast/orchestrator/client"
-	"github.com/ballastdev/ballast/orchestrator/intake"
+	"github.com/ballastdev/ballast/orchestrator/control/intake"
+	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 )
 
 func TestSubmitGeneratesOneKeyAndKeepsGivenOnes(t *testing.T) {

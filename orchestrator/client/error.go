@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/ballastdev/ballast/jobs"
-	"github.com/ballastdev/ballast/orchestrator/intake"
+	"github.com/ballastdev/ballast/orchestrator/control/intake"
+	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 )
 
 // ErrNoIntake means nothing answered: no controller is running, or it

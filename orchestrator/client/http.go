@@ -10,9 +10,9 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/ballastdev/ballast/jobs"
-	"github.com/ballastdev/ballast/orchestrator/intake"
-	"github.com/ballastdev/ballast/orchestrator/sweep"
+	"github.com/ballastdev/ballast/orchestrator/control/intake"
+	"github.com/ballastdev/ballast/orchestrator/model/jobs"
+	"github.com/ballastdev/ballast/orchestrator/model/sweep"
 )
 
 // maxReplyBytes bounds what is read of a reply: a receipt is small, a

@@ -8,10 +8,10 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/ballastdev/ballast/jobs"
-	"github.com/ballastdev/ballast/orchestrator/events"
-	"github.com/ballastdev/ballast/orchestrator/intake"
-	"github.com/ballastdev/ballast/orchestrator/sweep"
+	"github.com/ballastdev/ballast/orchestrator/control/intake"
+	"github.com/ballastdev/ballast/orchestrator/model/events"
+	"github.com/ballastdev/ballast/orchestrator/model/jobs"
+	"github.com/ballastdev/ballast/orchestrator/model/sweep"
 )
 
 // NATS submits jobs as NATS requests on PREFIX.jobs.submit, and sweeps on

@@ -13,10 +13,10 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/ballastdev/ballast/internal/retry"
-	"github.com/ballastdev/ballast/jobs"
-	"github.com/ballastdev/ballast/orchestrator/events"
-	"github.com/ballastdev/ballast/orchestrator/intake"
-	"github.com/ballastdev/ballast/orchestrator/sweep"
+	"github.com/ballastdev/ballast/orchestrator/control/intake"
+	"github.com/ballastdev/ballast/orchestrator/model/events"
+	"github.com/ballastdev/ballast/orchestrator/model/jobs"
+	"github.com/ballastdev/ballast/orchestrator/model/sweep"
 )
 
 // kind describes one kind of request V to the code shared by jobs and

@@ -4,8 +4,8 @@ import (
 	"context"
 	"time"
 
-	"github.com/ballastdev/ballast/jobs"
-	"github.com/ballastdev/ballast/orchestrator/intake"
+	"github.com/ballastdev/ballast/orchestrator/control/intake"
+	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 )
 
 // Submitter submits one job and returns its receipt. *NATS and *HTTP

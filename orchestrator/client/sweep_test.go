@@ -15,10 +15,10 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/ballastdev/ballast/internal/testenv"
-	"github.com/ballastdev/ballast/jobs"
 	"github.com/ballastdev/ballast/orchestrator/client"
-	"github.com/ballastdev/ballast/orchestrator/intake"
-	"github.com/ballastdev/ballast/orchestrator/sweep"
+	"github.com/ballastdev/ballast/orchestrator/control/intake"
+	"github.com/ballastdev/ballast/orchestrator/model/jobs"
+	"github.com/ballastdev/ballast/orchestrator/model/sweep"
 )
 
 // Both clients submit sweeps the way the intake takes them.

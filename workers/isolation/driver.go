@@ -5,7 +5,7 @@ package isolation
 import (
 	"errors"
 
-	"github.com/ballastdev/ballast/jobs"
+	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 )
 
 // driver is one cgroup version's way of doing the same things. Paths are

@@ -16,7 +16,7 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/ballastdev/ballast/jobs"
+	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 )
 
 // tcMajor is the handle of the HTB qdisc the worker puts on the shaped

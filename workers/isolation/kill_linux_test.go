@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ballastdev/ballast/jobs"
+	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 )
 
 // On a real v1 machine (root, the freezer mounted), Kill ends every process

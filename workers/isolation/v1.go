@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/ballastdev/ballast/jobs"
+	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 )
 
 // Hierarchies of cgroup v1 the worker uses.

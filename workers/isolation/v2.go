@@ -14,7 +14,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/ballastdev/ballast/jobs"
+	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 )
 
 // v2 drives the unified hierarchy mounted at root. Every limit and counter

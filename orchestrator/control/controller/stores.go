@@ -1,0 +1,177 @@
+package controller
+
+import (
+	"context"
+	"time"
+
+	"github.com/ballastdev/ballast/orchestrator/model/jobs"
+	"github.com/ballastdev/ballast/orchestrator/model/pipeline"
+	"github.com/ballastdev/ballast/queues"
+)
+
+// The controller's view of the job store, one interface per concern.
+// Each lists only the calls its users make, so a reader sees what a
+// piece of the controller can touch, and a test can hand it a fake of a
+// few methods instead of a whole Redis store. queues.Store implements
+// them all (stores_test.go checks it).
+
+// LeaderLease takes and gives up the controller's leadership: only the
+// tick loop calls it, and only for the lease.
+type LeaderLease interface {
+	AcquireLeadership(ctx context.Context, candidate string, ttl time.Duration) (bool, error)
+	ResignLeadership(ctx context.Context, candidate string) error
+}
+
+// WorkerRecoverer gives back the deliveries of workers that died and
+// readmits held ones: the dead-worker sweep and the held-delivery pass
+// need these and nothing else.
+type WorkerRecoverer interface {
+	RecoverDeadWorkers(ctx context.Context, ttl time.Duration) ([]queues.Recovered, error)
+	RecoverWorker(ctx context.Context, id string) ([]queues.Recovered, error)
+	Get(ctx context.Context, id string) (jobs.Job, error)
+	Readmit(ctx context.Context, jobID string, attempt int, to queues.Queue, reason string) (int, error)
+	HeldDeliveries(ctx context.Context) ([]queues.HeldDelivery, error)
+}
+
+// DataLossWatcher notices that Redis lost its data (the epoch watch and
+// the holdings it counts) and records the loss once; it never repairs.
+type DataLossWatcher interface {
+	queues.EpochChecker
+	Holdings(ctx context.Context) (jobs int64, outbox int64, err error)
+	RecordDataLoss(ctx context.Context, l queues.DataLoss) (bool, error)
+}
+
+// Housekeeper trims what the store keeps beside the jobs (the outbox and
+// the job index) on the leader's timer.
+type Housekeeper interface {
+	ReconcileOutbox(ctx context.Context, grace time.Duration, batch int) (int, error)
+	TrimIndex(ctx context.Context) error
+	Namespace() queues.Namespace
+}
+
+// ControllerStore is what the tick loop holds: the four concerns above,
+// nothing of pipelines, sweeps or placement, which have their own.
+type ControllerStore interface {
+	LeaderLease
+	WorkerRecoverer
+	DataLossWatcher
+	Housekeeper
+}
+
+// JobMover moves and places deliveries between queues and workers: the
+// hybrid loop's hand on a job, with no reading of records.
+type JobMover interface {
+	Move(ctx context.Context, jobID string, attempt int, to queues.Queue, reason string) (int, error)
+	AdmitHeld(ctx context.Context, jobID string, attempt int, reason string) (int, error)
+	MovePlacement(ctx context.Context, jobID string, attempt int, workers []string) (int, error)
+	Place(ctx context.Context, jobID string, attempt int, workers []string) (int, error)
+}
+
+// ActiveReader reads which jobs are active and on which workers, and the
+// workers themselves: what the hybrid loop builds its snapshot from.
+type ActiveReader interface {
+	ActiveChanges(ctx context.Context, workers []string, endedSince time.Time, addedSince time.Time) (queues.Membership, error)
+	ActiveIndex(ctx context.Context) ([]string, time.Time, error)
+	ActiveJobs(ctx context.Context) ([]jobs.Job, error)
+	ActiveJobsOf(ctx context.Context, ids []string, spec func(id string) (jobs.Spec, bool)) (map[string]jobs.Job, error)
+	ActiveMembership(ctx context.Context, workers []string, endedSince time.Time) (queues.Membership, error)
+	Workers(ctx context.Context) ([]queues.WorkerInfo, error)
+}
+
+// LaunchBook records elastic launches until their workers register or
+// the launch ends: the provider side of the hybrid loop.
+type LaunchBook interface {
+	PendingLaunches(ctx context.Context) ([]queues.Launch, error)
+	RecordLaunches(ctx context.Context, ls []queues.Launch) error
+	EndLaunch(ctx context.Context, id string, end time.Time) (bool, error)
+}
+
+// WorkerSignaller asks workers to drain, preempt a job or heed a spot
+// notice; it only writes requests, the workers act on them.
+type WorkerSignaller interface {
+	RequestDrain(ctx context.Context, id string) error
+	RequestPreempt(ctx context.Context, jobID string, attempt int, to queues.Queue, reason string) (bool, error)
+	RequestSpotNotice(ctx context.Context, id string, deadline time.Time) error
+}
+
+// HybridStore is what the hybrid loop holds: the three concerns above;
+// its launch book is a dependency of its own (Hybrid.Launches).
+type HybridStore interface {
+	JobMover
+	ActiveReader
+	WorkerSignaller
+}
+
+// JobSubmitter enqueues new jobs, one or a batch: all the submitter does.
+type JobSubmitter interface {
+	Submit(ctx context.Context, spec jobs.Spec, q queues.Queue) (queues.Submitted, error)
+	SubmitBatchEach(ctx context.Context, items []queues.BatchItem, each func(lo int, res []queues.BatchResult)) error
+}
+
+// RunBook keeps pipeline runs and their steps: the pipelines loop reads
+// and writes runs, reads job briefs and cancels a late run's jobs, never
+// reads a job itself. It embeds RunCanceller for the late run.
+type RunBook interface {
+	RunCanceller
+	ActiveRuns(ctx context.Context) ([]queues.Run, error)
+	CreateRun(ctx context.Context, nr queues.NewRun) (run queues.Run, created bool, err error)
+	HandledUntil(ctx context.Context, pipelineName string) (time.Time, error)
+	JobBriefs(ctx context.Context, ids []string) (map[string]queues.JobBrief, error)
+	MarkDeadlineMissed(ctx context.Context, runID string) (bool, error)
+	MarkHandled(ctx context.Context, pipelineName string, scheduled time.Time) (bool, error)
+	SetStepStates(ctx context.Context, runID string, states map[string]pipeline.StepState) (bool, error)
+	StartStep(ctx context.Context, runID string, step string, jobID string) (bool, error)
+	StepDurations(ctx context.Context, pipelineName string, step string, runs int) ([]time.Duration, error)
+}
+
+// RunCanceller ends one run and cancels its jobs, for CancelRun.
+type RunCanceller interface {
+	Cancel(ctx context.Context, id string) (queues.CancelResult, error)
+	EndRun(ctx context.Context, runID string, state pipeline.RunOutcome, reason string) (ended bool, orphans []string, err error)
+	GetRun(ctx context.Context, id string) (queues.Run, error)
+}
+
+// SweepBook keeps sweeps and their trials: what the sweeps loop reads and
+// writes, including the trials' metrics it decides on.
+type SweepBook interface {
+	ActiveSweeps(ctx context.Context) ([]string, error)
+	Cancel(ctx context.Context, id string) (queues.CancelResult, error)
+	CreateSweep(ctx context.Context, ns queues.NewSweep) (rec queues.SweepRecord, duplicate bool, err error)
+	FinishSweep(ctx context.Context, sweepID string, state queues.SweepState) (bool, error)
+	GetSweep(ctx context.Context, id string) (queues.SweepRecord, error)
+	JobBriefs(ctx context.Context, ids []string) (map[string]queues.JobBrief, error)
+	Metrics(ctx context.Context, jobIDs []string) (map[string][]float64, error)
+	RecordTrials(ctx context.Context, sweepID string, jobsByIndex map[int]string, cursor int) (queues.SweepState, error)
+	StopTrial(ctx context.Context, sweepID string, i int) error
+	TrialJobByKey(ctx context.Context, sweepID string, indexes []int) (map[int]string, error)
+	TrialSpecs(ctx context.Context, sweepID string, from int, to int) ([]jobs.Spec, error)
+}
+
+// SweepCanceller cancels one sweep and its trials' jobs, for CancelSweep.
+type SweepCanceller interface {
+	Cancel(ctx context.Context, id string) (queues.CancelResult, error)
+	CancelSweep(ctx context.Context, sweepID string) (bool, error)
+	GetSweep(ctx context.Context, id string) (queues.SweepRecord, error)
+	JobBriefs(ctx context.Context, ids []string) (map[string]queues.JobBrief, error)
+}
+
+// SweepReader reads one sweep with its trials, for LoadSweepView.
+type SweepReader interface {
+	GetSweep(ctx context.Context, id string) (queues.SweepRecord, error)
+	JobBriefs(ctx context.Context, ids []string) (map[string]queues.JobBrief, error)
+	TrialSpecs(ctx context.Context, sweepID string, from int, to int) ([]jobs.Spec, error)
+}
+
+// DurabilityChecker reads how Redis persists data, for CheckRedis.
+type DurabilityChecker interface {
+	CheckDurability(ctx context.Context) queues.Durability
+}
+
+// DataLossRecoverer restores from a snapshot and acknowledges a recorded
+// loss: the recovery command's whole reach into the store.
+type DataLossRecoverer interface {
+	AckDataLoss(ctx context.Context) (*queues.DataLoss, error)
+	Get(ctx context.Context, id string) (jobs.Job, error)
+	ReadEpoch(ctx context.Context) (queues.Epoch, *queues.DataLoss, error)
+	Restore(ctx context.Context, r queues.Restoring) (res queues.Restored, other string, err error)
+}

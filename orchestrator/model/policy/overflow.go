@@ -1,0 +1,125 @@
+package policy
+
+import (
+	"fmt"
+
+	"github.com/ballastdev/ballast/orchestrator/model/jobs"
+)
+
+// overflow is rule 7, off unless Config.CoreOverflow is set: a queued core
+// job that has waited its allowed delay (Job.MaxWait when the job has its
+// own, else Config.CoreMaxWait) and still cannot get a fixed slot after
+// rule 1 goes to the cheapest on-demand pool with room, for teams that
+// would rather pay the premium than miss a deadline. Never spot: a core job
+// must not lose its worker to a provider's whim.
+//
+// The head of the core queue is skipped: the free fixed slots and the slots
+// that rule 1's reclaims (planned and in flight) are freeing go to the
+// longest-waiting core jobs, since fixed workers take core work in queue
+// order. Overflowing one of those would race the fixed worker for it and pay
+// on-demand for a job a fixed slot is about to take.
+func (p *planner) overflow() {
+	if !p.cfg.CoreOverflow {
+		return
+	}
+	p.overflowCore(map[string]bool{})
+}
+
+// overflowHeld is rule 7 for core work held under team shares (rule 9):
+// a held job that rule 9 did not admit this tick may not take a fixed
+// slot now, so it overflows once it has waited its allowed delay since
+// QueuedAt, as a queued core job does. It runs after rule 4's
+// migrations, whose jobs leave the on-demand slots it may take: held
+// work overflows whether or not core work waits, so the two may meet
+// in one tick, and the next tick must not find room this one did not.
+func (p *planner) overflowHeld() {
+	if !p.cfg.CoreOverflow || len(p.ix.held) == 0 {
+		return
+	}
+	full := map[string]bool{}
+	for j := range merged(false, p.ix.queues(QueueHeld)...) {
+		if !p.anyRoom(false) {
+			return
+		}
+		if isCore(j) {
+			p.overflowOne(j, full, false)
+		}
+	}
+}
+
+// overflowCore is rule 7 for the core queue.
+func (p *planner) overflowCore(full map[string]bool) {
+	if p.short <= 0 {
+		// Free fixed slots cover the core backlog by count, but slots of
+		// one flavor or size do not run a job that needs another: a
+		// sized job that no fixed worker can hold waits for nothing, so
+		// those alone may still overflow (the sized set is small).
+		if set := p.ix.sized[queueKey{QueueCore, string(jobs.ClassCore)}]; set != nil {
+			for j := range set.all() {
+				if !j.waitsPlaced() && !p.fixedCanRun(j) && p.anyRoom(false) {
+					p.overflowOne(j, full, true)
+				}
+			}
+		}
+		return
+	}
+	served := p.coreQueued - p.short
+	// Which pool takes a core job depends on the job only through its
+	// region, and pools only fill up as the loop goes: once no pool may take
+	// a job of some region, none takes a later one, and once no pool has
+	// room (spot never takes core work) the rest of the backlog need not be
+	// looked at.
+	for j := range merged(false, p.ix.queue(QueueCore, string(jobs.ClassCore))) {
+		if p.short <= 0 || !p.anyRoom(false) {
+			return
+		}
+		if j.waitsPlaced() {
+			continue // its slots are held on fixed workers already
+		}
+		// A sized job that no fixed worker can ever hold is not one the
+		// free fixed slots serve, however many there are: counting it
+		// there would keep it from overflowing for ever.
+		if served > 0 && (!j.sized() || p.fixedCanRun(j)) {
+			served -= j.weight()
+			continue
+		}
+		p.overflowOne(j, full, true)
+	}
+}
+
+// overflowOne sends core job j to the cheapest on-demand pool with room
+// once it has waited its allowed delay; full notes the regions where no
+// pool has room for one-slot work. queued says j is in the core queue's
+// counts (a held job is not).
+func (p *planner) overflowOne(j *Job, full map[string]bool, queued bool) {
+	wait := j.maxWait(p.cfg)
+	if full[j.Region] || !p.movable(j) || p.now.Sub(j.QueuedAt) < wait {
+		return
+	}
+	var d *poolDemand
+	if j.sized() {
+		d = p.pickSized(j, false)
+	} else {
+		d = p.pickPool(j, false)
+	}
+	if d == nil {
+		if !j.sized() {
+			full[j.Region] = true
+		}
+		return
+	}
+	if j.sized() {
+		d.addBins(j) // as binOverflow counts it from next tick
+	} else {
+		d.addQueued(j)
+	}
+	if queued {
+		p.short -= j.weight()
+		p.coreQueued -= j.weight()
+	}
+	p.add(Action{
+		Kind: Overflow, Job: j.ID, Pool: d.pool.Name, Queue: QueueOverflow, Rule: 7,
+		Reason: fmt.Sprintf("core queued %s >= max wait %s with no fixed slot; on-demand at %.2f/slot-hour",
+			p.now.Sub(j.QueuedAt), wait, d.pool.PricePerSlotHour),
+	}, j)
+}

@@ -1,0 +1,48 @@
+package api
+
+import (
+	"context"
+
+	"github.com/ballastdev/ballast/orchestrator/control/controller"
+	"github.com/ballastdev/ballast/orchestrator/model/jobs"
+	"github.com/ballastdev/ballast/queues"
+)
+
+// The API's view of the job store, one interface per group of endpoints,
+// so a reader sees what each can touch. Handler takes the concrete store
+// once and hands each group its part; queues.Store implements them all
+// (stores_test.go checks it).
+
+// JobDesk is what the job endpoints need: read a job, its logs, usage
+// and checkpoints, list a page, and cancel. Nothing of flows or status.
+type JobDesk interface {
+	Get(ctx context.Context, id string) (jobs.Job, error)
+	ListPage(ctx context.Context, o queues.PageOptions) (queues.Page, error)
+	Logs(ctx context.Context, jobID string, after string, count int64) ([]queues.LogLine, error)
+	JobUsage(ctx context.Context, j jobs.Job) (out []queues.AttemptUsage, complete bool, err error)
+	CheckpointLedger(worker string) *queues.CheckpointLedger
+	Cancel(ctx context.Context, id string) (queues.CancelResult, error)
+}
+
+// FlowDesk is what the sweep and pipeline endpoints need: the
+// controller's readers and cancellers of sweeps and runs, and the lists.
+type FlowDesk interface {
+	controller.SweepReader
+	controller.SweepCanceller
+	controller.RunCanceller
+	ListSweeps(ctx context.Context, limit int) ([]string, error)
+	ListRuns(ctx context.Context, pipelineName string, limit int) ([]queues.Run, error)
+}
+
+// StatusReader is what CollectStatus reads: the cluster's shape and
+// health, never a job's body.
+type StatusReader interface {
+	Leader(ctx context.Context) (string, error)
+	Workers(ctx context.Context) ([]queues.WorkerInfo, error)
+	QueueStats(ctx context.Context) ([]queues.QueueStats, error)
+	List(ctx context.Context, o queues.ListOptions) ([]jobs.Job, error)
+	ActiveJobs(ctx context.Context) ([]jobs.Job, error)
+	CheckDurability(ctx context.Context) queues.Durability
+	ReadEpoch(ctx context.Context) (queues.Epoch, *queues.DataLoss, error)
+	Topology(ctx context.Context) queues.Topology
+}

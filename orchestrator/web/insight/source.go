@@ -1,0 +1,114 @@
+package insight
+
+import (
+	"time"
+
+	"github.com/ballastdev/ballast/orchestrator/model/cost"
+	"github.com/ballastdev/ballast/orchestrator/model/policy"
+	"github.com/ballastdev/ballast/orchestrator/model/shares"
+)
+
+// Defaults of a Source's spans.
+const (
+	// DefaultRecent is the span of the key measures' current figures.
+	DefaultRecent = time.Hour
+	// DefaultSeriesWindow and DefaultSeriesStep shape the key measures'
+	// series: six hours in 10-minute buckets.
+	DefaultSeriesWindow = 6 * time.Hour
+	DefaultSeriesStep   = 10 * time.Minute
+	// DefaultAdviceWindow is how far back the overview's advice looks.
+	DefaultAdviceWindow = 24 * time.Hour
+	// Retention is how long usage records and ended worker lives are
+	// kept unless the config says otherwise (controller.cost_retention):
+	// a month of cost reports, a day to spare. The config's default is
+	// this value.
+	Retention = 32 * 24 * time.Hour
+)
+
+// Span is how far back the key measures' series goes, and its buckets.
+type Span struct {
+	Name         string
+	Window, Step time.Duration
+}
+
+// Spans are the series spans the API and the dashboard offer: 60 one-minute
+// buckets, 36 of ten minutes (the default), or 48 of half an hour.
+var Spans = []Span{
+	{Name: "1h", Window: time.Hour, Step: time.Minute},
+	{Name: "6h", Window: DefaultSeriesWindow, Step: DefaultSeriesStep},
+	{Name: "24h", Window: 24 * time.Hour, Step: 30 * time.Minute},
+}
+
+// SpanNamed returns the span of that name; ok is false for an unknown one.
+func SpanNamed(name string) (Span, bool) {
+	for _, sp := range Spans {
+		if sp.Name == name {
+			return sp, true
+		}
+	}
+	return Span{}, false
+}
+
+// span is the Source's series span, named when it is one of Spans.
+func (s Source) span() Span {
+	sp := Span{Window: s.seriesWindow(), Step: s.seriesStep()}
+	for _, known := range Spans {
+		if known.Window == sp.Window && known.Step == sp.Step {
+			return known
+		}
+	}
+	sp.Name = sp.Window.String()
+	return sp
+}
+
+// Source reads the live store with the settings that price and judge it.
+type Source struct {
+	Store Store
+	// Pools are the configured pools with their prices and billing.
+	Pools []policy.Pool
+	// Quota is each fixed pool's prepaid slots.
+	Quota map[string]int
+	// High and Low are the watermarks the controller runs with.
+	High, Low float64
+	// CoreOverflow and CoreMaxWait are rule 7 as the controller runs it.
+	CoreOverflow bool
+	CoreMaxWait  time.Duration
+	// Location sets the cost days; nil means UTC.
+	Location *time.Location
+	// Shares and Chargeback settle the quota between teams (Settle);
+	// Shares also gives the overview its share bars (off when empty).
+	Shares     shares.Config
+	Chargeback cost.Chargeback
+	// Recent, SeriesWindow, SeriesStep, AdviceWindow and Retention
+	// override the defaults above when positive.
+	Recent, SeriesWindow, SeriesStep, AdviceWindow, Retention time.Duration
+	// Engines is what the overview says of NATS and the provider.
+	Engines Engines
+}
+
+func (s Source) pool(name string) (policy.Pool, bool) {
+	for _, p := range s.Pools {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return policy.Pool{}, false
+}
+
+func (s Source) loc() *time.Location {
+	if s.Location == nil {
+		return time.UTC
+	}
+	return s.Location
+}
+
+// KeptFor is how long usage records are kept: the oldest window that can
+// be priced.
+func (s Source) KeptFor() time.Duration { return orDefault(s.Retention, Retention) }
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
+}
