@@ -1,0 +1,52 @@
+package queues
+
+import (
+	"context"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Kernel is what a store of one concern (the packages under queues/:
+// gangs, flows, usage, registry, logs) builds on: the Redis client, the
+// namespace's keys, script runs that share the store's coalescing and
+// replica wait, and the store's clock and retention. *Store implements it;
+// a concern store keeps its own Lua scripts beside the Go that runs them
+// and reaches Redis only through its Kernel, so every key still carries
+// the namespace's hash tag.
+type Kernel interface {
+	Redis() redis.UniversalClient
+	Namespace() Namespace
+	// Run runs script coalesced with concurrent calls, as script.Run would.
+	Run(ctx context.Context, script *redis.Script, keys []string, args ...any) *redis.Cmd
+	// RunDurable is Run for writes acknowledged to someone outside: with a
+	// replica wait configured, its reply is an error unless the replicas
+	// hold them.
+	RunDurable(ctx context.Context, script *redis.Script, keys []string, args ...any) *redis.Cmd
+	Now() time.Time
+	// Retention is how long ended records are kept.
+	Retention() time.Duration
+}
+
+var _ Kernel = (*Store)(nil)
+
+// Run implements Kernel.
+func (s *Store) Run(ctx context.Context, script *redis.Script, keys []string, args ...any) *redis.Cmd {
+	return s.co.run(ctx, script, keys, args...)
+}
+
+// RunDurable implements Kernel.
+func (s *Store) RunDurable(ctx context.Context, script *redis.Script, keys []string, args ...any) *redis.Cmd {
+	return s.co.runDurable(ctx, script, keys, args...)
+}
+
+// Now implements Kernel: the store's clock (StoreOptions.Now).
+func (s *Store) Now() time.Time { return s.opts.Now() }
+
+// Retention implements Kernel.
+func (s *Store) Retention() time.Duration { return s.opts.Retention }
+
+// Wrap tags an error from Redis with the operation and, when Redis could
+// not be reached or cannot serve writes, with jobs.ErrUnavailable, so a
+// concern store's callers read its errors as they read the kernel's.
+func Wrap(op string, err error) error { return wrap(op, err) }
