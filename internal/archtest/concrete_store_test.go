@@ -41,8 +41,8 @@ func concreteUses(files []goFile) []concreteUse {
 			f.dir == "internal/cli" || strings.HasPrefix(f.dir, "internal/cli/") {
 			continue
 		}
-		q := importName(f.ast, queuesPath)
-		if q == "" {
+		q := storeNames(f.ast)
+		if len(q) == 0 {
 			continue
 		}
 		for _, d := range f.ast.Decls {

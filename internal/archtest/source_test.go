@@ -121,7 +121,7 @@ func importDirs(f *ast.File) map[string]string {
 
 // isConcreteStore says whether e is *queues.Store, with queues the name
 // the file gives the package.
-func isConcreteStore(e ast.Expr, queues string) bool {
+func isConcreteStore(e ast.Expr, stores map[string]bool) bool {
 	star, ok := e.(*ast.StarExpr)
 	if !ok {
 		return false
@@ -131,5 +131,26 @@ func isConcreteStore(e ast.Expr, queues string) bool {
 		return false
 	}
 	id, ok := sel.X.(*ast.Ident)
-	return ok && queues != "" && id.Name == queues
+	return ok && stores[id.Name]
 }
+
+// storeNames maps the names f gives to the store packages: queues (the
+// kernel with jobs and deliveries) and the stores of one concern under it
+// (queues/gangs, queues/flows, ...). Each has a Store the tests watch.
+func storeNames(f *ast.File) map[string]bool {
+	names := map[string]bool{}
+	for _, im := range f.Imports {
+		p, err := strconv.Unquote(im.Path.Value)
+		if err != nil || (p != queuesPath && !strings.HasPrefix(p, queuesPath+"/")) {
+			continue
+		}
+		if n := importName(f, p); n != "" {
+			names[n] = true
+		}
+	}
+	return names
+}
+
+// inStores reports whether dir is one of the store packages, which may
+// use their own concrete types.
+func inStores(dir string) bool { return dir == "queues" || strings.HasPrefix(dir, "queues/") }

@@ -39,11 +39,11 @@ type storeCheck struct {
 func storeChecks(files []goFile) []storeCheck {
 	var checks []storeCheck
 	for _, f := range files {
-		if f.dir == "queues" {
+		if inStores(f.dir) {
 			continue
 		}
-		q := importName(f.ast, queuesPath)
-		if q == "" {
+		q := storeNames(f.ast)
+		if len(q) == 0 {
 			continue
 		}
 		for _, d := range f.ast.Decls {
