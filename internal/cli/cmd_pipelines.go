@@ -12,6 +12,7 @@ import (
 
 	"github.com/ballastdev/ballast/internal/config"
 	"github.com/ballastdev/ballast/orchestrator/control/controller"
+	"github.com/ballastdev/ballast/orchestrator/control/eventbus"
 	"github.com/ballastdev/ballast/orchestrator/model/events"
 	"github.com/ballastdev/ballast/orchestrator/model/pipeline"
 	"github.com/ballastdev/ballast/queues"
@@ -341,7 +342,7 @@ func eventPublisher(e *env, cfg config.Config, name string) (events.Publisher, f
 		fmt.Fprintf(e.errOut, "note: no event is published: %v\n", err)
 		return events.Discard, func() {}
 	}
-	return events.NewNATSPublisher(nc, subjects(cfg)), func() {
+	return eventbus.NewNATSPublisher(nc, subjects(cfg)), func() {
 		// Flush so the event leaves before the process exits.
 		_ = nc.FlushTimeout(2 * time.Second)
 		nc.Close()

@@ -18,6 +18,7 @@ import (
 	"github.com/ballastdev/ballast/internal/config"
 	"github.com/ballastdev/ballast/internal/testenv"
 	"github.com/ballastdev/ballast/orchestrator/control/controller"
+	"github.com/ballastdev/ballast/orchestrator/control/eventbus"
 	"github.com/ballastdev/ballast/orchestrator/model/events"
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/orchestrator/model/pipeline"
@@ -288,7 +289,7 @@ func (f flowEnv) ensureStream(t *testing.T, srv *server.Server) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := events.EnsureStream(context.Background(), js, f.cfg.NATS.Stream, subjects(f.cfg), time.Hour); err != nil {
+	if err := eventbus.EnsureStream(context.Background(), js, f.cfg.NATS.Stream, subjects(f.cfg), time.Hour); err != nil {
 		t.Fatal(err)
 	}
 }

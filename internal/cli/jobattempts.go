@@ -8,6 +8,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/ballastdev/ballast/internal/config"
+	"github.com/ballastdev/ballast/orchestrator/control/eventbus"
 	"github.com/ballastdev/ballast/orchestrator/model/events"
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/orchestrator/web/insight"
@@ -56,7 +57,7 @@ func jobEvents(ctx context.Context, cfg config.Config, id string) ([]events.Even
 	}
 	ctx, cancel := context.WithTimeout(ctx, historyTimeout)
 	defer cancel()
-	return events.History(ctx, js, cfg.NATS.Stream, subjects(cfg), id)
+	return eventbus.History(ctx, js, cfg.NATS.Stream, subjects(cfg), id)
 }
 
 // attemptRows are the lines of `jobs show`'s attempt table.

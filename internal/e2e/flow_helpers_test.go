@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ballastdev/ballast/orchestrator/control/controller"
+	"github.com/ballastdev/ballast/orchestrator/control/eventbus"
 	"github.com/ballastdev/ballast/orchestrator/model/events"
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/orchestrator/model/pipeline"
@@ -53,7 +54,7 @@ func (r *hybridRig) startFlowController(id string) (*controller.Controller, *con
 		r.t.Fatal(err)
 	}
 	r.t.Cleanup(ctl.Stop)
-	wake, err := events.OnJobEnd(r.nc, r.subj, func(events.Event) { ctl.PokeFlows() })
+	wake, err := eventbus.OnJobEnd(r.nc, r.subj, func(events.Event) { ctl.PokeFlows() })
 	if err != nil {
 		r.t.Fatal(err)
 	}

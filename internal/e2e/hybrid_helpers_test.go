@@ -20,6 +20,7 @@ import (
 	"github.com/ballastdev/ballast/internal/config"
 	"github.com/ballastdev/ballast/internal/testenv"
 	"github.com/ballastdev/ballast/orchestrator/control/controller"
+	"github.com/ballastdev/ballast/orchestrator/control/eventbus"
 	"github.com/ballastdev/ballast/orchestrator/control/provider"
 	"github.com/ballastdev/ballast/orchestrator/model/events"
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
@@ -163,11 +164,11 @@ func newHybridRigWith(t *testing.T, pools map[string]config.PoolConfig, high, lo
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := events.EnsureStream(ctx, js, "E"+ns, r.subj, time.Hour); err != nil {
+	if err := eventbus.EnsureStream(ctx, js, "E"+ns, r.subj, time.Hour); err != nil {
 		t.Fatalf("EnsureStream: %v", err)
 	}
 	r.store = queues.NewStore(rdb, queues.StoreOptions{Namespace: ns})
-	r.pub = events.NewNATSPublisher(nc, r.subj)
+	r.pub = eventbus.NewNATSPublisher(nc, r.subj)
 	cat, err := r.cfg.Catalog()
 	if err != nil {
 		t.Fatalf("catalog: %v", err)

@@ -21,6 +21,7 @@ import (
 
 	"github.com/ballastdev/ballast/internal/config"
 	"github.com/ballastdev/ballast/orchestrator/control/controller"
+	"github.com/ballastdev/ballast/orchestrator/control/eventbus"
 	"github.com/ballastdev/ballast/orchestrator/control/provider"
 	"github.com/ballastdev/ballast/orchestrator/model/events"
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
@@ -191,12 +192,12 @@ func (h *hybrid) setup(ctx context.Context) error {
 		return fmt.Errorf("bench: jetstream: %w", err)
 	}
 	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	err = events.EnsureStream(sctx, js, "E"+h.ns, h.subj, time.Hour)
+	err = eventbus.EnsureStream(sctx, js, "E"+h.ns, h.subj, time.Hour)
 	cancel()
 	if err != nil {
 		return fmt.Errorf("bench: %w", err)
 	}
-	h.pub = events.NewNATSPublisher(h.nc, h.subj)
+	h.pub = eventbus.NewNATSPublisher(h.nc, h.subj)
 	h.store = queues.NewStore(h.rdb, queues.StoreOptions{Namespace: h.ns})
 
 	cfg, err := h.writeConfig(srv.ClientURL())

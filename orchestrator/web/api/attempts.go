@@ -9,7 +9,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/web/insight"
 )
 
-// JobEvents reads one job's stored events, oldest first (events.History
+// JobEvents reads one job's stored events, oldest first (eventbus.History
 // bound to the installation's stream).
 type JobEvents func(ctx context.Context, jobID string) ([]events.Event, error)
 

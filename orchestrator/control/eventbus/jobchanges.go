@@ -1,6 +1,8 @@
-package events
+package eventbus
 
 import (
+	"github.com/ballastdev/ballast/orchestrator/model/events"
+
 	"fmt"
 
 	"github.com/nats-io/nats.go"
@@ -12,18 +14,18 @@ import (
 // records decide, so a forged event costs a read and a lost one is found at
 // the next full read. fn runs on the subscription's goroutine and must not
 // block. Unsubscribe the returned subscription to stop.
-func OnJobChange(nc *nats.Conn, subj Subjects, fn func(jobID string)) (*nats.Subscription, error) {
+func OnJobChange(nc *nats.Conn, subj events.Subjects, fn func(jobID string)) (*nats.Subscription, error) {
 	if nc == nil {
-		return nil, fmt.Errorf("events.OnJobChange: no NATS connection")
+		return nil, fmt.Errorf("eventbus.OnJobChange: no NATS connection")
 	}
 	subject := subj.Job("*")
 	sub, err := nc.Subscribe(subject, func(m *nats.Msg) {
-		if e, err := decode(m.Data); err == nil && e.JobID != "" {
+		if e, err := events.Decode(m.Data); err == nil && e.JobID != "" {
 			fn(e.JobID)
 		}
 	})
 	if err != nil {
-		return nil, fmt.Errorf("events.OnJobChange: subscribing to %s: %w", subject, err)
+		return nil, fmt.Errorf("eventbus.OnJobChange: subscribing to %s: %w", subject, err)
 	}
 	return sub, nil
 }

@@ -1,4 +1,4 @@
-package events_test
+package eventbus_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/ballastdev/ballast/internal/testenv"
+	"github.com/ballastdev/ballast/orchestrator/control/eventbus"
 	"github.com/ballastdev/ballast/orchestrator/model/events"
 )
 
@@ -30,7 +31,7 @@ func TestPublishRefusesInvalidEvents(t *testing.T) {
 		ev := ok
 		tc.mutate(&ev)
 		err := e.pub.Publish(context.Background(), ev)
-		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "events.Publish: ") {
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "eventbus.Publish: ") {
 			t.Errorf("%s: error %v, want one containing %q", name, err, tc.want)
 		}
 	}
@@ -44,7 +45,7 @@ func TestPublishOnClosedConnectionFails(t *testing.T) {
 	t.Parallel()
 	s := testenv.NATS(t)
 	nc := testenv.NATSConn(t, s)
-	pub := events.NewNATSPublisher(nc, events.Subjects{})
+	pub := eventbus.NewNATSPublisher(nc, events.Subjects{})
 	nc.Close()
 	err := pub.Publish(context.Background(), jobEvent("j1", 1, events.TypeJobQueued))
 	if !errors.Is(err, nats.ErrConnectionClosed) {
@@ -53,16 +54,16 @@ func TestPublishOnClosedConnectionFails(t *testing.T) {
 }
 
 func TestPublishWithoutConnectionOrContext(t *testing.T) {
-	var nilPub *events.NATSPublisher
+	var nilPub *eventbus.NATSPublisher
 	if err := nilPub.Publish(context.Background(), jobEvent("j1", 1, events.TypeJobQueued)); err == nil {
 		t.Error("nil publisher: no error")
 	}
-	if err := events.NewNATSPublisher(nil, events.Subjects{}).Publish(context.Background(), jobEvent("j1", 1, events.TypeJobQueued)); err == nil {
+	if err := eventbus.NewNATSPublisher(nil, events.Subjects{}).Publish(context.Background(), jobEvent("j1", 1, events.TypeJobQueued)); err == nil {
 		t.Error("nil connection: no error")
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := events.NewNATSPublisher(nil, events.Subjects{}).Publish(ctx, jobEvent("j1", 1, events.TypeJobQueued)); !errors.Is(err, context.Canceled) {
+	if err := eventbus.NewNATSPublisher(nil, events.Subjects{}).Publish(ctx, jobEvent("j1", 1, events.TypeJobQueued)); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled context: error %v", err)
 	}
 }

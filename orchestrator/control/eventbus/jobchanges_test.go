@@ -1,4 +1,4 @@
-package events_test
+package eventbus_test
 
 import (
 	"sync"
@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ballastdev/ballast/internal/testenv"
+	"github.com/ballastdev/ballast/orchestrator/control/eventbus"
 	"github.com/ballastdev/ballast/orchestrator/model/events"
 )
 
@@ -16,7 +17,7 @@ func TestOnJobChangeNamesEveryJobEvent(t *testing.T) {
 	e := newEnv(t)
 	var mu sync.Mutex
 	var got []string
-	sub, err := events.OnJobChange(e.nc, e.subj, func(id string) {
+	sub, err := eventbus.OnJobChange(e.nc, e.subj, func(id string) {
 		mu.Lock()
 		defer mu.Unlock()
 		got = append(got, id)

@@ -1,4 +1,4 @@
-package events_test
+package eventbus_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/ballastdev/ballast/internal/testenv"
+	"github.com/ballastdev/ballast/orchestrator/control/eventbus"
 	"github.com/ballastdev/ballast/orchestrator/model/events"
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 )
@@ -22,9 +23,9 @@ type env struct {
 	nc   *nats.Conn
 	js   jetstream.JetStream
 	subj events.Subjects
-	pub  *events.NATSPublisher
+	pub  *eventbus.NATSPublisher
 	// otherPub publishes from a second connection, as a worker would.
-	otherPub *events.NATSPublisher
+	otherPub *eventbus.NATSPublisher
 }
 
 // newEnv starts a NATS server with the event stream. A non-default prefix
@@ -38,11 +39,11 @@ func newEnv(t *testing.T) env {
 		t.Fatal(err)
 	}
 	subj := events.Subjects{Prefix: "bt"}
-	if err := events.EnsureStream(ctxT(t), js, streamName, subj, time.Hour); err != nil {
+	if err := eventbus.EnsureStream(ctxT(t), js, streamName, subj, time.Hour); err != nil {
 		t.Fatal(err)
 	}
-	return env{nc: nc, js: js, subj: subj, pub: events.NewNATSPublisher(nc, subj),
-		otherPub: events.NewNATSPublisher(testenv.NATSConn(t, ns), subj)}
+	return env{nc: nc, js: js, subj: subj, pub: eventbus.NewNATSPublisher(nc, subj),
+		otherPub: eventbus.NewNATSPublisher(testenv.NATSConn(t, ns), subj)}
 }
 
 func ctxT(t *testing.T) context.Context {

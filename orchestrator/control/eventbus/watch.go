@@ -1,8 +1,9 @@
-package events
+package eventbus
 
 import (
+	"github.com/ballastdev/ballast/orchestrator/model/events"
+
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"time"
@@ -22,28 +23,28 @@ const subscribeTimeout = 5 * time.Second
 // twice, and events published before the call are not replayed. Follow adds
 // the history and drops duplicates. Messages that are not events are logged
 // and skipped.
-func Watch(ctx context.Context, nc *nats.Conn, subj Subjects, jobID string) (<-chan Event, error) {
+func Watch(ctx context.Context, nc *nats.Conn, subj events.Subjects, jobID string) (<-chan events.Event, error) {
 	if nc == nil {
-		return nil, fmt.Errorf("events.Watch: no NATS connection")
+		return nil, fmt.Errorf("eventbus.Watch: no NATS connection")
 	}
-	if err := checkToken(jobID); err != nil {
-		return nil, fmt.Errorf("events.Watch: job id %q: %w", jobID, err)
+	if err := events.CheckToken(jobID); err != nil {
+		return nil, fmt.Errorf("eventbus.Watch: job id %q: %w", jobID, err)
 	}
 	subject := subj.Job(jobID)
 	// A synchronous subscription keeps messages in nats.go's pending buffer
 	// while the reader is busy, instead of blocking the connection's reader.
 	sub, err := nc.SubscribeSync(subject)
 	if err != nil {
-		return nil, fmt.Errorf("events.Watch: subscribing to %s: %w", subject, err)
+		return nil, fmt.Errorf("eventbus.Watch: subscribing to %s: %w", subject, err)
 	}
 	fctx, cancel := context.WithTimeout(ctx, subscribeTimeout)
 	err = nc.FlushWithContext(fctx)
 	cancel()
 	if err != nil {
 		_ = sub.Unsubscribe()
-		return nil, fmt.Errorf("events.Watch: confirming subscription to %s: %w", subject, err)
+		return nil, fmt.Errorf("eventbus.Watch: confirming subscription to %s: %w", subject, err)
 	}
-	out := make(chan Event, 16)
+	out := make(chan events.Event, 16)
 	go func() {
 		defer close(out)
 		defer func() { _ = sub.Unsubscribe() }() // fails harmlessly once the connection is closed
@@ -52,9 +53,9 @@ func Watch(ctx context.Context, nc *nats.Conn, subj Subjects, jobID string) (<-c
 			if err != nil {
 				return // ctx ended or the connection closed
 			}
-			e, err := decode(m.Data)
+			e, err := events.Decode(m.Data)
 			if err != nil {
-				slog.Default().Warn("events.Watch: skipping a message that is not an event", "subject", m.Subject, "error", err)
+				slog.Default().Warn("eventbus.Watch: skipping a message that is not an event", "subject", m.Subject, "error", err)
 				continue
 			}
 			select {
@@ -65,15 +66,4 @@ func Watch(ctx context.Context, nc *nats.Conn, subj Subjects, jobID string) (<-c
 		}
 	}()
 	return out, nil
-}
-
-func decode(data []byte) (Event, error) {
-	var e Event
-	if err := json.Unmarshal(data, &e); err != nil {
-		return Event{}, err
-	}
-	if e.ID == "" || e.Type == "" {
-		return Event{}, fmt.Errorf("no id or type")
-	}
-	return e, nil
 }

@@ -1,4 +1,4 @@
-package events_test
+package eventbus_test
 
 import (
 	"errors"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/ballastdev/ballast/orchestrator/control/eventbus"
 	"github.com/ballastdev/ballast/orchestrator/model/events"
 )
 
@@ -33,7 +34,7 @@ func TestHistoryReadsEachJobInOrder(t *testing.T) {
 	e.waitStored(t, 2*n+1)
 
 	for job, want := range map[string][]events.Event{"ja": wantA, "jb": wantB} {
-		got, err := events.History(ctxT(t), e.js, streamName, e.subj, job)
+		got, err := eventbus.History(ctxT(t), e.js, streamName, e.subj, job)
 		if err != nil {
 			t.Fatalf("%s: %v", job, err)
 		}
@@ -58,7 +59,7 @@ func TestHistoryDedupesByID(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.waitStored(t, 2)
-	got, err := events.History(ctxT(t), e.js, streamName, e.subj, "j1")
+	got, err := eventbus.History(ctxT(t), e.js, streamName, e.subj, "j1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +75,7 @@ func TestHistoryOfUnknownJobIsEmpty(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.waitStored(t, 1)
-	got, err := events.History(ctxT(t), e.js, streamName, e.subj, "nope")
+	got, err := eventbus.History(ctxT(t), e.js, streamName, e.subj, "nope")
 	if err != nil || len(got) != 0 {
 		t.Fatalf("got %v, %v; want an empty history", got, err)
 	}
@@ -94,7 +95,7 @@ func TestHistorySkipsForeignMessages(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.waitStored(t, 3)
-	got, err := events.History(ctxT(t), e.js, streamName, e.subj, "j1")
+	got, err := eventbus.History(ctxT(t), e.js, streamName, e.subj, "j1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,14 +107,14 @@ func TestHistorySkipsForeignMessages(t *testing.T) {
 func TestHistoryErrors(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	_, err := events.History(ctxT(t), e.js, "MISSING", e.subj, "j1")
+	_, err := eventbus.History(ctxT(t), e.js, "MISSING", e.subj, "j1")
 	if !errors.Is(err, jetstream.ErrStreamNotFound) || !strings.Contains(err.Error(), "is one running?") {
 		t.Errorf("missing stream: %v", err)
 	}
-	if _, err := events.History(ctxT(t), e.js, streamName, e.subj, "j.>"); err == nil {
+	if _, err := eventbus.History(ctxT(t), e.js, streamName, e.subj, "j.>"); err == nil {
 		t.Error("wildcard job id: no error")
 	}
-	if _, err := events.History(ctxT(t), nil, streamName, e.subj, "j1"); err == nil {
+	if _, err := eventbus.History(ctxT(t), nil, streamName, e.subj, "j1"); err == nil {
 		t.Error("nil JetStream: no error")
 	}
 }

@@ -1,6 +1,8 @@
-package events
+package eventbus
 
 import (
+	"github.com/ballastdev/ballast/orchestrator/model/events"
+
 	"fmt"
 
 	"github.com/nats-io/nats.go"
@@ -12,18 +14,18 @@ import (
 // next tick; a missed event only costs that tick, since the job records,
 // not the events, decide. fn runs on the subscription's goroutine and must
 // not block. Unsubscribe the returned subscription to stop.
-func OnJobEnd(nc *nats.Conn, subj Subjects, fn func(Event)) (*nats.Subscription, error) {
+func OnJobEnd(nc *nats.Conn, subj events.Subjects, fn func(events.Event)) (*nats.Subscription, error) {
 	if nc == nil {
-		return nil, fmt.Errorf("events.OnJobEnd: no NATS connection")
+		return nil, fmt.Errorf("eventbus.OnJobEnd: no NATS connection")
 	}
 	subject := subj.Job("*")
 	sub, err := nc.Subscribe(subject, func(m *nats.Msg) {
-		if e, err := decode(m.Data); err == nil && e.State.Terminal() {
+		if e, err := events.Decode(m.Data); err == nil && e.State.Terminal() {
 			fn(e)
 		}
 	})
 	if err != nil {
-		return nil, fmt.Errorf("events.OnJobEnd: subscribing to %s: %w", subject, err)
+		return nil, fmt.Errorf("eventbus.OnJobEnd: subscribing to %s: %w", subject, err)
 	}
 	return sub, nil
 }

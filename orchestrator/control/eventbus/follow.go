@@ -1,6 +1,8 @@
-package events
+package eventbus
 
 import (
+	"github.com/ballastdev/ballast/orchestrator/model/events"
+
 	"context"
 	"fmt"
 
@@ -15,24 +17,24 @@ import (
 // It subscribes before reading the history, so an event published in
 // between is not lost, and drops by ID what the history already held (and
 // republished duplicates).
-func Follow(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, stream string, subj Subjects, jobID string) (<-chan Event, error) {
+func Follow(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, stream string, subj events.Subjects, jobID string) (<-chan events.Event, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	live, err := Watch(ctx, nc, subj, jobID)
 	if err != nil {
 		cancel()
-		return nil, fmt.Errorf("events.Follow: %w", err)
+		return nil, fmt.Errorf("eventbus.Follow: %w", err)
 	}
 	past, err := History(ctx, js, stream, subj, jobID)
 	if err != nil {
 		cancel() // ends Watch's goroutine
-		return nil, fmt.Errorf("events.Follow: %w", err)
+		return nil, fmt.Errorf("eventbus.Follow: %w", err)
 	}
-	out := make(chan Event, 16)
+	out := make(chan events.Event, 16)
 	go func() {
 		defer close(out)
 		defer cancel()
 		seen := make(map[string]bool, len(past))
-		send := func(e Event) bool {
+		send := func(e events.Event) bool {
 			if seen[e.ID] {
 				return true
 			}

@@ -1,6 +1,8 @@
-package events
+package eventbus
 
 import (
+	"github.com/ballastdev/ballast/orchestrator/model/events"
+
 	"context"
 	"errors"
 	"fmt"
@@ -20,7 +22,7 @@ const DuplicateWindow = 2 * time.Minute
 // idempotent, so every controller calls it at start-up. The server refuses a
 // duplicate window longer than maxAge, so a shorter maxAge shortens the
 // window too.
-func EnsureStream(ctx context.Context, js jetstream.JetStream, name string, subj Subjects, maxAge time.Duration) error {
+func EnsureStream(ctx context.Context, js jetstream.JetStream, name string, subj events.Subjects, maxAge time.Duration) error {
 	return EnsureReplicatedStream(ctx, js, name, subj, maxAge, 1)
 }
 
@@ -28,18 +30,18 @@ func EnsureStream(ctx context.Context, js jetstream.JetStream, name string, subj
 // servers of a NATS cluster (1, 3 or 5): with 3, the loss of one server
 // loses no stored event and the stream keeps taking new ones. Raising the
 // replicas of an existing stream is an update the server carries out.
-func EnsureReplicatedStream(ctx context.Context, js jetstream.JetStream, name string, subj Subjects, maxAge time.Duration, replicas int) error {
+func EnsureReplicatedStream(ctx context.Context, js jetstream.JetStream, name string, subj events.Subjects, maxAge time.Duration, replicas int) error {
 	if replicas != 1 && replicas != 3 && replicas != 5 {
-		return fmt.Errorf("events.EnsureStream: %d replicas: use 1, 3 or 5 (an odd count keeps a majority when one fails)", replicas)
+		return fmt.Errorf("eventbus.EnsureStream: %d replicas: use 1, 3 or 5 (an odd count keeps a majority when one fails)", replicas)
 	}
 	if js == nil {
-		return fmt.Errorf("events.EnsureStream: no JetStream context")
+		return fmt.Errorf("eventbus.EnsureStream: no JetStream context")
 	}
 	if err := subj.Validate(); err != nil {
-		return fmt.Errorf("events.EnsureStream: %w", err)
+		return fmt.Errorf("eventbus.EnsureStream: %w", err)
 	}
 	if maxAge < 0 {
-		return fmt.Errorf("events.EnsureStream: maxAge %s is negative (use 0 to keep events until removed)", maxAge)
+		return fmt.Errorf("eventbus.EnsureStream: maxAge %s is negative (use 0 to keep events until removed)", maxAge)
 	}
 	dup := DuplicateWindow
 	if maxAge > 0 && maxAge < dup {
@@ -59,7 +61,7 @@ func EnsureReplicatedStream(ctx context.Context, js jetstream.JetStream, name st
 		if replicas > 1 {
 			hint = fmt.Sprintf(" (%d replicas need a NATS cluster of at least %d JetStream servers)", replicas, replicas)
 		}
-		return fmt.Errorf("events.EnsureStream: stream %q on %s: %w%s", name, subj.All(), err, hint)
+		return fmt.Errorf("eventbus.EnsureStream: stream %q on %s: %w%s", name, subj.All(), err, hint)
 	}
 	return nil
 }
@@ -69,7 +71,7 @@ func EnsureReplicatedStream(ctx context.Context, js jetstream.JetStream, name st
 func Stored(ctx context.Context, js jetstream.JetStream, name string) (uint64, time.Time, error) {
 	st, err := js.Stream(ctx, name)
 	if err != nil {
-		return 0, time.Time{}, fmt.Errorf("events.Stored: stream %q: %w", name, err)
+		return 0, time.Time{}, fmt.Errorf("eventbus.Stored: stream %q: %w", name, err)
 	}
 	info := st.CachedInfo()
 	return info.State.Msgs, info.State.LastTime, nil
@@ -81,10 +83,10 @@ func Stored(ctx context.Context, js jetstream.JetStream, name string) (uint64, t
 // namespace marker asks it: if Redis holds that job, the stream's history
 // began with the data Redis still has (a submission reached intake before
 // the controller's first tick), and nothing was lost.
-func FirstJobEvent(ctx context.Context, js jetstream.JetStream, name string, limit int) (e Event, ok bool, err error) {
+func FirstJobEvent(ctx context.Context, js jetstream.JetStream, name string, limit int) (e events.Event, ok bool, err error) {
 	st, err := js.Stream(ctx, name)
 	if err != nil {
-		return Event{}, false, fmt.Errorf("events.FirstJobEvent: stream %q: %w", name, err)
+		return events.Event{}, false, fmt.Errorf("eventbus.FirstJobEvent: stream %q: %w", name, err)
 	}
 	state := st.CachedInfo().State
 	for seq := state.FirstSeq; seq <= state.LastSeq && seq < state.FirstSeq+uint64(limit); seq++ {
@@ -93,11 +95,11 @@ func FirstJobEvent(ctx context.Context, js jetstream.JetStream, name string, lim
 			continue // removed from the middle of the stream
 		}
 		if err != nil {
-			return Event{}, false, fmt.Errorf("events.FirstJobEvent: stream %q message %d: %w", name, seq, err)
+			return events.Event{}, false, fmt.Errorf("eventbus.FirstJobEvent: stream %q message %d: %w", name, seq, err)
 		}
-		if e, err := decode(m.Data); err == nil && e.JobID != "" {
+		if e, err := events.Decode(m.Data); err == nil && e.JobID != "" {
 			return e, true, nil
 		}
 	}
-	return Event{}, false, nil
+	return events.Event{}, false, nil
 }

@@ -1,9 +1,10 @@
-package events_test
+package eventbus_test
 
 import (
 	"context"
 	"testing"
 
+	"github.com/ballastdev/ballast/orchestrator/control/eventbus"
 	"github.com/ballastdev/ballast/orchestrator/model/events"
 )
 
@@ -12,7 +13,7 @@ func TestWatchReceivesLiveEvents(t *testing.T) {
 	e := newEnv(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	ch, err := events.Watch(ctx, e.nc, e.subj, "j1")
+	ch, err := eventbus.Watch(ctx, e.nc, e.subj, "j1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +46,7 @@ func TestWatchReceivesLiveEvents(t *testing.T) {
 func TestWatchEndsWhenConnectionCloses(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	ch, err := events.Watch(context.Background(), e.nc, e.subj, "j1")
+	ch, err := eventbus.Watch(context.Background(), e.nc, e.subj, "j1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,10 +57,10 @@ func TestWatchEndsWhenConnectionCloses(t *testing.T) {
 func TestWatchRefusesBadInput(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	if _, err := events.Watch(context.Background(), e.nc, e.subj, "*"); err == nil {
+	if _, err := eventbus.Watch(context.Background(), e.nc, e.subj, "*"); err == nil {
 		t.Error("wildcard job id: no error")
 	}
-	if _, err := events.Watch(context.Background(), nil, e.subj, "j1"); err == nil {
+	if _, err := eventbus.Watch(context.Background(), nil, e.subj, "j1"); err == nil {
 		t.Error("nil connection: no error")
 	}
 }
@@ -75,7 +76,7 @@ func TestFollowReplaysHistoryThenLiveOnce(t *testing.T) {
 	e.waitStored(t, 2)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	ch, err := events.Follow(ctx, e.nc, e.js, streamName, e.subj, "j1")
+	ch, err := eventbus.Follow(ctx, e.nc, e.js, streamName, e.subj, "j1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +101,7 @@ func TestFollowReplaysHistoryThenLiveOnce(t *testing.T) {
 func TestFollowFailsWithoutStream(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	if _, err := events.Follow(context.Background(), e.nc, e.js, "MISSING", e.subj, "j1"); err == nil {
+	if _, err := eventbus.Follow(context.Background(), e.nc, e.js, "MISSING", e.subj, "j1"); err == nil {
 		t.Fatal("no error")
 	}
 }

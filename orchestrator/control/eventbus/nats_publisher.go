@@ -1,6 +1,8 @@
-package events
+package eventbus
 
 import (
+	"github.com/ballastdev/ballast/orchestrator/model/events"
+
 	"context"
 	"errors"
 	"fmt"
@@ -22,37 +24,37 @@ import (
 // is full or reconnecting is given up.
 type NATSPublisher struct {
 	nc   *nats.Conn
-	subj Subjects
+	subj events.Subjects
 }
 
 // NewNATSPublisher returns a publisher on nc using the subjects of subj.
-func NewNATSPublisher(nc *nats.Conn, subj Subjects) *NATSPublisher {
+func NewNATSPublisher(nc *nats.Conn, subj events.Subjects) *NATSPublisher {
 	return &NATSPublisher{nc: nc, subj: subj}
 }
 
 // Publish validates e and sends it on its job's or worker's subject.
-func (p *NATSPublisher) Publish(ctx context.Context, e Event) error {
+func (p *NATSPublisher) Publish(ctx context.Context, e events.Event) error {
 	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("events.Publish: %w", err)
+		return fmt.Errorf("eventbus.Publish: %w", err)
 	}
 	if p == nil || p.nc == nil {
-		return errors.New("events.Publish: no NATS connection (use events.Discard to run without NATS)")
+		return errors.New("eventbus.Publish: no NATS connection (use events.Discard to run without NATS)")
 	}
 	if err := e.Validate(); err != nil {
-		return fmt.Errorf("events.Publish: %w", err)
+		return fmt.Errorf("eventbus.Publish: %w", err)
 	}
 	subject, err := p.subj.For(e)
 	if err != nil {
-		return fmt.Errorf("events.Publish: %w", err)
+		return fmt.Errorf("eventbus.Publish: %w", err)
 	}
-	data, err := e.appendJSON(make([]byte, 0, 320))
+	data, err := e.AppendJSON(make([]byte, 0, 320))
 	if err != nil {
-		return fmt.Errorf("events.Publish: encoding %s event %s: %w", e.Type, e.ID, err)
+		return fmt.Errorf("eventbus.Publish: encoding %s event %s: %w", e.Type, e.ID, err)
 	}
 	msg := &nats.Msg{Subject: subject, Data: data, Header: nats.Header{}}
 	msg.Header.Set(jetstream.MsgIDHeader, e.ID)
 	if err := p.nc.PublishMsg(msg); err != nil {
-		return fmt.Errorf("events.Publish: %s on %s: %w", e.Type, subject, err)
+		return fmt.Errorf("eventbus.Publish: %s on %s: %w", e.Type, subject, err)
 	}
 	return nil
 }

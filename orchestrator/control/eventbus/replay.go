@@ -1,6 +1,8 @@
-package events
+package eventbus
 
 import (
+	"github.com/ballastdev/ballast/orchestrator/model/events"
+
 	"context"
 	"errors"
 	"fmt"
@@ -18,13 +20,13 @@ const replayBatch = 500
 // It is how a Redis that lost its data is rebuilt: the stream is the only
 // other place that knows which jobs were accepted. A message that is not
 // an event is skipped with a warning, as History does.
-func Replay(ctx context.Context, js jetstream.JetStream, stream string, subj Subjects, fn func(Event)) (int, error) {
+func Replay(ctx context.Context, js jetstream.JetStream, stream string, subj events.Subjects, fn func(events.Event)) (int, error) {
 	if js == nil {
-		return 0, fmt.Errorf("events.Replay: no JetStream context")
+		return 0, fmt.Errorf("eventbus.Replay: no JetStream context")
 	}
 	s, err := js.Stream(ctx, stream)
 	if err != nil {
-		return 0, fmt.Errorf("events.Replay: stream %q: %w", stream, err)
+		return 0, fmt.Errorf("eventbus.Replay: stream %q: %w", stream, err)
 	}
 	// A consumer of its own, unacknowledged: reading changes nothing for
 	// anyone else, and the server drops it soon after this returns.
@@ -35,7 +37,7 @@ func Replay(ctx context.Context, js jetstream.JetStream, stream string, subj Sub
 		InactiveThreshold: time.Minute,
 	})
 	if err != nil {
-		return 0, fmt.Errorf("events.Replay: consumer on %s: %w", subj.Job("*"), err)
+		return 0, fmt.Errorf("eventbus.Replay: consumer on %s: %w", subj.Job("*"), err)
 	}
 	defer func() {
 		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
@@ -49,7 +51,7 @@ func Replay(ctx context.Context, js jetstream.JetStream, stream string, subj Sub
 	for left > 0 {
 		batch, err := cons.Fetch(int(min(left, replayBatch)), jetstream.FetchMaxWait(5*time.Second))
 		if err != nil {
-			return read, fmt.Errorf("events.Replay: fetching after %d events: %w", read, err)
+			return read, fmt.Errorf("eventbus.Replay: fetching after %d events: %w", read, err)
 		}
 		got := 0
 		for m := range batch.Messages() {
@@ -57,8 +59,8 @@ func Replay(ctx context.Context, js jetstream.JetStream, stream string, subj Sub
 			if left > 0 {
 				left--
 			}
-			if e, err := decode(m.Data()); err != nil {
-				slog.Default().Warn("events.Replay: skipping a message that is not an event", "subject", m.Subject(), "error", err)
+			if e, err := events.Decode(m.Data()); err != nil {
+				slog.Default().Warn("eventbus.Replay: skipping a message that is not an event", "subject", m.Subject(), "error", err)
 			} else {
 				read++
 				fn(e)
@@ -68,10 +70,10 @@ func Replay(ctx context.Context, js jetstream.JetStream, stream string, subj Sub
 			}
 		}
 		if err := batch.Error(); err != nil && !errors.Is(err, jetstream.ErrNoMessages) {
-			return read, fmt.Errorf("events.Replay: reading after %d events: %w", read, err)
+			return read, fmt.Errorf("eventbus.Replay: reading after %d events: %w", read, err)
 		}
 		if got == 0 {
-			return read, fmt.Errorf("events.Replay: the stream stopped answering with %d events left to read", left)
+			return read, fmt.Errorf("eventbus.Replay: the stream stopped answering with %d events left to read", left)
 		}
 	}
 	return read, nil
