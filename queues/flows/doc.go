@@ -17,13 +17,16 @@
 //     index by creation), "sweeps:active" and "idem-sweep:KEY" (a client's
 //     idempotency key to its sweep).
 //
-// Each change is one Lua script or one MULTI beside the Go that sends it,
-// so a run's steps, a sweep's cursor and its trials move together.
+// Each change is one command, Lua script or MULTI beside the Go that
+// sends it, so a run's steps, a sweep's cursor and its trials move
+// together. The store reaches Redis only through its Kernel (the job
+// store), whose IdempotencyTTL a sweep's key shares.
 //
 // What stays in the job store: a trial or a step becomes a job through
-// the intake, like any submission, with an idempotency key derived here
-// (TrialIdempotencyKey, pipeline.StepSpec's); the job record and that key
-// are written in one script by queues, not by this package. So the reads
+// the controller's submitter, like any submission, with an idempotency
+// key derived from its parent (TrialIdempotencyKey here, pipeline.StepSpec
+// for a step); the job record and that key are written in one script by
+// queues, not by this package. So the reads
 // that need them are queues': queues.Store.JobBriefs (where the children
 // are), JobsByKey (the trials a fan-out submitted and died before
 // recording) and RunTimes (how long a step's jobs ran, for StepJobs'
