@@ -16,7 +16,8 @@
 //     notices), attempts a worker no longer runs, QoS and isolation;
 //   - the controller: the leader lease, held tasks, dead-worker recovery;
 //   - capacity and cost: usage records, metric samples, queue statistics;
-//   - flows: pipeline runs and sweeps with their trials;
+//   - flows: pipeline runs and sweeps live in queues/flows; the job store
+//     keeps their jobs and answers JobsByKey and RunTimes for them;
 //   - checkpoints: committed manifests, uploads, forgetting;
 //   - Redis itself: durability, the epoch that detects a loss of data
 //     (DataLoss), Restore of jobs rebuilt from the event stream, waiting

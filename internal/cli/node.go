@@ -26,6 +26,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/web/dashboard"
 	"github.com/ballastdev/ballast/orchestrator/web/insight"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/flows"
 	"github.com/ballastdev/ballast/workers"
 	"github.com/ballastdev/ballast/workers/checkpoint"
 	"github.com/ballastdev/ballast/workers/gpu"
@@ -73,6 +74,8 @@ func startControlPlane(ctx context.Context, cfg config.Config, rdb redis.Univers
 		return nil, err
 	}
 	store := newWakingStore(rdb, cfg, nc)
+	// Runs and sweeps live in their own store on the same namespace.
+	fl := flows.New(store)
 	// Said before any work is accepted: a Redis that forgets is only
 	// noticed otherwise when a restart has already lost jobs.
 	durability := controller.CheckRedis(ctx, store, log)
@@ -115,11 +118,11 @@ func startControlPlane(ctx context.Context, cfg config.Config, rdb redis.Univers
 		opts.Capacity = newCapacity(cfg, store, nc, prov, pub, log)
 		opts.Capacity.OnShares = func(v controller.ShareView) { lossMetrics.Load().SetShares(shareMetrics(v)) }
 	}
-	if opts.Pipelines, err = controller.NewPipelines(controller.PipelinesOptions{Store: store, Submitter: sub, Catalog: cat,
+	if opts.Pipelines, err = controller.NewPipelines(controller.PipelinesOptions{Runs: fl, Jobs: store, Submitter: sub, Catalog: cat,
 		Pipelines: cfg.Pipelines, Grace: cfg.Controller.FireGrace.Std(), OverflowLead: overflowLead(cfg), Events: pub, Logger: log}); err != nil {
 		return nil, err
 	}
-	sweeps, err := controller.NewSweeps(controller.SweepsOptions{Store: store, Submitter: sub, Catalog: cat, Events: pub, Logger: log})
+	sweeps, err := controller.NewSweeps(controller.SweepsOptions{Sweeps: fl, Jobs: store, Submitter: sub, Catalog: cat, Events: pub, Logger: log})
 	if err != nil {
 		return nil, err
 	}

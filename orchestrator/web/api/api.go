@@ -10,10 +10,12 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ballastdev/ballast/orchestrator/control/controller"
 	"github.com/ballastdev/ballast/orchestrator/control/intake"
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/orchestrator/web/insight"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/flows"
 	"github.com/ballastdev/ballast/workers/checkpoint"
 )
 
@@ -67,14 +69,15 @@ type OverflowedJob struct {
 //
 // Handler takes the concrete store because it is where the store is split
 // into the parts the endpoints use (stores.go): together they need more
-// calls than one narrow interface should list.
-func Handler(store *queues.Store, sub intake.Submitter, token string, flows Flows, in Insight) http.Handler {
-	h := &handler{jobs: store, flows: store, cluster: store, sub: sub,
+// calls than one narrow interface should list. The runs and sweeps are
+// the flows store on the same kernel.
+func Handler(store *queues.Store, sub intake.Submitter, token string, fl Flows, in Insight) http.Handler {
+	h := &handler{jobs: store, flows: flows.New(store), flowJobs: store, cluster: store, sub: sub,
 		auth: token != "", token: sha256.Sum256([]byte(token)), sessionKey: macKey(token),
-		jobEvents: flows.JobEvents, ckStore: flows.Checkpoints, live: in.Live}
+		jobEvents: fl.JobEvents, ckStore: fl.Checkpoints, live: in.Live}
 	mux := newRouter()
 	mux.HandleFunc("GET "+OpenAPIPath, serveOpenAPI)
-	h.mountFlows(mux, flows, token)
+	h.mountFlows(mux, fl, token)
 	h.mountInsight(mux, in)
 	mux.Handle("POST "+intake.SubmitPath, intake.HTTPHandler(sub, token))
 	mux.HandleFunc("GET /api/v1/jobs", h.guard(h.list))
@@ -97,14 +100,16 @@ func Handler(store *queues.Store, sub intake.Submitter, token string, flows Flow
 }
 
 type handler struct {
-	// The store in three parts (stores.go): each endpoint reaches only
-	// the part it needs.
-	jobs    JobDesk
-	flows   FlowDesk
-	cluster StatusReader
-	sub     intake.Submitter
-	auth    bool
-	token   [32]byte
+	// The store in three parts (stores.go), and the flows store: each
+	// endpoint reaches only the part it needs. flowJobs are the jobs of
+	// runs and sweeps, for the flow endpoints' views and cancels.
+	jobs     JobDesk
+	flows    FlowDesk
+	flowJobs controller.FlowJobs
+	cluster  StatusReader
+	sub      intake.Submitter
+	auth     bool
+	token    [32]byte
 	// sessionKey signs the console's session cookies and write tokens
 	// (session.go).
 	sessionKey []byte

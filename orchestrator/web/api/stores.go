@@ -6,12 +6,13 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/control/controller"
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/flows"
 )
 
 // The API's view of the job store, one interface per group of endpoints,
 // so a reader sees what each can touch. Handler takes the concrete store
 // once and hands each group its part; queues.Store implements them all
-// (stores_test.go checks it).
+// but FlowDesk, which flows.Store implements (stores_test.go checks it).
 
 // JobDesk is what the job endpoints need: read a job, its logs, usage
 // and checkpoints, list a page, and cancel. Nothing of flows or status.
@@ -24,14 +25,16 @@ type JobDesk interface {
 	Cancel(ctx context.Context, id string) (queues.CancelResult, error)
 }
 
-// FlowDesk is what the sweep and pipeline endpoints need: the
-// controller's readers and cancellers of sweeps and runs, and the lists.
+// FlowDesk is what the sweep and pipeline endpoints need of the flows
+// store: the controller's readers and cancellers of sweeps and runs, and
+// the lists. The jobs of runs and sweeps they reach through the job store
+// (controller.FlowJobs).
 type FlowDesk interface {
 	controller.SweepReader
 	controller.SweepCanceller
 	controller.RunCanceller
 	ListSweeps(ctx context.Context, limit int) ([]string, error)
-	ListRuns(ctx context.Context, pipelineName string, limit int) ([]queues.Run, error)
+	ListRuns(ctx context.Context, pipelineName string, limit int) ([]flows.Run, error)
 }
 
 // StatusReader is what CollectStatus reads: the cluster's shape and

@@ -1,4 +1,4 @@
-package queues
+package flows
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/orchestrator/model/pipeline"
+	"github.com/ballastdev/ballast/queues"
 )
 
 // Trigger says why a pipeline run exists.
@@ -132,26 +133,26 @@ return {"new", ARGV[1]}
 // the same run: only the first creates it.
 func (s *Store) CreateRun(ctx context.Context, nr NewRun) (run Run, created bool, err error) {
 	if nr.State != pipeline.RunRunning && nr.State != pipeline.RunSkipped {
-		return Run{}, false, fmt.Errorf("queues.CreateRun: state %q: a new run is running or skipped", nr.State)
+		return Run{}, false, fmt.Errorf("flows.CreateRun: state %q: a new run is running or skipped", nr.State)
 	}
 	def, err := json.Marshal(nr.Definition)
 	if err != nil {
-		return Run{}, false, fmt.Errorf("queues.CreateRun: encode definition: %w", err)
+		return Run{}, false, fmt.Errorf("flows.CreateRun: encode definition: %w", err)
 	}
-	now := s.opts.Now()
+	now := s.k.Now()
 	id := jobs.NewID(now)
 	args := []any{id, nr.Pipeline, nr.Scheduled.UnixMilli(), now.UnixMilli(), string(nr.Trigger), string(nr.State),
-		nr.Reason, def, unixMilliOrZero(nr.Deadline), s.opts.Retention.Milliseconds(), s.opts.Retention.Milliseconds(),
+		nr.Reason, def, unixMilliOrZero(nr.Deadline), s.k.Retention().Milliseconds(), s.k.Retention().Milliseconds(),
 		flag(nr.DedupeKey != ""), flag(nr.AdvanceCursor), maxRunsPerPipeline}
 	if nr.State == pipeline.RunRunning {
 		for _, name := range sortedStepNames(nr.Definition) {
 			args = append(args, name)
 		}
 	}
-	res, err := createRunScript.Run(ctx, s.rdb, []string{s.ns.fired(nr.DedupeKey), s.ns.run(id),
-		s.ns.pipelineCursor(nr.Pipeline), s.ns.pipelineRuns(nr.Pipeline), s.ns.activeRuns()}, args...).StringSlice()
+	res, err := createRunScript.Run(ctx, s.rdb, []string{s.fired(nr.DedupeKey), s.run(id),
+		s.pipelineCursor(nr.Pipeline), s.pipelineRuns(nr.Pipeline), s.activeRuns()}, args...).StringSlice()
 	if err != nil {
-		return Run{}, false, wrap("queues.CreateRun", err)
+		return Run{}, false, queues.Wrap("flows.CreateRun", err)
 	}
 	run, err = s.GetRun(ctx, res[1])
 	return run, res[0] == "new", err
@@ -160,12 +161,12 @@ func (s *Store) CreateRun(ctx context.Context, nr NewRun) (run Run, created bool
 // HandledUntil returns the latest scheduled time of pipeline the controller
 // has handled (fired or deliberately skipped); zero if none ever was.
 func (s *Store) HandledUntil(ctx context.Context, pipelineName string) (time.Time, error) {
-	v, err := s.rdb.Get(ctx, s.ns.pipelineCursor(pipelineName)).Result()
+	v, err := s.rdb.Get(ctx, s.pipelineCursor(pipelineName)).Result()
 	if errors.Is(err, redis.Nil) {
 		return time.Time{}, nil
 	}
 	if err != nil {
-		return time.Time{}, wrap("queues.HandledUntil", err)
+		return time.Time{}, queues.Wrap("flows.HandledUntil", err)
 	}
 	return msTime(v), nil
 }
@@ -183,21 +184,21 @@ return 1
 // while no controller ran, under the skip catch-up policy. It reports
 // whether the cursor moved (false: another controller got there first).
 func (s *Store) MarkHandled(ctx context.Context, pipelineName string, scheduled time.Time) (bool, error) {
-	n, err := advanceCursorScript.Run(ctx, s.rdb, []string{s.ns.pipelineCursor(pipelineName)}, scheduled.UnixMilli()).Int()
+	n, err := advanceCursorScript.Run(ctx, s.rdb, []string{s.pipelineCursor(pipelineName)}, scheduled.UnixMilli()).Int()
 	if err != nil {
-		return false, wrap("queues.MarkHandled", err)
+		return false, queues.Wrap("flows.MarkHandled", err)
 	}
 	return n == 1, nil
 }
 
 // GetRun returns a run record.
 func (s *Store) GetRun(ctx context.Context, id string) (Run, error) {
-	h, err := s.rdb.HGetAll(ctx, s.ns.run(id)).Result()
+	h, err := s.rdb.HGetAll(ctx, s.run(id)).Result()
 	if err != nil {
-		return Run{}, wrap("queues.GetRun", err)
+		return Run{}, queues.Wrap("flows.GetRun", err)
 	}
 	if len(h) == 0 {
-		return Run{}, fmt.Errorf("queues.GetRun %q: %w (records are kept for the retention period)", id, jobs.ErrNotFound)
+		return Run{}, fmt.Errorf("flows.GetRun %q: %w (records are kept for the retention period)", id, jobs.ErrNotFound)
 	}
 	return decodeRun(id, h)
 }
@@ -229,16 +230,16 @@ func decodeRun(id string, h map[string]string) (Run, error) {
 		}
 	}
 	if err := json.Unmarshal([]byte(h["def"]), &r.Definition); err != nil {
-		return r, fmt.Errorf("queues: run %s has an unreadable definition: %w", id, err)
+		return r, fmt.Errorf("flows: run %s has an unreadable definition: %w", id, err)
 	}
 	return r, nil
 }
 
 // ActiveRuns returns the runs that have not ended, oldest scheduled first.
 func (s *Store) ActiveRuns(ctx context.Context) ([]Run, error) {
-	ids, err := s.rdb.SMembers(ctx, s.ns.activeRuns()).Result()
+	ids, err := s.rdb.SMembers(ctx, s.activeRuns()).Result()
 	if err != nil {
-		return nil, wrap("queues.ActiveRuns", err)
+		return nil, queues.Wrap("flows.ActiveRuns", err)
 	}
 	runs, err := s.getRuns(ctx, ids)
 	if err != nil {
@@ -259,9 +260,9 @@ func (s *Store) ListRuns(ctx context.Context, pipelineName string, limit int) ([
 	if limit <= 0 {
 		limit = 50
 	}
-	ids, err := s.rdb.ZRevRange(ctx, s.ns.pipelineRuns(pipelineName), 0, int64(limit-1)).Result()
+	ids, err := s.rdb.ZRevRange(ctx, s.pipelineRuns(pipelineName), 0, int64(limit-1)).Result()
 	if err != nil {
-		return nil, wrap("queues.ListRuns", err)
+		return nil, queues.Wrap("flows.ListRuns", err)
 	}
 	return s.getRuns(ctx, ids)
 }
@@ -275,10 +276,10 @@ func (s *Store) getRuns(ctx context.Context, ids []string) ([]Run, error) {
 	pipe := s.rdb.Pipeline()
 	cmds := make([]*redis.MapStringStringCmd, len(ids))
 	for i, id := range ids {
-		cmds[i] = pipe.HGetAll(ctx, s.ns.run(id))
+		cmds[i] = pipe.HGetAll(ctx, s.run(id))
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
-		return nil, wrap("queues.getRuns", err)
+		return nil, queues.Wrap("flows.getRuns", err)
 	}
 	out := make([]Run, 0, len(ids))
 	for i, c := range cmds {
@@ -306,9 +307,9 @@ return 1
 // StartStep records that step of run now runs as job. It reports false,
 // changing nothing, when the run has ended or the step is not pending.
 func (s *Store) StartStep(ctx context.Context, runID, step, jobID string) (bool, error) {
-	n, err := startStepScript.Run(ctx, s.rdb, []string{s.ns.run(runID)}, step, jobID).Int()
+	n, err := startStepScript.Run(ctx, s.rdb, []string{s.run(runID)}, step, jobID).Int()
 	if err != nil {
-		return false, wrap("queues.StartStep", err)
+		return false, queues.Wrap("flows.StartStep", err)
 	}
 	return n == 1, nil
 }
@@ -333,9 +334,9 @@ func (s *Store) SetStepStates(ctx context.Context, runID string, states map[stri
 	for _, name := range slices.Sorted(maps.Keys(states)) {
 		args = append(args, name, string(states[name]))
 	}
-	n, err := setStepsScript.Run(ctx, s.rdb, []string{s.ns.run(runID)}, args...).Int()
+	n, err := setStepsScript.Run(ctx, s.rdb, []string{s.run(runID)}, args...).Int()
 	if err != nil {
-		return false, wrap("queues.SetStepStates", err)
+		return false, queues.Wrap("flows.SetStepStates", err)
 	}
 	return n == 1, nil
 }
@@ -373,12 +374,12 @@ return out
 // were still running: the caller cancels them.
 func (s *Store) EndRun(ctx context.Context, runID string, state pipeline.RunOutcome, reason string) (ended bool, orphans []string, err error) {
 	if !state.Terminal() || state == pipeline.RunSkipped {
-		return false, nil, fmt.Errorf("queues.EndRun: %q is not an end state of a started run", state)
+		return false, nil, fmt.Errorf("flows.EndRun: %q is not an end state of a started run", state)
 	}
-	res, err := endRunScript.Run(ctx, s.rdb, []string{s.ns.run(runID), s.ns.activeRuns()},
-		runID, string(state), s.opts.Now().UnixMilli(), reason, s.opts.Retention.Milliseconds()).StringSlice()
+	res, err := endRunScript.Run(ctx, s.rdb, []string{s.run(runID), s.activeRuns()},
+		runID, string(state), s.k.Now().UnixMilli(), reason, s.k.Retention().Milliseconds()).StringSlice()
 	if err != nil {
-		return false, nil, wrap("queues.EndRun", err)
+		return false, nil, queues.Wrap("flows.EndRun", err)
 	}
 	if len(res) == 0 {
 		return false, nil, nil
@@ -397,9 +398,9 @@ return redis.call("HSETNX", KEYS[1], "deadline_missed", ARGV[1])
 // only the first time, so the miss is announced once whichever controller
 // notices it.
 func (s *Store) MarkDeadlineMissed(ctx context.Context, runID string) (bool, error) {
-	n, err := deadlineScript.Run(ctx, s.rdb, []string{s.ns.run(runID)}, s.opts.Now().UnixMilli()).Int()
+	n, err := deadlineScript.Run(ctx, s.rdb, []string{s.run(runID)}, s.k.Now().UnixMilli()).Int()
 	if err != nil {
-		return false, wrap("queues.MarkDeadlineMissed", err)
+		return false, queues.Wrap("flows.MarkDeadlineMissed", err)
 	}
 	return n == 1, nil
 }

@@ -1,4 +1,4 @@
-package queues
+package flows
 
 import (
 	"context"
@@ -7,13 +7,13 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/orchestrator/model/sweep"
+	"github.com/ballastdev/ballast/queues"
 )
 
 // SweepState is where a sweep is in its life.
@@ -92,17 +92,17 @@ const specChunk = 500
 // under the same ID. The record and the specs are written in one MULTI, so
 // a reader never sees a sweep without its trials.
 func (s *Store) CreateSweep(ctx context.Context, ns NewSweep) (rec SweepRecord, duplicate bool, err error) {
-	now := s.opts.Now()
+	now := s.k.Now()
 	id := jobs.NewID(now)
 	if key := ns.Spec.IdempotencyKey; key != "" {
-		res, err := claimSweepScript.Run(ctx, s.rdb, []string{s.ns.sweepIdem(key)}, id, ns.Fingerprint,
-			s.opts.IdempotencyTTL.Milliseconds()).StringSlice()
+		res, err := claimSweepScript.Run(ctx, s.rdb, []string{s.sweepIdem(key)}, id, ns.Fingerprint,
+			s.k.IdempotencyTTL().Milliseconds()).StringSlice()
 		if err != nil {
-			return SweepRecord{}, false, wrap("queues.CreateSweep", err)
+			return SweepRecord{}, false, queues.Wrap("flows.CreateSweep", err)
 		}
 		switch res[0] {
 		case "conflict":
-			return SweepRecord{}, false, fmt.Errorf("queues.CreateSweep: %w: key %q belongs to sweep %s; use a new key for a different sweep",
+			return SweepRecord{}, false, fmt.Errorf("flows.CreateSweep: %w: key %q belongs to sweep %s; use a new key for a different sweep",
 				jobs.ErrIdempotencyConflict, key, res[1])
 		case "dup":
 			id = res[1]
@@ -118,29 +118,29 @@ func (s *Store) CreateSweep(ctx context.Context, ns NewSweep) (rec SweepRecord, 
 	}
 	spec, err := json.Marshal(ns.Spec)
 	if err != nil {
-		return SweepRecord{}, false, fmt.Errorf("queues.CreateSweep: encode spec: %w", err)
+		return SweepRecord{}, false, fmt.Errorf("flows.CreateSweep: encode spec: %w", err)
 	}
 	encoded := make([]any, len(ns.Trials))
 	for i, t := range ns.Trials {
 		b, err := json.Marshal(t)
 		if err != nil {
-			return SweepRecord{}, false, fmt.Errorf("queues.CreateSweep: encode trial %d: %w", i, err)
+			return SweepRecord{}, false, fmt.Errorf("flows.CreateSweep: encode trial %d: %w", i, err)
 		}
 		encoded[i] = b
 	}
 	_, err = s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.Del(ctx, s.ns.sweepSpecs(id), s.ns.sweepTrials(id), s.ns.sweepStopped(id))
+		p.Del(ctx, s.sweepSpecs(id), s.sweepTrials(id), s.sweepStopped(id))
 		for i := 0; i < len(encoded); i += specChunk {
-			p.RPush(ctx, s.ns.sweepSpecs(id), encoded[i:min(i+specChunk, len(encoded))]...)
+			p.RPush(ctx, s.sweepSpecs(id), encoded[i:min(i+specChunk, len(encoded))]...)
 		}
-		p.HSet(ctx, s.ns.sweep(id), "spec", spec, "state", string(SweepRunning), "total", len(ns.Trials),
+		p.HSet(ctx, s.sweep(id), "spec", spec, "state", string(SweepRunning), "total", len(ns.Trials),
 			"cursor", 0, "created", now.UnixMilli())
-		p.ZAdd(ctx, s.ns.sweeps(), redis.Z{Score: float64(now.UnixMilli()), Member: id})
-		p.SAdd(ctx, s.ns.activeSweeps(), id)
+		p.ZAdd(ctx, s.sweeps(), redis.Z{Score: float64(now.UnixMilli()), Member: id})
+		p.SAdd(ctx, s.activeSweeps(), id)
 		return nil
 	})
 	if err != nil {
-		return SweepRecord{}, false, wrap("queues.CreateSweep", err)
+		return SweepRecord{}, false, queues.Wrap("flows.CreateSweep", err)
 	}
 	rec, err = s.GetSweep(ctx, id)
 	return rec, false, err
@@ -149,21 +149,21 @@ func (s *Store) CreateSweep(ctx context.Context, ns NewSweep) (rec SweepRecord, 
 // GetSweep returns a sweep record with its trials' jobs.
 func (s *Store) GetSweep(ctx context.Context, id string) (SweepRecord, error) {
 	pipe := s.rdb.Pipeline()
-	h := pipe.HGetAll(ctx, s.ns.sweep(id))
-	tr := pipe.HGetAll(ctx, s.ns.sweepTrials(id))
-	st := pipe.SMembers(ctx, s.ns.sweepStopped(id))
+	h := pipe.HGetAll(ctx, s.sweep(id))
+	tr := pipe.HGetAll(ctx, s.sweepTrials(id))
+	st := pipe.SMembers(ctx, s.sweepStopped(id))
 	if _, err := pipe.Exec(ctx); err != nil {
-		return SweepRecord{}, wrap("queues.GetSweep", err)
+		return SweepRecord{}, queues.Wrap("flows.GetSweep", err)
 	}
 	if len(h.Val()) == 0 {
-		return SweepRecord{}, fmt.Errorf("queues.GetSweep %q: %w (records are kept for the retention period)", id, jobs.ErrNotFound)
+		return SweepRecord{}, fmt.Errorf("flows.GetSweep %q: %w (records are kept for the retention period)", id, jobs.ErrNotFound)
 	}
 	v := h.Val()
 	rec := SweepRecord{ID: id, State: SweepState(v["state"]), Total: atoi(v["total"]), Cursor: atoi(v["cursor"]),
 		CreatedAt: msTime(v["created"]), FinishedAt: msTime(v["finished"]),
 		Trials: make(map[int]string, len(tr.Val())), Stopped: map[int]bool{}}
 	if err := json.Unmarshal([]byte(v["spec"]), &rec.Spec); err != nil {
-		return rec, fmt.Errorf("queues: sweep %s has an unreadable spec: %w", id, err)
+		return rec, fmt.Errorf("flows: sweep %s has an unreadable spec: %w", id, err)
 	}
 	for k, job := range tr.Val() {
 		if i, err := strconv.Atoi(k); err == nil {
@@ -183,14 +183,14 @@ func (s *Store) TrialSpecs(ctx context.Context, sweepID string, from, to int) ([
 	if to <= from {
 		return nil, nil
 	}
-	raw, err := s.rdb.LRange(ctx, s.ns.sweepSpecs(sweepID), int64(from), int64(to-1)).Result()
+	raw, err := s.rdb.LRange(ctx, s.sweepSpecs(sweepID), int64(from), int64(to-1)).Result()
 	if err != nil {
-		return nil, wrap("queues.TrialSpecs", err)
+		return nil, queues.Wrap("flows.TrialSpecs", err)
 	}
 	out := make([]jobs.Spec, len(raw))
 	for i, r := range raw {
 		if err := json.Unmarshal([]byte(r), &out[i]); err != nil {
-			return nil, fmt.Errorf("queues: sweep %s trial %d has an unreadable spec: %w", sweepID, from+i, err)
+			return nil, fmt.Errorf("flows: sweep %s trial %d has an unreadable spec: %w", sweepID, from+i, err)
 		}
 	}
 	return out, nil
@@ -221,39 +221,14 @@ func (s *Store) RecordTrials(ctx context.Context, sweepID string, jobsByIndex ma
 	for i, job := range jobsByIndex {
 		args = append(args, i, job)
 	}
-	st, err := recordTrialsScript.Run(ctx, s.rdb, []string{s.ns.sweep(sweepID), s.ns.sweepTrials(sweepID)}, args...).Text()
+	st, err := recordTrialsScript.Run(ctx, s.rdb, []string{s.sweep(sweepID), s.sweepTrials(sweepID)}, args...).Text()
 	if err != nil {
-		return "", wrap("queues.RecordTrials", err)
+		return "", queues.Wrap("flows.RecordTrials", err)
 	}
 	if st == "gone" {
-		return "", fmt.Errorf("queues.RecordTrials %q: %w", sweepID, jobs.ErrNotFound)
+		return "", fmt.Errorf("flows.RecordTrials %q: %w", sweepID, jobs.ErrNotFound)
 	}
 	return SweepState(st), nil
-}
-
-// TrialJobByKey returns the job a trial's idempotency key maps to, if the
-// trial was ever submitted: this finds a job enqueued by a fan-out that died
-// before RecordTrials.
-func (s *Store) TrialJobByKey(ctx context.Context, sweepID string, indexes []int) (map[int]string, error) {
-	out := map[int]string{}
-	if len(indexes) == 0 {
-		return out, nil
-	}
-	pipe := s.rdb.Pipeline()
-	cmds := make([]*redis.StringCmd, len(indexes))
-	for k, i := range indexes {
-		cmds[k] = pipe.Get(ctx, s.ns.Idempotency(TrialIdempotencyKey(sweepID, i)))
-	}
-	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
-		return nil, wrap("queues.TrialJobByKey", err)
-	}
-	for k, c := range cmds {
-		if v := c.Val(); v != "" {
-			job, _, _ := strings.Cut(v, "|")
-			out[indexes[k]] = job
-		}
-	}
-	return out, nil
 }
 
 // cancelSweepScript marks a running sweep cancelled.
@@ -271,19 +246,19 @@ return "cancelled"
 // It reports whether this call cancelled it; the caller (and, until all are
 // ended, every controller tick) cancels the trials' jobs.
 func (s *Store) CancelSweep(ctx context.Context, sweepID string) (bool, error) {
-	st, err := cancelSweepScript.Run(ctx, s.rdb, []string{s.ns.sweep(sweepID)}, s.opts.Now().UnixMilli()).Text()
+	st, err := cancelSweepScript.Run(ctx, s.rdb, []string{s.sweep(sweepID)}, s.k.Now().UnixMilli()).Text()
 	if err != nil {
-		return false, wrap("queues.CancelSweep", err)
+		return false, queues.Wrap("flows.CancelSweep", err)
 	}
 	if st == "gone" {
-		return false, fmt.Errorf("queues.CancelSweep %q: %w", sweepID, jobs.ErrNotFound)
+		return false, fmt.Errorf("flows.CancelSweep %q: %w", sweepID, jobs.ErrNotFound)
 	}
 	return st == "cancelled", nil
 }
 
 // StopTrial records that the median rule stopped trial i.
 func (s *Store) StopTrial(ctx context.Context, sweepID string, i int) error {
-	return wrap("queues.StopTrial", s.rdb.SAdd(ctx, s.ns.sweepStopped(sweepID), i).Err())
+	return queues.Wrap("flows.StopTrial", s.rdb.SAdd(ctx, s.sweepStopped(sweepID), i).Err())
 }
 
 // finishSweepScript ends a sweep: a running one becomes state, a cancelled
@@ -303,20 +278,20 @@ return 1
 // FinishSweep ends a sweep once none of its trials will run again. It
 // reports whether this call ended it.
 func (s *Store) FinishSweep(ctx context.Context, sweepID string, state SweepState) (bool, error) {
-	n, err := finishSweepScript.Run(ctx, s.rdb, []string{s.ns.sweep(sweepID), s.ns.sweepTrials(sweepID),
-		s.ns.sweepSpecs(sweepID), s.ns.sweepStopped(sweepID), s.ns.activeSweeps()},
-		sweepID, string(state), s.opts.Now().UnixMilli(), s.opts.Retention.Milliseconds()).Int()
+	n, err := finishSweepScript.Run(ctx, s.rdb, []string{s.sweep(sweepID), s.sweepTrials(sweepID),
+		s.sweepSpecs(sweepID), s.sweepStopped(sweepID), s.activeSweeps()},
+		sweepID, string(state), s.k.Now().UnixMilli(), s.k.Retention().Milliseconds()).Int()
 	if err != nil {
-		return false, wrap("queues.FinishSweep", err)
+		return false, queues.Wrap("flows.FinishSweep", err)
 	}
 	return n == 1, nil
 }
 
 // ActiveSweeps returns the IDs of sweeps not yet finished, oldest first.
 func (s *Store) ActiveSweeps(ctx context.Context) ([]string, error) {
-	ids, err := s.rdb.SMembers(ctx, s.ns.activeSweeps()).Result()
+	ids, err := s.rdb.SMembers(ctx, s.activeSweeps()).Result()
 	if err != nil {
-		return nil, wrap("queues.ActiveSweeps", err)
+		return nil, queues.Wrap("flows.ActiveSweeps", err)
 	}
 	// IDs start with their creation time in hex: sorting them sorts by age.
 	sort.Strings(ids)
@@ -329,6 +304,6 @@ func (s *Store) ListSweeps(ctx context.Context, limit int) ([]string, error) {
 	if limit <= 0 {
 		limit = 50
 	}
-	ids, err := s.rdb.ZRevRange(ctx, s.ns.sweeps(), 0, int64(limit-1)).Result()
-	return ids, wrap("queues.ListSweeps", err)
+	ids, err := s.rdb.ZRevRange(ctx, s.sweeps(), 0, int64(limit-1)).Result()
+	return ids, queues.Wrap("flows.ListSweeps", err)
 }
