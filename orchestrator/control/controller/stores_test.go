@@ -1,6 +1,9 @@
 package controller
 
-import "github.com/ballastdev/ballast/queues"
+import (
+	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/usage"
+)
 
 // The store the command layer wires in must keep satisfying every
 // interface the controller declares: a method renamed in queues fails
@@ -9,7 +12,7 @@ import "github.com/ballastdev/ballast/queues"
 var (
 	_ ControllerStore   = (*queues.Store)(nil)
 	_ HybridStore       = (*queues.Store)(nil)
-	_ LaunchBook        = (*queues.Store)(nil)
+	_ LaunchBook        = (*usage.Store)(nil)
 	_ JobSubmitter      = (*queues.Store)(nil)
 	_ RunBook           = (*queues.Store)(nil)
 	_ RunCanceller      = (*queues.Store)(nil)

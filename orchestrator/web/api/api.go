@@ -14,6 +14,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/orchestrator/web/insight"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/usage"
 	"github.com/ballastdev/ballast/workers/checkpoint"
 )
 
@@ -69,7 +70,7 @@ type OverflowedJob struct {
 // into the parts the endpoints use (stores.go): together they need more
 // calls than one narrow interface should list.
 func Handler(store *queues.Store, sub intake.Submitter, token string, flows Flows, in Insight) http.Handler {
-	h := &handler{jobs: store, flows: store, cluster: store, sub: sub,
+	h := &handler{jobs: store, ledger: usage.New(store), flows: store, cluster: store, sub: sub,
 		auth: token != "", token: sha256.Sum256([]byte(token)), sessionKey: macKey(token),
 		jobEvents: flows.JobEvents, ckStore: flows.Checkpoints, live: in.Live}
 	mux := newRouter()
@@ -97,9 +98,10 @@ func Handler(store *queues.Store, sub intake.Submitter, token string, flows Flow
 }
 
 type handler struct {
-	// The store in three parts (stores.go): each endpoint reaches only
+	// The store in four parts (stores.go): each endpoint reaches only
 	// the part it needs.
 	jobs    JobDesk
+	ledger  AttemptLedger
 	flows   FlowDesk
 	cluster StatusReader
 	sub     intake.Submitter
