@@ -98,8 +98,8 @@ func Handler(store *queues.Store, sub intake.Submitter, token string, flows Flow
 }
 
 type handler struct {
-	// The store in four parts (stores.go): each endpoint reaches only
-	// the part it needs.
+	// The store in three parts, and the accounting on it for the
+	// attempts (stores.go): each endpoint reaches only the part it needs.
 	jobs    JobDesk
 	ledger  AttemptLedger
 	flows   FlowDesk
