@@ -15,7 +15,9 @@
 //   - workers: the registry with heartbeats, intents (drain, spot
 //     notices), attempts a worker no longer runs, QoS and isolation;
 //   - the controller: the leader lease, held tasks, dead-worker recovery;
-//   - capacity and cost: usage records, metric samples, queue statistics;
+//   - capacity and cost: queue statistics, and the usage entries and
+//     worker lives the end of an attempt and a worker's heartbeat write;
+//     reading, launches, series and trimming are queues/usage's;
 //   - flows: pipeline runs and sweeps live in queues/flows; the job store
 //     keeps their jobs and answers JobsByKey and RunTimes for them;
 //   - checkpoints: committed manifests, uploads, forgetting;

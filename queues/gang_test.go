@@ -174,7 +174,7 @@ func TestGangFailureRequeuesOnce(t *testing.T) {
 	if len(b.Lost) != 1 {
 		t.Fatalf("w0's beat: lost %v", b.Lost)
 	}
-	us, _ := s.Usage(ctx, time.Time{}, time.Now().Add(time.Hour))
+	us, _ := usageIn(ctx, s, time.Time{}, time.Now().Add(time.Hour))
 	if len(us) != 1 || us[0].Outcome != "retried" {
 		t.Fatalf("usage %+v, want one retried attempt", us)
 	}
@@ -211,7 +211,7 @@ func TestGangSucceedsWhenEveryMemberDid(t *testing.T) {
 	if got, _ := s.Get(ctx, id); got.State != jobs.StateSucceeded {
 		t.Fatalf("the gang is %s", got.State)
 	}
-	us, _ := s.Usage(ctx, time.Time{}, time.Now().Add(time.Hour))
+	us, _ := usageIn(ctx, s, time.Time{}, time.Now().Add(time.Hour))
 	if len(us) != 1 || us[0].Outcome != "succeeded" || us[0].Slots != 4 {
 		t.Fatalf("usage %+v, want one succeeded attempt of the gang's 2x2 slots", us)
 	}
@@ -291,7 +291,7 @@ func TestGangClaimAndFinishWhoseRepliesWereLost(t *testing.T) {
 	if end, err := s.FinishMember(ctx, j, "w0", 0, jobs.StateSucceeded, &code, ""); end != queues.JobEnded || err != nil {
 		t.Fatalf("the retried last finish = %v, %v; want JobEnded", end, err)
 	}
-	us, _ := s.Usage(ctx, s.clock.Now().Add(-time.Hour), s.clock.Now().Add(time.Hour))
+	us, _ := usageIn(ctx, s.Store, s.clock.Now().Add(-time.Hour), s.clock.Now().Add(time.Hour))
 	if len(us) != 1 || us[0].Outcome != "succeeded" {
 		t.Fatalf("usage %+v, want one succeeded record", us)
 	}

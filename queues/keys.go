@@ -328,7 +328,7 @@ func (n Namespace) DataLoss() string { return n.prefix() + "data_lost" }
 // series is the sorted set of the samples of a measured series.
 func (n Namespace) series(name string) string { return n.prefix() + "series:" + name }
 
-// Keys of usage records and worker lives (see usage.go).
+// Keys of usage records and worker lives (see usage.go and queues/usage).
 func (n Namespace) usage() string    { return n.prefix() + "usage" }
 func (n Namespace) lives() string    { return n.prefix() + "lives" }
 func (n Namespace) livesEnd() string { return n.prefix() + "lives:end" }

@@ -264,7 +264,7 @@ func (s *Store) Workers(ctx context.Context) ([]WorkerInfo, error) {
 		}
 		w.BilledFrom = w.StartedAt
 		if life, ok := vals[1].(string); ok {
-			if l, ok := parseLife(life); ok {
+			if l, ok := ParseLife(life); ok {
 				w.BilledFrom = l.Start
 			}
 		}

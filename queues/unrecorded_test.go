@@ -65,7 +65,7 @@ func TestRefinishRecordsALostEndAsItEnded(t *testing.T) {
 	if got.State != jobs.StateSucceeded || !got.FinishedAt.Equal(ended) || got.Attempt != 1 {
 		t.Fatalf("record: %s attempt %d finished %s, want succeeded at attempt 1, finished %s", got.State, got.Attempt, got.FinishedAt, ended)
 	}
-	us, _ := s.Usage(ctx, time.Time{}, c.Now().Add(time.Hour))
+	us, _ := usageIn(ctx, s, time.Time{}, c.Now().Add(time.Hour))
 	if len(us) != 1 || !us[0].End.Equal(ended) || us[0].Outcome != "succeeded" {
 		t.Fatalf("usage %+v, want one succeeded attempt ending %s", us, ended)
 	}
@@ -215,7 +215,7 @@ func TestAGangIsRequeuedOnlyOnceEveryMembersWorkerRunsNone(t *testing.T) {
 				t.Errorf("%s still lists the gang", w.ID)
 			}
 		}
-		us, _ := s.Usage(ctx, time.Time{}, c.Now().Add(time.Hour))
+		us, _ := usageIn(ctx, s, time.Time{}, c.Now().Add(time.Hour))
 		if len(us) != 1 || us[0].Outcome != "lost" || us[0].Slots != 4 {
 			t.Fatalf("usage %+v, want the gang's attempt lost, once, on 4 slots", us)
 		}

@@ -16,7 +16,7 @@ import (
 	"github.com/ballastdev/ballast/internal/config"
 	"github.com/ballastdev/ballast/internal/testenv"
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
-	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/usage"
 )
 
 // gangSteps is a gang of two 2-GPU members, each counting steps like
@@ -250,11 +250,12 @@ func TestGangStartsStopsAndResumesTogether(t *testing.T) {
 	if done.Retries != 0 || done.Requeues < 1 {
 		t.Errorf("retries %d requeues %d, want the lost worker counted as one requeue", done.Retries, done.Requeues)
 	}
-	us, err := r.store.Usage(ctx, time.Time{}, time.Now().Add(time.Hour))
+	// The gang has ended: all its attempts are in the usage entries.
+	us, err := usage.New(r.store).Usage(ctx, nil, time.Time{}, time.Now().Add(time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var mine []queues.AttemptUsage
+	var mine []usage.AttemptUsage
 	for _, u := range us {
 		if u.JobID == id {
 			mine = append(mine, u)

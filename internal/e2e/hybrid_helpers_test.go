@@ -25,6 +25,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/model/events"
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/usage"
 	"github.com/ballastdev/ballast/workers"
 )
 
@@ -182,7 +183,7 @@ func newHybridRigWith(t *testing.T, pools map[string]config.PoolConfig, high, lo
 // does: the config's watermarks over the default policy, the pools in name
 // order, NATS control wake-ups.
 func (r *hybridRig) capacity(prov provider.Provider) *controller.Hybrid {
-	return &controller.Hybrid{Store: r.store, Provider: prov, Pools: r.cfg.PolicyPools(), Config: r.cfg.PolicyConfig(), Events: r.pub,
+	return &controller.Hybrid{Store: r.store, Launches: usage.New(r.store), Provider: prov, Pools: r.cfg.PolicyPools(), Config: r.cfg.PolicyConfig(), Events: r.pub,
 		Logger: quietLogger(), Control: workers.NATSControl{Conn: r.nc, Subjects: r.subj}}
 }
 

@@ -27,6 +27,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/orchestrator/model/policy"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/usage"
 	"github.com/ballastdev/ballast/workers"
 )
 
@@ -232,7 +233,7 @@ func (h *hybrid) setup(ctx context.Context) error {
 
 	pc := policy.DefaultConfig()
 	pc.High, pc.Low = cfg.Watermarks.High, cfg.Watermarks.Low
-	capacity := &controller.Hybrid{Store: h.store, Launches: h.store, Provider: h.prov, Pools: cfg.PolicyPools(), Config: pc, Events: h.pub,
+	capacity := &controller.Hybrid{Store: h.store, Launches: usage.New(h.store), Provider: h.prov, Pools: cfg.PolicyPools(), Config: pc, Events: h.pub,
 		Logger: h.log, Control: workers.NATSControl{Conn: h.nc, Subjects: h.subj}}
 	ttl := max(5*time.Second, 3*o.Tick)
 	ctl, err := controller.New(h.store, controller.Options{ID: "bench-ctl-" + randomHex(3), Tick: o.Tick, WorkerTTL: ttl,

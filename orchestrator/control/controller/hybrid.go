@@ -15,6 +15,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/model/policy"
 	"github.com/ballastdev/ballast/orchestrator/model/shares"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/usage"
 )
 
 // WorkerControl reaches a worker directly. A preemption or drain is already
@@ -39,9 +40,10 @@ type WorkerControl interface {
 // or racing a worker changes nothing twice.
 type Hybrid struct {
 	Store HybridStore
-	// Launches is the book of elastic launches not yet registered; nil
-	// means Store's own, when it keeps one (the Redis store does). It is
-	// apart from Store so that each dependency stays a narrow interface.
+	// Launches is the book of elastic launches not yet registered
+	// (usage.Store keeps it with the cost records). It is apart from Store
+	// because the accounting is a store of its own; with a Provider it is
+	// needed, and nil makes every launch a logged error.
 	Launches LaunchBook
 	Provider provider.Provider // nil: elastic capacity is not managed (no launches)
 	Pools    []policy.Pool
@@ -517,13 +519,13 @@ func (h *Hybrid) recordLaunches(ctx context.Context, pool string, insts []provid
 			slots = p.SlotsPerWorker
 		}
 	}
-	ls := make([]queues.Launch, 0, len(insts))
+	ls := make([]usage.Launch, 0, len(insts))
 	for _, inst := range insts {
 		at := inst.LaunchedAt
 		if at.IsZero() {
 			at = now
 		}
-		ls = append(ls, queues.Launch{ID: inst.ID, Pool: pool, Slots: slots, At: at})
+		ls = append(ls, usage.Launch{ID: inst.ID, Pool: pool, Slots: slots, At: at})
 	}
 	if err := h.launchBook().RecordLaunches(ctx, ls); err != nil {
 		h.Logger.Warn("launches not recorded: their boot is not billed", "err", err)
@@ -617,15 +619,11 @@ func shareData(a policy.Action) map[string]any {
 	return events.Share{Action: string(a.Kind), Team: a.Team, Owner: a.Owner, Rule: a.Rule}.Data()
 }
 
-// launchBook is Launches, or Store's own launch book when it has one. A
-// store that keeps none gets a book that says so at every use, so a
-// missing dependency shows in the log instead of launches going unseen.
+// launchBook is Launches. Without one, the book says so at every use, so
+// a missing dependency shows in the log instead of launches going unseen.
 func (h *Hybrid) launchBook() LaunchBook {
 	if h.Launches != nil {
 		return h.Launches
-	}
-	if lb, ok := h.Store.(LaunchBook); ok {
-		return lb
 	}
 	return noLaunchBook{}
 }
@@ -635,10 +633,10 @@ type noLaunchBook struct{}
 
 var errNoLaunchBook = errors.New("controller.Hybrid: no launch book (set Hybrid.Launches)")
 
-func (noLaunchBook) PendingLaunches(context.Context) ([]queues.Launch, error) {
+func (noLaunchBook) PendingLaunches(context.Context) ([]usage.Launch, error) {
 	return nil, errNoLaunchBook
 }
-func (noLaunchBook) RecordLaunches(context.Context, []queues.Launch) error { return errNoLaunchBook }
+func (noLaunchBook) RecordLaunches(context.Context, []usage.Launch) error { return errNoLaunchBook }
 func (noLaunchBook) EndLaunch(context.Context, string, time.Time) (bool, error) {
 	return false, errNoLaunchBook
 }

@@ -8,14 +8,16 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/model/pipeline"
 	"github.com/ballastdev/ballast/queues"
 	"github.com/ballastdev/ballast/queues/flows"
+	"github.com/ballastdev/ballast/queues/usage"
 )
 
 // The controller's view of the job store, one interface per concern.
 // Each lists only the calls its users make, so a reader sees what a
 // piece of the controller can touch, and a test can hand it a fake of a
 // few methods instead of a whole Redis store. queues.Store implements
-// them all but those of runs and sweeps, which flows.Store implements
-// (stores_test.go checks both).
+// them all but those of runs and sweeps, which flows.Store implements,
+// and LaunchBook, which the accounting store (queues/usage) keeps
+// (stores_test.go checks each).
 
 // LeaderLease takes and gives up the controller's leadership: only the
 // tick loop calls it, and only for the lease.
@@ -81,10 +83,11 @@ type ActiveReader interface {
 }
 
 // LaunchBook records elastic launches until their workers register or
-// the launch ends: the provider side of the hybrid loop.
+// the launch ends: the provider side of the hybrid loop, kept with the
+// cost records (usage.Store), which bill each worker from its launch.
 type LaunchBook interface {
-	PendingLaunches(ctx context.Context) ([]queues.Launch, error)
-	RecordLaunches(ctx context.Context, ls []queues.Launch) error
+	PendingLaunches(ctx context.Context) ([]usage.Launch, error)
+	RecordLaunches(ctx context.Context, ls []usage.Launch) error
 	EndLaunch(ctx context.Context, id string, end time.Time) (bool, error)
 }
 

@@ -3,6 +3,7 @@ package controller
 import (
 	"github.com/ballastdev/ballast/queues"
 	"github.com/ballastdev/ballast/queues/flows"
+	"github.com/ballastdev/ballast/queues/usage"
 )
 
 // The stores the command layer wires in must keep satisfying every
@@ -12,7 +13,7 @@ import (
 var (
 	_ ControllerStore   = (*queues.Store)(nil)
 	_ HybridStore       = (*queues.Store)(nil)
-	_ LaunchBook        = (*queues.Store)(nil)
+	_ LaunchBook        = (*usage.Store)(nil)
 	_ JobSubmitter      = (*queues.Store)(nil)
 	_ StepJobs          = (*queues.Store)(nil)
 	_ TrialJobs         = (*queues.Store)(nil)

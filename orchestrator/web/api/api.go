@@ -16,6 +16,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/web/insight"
 	"github.com/ballastdev/ballast/queues"
 	"github.com/ballastdev/ballast/queues/flows"
+	"github.com/ballastdev/ballast/queues/usage"
 	"github.com/ballastdev/ballast/workers/checkpoint"
 )
 
@@ -70,9 +71,10 @@ type OverflowedJob struct {
 // Handler takes the concrete store because it is where the store is split
 // into the parts the endpoints use (stores.go): together they need more
 // calls than one narrow interface should list. The runs and sweeps are
-// the flows store on the same kernel.
+// the flows store on the same kernel, the attempts' usage its accounting
+// store.
 func Handler(store *queues.Store, sub intake.Submitter, token string, fl Flows, in Insight) http.Handler {
-	h := &handler{jobs: store, flows: flows.New(store), flowJobs: store, cluster: store, sub: sub,
+	h := &handler{jobs: store, ledger: usage.New(store), flows: flows.New(store), flowJobs: store, cluster: store, sub: sub,
 		auth: token != "", token: sha256.Sum256([]byte(token)), sessionKey: macKey(token),
 		jobEvents: fl.JobEvents, ckStore: fl.Checkpoints, live: in.Live}
 	mux := newRouter()
@@ -100,10 +102,12 @@ func Handler(store *queues.Store, sub intake.Submitter, token string, fl Flows, 
 }
 
 type handler struct {
-	// The store in three parts (stores.go), and the flows store: each
-	// endpoint reaches only the part it needs. flowJobs are the jobs of
-	// runs and sweeps, for the flow endpoints' views and cancels.
+	// The store in three parts (stores.go), the flows store and the
+	// accounting store: each endpoint reaches only the part it needs.
+	// flowJobs are the jobs of runs and sweeps, for the flow endpoints'
+	// views and cancels; ledger holds the usage entries of attempts.
 	jobs     JobDesk
+	ledger   AttemptLedger
 	flows    FlowDesk
 	flowJobs controller.FlowJobs
 	cluster  StatusReader

@@ -17,6 +17,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/web/insight"
 	"github.com/ballastdev/ballast/queues"
 	"github.com/ballastdev/ballast/queues/flows"
+	"github.com/ballastdev/ballast/queues/usage"
 )
 
 // openAPIPath turns a ServeMux pattern's path into the OpenAPI path that
@@ -50,7 +51,7 @@ func TestOpenAPICoversEveryRoute(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := api.Handler(store, sub, "s3cret-token-long-enough", api.Flows{Sweeps: sw, Pipelines: pl, Metrics: http.NotFoundHandler()},
-		api.Insight{Live: &insight.Live{Source: insight.Source{Store: store}}, Dashboard: http.NotFoundHandler()})
+		api.Insight{Live: &insight.Live{Source: insight.Source{Store: store, Accounting: usage.New(store)}}, Dashboard: http.NotFoundHandler()})
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 

@@ -7,22 +7,29 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/queues"
 	"github.com/ballastdev/ballast/queues/flows"
+	"github.com/ballastdev/ballast/queues/usage"
 )
 
 // The API's view of the job store, one interface per group of endpoints,
 // so a reader sees what each can touch. Handler takes the concrete store
 // once and hands each group its part; queues.Store implements them all
-// but FlowDesk, which flows.Store implements (stores_test.go checks it).
+// but FlowDesk, which flows.Store implements, and AttemptLedger, which the
+// accounting store (usage.Store) implements (stores_test.go checks them).
 
-// JobDesk is what the job endpoints need: read a job, its logs, usage
-// and checkpoints, list a page, and cancel. Nothing of flows or status.
+// JobDesk is what the job endpoints need: read a job, its logs and
+// checkpoints, list a page, and cancel. Nothing of flows or status.
 type JobDesk interface {
 	Get(ctx context.Context, id string) (jobs.Job, error)
 	ListPage(ctx context.Context, o queues.PageOptions) (queues.Page, error)
 	Logs(ctx context.Context, jobID string, after string, count int64) ([]queues.LogLine, error)
-	JobUsage(ctx context.Context, j jobs.Job) (out []queues.AttemptUsage, complete bool, err error)
 	CheckpointLedger(worker string) *queues.CheckpointLedger
 	Cancel(ctx context.Context, id string) (queues.CancelResult, error)
+}
+
+// AttemptLedger is what the attempts endpoint reads besides the job: the
+// usage entries of its attempts.
+type AttemptLedger interface {
+	JobUsage(ctx context.Context, j jobs.Job) (out []usage.AttemptUsage, complete bool, err error)
 }
 
 // FlowDesk is what the sweep and pipeline endpoints need of the flows

@@ -4,6 +4,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/control/controller"
 	"github.com/ballastdev/ballast/queues"
 	"github.com/ballastdev/ballast/queues/flows"
+	"github.com/ballastdev/ballast/queues/usage"
 )
 
 // The wired stores must keep satisfying each part the endpoints use; a
@@ -14,4 +15,6 @@ var (
 	_ StatusReader        = (*queues.Store)(nil)
 	_ controller.FlowJobs = (*queues.Store)(nil)
 	_ FlowDesk            = (*flows.Store)(nil)
+
+	_ AttemptLedger = (*usage.Store)(nil)
 )

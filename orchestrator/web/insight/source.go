@@ -64,6 +64,9 @@ func (s Source) span() Span {
 // Source reads the live store with the settings that price and judge it.
 type Source struct {
 	Store Store
+	// Accounting is the usage ledger and the sampled series on the same
+	// Redis as Store (usage.New of it).
+	Accounting Accounting
 	// Pools are the configured pools with their prices and billing.
 	Pools []policy.Pool
 	// Quota is each fixed pool's prepaid slots.

@@ -1,4 +1,4 @@
-package queues
+package usage
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
+	"github.com/ballastdev/ballast/queues"
 )
 
 // jobUsageMost bounds the usage entries JobUsage reads for one job: the
@@ -32,17 +33,17 @@ func (s *Store) JobUsage(ctx context.Context, j jobs.Job) (out []AttemptUsage, c
 	needle := `"job":"` + j.ID + `"`
 	read := int64(0)
 	for read < jobUsageMost {
-		page, err := s.rdb.ZRangeByScore(ctx, s.ns.usage(), &redis.ZRangeBy{Min: strconv.FormatInt(j.CreatedAt.UnixMilli(), 10),
-			Max: maxScore, Offset: read, Count: usagePage}).Result()
+		ms, err := s.k.Redis().ZRangeByScore(ctx, s.k.Namespace().Usage(), &redis.ZRangeBy{
+			Min: strconv.FormatInt(j.CreatedAt.UnixMilli(), 10), Max: maxScore, Offset: read, Count: page}).Result()
 		if err != nil {
-			return nil, false, wrap("queues.JobUsage", err)
+			return nil, false, queues.Wrap("usage.JobUsage", err)
 		}
-		read += int64(len(page))
-		for _, m := range page {
+		read += int64(len(ms))
+		for _, m := range ms {
 			if !strings.Contains(m, needle) {
 				continue
 			}
-			var e usageEntry
+			var e entry
 			// Offsets shift when entries are added meanwhile; an attempt
 			// read twice is kept once.
 			if json.Unmarshal([]byte(m), &e) != nil || e.Job != j.ID || ended[e.Attempt] {
@@ -53,7 +54,7 @@ func (s *Store) JobUsage(ctx context.Context, j jobs.Job) (out []AttemptUsage, c
 				Pool: e.Pool, Worker: e.Worker, Queued: msUTC(e.Queued), Start: msUTC(e.Start), End: msUTC(e.End),
 				Lost: time.Duration(e.Lost) * time.Millisecond, Outcome: e.Outcome, Slots: max(e.Slots, 1)})
 		}
-		if int64(len(page)) < usagePage {
+		if int64(len(ms)) < page {
 			complete = true
 			break
 		}

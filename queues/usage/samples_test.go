@@ -1,4 +1,4 @@
-package queues_test
+package usage_test
 
 import (
 	"context"
@@ -8,15 +8,15 @@ import (
 
 func TestSamplesAreKeptForTheirWindowInOrder(t *testing.T) {
 	t.Parallel()
-	s, _ := newStore(t)
+	_, acct, _ := newStores(t)
 	ctx := context.Background()
 	t0 := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 	for i, v := range []float64{0.5, 0.25, 0.75, 0.5} {
-		if err := s.RecordSample(ctx, "fixed_idle", t0.Add(time.Duration(i)*time.Hour), v, 150*time.Minute); err != nil {
+		if err := acct.RecordSample(ctx, "fixed_idle", t0.Add(time.Duration(i)*time.Hour), v, 150*time.Minute); err != nil {
 			t.Fatal(err)
 		}
 	}
-	got, err := s.Samples(ctx, "fixed_idle", t0, t0.Add(10*time.Hour))
+	got, err := acct.Samples(ctx, "fixed_idle", t0, t0.Add(10*time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,7 +24,7 @@ func TestSamplesAreKeptForTheirWindowInOrder(t *testing.T) {
 	if len(got) != 3 || got[0].Value != 0.25 || got[2].Value != 0.5 || !got[2].At.Equal(t0.Add(3*time.Hour)) {
 		t.Fatalf("samples %+v", got)
 	}
-	if got, _ := s.Samples(ctx, "fixed_idle", t0.Add(90*time.Minute), t0.Add(150*time.Minute)); len(got) != 1 || got[0].Value != 0.75 {
+	if got, _ := acct.Samples(ctx, "fixed_idle", t0.Add(90*time.Minute), t0.Add(150*time.Minute)); len(got) != 1 || got[0].Value != 0.75 {
 		t.Fatalf("window [1h30, 2h30]: %+v", got)
 	}
 }

@@ -1,4 +1,4 @@
-package queues_test
+package usage_test
 
 import (
 	"context"
@@ -7,18 +7,19 @@ import (
 
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/usage"
 )
 
 // A job with a gpu_share is billed at its share: its usage entry, running
 // or ended, says one slot and the share, which it is billed at.
 func TestUsageCountsAGPUShare(t *testing.T) {
 	t.Parallel()
-	s, c := newStore(t)
+	s, acct, c := newStores(t)
 	ctx := context.Background()
 	if _, err := s.Heartbeat(ctx, queues.WorkerInfo{ID: "w1", Pool: "fixed", Slots: 1, StartedAt: c.Now()}, nil); err != nil {
 		t.Fatal(err)
 	}
-	half := spec("")
+	half := spec()
 	half.Size = jobs.Size{GPUShare: 0.25}
 	sub, err := s.Submit(ctx, half, queues.QueueCore)
 	if err != nil {
@@ -28,14 +29,14 @@ func TestUsageCountsAGPUShare(t *testing.T) {
 	if err != nil || !ok {
 		t.Fatalf("claim: %v %v", ok, err)
 	}
-	if u := queues.RunningUsage(j); u.Slots != 1 || u.Share != 250 || jobs.SlotsUsed(u.Slots, u.Share) != 0.25 {
+	if u := usage.RunningUsage(j); u.Slots != 1 || u.Share != 250 || jobs.SlotsUsed(u.Slots, u.Share) != 0.25 {
 		t.Errorf("running usage: %d slots, share %d, %.3f GPUs", u.Slots, u.Share, jobs.SlotsUsed(u.Slots, u.Share))
 	}
 	c.Add(time.Hour)
 	if _, err := s.Finish(ctx, j, "w1", jobs.StateSucceeded, nil, ""); err != nil {
 		t.Fatal(err)
 	}
-	us, err := s.Usage(ctx, c.Now().Add(-2*time.Hour), c.Now().Add(time.Minute))
+	us, err := attempts(ctx, s, acct, c.Now().Add(-2*time.Hour), c.Now().Add(time.Minute))
 	if err != nil || len(us) != 1 {
 		t.Fatalf("usage %v, %v", us, err)
 	}

@@ -1,4 +1,4 @@
-package queues
+package usage
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/ballastdev/ballast/queues"
 )
 
 // Sample is one value of a measured series at a time.
@@ -22,20 +24,21 @@ type Sample struct {
 func (s *Store) RecordSample(ctx context.Context, name string, at time.Time, v float64, keep time.Duration) error {
 	ms := at.UnixMilli()
 	member := strconv.FormatInt(ms, 10) + ":" + strconv.FormatFloat(v, 'g', -1, 64)
-	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.ZAdd(ctx, s.ns.series(name), redis.Z{Score: float64(ms), Member: member})
-		p.ZRemRangeByScore(ctx, s.ns.series(name), "-inf", "("+strconv.FormatInt(at.Add(-keep).UnixMilli(), 10))
+	key := s.k.Namespace().Series(name)
+	_, err := s.k.Redis().TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.ZAdd(ctx, key, redis.Z{Score: float64(ms), Member: member})
+		p.ZRemRangeByScore(ctx, key, "-inf", "("+strconv.FormatInt(at.Add(-keep).UnixMilli(), 10))
 		return nil
 	})
-	return wrap("queues.RecordSample", err)
+	return queues.Wrap("usage.RecordSample", err)
 }
 
 // Samples returns the samples of series name in [from, until], oldest first.
 func (s *Store) Samples(ctx context.Context, name string, from, until time.Time) ([]Sample, error) {
-	vals, err := s.rdb.ZRangeByScore(ctx, s.ns.series(name), &redis.ZRangeBy{
+	vals, err := s.k.Redis().ZRangeByScore(ctx, s.k.Namespace().Series(name), &redis.ZRangeBy{
 		Min: strconv.FormatInt(from.UnixMilli(), 10), Max: strconv.FormatInt(until.UnixMilli(), 10)}).Result()
 	if err != nil {
-		return nil, wrap("queues.Samples", err)
+		return nil, queues.Wrap("usage.Samples", err)
 	}
 	out := make([]Sample, 0, len(vals))
 	for _, m := range vals {

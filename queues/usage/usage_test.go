@@ -1,4 +1,4 @@
-package queues_test
+package usage_test
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/usage"
 )
 
 // TestUsageRecordsEveryAttemptOnceWithItsPool walks one job through a
@@ -15,9 +16,9 @@ import (
 // attempt with the times, pool, lost work and outcome each path must give.
 func TestUsageRecordsEveryAttemptOnceWithItsPool(t *testing.T) {
 	t.Parallel()
-	s, c := newStore(t)
+	s, acct, c := newStores(t)
 	ctx := context.Background()
-	c.now = time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC)
+	c.set(time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC))
 	t0 := c.Now()
 	spot := queues.WorkerInfo{ID: "spot-1", Pool: "spot", Slots: 2, StartedAt: t0}
 	fixed := queues.WorkerInfo{ID: "fixed-1", Pool: "fixed", Slots: 4, StartedAt: t0}
@@ -26,7 +27,7 @@ func TestUsageRecordsEveryAttemptOnceWithItsPool(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	sp := spec("")
+	sp := spec()
 	sp.Team, sp.Template, sp.Class = "vision", "train", jobs.ClassBurst
 	sub, err := s.Submit(ctx, sp, queues.QueueBurst)
 	if err != nil {
@@ -89,7 +90,7 @@ func TestUsageRecordsEveryAttemptOnceWithItsPool(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.Add(time.Minute)
-	if got, _ := s.Usage(ctx, t0, c.Now()); len(got) != 4 || got[3].Outcome != "running" || got[3].Pool != "spot" {
+	if got, _ := attempts(ctx, s, acct, t0, c.Now()); len(got) != 4 || got[3].Outcome != "running" || got[3].Pool != "spot" {
 		t.Fatalf("before the loss want 3 ended and 1 running, got %+v", got)
 	}
 	c.Add(2 * time.Minute)
@@ -100,7 +101,7 @@ func TestUsageRecordsEveryAttemptOnceWithItsPool(t *testing.T) {
 		t.Fatalf("recover: %v %v", rec, err)
 	}
 
-	got, err := s.Usage(ctx, t0, c.Now())
+	got, err := attempts(ctx, s, acct, t0, c.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +136,7 @@ func TestUsageRecordsEveryAttemptOnceWithItsPool(t *testing.T) {
 	if err := s.Deregister(ctx, fixed.ID); err != nil {
 		t.Fatal(err)
 	}
-	lives, err := s.WorkerLives(ctx, t0, c.Now().Add(time.Hour))
+	lives, err := acct.WorkerLives(ctx, t0, c.Now().Add(time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,16 +152,16 @@ func TestUsageRecordsEveryAttemptOnceWithItsPool(t *testing.T) {
 	}
 
 	// A window after everything ended sees nothing; trimming drops it all.
-	if got, _ := s.Usage(ctx, c.Now().Add(time.Minute), c.Now().Add(time.Hour)); len(got) != 0 {
+	if got, _ := attempts(ctx, s, acct, c.Now().Add(time.Minute), c.Now().Add(time.Hour)); len(got) != 0 {
 		t.Fatalf("a later window holds %+v", got)
 	}
-	if err := s.TrimAccounting(ctx, c.Now().Add(time.Minute)); err != nil {
+	if err := acct.TrimAccounting(ctx, c.Now().Add(time.Minute)); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := s.Usage(ctx, t0, c.Now()); len(got) != 0 {
+	if got, _ := attempts(ctx, s, acct, t0, c.Now()); len(got) != 0 {
 		t.Fatalf("after trim %+v", got)
 	}
-	if lives, _ := s.WorkerLives(ctx, t0, c.Now()); len(lives) != 0 {
+	if lives, _ := acct.WorkerLives(ctx, t0, c.Now()); len(lives) != 0 {
 		t.Fatalf("lives after trim %+v", lives)
 	}
 }
@@ -169,7 +170,7 @@ func TestUsageRecordsEveryAttemptOnceWithItsPool(t *testing.T) {
 // worker started long ago and still running keeps being billed.
 func TestALivingWorkerKeepsItsLifeThroughTrims(t *testing.T) {
 	t.Parallel()
-	s, c := newStore(t)
+	s, acct, c := newStores(t)
 	ctx := context.Background()
 	w := queues.WorkerInfo{ID: "od-1", Pool: "ondemand", Slots: 1, StartedAt: c.Now()}
 	for range 3 { // every beat after the first leaves the life alone
@@ -178,10 +179,10 @@ func TestALivingWorkerKeepsItsLifeThroughTrims(t *testing.T) {
 		}
 		c.Add(time.Hour)
 	}
-	if err := s.TrimAccounting(ctx, c.Now()); err != nil {
+	if err := acct.TrimAccounting(ctx, c.Now()); err != nil {
 		t.Fatal(err)
 	}
-	lives, err := s.WorkerLives(ctx, c.Now().Add(-time.Minute), c.Now())
+	lives, err := acct.WorkerLives(ctx, c.Now().Add(-time.Minute), c.Now())
 	if err != nil || len(lives) != 1 || !lives[0].End.IsZero() || !lives[0].Start.Equal(w.StartedAt.Truncate(time.Millisecond)) {
 		t.Fatalf("lives %+v err %v", lives, err)
 	}
@@ -193,38 +194,38 @@ func TestALivingWorkerKeepsItsLifeThroughTrims(t *testing.T) {
 // the rest: nothing of it is left pending.
 func TestAStaleLaunchIsClosedAtItsStartByTheTrim(t *testing.T) {
 	t.Parallel()
-	s, c := newStore(t)
+	_, acct, c := newStores(t)
 	ctx := context.Background()
 	launched := c.Now().Truncate(time.Millisecond)
-	if err := s.RecordLaunches(ctx, []queues.Launch{{ID: "i-9", Pool: "spot", Slots: 1, At: launched}}); err != nil {
+	if err := acct.RecordLaunches(ctx, []usage.Launch{{ID: "i-9", Pool: "spot", Slots: 1, At: launched}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.TrimAccounting(ctx, launched.Add(-time.Second)); err != nil {
+	if err := acct.TrimAccounting(ctx, launched.Add(-time.Second)); err != nil {
 		t.Fatal(err)
 	}
-	if p, _ := s.PendingLaunches(ctx); len(p) != 1 {
+	if p, _ := acct.PendingLaunches(ctx); len(p) != 1 {
 		t.Fatalf("a launch newer than the cutoff must stay pending: %+v", p)
 	}
-	if err := s.TrimAccounting(ctx, launched.Add(time.Hour)); err != nil {
+	if err := acct.TrimAccounting(ctx, launched.Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	lives, err := s.WorkerLives(ctx, launched.Add(-time.Hour), launched.Add(2*time.Hour))
-	if p, _ := s.PendingLaunches(ctx); err != nil || len(p) != 0 || len(lives) != 0 {
+	lives, err := acct.WorkerLives(ctx, launched.Add(-time.Hour), launched.Add(2*time.Hour))
+	if p, _ := acct.PendingLaunches(ctx); err != nil || len(p) != 0 || len(lives) != 0 {
 		t.Fatalf("pending %+v lives %+v err %v", p, lives, err)
 	}
 	// Closed at a cutoff it started after, a launch keeps its life.
-	if err := s.RecordLaunches(ctx, []queues.Launch{{ID: "i-10", Pool: "spot", Slots: 1, At: launched}}); err != nil {
+	if err := acct.RecordLaunches(ctx, []usage.Launch{{ID: "i-10", Pool: "spot", Slots: 1, At: launched}}); err != nil {
 		t.Fatal(err)
 	}
-	if ok, err := s.EndLaunch(ctx, "i-10", launched.Add(-time.Minute)); !ok || err != nil {
+	if ok, err := acct.EndLaunch(ctx, "i-10", launched.Add(-time.Minute)); !ok || err != nil {
 		t.Fatalf("close: %v %v", ok, err)
 	}
-	lives, _ = s.WorkerLives(ctx, launched.Add(-time.Hour), launched.Add(2*time.Hour))
+	lives, _ = acct.WorkerLives(ctx, launched.Add(-time.Hour), launched.Add(2*time.Hour))
 	if len(lives) != 1 || !lives[0].Start.Equal(launched) || !lives[0].End.Equal(launched) {
 		t.Fatalf("an end before the start is the start: %+v", lives)
 	}
 	// Closing it again, or a registration after, changes nothing.
-	if ok, err := s.EndLaunch(ctx, "i-10", launched.Add(time.Minute)); ok || err != nil {
+	if ok, err := acct.EndLaunch(ctx, "i-10", launched.Add(time.Minute)); ok || err != nil {
 		t.Fatalf("second close: %v %v", ok, err)
 	}
 }
@@ -234,20 +235,20 @@ func TestAStaleLaunchIsClosedAtItsStartByTheTrim(t *testing.T) {
 // must not stay pending, or it would be billed again as a failed boot.
 func TestALaunchRecordedAfterItsWorkerRegisteredIsSkipped(t *testing.T) {
 	t.Parallel()
-	s, c := newStore(t)
+	s, acct, c := newStores(t)
 	ctx := context.Background()
 	at := c.Now().Truncate(time.Millisecond)
 	if _, err := s.Heartbeat(ctx, queues.WorkerInfo{ID: "i-1", Pool: "spot", Slots: 1, StartedAt: at}, nil); err != nil {
 		t.Fatal(err)
 	}
-	err := s.RecordLaunches(ctx, []queues.Launch{
+	err := acct.RecordLaunches(ctx, []usage.Launch{
 		{ID: "i-1", Pool: "spot", Slots: 1, At: at.Add(-time.Minute)},
 		{ID: "i-2", Pool: "spot", Slots: 1, At: at.Add(-time.Minute)},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p, err := s.PendingLaunches(ctx); err != nil || len(p) != 1 || p[0].ID != "i-2" {
+	if p, err := acct.PendingLaunches(ctx); err != nil || len(p) != 1 || p[0].ID != "i-2" {
 		t.Fatalf("pending %+v %v, want only i-2", p, err)
 	}
 }
@@ -255,8 +256,8 @@ func TestALaunchRecordedAfterItsWorkerRegisteredIsSkipped(t *testing.T) {
 // TestUsageReadsEveryEntryAcrossPages: entries sharing an end score
 // straddle page boundaries and none is lost or read twice.
 func TestUsageReadsEveryEntryAcrossPages(t *testing.T) { // not parallel: it sets the page size
-	defer queues.SetUsagePage(3)()
-	s, c := newStore(t)
+	defer usage.SetPage(3)()
+	s, acct, c := newStores(t)
 	ctx := context.Background()
 	t0 := c.Now()
 	w := queues.WorkerInfo{ID: "fixed-1", Pool: "fixed", Slots: 20, StartedAt: t0}
@@ -265,7 +266,7 @@ func TestUsageReadsEveryEntryAcrossPages(t *testing.T) { // not parallel: it set
 	}
 	var claimed []jobs.Job
 	for range 11 {
-		sub, err := s.Submit(ctx, spec(""), queues.QueueCore)
+		sub, err := s.Submit(ctx, spec(), queues.QueueCore)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -284,7 +285,7 @@ func TestUsageReadsEveryEntryAcrossPages(t *testing.T) { // not parallel: it set
 			t.Fatal(ok, err)
 		}
 	}
-	got, err := s.Usage(ctx, t0, c.Now().Add(time.Minute))
+	got, err := attempts(ctx, s, acct, t0, c.Now().Add(time.Minute))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -306,7 +307,7 @@ func TestUsageReadsEveryEntryAcrossPages(t *testing.T) { // not parallel: it set
 // billed at the next trim; a registered worker's life stays open.
 func TestALifeLeftOpenByAGoneWorkerIsClosedByTheTrim(t *testing.T) {
 	t.Parallel()
-	s, c := newStore(t)
+	s, acct, c := newStores(t)
 	ctx := context.Background()
 	start := c.Now().Truncate(time.Millisecond)
 	for _, id := range []string{"gone-1", "alive-1"} {
@@ -320,10 +321,10 @@ func TestALifeLeftOpenByAGoneWorkerIsClosedByTheTrim(t *testing.T) {
 	}
 	s.Redis().Del(ctx, ns.Worker("gone-1"))
 	c.Add(10 * time.Minute)
-	if err := s.TrimAccounting(ctx, start.Add(-time.Hour)); err != nil {
+	if err := acct.TrimAccounting(ctx, start.Add(-time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	lives, err := s.WorkerLives(ctx, start, c.Now().Add(time.Hour))
+	lives, err := acct.WorkerLives(ctx, start, c.Now().Add(time.Hour))
 	if err != nil || len(lives) != 2 {
 		t.Fatalf("lives %+v %v", lives, err)
 	}
@@ -341,14 +342,14 @@ func TestALifeLeftOpenByAGoneWorkerIsClosedByTheTrim(t *testing.T) {
 // went in.
 func TestUsageEntryKeepsStringsThatNeedEscaping(t *testing.T) {
 	t.Parallel()
-	s, c := newStore(t)
+	s, acct, c := newStores(t)
 	ctx := context.Background()
-	c.now = time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC)
+	c.set(time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC))
 	w := queues.WorkerInfo{ID: `w"1\x`, Pool: "pool\tnight/é", Slots: 1, StartedAt: c.Now()}
 	if _, err := s.Heartbeat(ctx, w, nil); err != nil {
 		t.Fatal(err)
 	}
-	sp := spec("")
+	sp := spec()
 	sp.Team, sp.Template, sp.Class = "vision \"core\"\n", `a\b`+"\x01"+"日本", jobs.ClassBurst
 	sub, err := s.Submit(ctx, sp, queues.QueueBurst)
 	if err != nil {
@@ -363,7 +364,7 @@ func TestUsageEntryKeepsStringsThatNeedEscaping(t *testing.T) {
 	if ok, err := s.Finish(ctx, j, w.ID, jobs.StateSucceeded, nil, ""); err != nil || !ok {
 		t.Fatalf("finish: %v %v", ok, err)
 	}
-	us, err := s.Usage(ctx, c.Now().Add(-time.Hour), c.Now().Add(time.Hour))
+	us, err := attempts(ctx, s, acct, c.Now().Add(-time.Hour), c.Now().Add(time.Hour))
 	if err != nil || len(us) != 1 {
 		t.Fatalf("usage: %+v %v", us, err)
 	}
