@@ -96,10 +96,7 @@ func (s *Store) Usage(ctx context.Context, active []jobs.Job, from, until time.T
 			if json.Unmarshal([]byte(z.Member.(string)), &e) != nil {
 				continue // not ours to read; never written by these scripts
 			}
-			u := AttemptUsage{JobID: e.Job, Attempt: e.Attempt, Team: e.Team, Template: e.Template, Class: e.Class,
-				Pool: e.Pool, Worker: e.Worker, Queued: msUTC(e.Queued), Start: msUTC(e.Start), End: msUTC(e.End),
-				Lost: time.Duration(e.Lost) * time.Millisecond, Outcome: e.Outcome}
-			u.Slots, u.Share = size(e.Slots)
+			u := e.attempt()
 			ended[queues.TaskID(u.JobID, u.Attempt)] = true
 			if u.Start.Before(until) && u.End.After(from) {
 				out = append(out, u)
@@ -135,6 +132,17 @@ func RunningUsage(j jobs.Job) AttemptUsage {
 	return AttemptUsage{JobID: j.ID, Attempt: j.Attempt, Team: j.Spec.Team, Template: j.Spec.Template,
 		Class: string(j.Spec.Class), Pool: j.Pool, Worker: j.Worker, Queued: j.EligibleAt(), Start: j.StartedAt,
 		Outcome: "running", Slots: j.Spec.TotalSlots(), Share: j.Spec.ShareMilli()}
+}
+
+// attempt is what an ended attempt's usage entry says, read the same way
+// for a window (Usage) and for one job's attempts page (JobUsage), so a
+// GPU share is counted at its part on both.
+func (e entry) attempt() AttemptUsage {
+	u := AttemptUsage{JobID: e.Job, Attempt: e.Attempt, Team: e.Team, Template: e.Template, Class: e.Class,
+		Pool: e.Pool, Worker: e.Worker, Queued: msUTC(e.Queued), Start: msUTC(e.Start), End: msUTC(e.End),
+		Lost: time.Duration(e.Lost) * time.Millisecond, Outcome: e.Outcome}
+	u.Slots, u.Share = size(e.Slots)
+	return u
 }
 
 // size reads a usage entry's slots, which the kernel copies from the job

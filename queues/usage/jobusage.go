@@ -50,9 +50,7 @@ func (s *Store) JobUsage(ctx context.Context, j jobs.Job) (out []AttemptUsage, c
 				continue
 			}
 			ended[e.Attempt] = true
-			out = append(out, AttemptUsage{JobID: e.Job, Attempt: e.Attempt, Team: e.Team, Template: e.Template, Class: e.Class,
-				Pool: e.Pool, Worker: e.Worker, Queued: msUTC(e.Queued), Start: msUTC(e.Start), End: msUTC(e.End),
-				Lost: time.Duration(e.Lost) * time.Millisecond, Outcome: e.Outcome, Slots: max(e.Slots, 1)})
+			out = append(out, e.attempt())
 		}
 		if int64(len(ms)) < page {
 			complete = true

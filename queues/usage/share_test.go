@@ -11,7 +11,8 @@ import (
 )
 
 // A job with a gpu_share is billed at its share: its usage entry, running
-// or ended, says one slot and the share, which it is billed at.
+// or ended, says one slot and the share, which it is billed at, in the
+// window's usage and on the job's own attempts page alike.
 func TestUsageCountsAGPUShare(t *testing.T) {
 	t.Parallel()
 	s, acct, c := newStores(t)
@@ -42,5 +43,16 @@ func TestUsageCountsAGPUShare(t *testing.T) {
 	}
 	if u := us[0]; u.Slots != 1 || u.Share != 250 || jobs.SlotsUsed(u.Slots, u.Share) != 0.25 {
 		t.Errorf("ended usage: %d slots, share %d, %.3f GPUs", u.Slots, u.Share, jobs.SlotsUsed(u.Slots, u.Share))
+	}
+	fin, err := s.Get(ctx, j.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	own, complete, err := acct.JobUsage(ctx, fin)
+	if err != nil || !complete || len(own) != 1 {
+		t.Fatalf("job usage %v, complete %v, %v", own, complete, err)
+	}
+	if u := own[0]; u.Slots != 1 || u.Share != 250 {
+		t.Errorf("the job's attempts page: %d slots, share %d, want 1 slot at share 250", u.Slots, u.Share)
 	}
 }
