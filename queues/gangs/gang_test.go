@@ -14,7 +14,7 @@ import (
 
 // placedGang submits a retryable gang of two 2-slot members and places
 // member 0 on w0, member 1 on w1; it returns the job ID and the deliveries.
-func placedGang(t *testing.T, s *store) (string, []queues.Delivery) {
+func placedGang(t testing.TB, s *store) (string, []queues.Delivery) {
 	t.Helper()
 	ctx := context.Background()
 	sp := spec("")

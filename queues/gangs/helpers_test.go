@@ -43,7 +43,7 @@ func (c *clock) Add(d time.Duration) {
 	c.mu.Unlock()
 }
 
-func newStore(t *testing.T) (*store, *clock) {
+func newStore(t testing.TB) (*store, *clock) {
 	t.Helper()
 	rdb, ns := testenv.Redis(t)
 	c := &clock{now: time.Now()}
@@ -56,7 +56,7 @@ func spec(key string) jobs.Spec {
 }
 
 // placedTasks lists the deliveries waiting in worker's own queue.
-func placedTasks(t *testing.T, s *store, worker string) []queues.Delivery {
+func placedTasks(t testing.TB, s *store, worker string) []queues.Delivery {
 	t.Helper()
 	insp := asynq.NewInspectorFromRedisClient(s.Redis())
 	infos, err := insp.ListPendingTasks(s.Namespace().AsynqQueue(queues.PlaceQueue(worker)))
