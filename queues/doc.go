@@ -11,7 +11,8 @@
 //     outbox, claims, ends, requeues, cancels, listing and history, logs;
 //   - deliveries: queue names, task encoding, Take (taking and claiming
 //     in one script), readmitted work first, placements of sized jobs;
-//   - gangs: member claims, the start barrier, leaving and giving up;
+//   - gangs: the protocol is queues/gangs; the kernel keeps a member's end
+//     and the gang's fencing on membership in its own scripts;
 //   - workers: the registry with heartbeats, intents (drain, spot
 //     notices), attempts a worker no longer runs, QoS and isolation;
 //   - the controller: the leader lease, held tasks, dead-worker recovery;

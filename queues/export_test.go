@@ -16,7 +16,7 @@ import (
 // that would make the client send the script again.
 func LoadScripts(ctx context.Context, rdb redis.Scripter) error {
 	for _, s := range []*redis.Script{submitScript, submitManyScript, claimScript, finishScript, requeueScript, cancelScript, moveScript,
-		memberClaimScript, abandonMemberScript, placeScript} {
+		placeScript} {
 		if err := s.Load(ctx, rdb).Err(); err != nil {
 			return err
 		}

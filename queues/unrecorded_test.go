@@ -9,6 +9,7 @@ import (
 
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/gangs"
 )
 
 // claimedBy registers w and returns a job it has just claimed, at its
@@ -230,7 +231,7 @@ func TestAGangIsRequeuedOnlyOnceEveryMembersWorkerRunsNone(t *testing.T) {
 		c.Add(time.Second)
 		// w0 takes member 0 back (its claim's reply was lost): it runs it
 		// from now, and w1's word from before does not count.
-		if _, ok, err := s.ClaimMember(ctx, ds[0], 2, "w0", "i0", "h0:1"); !ok || err != nil {
+		if _, ok, err := gangs.New(s).ClaimMember(ctx, ds[0], 2, "w0", "i0", "h0:1"); !ok || err != nil {
 			t.Fatalf("the retried claim: %v %v", ok, err)
 		}
 		if b, _ := s.Heartbeat(ctx, ws[0], nil); len(b.Unrecorded) != 0 {

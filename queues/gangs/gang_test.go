@@ -1,4 +1,4 @@
-package queues_test
+package gangs_test
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 
 // placedGang submits a retryable gang of two 2-slot members and places
 // member 0 on w0, member 1 on w1; it returns the job ID and the deliveries.
-func placedGang(t *testing.T, s *queues.Store) (string, []queues.Delivery) {
+func placedGang(t testing.TB, s *store) (string, []queues.Delivery) {
 	t.Helper()
 	ctx := context.Background()
 	sp := spec("")
@@ -38,21 +38,21 @@ func placedGang(t *testing.T, s *queues.Store) (string, []queues.Delivery) {
 
 // startGang claims both members (w0 with coordinator "h0:1") and checks
 // the gang runs only after the second claim.
-func startGang(t *testing.T, s *queues.Store, id string, ds []queues.Delivery) jobs.Job {
+func startGang(t *testing.T, s *store, id string, ds []queues.Delivery) jobs.Job {
 	t.Helper()
 	ctx := context.Background()
 	j, ok, err := s.ClaimMember(ctx, ds[0], 2, "w0", "i0", "h0:1")
 	if err != nil || !ok || j.State != jobs.StateQueued {
 		t.Fatalf("member 0's claim = %v %v state %s; want claimed, still queued", ok, err, j.State)
 	}
-	if g, _ := s.GangStarted(ctx, id, ds[0].Attempt); g.Started || g.Moved {
+	if g, _ := s.Barrier(ctx, id, ds[0].Attempt); g.Started || g.Moved {
 		t.Fatalf("after one claim of two: %+v", g)
 	}
 	j, ok, err = s.ClaimMember(ctx, ds[1], 2, "w1", "i1", "")
 	if err != nil || !ok || j.State != jobs.StateRunning || j.Worker != "w0" {
 		t.Fatalf("member 1's claim = %v %v state %s worker %s; want running under w0", ok, err, j.State, j.Worker)
 	}
-	if g, _ := s.GangStarted(ctx, id, ds[0].Attempt); !g.Started || g.Coordinator != "h0:1" {
+	if g, _ := s.Barrier(ctx, id, ds[0].Attempt); !g.Started || g.Coordinator != "h0:1" {
 		t.Fatalf("after both claims: %+v", g)
 	}
 	return j
@@ -105,17 +105,17 @@ func TestGangClaimOfMovedAttemptIsStale(t *testing.T) {
 		t.Fatal("member 0's claim")
 	}
 	// Member 0 gives up waiting: the gang moves on, unplaced.
-	n, err := s.AbandonMember(ctx, id, ds[0].Attempt, "w0", "the gang did not assemble")
+	n, err := s.Abandon(ctx, id, ds[0].Attempt, "w0", "the gang did not assemble")
 	if err != nil || n != ds[0].Attempt+1 {
 		t.Fatalf("AbandonMember = %d, %v", n, err)
 	}
-	if n, _ := s.AbandonMember(ctx, id, ds[0].Attempt, "w0", "again"); n != 0 {
+	if n, _ := s.Abandon(ctx, id, ds[0].Attempt, "w0", "again"); n != 0 {
 		t.Fatalf("a replayed abandon moved the gang again to %d", n)
 	}
 	if _, ok, _ := s.ClaimMember(ctx, ds[1], 2, "w1", "i1", ""); ok {
 		t.Fatal("member 1 claimed an attempt that moved on")
 	}
-	if g, _ := s.GangStarted(ctx, id, ds[0].Attempt); !g.Moved {
+	if g, _ := s.Barrier(ctx, id, ds[0].Attempt); !g.Moved {
 		t.Fatalf("GangStarted of the old attempt = %+v, want moved", g)
 	}
 	j, _ := s.Get(ctx, id)
@@ -174,7 +174,7 @@ func TestGangFailureRequeuesOnce(t *testing.T) {
 	if len(b.Lost) != 1 {
 		t.Fatalf("w0's beat: lost %v", b.Lost)
 	}
-	us, _ := usageIn(ctx, s, time.Time{}, time.Now().Add(time.Hour))
+	us, _ := usageIn(ctx, s.Store, time.Time{}, time.Now().Add(time.Hour))
 	if len(us) != 1 || us[0].Outcome != "retried" {
 		t.Fatalf("usage %+v, want one retried attempt", us)
 	}
@@ -211,7 +211,7 @@ func TestGangSucceedsWhenEveryMemberDid(t *testing.T) {
 	if got, _ := s.Get(ctx, id); got.State != jobs.StateSucceeded {
 		t.Fatalf("the gang is %s", got.State)
 	}
-	us, _ := usageIn(ctx, s, time.Time{}, time.Now().Add(time.Hour))
+	us, _ := usageIn(ctx, s.Store, time.Time{}, time.Now().Add(time.Hour))
 	if len(us) != 1 || us[0].Outcome != "succeeded" || us[0].Slots != 4 {
 		t.Fatalf("usage %+v, want one succeeded attempt of the gang's 2x2 slots", us)
 	}
@@ -256,9 +256,9 @@ func TestGangRequeuedWhenOneMembersWorkerDies(t *testing.T) {
 // once, the gang starts once, and it ends with one usage record.
 func TestGangClaimAndFinishWhoseRepliesWereLost(t *testing.T) {
 	t.Parallel()
-	s := newLossyStore(t, queues.StoreOptions{})
+	s := newLossyStore(t)
 	ctx := context.Background()
-	id, ds := placedGang(t, s.Store)
+	id, ds := placedGang(t, s.store)
 	if _, ok, _ := s.ClaimMember(ctx, ds[0], 2, "w0", "i0", "h0:1"); !ok {
 		t.Fatal("member 0's claim")
 	}
@@ -370,15 +370,15 @@ func TestGangOfMembersOnOneWorkerSucceeds(t *testing.T) {
 	}
 }
 
-// GangHeld says a claimed member should wait on only while every unclaimed
+// Held says a claimed member should wait on only while every unclaimed
 // member's delivery is in the queue of a live worker that is not draining.
-func TestGangHeld(t *testing.T) {
+func TestHeld(t *testing.T) {
 	t.Parallel()
 	s, _ := newStore(t)
 	ctx := context.Background()
-	held := func(s *queues.Store, id string, attempt int) bool {
+	held := func(s *store, id string, attempt int) bool {
 		t.Helper()
-		ok, err := s.GangHeld(ctx, id, attempt, 2)
+		ok, err := s.Held(ctx, id, attempt, 2)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -433,5 +433,27 @@ func TestGangHeld(t *testing.T) {
 	}
 	if held(s, id2, ds2[0].Attempt) {
 		t.Fatal("held, with every member claimed")
+	}
+}
+
+// TestGangCountsOneRunPerAttempt: a gang's attempt is one run, counted by
+// the claim of its last member, not one per member, and not by replays.
+func TestGangCountsOneRunPerAttempt(t *testing.T) {
+	t.Parallel()
+	s, _ := newStore(t)
+	ctx := context.Background()
+	id, ds := placedGang(t, s)
+	j := startGang(t, s, id, ds)
+	if j.Runs != 1 {
+		t.Fatalf("a started gang of two has %d runs, want 1", j.Runs)
+	}
+	for i, w := range []string{"w0", "w1"} {
+		if _, ok, err := s.ClaimMember(ctx, ds[i], 2, w, "i"+w[1:], ""); !ok || err != nil {
+			t.Fatalf("replay of member %d: %v %v", i, ok, err)
+		}
+	}
+	j, err := s.Get(ctx, id)
+	if err != nil || j.Runs != 1 || j.State != jobs.StateRunning {
+		t.Fatalf("after replays: %s runs %d (%v); want running with runs 1", j.State, j.Runs, err)
 	}
 }
