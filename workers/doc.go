@@ -1,8 +1,8 @@
 // Package workers is Ballast's worker runtime. A Worker consumes asynq queues
 // in strict priority, claims each delivery against the job record (dropping
 // stale ones; on one Redis the shared queues' deliveries are taken and
-// claimed in one script, see taker.go), runs the job as a subprocess or an in-process Go handler with
-// the checkpoint contract, keeps its output, records its end, retries
+// claimed in one script, see taker.go), runs the job as a subprocess or an
+// in-process Go handler with the checkpoint contract, keeps its output, records its end, retries
 // retryable failures as new attempts, heartbeats into the worker registry and
 // drains on stop: running jobs get the drain timeout to finish, then are
 // checkpointed and requeued.
@@ -12,7 +12,13 @@
 // worker acts on what the beat reads. Each process start registers a random
 // incarnation with its ID, so a restart under the same ID takes over (and
 // requeues) what the previous process held, and that process, if it wakes,
-// is fenced.
+// is fenced: its jobs are killed and it goes on under a new identity
+// (heartbeat.go). A worker that cannot renew its registration fences
+// itself before the controller could run its jobs elsewhere (fence.go).
+//
+// A gang member's delivery is joined through queues/gangs (gang.go): one
+// call claims the member and waits for the rest at the start barrier, and
+// the worker only acts on the answer.
 //
 // With Options.GPUs set, a slot is a GPU (or a MIG instance) and each
 // attempt is bound to GPUs of its own; jobs that ask for a share of a GPU

@@ -9,7 +9,7 @@ import (
 )
 
 // validateRunAs checks the syntax of each template's run_as. Whether the
-// user exists is this machine's business, not the file's: CheckRunAs
+// user exists is this machine's business, not the file's: runAsWarnings
 // reports it for validate-config, and a worker refuses to start without
 // it.
 func (c Config) validateRunAs(ps *problems) {

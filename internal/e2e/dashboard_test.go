@@ -29,7 +29,7 @@ import (
 // token and a fixed worker; the dashboard, opened in headless Chromium
 // with ?token=, shows the numbers GET /api/v1/overview gives, and a job
 // submitted afterwards appears in its running table within seconds
-// without a reload, on the pool the API reports. `ballast screenshot`
+// without a reload, on the pool the API reports. `ballast-tools screenshot`
 // then writes a PNG of it.
 func TestDashboardShowsTheOverviewLive(t *testing.T) {
 	b := startChromium(t)
@@ -249,10 +249,10 @@ func TestDashboardShowsTheOverviewLive(t *testing.T) {
 	defer f.Close()
 	cfgImg, err := png.DecodeConfig(f)
 	if err != nil {
-		t.Fatalf("ballast screenshot wrote no PNG: %v", err)
+		t.Fatalf("ballast-tools screenshot wrote no PNG: %v", err)
 	}
 	if cfgImg.Width != 1200 || cfgImg.Height < 800 {
-		t.Errorf("ballast screenshot wrote %dx%d, want 1200 wide and at least 800 high", cfgImg.Width, cfgImg.Height)
+		t.Errorf("ballast-tools screenshot wrote %dx%d, want 1200 wide and at least 800 high", cfgImg.Width, cfgImg.Height)
 	}
 
 	// --page captures any console page: the job's, once it has drawn.

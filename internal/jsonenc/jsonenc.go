@@ -7,8 +7,8 @@
 //
 // Hand-written JSON, kept because every encoder built on it is faster than
 // the JSON library (go-json-experiment/json) writing the same bytes: see
-// the BenchmarkJSONLibraryEncode* benchmarks of jobs, orchestrator/model/events,
-// orchestrator/control/intake and queues.
+// the BenchmarkJSONLibraryEncode* benchmarks of orchestrator/model/jobs,
+// orchestrator/model/events, orchestrator/control/intake and queues.
 package jsonenc
 
 import (

@@ -19,7 +19,8 @@ type Job struct {
 	memory    jobs.ByteSize // the limit that holds: the job's, else the group's
 	// Set lists the job's own limits that are in force.
 	Set []queues.LimitState
-	// groupThrottled is the group's CPU throttling when the job started.
+	// groupSeconds and groupPeriods are the group's CPU throttling when
+	// the job started.
 	groupSeconds float64
 	groupPeriods int64
 }

@@ -25,7 +25,7 @@ type HybridOptions struct {
 	Out io.Writer
 	// Binary is the ballast binary the Local provider starts for elastic
 	// workers (`Binary worker --config F --pool P --id ID`); default: this
-	// executable, which is right for `ballast bench-hybrid`.
+	// executable, which is right for `ballast-tools bench-hybrid`.
 	Binary string
 }
 

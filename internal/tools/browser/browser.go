@@ -1,4 +1,4 @@
-// Package browser starts a headless Chromium for `ballast screenshot` and
+// Package browser starts a headless Chromium for `ballast-tools screenshot` and
 // the tests that look at the dashboard, so both run the browser the same
 // way: the same binary lookup, the same flags, a fresh profile each time.
 package browser

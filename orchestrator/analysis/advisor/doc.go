@@ -24,8 +24,7 @@
 // A balanced window yields nothing: no advice means nothing to change, so
 // the rules stay quiet unless a figure is over its threshold.
 //
-// The package is pure like policy and planner: no I/O, no goroutines, no
-// clock reads (the shape rule's replay runs the simulator, which is pure
+// The package is pure like policy: no I/O, no goroutines, no clock reads (the shape rule's replay runs the simulator, which is pure
 // too). The window's bounds come in as data, so a window always gives
 // the same advice in the same order, whatever the order of its slices, and
 // tests can build any situation by hand.

@@ -7,6 +7,7 @@
 // bounded concurrency, authentication, and the wire format of receipts and
 // errors (Receipt, SweepReceipt, ErrorBody). Validation against templates
 // and durable enqueueing live behind the Submitter and SweepSubmitter
-// interfaces, implemented with the job store. The client package speaks
+// interfaces, implemented by the controller (controller.Submitter and
+// controller.Sweeps). The client package speaks
 // this wire format.
 package intake

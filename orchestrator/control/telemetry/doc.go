@@ -36,8 +36,27 @@
 //	ballast.checkpoint.restore_duration → ballast_checkpoint_restore_duration_seconds (histogram)
 //	ballast.checkpoint.refused  → ballast_checkpoint_refused_total (counter)
 //	ballast.checkpoint.fallbacks → ballast_checkpoint_fallbacks_total (counter; cause)
+//	ballast.redis.durable       → ballast_redis_durable (gauge)
+//	ballast.redis.data_lost     → ballast_redis_data_lost (gauge)
+//	ballast.redis.data_lost_at  → ballast_redis_data_lost_at_seconds (gauge)
+//	ballast.nats.connected      → ballast_nats_connected (gauge; bus.go, every process)
+//	ballast.nats.disconnected   → ballast_nats_disconnected_seconds_total (counter)
+//	ballast.nats.disconnects    → ballast_nats_disconnects_total (counter)
+//	ballast.share.slots         → ballast_share_slots (gauge; team)
+//	ballast.share.used          → ballast_share_used (gauge; team, where)
+//	ballast.share.lent          → ballast_share_lent (gauge; team, to)
+//	ballast.share.idle          → ballast_share_idle (gauge; team)
+//	ballast.share.owner_wait    → ballast_share_owner_wait_seconds (gauge; team)
+//	ballast.share.reclaims      → ballast_share_reclaims_total (counter; team, owner, rule)
+//	ballast.share.admissions    → ballast_share_admissions_total (counter; team, owner)
 //
 // The gauges are asynchronous: the controller hands over a [Snapshot] each
 // tick with [Metrics.SetSnapshot] and the values are read from it at
 // collection time, so a scrape never blocks the control loop.
+//
+// Besides metrics: [InstallTracing] sets the process's global
+// TracerProvider (OTLP when configured), the one global this package
+// touches, since spans cross every package; [Metrics.Follow] subscribes to the event
+// bus for the counters events drive, and [Collect] reads the store for the
+// gauges of a snapshot.
 package telemetry

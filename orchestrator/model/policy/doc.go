@@ -38,9 +38,9 @@
 // [Index.Decide] reads queues already in order and counts already made,
 // so a tick costs what changed and what the rules read. [Decide] is
 // IndexOf(snapshot).Decide, the full rebuild; a property test holds an
-// index built by changes to it. The simulator keeps one; the live
-// controller still builds a snapshot each tick (planned: an index fed by
-// the job records' changes).
+// index built by changes to it. The simulator keeps one, and so does the
+// live controller, fed by the job records' changes
+// (control/controller/livestate.go).
 //
 // Team shares (rule 9, only when Config.Shares is on; off, every rule
 // plans as it did without teams). The fixed quota is divided into

@@ -6,8 +6,8 @@
 // GET /api/v1/overview/stream (Server-Sent Events) and redraws on each
 // event; when the stream fails it polls every two seconds and marks
 // itself stale after five seconds without an update. Authentication is
-// the API's business: the controller sets the token cookie before it
-// hands a request to Handler.
+// the API's business: its login swaps a ?token= for a signed session
+// cookie before it hands a request to Handler.
 //
 // The span of the charts (1h, 6h or 24h, insight.Spans) is chosen with
 // buttons above them and kept in the address as #span=NAME; the page
