@@ -8,7 +8,7 @@
 //
 // What the store keeps, by concern:
 //   - jobs: records, submission with idempotency keys and the enqueue
-//     outbox, claims, ends, requeues, cancels, listing and history, logs;
+//     outbox, claims, ends, requeues, cancels, listing and history;
 //   - deliveries: queue names, task encoding, Take (taking and claiming
 //     in one script), readmitted work first, placements of sized jobs;
 //   - gangs: member claims, the start barrier, leaving and giving up;
@@ -18,6 +18,7 @@
 //   - capacity and cost: usage records, metric samples, queue statistics;
 //   - flows: pipeline runs and sweeps with their trials;
 //   - checkpoints: committed manifests, uploads, forgetting;
+//   - logs: job output lines, in queues/logs (a store on Kernel);
 //   - Redis itself: durability, the epoch that detects a loss of data
 //     (DataLoss), Restore of jobs rebuilt from the event stream, waiting
 //     for replicas to hold a submission, and Topology.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/logs"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -73,5 +74,5 @@ type WorkerRegistry interface {
 
 // LogAppender keeps an attempt's output lines: all an output needs.
 type LogAppender interface {
-	AppendLogs(ctx context.Context, jobID string, lines []queues.LogLine, max int64) error
+	AppendLogs(ctx context.Context, jobID string, lines []logs.Line, max int64) error
 }

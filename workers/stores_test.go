@@ -1,6 +1,9 @@
 package workers
 
-import "github.com/ballastdev/ballast/queues"
+import (
+	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/logs"
+)
 
 // New hands the one store to every concern, so it must keep satisfying
 // each; a method renamed in queues fails here. internal/archtest reads
@@ -11,5 +14,5 @@ var (
 	_ GangMember      = (*queues.Store)(nil)
 	_ CheckpointBook  = (*queues.Store)(nil)
 	_ WorkerRegistry  = (*queues.Store)(nil)
-	_ LogAppender     = (*queues.Store)(nil)
+	_ LogAppender     = (*logs.Store)(nil)
 )

@@ -14,6 +14,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/orchestrator/web/insight"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/logs"
 	"github.com/ballastdev/ballast/workers/checkpoint"
 )
 
@@ -69,7 +70,7 @@ type OverflowedJob struct {
 // into the parts the endpoints use (stores.go): together they need more
 // calls than one narrow interface should list.
 func Handler(store *queues.Store, sub intake.Submitter, token string, flows Flows, in Insight) http.Handler {
-	h := &handler{jobs: store, flows: store, cluster: store, sub: sub,
+	h := &handler{jobs: store, output: logs.New(store), flows: store, cluster: store, sub: sub,
 		auth: token != "", token: sha256.Sum256([]byte(token)), sessionKey: macKey(token),
 		jobEvents: flows.JobEvents, ckStore: flows.Checkpoints, live: in.Live}
 	mux := newRouter()
@@ -97,9 +98,10 @@ func Handler(store *queues.Store, sub intake.Submitter, token string, flows Flow
 }
 
 type handler struct {
-	// The store in three parts (stores.go): each endpoint reaches only
+	// The store in four parts (stores.go): each endpoint reaches only
 	// the part it needs.
 	jobs    JobDesk
+	output  LogReader
 	flows   FlowDesk
 	cluster StatusReader
 	sub     intake.Submitter
@@ -159,7 +161,7 @@ func (h *handler) logs(w http.ResponseWriter, r *http.Request) {
 	if n <= 0 || n > 10000 {
 		n = 1000
 	}
-	lines, err := h.jobs.Logs(r.Context(), r.PathValue("id"), r.URL.Query().Get("after"), n)
+	lines, err := h.output.Logs(r.Context(), r.PathValue("id"), r.URL.Query().Get("after"), n)
 	if err != nil {
 		writeErr(w, err)
 		return

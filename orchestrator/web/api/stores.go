@@ -6,6 +6,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/control/controller"
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/logs"
 )
 
 // The API's view of the job store, one interface per group of endpoints,
@@ -13,15 +14,19 @@ import (
 // once and hands each group its part; queues.Store implements them all
 // (stores_test.go checks it).
 
-// JobDesk is what the job endpoints need: read a job, its logs, usage
-// and checkpoints, list a page, and cancel. Nothing of flows or status.
+// JobDesk is what the job endpoints need: read a job, its usage and
+// checkpoints, list a page, and cancel. Nothing of flows or status.
 type JobDesk interface {
 	Get(ctx context.Context, id string) (jobs.Job, error)
 	ListPage(ctx context.Context, o queues.PageOptions) (queues.Page, error)
-	Logs(ctx context.Context, jobID string, after string, count int64) ([]queues.LogLine, error)
 	JobUsage(ctx context.Context, j jobs.Job) (out []queues.AttemptUsage, complete bool, err error)
 	CheckpointLedger(worker string) *queues.CheckpointLedger
 	Cancel(ctx context.Context, id string) (queues.CancelResult, error)
+}
+
+// LogReader reads a job's output lines, page by page (queues/logs).
+type LogReader interface {
+	Logs(ctx context.Context, jobID string, after string, count int64) ([]logs.Line, error)
 }
 
 // FlowDesk is what the sweep and pipeline endpoints need: the

@@ -1,6 +1,9 @@
 package api
 
-import "github.com/ballastdev/ballast/queues"
+import (
+	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/logs"
+)
 
 // The wired store must keep satisfying each part the endpoints use; a
 // method renamed in queues fails here. internal/archtest reads these
@@ -9,4 +12,5 @@ var (
 	_ JobDesk      = (*queues.Store)(nil)
 	_ FlowDesk     = (*queues.Store)(nil)
 	_ StatusReader = (*queues.Store)(nil)
+	_ LogReader    = (*logs.Store)(nil)
 )
