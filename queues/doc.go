@@ -12,8 +12,9 @@
 //   - deliveries: queue names, task encoding, Take (taking and claiming
 //     in one script), readmitted work first, placements of sized jobs;
 //   - gangs: member claims, the start barrier, leaving and giving up;
-//   - workers: the registry with heartbeats, intents (drain, spot
-//     notices), attempts a worker no longer runs, QoS and isolation;
+//   - workers: registration and heartbeats, attempts a worker no longer
+//     runs, QoS counters; the worker list and intents (drain, spot
+//     notices) are in queues/registry (a store on Kernel);
 //   - the controller: the leader lease, held tasks, dead-worker recovery;
 //   - capacity and cost: usage records, metric samples, queue statistics;
 //   - flows: pipeline runs and sweeps with their trials;

@@ -11,6 +11,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/queues"
 	"github.com/ballastdev/ballast/queues/logs"
+	"github.com/ballastdev/ballast/queues/registry"
 )
 
 // clock is a settable test clock.
@@ -245,7 +246,7 @@ func TestDeadWorkerRecovery(t *testing.T) {
 			t.Fatalf("recovered %+v", r)
 		}
 	}
-	ws, _ := s.Workers(ctx)
+	ws, _ := registry.New(s).Workers(ctx)
 	if len(ws) != 1 || ws[0].ID != "alive" {
 		t.Fatalf("registry after recovery: %+v", ws)
 	}

@@ -1,6 +1,9 @@
 package controller
 
-import "github.com/ballastdev/ballast/queues"
+import (
+	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/registry"
+)
 
 // The store the command layer wires in must keep satisfying every
 // interface the controller declares: a method renamed in queues fails
@@ -18,4 +21,5 @@ var (
 	_ SweepReader       = (*queues.Store)(nil)
 	_ DurabilityChecker = (*queues.Store)(nil)
 	_ DataLossRecoverer = (*queues.Store)(nil)
+	_ WorkerBook        = (*registry.Store)(nil)
 )

@@ -15,6 +15,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/web/insight"
 	"github.com/ballastdev/ballast/queues"
 	"github.com/ballastdev/ballast/queues/logs"
+	"github.com/ballastdev/ballast/queues/registry"
 	"github.com/ballastdev/ballast/workers/checkpoint"
 )
 
@@ -70,7 +71,7 @@ type OverflowedJob struct {
 // into the parts the endpoints use (stores.go): together they need more
 // calls than one narrow interface should list.
 func Handler(store *queues.Store, sub intake.Submitter, token string, flows Flows, in Insight) http.Handler {
-	h := &handler{jobs: store, output: logs.New(store), flows: store, cluster: store, sub: sub,
+	h := &handler{jobs: store, output: logs.New(store), workers: registry.New(store), flows: store, cluster: store, sub: sub,
 		auth: token != "", token: sha256.Sum256([]byte(token)), sessionKey: macKey(token),
 		jobEvents: flows.JobEvents, ckStore: flows.Checkpoints, live: in.Live}
 	mux := newRouter()
@@ -98,10 +99,11 @@ func Handler(store *queues.Store, sub intake.Submitter, token string, flows Flow
 }
 
 type handler struct {
-	// The store in four parts (stores.go): each endpoint reaches only
+	// The store in five parts (stores.go): each endpoint reaches only
 	// the part it needs.
 	jobs    JobDesk
 	output  LogReader
+	workers WorkerLister
 	flows   FlowDesk
 	cluster StatusReader
 	sub     intake.Submitter
@@ -179,7 +181,7 @@ func (h *handler) cancel(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *handler) status(w http.ResponseWriter, r *http.Request) {
-	st, err := CollectStatus(r.Context(), h.cluster)
+	st, err := CollectStatus(r.Context(), h.cluster, h.workers)
 	if err != nil {
 		writeErr(w, err)
 		return

@@ -29,6 +29,12 @@ type LogReader interface {
 	Logs(ctx context.Context, jobID string, after string, count int64) ([]logs.Line, error)
 }
 
+// WorkerLister is what CollectStatus reads of the worker registry
+// (queues/registry).
+type WorkerLister interface {
+	Workers(ctx context.Context) ([]queues.WorkerInfo, error)
+}
+
 // FlowDesk is what the sweep and pipeline endpoints need: the
 // controller's readers and cancellers of sweeps and runs, and the lists.
 type FlowDesk interface {
@@ -39,11 +45,10 @@ type FlowDesk interface {
 	ListRuns(ctx context.Context, pipelineName string, limit int) ([]queues.Run, error)
 }
 
-// StatusReader is what CollectStatus reads: the cluster's shape and
-// health, never a job's body.
+// StatusReader is what CollectStatus reads of the job store: the
+// cluster's shape and health, never a job's body.
 type StatusReader interface {
 	Leader(ctx context.Context) (string, error)
-	Workers(ctx context.Context) ([]queues.WorkerInfo, error)
 	QueueStats(ctx context.Context) ([]queues.QueueStats, error)
 	List(ctx context.Context, o queues.ListOptions) ([]jobs.Job, error)
 	ActiveJobs(ctx context.Context) ([]jobs.Job, error)

@@ -3,6 +3,7 @@ package api
 import (
 	"github.com/ballastdev/ballast/queues"
 	"github.com/ballastdev/ballast/queues/logs"
+	"github.com/ballastdev/ballast/queues/registry"
 )
 
 // The wired store must keep satisfying each part the endpoints use; a
@@ -13,4 +14,5 @@ var (
 	_ FlowDesk     = (*queues.Store)(nil)
 	_ StatusReader = (*queues.Store)(nil)
 	_ LogReader    = (*logs.Store)(nil)
+	_ WorkerLister = (*registry.Store)(nil)
 )

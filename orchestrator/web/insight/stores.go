@@ -14,9 +14,10 @@ import (
 // the trimming of old accounting. queues.Store implements them all
 // (stores_test.go checks it).
 
-// ClusterReader reads the cluster's shape now: leader, workers, queues,
-// topology, data loss and the active jobs. It includes what
-// telemetry.Collect reads, since the collector hands it on.
+// ClusterReader reads the cluster's shape now: leader, queues, topology,
+// data loss and the active jobs; the workers are the registry's
+// (Source.Registry). It includes what telemetry.Collect reads of the job
+// store, since the collector hands it on.
 type ClusterReader interface {
 	telemetry.PoolReader
 	Leader(ctx context.Context) (string, error)
