@@ -9,8 +9,8 @@
 // It is a package of its own because nothing about a job's state depends
 // on its log: no script of the kernel (queues) reads a line, and a log
 // write needs no fencing, so a reader of this package sees all there is
-// to job output. The kernel's scripts that end a job still set the
-// stream's expiry together with the record's (queues' finish and cancel
-// scripts), as the log must go when its record goes; that is the only
-// place the kernel names this key.
+// to job output. The kernel's scripts that end a job (finish, cancel,
+// the requeues of a lost worker's jobs) still set the stream's expiry
+// together with the record's, as the log must go when its record goes;
+// that is the only use the kernel makes of this key.
 package logs

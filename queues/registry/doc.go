@@ -4,10 +4,10 @@
 // controller asks for (RequestDrain, RequestSpotNotice).
 //
 // Keys, all built by queues.Namespace: it reads the sorted set of live
-// workers by last heartbeat (Workers), and reads and writes the fields
-// "info", "life", "intent_drain" and "intent_spot" of each worker's hash
-// (Worker(id)). It creates no key: an intent is only recorded on a
-// worker that is registered.
+// workers by last heartbeat (Workers) and, in each worker's hash
+// (Worker(id)), the fields "info", "life" and "spot_pool"; it writes only
+// the fields "intent_drain" and "intent_spot" there. It creates no key:
+// an intent is only recorded on a worker that is registered.
 //
 // It is apart from the kernel (queues) because none of this changes a job:
 // a reader of the list or a drain request needs no fencing of records.
