@@ -11,13 +11,17 @@
 //     outbox, claims, ends, requeues, cancels, listing and history;
 //   - deliveries: queue names, task encoding, Take (taking and claiming
 //     in one script), readmitted work first, placements of sized jobs;
-//   - gangs: member claims, the start barrier, leaving and giving up;
+//   - gangs: the protocol is queues/gangs; the kernel keeps a member's end
+//     and the gang's fencing on membership in its own scripts;
 //   - workers: registration and heartbeats, attempts a worker no longer
 //     runs, QoS counters; the worker list and intents (drain, spot
 //     notices) are in queues/registry (a store on Kernel);
 //   - the controller: the leader lease, held tasks, dead-worker recovery;
-//   - capacity and cost: usage records, metric samples, queue statistics;
-//   - flows: pipeline runs and sweeps with their trials;
+//   - capacity and cost: queue statistics, and the usage entries and
+//     worker lives the end of an attempt and a worker's heartbeat write;
+//     reading, launches, series and trimming are queues/usage's;
+//   - flows: pipeline runs and sweeps live in queues/flows; the job store
+//     keeps their jobs and answers JobsByKey and RunTimes for them;
 //   - checkpoints: committed manifests, uploads, forgetting;
 //   - logs: job output lines, in queues/logs (a store on Kernel);
 //   - Redis itself: durability, the epoch that detects a loss of data

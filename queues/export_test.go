@@ -11,21 +11,12 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 )
 
-// SetUsagePage sets how many usage entries one read returns, so a test can
-// cross page boundaries with a handful of records; the returned func
-// restores it.
-func SetUsagePage(n int64) func() {
-	old := usagePage
-	usagePage = n
-	return func() { usagePage = old }
-}
-
 // LoadScripts loads the job scripts into rdb's script cache, so that a
 // test that loses one reply loses the script's own, not a NOSCRIPT error
 // that would make the client send the script again.
 func LoadScripts(ctx context.Context, rdb redis.Scripter) error {
 	for _, s := range []*redis.Script{submitScript, submitManyScript, claimScript, finishScript, requeueScript, cancelScript, moveScript,
-		memberClaimScript, abandonMemberScript, placeScript} {
+		placeScript} {
 		if err := s.Load(ctx, rdb).Err(); err != nil {
 			return err
 		}
@@ -39,8 +30,7 @@ func (n Namespace) AllKeys() []string {
 	return []string{n.Job("j"), n.JobLog("j"), n.JobMetrics("j"), n.JobIndex(), n.ActiveJobs(), n.Idempotency("k"),
 		n.Outbox(), n.Workers(), n.Worker("w"), n.WorkerJobs("w"), n.WorkerTombstone("w"), n.WorkerIncarnation("w"),
 		n.Leader(), n.Started(), n.series("s"), n.usage(), n.lives(), n.livesEnd(), n.launches(),
-		n.sweep("s"), n.sweepTrials("s"), n.sweepSpecs("s"), n.sweepStopped("s"), n.sweeps(), n.activeSweeps(),
-		n.sweepIdem("k"), n.checkpointUploads(), n.run("r"), n.activeRuns(), n.pipelineRuns("p"), n.pipelineCursor("p"), n.fired("d"),
+		n.checkpointUploads(),
 		n.JobPrefix() + "j", n.WorkerPrefix() + "w" + workerJobsSuffix}
 }
 

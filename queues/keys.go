@@ -328,31 +328,11 @@ func (n Namespace) DataLoss() string { return n.prefix() + "data_lost" }
 // series is the sorted set of the samples of a measured series.
 func (n Namespace) series(name string) string { return n.prefix() + "series:" + name }
 
-// Keys of usage records and worker lives (see usage.go).
+// Keys of usage records and worker lives (see usage.go and queues/usage).
 func (n Namespace) usage() string    { return n.prefix() + "usage" }
 func (n Namespace) lives() string    { return n.prefix() + "lives" }
 func (n Namespace) livesEnd() string { return n.prefix() + "lives:end" }
 func (n Namespace) launches() string { return n.prefix() + "launches" }
-
-// Keys of sweeps (see sweeps.go).
-func (n Namespace) sweep(id string) string        { return n.prefix() + "sweep:" + id }
-func (n Namespace) sweepTrials(id string) string  { return n.sweep(id) + ":trials" }
-func (n Namespace) sweepSpecs(id string) string   { return n.sweep(id) + ":specs" }
-func (n Namespace) sweepStopped(id string) string { return n.sweep(id) + ":stopped" }
-func (n Namespace) sweeps() string                { return n.prefix() + "sweeps" }
-func (n Namespace) activeSweeps() string          { return n.prefix() + "sweeps:active" }
-func (n Namespace) sweepIdem(key string) string   { return n.prefix() + "idem-sweep:" + key }
-
-// Keys of pipeline runs (see runs.go).
-func (n Namespace) run(id string) string { return n.prefix() + "run:" + id }
-func (n Namespace) activeRuns() string   { return n.prefix() + "runs:active" }
-func (n Namespace) pipelineRuns(name string) string {
-	return n.prefix() + "pipeline:" + name + ":runs"
-}
-func (n Namespace) pipelineCursor(name string) string {
-	return n.prefix() + "pipeline:" + name + ":handled"
-}
-func (n Namespace) fired(dedupeKey string) string { return n.prefix() + "fired:" + dedupeKey }
 
 // TaskID is the asynq task ID of one attempt. Unique per attempt, so an
 // enqueue can be repeated safely: asynq refuses a second task with the ID.

@@ -99,7 +99,7 @@ func TestFinishWhoseReplyWasLostIsRepeatable(t *testing.T) {
 	if ok, err := s.Finish(ctx, j, "w1", jobs.StateFailed, &code, "x"); ok || err != nil {
 		t.Fatalf("finish with another outcome: ok=%v err=%v, want refused", ok, err)
 	}
-	us, err := s.Usage(ctx, s.clock.Now().Add(-time.Hour), s.clock.Now().Add(time.Hour))
+	us, err := usageIn(ctx, s.Store, s.clock.Now().Add(-time.Hour), s.clock.Now().Add(time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/usage"
 )
 
 func sizedSpec(slots int) jobs.Spec {
@@ -164,7 +165,7 @@ func TestUsageCountsASizedJobsSlots(t *testing.T) {
 	if !ok {
 		t.Fatal("one-slot claim")
 	}
-	if u := queues.RunningUsage(jb); u.Slots != 4 {
+	if u := usage.RunningUsage(jb); u.Slots != 4 {
 		t.Errorf("running usage of the four-slot job: %d slots", u.Slots)
 	}
 	c.Add(time.Hour)
@@ -173,7 +174,7 @@ func TestUsageCountsASizedJobsSlots(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	us, err := s.Usage(ctx, c.Now().Add(-2*time.Hour), c.Now().Add(time.Minute))
+	us, err := usageIn(ctx, s, c.Now().Add(-2*time.Hour), c.Now().Add(time.Minute))
 	if err != nil {
 		t.Fatal(err)
 	}

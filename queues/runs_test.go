@@ -4,7 +4,6 @@ import (
 	"context"
 	"testing"
 
-	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/queues"
 )
 
@@ -62,27 +61,5 @@ func TestRunsCountStartsNotDeliveries(t *testing.T) {
 	list, err := s.List(ctx, queues.ListOptions{Limit: 10})
 	if err != nil || len(list) != 1 || list[0].Runs != 2 {
 		t.Fatalf("List = %+v, %v; want the job with runs 2", list, err)
-	}
-}
-
-// TestGangCountsOneRunPerAttempt: a gang's attempt is one run, counted by
-// the claim of its last member, not one per member, and not by replays.
-func TestGangCountsOneRunPerAttempt(t *testing.T) {
-	t.Parallel()
-	s, _ := newStore(t)
-	ctx := context.Background()
-	id, ds := placedGang(t, s)
-	j := startGang(t, s, id, ds)
-	if j.Runs != 1 {
-		t.Fatalf("a started gang of two has %d runs, want 1", j.Runs)
-	}
-	for i, w := range []string{"w0", "w1"} {
-		if _, ok, err := s.ClaimMember(ctx, ds[i], 2, w, "i"+w[1:], ""); !ok || err != nil {
-			t.Fatalf("replay of member %d: %v %v", i, ok, err)
-		}
-	}
-	j, err := s.Get(ctx, id)
-	if err != nil || j.Runs != 1 || j.State != jobs.StateRunning {
-		t.Fatalf("after replays: %s runs %d (%v); want running with runs 1", j.State, j.Runs, err)
 	}
 }

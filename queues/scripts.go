@@ -469,60 +469,6 @@ local intents = redis.call("HMGET", KEYS[2], "intent_drain", "intent_spot")
 return {intents[1] or "", intents[2] or "", taken, out, unrecorded}
 `)
 
-// recordLaunchesScript notes launches whose worker has not registered yet.
-// A provider call that retried can return after its first instances have
-// already registered; their lives began at registration, and a launch
-// written now would never be consumed and be billed again as a failed boot.
-// KEYS: launches. ARGV: workerKeyPrefix, then id, "startMs|pool|slots" pairs.
-var recordLaunchesScript = redis.NewScript(`
-local n = 0
-for i = 2, #ARGV, 2 do
-  if redis.call("HEXISTS", ARGV[1] .. ARGV[i], "life") == 0 then
-    redis.call("HSET", KEYS[1], ARGV[i], ARGV[i + 1])
-    n = n + 1
-  end
-end
-return n
-`)
-
-// closeOrphanLivesScript closes the open lives, among those given, whose
-// worker is no longer registered. The heartbeat opens a life and registers
-// its worker in one step, and deregistration and recovery close it in
-// theirs, so such a life was left open by something else: a controller of
-// an older version recovering the worker, or a registry entry deleted by
-// hand. It would otherwise be billed until the retention ends.
-// KEYS: workers, livesEnd. ARGV: nowMs, then life members.
-var closeOrphanLivesScript = redis.NewScript(`
-local n = 0
-for i = 2, #ARGV do
-  local life = ARGV[i]
-  local id = string.match(life, "^[^|]*|[^|]*|[^|]*|(.*)$")
-  if id and redis.call("HEXISTS", KEYS[2], life) == 0 and not redis.call("ZSCORE", KEYS[1], id) then
-    redis.call("HSET", KEYS[2], life, ARGV[1])
-    n = n + 1
-  end
-end
-return n
-`)
-
-// endLaunchScript closes the launch of a worker that never registered (its
-// boot failed, or it was released first) as a life of its own: the
-// provider billed it all the same. KEYS: launches, lives, livesEnd.
-// ARGV: id, endMs. Returns 1 when a pending launch was closed.
-var endLaunchScript = redis.NewScript(`
-local launch = redis.call("HGET", KEYS[1], ARGV[1])
-if not launch then return 0 end
-redis.call("HDEL", KEYS[1], ARGV[1])
-local start = string.match(launch, "^(%d+)|")
-if not start then return 0 end
-local life = launch .. "|" .. ARGV[1]
-redis.call("ZADD", KEYS[2], "NX", start, life)
-local e = ARGV[2]
-if tonumber(e) < tonumber(start) then e = start end
-redis.call("HSETNX", KEYS[3], life, e)
-return 1
-`)
-
 // deregisterScript removes a worker that stops cleanly and closes its life
 // record. KEYS: workers, worker, livesEnd. ARGV: workerID, now.
 var deregisterScript = redis.NewScript(`

@@ -20,7 +20,7 @@ type Delivery struct {
 	// Member is which member of a gang this delivery starts.
 	Member int `json:"m,omitempty"`
 	// Members is the size of the gang, 0 for a job that is none: its
-	// worker claims the member with Store.ClaimMember.
+	// worker claims the member through queues/gangs (Member.Join).
 	Members int `json:"n,omitempty"`
 }
 

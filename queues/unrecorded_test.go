@@ -9,6 +9,7 @@ import (
 
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/gangs"
 )
 
 // claimedBy registers w and returns a job it has just claimed, at its
@@ -65,7 +66,7 @@ func TestRefinishRecordsALostEndAsItEnded(t *testing.T) {
 	if got.State != jobs.StateSucceeded || !got.FinishedAt.Equal(ended) || got.Attempt != 1 {
 		t.Fatalf("record: %s attempt %d finished %s, want succeeded at attempt 1, finished %s", got.State, got.Attempt, got.FinishedAt, ended)
 	}
-	us, _ := s.Usage(ctx, time.Time{}, c.Now().Add(time.Hour))
+	us, _ := usageIn(ctx, s, time.Time{}, c.Now().Add(time.Hour))
 	if len(us) != 1 || !us[0].End.Equal(ended) || us[0].Outcome != "succeeded" {
 		t.Fatalf("usage %+v, want one succeeded attempt ending %s", us, ended)
 	}
@@ -215,7 +216,7 @@ func TestAGangIsRequeuedOnlyOnceEveryMembersWorkerRunsNone(t *testing.T) {
 				t.Errorf("%s still lists the gang", w.ID)
 			}
 		}
-		us, _ := s.Usage(ctx, time.Time{}, c.Now().Add(time.Hour))
+		us, _ := usageIn(ctx, s, time.Time{}, c.Now().Add(time.Hour))
 		if len(us) != 1 || us[0].Outcome != "lost" || us[0].Slots != 4 {
 			t.Fatalf("usage %+v, want the gang's attempt lost, once, on 4 slots", us)
 		}
@@ -230,7 +231,7 @@ func TestAGangIsRequeuedOnlyOnceEveryMembersWorkerRunsNone(t *testing.T) {
 		c.Add(time.Second)
 		// w0 takes member 0 back (its claim's reply was lost): it runs it
 		// from now, and w1's word from before does not count.
-		if _, ok, err := s.ClaimMember(ctx, ds[0], 2, "w0", "i0", "h0:1"); !ok || err != nil {
+		if _, ok, err := gangs.New(s).ClaimMember(ctx, ds[0], 2, "w0", "i0", "h0:1"); !ok || err != nil {
 			t.Fatalf("the retried claim: %v %v", ok, err)
 		}
 		if b, _ := s.Heartbeat(ctx, ws[0], nil); len(b.Unrecorded) != 0 {

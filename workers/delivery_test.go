@@ -14,6 +14,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/queues"
 	"github.com/ballastdev/ballast/queues/registry"
+	"github.com/ballastdev/ballast/queues/usage"
 )
 
 func TestStrictPriorityCoreBeforeLoan(t *testing.T) {
@@ -220,11 +221,11 @@ while [ ! -e "$BALLAST_PARAM_DIR/go" ]; do sleep 0.02; done`)
 	// Billing: the fenced identity's life ended at its last heartbeat, and
 	// the new one's starts at the re-registration, not at the process's
 	// start: no stretch of the process is billed twice.
-	lives, err := e.store.WorkerLives(ctx, time.Now().Add(-time.Hour), time.Now().Add(time.Hour))
+	lives, err := usage.New(e.store).WorkerLives(ctx, time.Now().Add(-time.Hour), time.Now().Add(time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
-	byID := map[string]queues.WorkerLife{}
+	byID := map[string]usage.WorkerLife{}
 	for _, l := range lives {
 		byID[l.ID] = l
 	}

@@ -49,7 +49,7 @@ func (w *Worker) process(ctx context.Context, t *asynq.Task) error {
 		// A gang's member starts only once every member is claimed. From
 		// its claim it counts as run here, though it is not enlisted yet.
 		defer w.assemble(d)()
-		if j, gang, err = w.claimGang(ctx, d, wid); err != nil {
+		if j, gang, err = w.joinGang(ctx, d, wid); err != nil {
 			return err
 		}
 	} else {

@@ -10,6 +10,7 @@ import (
 	"github.com/ballastdev/ballast/internal/testenv"
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/usage"
 	"github.com/ballastdev/ballast/workers"
 )
 
@@ -83,7 +84,8 @@ exit 0`)
 	if done.State != jobs.StateSucceeded || done.Attempt != 4 || done.Retries != 1 {
 		t.Fatalf("the gang ended %s at attempt %d with %d retries: %s", done.State, done.Attempt, done.Retries, done.LastError)
 	}
-	us, err := e.store.Usage(ctx, time.Time{}, time.Now().Add(time.Hour))
+	// The gang has ended: all its attempts are in the usage entries.
+	us, err := usage.New(e.store).Usage(ctx, nil, time.Time{}, time.Now().Add(time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}

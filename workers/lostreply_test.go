@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/ballastdev/ballast/internal/testenv"
+	"github.com/ballastdev/ballast/orchestrator/control/eventbus"
 	"github.com/ballastdev/ballast/orchestrator/model/events"
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/queues"
@@ -30,7 +31,7 @@ func TestFinishWhoseReplyWasLostIsAnnounced(t *testing.T) {
 	nc := testenv.NATSConn(t, srv)
 	seen := testenv.CollectEvents(t, nc, subj.All())
 	o := e.options()
-	o.Events = events.NewNATSPublisher(testenv.NATSConn(t, srv), subj)
+	o.Events = eventbus.NewNATSPublisher(testenv.NATSConn(t, srv), subj)
 	e.startOn(store, o)
 
 	j := e.submit(e.shell(`while [ ! -e "$BALLAST_PARAM_DIR/go" ]; do sleep 0.02; done`), queues.QueueCore)

@@ -16,6 +16,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/model/events"
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/gangs"
 	"github.com/ballastdev/ballast/workers/checkpoint"
 	"github.com/ballastdev/ballast/workers/gpu"
 	"github.com/ballastdev/ballast/workers/isolation"
@@ -86,7 +87,7 @@ type Options struct {
 	DrainTimeout time.Duration
 	// GangStartTimeout is how long a claimed gang member waits for a
 	// member that no live worker holds before it moves the gang on
-	// (default queues.GangStartTimeout).
+	// (default gangs.StartTimeout).
 	GangStartTimeout time.Duration
 	// LogDir keeps each attempt's full output; CheckpointDir holds a
 	// directory per job (BALLAST_CHECKPOINT_DIR).
@@ -187,7 +188,7 @@ func (o Options) WithDefaults() Options {
 		o.SelfFence = DefaultSelfFence
 	}
 	if o.GangStartTimeout <= 0 {
-		o.GangStartTimeout = queues.GangStartTimeout
+		o.GangStartTimeout = gangs.StartTimeout
 	}
 	if o.LogDir == "" {
 		o.LogDir = filepath.Join(os.TempDir(), "ballast", "logs")

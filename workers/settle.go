@@ -113,7 +113,7 @@ func (w *Worker) finish(r *running, state jobs.State, code *int, msg string) {
 		// A member's success ends the job only when it is the last.
 		var end queues.MemberEnd
 		w.retryRedis("finish", func(ctx context.Context) (err error) {
-			end, err = w.gang.FinishMember(ctx, r.job, r.worker, r.gang.member, state, code, msg)
+			end, err = w.attempts.FinishMember(ctx, r.job, r.worker, r.gang.member, state, code, msg)
 			return err
 		})
 		if end != queues.MemberFenced {
@@ -219,7 +219,7 @@ func (w *Worker) retryRedis(what string, f func(context.Context) error) {
 func (w *Worker) askGangPreempt(r *running) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	ok, err := w.gang.RequestGangHandOver(ctx, r.job.ID, r.job.Attempt, queues.Queue(r.job.Queue), "member "+
+	ok, err := w.attempts.RequestGangHandOver(ctx, r.job.ID, r.job.Attempt, queues.Queue(r.job.Queue), "member "+
 		strconv.Itoa(r.gang.member)+"'s worker "+r.worker+" draining")
 	if err != nil {
 		w.log.Warn("gang preempt request failed; requeueing the gang here", "job", r.job.ID, "err", err)

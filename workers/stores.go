@@ -6,15 +6,17 @@ import (
 
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/gangs"
 	"github.com/ballastdev/ballast/queues/logs"
 	"github.com/redis/go-redis/v9"
 )
 
 // The worker's view of the job store, one interface per concern, each a
-// field of Worker: a reader of, say, the gang code sees in the type that
-// it reaches the store only through GangMember. New takes the concrete
+// field of Worker: a reader of, say, the output code sees in the type that
+// it reaches the store only through LogAppender. New takes the concrete
 // store and hands each concern its part; queues.Store implements them
-// all (stores_test.go checks it).
+// all (stores_test.go checks it), except GangJoiner, the gang store's
+// (queues/gangs).
 
 // DeliverySource takes deliveries off the queues and claims them: the
 // taker, the asynq consumers (hence Redis) and admission. It reads a job
@@ -29,10 +31,14 @@ type DeliverySource interface {
 	Get(ctx context.Context, id string) (jobs.Job, error)
 }
 
-// AttemptRecorder records how a claimed attempt went: its end, a
-// requeue, QoS, reported metrics and the worker's own preemption asks.
+// AttemptRecorder records how a claimed attempt went: its end (a gang
+// member's too), a requeue, QoS, reported metrics and the worker's own
+// preemption asks (a gang's hand-over to member 0 too). A gang member's
+// end and hand-over stay with the kernel's because they change the job
+// record in the same script as any other end or preemption ask.
 type AttemptRecorder interface {
 	Finish(ctx context.Context, j jobs.Job, worker string, state jobs.State, exitCode *int, errMsg string) (bool, error)
+	FinishMember(ctx context.Context, j jobs.Job, worker string, member int, state jobs.State, exitCode *int, errMsg string) (queues.MemberEnd, error)
 	Refinish(ctx context.Context, e queues.Ended) (bool, error)
 	Requeue(ctx context.Context, j jobs.Job, worker string, r queues.Requeue) (queues.Requeued, error)
 	RequeueUnrecorded(ctx context.Context, w queues.WorkerInfo, attempts []queues.Delivery) ([]queues.Recovered, error)
@@ -40,17 +46,13 @@ type AttemptRecorder interface {
 	ReportMetric(ctx context.Context, j jobs.Job, worker string, v float64) (bool, error)
 	RequestPreempt(ctx context.Context, jobID string, attempt int, to queues.Queue, reason string) (bool, error)
 	RequestSpotPreempt(ctx context.Context, jobID string, attempt int, to queues.Queue, reason string) (bool, error)
+	RequestGangHandOver(ctx context.Context, jobID string, attempt int, to queues.Queue, reason string) (bool, error)
 }
 
-// GangMember is one member's side of the gang protocol: claim its place,
-// wait for the others, end or abandon, and ask for a hand-over.
-type GangMember interface {
-	ClaimMember(ctx context.Context, d queues.Delivery, n int, worker string, incarnation string, coord string) (jobs.Job, bool, error)
-	GangHeld(ctx context.Context, jobID string, attempt int, n int) (bool, error)
-	GangStarted(ctx context.Context, jobID string, attempt int) (queues.GangState, error)
-	FinishMember(ctx context.Context, j jobs.Job, worker string, member int, state jobs.State, exitCode *int, errMsg string) (queues.MemberEnd, error)
-	AbandonMember(ctx context.Context, jobID string, attempt int, worker string, reason string) (int, error)
-	RequestGangHandOver(ctx context.Context, jobID string, attempt int, to queues.Queue, reason string) (bool, error)
+// GangJoiner gives a gang delivery its member, whose Join runs the
+// member's side of the gang protocol from claim to start (gang.go).
+type GangJoiner interface {
+	Member(d queues.Delivery, who gangs.Joiner) *gangs.Member
 }
 
 // CheckpointBook records the checkpoints an attempt reports and uploads,

@@ -16,6 +16,7 @@ import (
 	"github.com/ballastdev/ballast/internal/testenv"
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/usage"
 	"github.com/ballastdev/ballast/workers"
 )
 
@@ -209,7 +210,8 @@ func (l *lostEnd) check(t *testing.T) {
 	if n := l.runs.Load(); n != 1 {
 		t.Fatalf("the job ran %d times", n)
 	}
-	us, err := l.store.Usage(context.Background(), time.Time{}, time.Now().Add(3*time.Hour))
+	// The job has ended: its attempt is in the usage entries.
+	us, err := usage.New(l.store).Usage(context.Background(), nil, time.Time{}, time.Now().Add(3*time.Hour))
 	if err != nil || len(us) != 1 || !us[0].End.Equal(got.FinishedAt) || us[0].Outcome != "succeeded" {
 		t.Fatalf("usage %+v (%v), want one succeeded attempt ending %s", us, err, got.FinishedAt)
 	}

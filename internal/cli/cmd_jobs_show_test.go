@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ballastdev/ballast/internal/testenv"
+	"github.com/ballastdev/ballast/orchestrator/control/eventbus"
 	"github.com/ballastdev/ballast/orchestrator/model/events"
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/queues"
@@ -34,7 +35,7 @@ func TestJobsShowListsEveryAttemptWithItsReason(t *testing.T) {
 	if err != nil || n != 2 {
 		t.Fatalf("move: %d %v", n, err)
 	}
-	pub := events.NewNATSPublisher(testenv.NATSConn(t, srv), subj)
+	pub := eventbus.NewNATSPublisher(testenv.NATSConn(t, srv), subj)
 	for _, e := range []events.Event{
 		{ID: events.NewID(), Type: events.TypeJobQueued, JobID: r.JobID, Attempt: 1, Queue: "burst", Time: time.Now()},
 		{ID: events.NewID(), Type: events.TypeJobMoved, JobID: r.JobID, Attempt: 2, Queue: "loan", Reason: lent, Time: time.Now()},

@@ -12,9 +12,10 @@ import (
 
 	"github.com/ballastdev/ballast/internal/config"
 	"github.com/ballastdev/ballast/orchestrator/control/controller"
+	"github.com/ballastdev/ballast/orchestrator/control/eventbus"
 	"github.com/ballastdev/ballast/orchestrator/model/events"
 	"github.com/ballastdev/ballast/orchestrator/model/pipeline"
-	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/flows"
 )
 
 const pipelinesSynopsis = "pipelines [list] | pipelines runs NAME [--limit N] | pipelines show RUN | pipelines trigger NAME | pipelines cancel RUN"
@@ -54,7 +55,7 @@ type pipelineInfo struct {
 	Deadline    string           `json:"deadline,omitempty"`
 	Steps       []string         `json:"steps"`
 	Next        time.Time        `json:"next,omitempty"`
-	LastRun     *queues.Run      `json:"last_run,omitempty"`
+	LastRun     *flows.Run       `json:"last_run,omitempty"`
 	loc         *time.Location
 }
 
@@ -78,6 +79,7 @@ func runPipelinesList(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer closeStore()
+	fl := flows.New(store)
 
 	now := time.Now()
 	infos := make([]pipelineInfo, 0, len(cfg.Pipelines))
@@ -91,7 +93,7 @@ func runPipelinesList(ctx context.Context, e *env, args []string) error {
 		if s, err := pipeline.Parse(def.Schedule, def.TimeZone); err == nil {
 			info.Next = s.Next(now)
 		}
-		runs, err := store.ListRuns(ctx, name, 1)
+		runs, err := fl.ListRuns(ctx, name, 1)
 		if err != nil {
 			return err
 		}
@@ -139,7 +141,8 @@ func runPipelinesRuns(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer closeStore()
-	runs, err := store.ListRuns(ctx, name, *limit)
+	fl := flows.New(store)
+	runs, err := fl.ListRuns(ctx, name, *limit)
 	if err != nil {
 		return err
 	}
@@ -150,7 +153,7 @@ func runPipelinesRuns(ctx context.Context, e *env, args []string) error {
 	}
 	if *out == "json" {
 		if runs == nil {
-			runs = []queues.Run{}
+			runs = []flows.Run{}
 		}
 		return writeJSON(e.out, runs)
 	}
@@ -179,7 +182,8 @@ func runPipelinesShow(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer closeFn()
-	r, err := store.GetRun(ctx, fs.Arg(0))
+	fl := flows.New(store)
+	r, err := fl.GetRun(ctx, fs.Arg(0))
 	if err != nil {
 		return err
 	}
@@ -246,7 +250,8 @@ func runPipelinesTrigger(ctx context.Context, e *env, args []string) error {
 	// the leader, whose router knows which elastic pools it manages; the
 	// Submitter here is never called but the runner requires one.
 	runner, err := controller.NewPipelines(controller.PipelinesOptions{
-		Store:      store,
+		Runs:       flows.New(store),
+		Jobs:       store,
 		Submitter:  &controller.Submitter{Catalog: cat, Store: store, Router: controller.Router{ElasticManaged: true}},
 		Catalog:    cat,
 		Pipelines:  cfg.Pipelines,
@@ -292,7 +297,8 @@ func runPipelinesCancel(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer closeStore()
-	before, err := store.GetRun(ctx, id)
+	fl := flows.New(store)
+	before, err := fl.GetRun(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -302,8 +308,8 @@ func runPipelinesCancel(ctx context.Context, e *env, args []string) error {
 	}
 	pub, closePub := eventPublisher(e, cfg, "ballast-pipelines")
 	defer closePub()
-	cancelErr := controller.CancelRun(ctx, store, pub, id, operatorCancelReason)
-	after, err := store.GetRun(ctx, id)
+	cancelErr := controller.CancelRun(ctx, fl, store, pub, id, operatorCancelReason)
+	after, err := fl.GetRun(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -341,7 +347,7 @@ func eventPublisher(e *env, cfg config.Config, name string) (events.Publisher, f
 		fmt.Fprintf(e.errOut, "note: no event is published: %v\n", err)
 		return events.Discard, func() {}
 	}
-	return events.NewNATSPublisher(nc, subjects(cfg)), func() {
+	return eventbus.NewNATSPublisher(nc, subjects(cfg)), func() {
 		// Flush so the event leaves before the process exits.
 		_ = nc.FlushTimeout(2 * time.Second)
 		nc.Close()
@@ -369,7 +375,7 @@ func stepOrder(def pipeline.Pipeline) []string {
 
 // runStepOrder is stepOrder for a run, with any step the record has but its
 // definition lacks appended, so nothing recorded is hidden.
-func runStepOrder(r queues.Run) []string {
+func runStepOrder(r flows.Run) []string {
 	order := stepOrder(r.Definition)
 	seen := map[string]bool{}
 	for _, n := range order {
@@ -387,7 +393,7 @@ func runStepOrder(r queues.Run) []string {
 
 // stepSummary is "3/4 succeeded", with the failed and cancelled counted
 // too, since those decide the run.
-func stepSummary(r queues.Run) string {
+func stepSummary(r flows.Run) string {
 	counts := map[pipeline.StepState]int{}
 	for _, st := range r.Steps {
 		counts[st.State]++
@@ -401,7 +407,7 @@ func stepSummary(r queues.Run) string {
 	return s
 }
 
-func deadlineText(r queues.Run, loc *time.Location) string {
+func deadlineText(r flows.Run, loc *time.Location) string {
 	if r.Deadline.IsZero() {
 		return "-"
 	}

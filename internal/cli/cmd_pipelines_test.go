@@ -18,10 +18,12 @@ import (
 	"github.com/ballastdev/ballast/internal/config"
 	"github.com/ballastdev/ballast/internal/testenv"
 	"github.com/ballastdev/ballast/orchestrator/control/controller"
+	"github.com/ballastdev/ballast/orchestrator/control/eventbus"
 	"github.com/ballastdev/ballast/orchestrator/model/events"
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/orchestrator/model/pipeline"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/flows"
 )
 
 // unreachableNATS is a URL nothing listens on: a command that must not need
@@ -35,6 +37,7 @@ type flowEnv struct {
 	ns    string
 	cfg   config.Config
 	store *queues.Store
+	flows *flows.Store
 }
 
 func newFlowEnv(t *testing.T, natsURL string) flowEnv {
@@ -76,7 +79,8 @@ pipelines:
 	if err != nil {
 		t.Fatalf("test config: %v", err)
 	}
-	return flowEnv{path: path, ns: ns, cfg: cfg, store: queues.NewStore(rdb, queues.StoreOptions{Namespace: ns})}
+	store := queues.NewStore(rdb, queues.StoreOptions{Namespace: ns})
+	return flowEnv{path: path, ns: ns, cfg: cfg, store: store, flows: flows.New(store)}
 }
 
 func (f flowEnv) submitter(t *testing.T) (*jobs.Catalog, *controller.Submitter) {
@@ -141,10 +145,10 @@ func TestPipelinesListShowsScheduleAndNextTime(t *testing.T) {
 	}
 
 	var list []struct {
-		Name    string      `json:"name"`
-		Next    time.Time   `json:"next"`
-		Steps   []string    `json:"steps"`
-		LastRun *queues.Run `json:"last_run"`
+		Name    string     `json:"name"`
+		Next    time.Time  `json:"next"`
+		Steps   []string   `json:"steps"`
+		LastRun *flows.Run `json:"last_run"`
 	}
 	if err := json.Unmarshal([]byte(runOK(t, "pipelines", "list", "-o", "json", "--config", f.path)), &list); err != nil {
 		t.Fatal(err)
@@ -173,7 +177,7 @@ func TestPipelinesTriggerRunsShowAndCancel(t *testing.T) {
 	}
 
 	out := runOK(t, "pipelines", "trigger", "nightly", "--config", f.path)
-	runs, err := f.store.ListRuns(ctx, "nightly", 10)
+	runs, err := f.flows.ListRuns(ctx, "nightly", 10)
 	if err != nil || len(runs) != 1 {
 		t.Fatalf("runs after trigger: %v %v", runs, err)
 	}
@@ -181,7 +185,7 @@ func TestPipelinesTriggerRunsShowAndCancel(t *testing.T) {
 	if !strings.Contains(out, r.ID) || !strings.Contains(out, "within a tick") {
 		t.Errorf("trigger output lacks the run ID or what happens next:\n%s", out)
 	}
-	if r.State != pipeline.RunRunning || r.Trigger != queues.TriggerManual || r.Deadline.IsZero() {
+	if r.State != pipeline.RunRunning || r.Trigger != flows.TriggerManual || r.Deadline.IsZero() {
 		t.Fatalf("run %+v", r)
 	}
 	// RecordOnly: the leader, not the CLI, submits the steps.
@@ -216,7 +220,7 @@ func TestPipelinesTriggerRunsShowAndCancel(t *testing.T) {
 			t.Errorf("show lacks %q:\n%s", want, out)
 		}
 	}
-	var shown queues.Run
+	var shown flows.Run
 	if err := json.Unmarshal([]byte(runOK(t, "pipelines", "show", "-o", "json", r.ID, "--config", f.path)), &shown); err != nil {
 		t.Fatal(err)
 	}
@@ -241,14 +245,14 @@ func TestPipelinesTriggerRunsShowAndCancel(t *testing.T) {
 	// A leader's tick starts the first step; the runner gets no pipelines so
 	// it only advances runs and cannot fire the schedule by chance.
 	cat, subm := f.submitter(t)
-	leader, err := controller.NewPipelines(controller.PipelinesOptions{Store: f.store, Submitter: subm, Catalog: cat, Logger: quietLog})
+	leader, err := controller.NewPipelines(controller.PipelinesOptions{Runs: f.flows, Jobs: f.store, Submitter: subm, Catalog: cat, Logger: quietLog})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := leader.Tick(ctx, time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	r, _ = f.store.GetRun(ctx, r.ID)
+	r, _ = f.flows.GetRun(ctx, r.ID)
 	job := r.Steps["build"].JobID
 	if r.Steps["build"].State != pipeline.StepRunning || job == "" {
 		t.Fatalf("build after a tick: %+v", r.Steps["build"])
@@ -261,7 +265,7 @@ func TestPipelinesTriggerRunsShowAndCancel(t *testing.T) {
 	if !strings.Contains(out, "cancelled") || !strings.Contains(out, "1 running step") || !strings.Contains(out, "1 pending step") {
 		t.Errorf("cancel output:\n%s", out)
 	}
-	r, _ = f.store.GetRun(ctx, r.ID)
+	r, _ = f.flows.GetRun(ctx, r.ID)
 	if r.State != pipeline.RunCancelled || r.Reason != operatorCancelReason {
 		t.Fatalf("after cancel: state %s reason %q", r.State, r.Reason)
 	}
@@ -288,7 +292,7 @@ func (f flowEnv) ensureStream(t *testing.T, srv *server.Server) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := events.EnsureStream(context.Background(), js, f.cfg.NATS.Stream, subjects(f.cfg), time.Hour); err != nil {
+	if err := eventbus.EnsureStream(context.Background(), js, f.cfg.NATS.Stream, subjects(f.cfg), time.Hour); err != nil {
 		t.Fatal(err)
 	}
 }

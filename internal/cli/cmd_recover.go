@@ -10,6 +10,7 @@ import (
 
 	"github.com/ballastdev/ballast/internal/config"
 	"github.com/ballastdev/ballast/orchestrator/control/controller"
+	"github.com/ballastdev/ballast/orchestrator/control/eventbus"
 	"github.com/ballastdev/ballast/orchestrator/model/events"
 	"github.com/ballastdev/ballast/queues"
 	"github.com/ballastdev/ballast/workers"
@@ -60,7 +61,7 @@ func runRecover(ctx context.Context, e *env, args []string) error {
 	}
 	// The rebuilt jobs are announced like any requeue; the elastic policy
 	// decides whether burst work goes to loan, as a submission would.
-	rep, err := controller.Recover(ctx, recoverOptions(cfg, store, js, events.NewNATSPublisher(nc, subjects(cfg)), true, slog.Default()))
+	rep, err := controller.Recover(ctx, recoverOptions(cfg, store, js, eventbus.NewNATSPublisher(nc, subjects(cfg)), true, slog.Default()))
 	if *out == "json" {
 		if werr := writeJSON(e.out, rep); werr != nil {
 			return werr
@@ -100,7 +101,7 @@ func recoverOptions(cfg config.Config, store *queues.Store, js jetstream.JetStre
 	return controller.RecoverOptions{Store: store, Router: routerFor(cfg, elastic), Events: pub, Logger: log,
 		Settle: lossSettle(cfg),
 		Replay: func(ctx context.Context, fn func(events.Event)) (int, error) {
-			return events.Replay(ctx, js, cfg.NATS.Stream, subj, fn)
+			return eventbus.Replay(ctx, js, cfg.NATS.Stream, subj, fn)
 		}}
 }
 

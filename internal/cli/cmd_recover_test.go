@@ -9,6 +9,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/ballastdev/ballast/internal/testenv"
+	"github.com/ballastdev/ballast/orchestrator/control/eventbus"
 	"github.com/ballastdev/ballast/orchestrator/model/events"
 	"github.com/ballastdev/ballast/queues"
 )
@@ -25,7 +26,7 @@ func lossEnv(t *testing.T) (flowEnv, jetstream.JetStream) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := events.EnsureStream(ctx, js, f.cfg.NATS.Stream, subjects(f.cfg), time.Hour); err != nil {
+	if err := eventbus.EnsureStream(ctx, js, f.cfg.NATS.Stream, subjects(f.cfg), time.Hour); err != nil {
 		t.Fatal(err)
 	}
 	return f, js
@@ -83,11 +84,11 @@ func TestStatusSeesALossNoProcessRecorded(t *testing.T) {
 	ctx := context.Background()
 	nc := js.Conn()
 	ev := events.Event{ID: events.NewID(), Type: events.TypeJobQueued, JobID: "j1", Attempt: 1, Time: time.Now()}
-	if err := events.NewNATSPublisher(nc, subjects(f.cfg)).Publish(ctx, ev); err != nil {
+	if err := eventbus.NewNATSPublisher(nc, subjects(f.cfg)).Publish(ctx, ev); err != nil {
 		t.Fatal(err)
 	}
 	testenv.Eventually(t, 5*time.Second, "the event stored", func() bool {
-		n, _, err := events.Stored(ctx, js, f.cfg.NATS.Stream)
+		n, _, err := eventbus.Stored(ctx, js, f.cfg.NATS.Stream)
 		return err == nil && n == 1
 	})
 	code, out, _ := run(t, "status", "--config", f.path)

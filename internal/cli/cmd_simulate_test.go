@@ -13,6 +13,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/orchestrator/model/trace"
 	"github.com/ballastdev/ballast/queues"
+	usagestore "github.com/ballastdev/ballast/queues/usage"
 )
 
 func TestTraceSimulateAndPlanOnASyntheticMonth(t *testing.T) {
@@ -165,7 +166,7 @@ func TestAdviseReadsTheWindow(t *testing.T) {
 	}
 	now := time.Now()
 	for i := 0; i < 60; i++ {
-		if err := f.store.RecordSample(ctx, "fixed_idle", now.Add(-time.Duration(i)*time.Minute), 0.2, 24*time.Hour); err != nil {
+		if err := usagestore.New(f.store).RecordSample(ctx, "fixed_idle", now.Add(-time.Duration(i)*time.Minute), 0.2, 24*time.Hour); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -173,7 +174,7 @@ func TestAdviseReadsTheWindow(t *testing.T) {
 		t.Fatalf("balanced: code %d out %q err %q", code, out, errOut)
 	}
 	for i := 0; i < 60; i++ {
-		if err := f.store.RecordSample(ctx, "fixed_idle", now.Add(-time.Duration(i)*time.Minute-30*time.Second), 0.8, 24*time.Hour); err != nil {
+		if err := usagestore.New(f.store).RecordSample(ctx, "fixed_idle", now.Add(-time.Duration(i)*time.Minute-30*time.Second), 0.8, 24*time.Hour); err != nil {
 			t.Fatal(err)
 		}
 	}

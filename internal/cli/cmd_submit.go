@@ -14,6 +14,7 @@ import (
 
 	"github.com/ballastdev/ballast/internal/config"
 	"github.com/ballastdev/ballast/orchestrator/client"
+	"github.com/ballastdev/ballast/orchestrator/control/eventbus"
 	"github.com/ballastdev/ballast/orchestrator/control/intake"
 	"github.com/ballastdev/ballast/orchestrator/model/events"
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
@@ -186,7 +187,7 @@ func follow(ctx context.Context, e *env, nc *nats.Conn, stream string, subj even
 	var evs <-chan events.Event
 	js, err := jetstream.New(nc)
 	if err == nil {
-		evs, err = events.Follow(ctx, nc, js, stream, subj, id)
+		evs, err = eventbus.Follow(ctx, nc, js, stream, subj, id)
 	}
 	if err != nil {
 		fmt.Fprintf(e.errOut, "cannot follow the job's events (%v); reading its record every %s instead\n", err, followPoll)

@@ -18,6 +18,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/orchestrator/model/sweep"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/flows"
 )
 
 // sweepPoll is how often `sweep submit --wait` reads the sweep's progress.
@@ -102,7 +103,7 @@ func runSweepSubmit(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer closeStore()
-	return waitSweep(ctx, e, store, rc.SweepID, *out)
+	return waitSweep(ctx, e, flows.New(store), store, rc.SweepID, *out)
 }
 
 // readSpec reads at most one byte past the spec limit, so an oversized
@@ -154,14 +155,14 @@ func printSweepReceipt(e *env, out string, rc intake.SweepReceipt) error {
 // waitSweep polls the sweep until every trial has ended, printing a line
 // whenever the counts change, then prints the sweep as `sweep show` does.
 // Progress lines go to stderr under -o json so stdout stays JSON.
-func waitSweep(ctx context.Context, e *env, store *queues.Store, id, out string) error {
+func waitSweep(ctx context.Context, e *env, sweeps *flows.Store, store *queues.Store, id, out string) error {
 	progress := e.out
 	if out == "json" {
 		progress = e.errOut
 	}
 	last := ""
 	for {
-		v, err := controller.LoadSweepView(ctx, store, id)
+		v, err := controller.LoadSweepView(ctx, sweeps, store, id)
 		if err != nil {
 			return err
 		}
@@ -180,7 +181,7 @@ func waitSweep(ctx context.Context, e *env, store *queues.Store, id, out string)
 				return err
 			}
 			switch {
-			case v.Sweep.State == queues.SweepCancelled:
+			case v.Sweep.State == flows.SweepCancelled:
 				return fmt.Errorf("sweep %s was cancelled", id)
 			case v.Summary.Counts[sweep.TrialSucceeded] == 0:
 				return fmt.Errorf("sweep %s: no trial succeeded (see: ballast jobs logs JOB for a trial's output)", id)
@@ -211,7 +212,7 @@ func runSweepShow(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer closeFn()
-	v, err := controller.LoadSweepView(ctx, store, fs.Arg(0))
+	v, err := controller.LoadSweepView(ctx, flows.New(store), store, fs.Arg(0))
 	if err != nil {
 		return err
 	}
@@ -307,7 +308,8 @@ func runSweepCancel(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer closeFn()
-	cancelled, err := controller.CancelSweep(ctx, store, id)
+	fl := flows.New(store)
+	cancelled, err := controller.CancelSweep(ctx, fl, store, id)
 	if errors.Is(err, jobs.ErrNotFound) && !cancelled {
 		return fmt.Errorf("no sweep %s (records are kept for the retention period; see: ballast sweep list)", id)
 	}
@@ -315,7 +317,7 @@ func runSweepCancel(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.out, "sweep %s cancelled: no further trial is enqueued, queued trials are dropped, and running trials get SIGTERM within a heartbeat\n", id)
 	} else {
 		state := "ended"
-		if rec, gerr := store.GetSweep(ctx, id); gerr == nil {
+		if rec, gerr := fl.GetSweep(ctx, id); gerr == nil {
 			state = string(rec.State)
 		}
 		fmt.Fprintf(e.out, "sweep %s had already ended (%s); nothing changed\n", id, state)
@@ -331,7 +333,7 @@ func runSweepCancel(ctx context.Context, e *env, args []string) error {
 type sweepBrief struct {
 	ID         string                   `json:"id"`
 	Template   string                   `json:"template"`
-	State      queues.SweepState        `json:"state"`
+	State      flows.SweepState         `json:"state"`
 	Trials     int                      `json:"trials"`
 	Done       int                      `json:"done"`
 	Counts     map[sweep.TrialState]int `json:"counts"`
@@ -356,13 +358,14 @@ func runSweepList(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer closeFn()
-	ids, err := store.ListSweeps(ctx, *limit)
+	fl := flows.New(store)
+	ids, err := fl.ListSweeps(ctx, *limit)
 	if err != nil {
 		return err
 	}
 	briefs := make([]sweepBrief, 0, len(ids))
 	for _, id := range ids {
-		v, err := controller.LoadSweepView(ctx, store, id)
+		v, err := controller.LoadSweepView(ctx, fl, store, id)
 		if errors.Is(err, jobs.ErrNotFound) {
 			continue // expired between the index and the record
 		}

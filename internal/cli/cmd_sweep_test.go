@@ -17,12 +17,13 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/orchestrator/model/sweep"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/flows"
 )
 
 func (f flowEnv) sweeps(t *testing.T) *controller.Sweeps {
 	t.Helper()
 	cat, sub := f.submitter(t)
-	sw, err := controller.NewSweeps(controller.SweepsOptions{Store: f.store, Submitter: sub, Catalog: cat, Logger: quietLog})
+	sw, err := controller.NewSweeps(controller.SweepsOptions{Sweeps: f.flows, Jobs: f.store, Submitter: sub, Catalog: cat, Logger: quietLog})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +71,7 @@ func TestSweepShowListAndCancel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec, err := f.store.GetSweep(ctx, rc.SweepID)
+	rec, err := f.flows.GetSweep(ctx, rc.SweepID)
 	if err != nil || len(rec.Trials) != 4 {
 		t.Fatalf("sweep record %+v %v", rec, err)
 	}
@@ -122,7 +123,7 @@ func TestSweepShowListAndCancel(t *testing.T) {
 	if !strings.Contains(out, "cancelled") || !strings.Contains(out, "SIGTERM within a heartbeat") {
 		t.Errorf("cancel output:\n%s", out)
 	}
-	if rec, _ := f.store.GetSweep(ctx, rc.SweepID); rec.State != queues.SweepCancelled {
+	if rec, _ := f.flows.GetSweep(ctx, rc.SweepID); rec.State != flows.SweepCancelled {
 		t.Fatalf("sweep state after cancel: %s", rec.State)
 	}
 	if j, err := f.store.Get(ctx, rec.Trials[3]); err != nil || j.State != jobs.StateCancelled {
@@ -220,15 +221,15 @@ func TestSweepSubmitWaitFollowsToTheEnd(t *testing.T) {
 		return ch
 	}
 	// trials waits for the newest sweep other than skip to have n enqueued trials.
-	trials := func(skip string, n int) queues.SweepRecord {
+	trials := func(skip string, n int) flows.SweepRecord {
 		t.Helper()
-		var rec queues.SweepRecord
+		var rec flows.SweepRecord
 		testenv.Eventually(t, 10*time.Second, "the submitted sweep's trials", func() bool {
-			ids, err := f.store.ListSweeps(ctx, 1)
+			ids, err := f.flows.ListSweeps(ctx, 1)
 			if err != nil || len(ids) == 0 || ids[0] == skip {
 				return false
 			}
-			rec, err = f.store.GetSweep(ctx, ids[0])
+			rec, err = f.flows.GetSweep(ctx, ids[0])
 			return err == nil && len(rec.Trials) == n
 		})
 		return rec

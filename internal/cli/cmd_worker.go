@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math"
 
+	"github.com/ballastdev/ballast/orchestrator/control/eventbus"
 	"github.com/ballastdev/ballast/orchestrator/model/events"
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/workers/gpu"
@@ -71,7 +72,7 @@ func runWorker(ctx context.Context, e *env, args []string) error {
 		nc = nil
 	} else {
 		defer nc.Close()
-		pub = events.NewNATSPublisher(nc, subjects(cfg))
+		pub = eventbus.NewNATSPublisher(nc, subjects(cfg))
 	}
 	var st stack
 	defer func() { st.stop() }() // a closure: st grows after this line

@@ -6,13 +6,14 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/web/insight"
 	"github.com/ballastdev/ballast/queues"
 	"github.com/ballastdev/ballast/queues/registry"
+	usagestore "github.com/ballastdev/ballast/queues/usage"
 )
 
 // insightSource is the insight.Source of a loaded config. The conversion
 // lives here, in the command layer, so insight does not import config.
 func insightSource(store *queues.Store, cfg config.Config) insight.Source {
 	pc := cfg.PolicyConfig()
-	return insight.Source{Store: store, Registry: registry.New(store), Pools: cfg.PolicyPools(), Quota: cfg.FixedQuota(), High: pc.High, Low: pc.Low,
+	return insight.Source{Store: store, Accounting: usagestore.New(store), Registry: registry.New(store), Pools: cfg.PolicyPools(), Quota: cfg.FixedQuota(), High: pc.High, Low: pc.Low,
 		CoreOverflow: pc.CoreOverflow, CoreMaxWait: pc.CoreMaxWait,
 		Retention: cfg.Controller.CostRetention.Std(), Engines: enginesOf(cfg),
 		Shares: cfg.TeamShares(), Chargeback: chargebackOf(cfg)}

@@ -8,10 +8,12 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/ballastdev/ballast/internal/config"
+	"github.com/ballastdev/ballast/orchestrator/control/eventbus"
 	"github.com/ballastdev/ballast/orchestrator/model/events"
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/orchestrator/web/insight"
 	"github.com/ballastdev/ballast/queues"
+	usagestore "github.com/ballastdev/ballast/queues/usage"
 )
 
 // historyTimeout bounds reading a job's events for `jobs show`: the
@@ -23,7 +25,7 @@ const historyTimeout = 3 * time.Second
 // from the event stream. Without the stream it still lists every attempt
 // and says why the reasons are missing.
 func jobAttempts(ctx context.Context, cfg config.Config, store *queues.Store, j jobs.Job) (insight.JobAttempts, error) {
-	usage, complete, err := store.JobUsage(ctx, j)
+	attempts, complete, err := usagestore.New(store).JobUsage(ctx, j)
 	if err != nil {
 		return insight.JobAttempts{}, err
 	}
@@ -39,7 +41,7 @@ func jobAttempts(ctx context.Context, cfg config.Config, store *queues.Store, j 
 	for _, p := range cfg.PolicyPools() {
 		prices[p.Name] = p.PricePerSlotHour
 	}
-	a := insight.BuildAttempts(j, usage, evs, prices, time.Now())
+	a := insight.BuildAttempts(j, attempts, evs, prices, time.Now())
 	a.Reasons = note
 	return a, nil
 }
@@ -56,7 +58,7 @@ func jobEvents(ctx context.Context, cfg config.Config, id string) ([]events.Even
 	}
 	ctx, cancel := context.WithTimeout(ctx, historyTimeout)
 	defer cancel()
-	return events.History(ctx, js, cfg.NATS.Stream, subjects(cfg), id)
+	return eventbus.History(ctx, js, cfg.NATS.Stream, subjects(cfg), id)
 }
 
 // attemptRows are the lines of `jobs show`'s attempt table.

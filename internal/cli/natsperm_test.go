@@ -14,6 +14,7 @@ import (
 
 	"github.com/ballastdev/ballast/internal/config"
 	"github.com/ballastdev/ballast/internal/testenv"
+	"github.com/ballastdev/ballast/orchestrator/control/eventbus"
 	"github.com/ballastdev/ballast/orchestrator/model/events"
 	"github.com/ballastdev/ballast/workers"
 )
@@ -112,7 +113,7 @@ func TestShippedNATSConfigIsLeastPrivilege(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := events.EnsureStream(ctx, js, "BALLAST_EVENTS", subj, time.Hour); err != nil {
+	if err := eventbus.EnsureStream(ctx, js, "BALLAST_EVENTS", subj, time.Hour); err != nil {
 		t.Fatalf("controller cannot create its stream: %v", err)
 	}
 
@@ -177,12 +178,12 @@ func TestShippedNATSConfigIsLeastPrivilege(t *testing.T) {
 	// A worker's events reach the stream, and the controller reads a job's
 	// history back through its consumer allowances.
 	ev := events.Event{ID: events.NewID(), Type: events.TypeJobRunning, JobID: "j1", Attempt: 1, Worker: "w1", Time: time.Now()}
-	if err := events.NewNATSPublisher(wrk.nc, subj).Publish(ctx, ev); err != nil {
+	if err := eventbus.NewNATSPublisher(wrk.nc, subj).Publish(ctx, ev); err != nil {
 		t.Fatal(err)
 	}
 	var hist []events.Event
 	testenv.Eventually(t, 5*time.Second, "the worker's event in the controller's history", func() bool {
-		hist, err = events.History(ctx, js, "BALLAST_EVENTS", subj, "j1")
+		hist, err = eventbus.History(ctx, js, "BALLAST_EVENTS", subj, "j1")
 		return err == nil && len(hist) == 1
 	})
 	if hist[0].ID != ev.ID {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/ballastdev/ballast/internal/config"
 	"github.com/ballastdev/ballast/orchestrator/control/controller"
+	"github.com/ballastdev/ballast/orchestrator/control/eventbus"
 	"github.com/ballastdev/ballast/orchestrator/control/intake"
 	"github.com/ballastdev/ballast/orchestrator/control/provider"
 	"github.com/ballastdev/ballast/orchestrator/control/telemetry"
@@ -25,6 +26,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/web/dashboard"
 	"github.com/ballastdev/ballast/orchestrator/web/insight"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/flows"
 	"github.com/ballastdev/ballast/workers"
 	"github.com/ballastdev/ballast/workers/checkpoint"
 	"github.com/ballastdev/ballast/workers/gpu"
@@ -60,7 +62,7 @@ func startControlPlane(ctx context.Context, cfg config.Config, rdb redis.Univers
 	}
 	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	if err := events.EnsureReplicatedStream(sctx, js, cfg.NATS.Stream, subj, cfg.NATS.StreamMaxAge.Std(), max(cfg.NATS.StreamReplicas, 1)); err != nil {
+	if err := eventbus.EnsureReplicatedStream(sctx, js, cfg.NATS.Stream, subj, cfg.NATS.StreamMaxAge.Std(), max(cfg.NATS.StreamReplicas, 1)); err != nil {
 		return nil, fmt.Errorf("event stream %s: %w (is JetStream enabled? start nats-server with -js)", cfg.NATS.Stream, err)
 	}
 	cat, err := cfg.Catalog()
@@ -72,19 +74,21 @@ func startControlPlane(ctx context.Context, cfg config.Config, rdb redis.Univers
 		return nil, err
 	}
 	store := newWakingStore(rdb, cfg, nc)
+	// Runs and sweeps live in their own store on the same namespace.
+	fl := flows.New(store)
 	// Said before any work is accepted: a Redis that forgets is only
 	// noticed otherwise when a restart has already lost jobs.
 	durability := controller.CheckRedis(ctx, store, log)
-	pub := events.NewNATSPublisher(nc, subj)
+	pub := eventbus.NewNATSPublisher(nc, subj)
 	// With the capacity policy on, burst work waits in burst and the policy
 	// lends it to fixed slots; without it, burst work goes straight to loan
 	// so that fixed workers run it at all.
 	sub := &controller.Submitter{Catalog: cat, Store: store, Router: routerFor(cfg, capacity), Events: pub, Logger: log}
 	opts := controller.Options{Tick: cfg.Controller.Tick.Std(), WorkerTTL: cfg.Controller.WorkerTTL.Std(),
 		LeaderTTL: cfg.Controller.LeaderTTL.Std(), Events: pub, Logger: log,
-		PriorEvents: func(ctx context.Context) (uint64, time.Time, error) { return events.Stored(ctx, js, cfg.NATS.Stream) },
+		PriorEvents: func(ctx context.Context) (uint64, time.Time, error) { return eventbus.Stored(ctx, js, cfg.NATS.Stream) },
 		FirstJobEvent: func(ctx context.Context) (string, bool, error) {
-			e, ok, err := events.FirstJobEvent(ctx, js, cfg.NATS.Stream, firstJobEventScan)
+			e, ok, err := eventbus.FirstJobEvent(ctx, js, cfg.NATS.Stream, firstJobEventScan)
 			return e.JobID, ok, err
 		}}
 	// The metrics start after the controller; a loss seen before they do
@@ -114,11 +118,11 @@ func startControlPlane(ctx context.Context, cfg config.Config, rdb redis.Univers
 		opts.Capacity = newCapacity(cfg, store, nc, prov, pub, log)
 		opts.Capacity.OnShares = func(v controller.ShareView) { lossMetrics.Load().SetShares(shareMetrics(v)) }
 	}
-	if opts.Pipelines, err = controller.NewPipelines(controller.PipelinesOptions{Store: store, Submitter: sub, Catalog: cat,
+	if opts.Pipelines, err = controller.NewPipelines(controller.PipelinesOptions{Runs: fl, Jobs: store, Submitter: sub, Catalog: cat,
 		Pipelines: cfg.Pipelines, Grace: cfg.Controller.FireGrace.Std(), OverflowLead: overflowLead(cfg), Events: pub, Logger: log}); err != nil {
 		return nil, err
 	}
-	sweeps, err := controller.NewSweeps(controller.SweepsOptions{Store: store, Submitter: sub, Catalog: cat, Events: pub, Logger: log})
+	sweeps, err := controller.NewSweeps(controller.SweepsOptions{Sweeps: fl, Jobs: store, Submitter: sub, Catalog: cat, Events: pub, Logger: log})
 	if err != nil {
 		return nil, err
 	}
@@ -141,7 +145,7 @@ func startControlPlane(ctx context.Context, cfg config.Config, rdb redis.Univers
 	st.push(ctl.Stop)
 	// A step or trial that ends should start the next one now, not at the
 	// next tick. The event is only a wake-up: the records decide.
-	wake, err := events.OnJobEnd(nc, subj, func(events.Event) { ctl.PokeFlows() })
+	wake, err := eventbus.OnJobEnd(nc, subj, func(events.Event) { ctl.PokeFlows() })
 	if err != nil {
 		return nil, err
 	}
@@ -150,7 +154,7 @@ func startControlPlane(ctx context.Context, cfg config.Config, rdb redis.Univers
 		// Job events name records the kept capacity view reads again
 		// at the next tick; the records decide.
 		hybrid := opts.Capacity
-		hints, err := events.OnJobChange(nc, subj, func(id string) { hybrid.Changed(id) })
+		hints, err := eventbus.OnJobChange(nc, subj, func(id string) { hybrid.Changed(id) })
 		if err != nil {
 			return nil, err
 		}
@@ -200,7 +204,7 @@ func startControlPlane(ctx context.Context, cfg config.Config, rdb redis.Univers
 	handler := api.Handler(store, sub, token, api.Flows{Sweeps: sweeps, Pipelines: opts.Pipelines, Metrics: metrics.Handler(),
 		Checkpoints: ckStore,
 		JobEvents: func(ctx context.Context, id string) ([]events.Event, error) {
-			return events.History(ctx, js, cfg.NATS.Stream, subj, id)
+			return eventbus.History(ctx, js, cfg.NATS.Stream, subj, id)
 		}},
 		api.Insight{Live: live, Dashboard: dashboard.Handler(), StreamEvery: cfg.Controller.Tick.Std()})
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second,

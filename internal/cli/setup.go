@@ -16,6 +16,7 @@ import (
 
 	"github.com/ballastdev/ballast/internal/config"
 	"github.com/ballastdev/ballast/orchestrator/control/buslink"
+	"github.com/ballastdev/ballast/orchestrator/control/eventbus"
 	"github.com/ballastdev/ballast/orchestrator/model/events"
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/queues"
@@ -147,7 +148,7 @@ func storeOptions(cfg config.Config) queues.StoreOptions {
 // job's worker, so the job stops at once rather than at its next heartbeat,
 // and a cancel that ends a queued job announces it (no worker will).
 func newWakingStore(rdb redis.UniversalClient, cfg config.Config, nc *nats.Conn) *queues.Store {
-	pub := events.NewNATSPublisher(nc, subjects(cfg))
+	pub := eventbus.NewNATSPublisher(nc, subjects(cfg))
 	o := storeOptions(cfg)
 	o.CancelWaker = workers.NATSControl{Conn: nc, Subjects: subjects(cfg)}
 	o.OnQueuedCancel = announceCancel(pub)

@@ -8,7 +8,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/ballastdev/ballast/internal/config"
-	"github.com/ballastdev/ballast/orchestrator/model/events"
+	"github.com/ballastdev/ballast/orchestrator/control/eventbus"
 	"github.com/ballastdev/ballast/queues"
 )
 
@@ -45,7 +45,7 @@ func lossSeenInStream(ctx context.Context, cfg config.Config, store *queues.Stor
 	}
 	sctx, cancel := context.WithTimeout(ctx, lossStreamTimeout)
 	defer cancel()
-	n, last, err := events.Stored(sctx, js, cfg.NATS.Stream)
+	n, last, err := eventbus.Stored(sctx, js, cfg.NATS.Stream)
 	if err != nil || n == 0 {
 		return nil
 	}

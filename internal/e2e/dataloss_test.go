@@ -21,6 +21,7 @@ import (
 	"github.com/ballastdev/ballast/internal/testenv"
 	"github.com/ballastdev/ballast/orchestrator/client"
 	"github.com/ballastdev/ballast/orchestrator/control/controller"
+	"github.com/ballastdev/ballast/orchestrator/control/eventbus"
 	"github.com/ballastdev/ballast/orchestrator/model/events"
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/orchestrator/web/api"
@@ -296,7 +297,7 @@ func TestRedisLostDataIsDetectedAndRecovered(t *testing.T) {
 
 	ropts := controller.RecoverOptions{Store: p.store, Events: p.pub, Logger: quietLogger(),
 		Replay: func(ctx context.Context, fn func(events.Event)) (int, error) {
-			return events.Replay(ctx, js, "E"+p.ns, p.subj, fn)
+			return eventbus.Replay(ctx, js, "E"+p.ns, p.subj, fn)
 		}}
 	rep, err := controller.Recover(ctx, ropts)
 	if err != nil {

@@ -10,10 +10,11 @@ import (
 	"time"
 
 	"github.com/ballastdev/ballast/orchestrator/control/controller"
+	"github.com/ballastdev/ballast/orchestrator/control/eventbus"
 	"github.com/ballastdev/ballast/orchestrator/model/events"
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/orchestrator/model/pipeline"
-	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/flows"
 )
 
 // setPipelines rewrites the rig's config with defs and a fire grace, for
@@ -35,12 +36,12 @@ func (r *hybridRig) startFlowController(id string) (*controller.Controller, *con
 		r.t.Fatal(err)
 	}
 	sub := &controller.Submitter{Catalog: cat, Store: r.store, Router: controller.Router{}, Events: r.pub, Logger: quietLogger()}
-	pl, err := controller.NewPipelines(controller.PipelinesOptions{Store: r.store, Submitter: sub, Catalog: cat,
+	pl, err := controller.NewPipelines(controller.PipelinesOptions{Runs: flows.New(r.store), Jobs: r.store, Submitter: sub, Catalog: cat,
 		Pipelines: r.cfg.Pipelines, Grace: r.cfg.Controller.FireGrace.Std(), Events: r.pub, Logger: quietLogger()})
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	sw, err := controller.NewSweeps(controller.SweepsOptions{Store: r.store, Submitter: sub, Catalog: cat, Events: r.pub, Logger: quietLogger()})
+	sw, err := controller.NewSweeps(controller.SweepsOptions{Sweeps: flows.New(r.store), Jobs: r.store, Submitter: sub, Catalog: cat, Events: r.pub, Logger: quietLogger()})
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -53,7 +54,7 @@ func (r *hybridRig) startFlowController(id string) (*controller.Controller, *con
 		r.t.Fatal(err)
 	}
 	r.t.Cleanup(ctl.Stop)
-	wake, err := events.OnJobEnd(r.nc, r.subj, func(events.Event) { ctl.PokeFlows() })
+	wake, err := eventbus.OnJobEnd(r.nc, r.subj, func(events.Event) { ctl.PokeFlows() })
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -62,11 +63,11 @@ func (r *hybridRig) startFlowController(id string) (*controller.Controller, *con
 }
 
 // runs returns a pipeline's runs, oldest scheduled first.
-func (r *hybridRig) runs(name string) []queues.Run {
+func (r *hybridRig) runs(name string) []flows.Run {
 	r.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	runs, err := r.store.ListRuns(ctx, name, 1000)
+	runs, err := flows.New(r.store).ListRuns(ctx, name, 1000)
 	if err != nil {
 		r.t.Fatalf("ListRuns: %v", err)
 	}

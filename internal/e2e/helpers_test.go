@@ -14,6 +14,7 @@ import (
 
 	"github.com/ballastdev/ballast/internal/testenv"
 	"github.com/ballastdev/ballast/orchestrator/control/controller"
+	"github.com/ballastdev/ballast/orchestrator/control/eventbus"
 	"github.com/ballastdev/ballast/orchestrator/control/intake"
 	"github.com/ballastdev/ballast/orchestrator/model/events"
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
@@ -56,11 +57,11 @@ func newPlaneOn(t *testing.T, rdb redis.UniversalClient, ns string, cat *jobs.Ca
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := events.EnsureStream(ctx, js, "E"+ns, p.subj, time.Hour); err != nil {
+	if err := eventbus.EnsureStream(ctx, js, "E"+ns, p.subj, time.Hour); err != nil {
 		t.Fatalf("EnsureStream: %v", err)
 	}
 	p.store = queues.NewStore(rdb, queues.StoreOptions{Namespace: ns})
-	p.pub = events.NewNATSPublisher(nc, p.subj)
+	p.pub = eventbus.NewNATSPublisher(nc, p.subj)
 	log := quietLogger()
 	p.sub = &controller.Submitter{Catalog: cat, Store: p.store, Router: controller.Router{}, Events: p.pub, Logger: log}
 

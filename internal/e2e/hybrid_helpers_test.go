@@ -20,11 +20,13 @@ import (
 	"github.com/ballastdev/ballast/internal/config"
 	"github.com/ballastdev/ballast/internal/testenv"
 	"github.com/ballastdev/ballast/orchestrator/control/controller"
+	"github.com/ballastdev/ballast/orchestrator/control/eventbus"
 	"github.com/ballastdev/ballast/orchestrator/control/provider"
 	"github.com/ballastdev/ballast/orchestrator/model/events"
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/queues"
 	"github.com/ballastdev/ballast/queues/registry"
+	"github.com/ballastdev/ballast/queues/usage"
 	"github.com/ballastdev/ballast/workers"
 )
 
@@ -164,11 +166,11 @@ func newHybridRigWith(t *testing.T, pools map[string]config.PoolConfig, high, lo
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := events.EnsureStream(ctx, js, "E"+ns, r.subj, time.Hour); err != nil {
+	if err := eventbus.EnsureStream(ctx, js, "E"+ns, r.subj, time.Hour); err != nil {
 		t.Fatalf("EnsureStream: %v", err)
 	}
 	r.store = queues.NewStore(rdb, queues.StoreOptions{Namespace: ns})
-	r.pub = events.NewNATSPublisher(nc, r.subj)
+	r.pub = eventbus.NewNATSPublisher(nc, r.subj)
 	cat, err := r.cfg.Catalog()
 	if err != nil {
 		t.Fatalf("catalog: %v", err)
@@ -182,7 +184,7 @@ func newHybridRigWith(t *testing.T, pools map[string]config.PoolConfig, high, lo
 // does: the config's watermarks over the default policy, the pools in name
 // order, NATS control wake-ups.
 func (r *hybridRig) capacity(prov provider.Provider) *controller.Hybrid {
-	return &controller.Hybrid{Store: r.store, Provider: prov, Pools: r.cfg.PolicyPools(), Config: r.cfg.PolicyConfig(), Events: r.pub,
+	return &controller.Hybrid{Store: r.store, Launches: usage.New(r.store), Provider: prov, Pools: r.cfg.PolicyPools(), Config: r.cfg.PolicyConfig(), Events: r.pub,
 		Logger: quietLogger(), Control: workers.NATSControl{Conn: r.nc, Subjects: r.subj}}
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/orchestrator/model/pipeline"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/flows"
 	"github.com/ballastdev/ballast/workers"
 )
 
@@ -198,7 +199,7 @@ func TestHybridPipelineStepOverflowsToMeetItsDeadline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pl, err := controller.NewPipelines(controller.PipelinesOptions{Store: r.store, Submitter: r.sub, Catalog: cat,
+	pl, err := controller.NewPipelines(controller.PipelinesOptions{Runs: flows.New(r.store), Jobs: r.store, Submitter: r.sub, Catalog: cat,
 		Pipelines: r.cfg.Pipelines, Grace: time.Second, OverflowLead: lead, Events: r.pub, Logger: quietLogger()})
 	if err != nil {
 		t.Fatal(err)
@@ -215,7 +216,7 @@ func TestHybridPipelineStepOverflowsToMeetItsDeadline(t *testing.T) {
 	testenv.Eventually(t, 5*time.Second, "the controller leads", ctl.Leader)
 
 	ctx := context.Background()
-	runStep := func() (queues.Run, jobs.Job) {
+	runStep := func() (flows.Run, jobs.Job) {
 		t.Helper()
 		run, err := pl.Trigger(ctx, "due", time.Now())
 		if err != nil {
@@ -223,7 +224,7 @@ func TestHybridPipelineStepOverflowsToMeetItsDeadline(t *testing.T) {
 		}
 		var job jobs.Job
 		testenv.Eventually(t, 5*time.Second, "the step submitted", func() bool {
-			got, err := r.store.GetRun(ctx, run.ID)
+			got, err := flows.New(r.store).GetRun(ctx, run.ID)
 			if err != nil || got.Steps["work"].JobID == "" {
 				return false
 			}
@@ -262,7 +263,7 @@ func TestHybridPipelineStepOverflowsToMeetItsDeadline(t *testing.T) {
 		t.Errorf("overflowed at %s, want at its latest start %s (within a tick)", at, step.Spec.StartBy)
 	}
 	testenv.Eventually(t, 15*time.Second, "the second run ended", func() bool {
-		got, err := r.store.GetRun(ctx, run.ID)
+		got, err := flows.New(r.store).GetRun(ctx, run.ID)
 		run = got
 		return err == nil && got.State != pipeline.RunRunning
 	})

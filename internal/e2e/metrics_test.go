@@ -16,6 +16,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/control/telemetry"
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/orchestrator/web/insight"
+	"github.com/ballastdev/ballast/queues/usage"
 )
 
 // TestMetricsAfterAScriptedScenario: two burst jobs are lent to the fixed
@@ -46,7 +47,7 @@ func TestMetricsAfterAScriptedScenario(t *testing.T) {
 	t.Cleanup(cancel)
 	// The controller's own collector, pricing today's cost on every tick
 	// rather than once a minute.
-	col := &insight.Collector{Source: insight.Source{Store: r.store, Pools: r.cfg.PolicyPools(), Quota: map[string]int{"fixed": 2}},
+	col := &insight.Collector{Source: insight.Source{Store: r.store, Accounting: usage.New(r.store), Pools: r.cfg.PolicyPools(), Quota: map[string]int{"fixed": 2}},
 		CostEvery: time.Nanosecond}
 	go m.Poll(ctx, hyTick, ctl.Leader, col.Collect)
 	srv := httptest.NewServer(m.Handler())

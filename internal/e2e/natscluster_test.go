@@ -15,6 +15,7 @@ import (
 	"github.com/ballastdev/ballast/internal/testenv"
 	"github.com/ballastdev/ballast/orchestrator/client"
 	"github.com/ballastdev/ballast/orchestrator/control/controller"
+	"github.com/ballastdev/ballast/orchestrator/control/eventbus"
 	"github.com/ballastdev/ballast/orchestrator/control/intake"
 	"github.com/ballastdev/ballast/orchestrator/model/events"
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
@@ -85,7 +86,7 @@ func TestNATSClusterLosesANode(t *testing.T) {
 	}
 	ctx := context.Background()
 	testenv.Eventually(t, 20*time.Second, "the replicated stream created", func() bool {
-		return events.EnsureReplicatedStream(ctx, js, stream, subj, time.Hour, 3) == nil
+		return eventbus.EnsureReplicatedStream(ctx, js, stream, subj, time.Hour, 3) == nil
 	})
 	// Events go out with core NATS, which a stream still electing its
 	// leader drops: wait until it stores an acknowledged one.
@@ -99,7 +100,7 @@ func TestNATSClusterLosesANode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sub := &controller.Submitter{Catalog: cat, Store: store, Events: events.NewNATSPublisher(ctl, subj), Logger: quietLogger()}
+	sub := &controller.Submitter{Catalog: cat, Store: store, Events: eventbus.NewNATSPublisher(ctl, subj), Logger: quietLogger()}
 	in, err := intake.NewNATSServer(ctl, sub, intake.NATSOptions{Subjects: subj, Logger: quietLogger()})
 	if err != nil {
 		t.Fatal(err)

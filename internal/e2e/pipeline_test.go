@@ -11,7 +11,7 @@ import (
 	"github.com/ballastdev/ballast/internal/testenv"
 	"github.com/ballastdev/ballast/orchestrator/model/events"
 	"github.com/ballastdev/ballast/orchestrator/model/pipeline"
-	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/flows"
 )
 
 // markStep is a hy-mark step recording into record after deps.
@@ -54,12 +54,12 @@ func TestPipelineFiresOnTimeInOrderUnderTwoControllers(t *testing.T) {
 	// Let runs in flight end: the standby is gone, so advance them by hand.
 	r.startFlowController("ctl-c")
 	testenv.Eventually(t, 15*time.Second, "every run ended", func() bool {
-		active, err := r.store.ActiveRuns(context.Background())
+		active, err := flows.New(r.store).ActiveRuns(context.Background())
 		return err == nil && len(active) == 0
 	})
 
 	runs := r.runs("every3s")
-	byTime := map[time.Time]queues.Run{}
+	byTime := map[time.Time]flows.Run{}
 	for _, run := range runs {
 		if prev, dup := byTime[run.Scheduled]; dup {
 			t.Fatalf("two runs for %s: %s and %s", run.Scheduled, prev.ID, run.ID)
@@ -154,12 +154,12 @@ func TestPipelineCatchUpAfterControllerSIGKILL(t *testing.T) {
 					})
 				})
 			case pipeline.CatchUpLatest:
-				if len(runs) != 3 || !times[1].Equal(missed) || runs[1].Trigger != queues.TriggerCatchUp || runs[2].Trigger != queues.TriggerSchedule {
+				if len(runs) != 3 || !times[1].Equal(missed) || runs[1].Trigger != flows.TriggerCatchUp || runs[2].Trigger != flows.TriggerSchedule {
 					t.Fatalf("latest: runs at %v (triggers %s, %s), want %s caught up once", times, runs[1].Trigger, runs[len(runs)-1].Trigger, missed)
 				}
 				t.Logf("the missed time ran %s after the restart", runs[1].CreatedAt.Sub(restarted).Round(time.Millisecond))
 			}
-			if handled, _ := r.store.HandledUntil(context.Background(), "every6s"); handled.Before(next) {
+			if handled, _ := flows.New(r.store).HandledUntil(context.Background(), "every6s"); handled.Before(next) {
 				t.Fatalf("handled until %s, want at least %s", handled, next)
 			}
 		})

@@ -16,7 +16,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/control/intake"
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/orchestrator/model/sweep"
-	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/flows"
 )
 
 // startSweepIntake serves job and sweep submissions over NATS, as
@@ -52,7 +52,7 @@ func (r *hybridRig) sweepView(id string) controller.SweepView {
 	r.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	v, err := controller.LoadSweepView(ctx, r.store, id)
+	v, err := controller.LoadSweepView(ctx, flows.New(r.store), r.store, id)
 	if err != nil {
 		r.t.Fatalf("LoadSweepView: %v", err)
 	}
@@ -91,11 +91,11 @@ func TestSweep200TrialsOverNATS(t *testing.T) {
 		200/queuedIn.Seconds())
 
 	testenv.Eventually(t, 90*time.Second, "the sweep completes", func() bool {
-		return r.sweepView(rc.SweepID).Sweep.State == queues.SweepCompleted
+		return r.sweepView(rc.SweepID).Sweep.State == flows.SweepCompleted
 	})
 	ran := time.Since(submitted)
 	v := r.sweepView(rc.SweepID)
-	if v.Sweep.State != queues.SweepCompleted || v.Summary.Counts[sweep.TrialSucceeded] != 200 {
+	if v.Sweep.State != flows.SweepCompleted || v.Summary.Counts[sweep.TrialSucceeded] != 200 {
 		t.Fatalf("sweep %s, counts %v", v.Sweep.State, v.Summary.Counts)
 	}
 	// The expected best, from the same function the trials compute.
@@ -152,7 +152,7 @@ func TestCancelSweepMidwayLeavesNothingQueuedOrRunning(t *testing.T) {
 		return r.sweepView(rc.SweepID).Summary.Counts[sweep.TrialSucceeded] >= 10
 	})
 	cancelledAt := time.Now()
-	if ok, err := controller.CancelSweep(ctx, r.store, rc.SweepID); err != nil || !ok {
+	if ok, err := controller.CancelSweep(ctx, flows.New(r.store), r.store, rc.SweepID); err != nil || !ok {
 		t.Fatalf("CancelSweep: %v %v", ok, err)
 	}
 	testenv.Eventually(t, 20*time.Second, "the cancelled sweep ends", func() bool {
@@ -162,25 +162,25 @@ func TestCancelSweepMidwayLeavesNothingQueuedOrRunning(t *testing.T) {
 	time.Sleep(time.Second) // any late enqueue would show now
 	v := r.sweepView(rc.SweepID)
 	c := v.Summary.Counts
-	if v.Sweep.State != queues.SweepCancelled || c[sweep.TrialQueued]+c[sweep.TrialRunning]+c[sweep.TrialPending] != 0 ||
+	if v.Sweep.State != flows.SweepCancelled || c[sweep.TrialQueued]+c[sweep.TrialRunning]+c[sweep.TrialPending] != 0 ||
 		c[sweep.TrialSucceeded] < 10 || c[sweep.TrialSucceeded]+c[sweep.TrialCancelled] != 200 {
 		t.Fatalf("after cancel: state %s counts %v", v.Sweep.State, c)
 	}
 	// Every trial ever submitted, recorded or not, has ended.
-	all := make([]int, 200)
-	for i := range all {
-		all[i] = i
+	keys := make([]string, 200)
+	for i := range keys {
+		keys[i] = flows.TrialIdempotencyKey(rc.SweepID, i)
 	}
-	submitted, err := r.store.TrialJobByKey(ctx, rc.SweepID, all)
+	submitted, err := r.store.JobsByKey(ctx, keys)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(submitted) != len(v.Sweep.Trials) {
 		t.Fatalf("%d trial jobs exist, %d recorded", len(submitted), len(v.Sweep.Trials))
 	}
-	for i, id := range submitted {
+	for key, id := range submitted {
 		if st := r.job(id).State; !st.Terminal() {
-			t.Fatalf("trial %d job %s is %s after the cancel", i, id, st)
+			t.Fatalf("trial %s job %s is %s after the cancel", key, id, st)
 		}
 	}
 	stats, err := r.store.QueueStats(ctx)

@@ -3,8 +3,6 @@ package registry
 import (
 	"context"
 	"encoding/json"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -39,32 +37,12 @@ func (s *Store) Workers(ctx context.Context) ([]queues.WorkerInfo, error) {
 		}
 		w.BilledFrom = w.StartedAt
 		if life, ok := vals[1].(string); ok {
-			if start, ok := lifeStart(life); ok {
-				w.BilledFrom = start
+			if l, ok := queues.ParseLife(life); ok {
+				w.BilledFrom = l.Start
 			}
 		}
 		w.LastBeat = time.UnixMilli(int64(ids[i].Score)).UTC()
 		out = append(out, w)
 	}
 	return out, nil
-}
-
-// lifeStart reads the start of a worker's life from its member in the
-// usage ledger's lives, "startMs|pool|slots|id" (the kernel's heartbeat
-// builds it; queues.WorkerLife is the whole of it). A member of another
-// shape is refused, as the ledger's reader refuses it.
-func lifeStart(m string) (time.Time, bool) {
-	parts := strings.SplitN(m, "|", 4)
-	if len(parts) != 4 {
-		return time.Time{}, false
-	}
-	ms, err1 := strconv.ParseInt(parts[0], 10, 64)
-	_, err2 := strconv.Atoi(parts[2])
-	if err1 != nil || err2 != nil {
-		return time.Time{}, false
-	}
-	if ms == 0 {
-		return time.Time{}, true
-	}
-	return time.UnixMilli(ms).UTC(), true
 }

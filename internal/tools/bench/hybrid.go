@@ -21,12 +21,14 @@ import (
 
 	"github.com/ballastdev/ballast/internal/config"
 	"github.com/ballastdev/ballast/orchestrator/control/controller"
+	"github.com/ballastdev/ballast/orchestrator/control/eventbus"
 	"github.com/ballastdev/ballast/orchestrator/control/provider"
 	"github.com/ballastdev/ballast/orchestrator/model/events"
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/orchestrator/model/policy"
 	"github.com/ballastdev/ballast/queues"
 	"github.com/ballastdev/ballast/queues/registry"
+	"github.com/ballastdev/ballast/queues/usage"
 	"github.com/ballastdev/ballast/workers"
 )
 
@@ -192,12 +194,12 @@ func (h *hybrid) setup(ctx context.Context) error {
 		return fmt.Errorf("bench: jetstream: %w", err)
 	}
 	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	err = events.EnsureStream(sctx, js, "E"+h.ns, h.subj, time.Hour)
+	err = eventbus.EnsureStream(sctx, js, "E"+h.ns, h.subj, time.Hour)
 	cancel()
 	if err != nil {
 		return fmt.Errorf("bench: %w", err)
 	}
-	h.pub = events.NewNATSPublisher(h.nc, h.subj)
+	h.pub = eventbus.NewNATSPublisher(h.nc, h.subj)
 	h.store = queues.NewStore(h.rdb, queues.StoreOptions{Namespace: h.ns})
 
 	cfg, err := h.writeConfig(srv.ClientURL())
@@ -232,7 +234,7 @@ func (h *hybrid) setup(ctx context.Context) error {
 
 	pc := policy.DefaultConfig()
 	pc.High, pc.Low = cfg.Watermarks.High, cfg.Watermarks.Low
-	capacity := &controller.Hybrid{Store: h.store, Launches: h.store, Registry: registry.New(h.store), Provider: h.prov, Pools: cfg.PolicyPools(), Config: pc, Events: h.pub,
+	capacity := &controller.Hybrid{Store: h.store, Launches: usage.New(h.store), Registry: registry.New(h.store), Provider: h.prov, Pools: cfg.PolicyPools(), Config: pc, Events: h.pub,
 		Logger: h.log, Control: workers.NATSControl{Conn: h.nc, Subjects: h.subj}}
 	ttl := max(5*time.Second, 3*o.Tick)
 	ctl, err := controller.New(h.store, controller.Options{ID: "bench-ctl-" + randomHex(3), Tick: o.Tick, WorkerTTL: ttl,

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ballastdev/ballast/orchestrator/client"
 	"github.com/ballastdev/ballast/orchestrator/control/controller"
+	"github.com/ballastdev/ballast/orchestrator/control/eventbus"
 	"github.com/ballastdev/ballast/orchestrator/control/intake"
 	"github.com/ballastdev/ballast/orchestrator/model/events"
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
@@ -81,7 +82,7 @@ func (b *bench) submission(ctx context.Context) (Submission, error) {
 	}
 	subj := events.Subjects{Prefix: ns}
 	sub := &controller.Submitter{Catalog: cat, Store: store, Router: controller.Router{ElasticManaged: true},
-		Events: events.NewNATSPublisher(conns[1], subj), Logger: b.log}
+		Events: eventbus.NewNATSPublisher(conns[1], subj), Logger: b.log}
 	in, err := intake.NewNATSServer(conns[0], sub, intake.NATSOptions{Subjects: subj, Logger: b.log})
 	if err != nil {
 		return res, fmt.Errorf("bench: %w", err)

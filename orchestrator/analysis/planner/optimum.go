@@ -10,16 +10,21 @@ import (
 // Levels is a trace's exact demand as a histogram: Time[k] is how long
 // exactly k slots were busy if every job started at its submission and ran
 // for its Duration. Unlike Curve it is not sampled: a job of seconds counts
-// for its seconds.
+// for its seconds. Shares of a GPU count as the devices they fill at the
+// least (trace.PackedBusyTime).
 type Levels struct {
 	Time []time.Duration `json:"-"`
 	// Span is the trace's span (the sum of Time).
 	Span time.Duration `json:"span"`
 }
 
-// DemandLevels is tr's exact demand histogram (trace.BusyTime).
+// DemandLevels is tr's exact demand histogram. Shares count as packed
+// onto whole devices (trace.PackedBusyTime), not summed as if a share
+// could spread over two GPUs: no worker splits one, so the optimum priced
+// on these levels is still below every plan that starts jobs on time,
+// and closer to them.
 func DemandLevels(tr trace.Trace) Levels {
-	l := Levels{Time: tr.BusyTime()}
+	l := Levels{Time: tr.PackedBusyTime()}
 	for _, d := range l.Time {
 		l.Span += d
 	}

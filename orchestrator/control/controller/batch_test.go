@@ -16,6 +16,7 @@ import (
 	"github.com/ballastdev/ballast/internal/tools/bench"
 	"github.com/ballastdev/ballast/orchestrator/client"
 	"github.com/ballastdev/ballast/orchestrator/control/controller"
+	"github.com/ballastdev/ballast/orchestrator/control/eventbus"
 	"github.com/ballastdev/ballast/orchestrator/control/intake"
 	"github.com/ballastdev/ballast/orchestrator/model/events"
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
@@ -49,7 +50,7 @@ func newBatchRigWith(t testing.TB, collect bool) batchRig {
 	subj := events.Subjects{Prefix: ns}
 	pubNC := testenv.NATSConn(t, srv)
 	sub := &controller.Submitter{Catalog: cat, Store: store, Router: controller.Router{ElasticManaged: true},
-		Events: events.NewNATSPublisher(pubNC, subj), Logger: quiet}
+		Events: eventbus.NewNATSPublisher(pubNC, subj), Logger: quiet}
 	in, err := intake.NewNATSServer(testenv.NATSConn(t, srv), sub, intake.NATSOptions{Subjects: subj, Logger: quiet})
 	if err != nil {
 		t.Fatal(err)

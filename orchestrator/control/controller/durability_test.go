@@ -13,6 +13,7 @@ import (
 
 	"github.com/ballastdev/ballast/internal/testenv"
 	"github.com/ballastdev/ballast/orchestrator/control/controller"
+	"github.com/ballastdev/ballast/orchestrator/control/eventbus"
 	"github.com/ballastdev/ballast/orchestrator/model/events"
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/queues"
@@ -136,17 +137,17 @@ func TestControllerStartingOnAnEmptiedRedisSaysSo(t *testing.T) {
 	}
 	ctx := context.Background()
 	for _, name := range []string{"fresh", "emptied", "raced"} {
-		if err := events.EnsureStream(ctx, js, strings.ToUpper(name), events.Subjects{Prefix: name}, time.Hour); err != nil {
+		if err := eventbus.EnsureStream(ctx, js, strings.ToUpper(name), events.Subjects{Prefix: name}, time.Hour); err != nil {
 			t.Fatal(err)
 		}
 	}
 	// The emptied installation's stream remembers a job.
 	ev := events.Event{ID: events.NewID(), Type: events.TypeJobQueued, JobID: "j1", Attempt: 1, Time: time.Now()}
-	if err := events.NewNATSPublisher(nc, events.Subjects{Prefix: "emptied"}).Publish(ctx, ev); err != nil {
+	if err := eventbus.NewNATSPublisher(nc, events.Subjects{Prefix: "emptied"}).Publish(ctx, ev); err != nil {
 		t.Fatal(err)
 	}
 	testenv.Eventually(t, 5*time.Second, "the event stored", func() bool {
-		n, _, err := events.Stored(ctx, js, "EMPTIED")
+		n, _, err := eventbus.Stored(ctx, js, "EMPTIED")
 		return err == nil && n == 1
 	})
 	// startOn starts a controller on an empty namespace whose stream is
@@ -161,9 +162,9 @@ func TestControllerStartingOnAnEmptiedRedisSaysSo(t *testing.T) {
 		logs := &logRecords{}
 		opts := fastOptions("a")
 		opts.Logger = slog.New(logs)
-		opts.PriorEvents = func(ctx context.Context) (uint64, time.Time, error) { return events.Stored(ctx, js, stream) }
+		opts.PriorEvents = func(ctx context.Context) (uint64, time.Time, error) { return eventbus.Stored(ctx, js, stream) }
 		opts.FirstJobEvent = func(ctx context.Context) (string, bool, error) {
-			e, ok, err := events.FirstJobEvent(ctx, js, stream, 100)
+			e, ok, err := eventbus.FirstJobEvent(ctx, js, stream, 100)
 			return e.JobID, ok, err
 		}
 		ctl, err := controller.New(store, opts)
@@ -184,7 +185,7 @@ func TestControllerStartingOnAnEmptiedRedisSaysSo(t *testing.T) {
 	// A first start that a submission reached before the first tick: the
 	// stream's oldest job event names a job Redis holds. A worker's event
 	// before it names no job and is passed over.
-	raced := events.NewNATSPublisher(nc, events.Subjects{Prefix: "raced"})
+	raced := eventbus.NewNATSPublisher(nc, events.Subjects{Prefix: "raced"})
 	if err := raced.Publish(ctx, events.Event{ID: events.NewID(), Type: events.TypeWorkerUp, Worker: "w1", Time: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +199,7 @@ func TestControllerStartingOnAnEmptiedRedisSaysSo(t *testing.T) {
 			t.Fatal(err)
 		}
 		testenv.Eventually(t, 5*time.Second, "the events stored", func() bool {
-			n, _, err := events.Stored(ctx, js, "RACED")
+			n, _, err := eventbus.Stored(ctx, js, "RACED")
 			return err == nil && n == 2
 		})
 	})

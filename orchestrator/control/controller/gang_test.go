@@ -12,6 +12,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/orchestrator/model/policy"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/gangs"
 )
 
 // A running gang holds its slots on every member's worker, not only on the
@@ -39,7 +40,7 @@ func TestSnapshotCountsEveryGangMember(t *testing.T) {
 	}
 	for i, w := range []string{"w0", "w1"} {
 		d := queues.Delivery{JobID: sub.Job.ID, Attempt: a, Slots: 2, Member: i, Members: 2}
-		if _, ok, err := store.ClaimMember(ctx, d, 2, w, "", "h:1"); !ok || err != nil {
+		if _, ok, err := gangs.New(store).ClaimMember(ctx, d, 2, w, "", "h:1"); !ok || err != nil {
 			t.Fatalf("claim of member %d: %v %v", i, ok, err)
 		}
 	}

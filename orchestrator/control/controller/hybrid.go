@@ -16,6 +16,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/model/shares"
 	"github.com/ballastdev/ballast/queues"
 	"github.com/ballastdev/ballast/queues/registry"
+	"github.com/ballastdev/ballast/queues/usage"
 )
 
 // WorkerControl reaches a worker directly. A preemption or drain is already
@@ -40,9 +41,10 @@ type WorkerControl interface {
 // or racing a worker changes nothing twice.
 type Hybrid struct {
 	Store HybridStore
-	// Launches is the book of elastic launches not yet registered; nil
-	// means Store's own, when it keeps one (the Redis store does). It is
-	// apart from Store so that each dependency stays a narrow interface.
+	// Launches is the book of elastic launches not yet registered
+	// (usage.Store keeps it with the cost records). It is apart from Store
+	// because the accounting is a store of its own; with a Provider it is
+	// needed, and nil makes every launch a logged error.
 	Launches LaunchBook
 	// Registry is the worker registry; nil means the registry of Store's
 	// namespace, when Store is a kernel (the Redis store is).
@@ -521,13 +523,13 @@ func (h *Hybrid) recordLaunches(ctx context.Context, pool string, insts []provid
 			slots = p.SlotsPerWorker
 		}
 	}
-	ls := make([]queues.Launch, 0, len(insts))
+	ls := make([]usage.Launch, 0, len(insts))
 	for _, inst := range insts {
 		at := inst.LaunchedAt
 		if at.IsZero() {
 			at = now
 		}
-		ls = append(ls, queues.Launch{ID: inst.ID, Pool: pool, Slots: slots, At: at})
+		ls = append(ls, usage.Launch{ID: inst.ID, Pool: pool, Slots: slots, At: at})
 	}
 	if err := h.launchBook().RecordLaunches(ctx, ls); err != nil {
 		h.Logger.Warn("launches not recorded: their boot is not billed", "err", err)
@@ -621,15 +623,11 @@ func shareData(a policy.Action) map[string]any {
 	return events.Share{Action: string(a.Kind), Team: a.Team, Owner: a.Owner, Rule: a.Rule}.Data()
 }
 
-// launchBook is Launches, or Store's own launch book when it has one. A
-// store that keeps none gets a book that says so at every use, so a
-// missing dependency shows in the log instead of launches going unseen.
+// launchBook is Launches. Without one, the book says so at every use, so
+// a missing dependency shows in the log instead of launches going unseen.
 func (h *Hybrid) launchBook() LaunchBook {
 	if h.Launches != nil {
 		return h.Launches
-	}
-	if lb, ok := h.Store.(LaunchBook); ok {
-		return lb
 	}
 	return noLaunchBook{}
 }
@@ -665,10 +663,10 @@ type noLaunchBook struct{}
 
 var errNoLaunchBook = errors.New("controller.Hybrid: no launch book (set Hybrid.Launches)")
 
-func (noLaunchBook) PendingLaunches(context.Context) ([]queues.Launch, error) {
+func (noLaunchBook) PendingLaunches(context.Context) ([]usage.Launch, error) {
 	return nil, errNoLaunchBook
 }
-func (noLaunchBook) RecordLaunches(context.Context, []queues.Launch) error { return errNoLaunchBook }
+func (noLaunchBook) RecordLaunches(context.Context, []usage.Launch) error { return errNoLaunchBook }
 func (noLaunchBook) EndLaunch(context.Context, string, time.Time) (bool, error) {
 	return false, errNoLaunchBook
 }

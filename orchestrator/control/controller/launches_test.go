@@ -15,6 +15,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/model/policy"
 	"github.com/ballastdev/ballast/queues"
 	"github.com/ballastdev/ballast/queues/registry"
+	"github.com/ballastdev/ballast/queues/usage"
 )
 
 // scriptedProvider stands in for a cloud API (not for Redis or NATS): it
@@ -72,15 +73,16 @@ func (p *scriptedProvider) List(context.Context) ([]provider.Instance, error) {
 func TestLaunchesStartTheirWorkersLivesAndFailedOnesAreBilled(t *testing.T) {
 	rdb, ns := testenv.Redis(t)
 	store := queues.NewStore(rdb, queues.StoreOptions{Namespace: ns})
+	book := usage.New(store)
 	ctx := context.Background()
 	t0 := time.Now().Add(-10 * time.Minute).Truncate(time.Millisecond)
 	prov := &scriptedProvider{at: t0, insts: map[string]provider.Instance{}, hidden: map[string]bool{}}
-	h := &controller.Hybrid{Store: store, Provider: prov, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	h := &controller.Hybrid{Store: store, Launches: book, Provider: prov, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Pools: []policy.Pool{{Name: "spot", Kind: policy.PoolSpot, SlotsPerWorker: 2, MaxWorkers: 10}}}
 	if err := h.Apply(ctx, policy.Plan{Actions: []policy.Action{{Kind: policy.ScaleUp, Pool: "spot", Count: 4}}}, t0); err != nil {
 		t.Fatal(err)
 	}
-	if p, err := store.PendingLaunches(ctx); err != nil || len(p) != 4 || !p[0].At.Equal(t0) || p[0].Slots != 2 {
+	if p, err := book.PendingLaunches(ctx); err != nil || len(p) != 4 || !p[0].At.Equal(t0) || p[0].Slots != 2 {
 		t.Fatalf("pending launches %+v %v", p, err)
 	}
 
@@ -96,7 +98,7 @@ func TestLaunchesStartTheirWorkersLivesAndFailedOnesAreBilled(t *testing.T) {
 	if _, err := h.Snapshot(ctx, now); err != nil {
 		t.Fatal(err)
 	}
-	if p, err := store.PendingLaunches(ctx); err != nil || len(p) != 3 {
+	if p, err := book.PendingLaunches(ctx); err != nil || len(p) != 3 {
 		t.Fatalf("after a snapshot, pending launches %+v %v, want i-2, i-3 and i-4 still open", p, err)
 	}
 	if _, err := h.Tick(ctx, now); err != nil {
@@ -107,11 +109,11 @@ func TestLaunchesStartTheirWorkersLivesAndFailedOnesAreBilled(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	lives, err := store.WorkerLives(ctx, t0.Add(-time.Hour), now.Add(time.Hour))
+	lives, err := book.WorkerLives(ctx, t0.Add(-time.Hour), now.Add(time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := map[string]queues.WorkerLife{}
+	got := map[string]usage.WorkerLife{}
 	for _, l := range lives {
 		got[l.ID] = l
 	}
@@ -126,7 +128,7 @@ func TestLaunchesStartTheirWorkersLivesAndFailedOnesAreBilled(t *testing.T) {
 	if ws, err := registry.New(store).Workers(ctx); err != nil || len(ws) != 1 || !ws[0].BilledFrom.Equal(t0) {
 		t.Fatalf("the registry bills i-1 from its launch: %+v %v", ws, err)
 	}
-	if p, _ := store.PendingLaunches(ctx); len(p) != 1 || p[0].ID != "i-4" {
+	if p, _ := book.PendingLaunches(ctx); len(p) != 1 || p[0].ID != "i-4" {
 		t.Fatalf("still pending: %+v", p)
 	}
 }

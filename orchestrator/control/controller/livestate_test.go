@@ -18,6 +18,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/orchestrator/model/policy"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/gangs"
 	"github.com/ballastdev/ballast/queues/registry"
 )
 
@@ -231,7 +232,7 @@ func TestLiveViewMatchesAFullRead(t *testing.T) {
 			}
 			for i, w := range ws {
 				d := queues.Delivery{JobID: sub.Job.ID, Attempt: a, Slots: 2, Member: i, Members: 2}
-				if _, _, err := store.ClaimMember(ctx, d, 2, w, "", fmt.Sprintf("h:%d", i)); err != nil {
+				if _, _, err := gangs.New(store).ClaimMember(ctx, d, 2, w, "", fmt.Sprintf("h:%d", i)); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -11,7 +11,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/model/events"
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/orchestrator/model/pipeline"
-	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/flows"
 )
 
 // SpecSubmitter records and enqueues a resolved job spec; Submitter is the
@@ -22,7 +22,9 @@ type SpecSubmitter interface {
 
 // PipelinesOptions configures the pipeline runner.
 type PipelinesOptions struct {
-	Store     RunBook
+	// Runs keeps the runs; Jobs reaches their steps' jobs.
+	Runs      RunBook
+	Jobs      StepJobs
 	Submitter SpecSubmitter
 	Catalog   *jobs.Catalog
 	// Pipelines are the configured pipelines by name.
@@ -57,8 +59,8 @@ type Pipelines struct {
 // NewPipelines validates every pipeline against the catalog and parses its
 // schedule; a pipeline that would fail at 02:30 fails here instead.
 func NewPipelines(o PipelinesOptions) (*Pipelines, error) {
-	if o.Store == nil || o.Submitter == nil || o.Catalog == nil {
-		return nil, errors.New("controller.NewPipelines: Store, Submitter and Catalog are required")
+	if o.Runs == nil || o.Jobs == nil || o.Submitter == nil || o.Catalog == nil {
+		return nil, errors.New("controller.NewPipelines: Runs, Jobs, Submitter and Catalog are required")
 	}
 	if o.Grace <= 0 {
 		o.Grace = pipeline.FireGrace
@@ -124,11 +126,11 @@ func (p *Pipelines) Tick(ctx context.Context, now time.Time) error {
 	var errs []error
 	// Runs advance first: a run whose steps ended while no leader looked
 	// must end before the overlap policy judges the next scheduled time.
-	active, err := p.opts.Store.ActiveRuns(ctx)
+	active, err := p.opts.Runs.ActiveRuns(ctx)
 	if err != nil {
 		return err
 	}
-	byPipeline := map[string][]queues.Run{}
+	byPipeline := map[string][]flows.Run{}
 	for _, r := range active {
 		live, err := p.advance(ctx, r, now)
 		if err != nil {
@@ -149,9 +151,9 @@ func (p *Pipelines) Tick(ctx context.Context, now time.Time) error {
 
 // fire handles pipeline name's schedule at now; active are its runs still
 // going.
-func (p *Pipelines) fire(ctx context.Context, name string, now time.Time, active []queues.Run) error {
+func (p *Pipelines) fire(ctx context.Context, name string, now time.Time, active []flows.Run) error {
 	def := p.opts.Pipelines[name]
-	handled, err := p.opts.Store.HandledUntil(ctx, name)
+	handled, err := p.opts.Runs.HandledUntil(ctx, name)
 	if err != nil {
 		return err
 	}
@@ -160,7 +162,7 @@ func (p *Pipelines) fire(ctx context.Context, name string, now time.Time, active
 		return nil
 	}
 	if !f.Fire {
-		moved, err := p.opts.Store.MarkHandled(ctx, name, f.Time)
+		moved, err := p.opts.Runs.MarkHandled(ctx, name, f.Time)
 		if err == nil && moved {
 			p.log.Warn("pipeline time missed while no controller ran; catch_up is skip, so it will not run",
 				"pipeline", name, "scheduled", f.Time, "late", now.Sub(f.Time).Round(time.Second))
@@ -170,10 +172,10 @@ func (p *Pipelines) fire(ctx context.Context, name string, now time.Time, active
 		}
 		return err
 	}
-	nr := queues.NewRun{Pipeline: name, Definition: def, Scheduled: f.Time, Trigger: queues.TriggerSchedule,
+	nr := flows.NewRun{Pipeline: name, Definition: def, Scheduled: f.Time, Trigger: flows.TriggerSchedule,
 		State: pipeline.RunRunning, DedupeKey: pipeline.DedupeKey(name, f.Time), AdvanceCursor: true}
 	if f.Late {
-		nr.Trigger = queues.TriggerCatchUp
+		nr.Trigger = flows.TriggerCatchUp
 	}
 	switch pipeline.OnOverlap(def.Overlap, len(active) > 0) {
 	case pipeline.Skip:
@@ -196,28 +198,28 @@ func (p *Pipelines) fire(ctx context.Context, name string, now time.Time, active
 // Trigger starts a run of pipeline name now, outside its schedule. The
 // overlap policy applies as for a scheduled run, except that forbid refuses
 // with an error naming the active run instead of recording a skip.
-func (p *Pipelines) Trigger(ctx context.Context, name string, now time.Time) (queues.Run, error) {
+func (p *Pipelines) Trigger(ctx context.Context, name string, now time.Time) (flows.Run, error) {
 	def, ok := p.opts.Pipelines[name]
 	if !ok {
-		return queues.Run{}, &jobs.ValidationError{Problems: []*jobs.FieldError{{Field: "pipeline",
+		return flows.Run{}, &jobs.ValidationError{Problems: []*jobs.FieldError{{Field: "pipeline",
 			Message: fmt.Sprintf("unknown pipeline %q (configured: %v)", name, p.names), Err: jobs.ErrNotFound}}}
 	}
 	active, err := p.activeOf(ctx, name)
 	if err != nil {
-		return queues.Run{}, err
+		return flows.Run{}, err
 	}
 	switch pipeline.OnOverlap(def.Overlap, len(active) > 0) {
 	case pipeline.Skip:
-		return queues.Run{}, &jobs.ValidationError{Problems: []*jobs.FieldError{{Field: "pipeline",
+		return flows.Run{}, &jobs.ValidationError{Problems: []*jobs.FieldError{{Field: "pipeline",
 			Message: fmt.Sprintf("run %s of %s is still active and overlap is forbid: wait for it or cancel it (ballast pipelines cancel %s)", active[0].ID, name, active[0].ID)}}}
 	case pipeline.ReplacePrevious:
 		for _, r := range active {
 			if err := p.CancelRun(ctx, r.ID, "replaced by a manual trigger (overlap: replace)"); err != nil {
-				return queues.Run{}, err
+				return flows.Run{}, err
 			}
 		}
 	}
-	nr := queues.NewRun{Pipeline: name, Definition: def, Scheduled: now, Trigger: queues.TriggerManual, State: pipeline.RunRunning}
+	nr := flows.NewRun{Pipeline: name, Definition: def, Scheduled: now, Trigger: flows.TriggerManual, State: pipeline.RunRunning}
 	if dl, err := pipeline.DeadlineFor(def, now); err == nil {
 		nr.Deadline = dl
 	}
@@ -225,12 +227,12 @@ func (p *Pipelines) Trigger(ctx context.Context, name string, now time.Time) (qu
 	return run, err
 }
 
-func (p *Pipelines) activeOf(ctx context.Context, name string) ([]queues.Run, error) {
-	all, err := p.opts.Store.ActiveRuns(ctx)
+func (p *Pipelines) activeOf(ctx context.Context, name string) ([]flows.Run, error) {
+	all, err := p.opts.Runs.ActiveRuns(ctx)
 	if err != nil {
 		return nil, err
 	}
-	var out []queues.Run
+	var out []flows.Run
 	for _, r := range all {
 		if r.Pipeline == name {
 			out = append(out, r)
@@ -241,8 +243,8 @@ func (p *Pipelines) activeOf(ctx context.Context, name string) ([]queues.Run, er
 
 // start records a run and, if it runs, starts its first steps. A run that
 // another controller created first is left to it (created is false).
-func (p *Pipelines) start(ctx context.Context, nr queues.NewRun, now time.Time) (queues.Run, bool, error) {
-	run, created, err := p.opts.Store.CreateRun(ctx, nr)
+func (p *Pipelines) start(ctx context.Context, nr flows.NewRun, now time.Time) (flows.Run, bool, error) {
+	run, created, err := p.opts.Runs.CreateRun(ctx, nr)
 	if err != nil || !created {
 		return run, false, err
 	}
@@ -266,7 +268,7 @@ func (p *Pipelines) start(ctx context.Context, nr queues.NewRun, now time.Time) 
 // tick, cannot resurrect or double anything; steps are submitted with a
 // per-run, per-step idempotency key, so a step is one job however often
 // this runs.
-func (p *Pipelines) advance(ctx context.Context, run queues.Run, now time.Time) (live bool, err error) {
+func (p *Pipelines) advance(ctx context.Context, run flows.Run, now time.Time) (live bool, err error) {
 	states := run.StepStates()
 	changed := map[string]pipeline.StepState{}
 	var reasons []string
@@ -278,7 +280,7 @@ func (p *Pipelines) advance(ctx context.Context, run queues.Run, now time.Time) 
 			ids = append(ids, st.JobID)
 		}
 	}
-	briefs, err := p.opts.Store.JobBriefs(ctx, ids)
+	briefs, err := p.opts.Jobs.JobBriefs(ctx, ids)
 	if err != nil {
 		return true, err
 	}
@@ -316,7 +318,7 @@ func (p *Pipelines) advance(ctx context.Context, run queues.Run, now time.Time) 
 		if len(start) == 0 {
 			break
 		}
-		if ok, err := p.opts.Store.SetStepStates(ctx, run.ID, changed); err != nil || !ok {
+		if ok, err := p.opts.Runs.SetStepStates(ctx, run.ID, changed); err != nil || !ok {
 			return err != nil, err // !ok: the run ended under us; nothing to do
 		}
 		changed = map[string]pipeline.StepState{}
@@ -332,7 +334,7 @@ func (p *Pipelines) advance(ctx context.Context, run queues.Run, now time.Time) 
 			}
 		}
 	}
-	if ok, err := p.opts.Store.SetStepStates(ctx, run.ID, changed); err != nil || !ok {
+	if ok, err := p.opts.Runs.SetStepStates(ctx, run.ID, changed); err != nil || !ok {
 		return err != nil, err
 	}
 
@@ -347,7 +349,7 @@ func (p *Pipelines) advance(ctx context.Context, run queues.Run, now time.Time) 
 	if outcome == pipeline.RunFailed {
 		reason = failureReason(run, states, reasons)
 	}
-	ended, _, err := p.opts.Store.EndRun(ctx, run.ID, outcome, reason)
+	ended, _, err := p.opts.Runs.EndRun(ctx, run.ID, outcome, reason)
 	if err != nil || !ended {
 		return err != nil, err
 	}
@@ -368,7 +370,7 @@ func (p *Pipelines) advance(ctx context.Context, run queues.Run, now time.Time) 
 // catalog refuses (its template was removed or changed since the run was
 // defined) fails; Redis trouble is returned and the next tick tries again
 // with the same idempotency key.
-func (p *Pipelines) startStep(ctx context.Context, run queues.Run, name string) (pipeline.StepState, string, error) {
+func (p *Pipelines) startStep(ctx context.Context, run flows.Run, name string) (pipeline.StepState, string, error) {
 	spec, err := pipeline.StepSpec(p.opts.Catalog, run.Pipeline, run.ID, name, run.Definition.Steps[name])
 	if err != nil {
 		p.log.Error("pipeline step cannot be submitted", "pipeline", run.Pipeline, "run", run.ID, "step", name, "err", err)
@@ -378,7 +380,11 @@ func (p *Pipelines) startStep(ctx context.Context, run queues.Run, name string) 
 		// A core step of a run with a deadline may wait for fixed quota
 		// only until it must start to finish in time; past that, rule 7
 		// overflows it (when capacity.core_overflow is on).
-		hist, err := p.opts.Store.StepDurations(ctx, run.Pipeline, name, stepHistoryRuns)
+		past, err := p.opts.Runs.StepJobs(ctx, run.Pipeline, name, stepHistoryRuns)
+		if err != nil {
+			return "", "", err
+		}
+		hist, err := p.opts.Jobs.RunTimes(ctx, past)
 		if err != nil {
 			return "", "", err
 		}
@@ -392,7 +398,7 @@ func (p *Pipelines) startStep(ctx context.Context, run queues.Run, name string) 
 	case err != nil:
 		return "", "", err
 	}
-	if _, err := p.opts.Store.StartStep(ctx, run.ID, name, j.ID); err != nil {
+	if _, err := p.opts.Runs.StartStep(ctx, run.ID, name, j.ID); err != nil {
 		return "", "", err
 	}
 	return pipeline.StepRunning, "", nil
@@ -405,7 +411,7 @@ const stepHistoryRuns = 20
 
 // failureReason names the first step, in DAG order, that failed: the run's
 // reason to fail. Submission refusals found at this tick carry more detail.
-func failureReason(run queues.Run, states map[string]pipeline.StepState, found []string) string {
+func failureReason(run flows.Run, states map[string]pipeline.StepState, found []string) string {
 	if len(found) > 0 {
 		return found[0]
 	}
@@ -421,8 +427,8 @@ func failureReason(run queues.Run, states map[string]pipeline.StepState, found [
 	return "a step failed"
 }
 
-func (p *Pipelines) deadlineMissed(ctx context.Context, run queues.Run, now time.Time, how string) {
-	first, err := p.opts.Store.MarkDeadlineMissed(ctx, run.ID)
+func (p *Pipelines) deadlineMissed(ctx context.Context, run flows.Run, now time.Time, how string) {
+	first, err := p.opts.Runs.MarkDeadlineMissed(ctx, run.ID)
 	if err != nil || !first {
 		return
 	}
@@ -436,17 +442,17 @@ func (p *Pipelines) deadlineMissed(ctx context.Context, run queues.Run, now time
 // running steps; pending steps are skipped. Cancelling an ended run changes
 // nothing.
 func (p *Pipelines) CancelRun(ctx context.Context, runID, reason string) error {
-	return CancelRun(ctx, p.opts.Store, p.opts.Events, runID, reason)
+	return CancelRun(ctx, p.opts.Runs, p.opts.Jobs, p.opts.Events, runID, reason)
 }
 
 // CancelRun is Pipelines.CancelRun for callers without a runner (the CLI):
-// it needs only the store.
-func CancelRun(ctx context.Context, store RunCanceller, pub events.Publisher, runID, reason string) error {
-	run, err := store.GetRun(ctx, runID)
+// it needs only the stores.
+func CancelRun(ctx context.Context, runs RunCanceller, store FlowJobs, pub events.Publisher, runID, reason string) error {
+	run, err := runs.GetRun(ctx, runID)
 	if err != nil {
 		return err
 	}
-	ended, orphans, err := store.EndRun(ctx, runID, pipeline.RunCancelled, reason)
+	ended, orphans, err := runs.EndRun(ctx, runID, pipeline.RunCancelled, reason)
 	if err != nil || !ended {
 		return err
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/orchestrator/model/pipeline"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/flows"
 )
 
 // flowRig is a pipeline runner on a real Redis namespace with a catalog of
@@ -24,6 +25,7 @@ type flowRig struct {
 	t     testing.TB
 	ctx   context.Context
 	store *queues.Store
+	flows *flows.Store
 	cat   *jobs.Catalog
 	sub   *controller.Submitter
 }
@@ -48,12 +50,12 @@ func newFlowRigTB(t testing.TB) *flowRig {
 		t.Fatal(err)
 	}
 	sub := &controller.Submitter{Catalog: cat, Store: store, Router: controller.Router{ElasticManaged: true}}
-	return &flowRig{t: t, ctx: context.Background(), store: store, cat: cat, sub: sub}
+	return &flowRig{t: t, ctx: context.Background(), store: store, flows: flows.New(store), cat: cat, sub: sub}
 }
 
 func (r *flowRig) runner(defs map[string]pipeline.Pipeline) *controller.Pipelines {
 	r.t.Helper()
-	p, err := controller.NewPipelines(controller.PipelinesOptions{Store: r.store, Submitter: r.sub, Catalog: r.cat,
+	p, err := controller.NewPipelines(controller.PipelinesOptions{Runs: r.flows, Jobs: r.store, Submitter: r.sub, Catalog: r.cat,
 		Pipelines: defs, Grace: 30 * time.Second, Logger: quiet})
 	if err != nil {
 		r.t.Fatal(err)
@@ -88,18 +90,18 @@ func (r *flowRig) finish(id string, state jobs.State) {
 	}
 }
 
-func (r *flowRig) runs(name string) []queues.Run {
+func (r *flowRig) runs(name string) []flows.Run {
 	r.t.Helper()
-	runs, err := r.store.ListRuns(r.ctx, name, 100)
+	runs, err := r.flows.ListRuns(r.ctx, name, 100)
 	if err != nil {
 		r.t.Fatal(err)
 	}
 	return runs
 }
 
-func (r *flowRig) run(id string) queues.Run {
+func (r *flowRig) run(id string) flows.Run {
 	r.t.Helper()
-	run, err := r.store.GetRun(r.ctx, id)
+	run, err := r.flows.GetRun(r.ctx, id)
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -108,7 +110,7 @@ func (r *flowRig) run(id string) queues.Run {
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
-func stepStates(run queues.Run) map[string]pipeline.StepState { return run.StepStates() }
+func stepStates(run flows.Run) map[string]pipeline.StepState { return run.StepStates() }
 
 func at(s string) time.Time {
 	t, err := time.Parse(time.RFC3339Nano, s)
@@ -145,7 +147,7 @@ func TestPipelineFiresOnTimeAndRunsItsDAGInOrder(t *testing.T) {
 		t.Fatalf("want 1 run, got %d", len(runs))
 	}
 	run := runs[0]
-	if !run.Scheduled.Equal(at("2026-03-10T02:00:00Z")) || run.Trigger != queues.TriggerSchedule || run.State != pipeline.RunRunning {
+	if !run.Scheduled.Equal(at("2026-03-10T02:00:00Z")) || run.Trigger != flows.TriggerSchedule || run.State != pipeline.RunRunning {
 		t.Fatalf("run: %+v", run)
 	}
 	if !run.Deadline.Equal(at("2026-03-10T03:00:00Z")) {
@@ -192,13 +194,13 @@ func TestPipelineFiresOnTimeAndRunsItsDAGInOrder(t *testing.T) {
 	if run.State != pipeline.RunSucceeded || run.FinishedAt.IsZero() || !run.DeadlineMissedAt.IsZero() {
 		t.Fatalf("run after all steps succeeded: %+v", run)
 	}
-	active, _ := r.store.ActiveRuns(r.ctx)
+	active, _ := r.flows.ActiveRuns(r.ctx)
 	if len(active) != 0 {
 		t.Fatalf("%d runs still active", len(active))
 	}
 }
 
-func assertSteps(t *testing.T, run queues.Run, want map[string]pipeline.StepState) {
+func assertSteps(t *testing.T, run flows.Run, want map[string]pipeline.StepState) {
 	t.Helper()
 	got := stepStates(run)
 	for n, w := range want {
@@ -291,7 +293,7 @@ func TestCatchUpPolicies(t *testing.T) {
 			first := r.runs("nightly")[0]
 			// The first run is cancelled so that forbid does not skip the
 			// catch-up run: this test is about catch-up alone.
-			if err := controller.CancelRun(r.ctx, r.store, nil, first.ID, "test: make room"); err != nil {
+			if err := controller.CancelRun(r.ctx, r.flows, r.store, nil, first.ID, "test: make room"); err != nil {
 				t.Fatal(err)
 			}
 			// The controller is down over two scheduled times and comes back at 05:00 two days later.
@@ -302,13 +304,13 @@ func TestCatchUpPolicies(t *testing.T) {
 			if len(runs) != tc.wantRuns {
 				t.Fatalf("%d runs, want %d", len(runs), tc.wantRuns)
 			}
-			handled, _ := r.store.HandledUntil(r.ctx, "nightly")
+			handled, _ := r.flows.HandledUntil(r.ctx, "nightly")
 			if !handled.Equal(at("2026-03-12T02:00:00Z")) {
 				t.Fatalf("handled until %s, want the latest missed time", handled)
 			}
 			if tc.policy == pipeline.CatchUpLatest {
 				late := runs[0]
-				if !late.Scheduled.Equal(at("2026-03-12T02:00:00Z")) || late.Trigger != queues.TriggerCatchUp {
+				if !late.Scheduled.Equal(at("2026-03-12T02:00:00Z")) || late.Trigger != flows.TriggerCatchUp {
 					t.Fatalf("catch-up run: scheduled %s trigger %s", late.Scheduled, late.Trigger)
 				}
 				// Started at 05:00, its 1h deadline (03:00) is already past.
@@ -385,7 +387,7 @@ func TestManualTriggerAndDeadlineMiss(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if run.Trigger != queues.TriggerManual || !run.Deadline.Equal(now.Add(30*time.Minute)) {
+	if run.Trigger != flows.TriggerManual || !run.Deadline.Equal(now.Add(30*time.Minute)) {
 		t.Fatalf("manual run: %+v", run)
 	}
 	if _, err := p.Trigger(r.ctx, "nope", now); !errors.Is(err, jobs.ErrNotFound) {
@@ -400,7 +402,7 @@ func TestManualTriggerAndDeadlineMiss(t *testing.T) {
 	if missed.IsZero() {
 		t.Fatal("a run past its deadline is not marked")
 	}
-	first, err := r.store.MarkDeadlineMissed(r.ctx, run.ID)
+	first, err := r.flows.MarkDeadlineMissed(r.ctx, run.ID)
 	if err != nil || first {
 		t.Fatalf("the miss was recorded twice (first=%v, err=%v)", first, err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/orchestrator/model/policy"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/usage"
 )
 
 // signalRig is a hybrid controller over a spot and an on-demand pool with
@@ -32,7 +33,7 @@ func signalRig(t *testing.T, t0 time.Time) (*controller.Hybrid, *scriptedProvide
 	cfg := policy.DefaultConfig()
 	cfg.SpotFallbackAfter = time.Minute
 	prov := &scriptedProvider{at: t0, insts: map[string]provider.Instance{}, hidden: map[string]bool{}}
-	h := &controller.Hybrid{Store: store, Provider: prov, Config: cfg, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	h := &controller.Hybrid{Store: store, Launches: usage.New(store), Provider: prov, Config: cfg, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Pools: []policy.Pool{
 			{Name: "spot", Kind: policy.PoolSpot, Region: "eu", PricePerSlotHour: 1, SlotsPerWorker: 1, MaxWorkers: 4, Billing: policy.BillingPerSecond},
 			{Name: "od", Kind: policy.PoolOnDemand, Region: "eu", PricePerSlotHour: 3, SlotsPerWorker: 1, MaxWorkers: 4, Billing: policy.BillingPerSecond},

@@ -16,7 +16,7 @@ import (
 // RecoverOptions configures Recover.
 type RecoverOptions struct {
 	Store DataLossRecoverer
-	// Replay reads every job event of the stream (events.Replay bound to
+	// Replay reads every job event of the stream (eventbus.Replay bound to
 	// the installation's stream).
 	Replay func(ctx context.Context, fn func(events.Event)) (int, error)
 	// Router places a rebuilt job whose events name no queue.

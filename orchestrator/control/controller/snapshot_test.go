@@ -18,6 +18,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/orchestrator/model/policy"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/usage"
 )
 
 // keyContent is what key holds, and whether it expires. Content, not
@@ -90,7 +91,7 @@ func TestSnapshotOnlyReads(t *testing.T) {
 	prov := &scriptedProvider{at: t0, insts: map[string]provider.Instance{}, hidden: map[string]bool{}}
 	cfg := policy.DefaultConfig()
 	cfg.MaxSpotPreemptions = 0 // no spot budget: every burst job is on-demand only
-	h := &controller.Hybrid{Store: store, Provider: prov, Config: cfg, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	h := &controller.Hybrid{Store: store, Launches: usage.New(store), Provider: prov, Config: cfg, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Pools: []policy.Pool{{Name: "spot", Kind: policy.PoolSpot, SlotsPerWorker: 1, MaxWorkers: 1, Billing: policy.BillingPerSecond}}}
 	if err := h.Apply(ctx, policy.Plan{Actions: []policy.Action{{Kind: policy.ScaleUp, Pool: "spot", Count: 1}}}, t0); err != nil {
 		t.Fatal(err)
@@ -137,7 +138,7 @@ func TestSnapshotOnlyReads(t *testing.T) {
 			t.Errorf("%s: queue %s attempt %d state %s, want %s, attempt 2, queued", id, j.Queue, j.Attempt, j.State, want)
 		}
 	}
-	if p, err := store.PendingLaunches(ctx); err != nil || len(p) != 0 {
+	if p, err := usage.New(store).PendingLaunches(ctx); err != nil || len(p) != 0 {
 		t.Fatalf("the tick left launches open: %+v %v", p, err)
 	}
 	// Home now: the next tick moves nothing.

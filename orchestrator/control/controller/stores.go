@@ -7,13 +7,17 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/orchestrator/model/pipeline"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/flows"
+	"github.com/ballastdev/ballast/queues/usage"
 )
 
 // The controller's view of the job store, one interface per concern.
 // Each lists only the calls its users make, so a reader sees what a
 // piece of the controller can touch, and a test can hand it a fake of a
 // few methods instead of a whole Redis store. queues.Store implements
-// them all (stores_test.go checks it).
+// them all but those of runs and sweeps, which flows.Store implements,
+// and LaunchBook, which the accounting store (queues/usage) keeps
+// (stores_test.go checks each).
 
 // LeaderLease takes and gives up the controller's leadership: only the
 // tick loop calls it, and only for the lease.
@@ -79,10 +83,11 @@ type ActiveReader interface {
 }
 
 // LaunchBook records elastic launches until their workers register or
-// the launch ends: the provider side of the hybrid loop.
+// the launch ends: the provider side of the hybrid loop, kept with the
+// cost records (usage.Store), which bill each worker from its launch.
 type LaunchBook interface {
-	PendingLaunches(ctx context.Context) ([]queues.Launch, error)
-	RecordLaunches(ctx context.Context, ls []queues.Launch) error
+	PendingLaunches(ctx context.Context) ([]usage.Launch, error)
+	RecordLaunches(ctx context.Context, ls []usage.Launch) error
 	EndLaunch(ctx context.Context, id string, end time.Time) (bool, error)
 }
 
@@ -118,57 +123,73 @@ type JobSubmitter interface {
 	SubmitBatchEach(ctx context.Context, items []queues.BatchItem, each func(lo int, res []queues.BatchResult)) error
 }
 
-// RunBook keeps pipeline runs and their steps: the pipelines loop reads
-// and writes runs, reads job briefs and cancels a late run's jobs, never
-// reads a job itself. It embeds RunCanceller for the late run.
+// RunBook keeps pipeline runs and their steps (flows.Store): what the
+// pipelines loop reads and writes of runs. It embeds RunCanceller for
+// the late run; the steps' jobs are reached through StepJobs.
 type RunBook interface {
 	RunCanceller
-	ActiveRuns(ctx context.Context) ([]queues.Run, error)
-	CreateRun(ctx context.Context, nr queues.NewRun) (run queues.Run, created bool, err error)
+	ActiveRuns(ctx context.Context) ([]flows.Run, error)
+	CreateRun(ctx context.Context, nr flows.NewRun) (run flows.Run, created bool, err error)
 	HandledUntil(ctx context.Context, pipelineName string) (time.Time, error)
-	JobBriefs(ctx context.Context, ids []string) (map[string]queues.JobBrief, error)
 	MarkDeadlineMissed(ctx context.Context, runID string) (bool, error)
 	MarkHandled(ctx context.Context, pipelineName string, scheduled time.Time) (bool, error)
 	SetStepStates(ctx context.Context, runID string, states map[string]pipeline.StepState) (bool, error)
 	StartStep(ctx context.Context, runID string, step string, jobID string) (bool, error)
-	StepDurations(ctx context.Context, pipelineName string, step string, runs int) ([]time.Duration, error)
+	StepJobs(ctx context.Context, pipelineName string, step string, runs int) ([]string, error)
 }
 
-// RunCanceller ends one run and cancels its jobs, for CancelRun.
+// RunCanceller ends one run, for CancelRun; the jobs of its steps are
+// cancelled through a FlowJobs.
 type RunCanceller interface {
-	Cancel(ctx context.Context, id string) (queues.CancelResult, error)
 	EndRun(ctx context.Context, runID string, state pipeline.RunOutcome, reason string) (ended bool, orphans []string, err error)
-	GetRun(ctx context.Context, id string) (queues.Run, error)
+	GetRun(ctx context.Context, id string) (flows.Run, error)
 }
 
-// SweepBook keeps sweeps and their trials: what the sweeps loop reads and
-// writes, including the trials' metrics it decides on.
+// FlowJobs is what runs and sweeps do to the jobs of their steps and
+// trials, which the job store keeps: read where they are, cancel them.
+type FlowJobs interface {
+	Cancel(ctx context.Context, id string) (queues.CancelResult, error)
+	JobBriefs(ctx context.Context, ids []string) (map[string]queues.JobBrief, error)
+}
+
+// StepJobs is the pipelines loop's view of its steps' jobs: FlowJobs and
+// how long a step's past jobs ran, for a deadline's latest start.
+type StepJobs interface {
+	FlowJobs
+	RunTimes(ctx context.Context, ids []string) ([]time.Duration, error)
+}
+
+// TrialJobs is the sweeps loop's view of its trials' jobs: FlowJobs, the
+// metrics the median rule decides on, and the jobs that trials'
+// idempotency keys name (a fan-out that died before recording them).
+type TrialJobs interface {
+	FlowJobs
+	JobsByKey(ctx context.Context, keys []string) (map[string]string, error)
+	Metrics(ctx context.Context, jobIDs []string) (map[string][]float64, error)
+}
+
+// SweepBook keeps sweeps and their trials (flows.Store): what the sweeps
+// loop reads and writes of them.
 type SweepBook interface {
 	ActiveSweeps(ctx context.Context) ([]string, error)
-	Cancel(ctx context.Context, id string) (queues.CancelResult, error)
-	CreateSweep(ctx context.Context, ns queues.NewSweep) (rec queues.SweepRecord, duplicate bool, err error)
-	FinishSweep(ctx context.Context, sweepID string, state queues.SweepState) (bool, error)
-	GetSweep(ctx context.Context, id string) (queues.SweepRecord, error)
-	JobBriefs(ctx context.Context, ids []string) (map[string]queues.JobBrief, error)
-	Metrics(ctx context.Context, jobIDs []string) (map[string][]float64, error)
-	RecordTrials(ctx context.Context, sweepID string, jobsByIndex map[int]string, cursor int) (queues.SweepState, error)
+	CreateSweep(ctx context.Context, ns flows.NewSweep) (rec flows.SweepRecord, duplicate bool, err error)
+	FinishSweep(ctx context.Context, sweepID string, state flows.SweepState) (bool, error)
+	GetSweep(ctx context.Context, id string) (flows.SweepRecord, error)
+	RecordTrials(ctx context.Context, sweepID string, jobsByIndex map[int]string, cursor int) (flows.SweepState, error)
 	StopTrial(ctx context.Context, sweepID string, i int) error
-	TrialJobByKey(ctx context.Context, sweepID string, indexes []int) (map[int]string, error)
 	TrialSpecs(ctx context.Context, sweepID string, from int, to int) ([]jobs.Spec, error)
 }
 
-// SweepCanceller cancels one sweep and its trials' jobs, for CancelSweep.
+// SweepCanceller cancels one sweep, for CancelSweep; its trials' jobs are
+// cancelled through a FlowJobs.
 type SweepCanceller interface {
-	Cancel(ctx context.Context, id string) (queues.CancelResult, error)
 	CancelSweep(ctx context.Context, sweepID string) (bool, error)
-	GetSweep(ctx context.Context, id string) (queues.SweepRecord, error)
-	JobBriefs(ctx context.Context, ids []string) (map[string]queues.JobBrief, error)
+	GetSweep(ctx context.Context, id string) (flows.SweepRecord, error)
 }
 
-// SweepReader reads one sweep with its trials, for LoadSweepView.
+// SweepReader reads one sweep with its trials' specs, for LoadSweepView.
 type SweepReader interface {
-	GetSweep(ctx context.Context, id string) (queues.SweepRecord, error)
-	JobBriefs(ctx context.Context, ids []string) (map[string]queues.JobBrief, error)
+	GetSweep(ctx context.Context, id string) (flows.SweepRecord, error)
 	TrialSpecs(ctx context.Context, sweepID string, from int, to int) ([]jobs.Spec, error)
 }
 

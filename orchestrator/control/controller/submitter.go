@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/ballastdev/ballast/internal/spread"
+	"github.com/ballastdev/ballast/orchestrator/control/eventbus"
 	"github.com/ballastdev/ballast/orchestrator/control/intake"
 	"github.com/ballastdev/ballast/orchestrator/model/events"
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
@@ -112,7 +113,7 @@ func (s *Submitter) announce(j jobs.Job, spec jobs.Spec, dup bool) {
 // announceIn is announce with the publish bounded by ctx. It takes the job
 // and spec by reference: a batch announces thousands, and each is large.
 func (s *Submitter) announceIn(ctx context.Context, j *jobs.Job, spec *jobs.Spec, dup bool) {
-	if !dup || time.Since(j.CreatedAt) < events.DuplicateWindow {
+	if !dup || time.Since(j.CreatedAt) < eventbus.DuplicateWindow {
 		publishIn(ctx, s.Events, s.Logger, events.Event{ID: events.JobEventID(j.ID, 1, events.TypeJobQueued), Type: events.TypeJobQueued, JobID: j.ID, Attempt: 1,
 			State: jobs.StateQueued, Queue: j.Queue, Time: j.CreatedAt,
 			Data: queuedData(spec)})

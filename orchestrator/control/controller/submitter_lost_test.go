@@ -10,6 +10,7 @@ import (
 
 	"github.com/ballastdev/ballast/internal/testenv"
 	"github.com/ballastdev/ballast/orchestrator/control/controller"
+	"github.com/ballastdev/ballast/orchestrator/control/eventbus"
 	"github.com/ballastdev/ballast/orchestrator/model/events"
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/queues"
@@ -33,12 +34,12 @@ func TestSubmitWhoseReplyWasLostIsAnnounced(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	if err := events.EnsureStream(ctx, js, "EV_"+ns, subj, time.Hour); err != nil {
+	if err := eventbus.EnsureStream(ctx, js, "EV_"+ns, subj, time.Hour); err != nil {
 		t.Fatal(err)
 	}
 	live := testenv.CollectEvents(t, nc, subj.All())
 	sub := &controller.Submitter{Store: queues.NewStore(rdb, queues.StoreOptions{Namespace: ns}),
-		Events: events.NewNATSPublisher(nc, subj)}
+		Events: eventbus.NewNATSPublisher(nc, subj)}
 	spec := func(key string) jobs.Spec {
 		return jobs.Spec{Template: "t", Command: []string{"true"}, Class: jobs.ClassBurst,
 			Timeout: jobs.Duration(time.Minute), IdempotencyKey: key}
@@ -73,11 +74,11 @@ func TestSubmitWhoseReplyWasLostIsAnnounced(t *testing.T) {
 	}
 	var hist []events.Event
 	testenv.Eventually(t, 5*time.Second, "the job's history", func() bool {
-		hist, err = events.History(ctx, js, "EV_"+ns, subj, j.ID)
+		hist, err = eventbus.History(ctx, js, "EV_"+ns, subj, j.ID)
 		return err == nil && len(hist) > 0
 	})
 	time.Sleep(100 * time.Millisecond) // a second copy, if stored, lands by now
-	if hist, err = events.History(ctx, js, "EV_"+ns, subj, j.ID); err != nil || len(hist) != 1 || !queued(hist[0]) {
+	if hist, err = eventbus.History(ctx, js, "EV_"+ns, subj, j.ID); err != nil || len(hist) != 1 || !queued(hist[0]) {
 		t.Fatalf("stored history %+v (%v), want one job.queued", hist, err)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/orchestrator/model/sweep"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/flows"
 )
 
 // Labels set on the jobs of sweep trials.
@@ -31,7 +32,9 @@ const fanOutChunk = 500
 
 // SweepsOptions configures the sweep runner.
 type SweepsOptions struct {
-	Store     SweepBook
+	// Sweeps keeps the sweeps; Jobs reaches their trials' jobs.
+	Sweeps    SweepBook
+	Jobs      TrialJobs
 	Submitter SpecSubmitter
 	Catalog   *jobs.Catalog
 	Events    events.Publisher
@@ -58,8 +61,8 @@ type Sweeps struct {
 
 // NewSweeps returns a sweep runner.
 func NewSweeps(o SweepsOptions) (*Sweeps, error) {
-	if o.Store == nil || o.Submitter == nil || o.Catalog == nil {
-		return nil, errors.New("controller.NewSweeps: Store, Submitter and Catalog are required")
+	if o.Sweeps == nil || o.Jobs == nil || o.Submitter == nil || o.Catalog == nil {
+		return nil, errors.New("controller.NewSweeps: Sweeps, Jobs, Submitter and Catalog are required")
 	}
 	if o.FanOut <= 0 {
 		o.FanOut = 16
@@ -90,7 +93,7 @@ func (s *Sweeps) SubmitSweep(ctx context.Context, spec sweep.Spec) (intake.Sweep
 	}
 	body, _ := json.Marshal(spec) // re-encoded so key order and spacing do not matter
 	sum := sha256.Sum256(body)
-	rec, dup, err := s.opts.Store.CreateSweep(ctx, queues.NewSweep{Spec: spec, Trials: specs, Fingerprint: hex.EncodeToString(sum[:16])})
+	rec, dup, err := s.opts.Sweeps.CreateSweep(ctx, flows.NewSweep{Spec: spec, Trials: specs, Fingerprint: hex.EncodeToString(sum[:16])})
 	if err != nil {
 		return intake.SweepReceipt{}, err
 	}
@@ -108,8 +111,8 @@ func (s *Sweeps) SubmitSweep(ctx context.Context, spec sweep.Spec) (intake.Sweep
 
 // inflight counts rec's trials whose job has not ended; on a read error it
 // assumes all recorded trials are in flight, which only delays enqueueing.
-func (s *Sweeps) inflight(ctx context.Context, rec queues.SweepRecord) int {
-	briefs, err := s.opts.Store.JobBriefs(ctx, trialJobs(rec))
+func (s *Sweeps) inflight(ctx context.Context, rec flows.SweepRecord) int {
+	briefs, err := s.opts.Jobs.JobBriefs(ctx, trialJobs(rec))
 	if err != nil {
 		return len(rec.Trials)
 	}
@@ -118,14 +121,14 @@ func (s *Sweeps) inflight(ctx context.Context, rec queues.SweepRecord) int {
 
 // fill enqueues rec's next trials as the max-parallel limit allows, given
 // inflight live trials, and returns how many trials are enqueued in all.
-func (s *Sweeps) fill(ctx context.Context, rec queues.SweepRecord, inflight int) (int, error) {
+func (s *Sweeps) fill(ctx context.Context, rec flows.SweepRecord, inflight int) (int, error) {
 	n := sweep.Room(rec.Spec.MaxParallel, inflight, rec.Total-rec.Cursor)
-	if rec.State != queues.SweepRunning || n == 0 {
+	if rec.State != flows.SweepRunning || n == 0 {
 		return rec.Cursor, nil
 	}
 	for from := rec.Cursor; from < rec.Cursor+n; from += fanOutChunk {
 		to := min(from+fanOutChunk, rec.Cursor+n)
-		specs, err := s.opts.Store.TrialSpecs(ctx, rec.ID, from, to)
+		specs, err := s.opts.Sweeps.TrialSpecs(ctx, rec.ID, from, to)
 		if err != nil {
 			return from, err
 		}
@@ -133,14 +136,14 @@ func (s *Sweeps) fill(ctx context.Context, rec queues.SweepRecord, inflight int)
 			return from, fmt.Errorf("sweep %s: %d trial specs stored for trials %d..%d", rec.ID, len(specs), from, to-1)
 		}
 		got, done, subErr := s.submitTrials(ctx, rec.ID, from, specs)
-		state, err := s.opts.Store.RecordTrials(ctx, rec.ID, got, from+done)
+		state, err := s.opts.Sweeps.RecordTrials(ctx, rec.ID, got, from+done)
 		if err != nil {
 			return from, err
 		}
-		if state == queues.SweepCancelled {
+		if state == flows.SweepCancelled {
 			// Cancelled while these were being enqueued: take them back.
 			for _, job := range got {
-				_, _ = s.opts.Store.Cancel(ctx, job)
+				_, _ = s.opts.Jobs.Cancel(ctx, job)
 			}
 			return from + done, nil
 		}
@@ -168,7 +171,7 @@ func (s *Sweeps) submitTrials(ctx context.Context, sweepID string, from int, spe
 		}
 		labels[LabelSweep], labels[LabelTrial] = sweepID, strconv.Itoa(i)
 		spec.Labels = labels
-		spec.IdempotencyKey = queues.TrialIdempotencyKey(sweepID, i)
+		spec.IdempotencyKey = flows.TrialIdempotencyKey(sweepID, i)
 		sem <- struct{}{}
 		wg.Add(1)
 		go func() {
@@ -196,7 +199,7 @@ func (s *Sweeps) submitTrials(ctx context.Context, sweepID string, from int, spe
 
 // Tick advances every active sweep at now.
 func (s *Sweeps) Tick(ctx context.Context, now time.Time) error {
-	ids, err := s.opts.Store.ActiveSweeps(ctx)
+	ids, err := s.opts.Sweeps.ActiveSweeps(ctx)
 	if err != nil {
 		return err
 	}
@@ -211,7 +214,7 @@ func (s *Sweeps) Tick(ctx context.Context, now time.Time) error {
 }
 
 func (s *Sweeps) advance(ctx context.Context, id string, now time.Time) error {
-	rec, err := s.opts.Store.GetSweep(ctx, id)
+	rec, err := s.opts.Sweeps.GetSweep(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -219,7 +222,7 @@ func (s *Sweeps) advance(ctx context.Context, id string, now time.Time) error {
 	if err != nil {
 		return err
 	}
-	if rec.State == queues.SweepCancelled {
+	if rec.State == flows.SweepCancelled {
 		return s.finishCancel(ctx, rec, briefs, now)
 	}
 	if rec.Spec.EarlyStop != nil {
@@ -235,7 +238,7 @@ func (s *Sweeps) advance(ctx context.Context, id string, now time.Time) error {
 	if live > 0 {
 		return nil
 	}
-	ended, err := s.opts.Store.FinishSweep(ctx, rec.ID, queues.SweepCompleted)
+	ended, err := s.opts.Sweeps.FinishSweep(ctx, rec.ID, flows.SweepCompleted)
 	if err != nil || !ended {
 		return err
 	}
@@ -255,7 +258,7 @@ func (s *Sweeps) advance(ctx context.Context, id string, now time.Time) error {
 
 // briefs returns the briefs of rec's trial jobs, reading from Redis only
 // those not known to have ended.
-func (s *Sweeps) briefs(ctx context.Context, rec queues.SweepRecord) (map[string]queues.JobBrief, error) {
+func (s *Sweeps) briefs(ctx context.Context, rec flows.SweepRecord) (map[string]queues.JobBrief, error) {
 	s.mu.Lock()
 	known := s.ended[rec.ID]
 	if known == nil {
@@ -269,7 +272,7 @@ func (s *Sweeps) briefs(ctx context.Context, rec queues.SweepRecord) (map[string
 		}
 	}
 	s.mu.Unlock()
-	fresh, err := s.opts.Store.JobBriefs(ctx, ids)
+	fresh, err := s.opts.Jobs.JobBriefs(ctx, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -312,8 +315,8 @@ func (s *Sweeps) forget(id string) {
 }
 
 // earlyStop applies the median rule to the running trials.
-func (s *Sweeps) earlyStop(ctx context.Context, rec queues.SweepRecord, briefs map[string]queues.JobBrief, now time.Time) error {
-	metrics, err := s.opts.Store.Metrics(ctx, trialJobs(rec))
+func (s *Sweeps) earlyStop(ctx context.Context, rec flows.SweepRecord, briefs map[string]queues.JobBrief, now time.Time) error {
+	metrics, err := s.opts.Jobs.Metrics(ctx, trialJobs(rec))
 	if err != nil {
 		return err
 	}
@@ -331,10 +334,10 @@ func (s *Sweeps) earlyStop(ctx context.Context, rec queues.SweepRecord, briefs m
 		if !sweep.ShouldStop(*rec.Spec.EarlyStop, byTrial, i, step, rec.Spec.Goal) {
 			continue
 		}
-		if err := s.opts.Store.StopTrial(ctx, rec.ID, i); err != nil {
+		if err := s.opts.Sweeps.StopTrial(ctx, rec.ID, i); err != nil {
 			return err
 		}
-		if _, err := s.opts.Store.Cancel(ctx, job); err != nil && !errors.Is(err, jobs.ErrNotFound) {
+		if _, err := s.opts.Jobs.Cancel(ctx, job); err != nil && !errors.Is(err, jobs.ErrNotFound) {
 			return err
 		}
 		s.log.Info("sweep trial stopped by the median rule", "sweep", rec.ID, "trial", i, "job", job, "step", step)
@@ -348,22 +351,22 @@ func (s *Sweeps) earlyStop(ctx context.Context, rec queues.SweepRecord, briefs m
 // finishCancel makes sure no trial of a cancelled sweep stays queued or
 // running, including one a fan-out enqueued and died before recording,
 // then ends the sweep.
-func (s *Sweeps) finishCancel(ctx context.Context, rec queues.SweepRecord, briefs map[string]queues.JobBrief, now time.Time) error {
+func (s *Sweeps) finishCancel(ctx context.Context, rec flows.SweepRecord, briefs map[string]queues.JobBrief, now time.Time) error {
 	var unrecorded []int
 	for i := rec.Cursor; i < min(rec.Total, rec.Cursor+fanOutChunk); i++ {
 		if _, ok := rec.Trials[i]; !ok {
 			unrecorded = append(unrecorded, i)
 		}
 	}
-	orphans, err := s.opts.Store.TrialJobByKey(ctx, rec.ID, unrecorded)
+	orphans, err := s.unrecordedJobs(ctx, rec.ID, unrecorded)
 	if err != nil {
 		return err
 	}
 	if len(orphans) > 0 {
-		if _, err := s.opts.Store.RecordTrials(ctx, rec.ID, orphans, 0); err != nil {
+		if _, err := s.opts.Sweeps.RecordTrials(ctx, rec.ID, orphans, 0); err != nil {
 			return err
 		}
-		ob, err := s.opts.Store.JobBriefs(ctx, mapValues(orphans))
+		ob, err := s.opts.Jobs.JobBriefs(ctx, mapValues(orphans))
 		if err != nil {
 			return err
 		}
@@ -377,14 +380,14 @@ func (s *Sweeps) finishCancel(ctx context.Context, rec queues.SweepRecord, brief
 			continue
 		}
 		live++
-		if _, err := s.opts.Store.Cancel(ctx, job); err != nil && !errors.Is(err, jobs.ErrNotFound) {
+		if _, err := s.opts.Jobs.Cancel(ctx, job); err != nil && !errors.Is(err, jobs.ErrNotFound) {
 			return err
 		}
 	}
 	if live > 0 {
 		return nil // running trials stop within a heartbeat; look again next tick
 	}
-	ended, err := s.opts.Store.FinishSweep(ctx, rec.ID, queues.SweepCancelled)
+	ended, err := s.opts.Sweeps.FinishSweep(ctx, rec.ID, flows.SweepCancelled)
 	if ended {
 		s.forget(rec.ID)
 	}
@@ -399,12 +402,12 @@ func (s *Sweeps) finishCancel(ctx context.Context, rec queues.SweepRecord, brief
 // cancelled now and running ones are told to stop. The leader keeps
 // cancelling until none is left, then ends the sweep. It reports whether
 // this call cancelled it (false: it had already ended or been cancelled).
-func CancelSweep(ctx context.Context, store SweepCanceller, id string) (bool, error) {
-	cancelled, err := store.CancelSweep(ctx, id)
+func CancelSweep(ctx context.Context, sweeps SweepCanceller, store FlowJobs, id string) (bool, error) {
+	cancelled, err := sweeps.CancelSweep(ctx, id)
 	if err != nil {
 		return false, err
 	}
-	rec, err := store.GetSweep(ctx, id)
+	rec, err := sweeps.GetSweep(ctx, id)
 	if err != nil {
 		return cancelled, err
 	}
@@ -423,9 +426,30 @@ func CancelSweep(ctx context.Context, store SweepCanceller, id string) (bool, er
 	return cancelled, errors.Join(errs...)
 }
 
+// unrecordedJobs returns the jobs of the trials indexes of sweepID that a
+// fan-out submitted and died before recording: their idempotency keys,
+// derived from the sweep, name them in the job store.
+func (s *Sweeps) unrecordedJobs(ctx context.Context, sweepID string, indexes []int) (map[int]string, error) {
+	keys := make([]string, len(indexes))
+	for k, i := range indexes {
+		keys[k] = flows.TrialIdempotencyKey(sweepID, i)
+	}
+	byKey, err := s.opts.Jobs.JobsByKey(ctx, keys)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[int]string, len(byKey))
+	for k, i := range indexes {
+		if job, ok := byKey[keys[k]]; ok {
+			out[i] = job
+		}
+	}
+	return out, nil
+}
+
 func (s *Sweeps) publish(e events.Event) { publish(s.opts.Events, s.log, e) }
 
-func trialJobs(rec queues.SweepRecord) []string { return mapValues(rec.Trials) }
+func trialJobs(rec flows.SweepRecord) []string { return mapValues(rec.Trials) }
 
 func mapValues(m map[int]string) []string {
 	out := make([]string, 0, len(m))

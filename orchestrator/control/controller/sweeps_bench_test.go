@@ -22,7 +22,7 @@ func BenchmarkSweepFanOut(b *testing.B) {
 
 func benchFanOut(b *testing.B, trials int) {
 	r := newFlowRigTB(b)
-	sw, err := controller.NewSweeps(controller.SweepsOptions{Store: r.store, Submitter: r.sub, Catalog: r.cat, Logger: quiet})
+	sw, err := controller.NewSweeps(controller.SweepsOptions{Sweeps: r.flows, Jobs: r.store, Submitter: r.sub, Catalog: r.cat, Logger: quiet})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -48,7 +48,7 @@ func benchFanOut(b *testing.B, trials int) {
 // trials' jobs are read.
 func BenchmarkSweepsTick(b *testing.B) {
 	r := newFlowRigTB(b)
-	sw, err := controller.NewSweeps(controller.SweepsOptions{Store: r.store, Submitter: r.sub, Catalog: r.cat, Logger: quiet})
+	sw, err := controller.NewSweeps(controller.SweepsOptions{Sweeps: r.flows, Jobs: r.store, Submitter: r.sub, Catalog: r.cat, Logger: quiet})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -56,7 +56,7 @@ func BenchmarkSweepsTick(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	v, err := controller.LoadSweepView(r.ctx, r.store, rc.SweepID)
+	v, err := controller.LoadSweepView(r.ctx, r.flows, r.store, rc.SweepID)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -11,11 +11,12 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/orchestrator/model/sweep"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/flows"
 )
 
 func (r *flowRig) sweeps() *controller.Sweeps {
 	r.t.Helper()
-	s, err := controller.NewSweeps(controller.SweepsOptions{Store: r.store, Submitter: r.sub, Catalog: r.cat, Logger: quiet})
+	s, err := controller.NewSweeps(controller.SweepsOptions{Sweeps: r.flows, Jobs: r.store, Submitter: r.sub, Catalog: r.cat, Logger: quiet})
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -43,7 +44,7 @@ func (r *flowRig) claim(id string) jobs.Job {
 
 func (r *flowRig) view(id string) controller.SweepView {
 	r.t.Helper()
-	v, err := controller.LoadSweepView(r.ctx, r.store, id)
+	v, err := controller.LoadSweepView(r.ctx, r.flows, r.store, id)
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -104,13 +105,13 @@ func TestSweepRunsUnderMaxParallelAndFindsTheBest(t *testing.T) {
 		r.sweepTick(sw)
 	}
 	v := r.view(rc.SweepID)
-	if v.Sweep.State != queues.SweepCompleted || !v.Summary.Done || v.Summary.Counts[sweep.TrialSucceeded] != 10 {
+	if v.Sweep.State != flows.SweepCompleted || !v.Summary.Done || v.Summary.Counts[sweep.TrialSucceeded] != 10 {
 		t.Fatalf("sweep %s, summary %+v", v.Sweep.State, v.Summary)
 	}
 	if b := v.Summary.Best; b == nil || b.Index != 6 || b.Metric != 0.5 || v.BestParams["lr"] != 0.7 {
 		t.Fatalf("best %+v params %v, want trial 6 with loss 0.5 and lr 0.7", b, v.BestParams)
 	}
-	if active, _ := r.store.ActiveSweeps(r.ctx); len(active) != 0 {
+	if active, _ := r.flows.ActiveSweeps(r.ctx); len(active) != 0 {
 		t.Fatalf("active sweeps after completion: %v", active)
 	}
 }
@@ -151,7 +152,7 @@ func TestSweepSubmissionIsIdempotentAndValidated(t *testing.T) {
 	if _, err = sw.SubmitSweep(r.ctx, bad); !errors.As(err, &ve) || ve.Problems[0].Field != "space.list[1].lr" {
 		t.Fatalf("bad parameter: %v", err)
 	}
-	ids, _ := r.store.ListSweeps(r.ctx, 10)
+	ids, _ := r.flows.ListSweeps(r.ctx, 10)
 	if len(ids) != 1 {
 		t.Fatalf("%d sweeps recorded, want only the valid one", len(ids))
 	}
@@ -171,18 +172,18 @@ func TestCancelledSweepLeavesNothingQueuedOrRunning(t *testing.T) {
 		running = append(running, r.claim(v.Sweep.Trials[i]))
 	}
 	// A fan-out that died after submitting trial 8 and before recording it.
-	orphanSpecs, _ := r.store.TrialSpecs(r.ctx, rc.SweepID, 8, 9)
-	orphanSpecs[0].IdempotencyKey = queues.TrialIdempotencyKey(rc.SweepID, 8)
+	orphanSpecs, _ := r.flows.TrialSpecs(r.ctx, rc.SweepID, 8, 9)
+	orphanSpecs[0].IdempotencyKey = flows.TrialIdempotencyKey(rc.SweepID, 8)
 	orphan, _, err := r.sub.SubmitSpec(r.ctx, orphanSpecs[0])
 	if err != nil {
 		t.Fatal(err)
 	}
 
-	cancelled, err := controller.CancelSweep(r.ctx, r.store, rc.SweepID)
+	cancelled, err := controller.CancelSweep(r.ctx, r.flows, r.store, rc.SweepID)
 	if err != nil || !cancelled {
 		t.Fatalf("cancel: %v %v", cancelled, err)
 	}
-	if again, err := controller.CancelSweep(r.ctx, r.store, rc.SweepID); err != nil || again {
+	if again, err := controller.CancelSweep(r.ctx, r.flows, r.store, rc.SweepID); err != nil || again {
 		t.Fatalf("second cancel: %v %v", again, err)
 	}
 	r.sweepTick(sw)
@@ -208,7 +209,7 @@ func TestCancelledSweepLeavesNothingQueuedOrRunning(t *testing.T) {
 	}
 	r.sweepTick(sw)
 	v = r.view(rc.SweepID)
-	if v.Sweep.State != queues.SweepCancelled || v.Sweep.FinishedAt.IsZero() || v.Summary.Counts[sweep.TrialCancelled] != 20 {
+	if v.Sweep.State != flows.SweepCancelled || v.Sweep.FinishedAt.IsZero() || v.Summary.Counts[sweep.TrialCancelled] != 20 {
 		t.Fatalf("sweep %s finished %v counts %v", v.Sweep.State, v.Sweep.FinishedAt, v.Summary.Counts)
 	}
 	// Nothing is enqueued after the cancel, however often the leader ticks.

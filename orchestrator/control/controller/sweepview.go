@@ -6,13 +6,14 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/orchestrator/model/sweep"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/flows"
 )
 
 // SweepView is a sweep as `ballast sweep show` and the API present it: the
 // record, every trial's state and last metric, the summary with the best
 // trial, and the best trial's parameters and job.
 type SweepView struct {
-	Sweep      queues.SweepRecord  `json:"sweep"`
+	Sweep      flows.SweepRecord   `json:"sweep"`
 	Trials     []sweep.TrialStatus `json:"trials"`
 	Summary    sweep.Summary       `json:"summary"`
 	BestParams map[string]any      `json:"best_params,omitempty"`
@@ -20,8 +21,8 @@ type SweepView struct {
 }
 
 // LoadSweepView reads a sweep and its trials' jobs.
-func LoadSweepView(ctx context.Context, store SweepReader, id string) (SweepView, error) {
-	rec, err := store.GetSweep(ctx, id)
+func LoadSweepView(ctx context.Context, sweeps SweepReader, store FlowJobs, id string) (SweepView, error) {
+	rec, err := sweeps.GetSweep(ctx, id)
 	if err != nil {
 		return SweepView{}, err
 	}
@@ -32,7 +33,7 @@ func LoadSweepView(ctx context.Context, store SweepReader, id string) (SweepView
 	v := buildSweepView(rec, briefs)
 	if b := v.Summary.Best; b != nil {
 		v.BestJob = rec.Trials[b.Index]
-		if specs, err := store.TrialSpecs(ctx, id, b.Index, b.Index+1); err == nil && len(specs) == 1 {
+		if specs, err := sweeps.TrialSpecs(ctx, id, b.Index, b.Index+1); err == nil && len(specs) == 1 {
 			v.BestParams = specs[0].Params
 		}
 	}
@@ -42,13 +43,13 @@ func LoadSweepView(ctx context.Context, store SweepReader, id string) (SweepView
 // buildSweepView derives each trial's state: pending until enqueued (or
 // cancelled, once the sweep is), then its job's state, with a job the
 // median rule cancelled shown as stopped.
-func buildSweepView(rec queues.SweepRecord, briefs map[string]queues.JobBrief) SweepView {
+func buildSweepView(rec flows.SweepRecord, briefs map[string]queues.JobBrief) SweepView {
 	trials := make([]sweep.TrialStatus, rec.Total)
 	for i := range trials {
 		ts := sweep.TrialStatus{Index: i, State: sweep.TrialPending}
 		job, enqueued := rec.Trials[i]
 		switch {
-		case !enqueued && rec.State == queues.SweepCancelled:
+		case !enqueued && rec.State == flows.SweepCancelled:
 			ts.State = sweep.TrialCancelled
 		case !enqueued:
 		default:

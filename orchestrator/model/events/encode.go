@@ -2,7 +2,7 @@ package events
 
 import "github.com/ballastdev/ballast/internal/jsonenc"
 
-// appendJSON appends e's JSON, byte for byte what json.Marshal(e) gives
+// AppendJSON appends e's JSON, byte for byte what json.Marshal(e) gives
 // (TestEventJSONIsWhatEncodingJSONWrites holds it to that, for every
 // field): a job's submission, start and end each publish one, and
 // encoding/json's reflection over the struct and its Data map was a good
@@ -10,7 +10,7 @@ import "github.com/ballastdev/ballast/internal/jsonenc"
 // numbers, booleans and nil go through encoding/json one by one.
 // Hand-written JSON, kept because it is faster than the JSON library
 // writing the same bytes: BenchmarkJSONLibraryEncodeEvent.
-func (e Event) appendJSON(b []byte) ([]byte, error) {
+func (e Event) AppendJSON(b []byte) ([]byte, error) {
 	o := jsonenc.Open(b)
 	o.String("id", e.ID)
 	o.String("type", string(e.Type))

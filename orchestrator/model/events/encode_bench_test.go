@@ -19,7 +19,7 @@ func benchEvent() Event {
 		Data: map[string]any{"exit_code": 0.0, "duration_s": 12.5, "pool": "aws", "checkpointed": false}}
 }
 
-// BenchmarkJSONLibraryEncodeEvent sets appendJSON beside the JSON library
+// BenchmarkJSONLibraryEncodeEvent sets AppendJSON beside the JSON library
 // writing the same bytes (encoding/json's, with its v1 options): the hand
 // encoder stays while it is the faster.
 func BenchmarkJSONLibraryEncodeEvent(b *testing.B) {
@@ -27,7 +27,7 @@ func BenchmarkJSONLibraryEncodeEvent(b *testing.B) {
 	b.Run("hand", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			_, _ = e.appendJSON(make([]byte, 0, 320))
+			_, _ = e.AppendJSON(make([]byte, 0, 320))
 		}
 	})
 	b.Run("library", func(b *testing.B) {

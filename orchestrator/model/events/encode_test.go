@@ -16,7 +16,7 @@ import (
 // field of Event, so a field added later fails here until it is encoded.
 func TestEventJSONIsWhatEncodingJSONWrites(t *testing.T) {
 	if n := reflect.TypeFor[Event]().NumField(); n != 14 {
-		t.Fatalf("Event has %d fields; appendJSON writes 14: teach it the new ones, then change this count", n)
+		t.Fatalf("Event has %d fields; AppendJSON writes 14: teach it the new ones, then change this count", n)
 	}
 	strs := []string{"", "job-01HZX7", "burst", `a"b\c`, "<x>&", "line\nbreak", "é日本", "\u2028", "bad\xff", "ctl\x01"}
 	values := []any{"s", "<&>", 3, -2.5, 1e21, true, nil, []int{1, 2}, map[string]any{"z": 1, "a": "b"}, jobs.StateRunning,
@@ -45,18 +45,18 @@ func TestEventJSONIsWhatEncodingJSONWrites(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := e.appendJSON(nil)
+		got, err := e.AppendJSON(nil)
 		if err != nil || string(got) != string(want) {
-			t.Fatalf("event %d: appendJSON gives\n%s (%v)\nencoding/json gives\n%s", i, got, err, want)
+			t.Fatalf("event %d: AppendJSON gives\n%s (%v)\nencoding/json gives\n%s", i, got, err, want)
 		}
 	}
-	// What encoding/json refuses, appendJSON refuses too.
+	// What encoding/json refuses, AppendJSON refuses too.
 	for _, e := range []Event{{Time: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}, {Data: map[string]any{"f": func() {}}}} {
 		if _, err := json.Marshal(e); err == nil {
 			t.Fatalf("encoding/json takes %+v", e)
 		}
-		if _, err := e.appendJSON(nil); err == nil {
-			t.Fatalf("appendJSON takes %+v, which encoding/json refuses", e)
+		if _, err := e.AppendJSON(nil); err == nil {
+			t.Fatalf("AppendJSON takes %+v, which encoding/json refuses", e)
 		}
 	}
 }

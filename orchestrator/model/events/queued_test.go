@@ -19,11 +19,11 @@ func TestQueuedSpecRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := Event{ID: "x", Type: TypeJobQueued, JobID: "j", Time: time.Now(), Data: map[string]any{DataSpec: json.RawMessage(body)}}
-	b, err := e.appendJSON(nil)
+	b, err := e.AppendJSON(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := decode(b)
+	d, err := Decode(b)
 	if err != nil {
 		t.Fatal(err)
 	}

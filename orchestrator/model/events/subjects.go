@@ -51,7 +51,7 @@ func (s Subjects) Control(workerID string) string { return s.prefix() + ".contro
 // Validate checks the prefix: dot-separated tokens without wildcards or spaces.
 func (s Subjects) Validate() error {
 	for _, tok := range strings.Split(s.prefix(), ".") {
-		if err := checkToken(tok); err != nil {
+		if err := CheckToken(tok); err != nil {
 			return fmt.Errorf("subject prefix %q: %w", s.Prefix, err)
 		}
 	}
@@ -75,31 +75,32 @@ func (s Subjects) For(e Event) (string, error) {
 	case e.Type.IsSystem():
 		return s.System(), nil
 	case e.Type.IsPipeline():
-		if err := checkToken(e.Pipeline); err != nil {
+		if err := CheckToken(e.Pipeline); err != nil {
 			return "", fmt.Errorf("%s event: pipeline %q: %w", e.Type, e.Pipeline, err)
 		}
 		return s.Pipeline(e.Pipeline), nil
 	case e.Type.IsSweep():
-		if err := checkToken(e.SweepID); err != nil {
+		if err := CheckToken(e.SweepID); err != nil {
 			return "", fmt.Errorf("%s event: sweep id %q: %w", e.Type, e.SweepID, err)
 		}
 		return s.Sweep(e.SweepID), nil
 	}
 	if e.Type.IsWorker() {
-		if err := checkToken(e.Worker); err != nil {
+		if err := CheckToken(e.Worker); err != nil {
 			return "", fmt.Errorf("%s event: worker %q: %w", e.Type, e.Worker, err)
 		}
 		return s.Worker(e.Worker), nil
 	}
-	if err := checkToken(e.JobID); err != nil {
+	if err := CheckToken(e.JobID); err != nil {
 		return "", fmt.Errorf("%s event: job id %q: %w", e.Type, e.JobID, err)
 	}
 	return s.Job(e.JobID), nil
 }
 
-// checkToken refuses what would change a subject's meaning: an ID holding a
-// dot, a wildcard or a space would publish on, or listen to, other subjects.
-func checkToken(tok string) error {
+// CheckToken refuses what would change a subject's meaning: an ID holding
+// a dot, a wildcard or a space would publish on, or listen to, other
+// subjects. The bus (control/eventbus) checks every ID it subscribes to.
+func CheckToken(tok string) error {
 	if tok == "" {
 		return fmt.Errorf("is empty")
 	}

@@ -10,12 +10,15 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ballastdev/ballast/orchestrator/control/controller"
 	"github.com/ballastdev/ballast/orchestrator/control/intake"
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/orchestrator/web/insight"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/flows"
 	"github.com/ballastdev/ballast/queues/logs"
 	"github.com/ballastdev/ballast/queues/registry"
+	"github.com/ballastdev/ballast/queues/usage"
 	"github.com/ballastdev/ballast/workers/checkpoint"
 )
 
@@ -69,14 +72,17 @@ type OverflowedJob struct {
 //
 // Handler takes the concrete store because it is where the store is split
 // into the parts the endpoints use (stores.go): together they need more
-// calls than one narrow interface should list.
-func Handler(store *queues.Store, sub intake.Submitter, token string, flows Flows, in Insight) http.Handler {
-	h := &handler{jobs: store, output: logs.New(store), workers: registry.New(store), flows: store, cluster: store, sub: sub,
+// calls than one narrow interface should list. The runs and sweeps are
+// the flows store on the same kernel, the attempts' usage its accounting
+// store, the output lines its log store and the workers its registry.
+func Handler(store *queues.Store, sub intake.Submitter, token string, fl Flows, in Insight) http.Handler {
+	h := &handler{jobs: store, ledger: usage.New(store), output: logs.New(store), workers: registry.New(store),
+		flows: flows.New(store), flowJobs: store, cluster: store, sub: sub,
 		auth: token != "", token: sha256.Sum256([]byte(token)), sessionKey: macKey(token),
-		jobEvents: flows.JobEvents, ckStore: flows.Checkpoints, live: in.Live}
+		jobEvents: fl.JobEvents, ckStore: fl.Checkpoints, live: in.Live}
 	mux := newRouter()
 	mux.HandleFunc("GET "+OpenAPIPath, serveOpenAPI)
-	h.mountFlows(mux, flows, token)
+	h.mountFlows(mux, fl, token)
 	h.mountInsight(mux, in)
 	mux.Handle("POST "+intake.SubmitPath, intake.HTTPHandler(sub, token))
 	mux.HandleFunc("GET /api/v1/jobs", h.guard(h.list))
@@ -99,16 +105,21 @@ func Handler(store *queues.Store, sub intake.Submitter, token string, flows Flow
 }
 
 type handler struct {
-	// The store in five parts (stores.go): each endpoint reaches only
-	// the part it needs.
-	jobs    JobDesk
-	output  LogReader
-	workers WorkerLister
-	flows   FlowDesk
-	cluster StatusReader
-	sub     intake.Submitter
-	auth    bool
-	token   [32]byte
+	// The store in three parts (stores.go), the flows store, the
+	// accounting store, the log store and the registry: each endpoint
+	// reaches only the part it needs. flowJobs are the jobs of runs and
+	// sweeps, for the flow endpoints' views and cancels; ledger holds the
+	// usage entries of attempts.
+	jobs     JobDesk
+	ledger   AttemptLedger
+	output   LogReader
+	workers  WorkerLister
+	flows    FlowDesk
+	flowJobs controller.FlowJobs
+	cluster  StatusReader
+	sub      intake.Submitter
+	auth     bool
+	token    [32]byte
 	// sessionKey signs the console's session cookies and write tokens
 	// (session.go).
 	sessionKey []byte

@@ -9,7 +9,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/web/insight"
 )
 
-// JobEvents reads one job's stored events, oldest first (events.History
+// JobEvents reads one job's stored events, oldest first (eventbus.History
 // bound to the installation's stream).
 type JobEvents func(ctx context.Context, jobID string) ([]events.Event, error)
 
@@ -26,7 +26,7 @@ func (h *handler) attempts(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, err)
 		return
 	}
-	usage, complete, err := h.jobs.JobUsage(r.Context(), j)
+	attempts, complete, err := h.ledger.JobUsage(r.Context(), j)
 	if err != nil {
 		writeErr(w, err)
 		return
@@ -52,7 +52,7 @@ func (h *handler) attempts(w http.ResponseWriter, r *http.Request) {
 			prices[p.Name] = p.PricePerSlotHour
 		}
 	}
-	v := insight.BuildAttempts(j, usage, evs, prices, time.Now())
+	v := insight.BuildAttempts(j, attempts, evs, prices, time.Now())
 	v.Reasons = note
 	writeJSON(w, http.StatusOK, v)
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/orchestrator/model/pipeline"
 	"github.com/ballastdev/ballast/orchestrator/model/sweep"
-	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/flows"
 	"github.com/ballastdev/ballast/workers/checkpoint"
 )
 
@@ -60,10 +60,10 @@ func (h *handler) mountFlows(mux *router, f Flows, token string) {
 
 // sweepSummary is one line of the sweep list.
 type sweepSummary struct {
-	ID      string            `json:"id"`
-	State   queues.SweepState `json:"state"`
-	Created time.Time         `json:"created_at"`
-	Summary sweep.Summary     `json:"summary"`
+	ID      string           `json:"id"`
+	State   flows.SweepState `json:"state"`
+	Created time.Time        `json:"created_at"`
+	Summary sweep.Summary    `json:"summary"`
 }
 
 func (h *handler) listSweeps(w http.ResponseWriter, r *http.Request) {
@@ -78,7 +78,7 @@ func (h *handler) listSweeps(w http.ResponseWriter, r *http.Request) {
 	}
 	out := make([]sweepSummary, 0, len(ids))
 	for _, id := range ids {
-		v, err := controller.LoadSweepView(r.Context(), h.flows, id)
+		v, err := controller.LoadSweepView(r.Context(), h.flows, h.flowJobs, id)
 		if errors.Is(err, jobs.ErrNotFound) {
 			continue // expired between the index and the record
 		}
@@ -105,7 +105,7 @@ type sweepDetail struct {
 }
 
 func (h *handler) getSweep(w http.ResponseWriter, r *http.Request) {
-	v, err := controller.LoadSweepView(r.Context(), h.flows, r.PathValue("id"))
+	v, err := controller.LoadSweepView(r.Context(), h.flows, h.flowJobs, r.PathValue("id"))
 	if err != nil {
 		writeErr(w, err)
 		return
@@ -126,7 +126,7 @@ func (h *handler) getSweep(w http.ResponseWriter, r *http.Request) {
 type pipelineSummary struct {
 	Name       string            `json:"name"`
 	Definition pipeline.Pipeline `json:"definition"`
-	Runs       []queues.Run      `json:"runs"`
+	Runs       []flows.Run       `json:"runs"`
 }
 
 // listPipelines serves GET /api/v1/pipelines: the pipelines this
@@ -154,7 +154,7 @@ func (h *handler) listPipelines(p *controller.Pipelines) http.HandlerFunc {
 }
 
 func (h *handler) cancelSweep(w http.ResponseWriter, r *http.Request) {
-	now, err := controller.CancelSweep(r.Context(), h.flows, r.PathValue("id"))
+	now, err := controller.CancelSweep(r.Context(), h.flows, h.flowJobs, r.PathValue("id"))
 	if err != nil {
 		writeErr(w, err)
 		return
@@ -182,7 +182,7 @@ func (h *handler) getRun(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *handler) cancelRun(w http.ResponseWriter, r *http.Request) {
-	if err := controller.CancelRun(r.Context(), h.flows, nil, r.PathValue("id"), "cancelled through the API"); err != nil {
+	if err := controller.CancelRun(r.Context(), h.flows, h.flowJobs, nil, r.PathValue("id"), "cancelled through the API"); err != nil {
 		writeErr(w, err)
 		return
 	}

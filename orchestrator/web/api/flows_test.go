@@ -17,6 +17,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/model/pipeline"
 	"github.com/ballastdev/ballast/orchestrator/web/api"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/flows"
 )
 
 func TestFlowEndpoints(t *testing.T) {
@@ -31,8 +32,8 @@ func TestFlowEndpoints(t *testing.T) {
 	}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	sub := &controller.Submitter{Catalog: cat, Store: store}
-	sw, _ := controller.NewSweeps(controller.SweepsOptions{Store: store, Submitter: sub, Catalog: cat, Logger: quiet})
-	pl, err := controller.NewPipelines(controller.PipelinesOptions{Store: store, Submitter: sub, Catalog: cat, Logger: quiet,
+	sw, _ := controller.NewSweeps(controller.SweepsOptions{Sweeps: flows.New(store), Jobs: store, Submitter: sub, Catalog: cat, Logger: quiet})
+	pl, err := controller.NewPipelines(controller.PipelinesOptions{Runs: flows.New(store), Jobs: store, Submitter: sub, Catalog: cat, Logger: quiet,
 		Pipelines: map[string]pipeline.Pipeline{"daily": {Schedule: "@daily", Steps: map[string]pipeline.Step{"a": {Template: "etl"}}}}})
 	if err != nil {
 		t.Fatal(err)
@@ -79,7 +80,7 @@ func TestFlowEndpoints(t *testing.T) {
 	}
 
 	code, out = call("POST", "/api/v1/pipelines/daily/trigger", "", "s3cret")
-	if code != http.StatusCreated || out["trigger"] != string(queues.TriggerManual) {
+	if code != http.StatusCreated || out["trigger"] != string(flows.TriggerManual) {
 		t.Fatalf("trigger: %d %v", code, out)
 	}
 	runID := out["id"].(string)
@@ -100,7 +101,7 @@ func TestFlowEndpoints(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	run, err := store.GetRun(ctx, runID)
+	run, err := flows.New(store).GetRun(ctx, runID)
 	if err != nil || run.State != pipeline.RunCancelled {
 		t.Fatalf("run after cancel: %+v %v", run, err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/web/api"
 	"github.com/ballastdev/ballast/orchestrator/web/insight"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/usage"
 )
 
 // TestInsightEndpoints checks the overview, its stream, the cost and advice
@@ -36,7 +37,7 @@ func TestInsightEndpoints(t *testing.T) {
 	if _, ok, err := store.Claim(ctx, queues.Delivery{JobID: sub.Job.ID, Attempt: 1}, w.ID); err != nil || !ok {
 		t.Fatalf("claim: %v %v", ok, err)
 	}
-	live := &insight.Live{Source: insight.Source{Store: store, Quota: map[string]int{"onprem": 2},
+	live := &insight.Live{Source: insight.Source{Store: store, Accounting: usage.New(store), Quota: map[string]int{"onprem": 2},
 		Pools: []policy.Pool{{Name: "onprem", Kind: policy.PoolFixed, PricePerSlotHour: 1.5}}}}
 	page := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("<html>dashboard</html>")) })
 	srv := httptest.NewServer(api.Handler(store, nil, "s3cret", api.Flows{}, api.Insight{Live: live, Dashboard: page, StreamEvery: 50 * time.Millisecond}))

@@ -16,6 +16,8 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/web/api"
 	"github.com/ballastdev/ballast/orchestrator/web/insight"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/flows"
+	"github.com/ballastdev/ballast/queues/usage"
 )
 
 // openAPIPath turns a ServeMux pattern's path into the OpenAPI path that
@@ -43,13 +45,13 @@ func TestOpenAPICoversEveryRoute(t *testing.T) {
 	}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	sub := &controller.Submitter{Catalog: cat, Store: store}
-	sw, _ := controller.NewSweeps(controller.SweepsOptions{Store: store, Submitter: sub, Catalog: cat, Logger: quiet})
-	pl, err := controller.NewPipelines(controller.PipelinesOptions{Store: store, Submitter: sub, Catalog: cat, Logger: quiet})
+	sw, _ := controller.NewSweeps(controller.SweepsOptions{Sweeps: flows.New(store), Jobs: store, Submitter: sub, Catalog: cat, Logger: quiet})
+	pl, err := controller.NewPipelines(controller.PipelinesOptions{Runs: flows.New(store), Jobs: store, Submitter: sub, Catalog: cat, Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
 	h := api.Handler(store, sub, "s3cret-token-long-enough", api.Flows{Sweeps: sw, Pipelines: pl, Metrics: http.NotFoundHandler()},
-		api.Insight{Live: &insight.Live{Source: insight.Source{Store: store}}, Dashboard: http.NotFoundHandler()})
+		api.Insight{Live: &insight.Live{Source: insight.Source{Store: store, Accounting: usage.New(store)}}, Dashboard: http.NotFoundHandler()})
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 

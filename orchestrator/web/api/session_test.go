@@ -14,6 +14,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/web/api"
 	"github.com/ballastdev/ballast/orchestrator/web/insight"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/usage"
 )
 
 // consoleRig is an API over a real store with one template, and a client
@@ -35,7 +36,7 @@ func newConsoleRig(t *testing.T, token string) *consoleRig {
 	}
 	sub := &controller.Submitter{Catalog: cat, Store: store}
 	page := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("<html></html>")) })
-	srv := httptest.NewServer(api.Handler(store, sub, token, api.Flows{}, api.Insight{Live: &insight.Live{Source: insight.Source{Store: store}}, Dashboard: page}))
+	srv := httptest.NewServer(api.Handler(store, sub, token, api.Flows{}, api.Insight{Live: &insight.Live{Source: insight.Source{Store: store, Accounting: usage.New(store)}}, Dashboard: page}))
 	t.Cleanup(srv.Close)
 	return &consoleRig{t: t, store: store, srv: srv}
 }

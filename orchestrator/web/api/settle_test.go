@@ -16,6 +16,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/web/api"
 	"github.com/ballastdev/ballast/orchestrator/web/insight"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/usage"
 )
 
 // TestCostsSettle: ?settle=true adds the settlement between teams to the
@@ -43,7 +44,7 @@ func TestCostsSettle(t *testing.T) {
 	team := func(name string) shares.Team {
 		return shares.Team{Name: name, Slots: 1, LendLimit: 1, BorrowLimit: 2, ReclaimWithin: time.Minute}
 	}
-	live := &insight.Live{Source: insight.Source{Store: store, Quota: map[string]int{"onprem": 2},
+	live := &insight.Live{Source: insight.Source{Store: store, Accounting: usage.New(store), Quota: map[string]int{"onprem": 2},
 		Pools:  []policy.Pool{{Name: "onprem", Kind: policy.PoolFixed, PricePerSlotHour: 1.5}},
 		Shares: shares.Config{Teams: []shares.Team{team("a"), team("b")}}}}
 	srv := httptest.NewServer(api.Handler(store, nil, "s3cret", api.Flows{}, api.Insight{Live: live}))

@@ -6,20 +6,23 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/control/controller"
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/flows"
 	"github.com/ballastdev/ballast/queues/logs"
+	"github.com/ballastdev/ballast/queues/usage"
 )
 
 // The API's view of the job store, one interface per group of endpoints,
 // so a reader sees what each can touch. Handler takes the concrete store
 // once and hands each group its part; queues.Store implements them all
-// (stores_test.go checks it).
+// but FlowDesk, which flows.Store implements, AttemptLedger, which the
+// accounting store (usage.Store) implements, LogReader (logs.Store) and
+// WorkerLister (registry.Store); stores_test.go checks them.
 
-// JobDesk is what the job endpoints need: read a job, its usage and
+// JobDesk is what the job endpoints need: read a job and its
 // checkpoints, list a page, and cancel. Nothing of flows or status.
 type JobDesk interface {
 	Get(ctx context.Context, id string) (jobs.Job, error)
 	ListPage(ctx context.Context, o queues.PageOptions) (queues.Page, error)
-	JobUsage(ctx context.Context, j jobs.Job) (out []queues.AttemptUsage, complete bool, err error)
 	CheckpointLedger(worker string) *queues.CheckpointLedger
 	Cancel(ctx context.Context, id string) (queues.CancelResult, error)
 }
@@ -35,14 +38,22 @@ type WorkerLister interface {
 	Workers(ctx context.Context) ([]queues.WorkerInfo, error)
 }
 
-// FlowDesk is what the sweep and pipeline endpoints need: the
-// controller's readers and cancellers of sweeps and runs, and the lists.
+// AttemptLedger is what the attempts endpoint reads besides the job: the
+// usage entries of its attempts.
+type AttemptLedger interface {
+	JobUsage(ctx context.Context, j jobs.Job) (out []usage.AttemptUsage, complete bool, err error)
+}
+
+// FlowDesk is what the sweep and pipeline endpoints need of the flows
+// store: the controller's readers and cancellers of sweeps and runs, and
+// the lists. The jobs of runs and sweeps they reach through the job store
+// (controller.FlowJobs).
 type FlowDesk interface {
 	controller.SweepReader
 	controller.SweepCanceller
 	controller.RunCanceller
 	ListSweeps(ctx context.Context, limit int) ([]string, error)
-	ListRuns(ctx context.Context, pipelineName string, limit int) ([]queues.Run, error)
+	ListRuns(ctx context.Context, pipelineName string, limit int) ([]flows.Run, error)
 }
 
 // StatusReader is what CollectStatus reads of the job store: the

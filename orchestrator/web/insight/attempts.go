@@ -7,7 +7,7 @@ import (
 
 	"github.com/ballastdev/ballast/orchestrator/model/events"
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
-	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/usage"
 )
 
 // JobAttempts is a job's history attempt by attempt. It separates what a
@@ -69,10 +69,10 @@ type Attempt struct {
 // reasons, which only the event stream keeps). prices maps a pool to its
 // price per slot-hour. A missing event leaves a reason empty, never an
 // attempt out.
-func BuildAttempts(j jobs.Job, usage []queues.AttemptUsage, evs []events.Event, prices map[string]float64, now time.Time) JobAttempts {
+func BuildAttempts(j jobs.Job, attempts []usage.AttemptUsage, evs []events.Event, prices map[string]float64, now time.Time) JobAttempts {
 	out := JobAttempts{JobID: j.ID, Deliveries: j.Attempt}
-	ran := map[int]queues.AttemptUsage{}
-	for _, u := range usage {
+	ran := map[int]usage.AttemptUsage{}
+	for _, u := range attempts {
 		if u.JobID == j.ID {
 			ran[u.Attempt] = u
 		}

@@ -9,7 +9,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/model/events"
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/orchestrator/web/insight"
-	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/usage"
 )
 
 // TestBuildAttemptsTellsRunsFromDeliveries: a burst job lent before it ran
@@ -22,11 +22,11 @@ func TestBuildAttemptsTellsRunsFromDeliveries(t *testing.T) {
 	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 	m := func(min int) time.Time { return t0.Add(time.Duration(min) * time.Minute) }
 	j := jobs.Job{ID: "j1", State: jobs.StateRunning, Attempt: 4, Queue: "burst", Pool: "spot", Worker: "spot-2", StartedAt: m(21)}
-	usage := []queues.AttemptUsage{
+	attempts := []usage.AttemptUsage{
 		{JobID: "j1", Attempt: 2, Pool: "fixed", Worker: "fixed-1", Start: m(0), End: m(10), Slots: 1, Outcome: "preempted", Lost: 90 * time.Second},
 		{JobID: "j1", Attempt: 3, Pool: "spot", Worker: "spot-1", Start: m(11), End: m(20), Slots: 1, Outcome: "retried"},
 		{JobID: "other", Attempt: 3, Pool: "spot", Worker: "spot-1", Start: m(11), End: m(20), Slots: 1, Outcome: "failed"},
-		queues.RunningUsage(j),
+		usage.RunningUsage(j),
 	}
 	evs := []events.Event{
 		{Type: events.TypeJobQueued, JobID: "j1", Attempt: 1, Queue: "burst"},
@@ -35,7 +35,7 @@ func TestBuildAttemptsTellsRunsFromDeliveries(t *testing.T) {
 		{Type: events.TypeJobRequeued, JobID: "j1", Attempt: 3, Queue: "burst", Reason: "preempted: reclaim (rule 1: core work waits)"},
 		{Type: events.TypeJobRequeued, JobID: "j1", Attempt: 4, Queue: "burst", Reason: "exited with code 2; retry 1 of 2"},
 	}
-	got := insight.BuildAttempts(j, usage, evs, map[string]float64{"fixed": 1.0, "spot": 0.6}, m(31))
+	got := insight.BuildAttempts(j, attempts, evs, map[string]float64{"fixed": 1.0, "spot": 0.6}, m(31))
 	if got.Runs != 3 || got.Deliveries != 4 || len(got.Attempts) != 4 {
 		t.Fatalf("runs %d deliveries %d attempts %d, want 3, 4, 4", got.Runs, got.Deliveries, len(got.Attempts))
 	}
@@ -61,7 +61,7 @@ func TestBuildAttemptsTellsRunsFromDeliveries(t *testing.T) {
 		t.Errorf("cost %v, want %v", got.Cost, 1.0/6+0.09+0.1)
 	}
 	// Without events every attempt is still listed, its reasons empty.
-	bare := insight.BuildAttempts(j, usage, nil, nil, m(31))
+	bare := insight.BuildAttempts(j, attempts, nil, nil, m(31))
 	if bare.Runs != 3 || len(bare.Attempts) != 4 || bare.Attempts[1].Began != "queued again (no event kept)" || bare.Attempts[0].Outcome != "moved" {
 		t.Errorf("without events: %+v", bare)
 	}

@@ -10,41 +10,42 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/orchestrator/web/insight"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/usage"
 )
 
 // busyDay is a day of n one-slot attempts of 5 minutes spread over 20
 // spot workers and the quota, ending at now.
-func busyDay(now time.Time, n int) ([]queues.AttemptUsage, []queues.WorkerLife) {
+func busyDay(now time.Time, n int) ([]usage.AttemptUsage, []usage.WorkerLife) {
 	start := now.Add(-20 * time.Hour)
-	var lives []queues.WorkerLife
+	var lives []usage.WorkerLife
 	for w := range 40 {
-		lives = append(lives, queues.WorkerLife{ID: fmt.Sprintf("spot-%d", w), Pool: "spot", Slots: 2, Start: start})
+		lives = append(lives, usage.WorkerLife{ID: fmt.Sprintf("spot-%d", w), Pool: "spot", Slots: 2, Start: start})
 	}
-	usage := make([]queues.AttemptUsage, 0, n)
+	attempts := make([]usage.AttemptUsage, 0, n)
 	step := 20 * time.Hour / time.Duration(n)
 	for i := range n {
 		s := start.Add(time.Duration(i) * step)
-		u := queues.AttemptUsage{JobID: fmt.Sprintf("j%d", i), Attempt: 1, Team: fmt.Sprintf("team-%d", i%7), Template: "t",
+		u := usage.AttemptUsage{JobID: fmt.Sprintf("j%d", i), Attempt: 1, Team: fmt.Sprintf("team-%d", i%7), Template: "t",
 			Queued: s.Add(-time.Minute), Start: s, End: s.Add(5 * time.Minute), Outcome: "succeeded"}
 		if i%2 == 0 {
 			u.Pool, u.Worker = "spot", fmt.Sprintf("spot-%d", i%40)
 		} else {
 			u.Pool, u.Worker = "onprem", "fixed-1"
 		}
-		usage = append(usage, u)
+		attempts = append(attempts, u)
 	}
-	return usage, lives
+	return attempts, lives
 }
 
 // BenchmarkOverviewOf is the work of one overview after the reads: a day
 // of 20,000 attempts priced, bucketed and summed.
 func BenchmarkOverviewOf(b *testing.B) {
 	now := time.Date(2026, 11, 2, 21, 0, 0, 0, time.UTC)
-	usage, lives := busyDay(now, 20000)
+	attempts, lives := busyDay(now, 20000)
 	// The quota must hold the fixed attempts' overlap (5 min every 3.6 s
 	// on the fixed side: about 84 at once).
 	src := insight.Source{Pools: pools(), Quota: map[string]int{"onprem": 100}}
-	in := insight.Inputs{Usage: usage, Lives: lives}
+	in := insight.Inputs{Usage: attempts, Lives: lives}
 	b.ReportAllocs()
 	for b.Loop() {
 		o := src.OverviewOf(now, in)
@@ -82,9 +83,14 @@ func BenchmarkUsageRead(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+	acct := usage.New(store)
 	b.ResetTimer()
 	for b.Loop() {
-		got, err := store.Usage(ctx, t0, t0.Add(24*time.Hour))
+		active, err := store.ActiveJobs(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		got, err := acct.Usage(ctx, active, t0, t0.Add(24*time.Hour))
 		if err != nil || len(got) != n {
 			b.Fatal(len(got), err)
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/orchestrator/model/policy"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/usage"
 )
 
 // Inputs are the store's records an Overview is built from.
@@ -24,10 +25,10 @@ type Inputs struct {
 	// Active are the queued and running jobs.
 	Active []jobs.Job
 	// Usage and Lives cover at least today and the series window.
-	Usage []queues.AttemptUsage
-	Lives []queues.WorkerLife
+	Usage []usage.AttemptUsage
+	Lives []usage.WorkerLife
 	// IdleSamples are the quota's idle share samples of the series window.
-	IdleSamples []queues.Sample
+	IdleSamples []usage.Sample
 	// Started is when Ballast started (Store.Started): today's cost is
 	// priced from it when it is later than midnight.
 	Started time.Time
@@ -65,16 +66,16 @@ func (s Source) readPast(ctx context.Context, now time.Time, in *Inputs) error {
 	var err error
 	from := timespan.Earlier(s.DayStart(now), now.Add(-s.seriesWindow()))
 	// The active jobs were read just before, by readCurrent.
-	if in.Usage, err = s.Store.UsageWith(ctx, in.Active, from, now); err != nil {
+	if in.Usage, err = s.Accounting.Usage(ctx, in.Active, from, now); err != nil {
 		return err
 	}
-	if in.Lives, err = s.Store.WorkerLives(ctx, from, now); err != nil {
+	if in.Lives, err = s.Accounting.WorkerLives(ctx, from, now); err != nil {
 		return err
 	}
 	if in.Started, err = s.Store.Started(ctx); err != nil {
 		return err
 	}
-	in.IdleSamples, err = s.Store.Samples(ctx, advisor.SeriesFixedIdle, now.Add(-s.seriesWindow()), now)
+	in.IdleSamples, err = s.Accounting.Samples(ctx, advisor.SeriesFixedIdle, now.Add(-s.seriesWindow()), now)
 	return err
 }
 

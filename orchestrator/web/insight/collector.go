@@ -40,7 +40,7 @@ func (c *Collector) Collect(ctx context.Context) (telemetry.Snapshot, error) {
 		return snap, err
 	}
 	if !math.IsNaN(snap.FixedIdleRatio) && now.Sub(c.sampled) >= orDefault(c.SampleEvery, time.Minute) {
-		if s.Store.RecordSample(ctx, advisor.SeriesFixedIdle, now, snap.FixedIdleRatio, advisor.SeriesKeep) == nil {
+		if s.Accounting.RecordSample(ctx, advisor.SeriesFixedIdle, now, snap.FixedIdleRatio, advisor.SeriesKeep) == nil {
 			c.sampled = now
 		}
 	}
@@ -56,7 +56,7 @@ func (c *Collector) Collect(ctx context.Context) (telemetry.Snapshot, error) {
 
 func (c *Collector) price(ctx context.Context, now time.Time) error {
 	s := c.Source
-	if err := s.Store.TrimAccounting(ctx, now.Add(-s.KeptFor())); err != nil {
+	if err := s.Accounting.TrimAccounting(ctx, now.Add(-s.KeptFor())); err != nil {
 		return err
 	}
 	rep, _, err := s.Cost(ctx, s.DayStart(now), now)

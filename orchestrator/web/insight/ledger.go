@@ -11,7 +11,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/model/cost"
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/orchestrator/model/policy"
-	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/usage"
 )
 
 // Ledger gathers the cost ledger of [from, until) from the store. Problems
@@ -19,11 +19,17 @@ import (
 // elastic attempts whose worker left no life record); what is left is
 // consistent, so cost.Compute prices it.
 func (s Source) Ledger(ctx context.Context, from, until time.Time) (cost.Ledger, []string, error) {
-	usage, err := s.Store.Usage(ctx, from, until)
+	// The active jobs first: an attempt ending meanwhile is then found
+	// ended or running, never neither (usage.Store.Usage).
+	active, err := s.Store.ActiveJobs(ctx)
 	if err != nil {
 		return cost.Ledger{}, nil, err
 	}
-	lives, err := s.Store.WorkerLives(ctx, from, until)
+	attempts, err := s.Accounting.Usage(ctx, active, from, until)
+	if err != nil {
+		return cost.Ledger{}, nil, err
+	}
+	lives, err := s.Accounting.WorkerLives(ctx, from, until)
 	if err != nil {
 		return cost.Ledger{}, nil, err
 	}
@@ -31,7 +37,7 @@ func (s Source) Ledger(ctx context.Context, from, until time.Time) (cost.Ledger,
 	if err != nil {
 		return cost.Ledger{}, nil, err
 	}
-	l, problems := s.LedgerOf(from, until, started, usage, lives)
+	l, problems := s.LedgerOf(from, until, started, attempts, lives)
 	return l, problems, nil
 }
 
@@ -71,15 +77,15 @@ func (s Source) Cost(ctx context.Context, from, until time.Time) (cost.Report, [
 //     stamped by different writes (claim and heartbeat, finish and
 //     deregister) and must not disagree by a few milliseconds into a
 //     worker that did not exist, which the ledger rightly refuses.
-func (s Source) LedgerOf(from, until, started time.Time, usage []queues.AttemptUsage, lives []queues.WorkerLife) (cost.Ledger, []string) {
-	from = pricedFrom(from, until, started, usage, lives)
+func (s Source) LedgerOf(from, until, started time.Time, attempts []usage.AttemptUsage, lives []usage.WorkerLife) (cost.Ledger, []string) {
+	from = pricedFrom(from, until, started, attempts, lives)
 	l := cost.Ledger{Pools: s.Pools, From: from, Until: until, Location: s.loc()}
 	for _, p := range s.Pools {
 		if p.Kind == policy.PoolFixed && s.Quota[p.Name] > 0 {
 			l.Quotas = append(l.Quotas, cost.Quota{Pool: p.Name, Slots: s.Quota[p.Name], PricePerSlotHour: p.PricePerSlotHour})
 		}
 	}
-	byWorker := map[string][]queues.WorkerLife{}
+	byWorker := map[string][]usage.WorkerLife{}
 	for _, w := range lives {
 		p, ok := s.pool(w.Pool)
 		if !ok || p.Kind == policy.PoolFixed {
@@ -95,7 +101,7 @@ func (s Source) LedgerOf(from, until, started time.Time, usage []queues.AttemptU
 	// written before these were stamped on it has them empty, so the
 	// first non-empty value seen names the job.
 	names := map[string][2]string{}
-	for _, u := range usage {
+	for _, u := range attempts {
 		n := names[u.JobID]
 		if n[0] == "" {
 			n[0] = u.Team
@@ -106,7 +112,7 @@ func (s Source) LedgerOf(from, until, started time.Time, usage []queues.AttemptU
 		names[u.JobID] = n
 	}
 	var unknownPool, noLife, noQuota int
-	for _, u := range usage {
+	for _, u := range attempts {
 		p, ok := s.pool(u.Pool)
 		switch {
 		case !ok:
@@ -166,12 +172,12 @@ func (s Source) LedgerOf(from, until, started time.Time, usage []queues.AttemptU
 // (an install upgraded to this version) are still priced. Without a
 // recorded start (no controller has led this store yet) the whole window
 // is priced, as nothing says when Ballast began.
-func pricedFrom(from, until, started time.Time, usage []queues.AttemptUsage, lives []queues.WorkerLife) time.Time {
+func pricedFrom(from, until, started time.Time, attempts []usage.AttemptUsage, lives []usage.WorkerLife) time.Time {
 	if started.IsZero() {
 		return from
 	}
 	first := started
-	for _, u := range usage {
+	for _, u := range attempts {
 		for _, t := range []time.Time{u.Queued, u.Start} {
 			if !t.IsZero() {
 				first = timespan.Earlier(first, t)
@@ -188,13 +194,13 @@ func pricedFrom(from, until, started time.Time, usage []queues.AttemptUsage, liv
 
 // peakUse is the most attempts on pool at one instant of [from, until); an
 // attempt still running counts up to until.
-func peakUse(usage []cost.Usage, pool string, from, until time.Time) int {
+func peakUse(attempts []cost.Usage, pool string, from, until time.Time) int {
 	type edge struct {
 		at    time.Time
 		delta int
 	}
 	var edges []edge
-	for _, u := range usage {
+	for _, u := range attempts {
 		if u.Pool != pool {
 			continue
 		}
@@ -226,8 +232,8 @@ const lifeSlack = time.Minute
 // lifeAt is the life among ls that t falls in: the latest one started by t
 // and not ended by then, or failing that the first one starting within
 // lifeSlack after t.
-func lifeAt(ls []queues.WorkerLife, t time.Time) (queues.WorkerLife, bool) {
-	var best queues.WorkerLife
+func lifeAt(ls []usage.WorkerLife, t time.Time) (usage.WorkerLife, bool) {
+	var best usage.WorkerLife
 	found := false
 	for _, l := range ls {
 		if l.Start.After(t) || (!l.End.IsZero() && !t.Before(l.End)) {

@@ -13,6 +13,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/model/policy"
 	"github.com/ballastdev/ballast/orchestrator/web/insight"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/usage"
 )
 
 type clock struct {
@@ -46,12 +47,14 @@ type rig struct {
 	ctx   context.Context
 	clk   *clock
 	store *queues.Store
+	acct  *usage.Store
 }
 
 func newRig(t *testing.T) *rig {
 	rdb, ns := testenv.Redis(t)
 	clk := &clock{now: t0}
-	return &rig{t: t, ctx: context.Background(), clk: clk, store: queues.NewStore(rdb, queues.StoreOptions{Namespace: ns, Now: clk.Now})}
+	store := queues.NewStore(rdb, queues.StoreOptions{Namespace: ns, Now: clk.Now})
+	return &rig{t: t, ctx: context.Background(), clk: clk, store: store, acct: usage.New(store)}
 }
 
 func (r *rig) submit(m int, team string, class jobs.Class) string {
@@ -143,7 +146,7 @@ func TestCostFromLiveRecordsMatchesAHandCalculation(t *testing.T) {
 	r.beat(90, fixed)
 	r.finish(90, a3)
 
-	src := insight.Source{Store: r.store, Pools: pools(), Quota: map[string]int{"onprem": 2}}
+	src := insight.Source{Store: r.store, Accounting: r.acct, Pools: pools(), Quota: map[string]int{"onprem": 2}}
 	rep, problems, err := src.Cost(r.ctx, at(0), at(120))
 	if err != nil || len(problems) > 0 {
 		t.Fatalf("cost: %v %v", err, problems)

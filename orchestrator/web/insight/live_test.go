@@ -19,7 +19,7 @@ func TestLiveRefreshesNowEveryTimeAndHistoryAtItsPace(t *testing.T) {
 	r := newRig(t)
 	r.beat(0, queues.WorkerInfo{ID: "fixed-1", Pool: "onprem", Slots: 2, StartedAt: at(-1)})
 	id := r.submit(0, "ml", jobs.ClassCore)
-	live := &insight.Live{Source: insight.Source{Store: r.store, Pools: pools(), Quota: map[string]int{"onprem": 2}},
+	live := &insight.Live{Source: insight.Source{Store: r.store, Accounting: r.acct, Pools: pools(), Quota: map[string]int{"onprem": 2}},
 		Now: r.clk.Now, MaxAge: time.Second, PastMaxAge: time.Minute, AdviceMaxAge: time.Hour}
 	o, err := live.Overview(r.ctx)
 	if err != nil || len(o.Running) != 0 || len(o.Cost.Teams) != 0 {
@@ -49,7 +49,7 @@ func TestLiveRefreshesAdviceInTheBackground(t *testing.T) {
 	t.Parallel()
 	r := newRig(t)
 	r.beat(0, queues.WorkerInfo{ID: "fixed-1", Pool: "onprem", Slots: 2, StartedAt: at(-1)})
-	live := &insight.Live{Source: insight.Source{Store: r.store, Pools: pools(), Quota: map[string]int{"onprem": 2}, High: 0.7, Low: 0.4},
+	live := &insight.Live{Source: insight.Source{Store: r.store, Accounting: r.acct, Pools: pools(), Quota: map[string]int{"onprem": 2}, High: 0.7, Low: 0.4},
 		Now: r.clk.Now, AdviceMaxAge: time.Minute}
 	o, err := live.Overview(r.ctx)
 	if err != nil || len(o.Recommendations) != 0 {
@@ -57,7 +57,7 @@ func TestLiveRefreshesAdviceInTheBackground(t *testing.T) {
 	}
 	// Two hours of a quota 90% idle, then the advice is due again.
 	for m := 0; m <= 120; m += 10 {
-		if err := r.store.RecordSample(r.ctx, advisor.SeriesFixedIdle, at(m), 0.9, 30*24*time.Hour); err != nil {
+		if err := r.acct.RecordSample(r.ctx, advisor.SeriesFixedIdle, at(m), 0.9, 30*24*time.Hour); err != nil {
 			t.Fatal(err)
 		}
 	}

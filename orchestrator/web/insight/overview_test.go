@@ -9,6 +9,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/orchestrator/web/insight"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/usage"
 )
 
 func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
@@ -34,7 +35,7 @@ func TestOverviewOfAFixedScene(t *testing.T) {
 				QueuedAt: ago(4 * time.Minute), StartedAt: ago(time.Minute), Spec: jobs.Spec{Team: "ml", Template: "train", Class: jobs.ClassBurst}},
 			{ID: "C", State: jobs.StateQueued, Queue: "burst", QueuedAt: ago(2 * time.Minute), Spec: jobs.Spec{Class: jobs.ClassBurst}},
 		},
-		Usage: []queues.AttemptUsage{
+		Usage: []usage.AttemptUsage{
 			// Written before templates were stamped: B is named by its other attempt.
 			{JobID: "B", Attempt: 1, Team: "ml", Pool: "spot", Worker: "spot-0", Queued: ago(52 * time.Minute),
 				Start: ago(50 * time.Minute), End: ago(45 * time.Minute), Outcome: "preempted", Lost: time.Minute},
@@ -42,17 +43,17 @@ func TestOverviewOfAFixedScene(t *testing.T) {
 				Start: ago(20 * time.Minute), End: ago(10 * time.Minute), Outcome: "succeeded"},
 			{JobID: "E", Attempt: 1, Pool: "onprem", Worker: "fixed-1", Queued: ago(4 * time.Hour),
 				Start: ago(4 * time.Hour), End: ago(3 * time.Hour), Outcome: "lost"},
-			queues.RunningUsage(jobs.Job{ID: "B", Attempt: 2, Pool: "spot", Worker: "spot-1", QueuedAt: ago(4 * time.Minute),
+			usage.RunningUsage(jobs.Job{ID: "B", Attempt: 2, Pool: "spot", Worker: "spot-1", QueuedAt: ago(4 * time.Minute),
 				StartedAt: ago(time.Minute), Spec: jobs.Spec{Team: "ml", Template: "train", Class: jobs.ClassBurst}}),
-			queues.RunningUsage(jobs.Job{ID: "A", Attempt: 1, Pool: "onprem", Worker: "fixed-1", QueuedAt: ago(31 * time.Minute),
+			usage.RunningUsage(jobs.Job{ID: "A", Attempt: 1, Pool: "onprem", Worker: "fixed-1", QueuedAt: ago(31 * time.Minute),
 				StartedAt: ago(30 * time.Minute), Spec: jobs.Spec{Team: "etl", Template: "nightly", Class: jobs.ClassCore}}),
 		},
-		Lives: []queues.WorkerLife{
+		Lives: []usage.WorkerLife{
 			{ID: "spot-0", Pool: "spot", Slots: 2, Start: ago(55 * time.Minute), End: ago(45 * time.Minute)},
 			{ID: "spot-1", Pool: "spot", Slots: 2, Start: ago(90 * time.Second)},
 			{ID: "od-1", Pool: "ondemand", Slots: 1, Start: ago(30 * time.Minute)},
 		},
-		IdleSamples: []queues.Sample{{At: ago(30 * time.Minute), Value: 0.5}, {At: ago(10 * time.Minute), Value: 0}},
+		IdleSamples: []usage.Sample{{At: ago(30 * time.Minute), Value: 0.5}, {At: ago(10 * time.Minute), Value: 0}},
 	}
 	o := src.OverviewOf(now, in)
 	if len(o.Problems) > 0 {
@@ -141,18 +142,18 @@ func TestOverviewOfAFixedScene(t *testing.T) {
 // worker's life is priced, and what cannot be priced is named.
 func TestLedgerOfClipsAttemptsToTheirWorkersLives(t *testing.T) {
 	src := insight.Source{Pools: pools(), Quota: map[string]int{"onprem": 2}}
-	lives := []queues.WorkerLife{
+	lives := []usage.WorkerLife{
 		{ID: "s1", Pool: "spot", Slots: 2, Start: at(10), End: at(40)},
 		{ID: "s1", Pool: "spot", Slots: 2, Start: at(50)}, // the same ID restarted
 	}
-	usage := []queues.AttemptUsage{
+	attempts := []usage.AttemptUsage{
 		{JobID: "a", Pool: "spot", Worker: "s1", Start: at(10).Add(-5 * time.Millisecond), End: at(20)},
 		{JobID: "b", Pool: "spot", Worker: "s1", Start: at(30), End: at(45), Lost: 15 * time.Minute},
 		{JobID: "c", Pool: "spot", Worker: "s1", Start: at(55)},
 		{JobID: "d", Pool: "spot", Worker: "ghost", Start: at(15), End: at(20)},
 		{JobID: "e", Pool: "gone-pool", Worker: "x", Start: at(15), End: at(20)},
 	}
-	l, problems := src.LedgerOf(at(0), at(60), time.Time{}, usage, lives)
+	l, problems := src.LedgerOf(at(0), at(60), time.Time{}, attempts, lives)
 	if len(l.Workers) != 2 || l.Workers[0].ID == l.Workers[1].ID {
 		t.Fatalf("lives of one ID must stay apart: %+v", l.Workers)
 	}
@@ -175,20 +176,20 @@ func TestLedgerOfClipsAttemptsToTheirWorkersLives(t *testing.T) {
 // more slots than the quota must not make the whole day unpriceable.
 func TestAnOverbookedQuotaIsPricedAtItsPeakAndNamed(t *testing.T) {
 	src := insight.Source{Pools: pools(), Quota: map[string]int{"onprem": 2}}
-	var usage []queues.AttemptUsage
+	var attempts []usage.AttemptUsage
 	for i, span := range [][2]int{{0, 30}, {10, 40}, {20, 50}, {100, 110}} { // three at once from 20 to 30
-		usage = append(usage, queues.AttemptUsage{JobID: string(rune('a' + i)), Pool: "onprem", Worker: "fixed-1",
+		attempts = append(attempts, usage.AttemptUsage{JobID: string(rune('a' + i)), Pool: "onprem", Worker: "fixed-1",
 			Start: at(span[0]), End: at(span[1])})
 	}
-	l, problems := src.LedgerOf(at(0), at(60), time.Time{}, usage, nil)
+	l, problems := src.LedgerOf(at(0), at(60), time.Time{}, attempts, nil)
 	if len(problems) != 1 || !strings.Contains(problems[0], "held 3 slots at once, more than its quota of 2") || l.Quotas[0].Slots != 3 {
 		t.Fatalf("problems %q quotas %+v", problems, l.Quotas)
 	}
 	// The 4th attempt is outside [0, 60): a peak there does not count.
-	if _, problems := src.LedgerOf(at(60), at(120), time.Time{}, usage, nil); len(problems) != 0 {
+	if _, problems := src.LedgerOf(at(60), at(120), time.Time{}, attempts, nil); len(problems) != 0 {
 		t.Fatalf("a later window: %q", problems)
 	}
-	o := src.OverviewOf(at(60), insight.Inputs{Usage: usage})
+	o := src.OverviewOf(at(60), insight.Inputs{Usage: attempts})
 	for _, p := range o.Problems {
 		if strings.Contains(p, "today's cost") {
 			t.Fatalf("the day was refused: %q", o.Problems)

@@ -34,7 +34,7 @@ func TestSettleAndShareAdviceFromLiveRecords(t *testing.T) {
 	team := func(name string) shares.Team {
 		return shares.Team{Name: name, Slots: 1, LendLimit: 1, BorrowLimit: 2, ReclaimWithin: time.Minute}
 	}
-	src := insight.Source{Store: r.store, Pools: pools(), Quota: map[string]int{"onprem": 2},
+	src := insight.Source{Store: r.store, Accounting: r.acct, Pools: pools(), Quota: map[string]int{"onprem": 2},
 		Shares: shares.Config{Teams: []shares.Team{team("etl"), team("ml")}}}
 	rep, st, problems, err := src.Settle(r.ctx, at(0), at(240))
 	if err != nil || len(problems) > 0 {

@@ -69,6 +69,9 @@ func (s Source) span() Span {
 // Source reads the live store with the settings that price and judge it.
 type Source struct {
 	Store Store
+	// Accounting is the usage ledger and the sampled series on the same
+	// Redis as Store (usage.New of it).
+	Accounting Accounting
 	// Registry is the worker registry; nil means the registry of Store's
 	// namespace, when Store is a kernel (the Redis store is).
 	Registry telemetry.WorkerLister

@@ -8,6 +8,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/orchestrator/web/insight"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/usage"
 )
 
 // TestAControllerStartedTwoMinutesAgoPaysTwoMinutesOfQuota: a controller
@@ -32,7 +33,7 @@ func TestAControllerStartedTwoMinutesAgoPaysTwoMinutesOfQuota(t *testing.T) {
 	r.clk.Set(at(2))
 	now := at(2)
 
-	src := insight.Source{Store: r.store, Pools: pools(), Quota: map[string]int{"onprem": 2}}
+	src := insight.Source{Store: r.store, Accounting: r.acct, Pools: pools(), Quota: map[string]int{"onprem": 2}}
 	// Paid: 2 quota slots x 1.0 an hour x 2/60 h = 4/60. Used: the job's one
 	// slot for a minute, 1/60. Idle: 3/60, a share of 3/4 of the 4
 	// slot-minutes paid. (From midnight it would be 2 x 10 h 2 min = 20.07
@@ -115,12 +116,12 @@ func TestAControllerStartedTwoMinutesAgoPaysTwoMinutesOfQuota(t *testing.T) {
 // priced whole.
 func TestRecordsOlderThanTheRecordedStartArePriced(t *testing.T) {
 	src := insight.Source{Pools: pools(), Quota: map[string]int{"onprem": 2}}
-	usage := []queues.AttemptUsage{{JobID: "j", Pool: "onprem", Queued: at(30), Start: at(40), End: at(50)}}
-	lives := []queues.WorkerLife{{ID: "fixed-1", Pool: "onprem", Start: at(20)}}
+	attempts := []usage.AttemptUsage{{JobID: "j", Pool: "onprem", Queued: at(30), Start: at(40), End: at(50)}}
+	lives := []usage.WorkerLife{{ID: "fixed-1", Pool: "onprem", Start: at(20)}}
 	for _, c := range []struct {
 		name    string
 		started time.Time
-		lives   []queues.WorkerLife
+		lives   []usage.WorkerLife
 		want    time.Time
 	}{
 		{"no recorded start", time.Time{}, lives, at(0)},
@@ -130,7 +131,7 @@ func TestRecordsOlderThanTheRecordedStartArePriced(t *testing.T) {
 		{"start before the window", at(-30), lives, at(0)},
 		{"start after the window", at(200), nil, at(30)},
 	} {
-		l, _ := src.LedgerOf(at(0), at(120), c.started, usage, c.lives)
+		l, _ := src.LedgerOf(at(0), at(120), c.started, attempts, c.lives)
 		if !l.From.Equal(c.want) || !l.Until.Equal(at(120)) {
 			t.Errorf("%s: ledger %s → %s, want from %s", c.name, l.From, l.Until, c.want)
 		}

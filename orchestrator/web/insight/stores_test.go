@@ -1,12 +1,17 @@
 package insight
 
-import "github.com/ballastdev/ballast/queues"
+import (
+	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/usage"
+)
 
-// The wired store must keep satisfying each interface insight declares;
+// The wired stores must keep satisfying each interface insight declares;
 // internal/archtest reads these lines to hold each to at most 15 methods.
 var (
 	_ Store         = (*queues.Store)(nil)
 	_ ClusterReader = (*queues.Store)(nil)
-	_ UsageLedger   = (*queues.Store)(nil)
-	_ SeriesBook    = (*queues.Store)(nil)
+	_ JobHistory    = (*queues.Store)(nil)
+	_ Accounting    = (*usage.Store)(nil)
+	_ UsageLedger   = (*usage.Store)(nil)
+	_ SeriesBook    = (*usage.Store)(nil)
 )

@@ -15,6 +15,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/model/policy"
 	"github.com/ballastdev/ballast/orchestrator/model/trace"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/usage"
 )
 
 // Window gathers the advisor's view of [from, until): the waits of the
@@ -32,17 +33,17 @@ func (s Source) Window(ctx context.Context, from, until time.Time) (advisor.Wind
 	if err != nil {
 		return w, err
 	}
-	usage, err := s.Store.UsageWith(ctx, active, from, until)
+	attempts, err := s.Accounting.Usage(ctx, active, from, until)
 	if err != nil {
 		return w, err
 	}
-	w.ElasticWaits = s.elasticWaits(usage, from, until)
+	w.ElasticWaits = s.elasticWaits(attempts, from, until)
 	for _, j := range active {
 		if j.State == jobs.StateQueued && queues.Queue(j.Queue).Elastic() && j.EligibleAt().Before(until) {
 			w.ElasticWaits = append(w.ElasticWaits, advisor.Wait{At: until, Class: string(j.Spec.Class), Wait: until.Sub(j.EligibleAt())})
 		}
 	}
-	samples, err := s.Store.Samples(ctx, advisor.SeriesFixedIdle, from, until)
+	samples, err := s.Accounting.Samples(ctx, advisor.SeriesFixedIdle, from, until)
 	if err != nil {
 		return w, err
 	}
@@ -67,7 +68,7 @@ func (s Source) Window(ctx context.Context, from, until time.Time) (advisor.Wind
 	if err != nil {
 		return w, err
 	}
-	known := knownFrom(from, until, started, samples, usage, finished)
+	known := knownFrom(from, until, started, samples, attempts, finished)
 	tr := trace.Trace{Name: "window", Start: known}
 	for _, j := range finished {
 		if tj, ok := trace.JobOf(j, tr.Start); ok {
@@ -118,7 +119,7 @@ func (s Source) Advise(ctx context.Context, from, until time.Time) (advisor.Wind
 // knownFrom is the earliest sign in [from, until] that Ballast was running:
 // its recorded start (zero when none is recorded), an idle sample, an
 // attempt's wait or a job's creation.
-func knownFrom(from, until, started time.Time, samples []queues.Sample, usage []queues.AttemptUsage, finished []jobs.Job) time.Time {
+func knownFrom(from, until, started time.Time, samples []usage.Sample, attempts []usage.AttemptUsage, finished []jobs.Job) time.Time {
 	known := until
 	if !started.IsZero() {
 		known = timespan.Earlier(known, started)
@@ -126,7 +127,7 @@ func knownFrom(from, until, started time.Time, samples []queues.Sample, usage []
 	for _, x := range samples {
 		known = timespan.Earlier(known, x.At)
 	}
-	for _, u := range usage {
+	for _, u := range attempts {
 		known = timespan.Earlier(known, u.Queued)
 	}
 	for _, j := range finished {
@@ -138,9 +139,9 @@ func knownFrom(from, until, started time.Time, samples []queues.Sample, usage []
 // elasticWaits are the waits of the attempts that started on an elastic
 // pool in [from, until]. A burst job on lent fixed capacity did not wait
 // for elastic capacity and is not counted.
-func (s Source) elasticWaits(usage []queues.AttemptUsage, from, until time.Time) []advisor.Wait {
+func (s Source) elasticWaits(attempts []usage.AttemptUsage, from, until time.Time) []advisor.Wait {
 	var out []advisor.Wait
-	for _, u := range usage {
+	for _, u := range attempts {
 		if !s.elastic(u.Pool) || u.Start.Before(from) || u.Start.After(until) {
 			continue
 		}

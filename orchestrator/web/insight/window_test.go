@@ -19,7 +19,7 @@ func TestWindowCountsHoursOverTheKnownPartOnly(t *testing.T) {
 	r, src, end := oneHourOfETL(t)
 
 	// Seen for half an hour before the job: less than a day known.
-	if err := r.store.RecordSample(r.ctx, advisor.SeriesFixedIdle, at(-30), 0.5, 30*24*time.Hour); err != nil {
+	if err := r.acct.RecordSample(r.ctx, advisor.SeriesFixedIdle, at(-30), 0.5, 30*24*time.Hour); err != nil {
 		t.Fatal(err)
 	}
 	win, err := src.Window(r.ctx, end.Add(-72*time.Hour), end)
@@ -28,7 +28,7 @@ func TestWindowCountsHoursOverTheKnownPartOnly(t *testing.T) {
 	}
 	// An idle sample 49 h before the job's end: two days known, and the
 	// hour ran over 49 hours, 24/49 h a day.
-	if err := r.store.RecordSample(r.ctx, advisor.SeriesFixedIdle, end.Add(-49*time.Hour), 0.5, 30*24*time.Hour); err != nil {
+	if err := r.acct.RecordSample(r.ctx, advisor.SeriesFixedIdle, end.Add(-49*time.Hour), 0.5, 30*24*time.Hour); err != nil {
 		t.Fatal(err)
 	}
 	win, err = src.Window(r.ctx, end.Add(-72*time.Hour), end)
@@ -62,7 +62,7 @@ func TestWindowCountsHoursFromTheRecordedStart(t *testing.T) {
 func oneHourOfETL(t *testing.T) (*rig, insight.Source, time.Time) {
 	t.Helper()
 	r := newRig(t)
-	src := insight.Source{Store: r.store, Pools: pools(), Quota: map[string]int{"onprem": 2}}
+	src := insight.Source{Store: r.store, Accounting: r.acct, Pools: pools(), Quota: map[string]int{"onprem": 2}}
 	w := queues.WorkerInfo{ID: "fixed-1", Pool: "onprem", Slots: 2, StartedAt: at(-10)}
 	r.beat(0, w)
 	id := r.submit(0, "etl", jobs.ClassCore)

@@ -19,6 +19,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/orchestrator/model/policy"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/usage"
 )
 
 // hybridOver is the controller's capacity loop over a real Redis and the
@@ -28,7 +29,7 @@ func hybridOver(t *testing.T, store *queues.Store, p provider.Provider) *control
 	t.Helper()
 	cfg := policy.DefaultConfig()
 	cfg.SpotFallbackAfter = 5 * time.Minute
-	return &controller.Hybrid{Store: store, Provider: p, Config: cfg, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	return &controller.Hybrid{Store: store, Launches: usage.New(store), Provider: p, Config: cfg, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Pools: []policy.Pool{
 			{Name: "spot-gpu", Kind: policy.PoolSpot, Region: "eu", PricePerSlotHour: 1, SlotsPerWorker: 1, MaxWorkers: 4, Billing: policy.BillingPerSecond},
 			{Name: "od", Kind: policy.PoolOnDemand, Region: "eu", PricePerSlotHour: 3, SlotsPerWorker: 1, MaxWorkers: 4, Billing: policy.BillingPerSecond},

@@ -1,0 +1,163 @@
+package archtest
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// A layer is a folder of packages and what its non-test code may import.
+// The layout (docs/layout.md) is only worth its folders if these hold: a
+// model that opened a Redis connection, or a simulator that read the
+// config loader, would make the folder names lie.
+type layer struct {
+	name string
+	// prefixes are the folders of the layer, relative to the root.
+	prefixes []string
+	// may lists the repository folders its packages may import (by
+	// prefix); a layer always may import itself.
+	may []string
+	// mustNot lists import paths (by prefix) outside the repository that
+	// mean I/O the layer must not do.
+	mustNot []string
+}
+
+// internalLibs are the repository's small libraries, usable by any layer.
+var internalLibs = []string{"internal/jsonenc", "internal/spread", "internal/timespan", "internal/textdist", "internal/retry"}
+
+// networkIO is what a pure layer must never import.
+var networkIO = []string{"github.com/redis/", "github.com/nats-io/", "github.com/hibiken/asynq", "net", "os/exec", "syscall"}
+
+var layers = []layer{
+	{name: "pure models", prefixes: []string{"orchestrator/model"},
+		may: internalLibs, mustNot: networkIO},
+	{name: "analysis", prefixes: []string{"orchestrator/analysis"},
+		may: append([]string{"orchestrator/model"}, internalLibs...), mustNot: networkIO},
+}
+
+// commandLayer is where the command line, its configuration loader and the
+// developer tools live; no library or service may depend on it, even
+// through another package.
+var commandLayer = []string{"internal/cli", "internal/config", "internal/tools"}
+
+// services are the packages a running installation is built from.
+var services = []string{"orchestrator/control", "orchestrator/web", "orchestrator/client", "queues", "workers"}
+
+func hasPrefixDir(dir string, prefixes []string) bool {
+	return slices.ContainsFunc(prefixes, func(p string) bool { return dir == p || strings.HasPrefix(dir, p+"/") })
+}
+
+// importGraph maps each folder to the imports of its non-test files:
+// repository folders (relative) and outside paths (whole).
+func importGraph(files []goFile) (repo map[string][]string, outside map[string][]string) {
+	repo, outside = map[string][]string{}, map[string][]string{}
+	for _, f := range files {
+		if f.test {
+			continue
+		}
+		for _, im := range f.ast.Imports {
+			p, err := strconv.Unquote(im.Path.Value)
+			if err != nil {
+				continue
+			}
+			if rel, ok := strings.CutPrefix(p, module+"/"); ok {
+				if !slices.Contains(repo[f.dir], rel) {
+					repo[f.dir] = append(repo[f.dir], rel)
+				}
+			} else if !slices.Contains(outside[f.dir], p) {
+				outside[f.dir] = append(outside[f.dir], p)
+			}
+		}
+	}
+	return repo, outside
+}
+
+func checkLayers(files []goFile, layers []layer, services, command []string) []string {
+	repo, outside := importGraph(files)
+	var problems []string
+	dirs := map[string]bool{}
+	for d := range repo {
+		dirs[d] = true
+	}
+	for d := range outside {
+		dirs[d] = true
+	}
+	for _, dir := range slices.Sorted(maps.Keys(dirs)) {
+		for _, l := range layers {
+			if !hasPrefixDir(dir, l.prefixes) {
+				continue
+			}
+			for _, im := range repo[dir] {
+				if !hasPrefixDir(im, l.prefixes) && !hasPrefixDir(im, l.may) {
+					problems = append(problems, fmt.Sprintf("%s (%s) imports %s: the layer may import only %s and itself",
+						dir, l.name, im, strings.Join(l.may, ", ")))
+				}
+			}
+			for _, im := range outside[dir] {
+				if hasPrefixDir(im, l.mustNot) || slices.ContainsFunc(l.mustNot, func(p string) bool {
+					return strings.HasSuffix(p, "/") && strings.HasPrefix(im, p)
+				}) {
+					problems = append(problems, fmt.Sprintf("%s (%s) imports %s: it must do no I/O of that kind; "+
+						"move the I/O to a service and pass values in", dir, l.name, im))
+				}
+			}
+		}
+		if !hasPrefixDir(dir, services) {
+			continue
+		}
+		// Walk the service's imports, transitively, for the command layer.
+		seen := map[string]string{dir: ""}
+		queue := []string{dir}
+		for len(queue) > 0 {
+			at := queue[0]
+			queue = queue[1:]
+			for _, im := range repo[at] {
+				if _, ok := seen[im]; ok {
+					continue
+				}
+				seen[im] = at
+				if hasPrefixDir(im, command) {
+					path := []string{im}
+					for p := at; p != ""; p = seen[p] {
+						path = append([]string{p}, path...)
+					}
+					problems = append(problems, fmt.Sprintf("service %s depends on the command layer: %s",
+						dir, strings.Join(path, " -> ")))
+					continue
+				}
+				queue = append(queue, im)
+			}
+		}
+	}
+	return problems
+}
+
+func TestLayersImportOnlyWhatTheyMay(t *testing.T) {
+	for _, p := range checkLayers(parseTree(t, repoRoot(t)), layers, services, commandLayer) {
+		t.Error(p)
+	}
+}
+
+func TestLayerCheckCatches(t *testing.T) {
+	root := t.TempDir()
+	writeFile(t, root, "orchestrator/model/m/m.go", "package m\n\nimport (\n\t_ \"github.com/redis/go-redis/v9\"\n\t_ \""+
+		module+"/queues\"\n)\n")
+	writeFile(t, root, "orchestrator/model/ok/ok.go", "package ok\n\nimport _ \""+module+"/internal/jsonenc\"\n")
+	writeFile(t, root, "workers/w.go", "package workers\n\nimport _ \""+module+"/lib\"\n")
+	writeFile(t, root, "lib/lib.go", "package lib\n\nimport _ \""+module+"/internal/config\"\n")
+	writeFile(t, root, "workers/w_test.go", "package workers\n\nimport _ \""+module+"/internal/cli\"\n")
+	got := checkLayers(parseTree(t, root), layers, services, commandLayer)
+	want := []string{"orchestrator/model/m (pure models) imports queues", "orchestrator/model/m (pure models) imports github.com/redis/go-redis/v9",
+		"service workers depends on the command layer: workers -> lib -> internal/config"}
+	if len(got) != len(want) {
+		t.Fatalf("problems = %q, want %d: %q", got, len(want), want)
+	}
+	for _, w := range want {
+		if !slices.ContainsFunc(got, func(g string) bool { return strings.HasPrefix(g, w) }) {
+			t.Errorf("no problem starts with %q in %q", w, got)
+		}
+	}
+}
