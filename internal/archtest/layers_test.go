@@ -29,13 +29,39 @@ type layer struct {
 var internalLibs = []string{"internal/jsonenc", "internal/spread", "internal/timespan", "internal/textdist", "internal/retry"}
 
 // networkIO is what a pure layer must never import.
-var networkIO = []string{"github.com/redis/", "github.com/nats-io/", "github.com/hibiken/asynq", "net", "os/exec", "syscall"}
+// Entries ending in "/" match every path below; the others match the path
+// itself and its subpackages ("net/http" covers "net/http/httptest"), so
+// "net" is listed as its dialling packages, not as a prefix that would
+// also forbid parsing a URL.
+var networkIO = []string{"github.com/redis/", "github.com/nats-io/", "github.com/hibiken/asynq",
+	"net/http", "net/rpc", "net/smtp", "os/exec", "syscall"}
+
+// netExact are packages forbidden themselves but not below them.
+var netExact = []string{"net"}
 
 var layers = []layer{
 	{name: "pure models", prefixes: []string{"orchestrator/model"},
 		may: internalLibs, mustNot: networkIO},
 	{name: "analysis", prefixes: []string{"orchestrator/analysis"},
 		may: append([]string{"orchestrator/model"}, internalLibs...), mustNot: networkIO},
+	// The Redis layer knows jobs, not who drives them.
+	{name: "Redis layer", prefixes: []string{"queues"},
+		may: append([]string{"orchestrator/model"}, internalLibs...)},
+	// The control plane serves the web, never the other way round, and
+	// never reaches into a worker.
+	{name: "control plane", prefixes: []string{"orchestrator/control"},
+		may: append([]string{"orchestrator/model", "queues"}, internalLibs...)},
+	// A worker talks to the store and publishes events; the controller is
+	// another process it never calls into.
+	{name: "workers", prefixes: []string{"workers"},
+		may: append([]string{"orchestrator/model", "queues"}, internalLibs...)},
+	{name: "web", prefixes: []string{"orchestrator/web"},
+		may: append([]string{"orchestrator/model", "orchestrator/analysis", "orchestrator/control", "queues",
+			"workers/checkpoint"}, internalLibs...)},
+	// The client speaks the intake's wire types and nothing else of the
+	// control plane.
+	{name: "client", prefixes: []string{"orchestrator/client"},
+		may: append([]string{"orchestrator/model", "orchestrator/control/intake"}, internalLibs...)},
 }
 
 // commandLayer is where the command line, its configuration loader and the
@@ -45,6 +71,20 @@ var commandLayer = []string{"internal/cli", "internal/config", "internal/tools"}
 
 // services are the packages a running installation is built from.
 var services = []string{"orchestrator/control", "orchestrator/web", "orchestrator/client", "queues", "workers"}
+
+// forbidden says whether an import outside the repository is one of a
+// layer's mustNot (see networkIO for how entries match).
+func forbidden(im string, mustNot []string) bool {
+	if len(mustNot) > 0 && slices.Contains(netExact, im) {
+		return true
+	}
+	return slices.ContainsFunc(mustNot, func(p string) bool {
+		if strings.HasSuffix(p, "/") {
+			return strings.HasPrefix(im, p)
+		}
+		return im == p || strings.HasPrefix(im, p+"/")
+	})
+}
 
 func hasPrefixDir(dir string, prefixes []string) bool {
 	return slices.ContainsFunc(prefixes, func(p string) bool { return dir == p || strings.HasPrefix(dir, p+"/") })
@@ -97,9 +137,7 @@ func checkLayers(files []goFile, layers []layer, services, command []string) []s
 				}
 			}
 			for _, im := range outside[dir] {
-				if hasPrefixDir(im, l.mustNot) || slices.ContainsFunc(l.mustNot, func(p string) bool {
-					return strings.HasSuffix(p, "/") && strings.HasPrefix(im, p)
-				}) {
+				if forbidden(im, l.mustNot) {
 					problems = append(problems, fmt.Sprintf("%s (%s) imports %s: it must do no I/O of that kind; "+
 						"move the I/O to a service and pass values in", dir, l.name, im))
 				}
@@ -145,13 +183,17 @@ func TestLayerCheckCatches(t *testing.T) {
 	root := t.TempDir()
 	writeFile(t, root, "orchestrator/model/m/m.go", "package m\n\nimport (\n\t_ \"github.com/redis/go-redis/v9\"\n\t_ \""+
 		module+"/queues\"\n)\n")
-	writeFile(t, root, "orchestrator/model/ok/ok.go", "package ok\n\nimport _ \""+module+"/internal/jsonenc\"\n")
+	writeFile(t, root, "orchestrator/model/ok/ok.go", "package ok\n\nimport (\n\t_ \""+module+"/internal/jsonenc\"\n\t_ \"net/url\"\n)\n")
+	writeFile(t, root, "orchestrator/model/n/n.go", "package n\n\nimport _ \"net\"\n")
+	writeFile(t, root, "orchestrator/control/c/c.go", "package c\n\nimport _ \""+module+"/orchestrator/web/api\"\n")
 	writeFile(t, root, "workers/w.go", "package workers\n\nimport _ \""+module+"/lib\"\n")
 	writeFile(t, root, "lib/lib.go", "package lib\n\nimport _ \""+module+"/internal/config\"\n")
 	writeFile(t, root, "workers/w_test.go", "package workers\n\nimport _ \""+module+"/internal/cli\"\n")
 	got := checkLayers(parseTree(t, root), layers, services, commandLayer)
 	want := []string{"orchestrator/model/m (pure models) imports queues", "orchestrator/model/m (pure models) imports github.com/redis/go-redis/v9",
-		"service workers depends on the command layer: workers -> lib -> internal/config"}
+		"service workers depends on the command layer: workers -> lib -> internal/config",
+		"workers (workers) imports lib", "orchestrator/model/n (pure models) imports net:",
+		"orchestrator/control/c (control plane) imports orchestrator/web/api"}
 	if len(got) != len(want) {
 		t.Fatalf("problems = %q, want %d: %q", got, len(want), want)
 	}
