@@ -8,13 +8,14 @@
 //
 // What the store keeps, by concern:
 //   - jobs: records, submission with idempotency keys and the enqueue
-//     outbox, claims, ends, requeues, cancels, listing and history, logs;
+//     outbox, claims, ends, requeues, cancels, listing and history;
 //   - deliveries: queue names, task encoding, Take (taking and claiming
 //     in one script), readmitted work first, placements of sized jobs;
 //   - gangs: the protocol is queues/gangs; the kernel keeps a member's end
 //     and the gang's fencing on membership in its own scripts;
-//   - workers: the registry with heartbeats, intents (drain, spot
-//     notices), attempts a worker no longer runs, QoS and isolation;
+//   - workers: registration and heartbeats, attempts a worker no longer
+//     runs, QoS counters; the worker list and intents (drain, spot
+//     notices) are in queues/registry (a store on Kernel);
 //   - the controller: the leader lease, held tasks, dead-worker recovery;
 //   - capacity and cost: queue statistics, and the usage entries and
 //     worker lives the end of an attempt and a worker's heartbeat write;
@@ -22,6 +23,7 @@
 //   - flows: pipeline runs and sweeps live in queues/flows; the job store
 //     keeps their jobs and answers JobsByKey and RunTimes for them;
 //   - checkpoints: committed manifests, uploads, forgetting;
+//   - logs: job output lines, in queues/logs (a store on Kernel);
 //   - Redis itself: durability, the epoch that detects a loss of data
 //     (DataLoss), Restore of jobs rebuilt from the event stream, waiting
 //     for replicas to hold a submission, and Topology.

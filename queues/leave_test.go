@@ -6,6 +6,7 @@ import (
 
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/registry"
 )
 
 // TestLeaveRequeuesWhatTheWorkerNeverRan: a worker that stops with an
@@ -32,7 +33,7 @@ func TestLeaveRequeuesWhatTheWorkerNeverRan(t *testing.T) {
 	if got, _ := s.Get(ctx, sub.Job.ID); got.State != jobs.StateRunning || got.Attempt != 1 {
 		t.Fatalf("a superseded incarnation's leave moved the job: %s attempt %d", got.State, got.Attempt)
 	}
-	if ws, _ := s.Workers(ctx); len(ws) != 1 {
+	if ws, _ := registry.New(s).Workers(ctx); len(ws) != 1 {
 		t.Fatalf("a superseded incarnation's leave deregistered its successor: %+v", ws)
 	}
 	left, err := s.Leave(ctx, "w1", "aaaa")
@@ -43,7 +44,7 @@ func TestLeaveRequeuesWhatTheWorkerNeverRan(t *testing.T) {
 	if got.State != jobs.StateQueued || got.Attempt != 2 || got.Worker != "" {
 		t.Fatalf("after leave: %s attempt %d worker %q", got.State, got.Attempt, got.Worker)
 	}
-	ws, err := s.Workers(ctx)
+	ws, err := registry.New(s).Workers(ctx)
 	if err != nil || len(ws) != 0 {
 		t.Fatalf("registry after leave: %+v %v", ws, err)
 	}

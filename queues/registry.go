@@ -238,42 +238,6 @@ func (s *Store) Deregister(ctx context.Context, id string) error {
 	return wrap("queues.Deregister", err)
 }
 
-// Workers lists the registered workers.
-func (s *Store) Workers(ctx context.Context) ([]WorkerInfo, error) {
-	ids, err := s.rdb.ZRangeWithScores(ctx, s.ns.Workers(), 0, -1).Result()
-	if err != nil {
-		return nil, wrap("queues.Workers", err)
-	}
-	cmds := make([]*redis.SliceCmd, len(ids))
-	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for i, z := range ids {
-			cmds[i] = p.HMGet(ctx, s.ns.Worker(z.Member.(string)), "info", "life")
-		}
-		return nil
-	})
-	if err != nil && err != redis.Nil {
-		return nil, wrap("queues.Workers", err)
-	}
-	out := make([]WorkerInfo, 0, len(ids))
-	for i, c := range cmds {
-		var w WorkerInfo
-		vals := c.Val()
-		info, _ := vals[0].(string)
-		if json.Unmarshal([]byte(info), &w) != nil {
-			w.ID = ids[i].Member.(string)
-		}
-		w.BilledFrom = w.StartedAt
-		if life, ok := vals[1].(string); ok {
-			if l, ok := ParseLife(life); ok {
-				w.BilledFrom = l.Start
-			}
-		}
-		w.LastBeat = time.UnixMilli(int64(ids[i].Score)).UTC()
-		out = append(out, w)
-	}
-	return out, nil
-}
-
 // Recovered is one job requeued because its worker died.
 type Recovered struct {
 	JobID   string

@@ -10,6 +10,8 @@ import (
 	"github.com/ballastdev/ballast/internal/testenv"
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/logs"
+	"github.com/ballastdev/ballast/queues/registry"
 )
 
 // clock is a settable test clock.
@@ -244,7 +246,7 @@ func TestDeadWorkerRecovery(t *testing.T) {
 			t.Fatalf("recovered %+v", r)
 		}
 	}
-	ws, _ := s.Workers(ctx)
+	ws, _ := registry.New(s).Workers(ctx)
 	if len(ws) != 1 || ws[0].ID != "alive" {
 		t.Fatalf("registry after recovery: %+v", ws)
 	}
@@ -341,27 +343,6 @@ func TestLeadership(t *testing.T) {
 	}
 }
 
-func TestLogs(t *testing.T) {
-	t.Parallel()
-	s, _ := newStore(t)
-	ctx := context.Background()
-	var lines []queues.LogLine
-	for i := 0; i < 5; i++ {
-		lines = append(lines, queues.LogLine{Attempt: 1, Stream: "stdout", Text: string(rune('a' + i))})
-	}
-	if err := s.AppendLogs(ctx, "j", lines, 100); err != nil {
-		t.Fatal(err)
-	}
-	first, _ := s.Logs(ctx, "j", "", 2)
-	if len(first) != 2 || first[0].Text != "a" || first[1].Text != "b" {
-		t.Fatalf("first page %+v", first)
-	}
-	rest, _ := s.Logs(ctx, "j", first[1].ID, 100)
-	if len(rest) != 3 || rest[2].Text != "e" || rest[0].Stream != "stdout" {
-		t.Fatalf("rest %+v", rest)
-	}
-}
-
 // TestEveryCancelPathExpiresTheJobsKeys: a job that ends cancelled, whether
 // before it started, by a drain racing the cancel, or with its worker lost,
 // keeps its record, log and metrics only for the retention period.
@@ -381,7 +362,7 @@ func TestEveryCancelPathExpiresTheJobsKeys(t *testing.T) {
 		if err != nil || !ok {
 			t.Fatalf("claim: %v %v", ok, err)
 		}
-		if err := s.AppendLogs(ctx, j.ID, []queues.LogLine{{Attempt: 1, Stream: "stdout", Text: "hi"}}, 10); err != nil {
+		if err := logs.New(s).AppendLogs(ctx, j.ID, []logs.Line{{Attempt: 1, Stream: "stdout", Text: "hi"}}, 10); err != nil {
 			t.Fatal(err)
 		}
 		if ok, err := s.ReportMetric(ctx, j, w, 0.5); err != nil || !ok {
@@ -426,7 +407,7 @@ func TestEveryCancelPathExpiresTheJobsKeys(t *testing.T) {
 	}
 
 	q, _ := s.Submit(ctx, spec(""), queues.QueueCore)
-	if err := s.AppendLogs(ctx, q.Job.ID, []queues.LogLine{{Attempt: 1, Stream: "stdout", Text: "x"}}, 10); err != nil {
+	if err := logs.New(s).AppendLogs(ctx, q.Job.ID, []logs.Line{{Attempt: 1, Stream: "stdout", Text: "x"}}, 10); err != nil {
 		t.Fatal(err)
 	}
 	if res, _ := s.Cancel(ctx, q.Job.ID); res != queues.Cancelled {

@@ -27,10 +27,10 @@ const (
 	ControlCancel ControlAction = "cancel"
 	// ControlSpotNotice: the provider reclaims this (spot) worker soon:
 	// checkpoint and requeue every job, then exit
-	// (queues.Store.RequestSpotNotice).
+	// (registry.Store.RequestSpotNotice).
 	ControlSpotNotice ControlAction = "spot_notice"
 	// ControlDrain: stop taking work; running jobs finish where they are
-	// (queues.Store.RequestDrain). The controller releases the worker once
+	// (registry.Store.RequestDrain). The controller releases the worker once
 	// it is empty.
 	ControlDrain ControlAction = "drain"
 )
@@ -221,13 +221,13 @@ func (c NATSControl) Preempted(_ context.Context, workerID, jobID string, attemp
 }
 
 // Drain wakes workerID to act on the drain recorded for it
-// (queues.Store.RequestDrain).
+// (registry.Store.RequestDrain).
 func (c NATSControl) Drain(_ context.Context, workerID string) {
 	_ = NotifyControl(c.Conn, c.Subjects, workerID, ControlMessage{Action: ControlDrain})
 }
 
 // SpotNotice wakes workerID to act on the spot notice recorded for it
-// (queues.Store.RequestSpotNotice).
+// (registry.Store.RequestSpotNotice).
 func (c NATSControl) SpotNotice(_ context.Context, workerID string, within time.Duration) {
 	_ = NotifyControl(c.Conn, c.Subjects, workerID, ControlMessage{Action: ControlSpotNotice, NoticeSeconds: int(within.Seconds())})
 }

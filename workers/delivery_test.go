@@ -13,6 +13,7 @@ import (
 	"github.com/ballastdev/ballast/internal/testenv"
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/registry"
 	"github.com/ballastdev/ballast/queues/usage"
 )
 
@@ -152,7 +153,7 @@ while [ ! -e "$BALLAST_PARAM_DIR/go" ]; do sleep 0.02; done`)
 	pid1 := e.waitFile("started1", wait)
 	// A few heartbeats in, so the identity's life has a length to bill.
 	testenv.Eventually(t, wait, "a heartbeat 300 ms after the start", func() bool {
-		ws, err := e.store.Workers(ctx)
+		ws, err := registry.New(e.store).Workers(ctx)
 		return err == nil && len(ws) == 1 && ws[0].LastBeat.Sub(ws[0].StartedAt) > 300*time.Millisecond
 	})
 
@@ -194,7 +195,7 @@ while [ ! -e "$BALLAST_PARAM_DIR/go" ]; do sleep 0.02; done`)
 	// The fenced name stays out of the registry; the new one beats.
 	var ids []string
 	testenv.Eventually(t, wait, "the worker to register under its new identity", func() bool {
-		ws, err := e.store.Workers(ctx)
+		ws, err := registry.New(e.store).Workers(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,6 +8,7 @@ import (
 	"github.com/ballastdev/ballast/internal/testenv"
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/registry"
 	"github.com/ballastdev/ballast/workers"
 )
 
@@ -25,14 +26,14 @@ func TestDrainControlLetsRunningJobsFinish(t *testing.T) {
 	j := e.submit(e.shell(`echo started > "$BALLAST_PARAM_DIR/started1"
 while [ ! -e "$BALLAST_PARAM_DIR/finish" ]; do sleep 0.05; done`), queues.QueueOnDemand)
 	e.waitFile("started1", wait)
-	if err := e.store.RequestDrain(context.Background(), w.ID()); err != nil {
+	if err := registry.New(e.store).RequestDrain(context.Background(), w.ID()); err != nil {
 		t.Fatal(err)
 	}
 	if err := workers.NotifyControl(ch.ctl, ch.subj, w.ID(), workers.ControlMessage{Action: workers.ControlDrain}); err != nil {
 		t.Fatal(err)
 	}
 	testenv.Eventually(t, 3*time.Second, "the registry shows the worker draining", func() bool {
-		ws, err := e.store.Workers(context.Background())
+		ws, err := registry.New(e.store).Workers(context.Background())
 		return err == nil && len(ws) == 1 && ws[0].Draining
 	})
 	late := e.submit(e.checkpointing(), queues.QueueBurst)

@@ -15,6 +15,7 @@ import (
 	"github.com/ballastdev/ballast/internal/testenv"
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/registry"
 	"github.com/ballastdev/ballast/workers"
 )
 
@@ -196,7 +197,7 @@ func (r *recovery) result() (time.Time, []queues.Recovered) {
 // lastBeat is worker id's registry timestamp, read directly.
 func (e *env) lastBeat(id string) (time.Time, bool) {
 	e.t.Helper()
-	ws, err := e.store.Workers(context.Background())
+	ws, err := registry.New(e.store).Workers(context.Background())
 	if err != nil {
 		e.t.Fatalf("Workers: %v", err)
 	}
@@ -314,7 +315,7 @@ func TestSelfFenceStopsJobsOfAWorkerCutOffFromRedis(t *testing.T) {
 		}
 	}
 	testenv.Eventually(t, wait, "the worker to report its fence to the registry", func() bool {
-		ws, err := r.store.Workers(context.Background())
+		ws, err := registry.New(r.store).Workers(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/ballastdev/ballast/internal/testenv"
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/registry"
 	"github.com/ballastdev/ballast/workers"
 )
 
@@ -42,10 +43,10 @@ while [ ! -e "$BALLAST_PARAM_DIR/finish" ]; do sleep 0.05; done`), queues.QueueC
 	// Let the worker act if it would: several beats after the messages.
 	since := time.Now()
 	testenv.Eventually(t, wait, "three heartbeats after the forged messages", func() bool {
-		ws, err := e.store.Workers(context.Background())
+		ws, err := registry.New(e.store).Workers(context.Background())
 		return err == nil && len(ws) == 1 && ws[0].LastBeat.After(since.Add(3*o.Heartbeat))
 	})
-	ws, _ := e.store.Workers(context.Background())
+	ws, _ := registry.New(e.store).Workers(context.Background())
 	if len(ws) != 1 || ws[0].Draining || ws[0].ID != w.ID() {
 		t.Fatalf("registry after forged messages: %+v", ws)
 	}
@@ -78,8 +79,8 @@ func TestSpotNoticeRefusedForAFixedWorker(t *testing.T) {
 	w := e.start(o)
 	ctx := context.Background()
 
-	err := e.store.RequestSpotNotice(ctx, w.ID(), time.Now().Add(time.Second))
-	if !errors.Is(err, queues.ErrNotSpot) {
+	err := registry.New(e.store).RequestSpotNotice(ctx, w.ID(), time.Now().Add(time.Second))
+	if !errors.Is(err, registry.ErrNotSpot) {
 		t.Fatalf("spot notice to a fixed worker: %v, want ErrNotSpot", err)
 	}
 	t.Logf("refused: %v", err)
@@ -95,7 +96,7 @@ while [ ! -e "$BALLAST_PARAM_DIR/finish" ]; do sleep 0.05; done`), queues.QueueC
 	}
 	since := time.Now()
 	testenv.Eventually(t, wait, "three heartbeats after the notice", func() bool {
-		ws, err := e.store.Workers(ctx)
+		ws, err := registry.New(e.store).Workers(ctx)
 		return err == nil && len(ws) == 1 && ws[0].LastBeat.After(since.Add(3*o.Heartbeat))
 	})
 	if got := e.get(j.ID); got.State != jobs.StateRunning || got.Attempt != 1 {

@@ -8,6 +8,7 @@ import (
 	"github.com/ballastdev/ballast/internal/testenv"
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/registry"
 	"github.com/ballastdev/ballast/workers"
 	"github.com/ballastdev/ballast/workers/gpu"
 )
@@ -34,7 +35,7 @@ func fakeGPUs(t *testing.T, n int) []gpu.Device {
 // registered returns the worker's registry entry.
 func (e *env) registered(id string) queues.WorkerInfo {
 	e.t.Helper()
-	ws, err := e.store.Workers(context.Background())
+	ws, err := registry.New(e.store).Workers(context.Background())
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/model/events"
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/logs"
 	"github.com/ballastdev/ballast/workers"
 )
 
@@ -161,9 +162,9 @@ func (e *env) waitTerminal(id string, within time.Duration) jobs.Job {
 }
 
 // logs returns the job's output lines kept in Redis.
-func (e *env) logs(id string) []queues.LogLine {
+func (e *env) logs(id string) []logs.Line {
 	e.t.Helper()
-	lines, err := e.store.Logs(context.Background(), id, "", 1000)
+	lines, err := logs.New(e.store).Logs(context.Background(), id, "", 1000)
 	if err != nil {
 		e.t.Fatalf("Logs %s: %v", id, err)
 	}
@@ -213,7 +214,7 @@ func (e *env) touch(name string) {
 }
 
 // hasLine reports whether lines hold text on stream.
-func hasLine(lines []queues.LogLine, stream, text string) bool {
+func hasLine(lines []logs.Line, stream, text string) bool {
 	for _, l := range lines {
 		if l.Stream == stream && l.Text == text {
 			return true

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ballastdev/ballast/orchestrator/model/events"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/registry"
 	"github.com/ballastdev/ballast/workers"
 	"github.com/ballastdev/ballast/workers/gpu"
 )
@@ -110,13 +111,13 @@ func TestStopIsSafeBeforeStartAndTwice(t *testing.T) {
 	w.Stop()
 
 	w2 := e.start(e.options())
-	ws, err := e.store.Workers(context.Background())
+	ws, err := registry.New(e.store).Workers(context.Background())
 	if err != nil || len(ws) != 1 || ws[0].ID != w2.ID() || ws[0].Slots != 2 || ws[0].Pool != "fixed" {
 		t.Fatalf("registry %+v, %v; want the started worker", ws, err)
 	}
 	w2.Stop()
 	w2.Stop()
-	if ws, err := e.store.Workers(context.Background()); err != nil || len(ws) != 0 {
+	if ws, err := registry.New(e.store).Workers(context.Background()); err != nil || len(ws) != 0 {
 		t.Fatalf("registry %+v, %v; want it empty after Stop", ws, err)
 	}
 }

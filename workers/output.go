@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/ballastdev/ballast/orchestrator/model/sweep"
-	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/logs"
 )
 
 // maxLineBytes bounds one output line; a longer one is cut into pieces so a
@@ -37,7 +37,7 @@ type output struct {
 	onMetric func(float64)
 
 	mu      sync.Mutex
-	pending []queues.LogLine
+	pending []logs.Line
 	dir     string
 	file    *os.File // opened at the first line: most no-op jobs print nothing
 	// The loop that sends lines to Redis starts at the first line too: a
@@ -61,7 +61,7 @@ func (o *output) writer(stream string) *lineWriter {
 
 func (o *output) line(stream, text string) {
 	o.mu.Lock()
-	o.pending = append(o.pending, queues.LogLine{Attempt: o.attempt, Stream: stream, Text: text})
+	o.pending = append(o.pending, logs.Line{Attempt: o.attempt, Stream: stream, Text: text})
 	if !o.looping && !o.closed {
 		o.looping = true
 		go o.flushLoop()

@@ -6,6 +6,7 @@ import (
 
 	"github.com/ballastdev/ballast/internal/testenv"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/logs"
 )
 
 // TestOutputStartsItsLoopAtTheFirstLine: output that gets no line starts
@@ -17,7 +18,7 @@ func TestOutputStartsItsLoopAtTheFirstLine(t *testing.T) {
 	store := queues.NewStore(rdb, queues.StoreOptions{Namespace: ns})
 	ctx := context.Background()
 
-	quiet := newOutput(store, "", "quiet", 1, 100, nil, "", nil) // no local file: the late line would open one
+	quiet := newOutput(logs.New(store), "", "quiet", 1, 100, nil, "", nil) // no local file: the late line would open one
 	quiet.close()
 	quiet.line("stdout", "late")
 	quiet.mu.Lock()
@@ -27,14 +28,14 @@ func TestOutputStartsItsLoopAtTheFirstLine(t *testing.T) {
 		t.Fatal("a line after close started a loop")
 	}
 
-	o := newOutput(store, t.TempDir(), "chatty", 1, 100, nil, "", nil)
+	o := newOutput(logs.New(store), t.TempDir(), "chatty", 1, 100, nil, "", nil)
 	w := o.writer("stdout")
 	if _, err := w.Write([]byte("one\ntwo\n")); err != nil {
 		t.Fatal(err)
 	}
 	w.Flush()
 	o.close()
-	lines, err := store.Logs(ctx, "chatty", "", 10)
+	lines, err := logs.New(store).Logs(ctx, "chatty", "", 10)
 	if err != nil || len(lines) != 2 || lines[0].Text != "one" || lines[1].Text != "two" {
 		t.Fatalf("log after close: %+v %v", lines, err)
 	}

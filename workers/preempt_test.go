@@ -14,6 +14,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/model/events"
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/registry"
 	"github.com/ballastdev/ballast/workers"
 )
 
@@ -229,7 +230,7 @@ func TestPreemptByControlMessage(t *testing.T) {
 	// The woken beat shows in the registry while the job still runs (it
 	// waits for goD), so the message was handled and found no request.
 	testenv.Eventually(t, time.Second, "the control message to wake a heartbeat", func() bool {
-		ws, err := e.store.Workers(ctx)
+		ws, err := registry.New(e.store).Workers(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}

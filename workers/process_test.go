@@ -11,6 +11,7 @@ import (
 	"github.com/ballastdev/ballast/internal/testenv"
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/registry"
 	"github.com/ballastdev/ballast/workers"
 )
 
@@ -370,7 +371,7 @@ while :; do sleep 0.05; done`)
 	if got.Checkpoint != "ck-at-term" || got.ExitCode != nil || !strings.Contains(got.LastError, "draining") {
 		t.Errorf("checkpoint %q exit %s error %q, want ck-at-term, no exit code and a drain reason", got.Checkpoint, code(got), got.LastError)
 	}
-	ws, err := e.store.Workers(context.Background())
+	ws, err := registry.New(e.store).Workers(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -407,7 +408,7 @@ while [ ! -e "$BALLAST_PARAM_DIR/go" ]; do sleep 0.02; done`)
 	go func() { w.Stop(); close(stopped) }()
 	// The worker waits for the job inside the drain timeout...
 	testenv.Eventually(t, wait, "the worker to report draining", func() bool {
-		ws, err := e.store.Workers(context.Background())
+		ws, err := registry.New(e.store).Workers(context.Background())
 		if err != nil {
 			t.Error(err)
 			return true

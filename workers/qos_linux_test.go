@@ -18,6 +18,7 @@ import (
 
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/registry"
 	"github.com/ballastdev/ballast/workers"
 	"github.com/ballastdev/ballast/workers/isolation"
 )
@@ -77,7 +78,7 @@ func TestQoSCPULimitV1(t *testing.T) {
 	assertInForce(t, w, "core", "cpu")
 	// The registry has what the worker enforces, for status and the
 	// dashboard.
-	ws, err := e.store.Workers(context.Background())
+	ws, err := registry.New(e.store).Workers(context.Background())
 	if err != nil || len(ws) != 1 || ws[0].Isolation == nil || ws[0].Isolation.Mode != "v1" || len(ws[0].Isolation.Limits) != 1 {
 		t.Fatalf("registry = %+v, %v; want the worker with its v1 isolation", ws, err)
 	}

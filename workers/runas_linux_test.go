@@ -25,6 +25,7 @@ import (
 	"github.com/ballastdev/ballast/internal/testenv"
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/logs"
 	"github.com/ballastdev/ballast/workers"
 )
 
@@ -373,7 +374,7 @@ func runProbeJob(t *testing.T, runAs string) (probeOut, jobs.Job, probeDirs) {
 	if j.State != jobs.StateSucceeded {
 		t.Fatalf("the probe job ended %s (%s), want succeeded", j.State, j.LastError)
 	}
-	lines, err := store.Logs(ctx, j.ID, "", 10000)
+	lines, err := logs.New(store).Logs(ctx, j.ID, "", 10000)
 	if err != nil {
 		t.Fatal(err)
 	}

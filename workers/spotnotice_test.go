@@ -9,6 +9,7 @@ import (
 
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/registry"
 	"github.com/ballastdev/ballast/workers"
 )
 
@@ -41,7 +42,7 @@ func TestSpotNoticeRequeuesEveryJobAndReclaims(t *testing.T) {
 	e.waitFile("b/started1", wait)
 
 	sent := time.Now()
-	if err := e.store.RequestSpotNotice(context.Background(), w.ID(), sent.Add(10*time.Second)); err != nil {
+	if err := registry.New(e.store).RequestSpotNotice(context.Background(), w.ID(), sent.Add(10*time.Second)); err != nil {
 		t.Fatal(err)
 	}
 	if err := workers.NotifyControl(ch.ctl, ch.subj, w.ID(), workers.ControlMessage{Action: workers.ControlSpotNotice, NoticeSeconds: 10}); err != nil {

@@ -7,6 +7,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/queues"
 	"github.com/ballastdev/ballast/queues/gangs"
+	"github.com/ballastdev/ballast/queues/logs"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -75,5 +76,5 @@ type WorkerRegistry interface {
 
 // LogAppender keeps an attempt's output lines: all an output needs.
 type LogAppender interface {
-	AppendLogs(ctx context.Context, jobID string, lines []queues.LogLine, max int64) error
+	AppendLogs(ctx context.Context, jobID string, lines []logs.Line, max int64) error
 }

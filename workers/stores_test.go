@@ -3,6 +3,7 @@ package workers
 import (
 	"github.com/ballastdev/ballast/queues"
 	"github.com/ballastdev/ballast/queues/gangs"
+	"github.com/ballastdev/ballast/queues/logs"
 )
 
 // New hands the one store to every concern, and the gang store built on
@@ -14,6 +15,6 @@ var (
 	_ AttemptRecorder = (*queues.Store)(nil)
 	_ CheckpointBook  = (*queues.Store)(nil)
 	_ WorkerRegistry  = (*queues.Store)(nil)
-	_ LogAppender     = (*queues.Store)(nil)
+	_ LogAppender     = (*logs.Store)(nil)
 	_ GangJoiner      = (*gangs.Store)(nil)
 )

@@ -11,6 +11,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/control/telemetry"
 	"github.com/ballastdev/ballast/orchestrator/model/events"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/registry"
 	usagestore "github.com/ballastdev/ballast/queues/usage"
 	"github.com/ballastdev/ballast/workers"
 )
@@ -23,7 +24,7 @@ import (
 var _ controller.SpotNoticeWaker = workers.NATSControl{}
 
 func newCapacity(cfg config.Config, store *queues.Store, nc *nats.Conn, prov provider.Provider, pub events.Publisher, log *slog.Logger) *controller.Hybrid {
-	h := &controller.Hybrid{Store: store, Launches: usagestore.New(store), Provider: prov, Pools: cfg.PolicyPools(), Config: cfg.PolicyConfig(), Events: pub, Logger: log,
+	h := &controller.Hybrid{Store: store, Launches: usagestore.New(store), Registry: registry.New(store), Provider: prov, Pools: cfg.PolicyPools(), Config: cfg.PolicyConfig(), Events: pub, Logger: log,
 		RebuildEvery: cfg.Controller.RebuildEvery.Std(), Quota: cfg.FixedSlots()}
 	if nc != nil {
 		h.Control = workers.NATSControl{Conn: nc, Subjects: subjects(cfg)}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ballastdev/ballast/internal/config"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/registry"
 	"github.com/ballastdev/ballast/workers"
 )
 
@@ -51,7 +52,7 @@ func (c *spotChaos) start(ctx context.Context) {
 // round gives each spot worker one chance to be reclaimed. A Poisson process
 // with rate perHour has probability 1-exp(-rate*dt) of an event in dt.
 func (c *spotChaos) round(ctx context.Context) {
-	ws, err := c.store.Workers(ctx)
+	ws, err := registry.New(c.store).Workers(ctx)
 	if err != nil {
 		return
 	}
@@ -60,7 +61,7 @@ func (c *spotChaos) round(ctx context.Context) {
 		if c.cfg.Pools[w.Pool].Kind != config.PoolSpot || w.Draining || c.rng.Float64() >= p {
 			continue
 		}
-		if err := c.store.RequestSpotNotice(ctx, w.ID, time.Now().Add(c.notice)); err != nil {
+		if err := registry.New(c.store).RequestSpotNotice(ctx, w.ID, time.Now().Add(c.notice)); err != nil {
 			c.log.Warn("random spot reclaim not recorded", "worker", w.ID, "err", err)
 			continue
 		}

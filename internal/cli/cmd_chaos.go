@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ballastdev/ballast/internal/config"
+	"github.com/ballastdev/ballast/queues/registry"
 	"github.com/ballastdev/ballast/workers"
 )
 
@@ -56,7 +57,7 @@ func runSpotNotice(ctx context.Context, e *env, args []string) error {
 	// The notice is recorded first, where the worker's heartbeat reads it
 	// (and only for a spot worker); the message is only the wake-up, so a
 	// failure to send it delays the notice by a heartbeat at most.
-	if err := store.RequestSpotNotice(ctx, id, time.Now().Add(*in)); err != nil {
+	if err := registry.New(store).RequestSpotNotice(ctx, id, time.Now().Add(*in)); err != nil {
 		return fmt.Errorf("chaos spot-notice: %w", err)
 	}
 	if err := wakeSpot(cfg, id, *in); err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/orchestrator/web/insight"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/logs"
 )
 
 func runJobs(ctx context.Context, e *env, args []string) error {
@@ -150,9 +151,9 @@ func runJobsOne(ctx context.Context, e *env, verb string, args []string) error {
 		}
 		return showJob(e, j, att, cks)
 	}
-	after := ""
+	output, after := logs.New(store), ""
 	for {
-		lines, err := store.Logs(ctx, id, after, 1000)
+		lines, err := output.Logs(ctx, id, after, 1000)
 		if err != nil {
 			return err
 		}
@@ -172,7 +173,7 @@ func runJobsOne(ctx context.Context, e *env, verb string, args []string) error {
 		}
 		if j, err = store.Get(ctx, id); err == nil && j.State.Terminal() {
 			// One more read picks up the lines flushed with the end.
-			if lines, _ := store.Logs(ctx, id, after, 1000); len(lines) == 0 {
+			if lines, _ := output.Logs(ctx, id, after, 1000); len(lines) == 0 {
 				return nil
 			}
 			continue

@@ -179,7 +179,7 @@ func follow(ctx context.Context, e *env, nc *nats.Conn, stream string, subj even
 	// read after the end prints them all.
 	defer tail.pump(context.WithoutCancel(ctx))
 	var outTick <-chan time.Time
-	if tail != nil && tail.store != nil {
+	if tail != nil && tail.logs != nil {
 		t := time.NewTicker(outputPoll)
 		defer t.Stop()
 		outTick = t.C

@@ -13,6 +13,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/control/intake"
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/logs"
 )
 
 // TestSubmitWaitEndsOnTheRecordWhenEventsAreLost: `submit --wait` follows
@@ -44,12 +45,12 @@ func TestSubmitWaitEndsOnTheRecordWhenEventsAreLost(t *testing.T) {
 		}()
 		claimed := f.claimSubmitted(t)
 		code := 0
-		lines := []queues.LogLine{{Attempt: claimed.Attempt, Stream: "stdout", Text: "loading"}}
+		lines := []logs.Line{{Attempt: claimed.Attempt, Stream: "stdout", Text: "loading"}}
 		if c.state == jobs.StateFailed {
 			code = 4
-			lines = append(lines, queues.LogLine{Attempt: claimed.Attempt, Stream: "stderr", Text: "error: disk full"})
+			lines = append(lines, logs.Line{Attempt: claimed.Attempt, Stream: "stderr", Text: "error: disk full"})
 		}
-		if err := f.store.AppendLogs(ctx, claimed.ID, lines, 100); err != nil {
+		if err := logs.New(f.store).AppendLogs(ctx, claimed.ID, lines, 100); err != nil {
 			t.Fatal(err)
 		}
 		if ok, err := f.store.Finish(ctx, claimed, "w1", c.state, &code, ""); err != nil || !ok {

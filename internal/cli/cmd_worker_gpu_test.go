@@ -9,6 +9,7 @@ import (
 
 	"github.com/ballastdev/ballast/internal/testenv"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/registry"
 )
 
 // TestWorkerGPUsAuto starts `ballast worker --gpus auto` on a machine whose
@@ -28,7 +29,7 @@ func TestWorkerGPUsAuto(t *testing.T) {
 	}()
 	var w queues.WorkerInfo
 	testenv.Eventually(t, 10*time.Second, "the GPU worker to register", func() bool {
-		ws, err := f.store.Workers(context.Background())
+		ws, err := registry.New(f.store).Workers(context.Background())
 		if err != nil || len(ws) != 1 {
 			return false
 		}

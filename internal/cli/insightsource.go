@@ -5,6 +5,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/model/cost"
 	"github.com/ballastdev/ballast/orchestrator/web/insight"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/registry"
 	usagestore "github.com/ballastdev/ballast/queues/usage"
 )
 
@@ -12,7 +13,7 @@ import (
 // lives here, in the command layer, so insight does not import config.
 func insightSource(store *queues.Store, cfg config.Config) insight.Source {
 	pc := cfg.PolicyConfig()
-	return insight.Source{Store: store, Accounting: usagestore.New(store), Pools: cfg.PolicyPools(), Quota: cfg.FixedQuota(), High: pc.High, Low: pc.Low,
+	return insight.Source{Store: store, Accounting: usagestore.New(store), Registry: registry.New(store), Pools: cfg.PolicyPools(), Quota: cfg.FixedQuota(), High: pc.High, Low: pc.Low,
 		CoreOverflow: pc.CoreOverflow, CoreMaxWait: pc.CoreMaxWait,
 		Retention: cfg.Controller.CostRetention.Std(), Engines: enginesOf(cfg),
 		Shares: cfg.TeamShares(), Chargeback: chargebackOf(cfg)}

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/ballastdev/ballast/internal/config"
-	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/logs"
 )
 
 // outputPoll is how often `--wait` reads new lines of the job's output: a
@@ -22,7 +22,7 @@ const outputPoll = 500 * time.Millisecond
 // read it instead.
 type outputTail struct {
 	e     *env
-	store *queues.Store
+	logs  *logs.Store
 	close func()
 	id    string
 	after string // the last log entry printed
@@ -37,7 +37,7 @@ func newOutputTail(ctx context.Context, e *env, cfg config.Config, id string) *o
 		fmt.Fprintf(e.errOut, "the job's output is not shown here (%v); read it with: ballast jobs logs %s\n", err, id)
 		return t
 	}
-	t.store, t.close = store, closeFn
+	t.logs, t.close = logs.New(store), closeFn
 	return t
 }
 
@@ -45,12 +45,12 @@ func newOutputTail(ctx context.Context, e *env, cfg config.Config, id string) *o
 // is skipped: the next poll reads from the same place, and the job's end
 // does not depend on its output.
 func (t *outputTail) pump(ctx context.Context) {
-	if t == nil || t.store == nil {
+	if t == nil || t.logs == nil {
 		return
 	}
 	for {
 		rctx, cancel := context.WithTimeout(ctx, outputPoll)
-		lines, err := t.store.Logs(rctx, t.id, t.after, 1000)
+		lines, err := t.logs.Logs(rctx, t.id, t.after, 1000)
 		cancel()
 		if err != nil {
 			return

@@ -8,7 +8,7 @@ import (
 
 	"github.com/ballastdev/ballast/internal/testenv"
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
-	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/logs"
 )
 
 // TestSubmitWaitStreamsOutputWhileTheJobRuns: the job's stdout shows in
@@ -28,9 +28,9 @@ func TestSubmitWaitStreamsOutputWhileTheJobRuns(t *testing.T) {
 	go func() { done <- Run(ctx, []string{"submit", "--wait", "--config", f.path, "upload"}, &out, &errOut) }()
 	claimed := f.claimSubmitted(t)
 	for i, text := range []string{"epoch 1", "epoch 2"} {
-		lines := []queues.LogLine{{Attempt: claimed.Attempt, Stream: "stdout", Text: text},
+		lines := []logs.Line{{Attempt: claimed.Attempt, Stream: "stdout", Text: text},
 			{Attempt: claimed.Attempt, Stream: "stderr", Text: "warning " + text}}
-		if err := f.store.AppendLogs(ctx, claimed.ID, lines, 100); err != nil {
+		if err := logs.New(f.store).AppendLogs(ctx, claimed.ID, lines, 100); err != nil {
 			t.Fatal(err)
 		}
 		testenv.Eventually(t, 5*time.Second, "line "+text+" streamed while the job runs", func() bool {

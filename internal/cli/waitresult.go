@@ -10,6 +10,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/client"
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/logs"
 )
 
 // stderrTail is how many of a failed job's last stderr lines `--wait`
@@ -75,7 +76,7 @@ func printStderrTail(ctx context.Context, e *env, store *queues.Store, j jobs.Jo
 	var tail []string
 	after := ""
 	for {
-		lines, err := store.Logs(ctx, j.ID, after, 1000)
+		lines, err := logs.New(store).Logs(ctx, j.ID, after, 1000)
 		if err != nil {
 			return
 		}

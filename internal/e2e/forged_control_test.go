@@ -10,6 +10,7 @@ import (
 	"github.com/ballastdev/ballast/internal/testenv"
 	"github.com/ballastdev/ballast/orchestrator/control/controller"
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
+	"github.com/ballastdev/ballast/queues/registry"
 )
 
 // TestForgedControlMessagesLeaveAWorkerProcessAlone: the attack as found.
@@ -62,7 +63,7 @@ func TestForgedControlMessagesLeaveAWorkerProcessAlone(t *testing.T) {
 	if !j.FinishedAt.After(sent) {
 		t.Fatal("the job finished before the messages could matter; make it longer")
 	}
-	ws, err := p.store.Workers(context.Background())
+	ws, err := registry.New(p.store).Workers(context.Background())
 	if err != nil || len(ws) != 1 || ws[0].ID != "target" || ws[0].Draining {
 		t.Fatalf("registry after forged messages: %+v %v", ws, err)
 	}

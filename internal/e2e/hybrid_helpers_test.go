@@ -25,6 +25,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/model/events"
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/registry"
 	"github.com/ballastdev/ballast/queues/usage"
 	"github.com/ballastdev/ballast/workers"
 )
@@ -353,7 +354,7 @@ func (r *hybridRig) workers() []queues.WorkerInfo {
 	r.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	ws, err := r.store.Workers(ctx)
+	ws, err := registry.New(r.store).Workers(ctx)
 	if err != nil {
 		r.t.Fatalf("store.Workers: %v", err)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/control/provider"
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/registry"
 )
 
 // recoveries records what the controller requeued from dead workers, and
@@ -285,7 +286,7 @@ func killLocalWorker(t *testing.T, bin string) {
 		if j.State != jobs.StateRunning || j.Worker != insts[0].ID {
 			return false
 		}
-		ws, err := p.store.Workers(context.Background())
+		ws, err := registry.New(p.store).Workers(context.Background())
 		for _, w := range ws {
 			if w.ID == insts[0].ID {
 				pid = w.PID

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/registry"
 )
 
 // placedGang submits a retryable gang of two 2-slot members and places
@@ -400,7 +401,7 @@ func TestHeld(t *testing.T) {
 	if held(s, id, ds[0].Attempt-1) {
 		t.Fatal("held at an attempt the placement is not for")
 	}
-	if err := s.RequestDrain(ctx, "w1"); err != nil {
+	if err := registry.New(s).RequestDrain(ctx, "w1"); err != nil {
 		t.Fatal(err)
 	}
 	if held(s, id, ds[0].Attempt) {

@@ -27,6 +27,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/orchestrator/model/policy"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/registry"
 	"github.com/ballastdev/ballast/queues/usage"
 	"github.com/ballastdev/ballast/workers"
 )
@@ -233,7 +234,7 @@ func (h *hybrid) setup(ctx context.Context) error {
 
 	pc := policy.DefaultConfig()
 	pc.High, pc.Low = cfg.Watermarks.High, cfg.Watermarks.Low
-	capacity := &controller.Hybrid{Store: h.store, Launches: usage.New(h.store), Provider: h.prov, Pools: cfg.PolicyPools(), Config: pc, Events: h.pub,
+	capacity := &controller.Hybrid{Store: h.store, Launches: usage.New(h.store), Registry: registry.New(h.store), Provider: h.prov, Pools: cfg.PolicyPools(), Config: pc, Events: h.pub,
 		Logger: h.log, Control: workers.NATSControl{Conn: h.nc, Subjects: h.subj}}
 	ttl := max(5*time.Second, 3*o.Tick)
 	ctl, err := controller.New(h.store, controller.Options{ID: "bench-ctl-" + randomHex(3), Tick: o.Tick, WorkerTTL: ttl,
@@ -473,7 +474,7 @@ func (h *hybrid) run(ctx context.Context, i int, s *hybridSamples) error {
 			launchAt = h.prov.firstLaunchSince(t1)
 		}
 		if registeredAt.IsZero() {
-			ws, err := h.store.Workers(ctx)
+			ws, err := registry.New(h.store).Workers(ctx)
 			if err != nil {
 				return false, err
 			}
@@ -564,7 +565,7 @@ func (h *hybrid) run(ctx context.Context, i int, s *hybridSamples) error {
 // elastic capacity instead of being lent.
 func (h *hybrid) settle(ctx context.Context) error {
 	err := h.waitUntil(ctx, "the fixed slot free in the registry and no elastic worker", func() (bool, error) {
-		ws, err := h.store.Workers(ctx)
+		ws, err := registry.New(h.store).Workers(ctx)
 		if err != nil {
 			return false, err
 		}
@@ -612,7 +613,7 @@ func (h *hybrid) noElastic() (bool, error) {
 			return false, nil
 		}
 	}
-	ws, err := h.store.Workers(ctx)
+	ws, err := registry.New(h.store).Workers(ctx)
 	if err != nil {
 		return false, err
 	}

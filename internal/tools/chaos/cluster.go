@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/registry"
 )
 
 // cluster is the run's controller and worker processes. Every process ever
@@ -118,7 +119,7 @@ func (cl *cluster) registered(ctx context.Context, w *workerProc, within time.Du
 		if w.c.exited() {
 			return fmt.Errorf("worker %s exited at start; see %s", w.id, filepath.Base(w.c.logPath))
 		}
-		ws, err := cl.store.Workers(ctx)
+		ws, err := registry.New(cl.store).Workers(ctx)
 		if err == nil {
 			for _, x := range ws {
 				if x.ID == w.id && x.PID == w.c.pid() {

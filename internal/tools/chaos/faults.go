@@ -12,6 +12,7 @@ import (
 
 	"github.com/ballastdev/ballast/internal/config"
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
+	"github.com/ballastdev/ballast/queues/registry"
 	"github.com/ballastdev/ballast/workers"
 )
 
@@ -334,7 +335,7 @@ func (r *run) forge(ctx context.Context) injected {
 	}
 	cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
-	if ws, err := r.store.Workers(cctx); err == nil {
+	if ws, err := registry.New(r.store).Workers(cctx); err == nil {
 		for _, w := range ws {
 			if w.Draining {
 				changed = append(changed, w.ID+" draining")

@@ -13,6 +13,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/model/events"
 	"github.com/ballastdev/ballast/orchestrator/model/policy"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/registry"
 	"github.com/ballastdev/ballast/workers"
 )
 
@@ -43,11 +44,11 @@ func TestDrainIsRecordedThenWoken(t *testing.T) {
 		t.Fatal(err)
 	}
 	testenv.Eventually(t, 5*time.Second, "the worker draining", func() bool {
-		ws, err := store.Workers(ctx)
+		ws, err := registry.New(store).Workers(ctx)
 		return err == nil && len(ws) == 1 && ws[0].Draining
 	})
 	err = h.Apply(ctx, policy.Plan{Actions: []policy.Action{{Kind: policy.Drain, Worker: "gone"}}}, time.Now())
-	if !errors.Is(err, queues.ErrUnknownWorker) {
+	if !errors.Is(err, registry.ErrUnknownWorker) {
 		t.Fatalf("drain of an unknown worker: %v, want ErrUnknownWorker", err)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/model/policy"
 	"github.com/ballastdev/ballast/orchestrator/model/shares"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/registry"
 	"github.com/ballastdev/ballast/queues/usage"
 )
 
@@ -27,7 +28,7 @@ type WorkerControl interface {
 	// preempt request now.
 	Preempted(ctx context.Context, workerID, jobID string, attempt int)
 	// Drain wakes a worker to act on the drain recorded for it
-	// (queues.Store.RequestDrain): it takes no more work, its running jobs
+	// (registry.Store.RequestDrain): it takes no more work, its running jobs
 	// finish where they are, and it is released once empty.
 	Drain(ctx context.Context, workerID string)
 }
@@ -45,6 +46,9 @@ type Hybrid struct {
 	// because the accounting is a store of its own; with a Provider it is
 	// needed, and nil makes every launch a logged error.
 	Launches LaunchBook
+	// Registry is the worker registry; nil means the registry of Store's
+	// namespace, when Store is a kernel (the Redis store is).
+	Registry WorkerBook
 	Provider provider.Provider // nil: elastic capacity is not managed (no launches)
 	Pools    []policy.Pool
 	Config   policy.Config
@@ -158,7 +162,7 @@ func (h *Hybrid) Snapshot(ctx context.Context, now time.Time) (policy.Snapshot, 
 // snapshot is Snapshot with the provider's instances it read.
 func (h *Hybrid) snapshot(ctx context.Context, now time.Time) (policy.Snapshot, []provider.Instance, error) {
 	h.init()
-	ws, err := h.Store.Workers(ctx)
+	ws, err := h.workerBook().Workers(ctx)
 	if err != nil {
 		return policy.Snapshot{}, nil, err
 	}
@@ -409,7 +413,7 @@ func (h *Hybrid) Apply(ctx context.Context, plan policy.Plan, now time.Time) err
 			// recorded on the worker's registry entry, where its heartbeat
 			// reads it; the message only saves waiting for that beat.
 			// Without a wake-up channel the provider's release drains it.
-			if err := h.Store.RequestDrain(ctx, a.Worker); err != nil {
+			if err := h.workerBook().RequestDrain(ctx, a.Worker); err != nil {
 				note(a, err)
 			} else if h.Control != nil {
 				h.Control.Drain(ctx, a.Worker)
@@ -626,6 +630,32 @@ func (h *Hybrid) launchBook() LaunchBook {
 		return h.Launches
 	}
 	return noLaunchBook{}
+}
+
+// workerBook is Registry, or the registry of Store's namespace when Store
+// is a kernel. A store that is neither gets a book that says so at every
+// use, as noLaunchBook does.
+func (h *Hybrid) workerBook() WorkerBook {
+	if h.Registry != nil {
+		return h.Registry
+	}
+	if k, ok := h.Store.(queues.Kernel); ok {
+		return registry.New(k)
+	}
+	return noWorkerBook{}
+}
+
+// noWorkerBook refuses every use: no registry was given.
+type noWorkerBook struct{}
+
+var errNoWorkerBook = errors.New("controller.Hybrid: no worker registry (set Hybrid.Registry)")
+
+func (noWorkerBook) Workers(context.Context) ([]queues.WorkerInfo, error) {
+	return nil, errNoWorkerBook
+}
+func (noWorkerBook) RequestDrain(context.Context, string) error { return errNoWorkerBook }
+func (noWorkerBook) RequestSpotNotice(context.Context, string, time.Time) error {
+	return errNoWorkerBook
 }
 
 // noLaunchBook refuses every use: no launch book was given.

@@ -14,6 +14,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/control/provider"
 	"github.com/ballastdev/ballast/orchestrator/model/policy"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/registry"
 	"github.com/ballastdev/ballast/queues/usage"
 )
 
@@ -124,7 +125,7 @@ func TestLaunchesStartTheirWorkersLivesAndFailedOnesAreBilled(t *testing.T) {
 			t.Errorf("%s: %+v, want %s → %s", id, l, t0, now)
 		}
 	}
-	if ws, err := store.Workers(ctx); err != nil || len(ws) != 1 || !ws[0].BilledFrom.Equal(t0) {
+	if ws, err := registry.New(store).Workers(ctx); err != nil || len(ws) != 1 || !ws[0].BilledFrom.Equal(t0) {
 		t.Fatalf("the registry bills i-1 from its launch: %+v %v", ws, err)
 	}
 	if p, _ := book.PendingLaunches(ctx); len(p) != 1 || p[0].ID != "i-4" {

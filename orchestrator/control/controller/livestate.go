@@ -148,7 +148,7 @@ func (h *Hybrid) tickIndex(ctx context.Context, now time.Time) (*policy.Index, [
 // memberships are read before the records, so a change between the two
 // reads shows as a change at the next tick.
 func (h *Hybrid) rebuild(ctx context.Context, now time.Time) (*policy.Index, []provider.Instance, error) {
-	ws, err := h.Store.Workers(ctx)
+	ws, err := h.workerBook().Workers(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -214,7 +214,7 @@ func keyOf(w queues.WorkerInfo) workerKey {
 // refresh reads the registry, the memberships and the records that may have
 // changed, and brings lv up to date.
 func (h *Hybrid) refresh(ctx context.Context, now time.Time, lv *liveState, hinted map[string]bool) (*policy.Index, []provider.Instance, error) {
-	ws, err := h.Store.Workers(ctx)
+	ws, err := h.workerBook().Workers(ctx)
 	if err != nil {
 		return nil, nil, err
 	}

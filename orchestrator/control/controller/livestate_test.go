@@ -19,6 +19,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/model/policy"
 	"github.com/ballastdev/ballast/queues"
 	"github.com/ballastdev/ballast/queues/gangs"
+	"github.com/ballastdev/ballast/queues/registry"
 )
 
 // liveDiff compares the view h keeps across ticks with a full read made now
@@ -245,7 +246,7 @@ func TestLiveViewMatchesAFullRead(t *testing.T) {
 				od++
 				register(fmt.Sprintf("od%d", od), "ondemand")
 			case 1:
-				if err := store.RequestDrain(ctx, id); err != nil {
+				if err := registry.New(store).RequestDrain(ctx, id); err != nil {
 					t.Fatal(err)
 				}
 			default:

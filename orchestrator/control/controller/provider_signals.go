@@ -7,7 +7,7 @@ import (
 
 	"github.com/ballastdev/ballast/orchestrator/control/provider"
 	"github.com/ballastdev/ballast/orchestrator/model/policy"
-	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/registry"
 )
 
 // SpotNoticeWaker is the optional part of a WorkerControl that wakes a
@@ -86,11 +86,11 @@ func (h *Hybrid) noticeSpot(ctx context.Context, instances []provider.Instance, 
 	h.mu.Unlock()
 
 	for _, inst := range due {
-		err := h.Store.RequestSpotNotice(ctx, inst.ID, inst.ReclaimAt)
+		err := h.workerBook().RequestSpotNotice(ctx, inst.ID, inst.ReclaimAt)
 		switch {
-		case errors.Is(err, queues.ErrUnknownWorker):
+		case errors.Is(err, registry.ErrUnknownWorker):
 			continue // not registered yet (or already gone): look again next tick
-		case err != nil && !errors.Is(err, queues.ErrNotSpot):
+		case err != nil && !errors.Is(err, registry.ErrNotSpot):
 			h.Logger.Warn("spot notice not recorded; trying again next tick", "instance", inst.ID, "err", err)
 			continue
 		}

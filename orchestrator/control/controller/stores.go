@@ -71,15 +71,15 @@ type JobMover interface {
 	Place(ctx context.Context, jobID string, attempt int, workers []string) (int, error)
 }
 
-// ActiveReader reads which jobs are active and on which workers, and the
-// workers themselves: what the hybrid loop builds its snapshot from.
+// ActiveReader reads which jobs are active and on which workers: with the
+// registry's workers (WorkerBook), what the hybrid loop builds its
+// snapshot from.
 type ActiveReader interface {
 	ActiveChanges(ctx context.Context, workers []string, endedSince time.Time, addedSince time.Time) (queues.Membership, error)
 	ActiveIndex(ctx context.Context) ([]string, time.Time, error)
 	ActiveJobs(ctx context.Context) ([]jobs.Job, error)
 	ActiveJobsOf(ctx context.Context, ids []string, spec func(id string) (jobs.Spec, bool)) (map[string]jobs.Job, error)
 	ActiveMembership(ctx context.Context, workers []string, endedSince time.Time) (queues.Membership, error)
-	Workers(ctx context.Context) ([]queues.WorkerInfo, error)
 }
 
 // LaunchBook records elastic launches until their workers register or
@@ -91,16 +91,26 @@ type LaunchBook interface {
 	EndLaunch(ctx context.Context, id string, end time.Time) (bool, error)
 }
 
-// WorkerSignaller asks workers to drain, preempt a job or heed a spot
-// notice; it only writes requests, the workers act on them.
+// WorkerSignaller asks the worker of a running attempt to checkpoint it
+// and move it; it only writes the request, the worker acts on it. The
+// requests for a whole worker (drain, spot notice) are the registry's
+// (WorkerBook).
 type WorkerSignaller interface {
-	RequestDrain(ctx context.Context, id string) error
 	RequestPreempt(ctx context.Context, jobID string, attempt int, to queues.Queue, reason string) (bool, error)
+}
+
+// WorkerBook is the worker registry (queues/registry): the registered
+// workers, and the intents for a whole worker, drain and spot notice,
+// which the worker acts on at its next beat.
+type WorkerBook interface {
+	Workers(ctx context.Context) ([]queues.WorkerInfo, error)
+	RequestDrain(ctx context.Context, id string) error
 	RequestSpotNotice(ctx context.Context, id string, deadline time.Time) error
 }
 
-// HybridStore is what the hybrid loop holds: the three concerns above;
-// its launch book is a dependency of its own (Hybrid.Launches).
+// HybridStore is what the hybrid loop holds of the job store: the three
+// concerns above; its launch book and the worker registry are
+// dependencies of their own (Hybrid.Launches, Hybrid.Registry).
 type HybridStore interface {
 	JobMover
 	ActiveReader

@@ -3,6 +3,7 @@ package controller
 import (
 	"github.com/ballastdev/ballast/queues"
 	"github.com/ballastdev/ballast/queues/flows"
+	"github.com/ballastdev/ballast/queues/registry"
 	"github.com/ballastdev/ballast/queues/usage"
 )
 
@@ -25,4 +26,6 @@ var (
 	_ SweepBook      = (*flows.Store)(nil)
 	_ SweepCanceller = (*flows.Store)(nil)
 	_ SweepReader    = (*flows.Store)(nil)
+
+	_ WorkerBook = (*registry.Store)(nil)
 )

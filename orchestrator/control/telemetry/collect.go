@@ -9,16 +9,16 @@ import (
 	"github.com/ballastdev/ballast/queues"
 )
 
-// Collect builds a Snapshot from the store: queue depths and ages, and per
-// pool the busy and idle slots of registered workers, workers by state, and
-// what the pool costs per hour right now. quota is each fixed pool's
+// Collect builds a Snapshot from the store and the worker registry: queue
+// depths and ages, and per pool the busy and idle slots of registered
+// workers, workers by state, and what the pool costs per hour right now. quota is each fixed pool's
 // prepaid slots: it costs the same whether or not its workers are up.
-func Collect(ctx context.Context, store PoolReader, pools []policy.Pool, quota map[string]int, now time.Time) (Snapshot, error) {
+func Collect(ctx context.Context, store PoolReader, reg WorkerLister, pools []policy.Pool, quota map[string]int, now time.Time) (Snapshot, error) {
 	qs, err := store.QueueStats(ctx)
 	if err != nil {
 		return Snapshot{At: now}, err
 	}
-	ws, err := store.Workers(ctx)
+	ws, err := reg.Workers(ctx)
 	if err != nil {
 		return Snapshot{At: now}, err
 	}

@@ -6,10 +6,14 @@ import (
 	"github.com/ballastdev/ballast/queues"
 )
 
-// PoolReader is what Collect reads of the store: queue depths and the
-// registered workers, nothing of jobs. queues.Store implements it
-// (reader_test.go checks it).
+// PoolReader is what Collect reads of the job store: queue depths,
+// nothing of jobs. queues.Store implements it (reader_test.go checks it).
 type PoolReader interface {
 	QueueStats(ctx context.Context) ([]queues.QueueStats, error)
+}
+
+// WorkerLister is what Collect reads of the worker registry: the
+// registered workers. registry.Store implements it.
+type WorkerLister interface {
 	Workers(ctx context.Context) ([]queues.WorkerInfo, error)
 }

@@ -1,7 +1,14 @@
 package telemetry
 
-import "github.com/ballastdev/ballast/queues"
+import (
+	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/registry"
+)
 
-// The wired store must keep satisfying PoolReader; internal/archtest
-// reads this line to hold the interface to at most 15 methods.
-var _ PoolReader = (*queues.Store)(nil)
+// The wired stores must keep satisfying PoolReader and WorkerLister;
+// internal/archtest reads these lines to hold each interface to at most
+// 15 methods.
+var (
+	_ PoolReader   = (*queues.Store)(nil)
+	_ WorkerLister = (*registry.Store)(nil)
+)

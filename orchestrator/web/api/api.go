@@ -16,6 +16,8 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/web/insight"
 	"github.com/ballastdev/ballast/queues"
 	"github.com/ballastdev/ballast/queues/flows"
+	"github.com/ballastdev/ballast/queues/logs"
+	"github.com/ballastdev/ballast/queues/registry"
 	"github.com/ballastdev/ballast/queues/usage"
 	"github.com/ballastdev/ballast/workers/checkpoint"
 )
@@ -72,9 +74,10 @@ type OverflowedJob struct {
 // into the parts the endpoints use (stores.go): together they need more
 // calls than one narrow interface should list. The runs and sweeps are
 // the flows store on the same kernel, the attempts' usage its accounting
-// store.
+// store, the output lines its log store and the workers its registry.
 func Handler(store *queues.Store, sub intake.Submitter, token string, fl Flows, in Insight) http.Handler {
-	h := &handler{jobs: store, ledger: usage.New(store), flows: flows.New(store), flowJobs: store, cluster: store, sub: sub,
+	h := &handler{jobs: store, ledger: usage.New(store), output: logs.New(store), workers: registry.New(store),
+		flows: flows.New(store), flowJobs: store, cluster: store, sub: sub,
 		auth: token != "", token: sha256.Sum256([]byte(token)), sessionKey: macKey(token),
 		jobEvents: fl.JobEvents, ckStore: fl.Checkpoints, live: in.Live}
 	mux := newRouter()
@@ -102,12 +105,15 @@ func Handler(store *queues.Store, sub intake.Submitter, token string, fl Flows, 
 }
 
 type handler struct {
-	// The store in three parts (stores.go), the flows store and the
-	// accounting store: each endpoint reaches only the part it needs.
-	// flowJobs are the jobs of runs and sweeps, for the flow endpoints'
-	// views and cancels; ledger holds the usage entries of attempts.
+	// The store in three parts (stores.go), the flows store, the
+	// accounting store, the log store and the registry: each endpoint
+	// reaches only the part it needs. flowJobs are the jobs of runs and
+	// sweeps, for the flow endpoints' views and cancels; ledger holds the
+	// usage entries of attempts.
 	jobs     JobDesk
 	ledger   AttemptLedger
+	output   LogReader
+	workers  WorkerLister
 	flows    FlowDesk
 	flowJobs controller.FlowJobs
 	cluster  StatusReader
@@ -168,7 +174,7 @@ func (h *handler) logs(w http.ResponseWriter, r *http.Request) {
 	if n <= 0 || n > 10000 {
 		n = 1000
 	}
-	lines, err := h.jobs.Logs(r.Context(), r.PathValue("id"), r.URL.Query().Get("after"), n)
+	lines, err := h.output.Logs(r.Context(), r.PathValue("id"), r.URL.Query().Get("after"), n)
 	if err != nil {
 		writeErr(w, err)
 		return
@@ -186,7 +192,7 @@ func (h *handler) cancel(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *handler) status(w http.ResponseWriter, r *http.Request) {
-	st, err := CollectStatus(r.Context(), h.cluster)
+	st, err := CollectStatus(r.Context(), h.cluster, h.workers)
 	if err != nil {
 		writeErr(w, err)
 		return

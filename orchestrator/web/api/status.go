@@ -13,15 +13,16 @@ import (
 // recentWindow is how many of the newest jobs the status counts by state.
 const recentWindow = 1000
 
-// CollectStatus reads workers, queue depths, recent job states, the jobs
-// overflowed to on-demand capacity and whether Redis keeps accepted jobs.
-func CollectStatus(ctx context.Context, store StatusReader) (Status, error) {
+// CollectStatus reads the workers of reg, and of store the queue depths,
+// recent job states, the jobs overflowed to on-demand capacity and
+// whether Redis keeps accepted jobs.
+func CollectStatus(ctx context.Context, store StatusReader, reg WorkerLister) (Status, error) {
 	var st Status
 	var err error
 	if st.Leader, err = store.Leader(ctx); err != nil {
 		return st, err
 	}
-	if st.Workers, err = store.Workers(ctx); err != nil {
+	if st.Workers, err = reg.Workers(ctx); err != nil {
 		return st, err
 	}
 	if st.Queues, err = store.QueueStats(ctx); err != nil {

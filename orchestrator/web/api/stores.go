@@ -7,23 +7,35 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/queues"
 	"github.com/ballastdev/ballast/queues/flows"
+	"github.com/ballastdev/ballast/queues/logs"
 	"github.com/ballastdev/ballast/queues/usage"
 )
 
 // The API's view of the job store, one interface per group of endpoints,
 // so a reader sees what each can touch. Handler takes the concrete store
 // once and hands each group its part; queues.Store implements them all
-// but FlowDesk, which flows.Store implements, and AttemptLedger, which the
-// accounting store (usage.Store) implements (stores_test.go checks them).
+// but FlowDesk, which flows.Store implements, AttemptLedger, which the
+// accounting store (usage.Store) implements, LogReader (logs.Store) and
+// WorkerLister (registry.Store); stores_test.go checks them.
 
-// JobDesk is what the job endpoints need: read a job, its logs and
+// JobDesk is what the job endpoints need: read a job and its
 // checkpoints, list a page, and cancel. Nothing of flows or status.
 type JobDesk interface {
 	Get(ctx context.Context, id string) (jobs.Job, error)
 	ListPage(ctx context.Context, o queues.PageOptions) (queues.Page, error)
-	Logs(ctx context.Context, jobID string, after string, count int64) ([]queues.LogLine, error)
 	CheckpointLedger(worker string) *queues.CheckpointLedger
 	Cancel(ctx context.Context, id string) (queues.CancelResult, error)
+}
+
+// LogReader reads a job's output lines, page by page (queues/logs).
+type LogReader interface {
+	Logs(ctx context.Context, jobID string, after string, count int64) ([]logs.Line, error)
+}
+
+// WorkerLister is what CollectStatus reads of the worker registry
+// (queues/registry).
+type WorkerLister interface {
+	Workers(ctx context.Context) ([]queues.WorkerInfo, error)
 }
 
 // AttemptLedger is what the attempts endpoint reads besides the job: the
@@ -44,11 +56,10 @@ type FlowDesk interface {
 	ListRuns(ctx context.Context, pipelineName string, limit int) ([]flows.Run, error)
 }
 
-// StatusReader is what CollectStatus reads: the cluster's shape and
-// health, never a job's body.
+// StatusReader is what CollectStatus reads of the job store: the
+// cluster's shape and health, never a job's body.
 type StatusReader interface {
 	Leader(ctx context.Context) (string, error)
-	Workers(ctx context.Context) ([]queues.WorkerInfo, error)
 	QueueStats(ctx context.Context) ([]queues.QueueStats, error)
 	List(ctx context.Context, o queues.ListOptions) ([]jobs.Job, error)
 	ActiveJobs(ctx context.Context) ([]jobs.Job, error)

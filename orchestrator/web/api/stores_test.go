@@ -4,6 +4,8 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/control/controller"
 	"github.com/ballastdev/ballast/queues"
 	"github.com/ballastdev/ballast/queues/flows"
+	"github.com/ballastdev/ballast/queues/logs"
+	"github.com/ballastdev/ballast/queues/registry"
 	"github.com/ballastdev/ballast/queues/usage"
 )
 
@@ -17,4 +19,6 @@ var (
 	_ FlowDesk            = (*flows.Store)(nil)
 
 	_ AttemptLedger = (*usage.Store)(nil)
+	_ LogReader     = (*logs.Store)(nil)
+	_ WorkerLister  = (*registry.Store)(nil)
 )

@@ -45,7 +45,7 @@ func (s Source) readCurrent(ctx context.Context, in *Inputs) error {
 	if in.Leader, err = s.Store.Leader(ctx); err != nil {
 		return err
 	}
-	if in.Workers, err = s.Store.Workers(ctx); err != nil {
+	if in.Workers, err = s.workers().Workers(ctx); err != nil {
 		return err
 	}
 	if in.Queues, err = s.Store.QueueStats(ctx); err != nil {

@@ -35,7 +35,7 @@ func (c *Collector) Collect(ctx context.Context) (telemetry.Snapshot, error) {
 		now = c.Now()
 	}
 	s := c.Source
-	snap, err := telemetry.Collect(ctx, s.Store, s.Pools, s.Quota, now)
+	snap, err := telemetry.Collect(ctx, s.Store, s.workers(), s.Pools, s.Quota, now)
 	if err != nil {
 		return snap, err
 	}

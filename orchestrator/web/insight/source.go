@@ -1,11 +1,16 @@
 package insight
 
 import (
+	"context"
+	"errors"
 	"time"
 
+	"github.com/ballastdev/ballast/orchestrator/control/telemetry"
 	"github.com/ballastdev/ballast/orchestrator/model/cost"
 	"github.com/ballastdev/ballast/orchestrator/model/policy"
 	"github.com/ballastdev/ballast/orchestrator/model/shares"
+	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/registry"
 )
 
 // Defaults of a Source's spans.
@@ -67,6 +72,9 @@ type Source struct {
 	// Accounting is the usage ledger and the sampled series on the same
 	// Redis as Store (usage.New of it).
 	Accounting Accounting
+	// Registry is the worker registry; nil means the registry of Store's
+	// namespace, when Store is a kernel (the Redis store is).
+	Registry telemetry.WorkerLister
 	// Pools are the configured pools with their prices and billing.
 	Pools []policy.Pool
 	// Quota is each fixed pool's prepaid slots.
@@ -87,6 +95,25 @@ type Source struct {
 	Recent, SeriesWindow, SeriesStep, AdviceWindow, Retention time.Duration
 	// Engines is what the overview says of NATS and the provider.
 	Engines Engines
+}
+
+// workers is Registry, or the registry of Store's namespace. A Store
+// that is no kernel, with no Registry, has no workers to read: a
+// mistake of wiring, said at every read.
+func (s Source) workers() telemetry.WorkerLister {
+	if s.Registry != nil {
+		return s.Registry
+	}
+	if k, ok := s.Store.(queues.Kernel); ok {
+		return registry.New(k)
+	}
+	return noRegistry{}
+}
+
+type noRegistry struct{}
+
+func (noRegistry) Workers(context.Context) ([]queues.WorkerInfo, error) {
+	return nil, errors.New("insight.Source: no worker registry (set Source.Registry)")
 }
 
 func (s Source) pool(name string) (policy.Pool, bool) {

@@ -16,9 +16,10 @@ import (
 // and JobHistory; the accounting store, usage.Store, implements
 // UsageLedger and SeriesBook (stores_test.go checks them).
 
-// ClusterReader reads the cluster's shape now: leader, workers, queues,
-// topology, data loss and the active jobs. It includes what
-// telemetry.Collect reads, since the collector hands it on.
+// ClusterReader reads the cluster's shape now: leader, queues, topology,
+// data loss and the active jobs; the workers are the registry's
+// (Source.Registry). It includes what telemetry.Collect reads of the job
+// store, since the collector hands it on.
 type ClusterReader interface {
 	telemetry.PoolReader
 	Leader(ctx context.Context) (string, error)

@@ -1,12 +1,15 @@
-package queues
+package registry
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/ballastdev/ballast/queues"
 )
 
 // Worker intents are control requests for a whole worker (drain, spot
@@ -43,20 +46,20 @@ return "ok"
 // RequestDrain records that worker id must take no more work; its running
 // jobs finish where they are. Wake the worker afterwards (NotifyControl).
 func (s *Store) RequestDrain(ctx context.Context, id string) error {
-	return s.workerIntent(ctx, "queues.RequestDrain", id, "drain", "1")
+	return s.workerIntent(ctx, "registry.RequestDrain", id, "drain", "1")
 }
 
 // RequestSpotNotice records that the provider takes spot worker id's
 // machine at deadline: the worker checkpoints and requeues every job before
 // then and exits. Refused with ErrNotSpot for a worker of another pool kind.
 func (s *Store) RequestSpotNotice(ctx context.Context, id string, deadline time.Time) error {
-	return s.workerIntent(ctx, "queues.RequestSpotNotice", id, "spot", itoa64(deadline.UnixMilli()))
+	return s.workerIntent(ctx, "registry.RequestSpotNotice", id, "spot", strconv.FormatInt(deadline.UnixMilli(), 10))
 }
 
 func (s *Store) workerIntent(ctx context.Context, op, id, kind, value string) error {
-	v, err := workerIntentScript.Run(ctx, s.rdb, []string{s.ns.Worker(id)}, kind, value).Text()
+	v, err := workerIntentScript.Run(ctx, s.k.Redis(), []string{s.k.Namespace().Worker(id)}, kind, value).Text()
 	if err != nil {
-		return wrap(op, err)
+		return queues.Wrap(op, err)
 	}
 	switch v {
 	case "unknown":

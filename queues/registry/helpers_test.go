@@ -1,0 +1,30 @@
+package registry_test
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ballastdev/ballast/internal/testenv"
+	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/registry"
+)
+
+// clock is a settable test clock.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+
+// newStore returns a registry and the kernel it reads, in a namespace of
+// the test's own. Workers register through the kernel (Register,
+// Heartbeat), as they do in production.
+func newStore(t *testing.T) (*registry.Store, *queues.Store, *clock) {
+	t.Helper()
+	rdb, ns := testenv.Redis(t)
+	c := &clock{now: time.Now()}
+	k := queues.NewStore(rdb, queues.StoreOptions{Namespace: ns, Now: c.Now})
+	return registry.New(k), k, c
+}
