@@ -1,12 +1,17 @@
-// Package queues is Ballast's Redis layer: everything Ballast keeps in
-// Redis goes through Store, and every key it writes is named in keys.go.
+// Package queues is the kernel of Ballast's Redis layer: job records and
+// their fencing, the namespace's keys (keys.go), task encoding, the Lua
+// scripts that move a job, and jobs and deliveries themselves (Store).
+// Stores of one concern live in the packages below it (flows, gangs,
+// logs, registry, usage); each keeps its own scripts and reaches Redis
+// only through a Kernel (kernel.go), which *Store implements, so every key
+// still carries the namespace's hash tag.
 //
 // The job record is the truth about a job; an asynq task is only one
 // delivery of one attempt. Every state change is a Lua script that first
 // checks the attempt, so a stale delivery, a late worker or a racing
 // controller can never move a job that has moved on (ErrFenced).
 //
-// What the store keeps, by concern:
+// What the kernel keeps, by concern, and where the rest went:
 //   - jobs: records, submission with idempotency keys and the enqueue
 //     outbox, claims, ends, requeues, cancels, listing and history;
 //   - deliveries: queue names, task encoding, Take (taking and claiming
