@@ -50,3 +50,12 @@ func (s *Store) Retention() time.Duration { return s.opts.Retention }
 // not be reached or cannot serve writes, with jobs.ErrUnavailable, so a
 // concern store's callers read its errors as they read the kernel's.
 func Wrap(op string, err error) error { return wrap(op, err) }
+
+// FieldTime reads a time a record field stores as Unix milliseconds, as
+// every script writes times; an absent or zero field is the zero time.
+// Concern stores read their own records' times with it, so a time reads
+// the same whichever store wrote it.
+func FieldTime(s string) time.Time { return msTime(s) }
+
+// Pairs turns a flat HGETALL reply from a script into a map.
+func Pairs(v []any) map[string]string { return pairsToMap(v) }

@@ -168,7 +168,7 @@ func (s *Store) HandledUntil(ctx context.Context, pipelineName string) (time.Tim
 	if err != nil {
 		return time.Time{}, queues.Wrap("flows.HandledUntil", err)
 	}
-	return msTime(v), nil
+	return queues.FieldTime(v), nil
 }
 
 // advanceCursorScript moves a pipeline's cursor forward, never back.
@@ -207,14 +207,14 @@ func decodeRun(id string, h map[string]string) (Run, error) {
 	r := Run{
 		ID:               id,
 		Pipeline:         h["pipeline"],
-		Scheduled:        msTime(h["scheduled"]),
+		Scheduled:        queues.FieldTime(h["scheduled"]),
 		Trigger:          Trigger(h["trigger"]),
 		State:            pipeline.RunOutcome(h["state"]),
 		Reason:           h["reason"],
-		CreatedAt:        msTime(h["created"]),
-		FinishedAt:       msTime(h["finished"]),
-		Deadline:         msTime(h["deadline"]),
-		DeadlineMissedAt: msTime(h["deadline_missed"]),
+		CreatedAt:        queues.FieldTime(h["created"]),
+		FinishedAt:       queues.FieldTime(h["finished"]),
+		Deadline:         queues.FieldTime(h["deadline"]),
+		DeadlineMissedAt: queues.FieldTime(h["deadline_missed"]),
 		Steps:            map[string]StepRecord{},
 	}
 	for k, v := range h {

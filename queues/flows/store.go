@@ -29,19 +29,6 @@ func New(k Kernel) *Store {
 	return &Store{k: k, rdb: k.Redis(), prefix: k.Namespace().Prefix()}
 }
 
-// msTime reads a time stored as Unix milliseconds; an absent or zero
-// field is the zero time.
-func msTime(s string) time.Time {
-	if s == "" {
-		return time.Time{}
-	}
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || n == 0 {
-		return time.Time{}
-	}
-	return time.UnixMilli(n).UTC()
-}
-
 // atoi is s as an int, 0 when it is not one.
 func atoi(s string) int {
 	n, _ := strconv.Atoi(s)

@@ -160,7 +160,7 @@ func (s *Store) GetSweep(ctx context.Context, id string) (SweepRecord, error) {
 	}
 	v := h.Val()
 	rec := SweepRecord{ID: id, State: SweepState(v["state"]), Total: atoi(v["total"]), Cursor: atoi(v["cursor"]),
-		CreatedAt: msTime(v["created"]), FinishedAt: msTime(v["finished"]),
+		CreatedAt: queues.FieldTime(v["created"]), FinishedAt: queues.FieldTime(v["finished"]),
 		Trials: make(map[int]string, len(tr.Val())), Stopped: map[int]bool{}}
 	if err := json.Unmarshal([]byte(v["spec"]), &rec.Spec); err != nil {
 		return rec, fmt.Errorf("flows: sweep %s has an unreadable spec: %w", id, err)

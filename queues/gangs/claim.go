@@ -91,17 +91,6 @@ func (s *Store) ClaimMember(ctx context.Context, d queues.Delivery, n int, worke
 	if !ok {
 		return jobs.Job{}, false, nil
 	}
-	j, err := queues.DecodeRecord(d.JobID, pairs(list))
+	j, err := queues.DecodeRecord(d.JobID, queues.Pairs(list))
 	return j, err == nil, err
-}
-
-// pairs turns a flat HGETALL reply into a map.
-func pairs(v []any) map[string]string {
-	m := make(map[string]string, len(v)/2)
-	for i := 0; i+1 < len(v); i += 2 {
-		k, _ := v[i].(string)
-		val, _ := v[i+1].(string)
-		m[k] = val
-	}
-	return m
 }
