@@ -2,9 +2,9 @@
 // their fencing, the namespace's keys (keys.go), task encoding, the Lua
 // scripts that move a job, and jobs and deliveries themselves (Store).
 // Stores of one concern live in the packages below it (checkpoints,
-// flows, gangs, logs, registry, usage); each keeps its own scripts and reaches Redis
-// only through a Kernel (kernel.go), which *Store implements, so every key
-// still carries the namespace's hash tag.
+// flows, gangs, logs, registry, usage); each keeps its own scripts and
+// reaches Redis only through a Kernel (kernel.go), which *Store
+// implements, so every key still carries the namespace's hash tag.
 //
 // The job record is the truth about a job; an asynq task is only one
 // delivery of one attempt. Every state change is a Lua script that first

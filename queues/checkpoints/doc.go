@@ -22,11 +22,12 @@
 //
 // queues.Store.Checkpoint, the token a running job reports on its output
 // when it checkpoints by itself, with no upload and no manifest: it is the
-// attempt's own state change, one fenced field of the record that the
-// kernel's end and requeue scripts read (the usage since the last
-// checkpoint, the next attempt's BALLAST_RESUME_FROM), and it touches no
-// key of this package. The worker reports it with the rest of an
-// attempt's life (workers.AttemptRecorder).
+// attempt's own state change, two fenced fields of the record (checkpoint,
+// checkpoint_at) and no key of this package. The kernel's end and requeue
+// scripts count the work since checkpoint_at as lost or done, and the next
+// attempt resumes from checkpoint (BALLAST_RESUME_FROM); the worker
+// reports it with the rest of an attempt's life (workers.AttemptRecorder).
+// A commit here writes the same two fields, for the same readers.
 //
 // The package is apart from the kernel because no kernel script reads the
 // list of manifests or the upload times: the ledger is the checkpoint
