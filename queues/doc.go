@@ -1,10 +1,10 @@
 // Package queues is the kernel of Ballast's Redis layer: job records and
 // their fencing, the namespace's keys (keys.go), task encoding, the Lua
 // scripts that move a job, and jobs and deliveries themselves (Store).
-// Stores of one concern live in the packages below it (flows, gangs,
-// logs, registry, usage); each keeps its own scripts and reaches Redis
-// only through a Kernel (kernel.go), which *Store implements, so every key
-// still carries the namespace's hash tag.
+// Stores of one concern live in the packages below it (checkpoints,
+// flows, gangs, logs, registry, usage); each keeps its own scripts and
+// reaches Redis only through a Kernel (kernel.go), which *Store
+// implements, so every key still carries the namespace's hash tag.
 //
 // The job record is the truth about a job; an asynq task is only one
 // delivery of one attempt. Every state change is a Lua script that first
@@ -27,7 +27,9 @@
 //     reading, launches, series and trimming are queues/usage's;
 //   - flows: pipeline runs and sweeps live in queues/flows; the job store
 //     keeps their jobs and answers JobsByKey and RunTimes for them;
-//   - checkpoints: committed manifests, uploads, forgetting;
+//   - checkpoints: the token a running attempt reports (Checkpoint), a
+//     field of its record the ends read; the ledger of committed
+//     manifests, upload times and forgetting is queues/checkpoints;
 //   - logs: job output lines, in queues/logs (a store on Kernel);
 //   - Redis itself: durability, the epoch that detects a loss of data
 //     (DataLoss), Restore of jobs rebuilt from the event stream, waiting

@@ -16,6 +16,7 @@ import (
 	"github.com/ballastdev/ballast/internal/testenv"
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/checkpoints"
 	"github.com/ballastdev/ballast/workers/checkpoint"
 )
 
@@ -86,7 +87,7 @@ func TestWorkerStartRemovesStagingOfACrashedRestore(t *testing.T) {
 	if _, ok, err := e.store.Claim(ctx, queues.Delivery{JobID: j.ID, Attempt: 1}, "w0"); err != nil || !ok {
 		t.Fatalf("claim: %v %v", ok, err)
 	}
-	saver, err := checkpoint.NewSaver(st, e.store.CheckpointLedger("w0"), j.ID, 1, nil, checkpoint.Options{})
+	saver, err := checkpoint.NewSaver(st, checkpoints.New(e.store).Ledger("w0"), j.ID, 1, nil, checkpoint.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -77,7 +77,7 @@ func (w *Worker) restoreCheckpoint(r *running, dir string, ru *runas.User) outco
 	if r.peer() {
 		return outcome{} // member 0 checkpoints the gang
 	}
-	saver, err := checkpoint.NewSaver(w.opts.CheckpointStore, w.checkpoints.CheckpointLedger(r.worker), r.job.ID, r.job.Attempt,
+	saver, err := checkpoint.NewSaver(w.opts.CheckpointStore, w.checkpoints.Ledger(r.worker), r.job.ID, r.job.Attempt,
 		res.base, w.opts.CheckpointOptions)
 	if err != nil {
 		return outcome{err: fmt.Errorf("checkpoint store: %w", err)}
@@ -142,7 +142,7 @@ func (w *Worker) restoreInto(r *running, dir string, ru *runas.User) restored {
 		}
 	}()
 	j := r.job
-	keys, err := w.checkpoints.CheckpointLedger(r.worker).Committed(ctx, j.ID)
+	keys, err := w.checkpoints.Ledger(r.worker).Committed(ctx, j.ID)
 	if err != nil {
 		return w.restoreFailed(ctx, r, fmt.Errorf("checkpoint store: list the job's checkpoints: %w", err))
 	}
@@ -265,7 +265,7 @@ func (w *Worker) purgeCheckpoints(jobID string) {
 			w.log.Warn("checkpoints of an ended job not deleted from the store", "job", jobID, "err", err)
 			return
 		}
-		if _, err := w.checkpoints.ForgetCheckpoints(ctx, jobID); err != nil {
+		if _, err := w.checkpoints.Forget(ctx, jobID); err != nil {
 			w.log.Warn("the ended job's list of checkpoints not dropped", "job", jobID, "err", err)
 		}
 	}()

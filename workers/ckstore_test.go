@@ -24,6 +24,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/model/events"
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/checkpoints"
 	"github.com/ballastdev/ballast/workers"
 	"github.com/ballastdev/ballast/workers/checkpoint"
 )
@@ -180,7 +181,7 @@ func TestCheckpointTravelsBetweenWorkers(t *testing.T) {
 		t.Logf("upload 1: %d bytes in %s; upload 2: %d bytes in %s", first.Bytes, first.Duration, second.Bytes, second.Duration)
 		// Each commit's upload time is kept in Redis too, newest first,
 		// for the simulator's measured checkpoint overhead.
-		took, err := e.store.CheckpointUploads(context.Background())
+		took, err := checkpoints.New(e.store).Uploads(context.Background())
 		if err != nil || len(took) != 2 || took[0] != second.Duration.Truncate(time.Millisecond) ||
 			took[1] != first.Duration.Truncate(time.Millisecond) {
 			t.Errorf("recorded upload times %v (%v), want %v then %v", took, err, second.Duration, first.Duration)
@@ -196,8 +197,9 @@ func TestCheckpointTravelsBetweenWorkers(t *testing.T) {
 	}
 	t.Logf("restore: %d bytes in %s", r.Bytes, r.Duration)
 	testenv.Eventually(t, wait, "the ended job's objects and ledger to go", func() bool {
-		n, err := e.rdb.Exists(context.Background(), e.store.Namespace().JobCheckpoints(j.ID)).Result()
-		return objects(t, st, "jobs/"+j.ID+"/") == 0 && err == nil && n == 0
+		// An empty list is no key at all in Redis: the ledger is gone.
+		keys, err := checkpoints.New(e.store).Committed(context.Background(), j.ID)
+		return objects(t, st, "jobs/"+j.ID+"/") == 0 && err == nil && len(keys) == 0
 	})
 }
 
@@ -523,7 +525,7 @@ while :; do sleep 0.05; done`)
 	e.waitFor(j.ID, wait, "c-2 committed", func(j jobs.Job) bool { return j.Checkpoint == "c-2" })
 	a.Stop()
 	ctx := context.Background()
-	keys, err := e.store.CheckpointLedger("").Committed(ctx, j.ID)
+	keys, err := checkpoints.New(e.store).Committed(ctx, j.ID)
 	if err != nil || len(keys) != 2 {
 		t.Fatalf("committed %v, %v; want 2", keys, err)
 	}

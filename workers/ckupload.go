@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/ballastdev/ballast/orchestrator/model/events"
-	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/checkpoints"
 	"github.com/ballastdev/ballast/workers/checkpoint"
 )
 
@@ -116,7 +116,7 @@ func (u *uploads) settled(token string, saved *checkpoint.Saved, err error, canc
 			Time: w.opts.Now()}.CommitEvent())
 		u.recordTook(saved.Duration)
 		u.collect()
-	case errors.Is(err, queues.ErrCheckpointFenced):
+	case errors.Is(err, checkpoints.ErrFenced):
 		w.log.Warn("checkpoint commit refused: the attempt moved on", "job", r.job.ID, "attempt", r.job.Attempt, "checkpoint", token, "err", err)
 		w.publish(events.CheckpointSetback{JobID: r.job.ID, Attempt: r.job.Attempt, Worker: r.worker, Token: token,
 			Reason: err.Error(), Time: w.opts.Now()}.RefusedEvent())
@@ -143,7 +143,7 @@ func (u *uploads) collect() {
 		return
 	}
 	w, id := u.w, u.r.job.ID
-	ledger := w.checkpoints.CheckpointLedger(u.r.worker)
+	ledger := w.checkpoints.Ledger(u.r.worker)
 	opts := w.opts.CheckpointOptions
 	grace := opts.Grace
 	if grace <= 0 {
@@ -194,7 +194,7 @@ func (u *uploads) finish(wait bool, deadline time.Time) (lost, committed string)
 func (u *uploads) recordTook(took time.Duration) {
 	ctx, cancel := context.WithTimeout(context.Background(), recordTimeout)
 	defer cancel()
-	if err := u.w.checkpoints.RecordCheckpointUpload(ctx, took); err != nil {
+	if err := u.w.checkpoints.RecordUpload(ctx, took); err != nil {
 		u.w.log.Warn("checkpoint upload time not recorded", "job", u.r.job.ID, "err", err)
 	}
 }

@@ -258,7 +258,7 @@ func (w *Worker) recordCheckpoint(r *running, c string) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	ok, err := w.checkpoints.Checkpoint(ctx, r.job, r.worker, c)
+	ok, err := w.attempts.Checkpoint(ctx, r.job, r.worker, c)
 	if err != nil || !ok {
 		w.log.Warn("checkpoint not recorded", "job", r.job.ID, "attempt", r.job.Attempt, "fenced", !ok, "err", err)
 		return

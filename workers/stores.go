@@ -6,6 +6,7 @@ import (
 
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/checkpoints"
 	"github.com/ballastdev/ballast/queues/gangs"
 	"github.com/ballastdev/ballast/queues/logs"
 	"github.com/redis/go-redis/v9"
@@ -16,7 +17,8 @@ import (
 // it reaches the store only through LogAppender. New takes the concrete
 // store and hands each concern its part; queues.Store implements them
 // all (stores_test.go checks it), except GangJoiner, the gang store's
-// (queues/gangs).
+// (queues/gangs), LogAppender (queues/logs) and CheckpointBook
+// (queues/checkpoints).
 
 // DeliverySource takes deliveries off the queues and claims them: the
 // taker, the asynq consumers (hence Redis) and admission. It reads a job
@@ -32,11 +34,14 @@ type DeliverySource interface {
 }
 
 // AttemptRecorder records how a claimed attempt went: its end (a gang
-// member's too), a requeue, QoS, reported metrics and the worker's own
-// preemption asks (a gang's hand-over to member 0 too). A gang member's
-// end and hand-over stay with the kernel's because they change the job
-// record in the same script as any other end or preemption ask.
+// member's too), a requeue, QoS, reported metrics, the checkpoint token
+// the job reports and the worker's own preemption asks (a gang's
+// hand-over to member 0 too). A gang member's end and hand-over stay with
+// the kernel's because they change the job record in the same script as
+// any other end or preemption ask; so does the reported token, which the
+// kernel's ends and requeues read.
 type AttemptRecorder interface {
+	Checkpoint(ctx context.Context, j jobs.Job, worker string, checkpoint string) (bool, error)
 	Finish(ctx context.Context, j jobs.Job, worker string, state jobs.State, exitCode *int, errMsg string) (bool, error)
 	FinishMember(ctx context.Context, j jobs.Job, worker string, member int, state jobs.State, exitCode *int, errMsg string) (queues.MemberEnd, error)
 	Refinish(ctx context.Context, e queues.Ended) (bool, error)
@@ -55,13 +60,13 @@ type GangJoiner interface {
 	Member(d queues.Delivery, who gangs.Joiner) *gangs.Member
 }
 
-// CheckpointBook records the checkpoints an attempt reports and uploads,
+// CheckpointBook is the ledger of the checkpoints an attempt uploads
+// (queues/checkpoints): it commits them, notes how long each upload took,
 // and forgets them when the job ends.
 type CheckpointBook interface {
-	Checkpoint(ctx context.Context, j jobs.Job, worker string, checkpoint string) (bool, error)
-	CheckpointLedger(worker string) *queues.CheckpointLedger
-	RecordCheckpointUpload(ctx context.Context, took time.Duration) error
-	ForgetCheckpoints(ctx context.Context, jobID string) (bool, error)
+	Ledger(worker string) *checkpoints.Ledger
+	RecordUpload(ctx context.Context, took time.Duration) error
+	Forget(ctx context.Context, jobID string) (bool, error)
 }
 
 // WorkerRegistry is the worker's membership: register, beat, leave, and

@@ -18,6 +18,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/model/events"
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/checkpoints"
 	"github.com/ballastdev/ballast/queues/gangs"
 	"github.com/ballastdev/ballast/queues/logs"
 	"github.com/ballastdev/ballast/workers/isolation"
@@ -128,7 +129,7 @@ func New(store *queues.Store, opts Options) (*Worker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("workers.New: %w", err)
 	}
-	w := &Worker{users: users, deliveries: store, attempts: store, gangs: gangs.New(store), checkpoints: store,
+	w := &Worker{users: users, deliveries: store, attempts: store, gangs: gangs.New(store), checkpoints: checkpoints.New(store),
 		registry: store, logs: logs.New(store), opts: opts, log: opts.Logger.With("worker", opts.ID, "pool", opts.Pool),
 		jobs: map[string]*running{}, fenced: map[string]bool{}, ended: newEndedLog(), wake: make(chan struct{}, 1), reclaimed: make(chan struct{}),
 		slots: newSlotBook(opts.Slots, opts.GPUs)}

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/ballastdev/ballast/internal/config"
-	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/checkpoints"
 )
 
 // overheadFlag is --checkpoint-overhead: a duration, or "measured"
@@ -66,7 +66,7 @@ func (f *overheadFlag) resolve(ctx context.Context, cfg config.Config, errOut io
 		return 0, fmt.Errorf("--checkpoint-overhead measured: %w", err)
 	}
 	defer closeFn()
-	took, err := store.CheckpointUploads(ctx)
+	took, err := checkpoints.New(store).Uploads(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("--checkpoint-overhead measured: %w", err)
 	}
@@ -77,7 +77,7 @@ func (f *overheadFlag) resolve(ctx context.Context, cfg config.Config, errOut io
 	fmt.Fprintf(errOut, "checkpoint overhead %s: the %s of the %d newest checkpoint upload times (median %s, p90 %s, max %s)\n",
 		d, map[float64]string{0.5: "median", 0.9: "p90"}[f.measured], len(took), quantile(took, 0.5), quantile(took, 0.9), slices.Max(took))
 	if len(took) < minUploadSamples {
-		fmt.Fprintf(errOut, "  only %d uploads recorded (the last %d are kept): a rough figure\n", len(took), queues.CheckpointUploadsKept)
+		fmt.Fprintf(errOut, "  only %d uploads recorded (the last %d are kept): a rough figure\n", len(took), checkpoints.UploadsKept)
 	}
 	return d, nil
 }

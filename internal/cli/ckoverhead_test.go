@@ -11,6 +11,7 @@ import (
 
 	"github.com/ballastdev/ballast/internal/testenv"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/checkpoints"
 )
 
 // TestSimulateTakesTheMeasuredCheckpointOverhead: with upload times
@@ -41,12 +42,12 @@ pools:
 		t.Fatalf("a bad value: code %d: %s", code, errOut)
 	}
 
-	store := queues.NewStore(rdb, queues.StoreOptions{Namespace: ns})
+	store := checkpoints.New(queues.NewStore(rdb, queues.StoreOptions{Namespace: ns}))
 	ctx := context.Background()
 	// Thirty uploads of 1 s to 30 s, in shuffled order: p90 is 27 s, the
 	// median 15 s.
 	for i := range 30 {
-		if err := store.RecordCheckpointUpload(ctx, time.Duration((i*7)%30+1)*time.Second); err != nil {
+		if err := store.RecordUpload(ctx, time.Duration((i*7)%30+1)*time.Second); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/ballastdev/ballast/internal/config"
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/checkpoints"
 	"github.com/ballastdev/ballast/workers/checkpoint"
 )
 
@@ -19,7 +20,7 @@ type keptCheckpoint = checkpoint.Kept
 // from the ledger in Redis and each manifest from the store (with this
 // machine's credentials for it). Nil when the job has none.
 func jobCheckpoints(ctx context.Context, cfg config.Config, store *queues.Store, id string) ([]keptCheckpoint, error) {
-	keys, err := store.CheckpointLedger("").Committed(ctx, id)
+	keys, err := checkpoints.New(store).Committed(ctx, id)
 	if err != nil || len(keys) == 0 {
 		return nil, err
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/orchestrator/web/api"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/checkpoints"
 	"github.com/ballastdev/ballast/workers/checkpoint"
 )
 
@@ -45,7 +46,7 @@ func TestControllerServesKeptCheckpoints(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	saver, err := checkpoint.NewSaver(st, r.store.CheckpointLedger("w1"), sub.Job.ID, 1, nil, checkpoint.Options{})
+	saver, err := checkpoint.NewSaver(st, checkpoints.New(r.store).Ledger("w1"), sub.Job.ID, 1, nil, checkpoint.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

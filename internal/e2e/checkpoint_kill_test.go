@@ -18,6 +18,7 @@ import (
 	"github.com/ballastdev/ballast/internal/testenv"
 	"github.com/ballastdev/ballast/orchestrator/control/controller"
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
+	"github.com/ballastdev/ballast/queues/checkpoints"
 	"github.com/ballastdev/ballast/workers/checkpoint"
 )
 
@@ -115,7 +116,7 @@ func TestCheckpointStoreWorkerSIGKILLTrials(t *testing.T) {
 		t.Fatalf("checkpoint.Open: %v", err)
 	}
 	t.Cleanup(func() { _ = store.Close() })
-	ledger := r.store.CheckpointLedger("")
+	ledger := checkpoints.New(r.store)
 
 	// Each worker process gets a config of its own that differs in its
 	// checkpoint directory, so a restore never finds the files locally.

@@ -17,7 +17,7 @@ func TestKeepThreeAfterTen(t *testing.T) {
 	backends(t, func(t *testing.T, st *Store) {
 		ctx := context.Background()
 		qs, j := runningJob(t)
-		ledger := qs.CheckpointLedger("wA")
+		ledger := qs.Ledger("wA")
 		dir := filepath.Join(t.TempDir(), j.ID)
 		saver, _ := NewSaver(st, ledger, j.ID, j.Attempt, nil, Options{ChunkSize: 16 << 10, Keep: 3})
 		writeFile(t, dir, "stable", randBytes(7, 40<<10), 0o600)
@@ -81,7 +81,7 @@ func TestCollectDuringUploadLosesNoChunk(t *testing.T) {
 	st := openStore(t, s3Server(t, clk))
 	ctx := context.Background()
 	qs, j := runningJob(t)
-	ledger := qs.CheckpointLedger("wA")
+	ledger := qs.Ledger("wA")
 	dir := filepath.Join(t.TempDir(), j.ID)
 	const grace = 10 * time.Minute
 	opts := Options{ChunkSize: 4 << 10, Concurrency: 2, Keep: 1, Grace: grace, Now: clk.Now}
@@ -172,7 +172,7 @@ func TestTooSlowUploadCommitsNothing(t *testing.T) {
 	st := openStore(t, "file://"+t.TempDir())
 	ctx := context.Background()
 	qs, j := runningJob(t)
-	ledger := qs.CheckpointLedger("wA")
+	ledger := qs.Ledger("wA")
 	dir := filepath.Join(t.TempDir(), j.ID)
 	saver, _ := NewSaver(st, ledger, j.ID, j.Attempt, nil, Options{Grace: time.Hour, Now: clk.Now})
 	writeFile(t, dir, "x", []byte("x"), 0o600)
@@ -199,7 +199,7 @@ func TestCollectLoopDuringSaves(t *testing.T) {
 	backends(t, func(t *testing.T, st *Store) {
 		ctx := context.Background()
 		qs, j := runningJob(t)
-		ledger := qs.CheckpointLedger("wA")
+		ledger := qs.Ledger("wA")
 		dir := filepath.Join(t.TempDir(), j.ID)
 		const grace = time.Second
 		saver, _ := NewSaver(st, ledger, j.ID, j.Attempt, nil, Options{ChunkSize: 8 << 10, Keep: 3, Grace: grace})

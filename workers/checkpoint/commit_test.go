@@ -10,6 +10,7 @@ import (
 
 	"github.com/ballastdev/ballast/internal/testenv"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/checkpoints"
 )
 
 // TestLostCommitReplyDropsTheBase: a commit lands but its reply is lost,
@@ -25,7 +26,7 @@ func TestLostCommitReplyDropsTheBase(t *testing.T) {
 	// No retries: the lost reply is the saver's to handle.
 	rdb := redis.NewClient(&redis.Options{Addr: proxy.Addr(), MaxRetries: -1})
 	t.Cleanup(func() { rdb.Close() })
-	ledger := queues.NewStore(rdb, queues.StoreOptions{Namespace: ns}).CheckpointLedger("wA")
+	ledger := checkpoints.New(queues.NewStore(rdb, queues.StoreOptions{Namespace: ns})).Ledger("wA")
 	dir := filepath.Join(t.TempDir(), j.ID)
 	saver, _ := NewSaver(st, ledger, j.ID, j.Attempt, nil, Options{ChunkSize: 16 << 10, Keep: 1})
 

@@ -20,6 +20,7 @@ import (
 
 	"github.com/ballastdev/ballast/internal/testenv"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/checkpoints"
 )
 
 // crashChildEnv carries a crashPlan to a child process (see TestMain).
@@ -62,7 +63,7 @@ func crashChild(raw string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	qs := queues.NewStore(rdb, queues.StoreOptions{Namespace: p.NS})
+	qs := checkpoints.New(queues.NewStore(rdb, queues.StoreOptions{Namespace: p.NS}))
 	var base *Manifest
 	if p.Base != "" {
 		if base, err = st.ReadManifest(ctx, p.Job, p.Base); err != nil {
@@ -70,7 +71,7 @@ func crashChild(raw string) int {
 			return 2
 		}
 	}
-	s, err := NewSaver(st, qs.CheckpointLedger(p.Worker), p.Job, p.Attempt, base, Options{ChunkSize: p.Chunk, Concurrency: 4})
+	s, err := NewSaver(st, qs.Ledger(p.Worker), p.Job, p.Attempt, base, Options{ChunkSize: p.Chunk, Concurrency: 4})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
@@ -205,7 +206,7 @@ func crashTrials(t *testing.T, storeURL string, n int) {
 		// its way. Nothing uploads now, so a collection with no grace
 		// must leave every committed checkpoint whole.
 		next := moveTo(t, qs, j, worker, other[worker])
-		if _, err := Collect(ctx, st, qs.CheckpointLedger(other[worker]), j.ID, 0, time.Now().Add(time.Minute)); err != nil {
+		if _, err := Collect(ctx, st, qs.Ledger(other[worker]), j.ID, 0, time.Now().Add(time.Minute)); err != nil {
 			t.Fatal(err)
 		}
 		committed := mustCommitted(t, qs, j.ID)
@@ -223,7 +224,7 @@ func crashTrials(t *testing.T, storeURL string, n int) {
 		}
 
 		worker, j = other[worker], next
-		r, err := RestoreLatest(ctx, st, qs.CheckpointLedger(worker), j.ID, dirs[worker], RestoreOptions{})
+		r, err := RestoreLatest(ctx, st, qs.Ledger(worker), j.ID, dirs[worker], RestoreOptions{})
 		if err != nil || len(r.Fallbacks) != 0 {
 			t.Fatalf("trial %d (killed %s after %v): restore: %v, fallbacks %v", i, killNames[kind], steps, err, r.Fallbacks)
 		}
@@ -349,9 +350,9 @@ func killed(err error) bool {
 	return ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL
 }
 
-func mustCommitted(t *testing.T, qs *queues.Store, jobID string) []string {
+func mustCommitted(t *testing.T, qs *jobStore, jobID string) []string {
 	t.Helper()
-	keys, err := qs.CheckpointLedger("").Committed(context.Background(), jobID)
+	keys, err := qs.Ledger("").Committed(context.Background(), jobID)
 	if err != nil || len(keys) == 0 {
 		t.Fatalf("committed checkpoints: %v %v", keys, err)
 	}

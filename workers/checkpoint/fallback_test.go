@@ -17,7 +17,7 @@ func TestCorruptOrMissingChunkFallsBack(t *testing.T) {
 			backends(t, func(t *testing.T, st *Store) {
 				ctx := context.Background()
 				qs, j := runningJob(t)
-				ledger := qs.CheckpointLedger("wA")
+				ledger := qs.Ledger("wA")
 				dir := filepath.Join(t.TempDir(), j.ID)
 				saver, _ := NewSaver(st, ledger, j.ID, j.Attempt, nil, Options{ChunkSize: 32 << 10})
 				writeFile(t, dir, "a", randBytes(10, 100<<10), 0o600)

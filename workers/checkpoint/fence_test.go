@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/checkpoints"
 )
 
 // TestLateUploadIsRefusedAndNeverRestored: the attempt moved on while its
@@ -17,7 +17,7 @@ func TestLateUploadIsRefusedAndNeverRestored(t *testing.T) {
 	st := openStore(t, s3Server(t, nil))
 	ctx := context.Background()
 	qs, j := runningJob(t)
-	ledger := qs.CheckpointLedger("wA")
+	ledger := qs.Ledger("wA")
 	dir := filepath.Join(t.TempDir(), j.ID)
 	saver, _ := NewSaver(st, ledger, j.ID, j.Attempt, nil, Options{ChunkSize: 32 << 10})
 	writeFile(t, dir, "state", []byte("step 1"), 0o600)
@@ -28,14 +28,14 @@ func TestLateUploadIsRefusedAndNeverRestored(t *testing.T) {
 	want := tree(t, dir)
 	moveOn(t, qs, j)
 	writeFile(t, dir, "state", []byte("step 2"), 0o600)
-	if _, err := saver.Save(ctx, dir, "2"); !errors.Is(err, queues.ErrCheckpointFenced) {
+	if _, err := saver.Save(ctx, dir, "2"); !errors.Is(err, checkpoints.ErrFenced) {
 		t.Fatalf("late save: %v, want refused", err)
 	}
 	if got, _ := qs.Get(ctx, j.ID); got.Checkpoint != "1" {
 		t.Fatalf("record's token = %q, want 1", got.Checkpoint)
 	}
 	target := filepath.Join(t.TempDir(), j.ID)
-	r, err := RestoreLatest(ctx, st, qs.CheckpointLedger("wB"), j.ID, target, RestoreOptions{})
+	r, err := RestoreLatest(ctx, st, qs.Ledger("wB"), j.ID, target, RestoreOptions{})
 	if err != nil || r.Key != first.Key {
 		t.Fatalf("restored %+v %v, want %s", r, err, first.Key)
 	}
@@ -48,7 +48,7 @@ func TestSequenceMustGrow(t *testing.T) {
 	st := openStore(t, "file://"+t.TempDir())
 	ctx := context.Background()
 	qs, j := runningJob(t)
-	ledger := qs.CheckpointLedger("wA")
+	ledger := qs.Ledger("wA")
 	dir := filepath.Join(t.TempDir(), j.ID)
 	writeFile(t, dir, "state", []byte("x"), 0o600)
 	for i := range 2 {
@@ -57,7 +57,7 @@ func TestSequenceMustGrow(t *testing.T) {
 		if i == 0 && err != nil {
 			t.Fatal(err)
 		}
-		if i == 1 && !errors.Is(err, queues.ErrCheckpointFenced) {
+		if i == 1 && !errors.Is(err, checkpoints.ErrFenced) {
 			t.Fatalf("sequence 1 again: %v, want refused", err)
 		}
 	}
@@ -76,7 +76,7 @@ func TestLateUploadInFlightIsRefused(t *testing.T) {
 		ctx := context.Background()
 		qs, j := runningJob(t)
 		dirA := filepath.Join(t.TempDir(), "A", j.ID)
-		saverA, _ := NewSaver(st, qs.CheckpointLedger("wA"), j.ID, j.Attempt, nil, Options{ChunkSize: 16 << 10})
+		saverA, _ := NewSaver(st, qs.Ledger("wA"), j.ID, j.Attempt, nil, Options{ChunkSize: 16 << 10})
 		writeFile(t, dirA, "state", randBytes(1, 40<<10), 0o600)
 		if _, err := saverA.Save(ctx, dirA, "1"); err != nil {
 			t.Fatal(err)
@@ -96,12 +96,12 @@ func TestLateUploadInFlightIsRefused(t *testing.T) {
 
 		j2 := moveOn(t, qs, j)
 		dirB := filepath.Join(t.TempDir(), "B", j.ID)
-		r, err := RestoreLatest(ctx, st, qs.CheckpointLedger("wB"), j.ID, dirB, RestoreOptions{})
+		r, err := RestoreLatest(ctx, st, qs.Ledger("wB"), j.ID, dirB, RestoreOptions{})
 		if err != nil || r.Manifest.Token != "1" {
 			t.Fatalf("attempt 2's restore: %+v %v, want token 1", r, err)
 		}
 		writeFile(t, dirB, "state", randBytes(3, 40<<10), 0o600)
-		saverB, _ := NewSaver(st, qs.CheckpointLedger("wB"), j.ID, j2.Attempt, r.Manifest, Options{ChunkSize: 16 << 10})
+		saverB, _ := NewSaver(st, qs.Ledger("wB"), j.ID, j2.Attempt, r.Manifest, Options{ChunkSize: 16 << 10})
 		second, err := saverB.Save(ctx, dirB, "2")
 		if err != nil {
 			t.Fatal(err)
@@ -109,10 +109,10 @@ func TestLateUploadInFlightIsRefused(t *testing.T) {
 		want := tree(t, dirB)
 
 		close(back)
-		if err := <-late; !errors.Is(err, queues.ErrCheckpointFenced) {
+		if err := <-late; !errors.Is(err, checkpoints.ErrFenced) {
 			t.Fatalf("late commit: %v, want refused", err)
 		}
-		committed, _ := qs.CheckpointLedger("wB").Committed(ctx, j.ID)
+		committed, _ := qs.Ledger("wB").Committed(ctx, j.ID)
 		if len(committed) != 2 || committed[0] != second.Key {
 			t.Fatalf("committed %v, want %s first and attempt 1's first checkpoint", committed, second.Key)
 		}
@@ -124,13 +124,13 @@ func TestLateUploadInFlightIsRefused(t *testing.T) {
 		}
 		for _, collect := range []bool{false, true} {
 			if collect {
-				c, err := Collect(ctx, st, qs.CheckpointLedger("wB"), j.ID, 0, time.Now().Add(time.Minute))
+				c, err := Collect(ctx, st, qs.Ledger("wB"), j.ID, 0, time.Now().Add(time.Minute))
 				if err != nil || c.Manifests != 1 {
 					t.Fatalf("collect: %+v %v, want the late manifest deleted", c, err)
 				}
 			}
 			target := filepath.Join(t.TempDir(), j.ID)
-			r, err := RestoreLatest(ctx, st, qs.CheckpointLedger("wC"), j.ID, target, RestoreOptions{})
+			r, err := RestoreLatest(ctx, st, qs.Ledger("wC"), j.ID, target, RestoreOptions{})
 			if err != nil || r.Key != second.Key || len(r.Fallbacks) != 0 {
 				t.Fatalf("restore (collected: %v): %+v %v, want %s", collect, r, err, second.Key)
 			}

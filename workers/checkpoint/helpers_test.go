@@ -25,6 +25,7 @@ import (
 	"github.com/ballastdev/ballast/internal/testenv"
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/checkpoints"
 )
 
 // clock is the time of the S3 server's objects and of the code under test:
@@ -104,19 +105,31 @@ func backends(t *testing.T, f func(t *testing.T, st *Store)) {
 	t.Run("file", func(t *testing.T) { f(t, openStore(t, "file://"+t.TempDir())) })
 }
 
+// ledgerStore names the embedded checkpoint store apart from the kernel's.
+type ledgerStore = checkpoints.Store
+
+// jobStore is the kernel's store and the checkpoint ledger on it: the
+// tests move a job through the kernel and commit through the ledger, as
+// the worker does.
+type jobStore struct {
+	*queues.Store
+	*ledgerStore
+}
+
 // runningJob submits a job to a real Redis (a namespace of its own) and
 // claims its first attempt on worker "wA".
-func runningJob(t testing.TB) (*queues.Store, jobs.Job) {
+func runningJob(t testing.TB) (*jobStore, jobs.Job) {
 	t.Helper()
 	qs, j, _ := runningJobIn(t)
 	return qs, j
 }
 
 // runningJobIn is runningJob, and also returns the Redis namespace.
-func runningJobIn(t testing.TB) (*queues.Store, jobs.Job, string) {
+func runningJobIn(t testing.TB) (*jobStore, jobs.Job, string) {
 	t.Helper()
 	rdb, ns := testenv.Redis(t)
-	qs := queues.NewStore(rdb, queues.StoreOptions{Namespace: ns})
+	k := queues.NewStore(rdb, queues.StoreOptions{Namespace: ns})
+	qs := &jobStore{k, checkpoints.New(k)}
 	ctx := context.Background()
 	sub, err := qs.Submit(ctx, jobs.Spec{Template: "t", Command: []string{"true"}, Class: jobs.ClassCore,
 		Rhythm: jobs.RhythmPeriodic, Timeout: jobs.Duration(time.Hour), Grace: jobs.Duration(time.Second)}, queues.QueueLoan)
@@ -132,14 +145,14 @@ func runningJobIn(t testing.TB) (*queues.Store, jobs.Job, string) {
 
 // moveOn requeues j's attempt and claims the next on worker "wB", as a
 // reclaim would.
-func moveOn(t testing.TB, qs *queues.Store, j jobs.Job) jobs.Job {
+func moveOn(t testing.TB, qs *jobStore, j jobs.Job) jobs.Job {
 	t.Helper()
 	return moveTo(t, qs, j, "wA", "wB")
 }
 
 // moveTo requeues j's attempt, run by worker from, and claims the next on
 // worker to.
-func moveTo(t testing.TB, qs *queues.Store, j jobs.Job, from, to string) jobs.Job {
+func moveTo(t testing.TB, qs *jobStore, j jobs.Job, from, to string) jobs.Job {
 	t.Helper()
 	ctx := context.Background()
 	r, err := qs.Requeue(ctx, j, from, queues.Requeue{Queue: queues.QueueBurst, Reason: "reclaimed"})

@@ -3,7 +3,7 @@ package checkpoint
 import "context"
 
 // Ledger is where a checkpoint becomes the job's: the job record. The worker
-// implements it with queues.Store.CheckpointLedger.
+// implements it with the ledger of queues/checkpoints.
 type Ledger interface {
 	// Commit makes manifestKey the job's newest checkpoint and token its
 	// BALLAST_RESUME_FROM, in one fenced step: it refuses unless attempt

@@ -36,7 +36,7 @@ func TestRoundTripToAnotherWorker(t *testing.T) {
 		dirA := filepath.Join(t.TempDir(), j.ID)
 		sample(t, dirA, 1)
 		opts := Options{ChunkSize: 64 << 10, Concurrency: 4}
-		saver, err := NewSaver(st, qs.CheckpointLedger("wA"), j.ID, j.Attempt, nil, opts)
+		saver, err := NewSaver(st, qs.Ledger("wA"), j.ID, j.Attempt, nil, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -54,7 +54,7 @@ func TestRoundTripToAnotherWorker(t *testing.T) {
 
 		j2 := moveOn(t, qs, j)
 		dirB := filepath.Join(t.TempDir(), "elsewhere", j.ID)
-		r, err := RestoreLatest(ctx, st, qs.CheckpointLedger("wB"), j.ID, dirB, RestoreOptions{})
+		r, err := RestoreLatest(ctx, st, qs.Ledger("wB"), j.ID, dirB, RestoreOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -86,7 +86,7 @@ func TestRoundTripToAnotherWorker(t *testing.T) {
 			}
 		}
 		writeFile(t, dirB, "opt/deep/small.json", []byte(`{"step":43}`), 0o644)
-		saver2, err := NewSaver(st, qs.CheckpointLedger("wB"), j.ID, j2.Attempt, r.Manifest, opts)
+		saver2, err := NewSaver(st, qs.Ledger("wB"), j.ID, j2.Attempt, r.Manifest, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -111,11 +111,11 @@ func TestRestoreOnTheSameMachineDownloadsNothing(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), j.ID)
 	sample(t, dir, 2)
 	want := tree(t, dir)
-	saver, _ := NewSaver(st, qs.CheckpointLedger("wA"), j.ID, j.Attempt, nil, Options{ChunkSize: 64 << 10})
+	saver, _ := NewSaver(st, qs.Ledger("wA"), j.ID, j.Attempt, nil, Options{ChunkSize: 64 << 10})
 	if _, err := saver.Save(ctx, dir, "t"); err != nil {
 		t.Fatal(err)
 	}
-	ledger := qs.CheckpointLedger("wA")
+	ledger := qs.Ledger("wA")
 	r, err := RestoreLatest(ctx, st, ledger, j.ID, dir, RestoreOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -144,7 +144,7 @@ func TestNoCheckpointLeavesTheDirectory(t *testing.T) {
 	qs, j := runningJob(t)
 	dir := filepath.Join(t.TempDir(), j.ID)
 	writeFile(t, dir, "local", []byte("x"), 0o600)
-	r, err := RestoreLatest(context.Background(), st, qs.CheckpointLedger("wA"), j.ID, dir, RestoreOptions{})
+	r, err := RestoreLatest(context.Background(), st, qs.Ledger("wA"), j.ID, dir, RestoreOptions{})
 	if err != nil || r.Manifest != nil {
 		t.Fatalf("restore with no commit: %+v %v", r, err)
 	}

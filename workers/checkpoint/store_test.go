@@ -71,12 +71,12 @@ func TestFileStoreOnAnotherFilesystem(t *testing.T) {
 	qs, j := runningJob(t)
 	src := filepath.Join(dir, "src", j.ID)
 	writeFile(t, src, "state", randBytes(1, 100<<10), 0o600)
-	saver, _ := NewSaver(st, qs.CheckpointLedger("wA"), j.ID, j.Attempt, nil, Options{ChunkSize: 32 << 10})
+	saver, _ := NewSaver(st, qs.Ledger("wA"), j.ID, j.Attempt, nil, Options{ChunkSize: 32 << 10})
 	if _, err := saver.Save(ctx, src, "1"); err != nil {
 		t.Fatal(err)
 	}
 	target := filepath.Join(dir, "dst", j.ID)
-	if _, err := RestoreLatest(ctx, st, qs.CheckpointLedger("wA"), j.ID, target, RestoreOptions{}); err != nil {
+	if _, err := RestoreLatest(ctx, st, qs.Ledger("wA"), j.ID, target, RestoreOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	sameTree(t, tree(t, target), tree(t, src))

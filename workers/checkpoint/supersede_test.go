@@ -14,7 +14,7 @@ func TestNewerSaveSupersedes(t *testing.T) {
 	st := openStore(t, s3Server(t, nil))
 	ctx := context.Background()
 	qs, j := runningJob(t)
-	ledger := qs.CheckpointLedger("wA")
+	ledger := qs.Ledger("wA")
 	dir := filepath.Join(t.TempDir(), j.ID)
 	saver, _ := NewSaver(st, ledger, j.ID, j.Attempt, nil, Options{ChunkSize: 16 << 10})
 	writeFile(t, dir, "state", randBytes(1, 64<<10), 0o600)

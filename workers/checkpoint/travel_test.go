@@ -72,7 +72,7 @@ func travelOn(t *testing.T, sh shape, st *Store, p *puts) {
 	want := tree(t, dirA)
 	total := int64(sh.bigs)*sh.big + int64(sh.smalls)*100 + 37*int64(sh.smalls*(sh.smalls-1)/2)
 
-	saverA, err := NewSaver(st, qs.CheckpointLedger("wA"), j.ID, j.Attempt, nil, opts)
+	saverA, err := NewSaver(st, qs.Ledger("wA"), j.ID, j.Attempt, nil, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func travelOn(t *testing.T, sh shape, st *Store, p *puts) {
 	// Attempt 2 on worker B, whose directory does not exist yet.
 	j2 := moveOn(t, qs, j)
 	dirB := filepath.Join(t.TempDir(), "B", j.ID)
-	r, err := RestoreLatest(ctx, st, qs.CheckpointLedger("wB"), j.ID, dirB, RestoreOptions{})
+	r, err := RestoreLatest(ctx, st, qs.Ledger("wB"), j.ID, dirB, RestoreOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func travelOn(t *testing.T, sh shape, st *Store, p *puts) {
 	if p != nil {
 		putsBefore = p.n.Load()
 	}
-	saverB, err := NewSaver(st, qs.CheckpointLedger("wB"), j.ID, j2.Attempt, r.Manifest, opts)
+	saverB, err := NewSaver(st, qs.Ledger("wB"), j.ID, j2.Attempt, r.Manifest, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +150,7 @@ func travelOn(t *testing.T, sh shape, st *Store, p *puts) {
 
 	// Attempt 3 returns to A, whose directory still holds checkpoint 1.
 	moveTo(t, qs, j2, "wB", "wA")
-	r3, err := RestoreLatest(ctx, st, qs.CheckpointLedger("wA"), j.ID, dirA, RestoreOptions{})
+	r3, err := RestoreLatest(ctx, st, qs.Ledger("wA"), j.ID, dirA, RestoreOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -77,7 +77,7 @@ type Options struct {
 	// policy (reclaim, migrate) keeps its slot while it winds down; it is
 	// slot time the job uses on top of its Duration. `ballast simulate
 	// --checkpoint-overhead measured` sets it from the upload times the
-	// workers recorded (queues.Store.CheckpointUploads).
+	// workers recorded (queues/checkpoints, Store.Uploads).
 	CheckpointOverhead time.Duration
 	// Seed seeds the randomness of a run: the spot reclaims and, with
 	// FixedDeathRate, the deaths of fixed workers (each from a generator

@@ -15,6 +15,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/orchestrator/web/insight"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/checkpoints"
 	"github.com/ballastdev/ballast/queues/flows"
 	"github.com/ballastdev/ballast/queues/logs"
 	"github.com/ballastdev/ballast/queues/registry"
@@ -74,10 +75,11 @@ type OverflowedJob struct {
 // into the parts the endpoints use (stores.go): together they need more
 // calls than one narrow interface should list. The runs and sweeps are
 // the flows store on the same kernel, the attempts' usage its accounting
-// store, the output lines its log store and the workers its registry.
+// store, the output lines its log store, the workers its registry and the
+// committed checkpoints its checkpoint ledger.
 func Handler(store *queues.Store, sub intake.Submitter, token string, fl Flows, in Insight) http.Handler {
 	h := &handler{jobs: store, ledger: usage.New(store), output: logs.New(store), workers: registry.New(store),
-		flows: flows.New(store), flowJobs: store, cluster: store, sub: sub,
+		flows: flows.New(store), flowJobs: store, cluster: store, committed: checkpoints.New(store), sub: sub,
 		auth: token != "", token: sha256.Sum256([]byte(token)), sessionKey: macKey(token),
 		jobEvents: fl.JobEvents, ckStore: fl.Checkpoints, live: in.Live}
 	mux := newRouter()
@@ -106,10 +108,11 @@ func Handler(store *queues.Store, sub intake.Submitter, token string, fl Flows, 
 
 type handler struct {
 	// The store in three parts (stores.go), the flows store, the
-	// accounting store, the log store and the registry: each endpoint
-	// reaches only the part it needs. flowJobs are the jobs of runs and
-	// sweeps, for the flow endpoints' views and cancels; ledger holds the
-	// usage entries of attempts.
+	// accounting store, the log store, the registry and the checkpoint
+	// ledger: each endpoint reaches only the part it needs. flowJobs are
+	// the jobs of runs and sweeps, for the flow endpoints' views and
+	// cancels; ledger holds the usage entries of attempts; committed lists
+	// a job's checkpoints.
 	jobs     JobDesk
 	ledger   AttemptLedger
 	output   LogReader
@@ -117,9 +120,11 @@ type handler struct {
 	flows    FlowDesk
 	flowJobs controller.FlowJobs
 	cluster  StatusReader
-	sub      intake.Submitter
-	auth     bool
-	token    [32]byte
+	// committed lists a job's checkpoints (queues/checkpoints).
+	committed CheckpointLister
+	sub       intake.Submitter
+	auth      bool
+	token     [32]byte
 	// sessionKey signs the console's session cookies and write tokens
 	// (session.go).
 	sessionKey []byte

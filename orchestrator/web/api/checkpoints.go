@@ -31,7 +31,7 @@ func (h *handler) checkpoints(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, err)
 		return
 	}
-	keys, err := h.jobs.CheckpointLedger("").Committed(r.Context(), j.ID)
+	keys, err := h.committed.Committed(r.Context(), j.ID)
 	if err != nil {
 		writeErr(w, err)
 		return

@@ -15,16 +15,22 @@ import (
 // so a reader sees what each can touch. Handler takes the concrete store
 // once and hands each group its part; queues.Store implements them all
 // but FlowDesk, which flows.Store implements, AttemptLedger, which the
-// accounting store (usage.Store) implements, LogReader (logs.Store) and
-// WorkerLister (registry.Store); stores_test.go checks them.
+// accounting store (usage.Store) implements, LogReader (logs.Store),
+// WorkerLister (registry.Store) and CheckpointLister (checkpoints.Store);
+// stores_test.go checks them.
 
-// JobDesk is what the job endpoints need: read a job and its
-// checkpoints, list a page, and cancel. Nothing of flows or status.
+// JobDesk is what the job endpoints need: read a job, list a page, and
+// cancel. Nothing of flows or status.
 type JobDesk interface {
 	Get(ctx context.Context, id string) (jobs.Job, error)
 	ListPage(ctx context.Context, o queues.PageOptions) (queues.Page, error)
-	CheckpointLedger(worker string) *queues.CheckpointLedger
 	Cancel(ctx context.Context, id string) (queues.CancelResult, error)
+}
+
+// CheckpointLister lists the checkpoints a job committed
+// (queues/checkpoints), for the checkpoints endpoint.
+type CheckpointLister interface {
+	Committed(ctx context.Context, jobID string) ([]string, error)
 }
 
 // LogReader reads a job's output lines, page by page (queues/logs).

@@ -3,6 +3,7 @@ package api
 import (
 	"github.com/ballastdev/ballast/orchestrator/control/controller"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/checkpoints"
 	"github.com/ballastdev/ballast/queues/flows"
 	"github.com/ballastdev/ballast/queues/logs"
 	"github.com/ballastdev/ballast/queues/registry"
@@ -21,4 +22,6 @@ var (
 	_ AttemptLedger = (*usage.Store)(nil)
 	_ LogReader     = (*logs.Store)(nil)
 	_ WorkerLister  = (*registry.Store)(nil)
+
+	_ CheckpointLister = (*checkpoints.Store)(nil)
 )

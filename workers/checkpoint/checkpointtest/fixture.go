@@ -13,16 +13,18 @@ import (
 
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/checkpoints"
 	"github.com/ballastdev/ballast/workers/checkpoint"
 )
 
 // JobStore is what New needs of the job store: submit a job, claim its
-// first attempt, and the claimant's checkpoint ledger. queues.Store
-// implements it (fixture_test.go checks it).
+// first attempt, and the kernel the claimant's checkpoint ledger
+// (queues/checkpoints) is built on. queues.Store implements it
+// (fixture_test.go checks it).
 type JobStore interface {
+	queues.Kernel
 	Submit(ctx context.Context, spec jobs.Spec, q queues.Queue) (queues.Submitted, error)
 	Claim(ctx context.Context, d queues.Delivery, worker string) (jobs.Job, bool, error)
-	CheckpointLedger(worker string) *queues.CheckpointLedger
 }
 
 // Fixture is a job's first attempt, claimed by worker "w1", and a saver
@@ -56,7 +58,7 @@ func New(t testing.TB, store JobStore, url string, keep, weights int) *Fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ck.Close() })
-	saver, err := checkpoint.NewSaver(ck, store.CheckpointLedger("w1"), j.ID, j.Attempt, nil, checkpoint.Options{Keep: keep})
+	saver, err := checkpoint.NewSaver(ck, checkpoints.New(store).Ledger("w1"), j.ID, j.Attempt, nil, checkpoint.Options{Keep: keep})
 	if err != nil {
 		t.Fatal(err)
 	}
