@@ -7,13 +7,12 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Kernel is what a store of one concern (the packages under queues/:
-// gangs, flows, usage, registry, logs) builds on: the Redis client, the
-// namespace's keys, script runs that share the store's coalescing and
-// replica wait, and the store's clock and retention. *Store implements it;
-// a concern store keeps its own Lua scripts beside the Go that runs them
-// and reaches Redis only through its Kernel, so every key still carries
-// the namespace's hash tag.
+// Kernel is what a store of one concern (the packages under queues/)
+// builds on: the Redis client, the namespace's keys, script runs that
+// share the store's coalescing and replica wait, and the store's clock and
+// retention. *Store implements it; a concern store keeps its own Lua
+// scripts beside the Go that runs them and reaches Redis only through its
+// Kernel, so every key still carries the namespace's hash tag.
 type Kernel interface {
 	Redis() redis.UniversalClient
 	Namespace() Namespace
