@@ -16,7 +16,7 @@ import (
 // the same job with the same strictness, in one run: the hand code stays
 // only while it is the faster. Run them as
 //
-//	go test ./jobs -run '^$' -bench 'JSONLibrary' -count 5
+//	go test ./orchestrator/model/jobs -run '^$' -bench 'JSONLibrary' -count 5
 
 // libV1 is how the library writes the bytes encoding/json writes.
 var libV1 = jsonv1.DefaultOptionsV1()
