@@ -46,7 +46,7 @@ func TestEpochFirstStartIsNoLoss(t *testing.T) {
 func TestEpochGoneIsRecordedOnce(t *testing.T) {
 	t.Parallel()
 	rdb, ns := testenv.Redis(t)
-	c := &clock{now: time.Now()}
+	c := testenv.NewClock(time.Now())
 	s := queues.NewStore(rdb, queues.StoreOptions{Namespace: ns, Now: c.Now})
 	ctx := context.Background()
 	ctl1, ctl2 := queues.NewEpochWatch(s, "c1", true), queues.NewEpochWatch(s, "c2", true)

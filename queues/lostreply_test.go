@@ -38,7 +38,7 @@ func newLossyStoreRetrying(t *testing.T, opts queues.StoreOptions, retries int) 
 	if err := queues.LoadScripts(context.Background(), direct); err != nil {
 		t.Fatal(err)
 	}
-	c := &clock{now: time.Now()}
+	c := testenv.NewClock(time.Now())
 	opts.Namespace, opts.Now = ns, c.Now
 	return lossyStore{Store: queues.NewStore(rdb, opts), proxy: p, clock: c}
 }

@@ -260,7 +260,7 @@ func TestReadmittedStaysAheadWhenMoved(t *testing.T) {
 func TestHeldDeliveryIsReadmitted(t *testing.T) {
 	t.Parallel()
 	rdb, ns := testenv.Redis(t)
-	c := &clock{now: time.Now()}
+	c := testenv.NewClock(time.Now())
 	s := queues.NewStore(rdb, queues.StoreOptions{Namespace: ns, Now: c.Now})
 	ctx := context.Background()
 	first := fill(t, s, queues.QueueCore, 1)

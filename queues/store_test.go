@@ -3,7 +3,6 @@ package queues_test
 import (
 	"context"
 	"errors"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,23 +13,13 @@ import (
 	"github.com/ballastdev/ballast/queues/registry"
 )
 
-// clock is a settable test clock.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
+// clock is the tests' hand-moved clock.
+type clock = testenv.Clock
 
 func newStore(t *testing.T) (*queues.Store, *clock) {
 	t.Helper()
 	rdb, ns := testenv.Redis(t)
-	c := &clock{now: time.Now()}
+	c := testenv.NewClock(time.Now())
 	return queues.NewStore(rdb, queues.StoreOptions{Namespace: ns, Now: c.Now}), c
 }
 
@@ -289,7 +278,7 @@ func TestHeartbeatReportsLostAttempts(t *testing.T) {
 func TestOutboxReconcilesUnconfirmedAttempts(t *testing.T) {
 	t.Parallel()
 	rdb, ns := testenv.Redis(t)
-	c := &clock{now: time.Now()}
+	c := testenv.NewClock(time.Now())
 	s := queues.NewStore(rdb, queues.StoreOptions{Namespace: ns, Now: c.Now, SeparateEnqueue: true})
 	ctx := context.Background()
 	sub, _ := s.Submit(ctx, spec(""), queues.QueueCore)

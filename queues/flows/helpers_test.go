@@ -1,7 +1,6 @@
 package flows_test
 
 import (
-	"sync"
 	"testing"
 	"time"
 
@@ -11,25 +10,15 @@ import (
 	"github.com/ballastdev/ballast/queues/flows"
 )
 
-// clock is a settable test clock.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
+// clock is the tests' hand-moved clock.
+type clock = testenv.Clock
 
 // newStores returns a job store on a namespace of its own and the flows
 // store built on it, as the command layer builds them.
 func newStores(t *testing.T) (*flows.Store, *queues.Store, *clock) {
 	t.Helper()
 	rdb, ns := testenv.Redis(t)
-	c := &clock{now: time.Now()}
+	c := testenv.NewClock(time.Now())
 	js := queues.NewStore(rdb, queues.StoreOptions{Namespace: ns, Now: c.Now, Retention: time.Hour})
 	return flows.New(js), js, c
 }

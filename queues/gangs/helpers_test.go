@@ -3,7 +3,6 @@ package gangs_test
 import (
 	"context"
 	"errors"
-	"sync"
 	"testing"
 	"time"
 
@@ -31,22 +30,13 @@ func storeOn(rdb redis.UniversalClient, opts queues.StoreOptions) *store {
 	return &store{Store: k, gangStore: gangs.New(k)}
 }
 
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
+// clock is the tests' hand-moved clock.
+type clock = testenv.Clock
 
 func newStore(t testing.TB) (*store, *clock) {
 	t.Helper()
 	rdb, ns := testenv.Redis(t)
-	c := &clock{now: time.Now()}
+	c := testenv.NewClock(time.Now())
 	return storeOn(rdb, queues.StoreOptions{Namespace: ns, Now: c.Now}), c
 }
 
@@ -95,7 +85,7 @@ func newLossyStore(t *testing.T) lossyStore {
 	if err := gangs.LoadScripts(context.Background(), direct); err != nil {
 		t.Fatal(err)
 	}
-	c := &clock{now: time.Now()}
+	c := testenv.NewClock(time.Now())
 	return lossyStore{store: storeOn(rdb, queues.StoreOptions{Namespace: ns, Now: c.Now}), proxy: p, clock: c}
 }
 

@@ -1,7 +1,6 @@
 package registry_test
 
 import (
-	"sync"
 	"testing"
 	"time"
 
@@ -10,13 +9,8 @@ import (
 	"github.com/ballastdev/ballast/queues/registry"
 )
 
-// clock is a settable test clock.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+// clock is the tests' hand-moved clock.
+type clock = testenv.Clock
 
 // newStore returns a registry and the kernel it reads, in a namespace of
 // the test's own. Workers register through the kernel (Register,
@@ -24,7 +18,7 @@ func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now
 func newStore(t *testing.T) (*registry.Store, *queues.Store, *clock) {
 	t.Helper()
 	rdb, ns := testenv.Redis(t)
-	c := &clock{now: time.Now()}
+	c := testenv.NewClock(time.Now())
 	k := queues.NewStore(rdb, queues.StoreOptions{Namespace: ns, Now: c.Now})
 	return registry.New(k), k, c
 }

@@ -2,7 +2,6 @@ package usage_test
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
@@ -12,31 +11,15 @@ import (
 	"github.com/ballastdev/ballast/queues/usage"
 )
 
-// clock is the stores' clock, moved by hand.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
-
-func (c *clock) set(t time.Time) {
-	c.mu.Lock()
-	c.now = t
-	c.mu.Unlock()
-}
+// clock is the tests' hand-moved clock.
+type clock = testenv.Clock
 
 // newStores returns the kernel's store, which the tests drive through
 // submissions, claims and ends as workers do, and the usage store on it.
 func newStores(t *testing.T) (*queues.Store, *usage.Store, *clock) {
 	t.Helper()
 	rdb, ns := testenv.Redis(t)
-	c := &clock{now: time.Now()}
+	c := testenv.NewClock(time.Now())
 	s := queues.NewStore(rdb, queues.StoreOptions{Namespace: ns, Now: c.Now})
 	return s, usage.New(s), c
 }

@@ -18,7 +18,7 @@ func TestUsageRecordsEveryAttemptOnceWithItsPool(t *testing.T) {
 	t.Parallel()
 	s, acct, c := newStores(t)
 	ctx := context.Background()
-	c.set(time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC))
+	c.Set(time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC))
 	t0 := c.Now()
 	spot := queues.WorkerInfo{ID: "spot-1", Pool: "spot", Slots: 2, StartedAt: t0}
 	fixed := queues.WorkerInfo{ID: "fixed-1", Pool: "fixed", Slots: 4, StartedAt: t0}
@@ -344,7 +344,7 @@ func TestUsageEntryKeepsStringsThatNeedEscaping(t *testing.T) {
 	t.Parallel()
 	s, acct, c := newStores(t)
 	ctx := context.Background()
-	c.set(time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC))
+	c.Set(time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC))
 	w := queues.WorkerInfo{ID: `w"1\x`, Pool: "pool\tnight/é", Slots: 1, StartedAt: c.Now()}
 	if _, err := s.Heartbeat(ctx, w, nil); err != nil {
 		t.Fatal(err)

@@ -58,7 +58,7 @@ func BenchmarkOverviewOf(b *testing.B) {
 // BenchmarkUsageRead reads a day of 20,000 usage records back from Redis.
 func BenchmarkUsageRead(b *testing.B) {
 	rdb, ns := testenv.Redis(b)
-	clk := &clock{now: t0}
+	clk := testenv.NewClock(t0)
 	store := queues.NewStore(rdb, queues.StoreOptions{Namespace: ns, Now: clk.Now})
 	ctx := context.Background()
 	w := queues.WorkerInfo{ID: "fixed-1", Pool: "onprem", Slots: 4, StartedAt: t0}

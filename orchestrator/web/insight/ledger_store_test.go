@@ -3,7 +3,6 @@ package insight_test
 import (
 	"context"
 	"math"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,17 +15,8 @@ import (
 	"github.com/ballastdev/ballast/queues/usage"
 )
 
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-func (c *clock) Set(t time.Time) {
-	c.mu.Lock()
-	c.now = t
-	c.mu.Unlock()
-}
+// clock is the tests' hand-moved clock.
+type clock = testenv.Clock
 
 var t0 = time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC)
 
@@ -52,7 +42,7 @@ type rig struct {
 
 func newRig(t *testing.T) *rig {
 	rdb, ns := testenv.Redis(t)
-	clk := &clock{now: t0}
+	clk := testenv.NewClock(t0)
 	store := queues.NewStore(rdb, queues.StoreOptions{Namespace: ns, Now: clk.Now})
 	return &rig{t: t, ctx: context.Background(), clk: clk, store: store, acct: usage.New(store)}
 }

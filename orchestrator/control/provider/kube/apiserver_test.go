@@ -41,7 +41,7 @@ func TestAgainstARealAPIServer(t *testing.T) {
 	if _, err := client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	c := &clock{now: time.Now()}
+	c := testenv.NewClock(time.Now())
 	p := newProvider(t, client, c)
 
 	// The API server accepts the pods of both templates.
@@ -98,7 +98,7 @@ func TestAgainstARealAPIServer(t *testing.T) {
 // TestControllerAgainstARealAPIServer is the controller's fallback from
 // unschedulable spot pods, and its restart, against a real API server.
 func TestControllerAgainstARealAPIServer(t *testing.T) {
-	fallbackFromUnschedulable(t, realCluster(t), &clock{now: time.Now()})
+	fallbackFromUnschedulable(t, realCluster(t), testenv.NewClock(time.Now()))
 }
 
 // realCluster starts etcd and kube-apiserver for the test, or skips it

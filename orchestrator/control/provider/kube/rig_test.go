@@ -2,7 +2,6 @@ package kube_test
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,18 +20,8 @@ import (
 
 const testNS = "ballast-test"
 
-// clock is a settable clock: the tests age pods by hand.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
+// clock is the tests' hand-moved clock.
+type clock = testenv.Clock
 
 // templates are a spot GPU pool and an on-demand CPU pool.
 func templates() map[string]kube.PodTemplate {
@@ -82,7 +71,7 @@ func newProvider(t *testing.T, client kubernetes.Interface, c *clock) *kube.Prov
 // creation time (on the test's clock) when it is created.
 func newFake(t *testing.T) (*fake.Clientset, *clock) {
 	t.Helper()
-	c := &clock{now: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)}
+	c := testenv.NewClock(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
 	client := fake.NewClientset()
 	client.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		if pod, ok := a.(k8stesting.CreateAction).GetObject().(*corev1.Pod); ok {
