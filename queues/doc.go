@@ -2,7 +2,7 @@
 // their fencing, the namespace's keys (keys.go), task encoding, the Lua
 // scripts that move a job, and jobs and deliveries themselves (Store).
 // Stores of one concern live in the packages below it (flows, gangs,
-// logs, registry, usage); each keeps its own scripts and reaches Redis
+// leader, logs, registry, usage); each keeps its own scripts and reaches Redis
 // only through a Kernel (kernel.go), which *Store implements, so every key
 // still carries the namespace's hash tag.
 //
@@ -21,7 +21,8 @@
 //   - workers: registration and heartbeats, attempts a worker no longer
 //     runs, QoS counters; the worker list and intents (drain, spot
 //     notices) are in queues/registry (a store on Kernel);
-//   - the controller: the leader lease, held tasks, dead-worker recovery;
+//   - the controller: held tasks, dead-worker recovery; the leader lease
+//     is queues/leader's;
 //   - capacity and cost: queue statistics, and the usage entries and
 //     worker lives the end of an attempt and a worker's heartbeat write;
 //     reading, launches, series and trimming are queues/usage's;

@@ -506,16 +506,3 @@ local out = requeueWorkerJobs(ARGV[1], KEYS[3], ARGV[4], ARGV[7], KEYS[5], KEYS[
 redis.call("DEL", KEYS[3])
 return out
 `)
-
-// leaderScript takes or renews the controller lease. KEYS: leader.
-// ARGV: candidate, ttlMs. Returns 1 when the candidate holds the lease.
-var leaderScript = redis.NewScript(`
-local cur = redis.call("GET", KEYS[1])
-if cur == ARGV[1] then
-  redis.call("PEXPIRE", KEYS[1], ARGV[2])
-  return 1
-end
-if cur then return 0 end
-redis.call("SET", KEYS[1], ARGV[1], "PX", ARGV[2])
-return 1
-`)

@@ -15,6 +15,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/web/api"
 	"github.com/ballastdev/ballast/orchestrator/web/insight"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/leader"
 	"github.com/ballastdev/ballast/queues/registry"
 )
 
@@ -37,7 +38,7 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer closeFn()
-	st, err := api.CollectStatus(ctx, store, registry.New(store))
+	st, err := api.CollectStatus(ctx, store, registry.New(store), leader.New(store))
 	if err != nil {
 		return err
 	}

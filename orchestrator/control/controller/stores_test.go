@@ -3,6 +3,7 @@ package controller
 import (
 	"github.com/ballastdev/ballast/queues"
 	"github.com/ballastdev/ballast/queues/flows"
+	"github.com/ballastdev/ballast/queues/leader"
 	"github.com/ballastdev/ballast/queues/registry"
 	"github.com/ballastdev/ballast/queues/usage"
 )
@@ -27,5 +28,6 @@ var (
 	_ SweepCanceller = (*flows.Store)(nil)
 	_ SweepReader    = (*flows.Store)(nil)
 
-	_ WorkerBook = (*registry.Store)(nil)
+	_ WorkerBook  = (*registry.Store)(nil)
+	_ LeaderLease = (*leader.Store)(nil)
 )

@@ -16,6 +16,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/web/insight"
 	"github.com/ballastdev/ballast/queues"
 	"github.com/ballastdev/ballast/queues/flows"
+	"github.com/ballastdev/ballast/queues/leader"
 	"github.com/ballastdev/ballast/queues/logs"
 	"github.com/ballastdev/ballast/queues/registry"
 	"github.com/ballastdev/ballast/queues/usage"
@@ -74,10 +75,11 @@ type OverflowedJob struct {
 // into the parts the endpoints use (stores.go): together they need more
 // calls than one narrow interface should list. The runs and sweeps are
 // the flows store on the same kernel, the attempts' usage its accounting
-// store, the output lines its log store and the workers its registry.
+// store, the output lines its log store, the workers its registry and
+// the leader its lease.
 func Handler(store *queues.Store, sub intake.Submitter, token string, fl Flows, in Insight) http.Handler {
 	h := &handler{jobs: store, ledger: usage.New(store), output: logs.New(store), workers: registry.New(store),
-		flows: flows.New(store), flowJobs: store, cluster: store, sub: sub,
+		lease: leader.New(store), flows: flows.New(store), flowJobs: store, cluster: store, sub: sub,
 		auth: token != "", token: sha256.Sum256([]byte(token)), sessionKey: macKey(token),
 		jobEvents: fl.JobEvents, ckStore: fl.Checkpoints, live: in.Live}
 	mux := newRouter()
@@ -106,7 +108,7 @@ func Handler(store *queues.Store, sub intake.Submitter, token string, fl Flows, 
 
 type handler struct {
 	// The store in three parts (stores.go), the flows store, the
-	// accounting store, the log store and the registry: each endpoint
+	// accounting store, the log store, the registry and the lease: each endpoint
 	// reaches only the part it needs. flowJobs are the jobs of runs and
 	// sweeps, for the flow endpoints' views and cancels; ledger holds the
 	// usage entries of attempts.
@@ -114,6 +116,7 @@ type handler struct {
 	ledger   AttemptLedger
 	output   LogReader
 	workers  WorkerLister
+	lease    LeaseHolder
 	flows    FlowDesk
 	flowJobs controller.FlowJobs
 	cluster  StatusReader
@@ -192,7 +195,7 @@ func (h *handler) cancel(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *handler) status(w http.ResponseWriter, r *http.Request) {
-	st, err := CollectStatus(r.Context(), h.cluster, h.workers)
+	st, err := CollectStatus(r.Context(), h.cluster, h.workers, h.lease)
 	if err != nil {
 		writeErr(w, err)
 		return

@@ -13,13 +13,13 @@ import (
 // recentWindow is how many of the newest jobs the status counts by state.
 const recentWindow = 1000
 
-// CollectStatus reads the workers of reg, and of store the queue depths,
-// recent job states, the jobs overflowed to on-demand capacity and
-// whether Redis keeps accepted jobs.
-func CollectStatus(ctx context.Context, store StatusReader, reg WorkerLister) (Status, error) {
+// CollectStatus reads the leader of lease, the workers of reg, and of
+// store the queue depths, recent job states, the jobs overflowed to
+// on-demand capacity and whether Redis keeps accepted jobs.
+func CollectStatus(ctx context.Context, store StatusReader, reg WorkerLister, lease LeaseHolder) (Status, error) {
 	var st Status
 	var err error
-	if st.Leader, err = store.Leader(ctx); err != nil {
+	if st.Leader, err = lease.Holder(ctx); err != nil {
 		return st, err
 	}
 	if st.Workers, err = reg.Workers(ctx); err != nil {

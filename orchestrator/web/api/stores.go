@@ -15,8 +15,9 @@ import (
 // so a reader sees what each can touch. Handler takes the concrete store
 // once and hands each group its part; queues.Store implements them all
 // but FlowDesk, which flows.Store implements, AttemptLedger, which the
-// accounting store (usage.Store) implements, LogReader (logs.Store) and
-// WorkerLister (registry.Store); stores_test.go checks them.
+// accounting store (usage.Store) implements, LogReader (logs.Store),
+// WorkerLister (registry.Store) and LeaseHolder (leader.Store);
+// stores_test.go checks them.
 
 // JobDesk is what the job endpoints need: read a job and its
 // checkpoints, list a page, and cancel. Nothing of flows or status.
@@ -36,6 +37,12 @@ type LogReader interface {
 // (queues/registry).
 type WorkerLister interface {
 	Workers(ctx context.Context) ([]queues.WorkerInfo, error)
+}
+
+// LeaseHolder is what CollectStatus reads of the leader lease
+// (queues/leader).
+type LeaseHolder interface {
+	Holder(ctx context.Context) (string, error)
 }
 
 // AttemptLedger is what the attempts endpoint reads besides the job: the
@@ -59,7 +66,6 @@ type FlowDesk interface {
 // StatusReader is what CollectStatus reads of the job store: the
 // cluster's shape and health, never a job's body.
 type StatusReader interface {
-	Leader(ctx context.Context) (string, error)
 	QueueStats(ctx context.Context) ([]queues.QueueStats, error)
 	List(ctx context.Context, o queues.ListOptions) ([]jobs.Job, error)
 	ActiveJobs(ctx context.Context) ([]jobs.Job, error)

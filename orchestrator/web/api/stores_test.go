@@ -4,6 +4,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/control/controller"
 	"github.com/ballastdev/ballast/queues"
 	"github.com/ballastdev/ballast/queues/flows"
+	"github.com/ballastdev/ballast/queues/leader"
 	"github.com/ballastdev/ballast/queues/logs"
 	"github.com/ballastdev/ballast/queues/registry"
 	"github.com/ballastdev/ballast/queues/usage"
@@ -21,4 +22,5 @@ var (
 	_ AttemptLedger = (*usage.Store)(nil)
 	_ LogReader     = (*logs.Store)(nil)
 	_ WorkerLister  = (*registry.Store)(nil)
+	_ LeaseHolder   = (*leader.Store)(nil)
 )

@@ -42,7 +42,7 @@ type Inputs struct {
 // done on every refresh.
 func (s Source) readCurrent(ctx context.Context, in *Inputs) error {
 	var err error
-	if in.Leader, err = s.Store.Leader(ctx); err != nil {
+	if in.Leader, err = s.lease().Holder(ctx); err != nil {
 		return err
 	}
 	if in.Workers, err = s.workers().Workers(ctx); err != nil {

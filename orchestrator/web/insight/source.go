@@ -10,6 +10,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/model/policy"
 	"github.com/ballastdev/ballast/orchestrator/model/shares"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/leader"
 	"github.com/ballastdev/ballast/queues/registry"
 )
 
@@ -75,6 +76,9 @@ type Source struct {
 	// Registry is the worker registry; nil means the registry of Store's
 	// namespace, when Store is a kernel (the Redis store is).
 	Registry telemetry.WorkerLister
+	// Lease is the leader lease; nil means the lease of Store's
+	// namespace, when Store is a kernel.
+	Lease LeaseHolder
 	// Pools are the configured pools with their prices and billing.
 	Pools []policy.Pool
 	// Quota is each fixed pool's prepaid slots.
@@ -108,6 +112,24 @@ func (s Source) workers() telemetry.WorkerLister {
 		return registry.New(k)
 	}
 	return noRegistry{}
+}
+
+// lease is Lease, or the lease of Store's namespace; as workers, a Store
+// that is no kernel with no Lease says so at every read.
+func (s Source) lease() LeaseHolder {
+	if s.Lease != nil {
+		return s.Lease
+	}
+	if k, ok := s.Store.(queues.Kernel); ok {
+		return leader.New(k)
+	}
+	return noLease{}
+}
+
+type noLease struct{}
+
+func (noLease) Holder(context.Context) (string, error) {
+	return "", errors.New("insight.Source: no leader lease (set Source.Lease)")
 }
 
 type noRegistry struct{}

@@ -2,6 +2,7 @@ package insight
 
 import (
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/leader"
 	"github.com/ballastdev/ballast/queues/usage"
 )
 
@@ -14,4 +15,5 @@ var (
 	_ Accounting    = (*usage.Store)(nil)
 	_ UsageLedger   = (*usage.Store)(nil)
 	_ SeriesBook    = (*usage.Store)(nil)
+	_ LeaseHolder   = (*leader.Store)(nil)
 )
