@@ -465,7 +465,7 @@ if ARGV[8] ~= "1" then
     end
   end
 end
-local intents = redis.call("HMGET", KEYS[2], "intent_drain", "intent_spot")
+local intents = redis.call("HMGET", KEYS[2], "` + IntentDrainField + `", "` + IntentSpotField + `")
 return {intents[1] or "", intents[2] or "", taken, out, unrecorded}
 `)
 
