@@ -2,9 +2,9 @@
 // their fencing, the namespace's keys (keys.go), task encoding, the Lua
 // scripts that move a job, and jobs and deliveries themselves (Store).
 // Stores of one concern live in the packages below it (flows, gangs,
-// leader, logs, registry, usage); each keeps its own scripts and reaches Redis
-// only through a Kernel (kernel.go), which *Store implements, so every key
-// still carries the namespace's hash tag.
+// leader, logs, redisinfo, registry, usage); each keeps its own scripts
+// and reaches Redis only through a Kernel (kernel.go), which *Store
+// implements, so every key still carries the namespace's hash tag.
 //
 // The job record is the truth about a job; an asynq task is only one
 // delivery of one attempt. Every state change is a Lua script that first
@@ -30,9 +30,10 @@
 //     keeps their jobs and answers JobsByKey and RunTimes for them;
 //   - checkpoints: committed manifests, uploads, forgetting;
 //   - logs: job output lines, in queues/logs (a store on Kernel);
-//   - Redis itself: durability, the epoch that detects a loss of data
-//     (DataLoss), Restore of jobs rebuilt from the event stream, waiting
-//     for replicas to hold a submission, and Topology.
+//   - Redis itself: the epoch that detects a loss of data (DataLoss),
+//     Restore of jobs rebuilt from the event stream, waiting for replicas
+//     to hold a submission; its durability settings and Topology, which
+//     touch no record, are queues/redisinfo's.
 //
 // Every key of a namespace carries the namespace's hash tag ("{NAME}:..."),
 // so on Redis Cluster the whole namespace is one slot and every script and

@@ -8,6 +8,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/model/pipeline"
 	"github.com/ballastdev/ballast/queues"
 	"github.com/ballastdev/ballast/queues/flows"
+	"github.com/ballastdev/ballast/queues/redisinfo"
 	"github.com/ballastdev/ballast/queues/usage"
 )
 
@@ -194,9 +195,10 @@ type SweepReader interface {
 	TrialSpecs(ctx context.Context, sweepID string, from int, to int) ([]jobs.Spec, error)
 }
 
-// DurabilityChecker reads how Redis persists data, for CheckRedis.
+// DurabilityChecker reads how Redis persists data (redisinfo.Store), for
+// CheckRedis.
 type DurabilityChecker interface {
-	CheckDurability(ctx context.Context) queues.Durability
+	CheckDurability(ctx context.Context) redisinfo.Durability
 }
 
 // DataLossRecoverer restores from a snapshot and acknowledges a recorded

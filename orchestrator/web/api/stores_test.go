@@ -6,6 +6,7 @@ import (
 	"github.com/ballastdev/ballast/queues/flows"
 	"github.com/ballastdev/ballast/queues/leader"
 	"github.com/ballastdev/ballast/queues/logs"
+	"github.com/ballastdev/ballast/queues/redisinfo"
 	"github.com/ballastdev/ballast/queues/registry"
 	"github.com/ballastdev/ballast/queues/usage"
 )
@@ -23,4 +24,5 @@ var (
 	_ LogReader     = (*logs.Store)(nil)
 	_ WorkerLister  = (*registry.Store)(nil)
 	_ LeaseHolder   = (*leader.Store)(nil)
+	_ RedisReader   = (*redisinfo.Store)(nil)
 )

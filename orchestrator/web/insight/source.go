@@ -11,6 +11,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/model/shares"
 	"github.com/ballastdev/ballast/queues"
 	"github.com/ballastdev/ballast/queues/leader"
+	"github.com/ballastdev/ballast/queues/redisinfo"
 	"github.com/ballastdev/ballast/queues/registry"
 )
 
@@ -79,6 +80,9 @@ type Source struct {
 	// Lease is the leader lease; nil means the lease of Store's
 	// namespace, when Store is a kernel.
 	Lease LeaseHolder
+	// Redis reads the topology; nil means redisinfo of Store, when Store
+	// is a kernel.
+	Redis TopologyReader
 	// Pools are the configured pools with their prices and billing.
 	Pools []policy.Pool
 	// Quota is each fixed pool's prepaid slots.
@@ -124,6 +128,25 @@ func (s Source) lease() LeaseHolder {
 		return leader.New(k)
 	}
 	return noLease{}
+}
+
+// redis is Redis, or the reader of Store's Redis. A Store that is no
+// kernel with no Redis shows the missing wiring as the topology's error,
+// as a read that failed would.
+func (s Source) redis() TopologyReader {
+	if s.Redis != nil {
+		return s.Redis
+	}
+	if k, ok := s.Store.(queues.Kernel); ok {
+		return redisinfo.New(k)
+	}
+	return noRedis{}
+}
+
+type noRedis struct{}
+
+func (noRedis) Topology(context.Context) redisinfo.Topology {
+	return redisinfo.Topology{Error: "insight.Source: no Redis reader (set Source.Redis)"}
 }
 
 type noLease struct{}
