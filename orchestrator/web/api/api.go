@@ -110,10 +110,9 @@ func Handler(store *queues.Store, sub intake.Submitter, token string, fl Flows, 
 type handler struct {
 	// The store in three parts (stores.go), the flows store, the
 	// accounting store, the log store, the registry, the lease and the
-	// Redis reader: each endpoint
-	// reaches only the part it needs. flowJobs are the jobs of runs and
-	// sweeps, for the flow endpoints' views and cancels; ledger holds the
-	// usage entries of attempts.
+	// Redis reader: each endpoint reaches only the part it needs.
+	// flowJobs are the jobs of runs and sweeps, for the flow endpoints'
+	// views and cancels; ledger holds the usage entries of attempts.
 	jobs     JobDesk
 	ledger   AttemptLedger
 	output   LogReader
