@@ -12,6 +12,7 @@ import (
 	"github.com/ballastdev/ballast/internal/testenv"
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/redisinfo"
 )
 
 // clusterStore is a store on the package's Redis Cluster, in a namespace
@@ -107,7 +108,7 @@ func TestStoreOnRedisCluster(t *testing.T) {
 		t.Fatalf("job A: %+v", got)
 	}
 
-	top := s.Topology(ctx)
+	top := redisinfo.New(s).Topology(ctx)
 	if top.Mode != "cluster" || len(top.Masters) != 3 || top.SlotMaster == "" || top.HashTag != "{"+ns+"}" || top.Error != "" {
 		t.Errorf("topology = %+v", top)
 	}

@@ -2,9 +2,9 @@
 // their fencing, the namespace's keys (keys.go), task encoding, the Lua
 // scripts that move a job, and jobs and deliveries themselves (Store).
 // Stores of one concern live in the packages below it (checkpoints,
-// flows, gangs, logs, registry, usage); each keeps its own scripts and
-// reaches Redis only through a Kernel (kernel.go), which *Store
-// implements, so every key still carries the namespace's hash tag.
+// flows, gangs, leader, logs, redisinfo, registry, usage); each keeps its
+// own scripts and reaches Redis only through a Kernel (kernel.go), which
+// *Store implements, so every key still carries the namespace's hash tag.
 //
 // The job record is the truth about a job; an asynq task is only one
 // delivery of one attempt. Every state change is a Lua script that first
@@ -21,7 +21,8 @@
 //   - workers: registration and heartbeats, attempts a worker no longer
 //     runs, QoS counters; the worker list and intents (drain, spot
 //     notices) are in queues/registry (a store on Kernel);
-//   - the controller: the leader lease, held tasks, dead-worker recovery;
+//   - the controller: held tasks, dead-worker recovery; the leader lease
+//     is queues/leader's;
 //   - capacity and cost: queue statistics, and the usage entries and
 //     worker lives the end of an attempt and a worker's heartbeat write;
 //     reading, launches, series and trimming are queues/usage's;
@@ -31,9 +32,10 @@
 //     field of its record the ends read; the ledger of committed
 //     manifests, upload times and forgetting is queues/checkpoints;
 //   - logs: job output lines, in queues/logs (a store on Kernel);
-//   - Redis itself: durability, the epoch that detects a loss of data
-//     (DataLoss), Restore of jobs rebuilt from the event stream, waiting
-//     for replicas to hold a submission, and Topology.
+//   - Redis itself: the epoch that detects a loss of data (DataLoss),
+//     Restore of jobs rebuilt from the event stream, waiting for replicas
+//     to hold a submission; its durability settings and Topology, which
+//     touch no record, are queues/redisinfo's.
 //
 // Every key of a namespace carries the namespace's hash tag ("{NAME}:..."),
 // so on Redis Cluster the whole namespace is one slot and every script and

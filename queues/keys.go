@@ -293,6 +293,18 @@ func (n Namespace) Workers() string { return n.prefix() + "workers" }
 // Worker is the hash describing one worker.
 func (n Namespace) Worker(id string) string { return n.WorkerPrefix() + id }
 
+// Fields of a worker's hash (Worker) that hold the intents for the whole
+// worker: queues/registry writes them, the heartbeat script hands them to
+// the worker, and queues/gangs reads a drain. One name each here, so the
+// three cannot drift apart; the values are the names stored in Redis.
+const (
+	// IntentDrainField is "1" once the worker is asked to drain.
+	IntentDrainField = "intent_drain"
+	// IntentSpotField is the spot notice's deadline (ms), the earliest
+	// one asked.
+	IntentSpotField = "intent_spot"
+)
+
 // WorkerJobs is the set of job IDs a worker has claimed and not finished.
 func (n Namespace) WorkerJobs(id string) string { return n.Worker(id) + workerJobsSuffix }
 

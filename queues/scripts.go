@@ -465,7 +465,7 @@ if ARGV[8] ~= "1" then
     end
   end
 end
-local intents = redis.call("HMGET", KEYS[2], "intent_drain", "intent_spot")
+local intents = redis.call("HMGET", KEYS[2], "` + IntentDrainField + `", "` + IntentSpotField + `")
 return {intents[1] or "", intents[2] or "", taken, out, unrecorded}
 `)
 
@@ -505,17 +505,4 @@ redis.call("SET", KEYS[4], ARGV[2], "PX", ARGV[5])
 local out = requeueWorkerJobs(ARGV[1], KEYS[3], ARGV[4], ARGV[7], KEYS[5], KEYS[6], KEYS[7], ARGV[2], ended, ARGV[6], "lost")
 redis.call("DEL", KEYS[3])
 return out
-`)
-
-// leaderScript takes or renews the controller lease. KEYS: leader.
-// ARGV: candidate, ttlMs. Returns 1 when the candidate holds the lease.
-var leaderScript = redis.NewScript(`
-local cur = redis.call("GET", KEYS[1])
-if cur == ARGV[1] then
-  redis.call("PEXPIRE", KEYS[1], ARGV[2])
-  return 1
-end
-if cur then return 0 end
-redis.call("SET", KEYS[1], ARGV[1], "PX", ARGV[2])
-return 1
 `)

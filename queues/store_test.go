@@ -308,30 +308,6 @@ func TestOutboxReconcilesUnconfirmedAttempts(t *testing.T) {
 	}
 }
 
-func TestLeadership(t *testing.T) {
-	t.Parallel()
-	s, _ := newStore(t)
-	ctx := context.Background()
-	if ok, _ := s.AcquireLeadership(ctx, "a", time.Second); !ok {
-		t.Fatal("a could not lead an empty lease")
-	}
-	if ok, _ := s.AcquireLeadership(ctx, "b", time.Second); ok {
-		t.Fatal("b took a held lease")
-	}
-	if ok, _ := s.AcquireLeadership(ctx, "a", time.Second); !ok {
-		t.Fatal("a could not renew")
-	}
-	if err := s.ResignLeadership(ctx, "a"); err != nil {
-		t.Fatal(err)
-	}
-	if ok, _ := s.AcquireLeadership(ctx, "b", time.Second); !ok {
-		t.Fatal("b could not lead after a resigned")
-	}
-	if l, _ := s.Leader(ctx); l != "b" {
-		t.Fatalf("leader %q", l)
-	}
-}
-
 // TestEveryCancelPathExpiresTheJobsKeys: a job that ends cancelled, whether
 // before it started, by a drain racing the cancel, or with its worker lost,
 // keeps its record, log and metrics only for the retention period.

@@ -88,7 +88,7 @@ func TestSpotNoticeRefusedForAFixedWorker(t *testing.T) {
 	j := e.submit(e.shell(`echo started > "$BALLAST_PARAM_DIR/started1"
 while [ ! -e "$BALLAST_PARAM_DIR/finish" ]; do sleep 0.05; done`), queues.QueueCore)
 	e.waitFile("started1", wait)
-	if err := e.rdb.HSet(ctx, e.store.Namespace().Worker(w.ID()), "intent_spot", time.Now().UnixMilli()).Err(); err != nil {
+	if err := e.rdb.HSet(ctx, e.store.Namespace().Worker(w.ID()), queues.IntentSpotField, time.Now().UnixMilli()).Err(); err != nil {
 		t.Fatal(err)
 	}
 	if err := workers.NotifyControl(ch.ctl, ch.subj, w.ID(), workers.ControlMessage{Action: workers.ControlSpotNotice}); err != nil {

@@ -15,6 +15,8 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/web/api"
 	"github.com/ballastdev/ballast/orchestrator/web/insight"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/leader"
+	"github.com/ballastdev/ballast/queues/redisinfo"
 	"github.com/ballastdev/ballast/queues/registry"
 )
 
@@ -37,7 +39,7 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer closeFn()
-	st, err := api.CollectStatus(ctx, store, registry.New(store))
+	st, err := api.CollectStatus(ctx, store, registry.New(store), leader.New(store), redisinfo.New(store))
 	if err != nil {
 		return err
 	}
@@ -106,7 +108,7 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 
 // printRedis says whether Redis keeps accepted jobs, and what to change
 // when it does not: status is where an operator looks before trusting it.
-func printRedis(e *env, d queues.Durability) {
+func printRedis(e *env, d redisinfo.Durability) {
 	switch {
 	case !d.Known:
 		fmt.Fprintln(e.out, "redis: durability unknown")
@@ -127,7 +129,7 @@ func printRedis(e *env, d queues.Durability) {
 // printTopology says which Redis topology holds the namespace: the mode,
 // the addresses the config dials, and the masters serving now (after a
 // failover they differ from what the operator started).
-func printTopology(e *env, cfg config.Config, t queues.Topology) {
+func printTopology(e *env, cfg config.Config, t redisinfo.Topology) {
 	fmt.Fprintf(e.out, "redis topology: %s via %s; masters now: %s\n", t.Mode,
 		strings.Join(cfg.Redis.Endpoints(), ", "), dash(strings.Join(t.Masters, ", ")))
 	if t.Mode == "cluster" {

@@ -27,6 +27,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/web/insight"
 	"github.com/ballastdev/ballast/queues"
 	"github.com/ballastdev/ballast/queues/flows"
+	"github.com/ballastdev/ballast/queues/redisinfo"
 	"github.com/ballastdev/ballast/workers"
 	"github.com/ballastdev/ballast/workers/checkpoint"
 	"github.com/ballastdev/ballast/workers/gpu"
@@ -78,7 +79,7 @@ func startControlPlane(ctx context.Context, cfg config.Config, rdb redis.Univers
 	fl := flows.New(store)
 	// Said before any work is accepted: a Redis that forgets is only
 	// noticed otherwise when a restart has already lost jobs.
-	durability := controller.CheckRedis(ctx, store, log)
+	durability := controller.CheckRedis(ctx, redisinfo.New(store), log)
 	pub := eventbus.NewNATSPublisher(nc, subj)
 	// With the capacity policy on, burst work waits in burst and the policy
 	// lends it to fixed slots; without it, burst work goes straight to loan

@@ -17,6 +17,8 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/web/api"
 	"github.com/ballastdev/ballast/orchestrator/web/insight"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/leader"
+	"github.com/ballastdev/ballast/queues/redisinfo"
 	"github.com/ballastdev/ballast/queues/registry"
 )
 
@@ -64,7 +66,7 @@ func runScenario(ctx context.Context, e *env, nc *nats.Conn, cfg config.Config, 
 		}
 		seenElastic, peak := false, 0
 		for sleepCtx(ctx, 2*time.Second) {
-			st, err := api.CollectStatus(ctx, store, registry.New(store))
+			st, err := api.CollectStatus(ctx, store, registry.New(store), leader.New(store), redisinfo.New(store))
 			if err != nil {
 				say("status: %v", err)
 				continue

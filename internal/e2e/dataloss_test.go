@@ -26,6 +26,8 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/orchestrator/web/api"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/leader"
+	"github.com/ballastdev/ballast/queues/redisinfo"
 	"github.com/ballastdev/ballast/queues/registry"
 	"github.com/ballastdev/ballast/workers"
 )
@@ -266,7 +268,7 @@ func TestRedisLostDataIsDetectedAndRecovered(t *testing.T) {
 		t.Errorf("system event after the loss: %v, want %s", err, events.TypeRedisDataLost)
 	}
 	ctx := context.Background()
-	st, err := api.CollectStatus(ctx, p.store, registry.New(p.store))
+	st, err := api.CollectStatus(ctx, p.store, registry.New(p.store), leader.New(p.store), redisinfo.New(p.store))
 	if err != nil || st.DataLoss == nil {
 		t.Errorf("API status after the loss: data_loss %+v, err %v", st.DataLoss, err)
 	}

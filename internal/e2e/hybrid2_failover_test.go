@@ -15,6 +15,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/client"
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/leader"
 )
 
 // startBallast starts `ballast ARGS...` as a child writing to name.log in
@@ -37,9 +38,9 @@ func (r *hybridRig) leader() string {
 	r.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	l, err := r.store.Leader(ctx)
+	l, err := leader.New(r.store).Holder(ctx)
 	if err != nil {
-		r.t.Fatalf("store.Leader: %v", err)
+		r.t.Fatalf("leader.Holder: %v", err)
 	}
 	return l
 }

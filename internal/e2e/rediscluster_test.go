@@ -13,6 +13,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/control/controller"
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/redisinfo"
 )
 
 // TestSubmit500OnRedisClusterThroughFailover is the foundation's 500-job
@@ -79,7 +80,7 @@ func TestSubmit500OnRedisClusterThroughFailover(t *testing.T) {
 		t.Fatal("no failover happened")
 	}
 	// Status shows the shard that holds the namespace now.
-	top := p.store.Topology(t.Context())
+	top := redisinfo.New(p.store).Topology(t.Context())
 	if top.Mode != "cluster" || len(top.Masters) != 3 || top.SlotMaster != promoted || top.HashTag != "{"+ns+"}" {
 		t.Errorf("topology after the failover = %+v, want cluster, 3 masters, slot on %s", top, promoted)
 	}

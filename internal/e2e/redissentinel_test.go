@@ -8,6 +8,7 @@ import (
 	"github.com/ballastdev/ballast/internal/testenv"
 	"github.com/ballastdev/ballast/orchestrator/control/controller"
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
+	"github.com/ballastdev/ballast/queues/redisinfo"
 )
 
 // TestSubmit500OnRedisSentinelThroughFailover is the foundation's 500-job
@@ -48,7 +49,7 @@ func TestSubmit500OnRedisSentinelThroughFailover(t *testing.T) {
 	if run.failover <= 0 {
 		t.Fatal("no failover happened")
 	}
-	top := p.store.Topology(t.Context())
+	top := redisinfo.New(p.store).Topology(t.Context())
 	if top.Mode != "sentinel" || len(top.Masters) != 1 || top.Masters[0] != promoted {
 		t.Errorf("topology after the failover = %+v, want sentinel with master %s", top, promoted)
 	}

@@ -62,7 +62,7 @@ func (s *Store) Held(ctx context.Context, jobID string, attempt, n int) (bool, e
 	_, err = rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for k, i := range missing {
 			alive[k] = p.Exists(ctx, ns.WorkerIncarnation(ws[i]))
-			reg[k] = p.HMGet(ctx, ns.Worker(ws[i]), "intent_drain", "info")
+			reg[k] = p.HMGet(ctx, ns.Worker(ws[i]), queues.IntentDrainField, "info")
 		}
 		return nil
 	})
@@ -86,8 +86,9 @@ func (s *Store) Held(ctx context.Context, jobID string, attempt, n int) (bool, e
 	return true, nil
 }
 
-// draining reads a worker's registry fields intent_drain and info: asked
-// to drain by the controller, or draining by itself (stopping).
+// draining reads a worker's registry fields queues.IntentDrainField and
+// info: asked to drain by the controller, or draining by itself
+// (stopping).
 func draining(v []any) bool {
 	if d, _ := v[0].(string); d != "" {
 		return true

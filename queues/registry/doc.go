@@ -6,8 +6,9 @@
 // Keys, all built by queues.Namespace: it reads the sorted set of live
 // workers by last heartbeat (Workers) and, in each worker's hash
 // (Worker(id)), the fields "info", "life" and "spot_pool"; it writes only
-// the fields "intent_drain" and "intent_spot" there. It creates no key:
-// an intent is only recorded on a worker that is registered.
+// the intent fields queues.IntentDrainField and IntentSpotField there. It
+// creates no key: an intent is only recorded on a worker that is
+// registered.
 //
 // It is apart from the kernel (queues) because none of this changes a job:
 // a reader of the list or a drain request needs no fencing of records.
@@ -28,5 +29,5 @@
 //
 // The heartbeat script reads the intent fields this package writes, and
 // drops them with the entry when a new incarnation registers; the field
-// names are the contract between the two.
+// names, the contract between the two, are the kernel's constants.
 package registry

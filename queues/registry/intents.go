@@ -28,18 +28,20 @@ var ErrUnknownWorker = errors.New("worker is not registered")
 var ErrNotSpot = errors.New("worker is not in a spot pool")
 
 // workerIntentScript records an intent on a registered worker.
-// KEYS: worker. ARGV: kind ("drain" | "spot"), value (spot: deadline ms).
+// KEYS: worker. ARGV: kind ("drain" | "spot"), value (spot: deadline ms),
+// the drain field, the spot field (queues.IntentDrainField,
+// IntentSpotField).
 // A second spot notice keeps the earlier deadline: the machine goes at the
 // first one. Returns "ok" | "unknown" | "not_spot".
 var workerIntentScript = redis.NewScript(`
 if redis.call("HEXISTS", KEYS[1], "info") == 0 then return "unknown" end
 if ARGV[1] == "drain" then
-  redis.call("HSET", KEYS[1], "intent_drain", "1")
+  redis.call("HSET", KEYS[1], ARGV[3], "1")
   return "ok"
 end
 if redis.call("HGET", KEYS[1], "spot_pool") ~= "1" then return "not_spot" end
-local cur = tonumber(redis.call("HGET", KEYS[1], "intent_spot"))
-if not cur or tonumber(ARGV[2]) < cur then redis.call("HSET", KEYS[1], "intent_spot", ARGV[2]) end
+local cur = tonumber(redis.call("HGET", KEYS[1], ARGV[4]))
+if not cur or tonumber(ARGV[2]) < cur then redis.call("HSET", KEYS[1], ARGV[4], ARGV[2]) end
 return "ok"
 `)
 
@@ -57,7 +59,8 @@ func (s *Store) RequestSpotNotice(ctx context.Context, id string, deadline time.
 }
 
 func (s *Store) workerIntent(ctx context.Context, op, id, kind, value string) error {
-	v, err := workerIntentScript.Run(ctx, s.k.Redis(), []string{s.k.Namespace().Worker(id)}, kind, value).Text()
+	v, err := workerIntentScript.Run(ctx, s.k.Redis(), []string{s.k.Namespace().Worker(id)}, kind, value,
+		queues.IntentDrainField, queues.IntentSpotField).Text()
 	if err != nil {
 		return queues.Wrap(op, err)
 	}

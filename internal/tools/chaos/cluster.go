@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/leader"
 	"github.com/ballastdev/ballast/queues/registry"
 )
 
@@ -98,7 +99,7 @@ func (cl *cluster) dropController(c *child) {
 // leader returns the controller process holding the lease (a controller's
 // ID ends in -PID) and the lease holder's ID; nil when none holds it.
 func (cl *cluster) leader(ctx context.Context) (*child, string, error) {
-	l, err := cl.store.Leader(ctx)
+	l, err := leader.New(cl.store).Holder(ctx)
 	if err != nil || l == "" {
 		return nil, l, err
 	}

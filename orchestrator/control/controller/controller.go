@@ -12,6 +12,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/model/events"
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/leader"
 )
 
 // Options configures the Controller loop.
@@ -32,6 +33,9 @@ type Options struct {
 	Exited <-chan string
 	// LeaderTTL is the leader lease; a dead leader is replaced after it.
 	LeaderTTL time.Duration
+	// Lease is the leader lease (leader.Store); nil means the lease of the
+	// store's namespace, when the store is a kernel (the Redis store is).
+	Lease LeaderLease
 	// HeldGrace: an attempt whose task a worker took but never claimed is
 	// moved on after this (default DefaultHeldGrace).
 	HeldGrace time.Duration
@@ -152,6 +156,7 @@ const trimEvery = time.Minute
 // Controller runs the control loop. Several may run; only the leader acts.
 type Controller struct {
 	store ControllerStore
+	lease LeaderLease
 	opts  Options
 	log   *slog.Logger
 
@@ -179,7 +184,15 @@ func New(store ControllerStore, opts Options) (*Controller, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, fmt.Errorf("controller.New: %w", err)
 	}
-	return &Controller{store: store, opts: opts, log: opts.Logger.With("controller", opts.ID), poke: make(chan struct{}, 1),
+	lease := opts.Lease
+	if lease == nil {
+		k, ok := store.(queues.Kernel)
+		if !ok {
+			return nil, errors.New("controller.New: no leader lease (set Options.Lease)")
+		}
+		lease = leader.New(k)
+	}
+	return &Controller{store: store, lease: lease, opts: opts, log: opts.Logger.With("controller", opts.ID), poke: make(chan struct{}, 1),
 		flowPoke: make(chan struct{}, 1), epoch: queues.NewEpochWatch(store, "controller "+opts.ID, true)}, nil
 }
 
@@ -207,7 +220,7 @@ func (c *Controller) Stop() {
 		<-c.recDone
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
-		_ = c.store.ResignLeadership(ctx, c.opts.ID)
+		_ = c.lease.Resign(ctx, c.opts.ID)
 	})
 }
 
@@ -326,7 +339,7 @@ func (c *Controller) Poke() {
 func (c *Controller) Tick(ctx context.Context) {
 	tctx, cancel := context.WithTimeout(ctx, c.opts.Tick*4)
 	defer cancel()
-	lead, err := c.store.AcquireLeadership(tctx, c.opts.ID, c.opts.LeaderTTL)
+	lead, err := c.lease.Acquire(tctx, c.opts.ID, c.opts.LeaderTTL)
 	now := c.opts.Now()
 	c.mu.Lock()
 	if err != nil {

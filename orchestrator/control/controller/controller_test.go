@@ -11,6 +11,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/model/events"
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/leader"
 )
 
 func fastOptions(id string) controller.Options {
@@ -116,5 +117,24 @@ func (l *eventList) all() []events.Event {
 func TestOptionsValidate(t *testing.T) {
 	if _, err := controller.New(nil, controller.Options{Tick: time.Second, WorkerTTL: time.Second}); err == nil {
 		t.Fatal("a worker TTL under two ticks was accepted")
+	}
+}
+
+// notKernel is a ControllerStore that is no queues.Kernel: New cannot
+// find the lease of its namespace.
+type notKernel struct{ controller.ControllerStore }
+
+// TestNewNeedsALease: a store that is no kernel, with no Options.Lease,
+// is refused at New rather than failing at every tick; given a lease, it
+// is accepted.
+func TestNewNeedsALease(t *testing.T) {
+	if _, err := controller.New(notKernel{}, fastOptions("a")); err == nil {
+		t.Fatal("a store with no lease was accepted")
+	}
+	rdb, ns := testenv.Redis(t)
+	o := fastOptions("a")
+	o.Lease = leader.New(queues.NewStore(rdb, queues.StoreOptions{Namespace: ns}))
+	if _, err := controller.New(notKernel{}, o); err != nil {
+		t.Fatalf("with Options.Lease: %v", err)
 	}
 }

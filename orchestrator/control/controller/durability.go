@@ -5,7 +5,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/redisinfo"
 )
 
 // checkRedisTimeout bounds CheckRedis.
@@ -17,7 +17,7 @@ const checkRedisTimeout = 5 * time.Second
 // controller process calls it once at start, before it accepts work, so an
 // operator sees the risk before a restart proves it. A Redis that refuses
 // CONFIG is reported and otherwise ignored.
-func CheckRedis(ctx context.Context, store DurabilityChecker, log *slog.Logger) queues.Durability {
+func CheckRedis(ctx context.Context, store DurabilityChecker, log *slog.Logger) redisinfo.Durability {
 	// Bounded: an unreachable Redis must not hold up the start, which
 	// reports it on its own.
 	ctx, cancel := context.WithTimeout(ctx, checkRedisTimeout)

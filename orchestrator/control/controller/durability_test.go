@@ -17,6 +17,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/model/events"
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/redisinfo"
 )
 
 // logRecords keeps every record logged through it, for tests that assert
@@ -110,7 +111,7 @@ func TestCheckRedisWarnsOnTheTestRedis(t *testing.T) {
 	t.Parallel()
 	rdb, ns := testenv.Redis(t)
 	logs := &logRecords{}
-	d := controller.CheckRedis(context.Background(), queues.NewStore(rdb, queues.StoreOptions{Namespace: ns}), slog.New(logs))
+	d := controller.CheckRedis(context.Background(), redisinfo.New(queues.NewStore(rdb, queues.StoreOptions{Namespace: ns})), slog.New(logs))
 	if d.Settings["appendonly"] != "no" || d.Settings["save"] != "" {
 		t.Skipf("the test Redis persists (appendonly %q, save %q)", d.Settings["appendonly"], d.Settings["save"])
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/model/policy"
 	"github.com/ballastdev/ballast/queues"
 	"github.com/ballastdev/ballast/queues/gangs"
+	"github.com/ballastdev/ballast/queues/leader"
 	"github.com/ballastdev/ballast/queues/registry"
 )
 
@@ -377,10 +378,10 @@ func TestLeadingAgainRebuildsTheView(t *testing.T) {
 	if !c.Leader() || h.live == nil {
 		t.Fatal("a does not lead with a view")
 	}
-	if err := store.ResignLeadership(ctx, "a"); err != nil {
+	if err := leader.New(store).Resign(ctx, "a"); err != nil {
 		t.Fatal(err)
 	}
-	if ok, err := store.AcquireLeadership(ctx, "b", time.Minute); err != nil || !ok {
+	if ok, err := leader.New(store).Acquire(ctx, "b", time.Minute); err != nil || !ok {
 		t.Fatalf("b leads: %v %v", ok, err)
 	}
 	c.Tick(ctx)
@@ -391,7 +392,7 @@ func TestLeadingAgainRebuildsTheView(t *testing.T) {
 	if err := rdb.HSet(ctx, store.Namespace().Job(sub.Job.ID), "checkpoint_at", at.UnixMilli()).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if err := store.ResignLeadership(ctx, "b"); err != nil {
+	if err := leader.New(store).Resign(ctx, "b"); err != nil {
 		t.Fatal(err)
 	}
 	c.Tick(ctx)

@@ -8,6 +8,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/model/pipeline"
 	"github.com/ballastdev/ballast/queues"
 	"github.com/ballastdev/ballast/queues/flows"
+	"github.com/ballastdev/ballast/queues/redisinfo"
 	"github.com/ballastdev/ballast/queues/usage"
 )
 
@@ -16,14 +17,15 @@ import (
 // piece of the controller can touch, and a test can hand it a fake of a
 // few methods instead of a whole Redis store. queues.Store implements
 // them all but those of runs and sweeps, which flows.Store implements,
-// and LaunchBook, which the accounting store (queues/usage) keeps
-// (stores_test.go checks each).
+// LaunchBook, which the accounting store (queues/usage) keeps, WorkerBook
+// (queues/registry) and LeaderLease (queues/leader) (stores_test.go
+// checks each).
 
-// LeaderLease takes and gives up the controller's leadership: only the
-// tick loop calls it, and only for the lease.
+// LeaderLease takes and gives up the controller's leadership
+// (leader.Store): only the tick loop calls it, and only for the lease.
 type LeaderLease interface {
-	AcquireLeadership(ctx context.Context, candidate string, ttl time.Duration) (bool, error)
-	ResignLeadership(ctx context.Context, candidate string) error
+	Acquire(ctx context.Context, candidate string, ttl time.Duration) (bool, error)
+	Resign(ctx context.Context, candidate string) error
 }
 
 // WorkerRecoverer gives back the deliveries of workers that died and
@@ -53,10 +55,10 @@ type Housekeeper interface {
 	Namespace() queues.Namespace
 }
 
-// ControllerStore is what the tick loop holds: the four concerns above,
-// nothing of pipelines, sweeps or placement, which have their own.
+// ControllerStore is what the tick loop holds of the job store: the
+// three concerns above, nothing of pipelines, sweeps or placement, which
+// have their own; the lease is a dependency of its own (Options.Lease).
 type ControllerStore interface {
-	LeaderLease
 	WorkerRecoverer
 	DataLossWatcher
 	Housekeeper
@@ -193,9 +195,10 @@ type SweepReader interface {
 	TrialSpecs(ctx context.Context, sweepID string, from int, to int) ([]jobs.Spec, error)
 }
 
-// DurabilityChecker reads how Redis persists data, for CheckRedis.
+// DurabilityChecker reads how Redis persists data (redisinfo.Store), for
+// CheckRedis.
 type DurabilityChecker interface {
-	CheckDurability(ctx context.Context) queues.Durability
+	CheckDurability(ctx context.Context) redisinfo.Durability
 }
 
 // DataLossRecoverer restores from a snapshot and acknowledges a recorded

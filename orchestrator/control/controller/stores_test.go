@@ -3,6 +3,8 @@ package controller
 import (
 	"github.com/ballastdev/ballast/queues"
 	"github.com/ballastdev/ballast/queues/flows"
+	"github.com/ballastdev/ballast/queues/leader"
+	"github.com/ballastdev/ballast/queues/redisinfo"
 	"github.com/ballastdev/ballast/queues/registry"
 	"github.com/ballastdev/ballast/queues/usage"
 )
@@ -18,7 +20,7 @@ var (
 	_ JobSubmitter      = (*queues.Store)(nil)
 	_ StepJobs          = (*queues.Store)(nil)
 	_ TrialJobs         = (*queues.Store)(nil)
-	_ DurabilityChecker = (*queues.Store)(nil)
+	_ DurabilityChecker = (*redisinfo.Store)(nil)
 	_ DataLossRecoverer = (*queues.Store)(nil)
 
 	_ RunBook        = (*flows.Store)(nil)
@@ -27,5 +29,6 @@ var (
 	_ SweepCanceller = (*flows.Store)(nil)
 	_ SweepReader    = (*flows.Store)(nil)
 
-	_ WorkerBook = (*registry.Store)(nil)
+	_ WorkerBook  = (*registry.Store)(nil)
+	_ LeaderLease = (*leader.Store)(nil)
 )

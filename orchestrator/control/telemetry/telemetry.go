@@ -340,9 +340,9 @@ func (m *Metrics) Overflowed(pool string) {
 	))
 }
 
-// RedisDurability records the controller's verdict on its Redis's settings
-// (queues.Durability): durable or not, and a short reason label. The reason
-// stays on the series so an alert can say what to fix.
+// RedisDurability records the controller's verdict on its Redis's
+// settings (redisinfo.Durability): durable or not, and a short reason
+// label. The reason stays on the series so an alert can say what to fix.
 func (m *Metrics) RedisDurability(durable bool, reason string) {
 	if m == nil {
 		return

@@ -17,7 +17,9 @@ import (
 	"github.com/ballastdev/ballast/queues"
 	"github.com/ballastdev/ballast/queues/checkpoints"
 	"github.com/ballastdev/ballast/queues/flows"
+	"github.com/ballastdev/ballast/queues/leader"
 	"github.com/ballastdev/ballast/queues/logs"
+	"github.com/ballastdev/ballast/queues/redisinfo"
 	"github.com/ballastdev/ballast/queues/registry"
 	"github.com/ballastdev/ballast/queues/usage"
 	"github.com/ballastdev/ballast/workers/checkpoint"
@@ -35,10 +37,10 @@ type Status struct {
 	Overflowed []OverflowedJob `json:"overflowed"`
 	// Redis says whether the Redis in use keeps accepted jobs across a
 	// restart and under memory pressure.
-	Redis queues.Durability `json:"redis"`
+	Redis redisinfo.Durability `json:"redis"`
 	// Topology is the Redis topology in use: mode, the masters serving
 	// now, and on a cluster the shard that holds the namespace.
-	Topology queues.Topology `json:"redis_topology"`
+	Topology redisinfo.Topology `json:"redis_topology"`
 	// DataLoss is the recorded loss of Redis data not yet recovered or
 	// acknowledged (nil: none): jobs accepted before it may be missing.
 	DataLoss *queues.DataLoss `json:"data_loss,omitempty"`
@@ -75,11 +77,13 @@ type OverflowedJob struct {
 // into the parts the endpoints use (stores.go): together they need more
 // calls than one narrow interface should list. The runs and sweeps are
 // the flows store on the same kernel, the attempts' usage its accounting
-// store, the output lines its log store, the workers its registry and the
-// committed checkpoints its checkpoint ledger.
+// store, the output lines its log store, the workers its registry, the
+// committed checkpoints its checkpoint ledger, the leader its lease and
+// Redis's settings and topology its redisinfo.
 func Handler(store *queues.Store, sub intake.Submitter, token string, fl Flows, in Insight) http.Handler {
 	h := &handler{jobs: store, ledger: usage.New(store), output: logs.New(store), workers: registry.New(store),
-		flows: flows.New(store), flowJobs: store, cluster: store, committed: checkpoints.New(store), sub: sub,
+		lease: leader.New(store), redis: redisinfo.New(store), flows: flows.New(store), flowJobs: store, cluster: store,
+		committed: checkpoints.New(store), sub: sub,
 		auth: token != "", token: sha256.Sum256([]byte(token)), sessionKey: macKey(token),
 		jobEvents: fl.JobEvents, ckStore: fl.Checkpoints, live: in.Live}
 	mux := newRouter()
@@ -108,15 +112,17 @@ func Handler(store *queues.Store, sub intake.Submitter, token string, fl Flows, 
 
 type handler struct {
 	// The store in three parts (stores.go), the flows store, the
-	// accounting store, the log store, the registry and the checkpoint
-	// ledger: each endpoint reaches only the part it needs. flowJobs are
-	// the jobs of runs and sweeps, for the flow endpoints' views and
-	// cancels; ledger holds the usage entries of attempts; committed lists
-	// a job's checkpoints.
+	// accounting store, the log store, the registry, the checkpoint
+	// ledger, the lease and the Redis reader: each endpoint reaches only
+	// the part it needs. flowJobs are the jobs of runs and sweeps, for the
+	// flow endpoints' views and cancels; ledger holds the usage entries of
+	// attempts; committed lists a job's checkpoints.
 	jobs     JobDesk
 	ledger   AttemptLedger
 	output   LogReader
 	workers  WorkerLister
+	lease    LeaseHolder
+	redis    RedisReader
 	flows    FlowDesk
 	flowJobs controller.FlowJobs
 	cluster  StatusReader
@@ -197,7 +203,7 @@ func (h *handler) cancel(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *handler) status(w http.ResponseWriter, r *http.Request) {
-	st, err := CollectStatus(r.Context(), h.cluster, h.workers)
+	st, err := CollectStatus(r.Context(), h.cluster, h.workers, h.lease, h.redis)
 	if err != nil {
 		writeErr(w, err)
 		return

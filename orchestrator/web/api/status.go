@@ -13,13 +13,14 @@ import (
 // recentWindow is how many of the newest jobs the status counts by state.
 const recentWindow = 1000
 
-// CollectStatus reads the workers of reg, and of store the queue depths,
-// recent job states, the jobs overflowed to on-demand capacity and
-// whether Redis keeps accepted jobs.
-func CollectStatus(ctx context.Context, store StatusReader, reg WorkerLister) (Status, error) {
+// CollectStatus reads the leader of lease, the workers of reg, of store
+// the queue depths, recent job states and the jobs overflowed to
+// on-demand capacity, and of rs whether Redis keeps accepted jobs and
+// its topology.
+func CollectStatus(ctx context.Context, store StatusReader, reg WorkerLister, lease LeaseHolder, rs RedisReader) (Status, error) {
 	var st Status
 	var err error
-	if st.Leader, err = store.Leader(ctx); err != nil {
+	if st.Leader, err = lease.Holder(ctx); err != nil {
 		return st, err
 	}
 	if st.Workers, err = reg.Workers(ctx); err != nil {
@@ -45,8 +46,8 @@ func CollectStatus(ctx context.Context, store StatusReader, reg WorkerLister) (S
 	if st.Epoch, st.DataLoss, err = store.ReadEpoch(ctx); err != nil {
 		return st, err
 	}
-	st.Redis = store.CheckDurability(ctx)
-	st.Topology = store.Topology(ctx)
+	st.Redis = rs.CheckDurability(ctx)
+	st.Topology = rs.Topology(ctx)
 	return st, nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/ballastdev/ballast/queues"
 	"github.com/ballastdev/ballast/queues/flows"
 	"github.com/ballastdev/ballast/queues/logs"
+	"github.com/ballastdev/ballast/queues/redisinfo"
 	"github.com/ballastdev/ballast/queues/usage"
 )
 
@@ -16,7 +17,8 @@ import (
 // once and hands each group its part; queues.Store implements them all
 // but FlowDesk, which flows.Store implements, AttemptLedger, which the
 // accounting store (usage.Store) implements, LogReader (logs.Store),
-// WorkerLister (registry.Store) and CheckpointLister (checkpoints.Store);
+// WorkerLister (registry.Store), CheckpointLister (checkpoints.Store),
+// LeaseHolder (leader.Store) and RedisReader (redisinfo.Store);
 // stores_test.go checks them.
 
 // JobDesk is what the job endpoints need: read a job, list a page, and
@@ -44,6 +46,19 @@ type WorkerLister interface {
 	Workers(ctx context.Context) ([]queues.WorkerInfo, error)
 }
 
+// LeaseHolder is what CollectStatus reads of the leader lease
+// (queues/leader).
+type LeaseHolder interface {
+	Holder(ctx context.Context) (string, error)
+}
+
+// RedisReader is what CollectStatus reads of Redis itself
+// (queues/redisinfo): its durability settings and topology.
+type RedisReader interface {
+	CheckDurability(ctx context.Context) redisinfo.Durability
+	Topology(ctx context.Context) redisinfo.Topology
+}
+
 // AttemptLedger is what the attempts endpoint reads besides the job: the
 // usage entries of its attempts.
 type AttemptLedger interface {
@@ -65,11 +80,8 @@ type FlowDesk interface {
 // StatusReader is what CollectStatus reads of the job store: the
 // cluster's shape and health, never a job's body.
 type StatusReader interface {
-	Leader(ctx context.Context) (string, error)
 	QueueStats(ctx context.Context) ([]queues.QueueStats, error)
 	List(ctx context.Context, o queues.ListOptions) ([]jobs.Job, error)
 	ActiveJobs(ctx context.Context) ([]jobs.Job, error)
-	CheckDurability(ctx context.Context) queues.Durability
 	ReadEpoch(ctx context.Context) (queues.Epoch, *queues.DataLoss, error)
-	Topology(ctx context.Context) queues.Topology
 }

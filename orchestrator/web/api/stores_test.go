@@ -5,7 +5,9 @@ import (
 	"github.com/ballastdev/ballast/queues"
 	"github.com/ballastdev/ballast/queues/checkpoints"
 	"github.com/ballastdev/ballast/queues/flows"
+	"github.com/ballastdev/ballast/queues/leader"
 	"github.com/ballastdev/ballast/queues/logs"
+	"github.com/ballastdev/ballast/queues/redisinfo"
 	"github.com/ballastdev/ballast/queues/registry"
 	"github.com/ballastdev/ballast/queues/usage"
 )
@@ -24,4 +26,6 @@ var (
 	_ WorkerLister  = (*registry.Store)(nil)
 
 	_ CheckpointLister = (*checkpoints.Store)(nil)
+	_ LeaseHolder      = (*leader.Store)(nil)
+	_ RedisReader      = (*redisinfo.Store)(nil)
 )

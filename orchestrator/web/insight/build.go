@@ -14,6 +14,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/orchestrator/model/policy"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/redisinfo"
 	"github.com/ballastdev/ballast/queues/usage"
 )
 
@@ -33,7 +34,7 @@ type Inputs struct {
 	// priced from it when it is later than midnight.
 	Started time.Time
 	// Topology is the Redis topology the store runs on now.
-	Topology queues.Topology
+	Topology redisinfo.Topology
 	// DataLoss is the recorded, unrecovered loss of Redis data (nil: none).
 	DataLoss *queues.DataLoss
 }
@@ -42,7 +43,7 @@ type Inputs struct {
 // done on every refresh.
 func (s Source) readCurrent(ctx context.Context, in *Inputs) error {
 	var err error
-	if in.Leader, err = s.Store.Leader(ctx); err != nil {
+	if in.Leader, err = s.lease().Holder(ctx); err != nil {
 		return err
 	}
 	if in.Workers, err = s.workers().Workers(ctx); err != nil {
@@ -51,7 +52,7 @@ func (s Source) readCurrent(ctx context.Context, in *Inputs) error {
 	if in.Queues, err = s.Store.QueueStats(ctx); err != nil {
 		return err
 	}
-	in.Topology = s.Store.Topology(ctx)
+	in.Topology = s.redis().Topology(ctx)
 	if _, in.DataLoss, err = s.Store.ReadEpoch(ctx); err != nil {
 		return err
 	}

@@ -7,7 +7,7 @@ import (
 
 // Engines names the message bus and the elastic capacity provider a
 // controller runs with, as its config gives them (Redis, whose masters
-// move on a failover, is read live: queues.Topology).
+// move on a failover, is read live: redisinfo.Topology).
 type Engines struct {
 	// NATS lists the servers dialled, scheme and host:port only, so no
 	// credential written into a URL is shown.

@@ -6,6 +6,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/analysis/advisor"
 	"github.com/ballastdev/ballast/orchestrator/model/shares"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/redisinfo"
 )
 
 // Overview is the whole picture at one instant: capacity, queues, running
@@ -16,7 +17,7 @@ type Overview struct {
 	Leader string    `json:"leader"`
 	// Redis is the Redis topology in use: after a failover its masters
 	// are the promoted replicas.
-	Redis queues.Topology `json:"redis_topology"`
+	Redis redisinfo.Topology `json:"redis_topology"`
 	// Engines names the NATS servers and the elastic capacity provider.
 	Engines Engines      `json:"engines"`
 	Pools   []PoolView   `json:"pools"`

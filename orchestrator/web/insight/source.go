@@ -10,6 +10,8 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/model/policy"
 	"github.com/ballastdev/ballast/orchestrator/model/shares"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/leader"
+	"github.com/ballastdev/ballast/queues/redisinfo"
 	"github.com/ballastdev/ballast/queues/registry"
 )
 
@@ -75,6 +77,12 @@ type Source struct {
 	// Registry is the worker registry; nil means the registry of Store's
 	// namespace, when Store is a kernel (the Redis store is).
 	Registry telemetry.WorkerLister
+	// Lease is the leader lease; nil means the lease of Store's
+	// namespace, when Store is a kernel.
+	Lease LeaseHolder
+	// Redis reads the topology; nil means redisinfo of Store, when Store
+	// is a kernel.
+	Redis TopologyReader
 	// Pools are the configured pools with their prices and billing.
 	Pools []policy.Pool
 	// Quota is each fixed pool's prepaid slots.
@@ -108,6 +116,43 @@ func (s Source) workers() telemetry.WorkerLister {
 		return registry.New(k)
 	}
 	return noRegistry{}
+}
+
+// lease is Lease, or the lease of Store's namespace; as workers, a Store
+// that is no kernel with no Lease says so at every read.
+func (s Source) lease() LeaseHolder {
+	if s.Lease != nil {
+		return s.Lease
+	}
+	if k, ok := s.Store.(queues.Kernel); ok {
+		return leader.New(k)
+	}
+	return noLease{}
+}
+
+// redis is Redis, or the reader of Store's Redis. A Store that is no
+// kernel with no Redis shows the missing wiring as the topology's error,
+// as a read that failed would.
+func (s Source) redis() TopologyReader {
+	if s.Redis != nil {
+		return s.Redis
+	}
+	if k, ok := s.Store.(queues.Kernel); ok {
+		return redisinfo.New(k)
+	}
+	return noRedis{}
+}
+
+type noRedis struct{}
+
+func (noRedis) Topology(context.Context) redisinfo.Topology {
+	return redisinfo.Topology{Error: "insight.Source: no Redis reader (set Source.Redis)"}
+}
+
+type noLease struct{}
+
+func (noLease) Holder(context.Context) (string, error) {
+	return "", errors.New("insight.Source: no leader lease (set Source.Lease)")
 }
 
 type noRegistry struct{}

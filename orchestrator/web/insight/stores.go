@@ -7,6 +7,7 @@ import (
 	"github.com/ballastdev/ballast/orchestrator/control/telemetry"
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/redisinfo"
 	"github.com/ballastdev/ballast/queues/usage"
 )
 
@@ -14,18 +15,29 @@ import (
 // reader sees that insight only reads, apart from its own samples and
 // the trimming of old accounting. queues.Store implements ClusterReader
 // and JobHistory; the accounting store, usage.Store, implements
-// UsageLedger and SeriesBook (stores_test.go checks them).
+// UsageLedger and SeriesBook; leader.Store implements LeaseHolder and
+// redisinfo.Store TopologyReader (stores_test.go checks them).
 
-// ClusterReader reads the cluster's shape now: leader, queues, topology,
-// data loss and the active jobs; the workers are the registry's
-// (Source.Registry). It includes what telemetry.Collect reads of the job
+// ClusterReader reads the cluster's shape now: queues, data loss and the
+// active jobs; the workers are the registry's (Source.Registry), the
+// leader the lease's (Source.Lease) and the topology Redis's own
+// (Source.Redis). It includes what telemetry.Collect reads of the job
 // store, since the collector hands it on.
 type ClusterReader interface {
 	telemetry.PoolReader
-	Leader(ctx context.Context) (string, error)
-	Topology(ctx context.Context) queues.Topology
 	ReadEpoch(ctx context.Context) (queues.Epoch, *queues.DataLoss, error)
 	ActiveJobs(ctx context.Context) ([]jobs.Job, error)
+}
+
+// LeaseHolder reads which controller leads (queues/leader).
+type LeaseHolder interface {
+	Holder(ctx context.Context) (string, error)
+}
+
+// TopologyReader reads the Redis topology the store runs on now
+// (queues/redisinfo).
+type TopologyReader interface {
+	Topology(ctx context.Context) redisinfo.Topology
 }
 
 // JobHistory reads what the jobs did before now: when Ballast first ran

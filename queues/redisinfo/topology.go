@@ -1,4 +1,4 @@
-package queues
+package redisinfo
 
 import (
 	"context"
@@ -31,8 +31,9 @@ type Topology struct {
 // Topology reads the store's Redis topology. Errors are reported in the
 // result, not returned: status must still show the rest.
 func (s *Store) Topology(ctx context.Context) Topology {
-	t := Topology{Mode: "standalone", HashTag: s.ns.HashTag()}
-	switch c := s.rdb.(type) {
+	ns := s.k.Namespace()
+	t := Topology{Mode: "standalone", HashTag: ns.HashTag()}
+	switch c := s.k.Redis().(type) {
 	case *redis.ClusterClient:
 		t.Mode = "cluster"
 		var mu sync.Mutex
@@ -46,10 +47,10 @@ func (s *Store) Topology(ctx context.Context) Topology {
 			t.Error = err.Error()
 		}
 		slices.Sort(t.Masters)
-		if t.Slot, err = c.ClusterKeySlot(ctx, s.ns.Outbox()).Result(); err != nil {
+		if t.Slot, err = c.ClusterKeySlot(ctx, ns.Outbox()).Result(); err != nil {
 			t.Error = err.Error()
 		}
-		if node, err := c.MasterForKey(ctx, s.ns.Outbox()); err == nil {
+		if node, err := c.MasterForKey(ctx, ns.Outbox()); err == nil {
 			t.SlotMaster = node.Options().Addr
 		}
 	case *redis.Client:

@@ -1,4 +1,4 @@
-package queues_test
+package redisinfo_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/ballastdev/ballast/internal/testenv"
 	"github.com/ballastdev/ballast/queues"
+	"github.com/ballastdev/ballast/queues/redisinfo"
 )
 
 func TestDurabilityOf(t *testing.T) {
@@ -41,7 +42,7 @@ func TestDurabilityOf(t *testing.T) {
 		{"policy unreadable", map[string]string{"appendonly": "yes", "save": ""}, false, "evicting", "maxmemory-policy not readable", ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			d := queues.DurabilityOf(c.settings)
+			d := redisinfo.DurabilityOf(c.settings)
 			if d.Durable() != c.durable || d.Reason() != c.reason {
 				t.Fatalf("durable %v reason %q, want %v %q (%+v)", d.Durable(), d.Reason(), c.durable, c.reason, d)
 			}
@@ -60,8 +61,8 @@ func TestDurabilityOf(t *testing.T) {
 // loses jobs and how to fix it.
 func TestCheckDurabilityOnTestRedis(t *testing.T) {
 	t.Parallel()
-	s, _ := newStore(t)
-	d := s.CheckDurability(context.Background())
+	rdb, ns := testenv.Redis(t)
+	d := redisinfo.New(queues.NewStore(rdb, queues.StoreOptions{Namespace: ns})).CheckDurability(context.Background())
 	if !d.Known {
 		t.Fatalf("CONFIG GET refused on the test Redis: %v", d.Notes)
 	}
@@ -86,7 +87,7 @@ func TestCheckDurabilityFollowsTheServer(t *testing.T) {
 	t.Parallel()
 	rdb := testenv.RedisServer(t)
 	ctx := context.Background()
-	s := queues.NewStore(rdb, queues.StoreOptions{Namespace: "durability"})
+	s := redisinfo.New(queues.NewStore(rdb, queues.StoreOptions{Namespace: "durability"}))
 	if d := s.CheckDurability(ctx); d.Durable() || d.Reason() != "no_persistence" {
 		t.Fatalf("fresh server started without persistence: %+v", d)
 	}
@@ -110,7 +111,7 @@ func TestCheckDurabilityFollowsTheServer(t *testing.T) {
 func TestCheckDurabilityWithoutConfig(t *testing.T) {
 	t.Parallel()
 	rdb := testenv.RedisServer(t, "--rename-command", "CONFIG", "")
-	d := queues.NewStore(rdb, queues.StoreOptions{Namespace: "durability"}).CheckDurability(context.Background())
+	d := redisinfo.New(queues.NewStore(rdb, queues.StoreOptions{Namespace: "durability"})).CheckDurability(context.Background())
 	if d.Known || d.Durable() || d.Reason() != "unknown" {
 		t.Fatalf("CONFIG renamed away but judged known: %+v", d)
 	}
@@ -126,7 +127,7 @@ func TestCheckDurabilityUnreachable(t *testing.T) {
 	t.Parallel()
 	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialTimeout: time.Second})
 	t.Cleanup(func() { _ = rdb.Close() })
-	d := queues.NewStore(rdb, queues.StoreOptions{Namespace: "durability"}).CheckDurability(context.Background())
+	d := redisinfo.New(queues.NewStore(rdb, queues.StoreOptions{Namespace: "durability"})).CheckDurability(context.Background())
 	if d.Known || len(d.Notes) != 1 || !strings.Contains(d.Notes[0], "CONFIG GET appendonly failed") {
 		t.Fatalf("unreachable Redis: %+v, want one note saying CONFIG GET failed", d)
 	}

@@ -1,4 +1,4 @@
-package queues
+package redisinfo
 
 import (
 	"context"
@@ -98,11 +98,12 @@ func DurabilityOf(settings map[string]string) Durability {
 // not an error: managed services often deny it, and Ballast runs on
 // regardless; the result is then not Known and its note says which.
 func (s *Store) CheckDurability(ctx context.Context) Durability {
+	rdb := s.k.Redis()
 	settings := map[string]string{}
 	for _, name := range durabilitySettings {
 		// One GET per setting: a pattern would also match unrelated
 		// settings, and some proxies refuse several names in one call.
-		v, err := s.rdb.ConfigGet(ctx, name).Result()
+		v, err := rdb.ConfigGet(ctx, name).Result()
 		var refused redis.Error
 		switch {
 		case errors.As(err, &refused):
