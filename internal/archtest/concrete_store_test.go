@@ -16,9 +16,9 @@ import (
 // that top-level function, method or type).
 var allowedConcrete = []struct{ where, why string }{
 	{"orchestrator/web/api.Handler", "it splits the one store into the endpoints' parts (stores.go) " +
-		"and builds the flows, accounting, log and registry stores on the same kernel"},
-	{"workers.New", "it splits the one store into the worker's six concerns (stores.go), the gangs' " +
-		"and the log's through the stores built on it; their union (26 calls) is more than an interface should list"},
+		"and builds the concern stores (flows, usage, logs, registry, checkpoints, leader, redisinfo) on the same kernel"},
+	{"workers.New", "it splits the one store into the worker's concerns (stores.go) and builds the gangs, " +
+		"logs and checkpoints stores on it; the union of what a worker calls is more than one interface should list"},
 	{"internal/tools/bench", "a test harness: it builds a store from its own Redis and drives " +
 		"controller and workers with it, as the command layer does"},
 	{"internal/tools/chaos", "a test harness: it builds the store, starts workers with it and " +
