@@ -3,44 +3,13 @@ package planner
 import (
 	"math"
 	"math/rand/v2"
-	"slices"
 	"testing"
 	"time"
 
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/orchestrator/model/trace"
+	"github.com/ballastdev/ballast/orchestrator/model/trace/tracetest"
 )
-
-// leastDevices is the fewest whole devices that hold whole GPUs and
-// shares (thousandths) at once, by trying every packing of the shares.
-func leastDevices(whole int, shares []int) int {
-	s := slices.Clone(shares)
-	slices.SortFunc(s, func(a, b int) int { return b - a })
-	best := len(s)
-	var room []int
-	var try func(i int)
-	try = func(i int) {
-		if len(room) >= best {
-			return
-		}
-		if i == len(s) {
-			best = len(room)
-			return
-		}
-		for d := range room {
-			if room[d] >= s[i] {
-				room[d] -= s[i]
-				try(i + 1)
-				room[d] += s[i]
-			}
-		}
-		room = append(room, jobs.GPUMilli-s[i])
-		try(i + 1)
-		room = room[:len(room)-1]
-	}
-	try(0)
-	return whole + best
-}
 
 // exactLevels is the demand histogram of a trace on a minute grid with
 // the devices each minute needs by the best packing: what every plan
@@ -59,7 +28,7 @@ func exactLevels(tr trace.Trace, minutes int) Levels {
 				}
 			}
 		}
-		k := leastDevices(whole, shares)
+		k := whole + tracetest.FewestDevices(shares)
 		for len(l.Time) <= k {
 			l.Time = append(l.Time, 0)
 		}

@@ -7,38 +7,8 @@ import (
 	"time"
 
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
+	"github.com/ballastdev/ballast/orchestrator/model/trace/tracetest"
 )
-
-// fewestDevices packs shares (thousandths) onto devices of a whole GPU
-// each by trying every placement: the true least number, for a handful.
-func fewestDevices(shares []int) int {
-	s := slices.Clone(shares)
-	slices.SortFunc(s, func(a, b int) int { return b - a })
-	best := len(s)
-	var room []int
-	var try func(i int)
-	try = func(i int) {
-		if len(room) >= best {
-			return
-		}
-		if i == len(s) {
-			best = len(room)
-			return
-		}
-		for d := range room {
-			if room[d] >= s[i] {
-				room[d] -= s[i]
-				try(i + 1)
-				room[d] += s[i]
-			}
-		}
-		room = append(room, jobs.GPUMilli-s[i])
-		try(i + 1)
-		room = room[:len(room)-1]
-	}
-	try(0)
-	return best
-}
 
 func TestShareLoadGPUsLiesBetweenTheSumAndTheBestPacking(t *testing.T) {
 	rng := rand.New(rand.NewPCG(30, 8))
@@ -56,7 +26,7 @@ func TestShareLoadGPUsLiesBetweenTheSumAndTheBestPacking(t *testing.T) {
 			sum += m
 			sl.Add(m, true)
 		}
-		got, exact, fluid := sl.GPUs(), fewestDevices(shares), jobs.WholeGPUs(int64(sum))
+		got, exact, fluid := sl.GPUs(), tracetest.FewestDevices(shares), jobs.WholeGPUs(int64(sum))
 		if got < fluid || got > exact {
 			t.Fatalf("shares %v: bound %d, want between the sum %d and the best packing %d", shares, got, fluid, exact)
 		}
