@@ -165,7 +165,7 @@ func checkPlacement(t *rapid.T, s Snapshot, p Plan) {
 	}
 	free := map[string]int{}
 	for _, w := range s.Workers {
-		free[w.ID] = w.Slots - min(max(w.Busy, held[w.ID])+placedSlots(s)[w.ID], w.Slots)
+		free[w.ID] = w.Slots - min(max(w.Busy, held[w.ID])+placedSlots(s, unplaced)[w.ID], w.Slots)
 	}
 	reservations := map[string]int{}
 	for _, a := range p.Actions {
@@ -263,10 +263,13 @@ func heldSlots(s Snapshot) map[string]int {
 
 // placedSlots is what the placed jobs of s still queued hold on each
 // worker: on top of what it reports, since it may not know of them yet.
-func placedSlots(s Snapshot) map[string]int {
+// A placement the plan takes back (takenBack: Unplace) holds nothing, as
+// the policy counts it; counting it would make a placement that fits on
+// the freed slots look like a second reservation.
+func placedSlots(s Snapshot, takenBack map[string]bool) map[string]int {
 	held := map[string]int{}
 	for _, j := range s.Jobs {
-		if j.queued() {
+		if j.queued() && !takenBack[j.ID] {
 			for _, w := range j.Placed {
 				held[w] += max(j.Slots, 1)
 			}
