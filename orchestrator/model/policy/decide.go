@@ -39,6 +39,7 @@ func decide(v *view) Plan {
 	p.scaleUp()              // rule 3
 	p.drain()                // rule 4, before release so release sees what drained workers no longer need
 	p.release()              // rule 5
+	p.keepScratch()
 	return Plan{Actions: p.actions}
 }
 
@@ -114,8 +115,8 @@ func (p *planner) tickSlots(w *workerRec) int {
 }
 
 func newPlanner(v *view) *planner {
-	p := &planner{view: v, moved: map[string]Queue{}, coreQueued: v.fixed.QueuedCore, loans: v.fixed.Loans,
-		tick: map[*workerRec]*slotUse{}, placing: map[string]bool{}}
+	p := &planner{view: v, moved: v.scr.moved, movedJobs: v.scr.movedJobs, coreQueued: v.fixed.QueuedCore, loans: v.fixed.Loans,
+		tick: v.scr.tick, placing: v.scr.placing}
 	p.teams = p.teamsOf()
 	p.settleRegime()
 	return p

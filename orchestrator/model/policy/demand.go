@@ -129,13 +129,13 @@ func ceilDiv(a, b int) int { return (a + b - 1) / b }
 func (v *view) measureElastic(launches []Launch) {
 	for _, p := range v.pools {
 		if p.Kind.Elastic() {
-			d := &poolDemand{pool: p}
+			d := v.scr.demandFor(p)
 			v.demand[p.Name] = d
 			v.elastic = append(v.elastic, d)
 		}
 	}
 	slices.SortFunc(v.elastic, func(a, b *poolDemand) int { return cmp.Compare(a.pool.Name, b.pool.Name) })
-	v.byPrice = slices.Clone(v.elastic)
+	v.byPrice = append(v.byPrice[:0], v.elastic...)
 	slices.SortStableFunc(v.byPrice, func(a, b *poolDemand) int {
 		return cmp.Or(cmp.Compare(a.pool.PricePerSlotHour, b.pool.PricePerSlotHour), cmp.Compare(a.pool.Name, b.pool.Name))
 	})

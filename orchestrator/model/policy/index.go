@@ -31,6 +31,8 @@ type Index struct {
 	// sorted are the workers by ID; byPool the same, per pool.
 	sorted []*workerRec
 	byPool map[string][]*workerRec
+	// scr is the working memory Decide reuses (scratch.go).
+	scr *scratch
 	// orphans are running jobs whose worker is not (or not yet) known, by
 	// worker ID: Decide never acts on them, as on a job of an unknown
 	// worker in a snapshot.

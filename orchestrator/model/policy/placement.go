@@ -84,8 +84,9 @@ func (p *planner) placerOf() *placer {
 	if p.placer != nil {
 		return p.placer
 	}
-	pl := &placer{planner: p, reserved: map[placeGroup]bool{}, closed: map[*workerRec]bool{},
-		unfit: map[jobShape]bool{}, grows: map[jobShape]bool{}, idle: map[jobShape]bool{}}
+	s := p.scr
+	pl := &placer{planner: p, reserved: s.reserved, closed: s.closed,
+		unfit: s.unfit, grows: s.grows, idle: s.idle, maxFree: s.maxFree, room: s.room}
 	p.placer = pl
 	// A placed job still queued may be a reservation waiting for its
 	// slots: its group makes no other, and its workers take nothing more.

@@ -35,18 +35,25 @@ type view struct {
 	demand map[string]*poolDemand
 	// elastic lists the elastic pools by name; byPrice cheapest first.
 	elastic, byPrice []*poolDemand
+	// scr is the index's working memory these maps and lists come from
+	// (scratch.go); the planner and placer take theirs from it too.
+	scr *scratch
 }
 
 func newView(ix *Index, now time.Time) *view {
+	scr := ix.scratchOf()
 	v := &view{
+		scr:          scr,
 		cfg:          ix.cfg,
 		now:          now,
 		ix:           ix,
 		pools:        ix.pools,
 		workers:      ix.sorted,
 		worker:       ix.workers,
-		fixedRegions: map[string]bool{},
-		demand:       map[string]*poolDemand{},
+		fixedRegions: scr.fixedRegions,
+		demand:       scr.demand,
+		elastic:      scr.elastic,
+		byPrice:      scr.byPrice,
 	}
 	v.measureFixed()
 	v.measureElastic(ix.launches)
