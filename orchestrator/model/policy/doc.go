@@ -21,7 +21,10 @@
 // the worker of each member), and the worker holds its slots for it as
 // they free. A placement its workers will never start (one is gone,
 // draining, or reads no place queue of its own) rule 8 takes back first
-// (Action Unplace), and the job is placed again next tick. Every count
+// (Action Unplace), and the job is placed again next tick; so is the
+// reservation of a core job past its max wait, with core overflow on and
+// an on-demand pool whose machines may hold it, which rule 7 then sends
+// there rather than hold it for a full quota of its flavor or size. Every count
 // the other rules use (FixedLoad, the watermarks, lending, migration,
 // reclaim victims, pool sizes) is in slots, so a snapshot of one-slot
 // jobs gets the plan it always got.

@@ -48,19 +48,26 @@ func (p *planner) overflowHeld() {
 }
 
 // overflowCore is rule 7 for the core queue.
+//
+// Sized core work goes first, apart from the count: rule 8 has placed
+// every sized core job that has room on a fixed worker now, so one still
+// unplaced has none, however many slots are free on workers of another
+// flavor or size, and free slots by count serve it no more than they
+// serve a job of a model the quota lacks. Past its wait it overflows to
+// an on-demand pool whose machines hold it, if one has room. A sized job
+// placed on fixed workers waits there: its slots are being held for it.
 func (p *planner) overflowCore(full map[string]bool) {
-	if p.short <= 0 {
-		// Free fixed slots cover the core backlog by count, but slots of
-		// one flavor or size do not run a job that needs another: a
-		// sized job that no fixed worker can hold waits for nothing, so
-		// those alone may still overflow (the sized set is small).
-		if set := p.ix.sized[queueKey{QueueCore, string(jobs.ClassCore)}]; set != nil {
-			for j := range set.all() {
-				if !j.waitsPlaced() && !p.fixedCanRun(j) && p.anyRoom(false) {
-					p.overflowOne(j, full, true)
-				}
+	if set := p.ix.sized[queueKey{QueueCore, string(jobs.ClassCore)}]; set != nil {
+		for j := range set.all() {
+			if !p.anyRoom(false) {
+				break
+			}
+			if !j.waitsPlaced() && !p.placing[j.ID] {
+				p.overflowOne(j, full, true)
 			}
 		}
+	}
+	if p.short <= 0 {
 		return
 	}
 	served := p.coreQueued - p.short
@@ -73,13 +80,10 @@ func (p *planner) overflowCore(full map[string]bool) {
 		if p.short <= 0 || !p.anyRoom(false) {
 			return
 		}
-		if j.waitsPlaced() {
-			continue // its slots are held on fixed workers already
+		if j.sized() {
+			continue // above
 		}
-		// A sized job that no fixed worker can ever hold is not one the
-		// free fixed slots serve, however many there are: counting it
-		// there would keep it from overflowing for ever.
-		if served > 0 && (!j.sized() || p.fixedCanRun(j)) {
+		if served > 0 {
 			served -= j.weight()
 			continue
 		}

@@ -373,6 +373,11 @@ func (pl *placer) place(j *Job) {
 			pl.unfit[sh] = true
 		}
 	}
+	// Core work past its wait goes to on-demand capacity (rule 7) rather
+	// than wait held for slots of a quota that is full.
+	if g.target.kind == toFixed && pl.overflowInstead(j) {
+		return
+	}
 	// A loan never reserves: fixed slots held for borrowed work would keep
 	// core work out, and a held job cannot be reclaimed.
 	if pl.reserved[g] || j.Queue == QueueLoan {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 )
 
 // unplace is the part of rule 8 that takes back placements nothing will
@@ -26,7 +28,7 @@ func (p *planner) unplace() {
 	}
 	var orphans []*Job
 	for r := range p.ix.placed {
-		if r.PendingAction == Unplace || (r.free() && len(p.strayWorkers(r.Job)) > 0) {
+		if r.PendingAction == Unplace || (r.free() && (len(p.strayWorkers(r.Job)) > 0 || p.heldPastWait(r.Job))) {
 			orphans = append(orphans, r.Job)
 		}
 	}
@@ -47,11 +49,54 @@ func (p *planner) unplace() {
 		if j.PendingAction == Unplace {
 			continue
 		}
-		p.add(Action{Kind: Unplace, Job: j.ID, Queue: j.Queue, Workers: slices.Clone(j.Placed), Rule: 8,
-			Reason: fmt.Sprintf("placed on %s, which takes no placed work now (%s)",
-				strings.Join(j.Placed, ","), strings.Join(p.strayWorkers(j), ", "))}, j)
+		reason := fmt.Sprintf("placed on %s, which takes no placed work now (%s)",
+			strings.Join(j.Placed, ","), strings.Join(p.strayWorkers(j), ", "))
+		if len(p.strayWorkers(j)) == 0 {
+			reason = fmt.Sprintf("held on %s for %s, past its max wait %s: it goes to on-demand capacity instead (rule 7)",
+				strings.Join(j.Placed, ","), p.now.Sub(j.QueuedAt), j.maxWait(p.cfg))
+		}
+		p.add(Action{Kind: Unplace, Job: j.ID, Queue: j.Queue, Workers: slices.Clone(j.Placed), Rule: 8, Reason: reason}, j)
 	}
 	p.settleRegime()
+}
+
+// heldPastWait reports whether core job j, held on a fixed worker for
+// slots that are not free yet, has waited past its allowed delay with
+// core overflow on and an on-demand pool whose machines may run it: its
+// reservation is taken back, and rule 8 makes no other for it
+// (overflowInstead), so rule 7 sends it on. A job of a flavor or size
+// whose quota is full would otherwise wait for a slot of that quota as
+// long as the work on it runs, hours or weeks, whatever core_max_wait
+// says. A job whose slots are free now is about to start, and a gang's
+// members start together on several workers: both are left held.
+func (p *planner) heldPastWait(j *Job) bool {
+	if j.gang() || len(j.Placed) != 1 || !p.overflowInstead(j) {
+		return false
+	}
+	w := p.worker[j.Placed[0]]
+	if w == nil {
+		return false
+	}
+	// The worker's own count too: core work running on the quota may be
+	// left out of the records the index holds.
+	used, _ := p.usedHeld(w)
+	return max(w.Busy, used)+j.slots() > w.Slots
+}
+
+// overflowInstead reports whether core job j, which no fixed worker has
+// room for now, goes to on-demand capacity rather than waiting held on a
+// fixed worker: core overflow is on, j has waited its allowed delay, and
+// an on-demand pool's machines may run it.
+func (p *planner) overflowInstead(j *Job) bool {
+	if !p.cfg.CoreOverflow || j.Class != jobs.ClassCore || j.Queue != QueueCore || p.now.Sub(j.QueuedAt) < j.maxWait(p.cfg) {
+		return false
+	}
+	for _, d := range p.elastic {
+		if d.pool.Kind == PoolOnDemand && p.mayRunSized(d, j, false) {
+			return true
+		}
+	}
+	return false
 }
 
 // strayWorkers names the workers of placed job j that will never start
