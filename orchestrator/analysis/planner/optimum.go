@@ -68,6 +68,10 @@ type Optimum struct {
 	// slot), when the shapes change it: the gap between the two is what
 	// the fleet's machine sizes cost.
 	WithoutShapes *Optimum `json:"without_shapes,omitempty"`
+	// ElasticOnly is the part of Elastic that jobs no fixed pool can run
+	// cost, in a fleet of flavors that rents models it buys no quota of
+	// (elasticOnly); zero otherwise.
+	ElasticOnly float64 `json:"elastic_only_cost,omitempty"`
 }
 
 // CostAt prices quota q against the levels: q fixed slots over the span,

@@ -188,6 +188,7 @@ func Make(tr trace.Trace, o Options) (Plan, error) {
 		p.TuneDays = -1
 		fs := flavorsOf(tr, o.Sim.Pools, prices)
 		p.Optimum, p.FlavorOptima = flavorOptima(fs, o.Sim.Pools)
+		elasticOnlyOf(tr, flavors, o.Sim.Pools, prices.FixedPerSlotHour).addTo(&p.Optimum)
 		whole := newEvaluator(tr, tr, flavorBase(o.Sim, flavors), sw.WaitTarget, sw.Parallel, clock)
 		whole.shapes = shapes
 		if err := p.searchFlavors(whole, o, sw, fs); err != nil {

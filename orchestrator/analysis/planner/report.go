@@ -69,6 +69,9 @@ func (p Plan) WriteText(w io.Writer) error {
 		p.Prices.FixedPerSlotHour, p.Prices.ElasticPerSlotHour, p.Prices.Ratio(), p.Prices.BreakEvenHours())
 	fmt.Fprintf(tw, "offline optimum: %d fixed slots at %.2f (fixed %.2f + elastic %.2f), elastic capacity there the instant it is needed\n",
 		p.Optimum.FixedSlots, p.Optimum.Cost, p.Optimum.Fixed, p.Optimum.Elastic)
+	if p.Optimum.ElasticOnly > 0 {
+		fmt.Fprintf(tw, "  of the elastic, %.2f is for jobs no fixed pool can run (models bought only elastic)\n", p.Optimum.ElasticOnly)
+	}
 	if len(p.Relaxed) > 0 {
 		fmt.Fprintf(tw, "labels: the trace's jobs require %s, which no pool declares: planned as if every worker carried them (declare them on the pools to plan per model)\n",
 			strings.Join(p.Relaxed, ", "))
