@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -57,5 +58,32 @@ func TestHeldCoreJobPastItsWaitOverflows(t *testing.T) {
 	}
 	if p := Decide(held(0), t0); !p.Empty() {
 		t.Fatalf("slots free now: want nothing, got\n%s", p)
+	}
+}
+
+// With the on-demand pool at its maximum the job cannot overflow, so it
+// keeps to its reservation past its wait: left unheld, the one-slot work
+// behind it would take every slot the quota frees first.
+func TestHeldCoreJobStaysHeldWhenOnDemandIsFull(t *testing.T) {
+	od := elasticPool("od", PoolOnDemand, "", 1.2)
+	od.MaxWorkers = 1
+	pools := []Pool{fixedPool("fx", "eu"), od}
+	f1, o1 := worker("f1", "fx", 2, 1), worker("o1", "od", 4, 0)
+	var busy []Job
+	for _, id := range []string{"b1", "b2", "b3", "b4"} {
+		j := running(id, jobs.ClassCore, o1, ago(time.Hour))
+		j.Queue, j.Checkpointable = QueueOverflow, false
+		busy = append(busy, j)
+	}
+	job := queued("c1", jobs.ClassCore, QueueCore, ago(40*time.Minute))
+	job.Slots = 2
+	on := func(s Snapshot) Snapshot { s.Config.CoreOverflow = true; return s }
+	runPlaceCases(t, []planCase{
+		{"unplaced: it is held", on(snap(pools, []Worker{f1, o1}, append(slices.Clone(busy), job)...)), t0, "place(c1,f1)"},
+	})
+	held := job
+	held.Placed, held.PlacedAt = []string{"f1"}, ago(35*time.Minute)
+	if p := Decide(on(snap(pools, []Worker{f1, o1}, append(slices.Clone(busy), held)...)), t0); !p.Empty() {
+		t.Fatalf("held with on-demand full: want nothing, got\n%s", p)
 	}
 }

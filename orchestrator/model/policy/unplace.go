@@ -86,13 +86,16 @@ func (p *planner) heldPastWait(j *Job) bool {
 // overflowInstead reports whether core job j, which no fixed worker has
 // room for now, goes to on-demand capacity rather than waiting held on a
 // fixed worker: core overflow is on, j has waited its allowed delay, and
-// an on-demand pool's machines may run it.
+// an on-demand pool whose machines may run it has room for them. A pool
+// at its maximum takes nothing: the job then keeps (or makes) its
+// reservation, or one-slot work would take every slot the quota frees
+// before it could start.
 func (p *planner) overflowInstead(j *Job) bool {
 	if !p.cfg.CoreOverflow || j.Class != jobs.ClassCore || j.Queue != QueueCore || p.now.Sub(j.QueuedAt) < j.maxWait(p.cfg) {
 		return false
 	}
 	for _, d := range p.elastic {
-		if d.pool.Kind == PoolOnDemand && p.mayRunSized(d, j, false) {
+		if d.pool.Kind == PoolOnDemand && p.mayRunSized(d, j, false) && !d.unavailable(p.cfg) && d.binsFit(j) {
 			return true
 		}
 	}
