@@ -260,6 +260,18 @@ func (v *view) pickPool(j *Job, spotOK bool) *poolDemand {
 // cheapest first, spot only with spotOK and while its launches arrive; a
 // pool whose workers are too small for one member is not for it.
 func (v *view) pickSized(j *Job, spotOK bool) *poolDemand {
+	d, fellBack := v.sizedPool(j, spotOK)
+	if fellBack {
+		d.fellBack++
+	}
+	return d
+}
+
+// sizedPool is pickSized without the count: the pool, or nil, and
+// whether it is on-demand capacity taken because a spot pool's launches
+// did not arrive. Rule 8 asks it too, to know whether a core job past
+// its wait has somewhere to overflow to (overflowInstead).
+func (v *view) sizedPool(j *Job, spotOK bool) (*poolDemand, bool) {
 	fallback := false
 	for _, d := range v.byPrice {
 		if !v.mayRunSized(d, j, spotOK) {
@@ -272,12 +284,9 @@ func (v *view) pickSized(j *Job, spotOK bool) *poolDemand {
 		if !d.binsFit(j) {
 			continue
 		}
-		if fallback && d.pool.Kind == PoolOnDemand {
-			d.fellBack++
-		}
-		return d
+		return d, fallback && d.pool.Kind == PoolOnDemand
 	}
-	return nil
+	return nil, false
 }
 
 // mayRunSized reports whether pool d may run sized job j at all: as

@@ -91,6 +91,22 @@ func (p *planner) overflowCore(full map[string]bool) {
 	}
 }
 
+// overflowInstead reports whether core job j, which no fixed worker has
+// room for now, goes to on-demand capacity rather than waiting held on a
+// fixed worker: core overflow is on, j has waited its allowed delay, and
+// an on-demand pool whose machines may run it has room for them, as
+// overflowOne will ask of it (sizedPool; never spot). A pool at its
+// maximum takes nothing: the job then keeps (or makes) its reservation,
+// or one-slot work would take every slot the quota frees before it could
+// start.
+func (p *planner) overflowInstead(j *Job) bool {
+	if !p.cfg.CoreOverflow || j.Class != jobs.ClassCore || j.Queue != QueueCore || p.now.Sub(j.QueuedAt) < j.maxWait(p.cfg) {
+		return false
+	}
+	d, _ := p.sizedPool(j, false)
+	return d != nil
+}
+
 // overflowOne sends core job j to the cheapest on-demand pool with room
 // once it has waited its allowed delay; full notes the regions where no
 // pool has room for one-slot work. queued says j is in the core queue's

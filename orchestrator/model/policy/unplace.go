@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-
-	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 )
 
 // unplace is the part of rule 8 that takes back placements nothing will
@@ -49,11 +47,10 @@ func (p *planner) unplace() {
 		if j.PendingAction == Unplace {
 			continue
 		}
-		reason := fmt.Sprintf("placed on %s, which takes no placed work now (%s)",
-			strings.Join(j.Placed, ","), strings.Join(p.strayWorkers(j), ", "))
-		if len(p.strayWorkers(j)) == 0 {
-			reason = fmt.Sprintf("held on %s for %s, past its max wait %s: it goes to on-demand capacity instead (rule 7)",
-				strings.Join(j.Placed, ","), p.now.Sub(j.QueuedAt), j.maxWait(p.cfg))
+		reason := fmt.Sprintf("held on %s for %s, past its max wait %s: it goes to on-demand capacity instead (rule 7)",
+			strings.Join(j.Placed, ","), p.now.Sub(j.QueuedAt), j.maxWait(p.cfg))
+		if stray := p.strayWorkers(j); len(stray) > 0 {
+			reason = fmt.Sprintf("placed on %s, which takes no placed work now (%s)", strings.Join(j.Placed, ","), strings.Join(stray, ", "))
 		}
 		p.add(Action{Kind: Unplace, Job: j.ID, Queue: j.Queue, Workers: slices.Clone(j.Placed), Rule: 8, Reason: reason}, j)
 	}
@@ -81,25 +78,6 @@ func (p *planner) heldPastWait(j *Job) bool {
 	// left out of the records the index holds.
 	used, _ := p.usedHeld(w)
 	return max(w.Busy, used)+j.slots() > w.Slots
-}
-
-// overflowInstead reports whether core job j, which no fixed worker has
-// room for now, goes to on-demand capacity rather than waiting held on a
-// fixed worker: core overflow is on, j has waited its allowed delay, and
-// an on-demand pool whose machines may run it has room for them. A pool
-// at its maximum takes nothing: the job then keeps (or makes) its
-// reservation, or one-slot work would take every slot the quota frees
-// before it could start.
-func (p *planner) overflowInstead(j *Job) bool {
-	if !p.cfg.CoreOverflow || j.Class != jobs.ClassCore || j.Queue != QueueCore || p.now.Sub(j.QueuedAt) < j.maxWait(p.cfg) {
-		return false
-	}
-	for _, d := range p.elastic {
-		if d.pool.Kind == PoolOnDemand && p.mayRunSized(d, j, false) && !d.unavailable(p.cfg) && d.binsFit(j) {
-			return true
-		}
-	}
-	return false
 }
 
 // strayWorkers names the workers of placed job j that will never start
