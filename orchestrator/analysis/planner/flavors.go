@@ -211,10 +211,10 @@ func (p *Plan) searchFlavors(whole *evaluator, o Options, sw SweepOptions, fs []
 	}
 	startPt, _ := whole.eval(at)
 	p.Recommendations = []Recommendation{
-		{Method: "offline optimum", FixedSlots: at.FixedSlots, ClosedForm: closedForm(fs, start),
+		{Method: "offline optimum", FixedSlots: at.FixedSlots, ClosedForm: closedForm(fs, start) + p.Optimum.ElasticOnly,
 			Why:        fmt.Sprintf("each flavor at the cheapest quota for its own jobs if elastic capacity came the instant it was needed (%s)", start),
 			Watermarks: at.Watermarks, Simulated: startPt[0].Result, Verdict: startPt[0].Verdict},
-		{Method: "simulated", FixedSlots: best.FixedSlots, ClosedForm: closedForm(fs, quotasOf(best.Split)),
+		{Method: "simulated", FixedSlots: best.FixedSlots, ClosedForm: closedForm(fs, quotasOf(best.Split)) + p.Optimum.ElasticOnly,
 			Why: simulatedWhy(best, sw.WaitTarget), Watermarks: best.Watermarks,
 			CoreOverflow: best.CoreOverflow, CoreMaxWait: best.CoreMaxWait, Simulated: best.Result, Verdict: best.Verdict},
 	}
@@ -275,7 +275,8 @@ func flavorBase(base sim.Options, flavors []policy.Pool) sim.Options {
 }
 
 // closedForm prices a split as the offline optimum does, flavor by
-// flavor at its own prices and machines.
+// flavor at its own prices and machines. The jobs no flavor carries cost
+// the same at every split (Optimum.ElasticOnly); callers add them.
 func closedForm(fs []flavor, q Quotas) float64 {
 	total := 0.0
 	for i, f := range fs[:min(len(fs), len(q))] {

@@ -68,4 +68,11 @@ func TestTheFlavorsOptimumPricesJobsOnlyElasticPoolsCarry(t *testing.T) {
 	if math.Abs(p.Optimum.ElasticOnly-x.Cost) > 1e-6 {
 		t.Errorf("the plan's optimum counts %.3f for elastic-only jobs, want %.3f", p.Optimum.ElasticOnly, x.Cost)
 	}
+	// The closed form of the optimum's own split is the optimum, these
+	// jobs included.
+	for _, r := range p.Recommendations {
+		if r.Method == "offline optimum" && math.Abs(r.ClosedForm-p.Optimum.Cost) > 1e-6 {
+			t.Errorf("closed form at the optimum's quotas %.3f, want the optimum %.3f", r.ClosedForm, p.Optimum.Cost)
+		}
+	}
 }
