@@ -152,7 +152,7 @@ func runSimulate(ctx context.Context, e *env, args []string) error {
 		r := n.Result
 		rows[i] = []any{n.Name, r.FixedSlots, fmt.Sprintf("%.2f", r.Cost.Fixed), fmt.Sprintf("%.2f", r.Cost.OnDemand),
 			fmt.Sprintf("%.2f", r.Cost.Spot), fmt.Sprintf("%.2f", r.Cost.Total), fmt.Sprintf("%.0f%%", 100*r.FixedIdleShare),
-			waits(r.ElasticWait), round(r.CoreWait.P95), r.Preemptions.Reclaim + r.Preemptions.Migrate + r.Preemptions.Spot,
+			waits(r.ElasticWait), round(r.CoreWait.P95), r.Preemptions.Count(),
 			fmt.Sprintf("%.1f", r.LostWork), r.DeadlineMisses, r.Unfinished}
 	}
 	return table(e.out, "STRATEGY\tFIXED\tCOST FIXED\tON-DEMAND\tSPOT\tTOTAL\tFIXED IDLE\tBURST WAIT P50/P95/P99\tCORE WAIT P95\tPREEMPTIONS\tLOST SLOT-H\tDEADLINE MISSES\tUNFINISHED", rows)

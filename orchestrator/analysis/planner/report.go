@@ -95,7 +95,7 @@ func (p Plan) WriteText(w io.Writer) error {
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%.2f\t%.3f\t%.0f%%\t%s\t%s\t%d\t%.1f\t%s\n", r.Method, r.Fixed, r.Watermarks, r.ClosedForm,
 			res.Cost.Total, r.OfOptimum, 100*res.FixedIdleShare, dur(res.ElasticWait.P95), dur(res.CoreWait.P95),
-			res.Preemptions.Reclaim+res.Preemptions.Migrate+res.Preemptions.Spot, res.LostWork, feasible)
+			res.Preemptions.Count(), res.LostWork, feasible)
 	}
 	fmt.Fprintln(tw)
 	for _, r := range p.Recommendations {
@@ -196,7 +196,7 @@ var reportHTML = template.Must(template.New("report").Funcs(template.FuncMap{
 	"f2":  func(f float64) string { return fmt.Sprintf("%.2f", f) },
 	"f1":  func(f float64) string { return fmt.Sprintf("%.1f", f) },
 	"f3":  func(f float64) string { return fmt.Sprintf("%.3f", f) },
-	"pre": func(r sim.Result) int { return r.Preemptions.Reclaim + r.Preemptions.Migrate + r.Preemptions.Spot },
+	"pre": func(r sim.Result) int { return r.Preemptions.Count() },
 }).Parse(`<!doctype html>
 <html><head><meta charset="utf-8"><title>Ballast quota plan: {{.Plan.Trace}}</title>
 <style>body{font-family:sans-serif;margin:2em;max-width:1100px}table{border-collapse:collapse;margin:1em 0}

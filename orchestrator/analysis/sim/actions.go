@@ -42,7 +42,7 @@ func (s *sim) carryOut(a policy.Action) error {
 			return fmt.Errorf("job %s waits in %s", a.Job, policyQueue[t.queue])
 		}
 
-	case policy.Reclaim, policy.Migrate:
+	case policy.Reclaim, policy.Migrate, policy.Repack:
 		ti := parseID('j', a.Job)
 		if ti < 0 || int(ti) >= len(s.tasks) || s.tasks[ti].state != tsRunning {
 			return errors.New("no such running job")
@@ -67,6 +67,13 @@ func (s *sim) carryOut(a policy.Action) error {
 		}
 		if !t.ckpt || !kind.Elastic() {
 			return errors.New("only checkpointable jobs on elastic workers migrate")
+		}
+		if a.Kind == policy.Repack {
+			if t.core {
+				return errors.New("only burst jobs are repacked")
+			}
+			s.stop(ti, stopRepack, qBurst)
+			return nil
 		}
 		dest := qLoan
 		switch {

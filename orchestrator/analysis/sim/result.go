@@ -92,7 +92,14 @@ type Preemptions struct {
 	// Lost counts jobs requeued because their fixed worker died
 	// (Options.FixedDeaths, FixedDeathRate).
 	Lost int `json:",omitzero"`
+	// Repack counts burst jobs moved off an elastic worker so that it
+	// empties and is released (rule 5).
+	Repack int `json:",omitzero"`
 }
+
+// Count is the preemptions the reports show: the policy's stops and the
+// spot market's. Lost jobs are apart: a dead worker is no preemption.
+func (p Preemptions) Count() int { return p.Reclaim + p.Migrate + p.Repack + p.Spot }
 
 // SlotHours splits slot time by pool kind.
 type SlotHours struct {

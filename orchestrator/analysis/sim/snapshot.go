@@ -10,7 +10,7 @@ import (
 var policyQueue = [...]policy.Queue{qCore: policy.QueueCore, qLoan: policy.QueueLoan, qBurst: policy.QueueBurst,
 	qOverflow: policy.QueueOverflow, qHeld: policy.QueueHeld}
 
-var stopAction = [...]policy.ActionKind{stopReclaim: policy.Reclaim, stopMigrate: policy.Migrate}
+var stopAction = [...]policy.ActionKind{stopReclaim: policy.Reclaim, stopMigrate: policy.Migrate, stopRepack: policy.Repack}
 
 // The policy's view of the model is the index s.ix, kept up to date as
 // tasks and workers change (refresh, workerChanged) and as checkpoints are

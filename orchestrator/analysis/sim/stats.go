@@ -70,6 +70,8 @@ func (st *stats) stopped(r stopReason, lost time.Duration) {
 		st.preempt.Spot++
 	case stopLost:
 		st.preempt.Lost++
+	case stopRepack:
+		st.preempt.Repack++
 	}
 	st.lost += lost.Hours()
 }

@@ -29,6 +29,8 @@ const (
 	stopSpot
 	// stopLost: the task's fixed worker died and was declared dead.
 	stopLost
+	// stopRepack: rule 5 empties its elastic worker (Action Repack).
+	stopRepack
 )
 
 // task is one slot of a trace job: a job with Slots n runs as n one-slot

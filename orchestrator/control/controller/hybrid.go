@@ -403,7 +403,7 @@ func (h *Hybrid) Apply(ctx context.Context, plan policy.Plan, now time.Time) err
 			n, err := h.Store.Move(ctx, a.Job, h.attempt(a.Job), to, a.Reason)
 			h.announceMove(a, n, to)
 			note(a, err)
-		case policy.Reclaim, policy.Migrate:
+		case policy.Reclaim, policy.Migrate, policy.Repack:
 			note(a, h.preempt(ctx, a))
 		case policy.ScaleUp:
 			note(a, h.launch(ctx, a, now))

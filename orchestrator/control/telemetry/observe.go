@@ -46,8 +46,9 @@ func (m *Metrics) Observe(e events.Event) {
 }
 
 // PreemptionReason classifies a requeue by its reason text, as the worker
-// and the controller write it: "preempted: reclaim (rule 1: …)" and
-// "preempted: migrate (…)" from the capacity policy (its action names),
+// and the controller write it: "preempted: reclaim (rule 1: …)",
+// "preempted: migrate (…)" and "preempted: repack (…)" from the capacity
+// policy (its action names),
 // "preempted: spot notice" from a spot reclaim, "worker … draining" from a
 // drain and "worker lost" from dead-worker recovery. A retry after a
 // failure is not a preemption.
@@ -69,6 +70,8 @@ func PreemptionReason(reason string) (string, bool) {
 		return ReasonSpot, true
 	case strings.HasPrefix(rest, "migrate"):
 		return ReasonMigrate, true
+	case strings.HasPrefix(rest, "repack"):
+		return ReasonRepack, true
 	}
 	// A bare "preempted" or a reclaim: the policy's only other stop.
 	return ReasonReclaim, true

@@ -11,6 +11,7 @@ func TestPreemptionReasonsAsWorkersAndTheControllerWriteThem(t *testing.T) {
 	for reason, want := range map[string]string{
 		"preempted: reclaim (rule 1: core job x needs the slot)": ReasonReclaim,
 		"preempted: migrate (rule 4: utilization 0.20)":          ReasonMigrate,
+		"preempted: repack (rule 5: worker od-1 runs 1 jobs)":    ReasonRepack,
 		"preempted: spot notice":                                 ReasonSpot,
 		"preempted":                                              ReasonReclaim,
 		"worker draining":                                        ReasonDrain,

@@ -48,6 +48,7 @@ const (
 const (
 	ReasonReclaim    = "reclaim"
 	ReasonMigrate    = "migrate"
+	ReasonRepack     = "repack"
 	ReasonSpot       = "spot"
 	ReasonDrain      = "drain"
 	ReasonWorkerLost = "worker_lost"
@@ -318,7 +319,7 @@ func (m *Metrics) JobFinished(class, outcome string) {
 }
 
 // Preempted counts an attempt taken off its worker for reason (ReasonReclaim,
-// ReasonMigrate, ReasonSpot, ReasonDrain, ReasonWorkerLost).
+// ReasonMigrate, ReasonRepack, ReasonSpot, ReasonDrain, ReasonWorkerLost).
 func (m *Metrics) Preempted(reason string) {
 	if m == nil {
 		return

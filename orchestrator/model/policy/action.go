@@ -22,6 +22,11 @@ const (
 	// Migrate checkpoints a job running on elastic capacity and requeues it
 	// for fixed quota: loan for burst jobs, core for core jobs (rule 4).
 	Migrate ActionKind = "migrate"
+	// Repack checkpoints a burst job on an elastic worker that rule 5
+	// empties and requeues it to burst, where the free slots of the pool's
+	// other busy workers take it; the worker is drained in the same plan
+	// and released once empty (rule 5).
+	Repack ActionKind = "repack"
 	// ScaleUp asks a pool's provider for Count more workers (rule 3).
 	ScaleUp ActionKind = "scale_up"
 	// Drain tells an elastic worker to take no more work (rule 4).
@@ -48,13 +53,13 @@ const (
 )
 
 // Action is one step of a plan. Which fields are set depends on Kind:
-// Job for the moves (Lend, Unlend, Reclaim, Migrate, Overflow, Rehome, Admit,
-// Unplace),
-// Worker for Reclaim, Migrate, Drain and Release, Pool for ScaleUp and
-// Overflow (the target) and for Migrate (the pool left), Queue for every
-// move (the target queue; for Place the job's own, logical, queue), Count
-// for ScaleUp, Home for Rehome, Workers for Place (and for Unplace the
-// workers it was placed on).
+// Job for the moves (Lend, Unlend, Reclaim, Migrate, Repack, Overflow,
+// Rehome, Admit, Unplace),
+// Worker for Reclaim, Migrate, Repack, Drain and Release, Pool for ScaleUp
+// and Overflow (the target) and for Migrate and Repack (the pool left),
+// Queue for every move (the target queue; for Place the job's own,
+// logical, queue), Count for ScaleUp, Home for Rehome, Workers for Place
+// (and for Unplace the workers it was placed on).
 type Action struct {
 	Kind   ActionKind
 	Job    string

@@ -42,7 +42,7 @@ func Apply(s Snapshot, p Plan, now time.Time) Snapshot {
 	released := map[string]bool{}
 	for _, a := range p.Actions {
 		switch a.Kind {
-		case Lend, Unlend, Reclaim, Migrate, Overflow, Rehome, Admit, Unplace:
+		case Lend, Unlend, Reclaim, Migrate, Repack, Overflow, Rehome, Admit, Unplace:
 			i, ok := jobAt[a.Job]
 			if !ok {
 				continue

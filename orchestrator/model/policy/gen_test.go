@@ -113,6 +113,8 @@ func genSnapshot(t *rapid.T) Snapshot {
 						switch {
 						case p.Kind == PoolFixed && class == jobs.ClassBurst:
 							j.PendingAction = Reclaim
+						case p.Kind.Elastic() && j.Checkpointable && class == jobs.ClassBurst && rapid.Bool().Draw(t, "repacking"):
+							j.PendingAction = Repack
 						case p.Kind.Elastic() && j.Checkpointable:
 							j.PendingAction = Migrate
 						}

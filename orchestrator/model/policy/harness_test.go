@@ -139,7 +139,7 @@ func (w *world) land(p Plan) {
 			j.Queue = QueueBurst
 		case Overflow:
 			j.Queue = QueueOverflow
-		case Reclaim, Migrate:
+		case Reclaim, Migrate, Repack:
 			w.free(j)
 			j.Queue = j.destination()
 			j.State, j.Worker, j.Pool, j.StartedAt, j.QueuedAt = jobs.StateQueued, "", "", time.Time{}, w.now

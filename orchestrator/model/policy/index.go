@@ -416,7 +416,7 @@ func (ix *Index) holdOn(id string, j *Job, d int) {
 		if j.PendingAction == Reclaim {
 			u.sharedReclaiming += m
 		}
-		if j.PendingAction == Reclaim || j.PendingAction == Migrate {
+		if j.leaves() {
 			u.sharedLeaving += m
 		}
 	} else {
@@ -428,7 +428,7 @@ func (ix *Index) holdOn(id string, j *Job, d int) {
 		if j.running() && j.PendingAction == Reclaim {
 			u.reclaiming += k
 		}
-		if j.running() && (j.PendingAction == Reclaim || j.PendingAction == Migrate) {
+		if j.running() && j.leaves() {
 			u.leaving += k
 		}
 	}

@@ -224,6 +224,8 @@ func (j *Job) destination() Queue {
 			return QueueCore
 		}
 		return QueueLoan
+	case Repack:
+		return QueueBurst
 	case Overflow:
 		return QueueOverflow
 	}
@@ -231,6 +233,12 @@ func (j *Job) destination() Queue {
 		return j.Queue
 	}
 	return ""
+}
+
+// leaves reports whether a stop of the running job is in flight: it
+// checkpoints and leaves its worker's slots.
+func (j *Job) leaves() bool {
+	return j.PendingAction == Reclaim || j.PendingAction == Migrate || j.PendingAction == Repack
 }
 
 // spotEligible reports whether losing the worker costs the job little: it

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -89,6 +90,8 @@ func checkSound(t *rapid.T, s Snapshot, p Plan) {
 	}
 	load := Load(s)
 	moved := map[string]bool{}
+	// repacked counts, by worker, the jobs rule 5 moves off it.
+	repacked := map[string]int{}
 	taken := 0
 	for _, a := range p.Actions {
 		fail := func(why string) { t.Fatalf("%s: %s\n%s", a, why, p) }
@@ -122,6 +125,12 @@ func checkSound(t *rapid.T, s Snapshot, p Plan) {
 			if !j.running() || j.Class != jobs.ClassBurst || j.Worker != a.Worker || pool[w.Pool].Kind != PoolFixed || a.Queue != QueueBurst {
 				fail("reclaim of a job that is not borrowing a fixed slot")
 			}
+		case Repack:
+			if !j.running() || !j.Checkpointable || j.Class != jobs.ClassBurst || j.sized() || j.Worker != a.Worker ||
+				!pool[w.Pool].Kind.Elastic() || pool[w.Pool].SlotsPerWorker < 2 || a.Queue != QueueBurst || a.Rule != 5 {
+				fail("repack of a job that is not one-slot checkpointable burst work on a worker of several slots")
+			}
+			repacked[a.Worker]++
 		case Migrate:
 			taken++
 			want := map[jobs.Class]Queue{jobs.ClassCore: QueueCore, jobs.ClassBurst: QueueLoan}[j.Class]
@@ -182,9 +191,30 @@ func checkSound(t *rapid.T, s Snapshot, p Plan) {
 		t.Fatalf("plan commits %d+%d+%d+%d fixed slots, more than high allows (%d)\n%s",
 			load.Busy, load.QueuedCore, load.Loans, taken, ceiling, p)
 	}
-	if u := load.Committed(); u >= s.Config.Low && (p.Count(Migrate) > 0 || p.Count(Drain) > 0) {
+	// A repack (rule 5) drains at any utilization, but only a worker all
+	// of whose jobs it moves; rule 4's drains wait for low.
+	for _, a := range p.Actions {
+		switch {
+		case a.Kind == Drain && a.Rule == 5 && (repacked[a.Worker] == 0 || repacked[a.Worker] != jobsOn[a.Worker]):
+			t.Fatalf("%s: rule 5 drains a worker it does not empty (%d of %d jobs repacked)\n%s", a, repacked[a.Worker], jobsOn[a.Worker], p)
+		case a.Kind == Repack && !slices.ContainsFunc(p.Actions, func(d Action) bool { return d.Kind == Drain && d.Worker == a.Worker && d.Rule == 5 }):
+			t.Fatalf("%s: repacked off a worker the plan does not drain\n%s", a, p)
+		}
+	}
+	if u := load.Committed(); u >= s.Config.Low && (p.Count(Migrate) > 0 || countRule(p, Drain, 4) > 0) {
 		t.Fatalf("utilization %.2f is not below low %.2f, yet the plan migrates or drains\n%s", u, s.Config.Low, p)
 	}
+}
+
+// countRule counts the plan's actions of kind k made by rule.
+func countRule(p Plan, k ActionKind, rule int) int {
+	n := 0
+	for _, a := range p.Actions {
+		if a.Kind == k && a.Rule == rule {
+			n++
+		}
+	}
+	return n
 }
 
 // checkCoreNotBehindBorrowed asserts rule 1 after a plan is applied: if core

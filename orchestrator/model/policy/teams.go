@@ -52,7 +52,7 @@ func (p *planner) teamsOf() *teamState {
 			continue
 		}
 		for _, j := range w.jobs {
-			if j.PendingAction == Reclaim || j.PendingAction == Migrate {
+			if j.leaves() {
 				continue
 			}
 			ts.used[j.Team] += j.milliSlots()

@@ -221,6 +221,8 @@ func (j Job) pendingProblem(pools map[string]Pool, workers map[string]Worker) st
 		ok = j.running() && kind == PoolFixed
 	case Migrate:
 		ok = j.running() && j.Checkpointable && kind.Elastic()
+	case Repack:
+		ok = j.running() && j.Checkpointable && j.Class == jobs.ClassBurst && kind.Elastic()
 	case Unplace:
 		ok = j.queued() && len(j.Placed) > 0
 	default:
