@@ -57,6 +57,15 @@ func (s *sim) prepareTick() {
 		w := &s.workers[wi]
 		s.wakeRelease(w, &s.pools[w.pool].Pool)
 	}
+	for _, wi := range s.live {
+		// Rule 5 repacks a busy worker of a pool of several slots, running
+		// jobs on at most half of them, once its timers allow; until then
+		// only a change of the model could.
+		w := &s.workers[wi]
+		if p := &s.pools[w.pool]; p.elastic && w.state == wsUp && w.busy > 0 && 2*len(w.tasks) <= int(w.slots) {
+			s.wakeRepack(w, &p.Pool)
+		}
+	}
 	for len(s.coreDue.items) > 0 {
 		e := s.coreDue.items[0]
 		if t := &s.tasks[e.task]; t.gen == e.gen && t.state == tsQueued && (t.queue == qCore || t.queue == qHeld) && e.queuedAt > s.now {

@@ -65,7 +65,28 @@ func (s *sim) wakeRelease(w *worker, p *policy.Pool) {
 	if s.releaseDue(w, p, s.now) {
 		return
 	}
-	t := max(s.now+s.tickLen, s.tickAtOrAfter(w.idleSince+p.IdleTTL))
+	s.wakePaid(w, p, max(s.now+s.tickLen, s.tickAtOrAfter(w.idleSince+p.IdleTTL)))
+}
+
+// wakeRepack lowers the wake-up to the first tick after now at which
+// rule 5's timers let it repack a busy worker's jobs, given they do not
+// now: every job has run for its pool's IdleTTL, and the worker's paid
+// time is used up to ReleaseMargin.
+func (s *sim) wakeRepack(w *worker, p *policy.Pool) {
+	youngest := time.Duration(0)
+	for _, ti := range w.tasks {
+		youngest = max(youngest, s.tasks[ti].startedAt)
+	}
+	aged := youngest + p.IdleTTL
+	if aged <= s.now && s.paidLeft(w, p, s.now) <= s.cfg.ReleaseMargin {
+		return
+	}
+	s.wakePaid(w, p, max(s.now+s.tickLen, s.tickAtOrAfter(aged)))
+}
+
+// wakePaid lowers the wake-up to the first tick at or after t at which
+// the worker has no more than ReleaseMargin of paid time left.
+func (s *sim) wakePaid(w *worker, p *policy.Pool, t time.Duration) {
 	for range 64 {
 		if t == never {
 			return

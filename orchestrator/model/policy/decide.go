@@ -38,6 +38,7 @@ func decide(v *view) Plan {
 	p.place()                // rule 3: where the queued burst work will run
 	p.scaleUp()              // rule 3
 	p.drain()                // rule 4, before release so release sees what drained workers no longer need
+	p.repack()               // rule 5: empty a worker whose work fits on the others, after rule 4's drains
 	p.release()              // rule 5
 	p.keepScratch()
 	return Plan{Actions: p.actions}

@@ -1,8 +1,9 @@
 // Package policy decides, once per controller tick, how Ballast moves work
 // between fixed quota and elastic capacity. It owns the rules of the
 // design (reclaim, lend, scale up, move back below the low watermark,
-// release, hold between the watermarks, core overflow, placement of sized
-// jobs, team shares) and nothing else:
+// release, and repack an under-used elastic worker's checkpointable work
+// so it can go, hold between the watermarks, core overflow, placement of
+// sized jobs, team shares) and nothing else:
 // [Decide] reads a [Snapshot] and returns a [Plan] of actions; carrying the
 // actions out (Redis moves, control messages, provider calls) belongs to the
 // controller.

@@ -1,0 +1,40 @@
+package sim
+
+import (
+	"testing"
+	"time"
+
+	"github.com/ballastdev/ballast/orchestrator/model/policy"
+	"github.com/ballastdev/ballast/orchestrator/model/trace"
+)
+
+// Two 4-slot on-demand workers each keep one 10-hour checkpointable job
+// once their 10-minute jobs end. Billed as they are, they would cost 20
+// worker-hours; rule 5 repacks the first worker's job onto the second's
+// free slot and releases the first, so the pool pays about 10 hours and a
+// quarter: the second worker's 10 h and the first's quarter hour, plus
+// the moved job's checkpoint. Nothing is lost and nothing launches for
+// the moved job.
+func TestRepackReleasesAWorkerOfLeftovers(t *testing.T) {
+	var js []trace.Job
+	for i := range 8 {
+		d := 10 * time.Minute
+		if i == 0 || i == 4 {
+			d = 10 * time.Hour
+		}
+		js = append(js, burstJob(time.Duration(i)*time.Second, d, true))
+	}
+	o := Options{Pools: []policy.Pool{quota(1), onDemand(1, 4)}, CheckpointOverhead: 30 * time.Second}
+	r := runChecked(t, mkTrace(js...), o)
+	od := pool(t, r, "od")
+	if r.Jobs != 8 || r.Unfinished != 0 || r.LostWork != 0 {
+		t.Fatalf("%d done, %d unfinished, %.2f slot-hours lost: want all 8 done, none lost", r.Jobs, r.Unfinished, r.LostWork)
+	}
+	if r.Preemptions.Repack != 1 || r.Actions[policy.Repack] != 1 || od.Launched != 2 {
+		t.Errorf("repacks %d (actions %v), %d launched: want one repack and the two first workers only",
+			r.Preemptions.Repack, r.Actions, od.Launched)
+	}
+	if od.WorkerHours < 10 || od.WorkerHours > 10.5 {
+		t.Errorf("on-demand worker-hours %.2f; want 10 to 10.5 (20 without the repack)", od.WorkerHours)
+	}
+}
