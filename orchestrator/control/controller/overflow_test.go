@@ -50,13 +50,7 @@ func TestOverflowMovesCoreWorkToOnDemandAndBack(t *testing.T) {
 	store := queues.NewStore(rdb, queues.StoreOptions{Namespace: ns})
 	ctx := context.Background()
 	now := time.Now()
-	beat := func(id, pool string, slots int, running ...queues.Delivery) {
-		t.Helper()
-		w := queues.WorkerInfo{ID: id, Pool: pool, Slots: slots, Busy: len(running), StartedAt: now.Add(-time.Hour)}
-		if _, err := store.Heartbeat(ctx, w, running); err != nil {
-			t.Fatal(err)
-		}
-	}
+	beat := beater(t, store, now.Add(-time.Hour))
 	core := func(own *jobs.Duration) jobs.Job {
 		t.Helper()
 		spec := jobs.Spec{Command: []string{"true"}, Class: jobs.ClassCore, Checkpointable: true,

@@ -25,13 +25,7 @@ func TestRepackMovesBurstWorkOffAWorker(t *testing.T) {
 	store := queues.NewStore(rdb, queues.StoreOptions{Namespace: ns})
 	ctx := context.Background()
 	now := time.Now()
-	beat := func(id, pool string, slots int, running ...queues.Delivery) {
-		t.Helper()
-		w := queues.WorkerInfo{ID: id, Pool: pool, Slots: slots, Busy: len(running), StartedAt: now.Add(-time.Hour)}
-		if _, err := store.Heartbeat(ctx, w, running); err != nil {
-			t.Fatal(err)
-		}
-	}
+	beat := beater(t, store, now.Add(-time.Hour))
 	start := func(spec jobs.Spec, q queues.Queue, worker string) queues.Delivery {
 		t.Helper()
 		sub, err := store.Submit(ctx, spec, q)
