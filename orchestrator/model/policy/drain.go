@@ -47,6 +47,7 @@ func (p *planner) drain() {
 			d.active--
 			d.draining++
 			d.running -= c.left
+			p.scr.drained = append(p.scr.drained, c.w)
 			p.add(Action{
 				Kind: Drain, Worker: c.w.ID, Pool: d.pool.Name, Rule: 4,
 				Reason: fmt.Sprintf("fixed utilization with queued work %s < low %.2f; %d jobs left to finish here; %d spare slots stay for %d queued",

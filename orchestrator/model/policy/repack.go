@@ -76,7 +76,7 @@ func (p *planner) repackPool(d *poolDemand) {
 	// slots of work this tick placed on the pool, which takes them first.
 	room := -d.queued
 	for _, w := range p.ix.byPool[d.pool.Name] {
-		if w.State != WorkerUp || p.idle(w) || p.drainsNow(w) {
+		if w.State != WorkerUp || p.idle(w) || slices.Contains(p.scr.drained, w) {
 			continue
 		}
 		free := max(p.freeSlots(w), 0)
@@ -119,10 +119,12 @@ func (p *planner) repackPool(d *poolDemand) {
 // d, at most room, and whether all land where no worker launches for
 // them; if not, the counts are left as they were.
 func (p *planner) replace(d *poolDemand, w *workerRec, js []*Job, room int) (int, bool) {
-	saved := make([]poolDemand, len(p.elastic))
-	for i, e := range p.elastic {
-		saved[i] = *e
+	// The copies share the members maps, which nothing here writes.
+	saved := p.scr.saved[:0]
+	for _, e := range p.elastic {
+		saved = append(saved, *e)
 	}
+	p.scr.saved = saved
 	// Draining, it counts against the pool's maximum until it empties.
 	d.active--
 	d.draining++
@@ -144,24 +146,14 @@ func (p *planner) replace(d *poolDemand, w *workerRec, js []*Job, room int) (int
 	return here, true
 }
 
-// drainsNow reports whether rule 4 drains w this tick: it takes no work,
-// and is no worker to empty either. Plans hold few actions.
-func (p *planner) drainsNow(w *workerRec) bool {
-	for _, a := range p.actions {
-		if a.Kind == Drain && a.Worker == w.ID {
-			return true
-		}
-	}
-	return false
-}
-
 // repackable returns the jobs of w when every one may be repacked and the
 // worker's paid time is used up: it then empties by their moves alone.
 func (p *planner) repackable(w *workerRec, d *poolDemand) ([]*Job, bool) {
 	if p.tickSlots(w) != 0 || len(w.jobs) == 0 || 2*len(w.jobs) > w.Slots {
 		return nil, false
 	}
-	if u := p.use(w); u.held != 0 || u.leaving != 0 {
+	// Slots held for a placed job: the worker waits to start it.
+	if _, held := p.usedHeld(w); held != 0 {
 		return nil, false
 	}
 	left := d.pool.PaidUntil(w.billingStart(), p.now).Sub(p.now)
@@ -169,7 +161,9 @@ func (p *planner) repackable(w *workerRec, d *poolDemand) ([]*Job, bool) {
 		return nil, false
 	}
 	for _, j := range w.jobs {
-		if !j.running() || j.Class != jobs.ClassBurst || !j.Checkpointable || j.sized() || !p.movable(j) {
+		// A worker's jobs are running ones; movable leaves out any with a
+		// move in flight.
+		if j.Class != jobs.ClassBurst || !j.Checkpointable || j.sized() || !p.movable(j) {
 			return nil, false
 		}
 		if p.now.Sub(j.StartedAt) < d.pool.IdleTTL {

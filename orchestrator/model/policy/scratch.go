@@ -27,6 +27,11 @@ type scratch struct {
 	idle     map[jobShape]bool
 	maxFree  []targetFree
 	room     []*workerRec
+
+	// drained are the workers rule 4 drains this tick; saved is rule 5's
+	// copy of the pools' counts while it tries a repack.
+	drained []*workerRec
+	saved   []poolDemand
 }
 
 // scratchOf returns ix's scratch, emptied for a new Decide.
@@ -59,6 +64,8 @@ func (ix *Index) scratchOf() *scratch {
 	s.maxFree = s.maxFree[:0]
 	clear(s.room)
 	s.room = s.room[:0]
+	clear(s.drained)
+	s.drained = s.drained[:0]
 	return s
 }
 
