@@ -138,6 +138,7 @@ func (r *run) killWorker(ctx context.Context, sameID bool) injected {
 	in.at = time.Now()
 	r.effects.poll()
 	in.effectsBefore = r.effects.count()
+	r.settleRunning(ctx, &in, w)
 	id := w.id
 	if !sameID {
 		// A moment of absence, as a supervisor's restart delay gives.
@@ -154,11 +155,32 @@ func (r *run) killWorker(ctx context.Context, sameID bool) injected {
 	if err := r.cl.registered(ctx, next, 15*time.Second); err != nil {
 		in.problem = join(in.problem, err.Error())
 	}
-	in.note = fmt.Sprintf("%d running jobs; restarted as %s", len(running), id)
+	in.note = fmt.Sprintf("%d running jobs; restarted as %s", len(in.running), id)
 	if len(in.held) > 0 {
 		in.note += fmt.Sprintf("; %d deliveries taken but not yet claimed", len(in.held))
 	}
 	return in
+}
+
+// settleRunning reads the victim's jobs again once it is killed or frozen
+// and adds them to in.running. The read before the strike misses a job
+// the worker claimed in the moment between it and the signal (a busy
+// machine makes that moment long), and that attempt's side effect would
+// then count as unexplained. A stopped process claims nothing more, and
+// the controller requeues nothing of it before worker_ttl (a same-id
+// restart comes after this read), so this read misses nothing.
+func (r *run) settleRunning(ctx context.Context, in *injected, w *workerProc) {
+	after, err := runningOn(ctx, r.store, w)
+	if err != nil {
+		in.problem = join(in.problem, fmt.Sprintf("could not read the victim's jobs after the signal: %v", err))
+		return
+	}
+	if in.running == nil {
+		in.running = map[attemptKey]bool{}
+	}
+	for k := range after {
+		in.running[k] = true
+	}
 }
 
 // measureRequeue waits for the killed worker's attempts to be requeued.
@@ -186,6 +208,8 @@ func (r *run) pauseWorker(ctx context.Context) injected {
 		return in
 	}
 	in.at = time.Now()
+	r.settleRunning(ctx, &in, w)
+	running = in.running
 	times, pending := requeueTimes(ctx, r.store, running, in.at, r.o.WorkerPause)
 	sleepUntil(context.WithoutCancel(ctx), in.at.Add(r.o.WorkerPause))
 	if err := w.c.cmd.Process.Signal(syscall.SIGCONT); err != nil {
