@@ -127,6 +127,10 @@ type PoolUsage struct {
 	WorkerHours, BilledHours float64
 	// SlotHours is the slot time jobs used on the pool.
 	SlotHours float64
+	// PinnedSlotHours is the slot time an elastic pool's workers had
+	// free while a running job that cannot checkpoint kept them up: no
+	// rule can repack such a worker, so it is billed until the job ends.
+	PinnedSlotHours float64 `json:",omitzero"`
 	// Cost is what the pool cost: a fixed pool's quota × its price × the
 	// span, an elastic pool's billed time.
 	Cost float64

@@ -45,6 +45,11 @@ type worker struct {
 	ipos      int32 // index in sim.idle, -1 when not there
 	gen       uint32
 	state     workerState
+
+	// pinnedFree are the free slots of an elastic worker that a job
+	// which cannot checkpoint keeps up, since pinnedAt (see notePinned).
+	pinnedFree int32
+	pinnedAt   time.Duration
 }
 
 // poolState is a pool with its workers and what it has done.
@@ -486,6 +491,8 @@ func (s *sim) bill(w *worker, until time.Duration) {
 	if !p.elastic {
 		return
 	}
+	p.use.PinnedSlotHours += float64(w.pinnedFree) * (until - w.pinnedAt).Hours()
+	w.pinnedFree = 0
 	start := s.at(w.requested)
 	paid := max(p.PaidUntil(start, s.at(until).Add(-time.Nanosecond)).Sub(start), until-w.requested)
 	p.use.WorkerHours += (until - w.requested).Hours()
@@ -601,4 +608,28 @@ func (s *sim) doRefill() {
 		s.fill(wi)
 	}
 	s.refill = s.refill[:0]
+}
+
+// notePinned counts, for an elastic worker whose jobs or state just
+// changed, the slot time it had free while a running job that cannot
+// checkpoint kept it up, and starts the next stretch. No rule can move
+// such a job, so its machine stays billed, free slots and all, until the
+// job ends: the part of an elastic pool's cost that only checkpointing
+// (or a machine of its own size) would save.
+func (s *sim) notePinned(w *worker) {
+	p := &s.pools[w.pool]
+	if !p.elastic {
+		return
+	}
+	p.use.PinnedSlotHours += float64(w.pinnedFree) * (s.now - w.pinnedAt).Hours()
+	w.pinnedFree, w.pinnedAt = 0, s.now
+	if w.busy >= w.slots {
+		return
+	}
+	for _, ti := range w.tasks {
+		if t := &s.tasks[ti]; t.state == tsRunning && !t.ckpt {
+			w.pinnedFree = w.slots - w.busy
+			return
+		}
+	}
 }
