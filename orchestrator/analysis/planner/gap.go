@@ -13,9 +13,10 @@ import (
 // quota) and what the closed form leaves out at that quota. The closed
 // form runs every slot of demand up to the quota on it and rents the rest
 // in whole machines, repacked onto the fewest machines at every instant; a
-// simulated job stays on the machine it started on until it ends, so
-// elastic machines run part empty, and work that overflowed or waited may
-// miss quota time that was free. The figures say which of these a plan's
+// simulated job that cannot checkpoint stays on the machine it started on
+// until it ends (rule 5 repacks only checkpointable work), so elastic
+// machines run part empty, and work that overflowed or waited may miss
+// quota time that was free. The figures say which of these a plan's
 // multiple of the optimum comes from, so a gap the search cannot close is
 // shown as such instead of read as a bad pick.
 type Gap struct {
@@ -30,6 +31,11 @@ type Gap struct {
 	ElasticBilled  float64 `json:"elastic_billed_slot_hours"`
 	ElasticWork    float64 `json:"elastic_work_slot_hours"`
 	OptimumElastic float64 `json:"optimum_elastic_slot_hours"`
+	// ElasticPinned is the part of the billed slot-hours that were free
+	// on machines a running job that cannot checkpoint kept up
+	// (sim.PoolUsage.PinnedSlotHours): no rule can empty such a machine,
+	// so this part of the gap closes only with checkpointing.
+	ElasticPinned float64 `json:"elastic_pinned_free_slot_hours"`
 	// FixedWork is the slot-hours that ran on the quota, OptimumFixed what
 	// the optimum runs there (all demand up to the quota).
 	FixedWork    float64 `json:"fixed_work_slot_hours"`
@@ -61,6 +67,7 @@ func gapOf(l Levels, p Prices, machine, q int, r sim.Result, pools []policy.Pool
 		}
 		g.ElasticBilled += u.BilledHours * float64(size)
 		g.ElasticWork += u.SlotHours
+		g.ElasticPinned += u.PinnedSlotHours
 	}
 	return g
 }
@@ -74,8 +81,12 @@ func (g Gap) line(o Optimum, cost float64) string {
 	s := fmt.Sprintf("gap to the optimum: at the plan's quota %d the optimum would cost %.2f (%.3fx its best), the plan %.2f (%.3fx)",
 		g.FixedSlots, g.AtQuota, g.AtQuota/o.Cost, cost, cost/o.Cost)
 	if g.ElasticBilled > 0 {
-		s += fmt.Sprintf("; elastic machines were billed %.0f slot-hours for %.0f of work (%.0f%% full) where the optimum rents %.0f, repacking the demand above the quota onto the fewest machines at every instant (a job here stays on its machine)",
+		s += fmt.Sprintf("; elastic machines were billed %.0f slot-hours for %.0f of work (%.0f%% full) where the optimum rents %.0f, repacking the demand above the quota onto the fewest machines at every instant",
 			g.ElasticBilled, g.ElasticWork, 100*g.ElasticWork/g.ElasticBilled, g.OptimumElastic)
+		if g.ElasticPinned >= 0.5 {
+			s += fmt.Sprintf("; %.0f of the billed slot-hours were free slots on machines kept up by a running job that cannot checkpoint, which no rule can move off its machine",
+				g.ElasticPinned)
+		}
 	}
 	if g.OptimumFixed > 0 {
 		s += fmt.Sprintf("; the quota ran %.0f slot-hours of the %.0f the optimum puts on it", g.FixedWork, g.OptimumFixed)
