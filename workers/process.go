@@ -119,11 +119,15 @@ func (w *Worker) stopProcess(r *running, cmd *exec.Cmd, waited chan error) outco
 	if why == stopPreempt || why == stopFenced {
 		// A fence too: a job that ended by itself did its work, which its
 		// result, recorded once Redis answers, says; requeueing it would
-		// do it again.
+		// do it again. The kernel is asked as well as the goroutine that
+		// waits for the process, which may not have run yet.
 		select {
 		case err := <-waited:
 			return exitOutcome(cmd, err)
 		default:
+		}
+		if exitedOnItsOwn(cmd.Process.Pid) {
+			return exitOutcome(cmd, <-waited)
 		}
 	}
 	var res outcome

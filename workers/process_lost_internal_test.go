@@ -15,8 +15,9 @@ import (
 // startWaitLater starts script in a process group of its own and, once
 // exited is true, waits until it is a zombie before anything reads its
 // exit: the moment a stop meets a job that has ended but whose end the
-// run loop has not seen yet.
-func startWaitLater(t *testing.T, script string, exited bool) (*exec.Cmd, chan error) {
+// run loop has not seen yet. The goroutine that waits for it starts
+// after lag, as a busy machine may schedule it.
+func startWaitLater(t *testing.T, script string, exited bool, lag time.Duration) (*exec.Cmd, chan error) {
 	t.Helper()
 	cmd := exec.Command("sh", "-c", script)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -40,7 +41,10 @@ func startWaitLater(t *testing.T, script string, exited bool) (*exec.Cmd, chan e
 		}
 	}
 	waited := make(chan error, 1)
-	go func() { waited <- cmd.Wait() }()
+	go func() {
+		time.Sleep(lag)
+		waited <- cmd.Wait()
+	}()
 	return cmd, waited
 }
 
@@ -64,16 +68,16 @@ func TestALostAttemptThatExitedFirstIsSettledAsAnEnd(t *testing.T) {
 		return r
 	}
 
-	cmd, waited := startWaitLater(t, "exit 0", true)
+	cmd, waited := startWaitLater(t, "exit 0", true, 0)
 	res := w.stopProcess(lost(), cmd, waited)
 	if !res.succeeded() || res.killed {
 		t.Errorf("a job that exited 0 before the kill: outcome %+v, want its own success", res)
 	}
-	cmd, waited = startWaitLater(t, "exit 3", true)
+	cmd, waited = startWaitLater(t, "exit 3", true, 0)
 	if res := w.stopProcess(lost(), cmd, waited); res.stop != "" || res.exitCode == nil || *res.exitCode != 3 {
 		t.Errorf("a job that exited 3 before the kill: outcome %+v, want its own exit 3", res)
 	}
-	cmd, waited = startWaitLater(t, "sleep 30", false)
+	cmd, waited = startWaitLater(t, "sleep 30", false, 0)
 	if res := w.stopProcess(lost(), cmd, waited); res.stop != stopLost || !res.killed {
 		t.Errorf("a running job: outcome %+v, want it killed as lost", res)
 	}
