@@ -297,6 +297,16 @@ func TestRedisLostDataIsDetectedAndRecovered(t *testing.T) {
 		return running == 0
 	})
 
+	// The new submission's queued event reaches the stream through the
+	// outbox a moment after its reply, and the report counts the jobs the
+	// stream names: on a busy machine it once came after recovery read.
+	testenv.Eventually(t, 10*time.Second, "the stream holds the new submission's queued event", func() bool {
+		seen := false
+		_, err := eventbus.Replay(ctx, js, "E"+p.ns, p.subj, func(e events.Event) {
+			seen = seen || e.Type == events.TypeJobQueued && e.JobID == after.JobID
+		})
+		return err == nil && seen
+	})
 	ropts := controller.RecoverOptions{Store: p.store, Events: p.pub, Logger: quietLogger(),
 		Replay: func(ctx context.Context, fn func(events.Event)) (int, error) {
 			return eventbus.Replay(ctx, js, "E"+p.ns, p.subj, fn)
