@@ -1,12 +1,9 @@
 package workers
 
 import (
-	"os"
 	"strconv"
 	"testing"
 	"time"
-
-	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 )
 
 // TestAFencedJobThatExitedFirstIsSettledAsAnEnd: a self-fence that stops
@@ -17,15 +14,9 @@ import (
 // saw on a loaded machine when a Redis pause fenced a worker at the
 // moment a job ended. A job still running is stopped as fenced.
 func TestAFencedJobThatExitedFirstIsSettledAsAnEnd(t *testing.T) {
-	if _, err := os.Stat("/proc/self/stat"); err != nil {
-		t.Skip("needs /proc to see the job exit")
-	}
-	w, err := New(nil, Options{Slots: 1}.WithDefaults())
-	if err != nil {
-		t.Fatal(err)
-	}
+	w, attempt := stopTestWorker(t)
 	fenced := func() *running {
-		r := newRunning(jobs.Job{ID: "j", Attempt: 1, Spec: jobs.Spec{Grace: jobs.Duration(time.Second)}}, "w", w.opts.Now)
+		r := attempt()
 		r.fenceStop(time.Second)
 		return r
 	}

@@ -48,13 +48,11 @@ func startWaitLater(t *testing.T, script string, exited bool, lag time.Duration)
 	return cmd, waited
 }
 
-// TestALostAttemptThatExitedFirstIsSettledAsAnEnd: a stop for a lost
-// attempt (its record gone or moved on) that reaches a job which has just
-// exited by itself finds the job's own exit: the job did its work, and is
-// settled as an end (so that an end no record can take is published), not
-// as a stop after which recovery would run it again. A job the kill does
-// stop stays a stopped, lost attempt.
-func TestALostAttemptThatExitedFirstIsSettledAsAnEnd(t *testing.T) {
+// stopTestWorker is a worker for the stop tests, which need /proc to
+// see a job exit, and a maker of one-attempt jobs with a second of grace
+// for them to stop.
+func stopTestWorker(t *testing.T) (*Worker, func() *running) {
+	t.Helper()
 	if _, err := os.Stat("/proc/self/stat"); err != nil {
 		t.Skip("needs /proc to see the job exit")
 	}
@@ -62,8 +60,21 @@ func TestALostAttemptThatExitedFirstIsSettledAsAnEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return w, func() *running {
+		return newRunning(jobs.Job{ID: "j", Attempt: 1, Spec: jobs.Spec{Grace: jobs.Duration(time.Second)}}, "w", w.opts.Now)
+	}
+}
+
+// TestALostAttemptThatExitedFirstIsSettledAsAnEnd: a stop for a lost
+// attempt (its record gone or moved on) that reaches a job which has just
+// exited by itself finds the job's own exit: the job did its work, and is
+// settled as an end (so that an end no record can take is published), not
+// as a stop after which recovery would run it again. A job the kill does
+// stop stays a stopped, lost attempt.
+func TestALostAttemptThatExitedFirstIsSettledAsAnEnd(t *testing.T) {
+	w, attempt := stopTestWorker(t)
 	lost := func() *running {
-		r := newRunning(jobs.Job{ID: "j", Attempt: 1, Spec: jobs.Spec{Grace: jobs.Duration(time.Second)}}, "w", w.opts.Now)
+		r := attempt()
 		r.stop(stopLost)
 		return r
 	}
