@@ -61,7 +61,9 @@ func TestTimeoutKillsEscapedGrandchild(t *testing.T) {
 	e := newEnv(t)
 	e.start(e.options())
 	spec := e.escapingJob()
-	spec.Timeout = jobs.Duration(500 * time.Millisecond)
+	// Long enough for a loaded machine to start the grandchild before the
+	// timeout, or the test would wait for a file that never comes.
+	spec.Timeout = jobs.Duration(2 * time.Second)
 	spec.Grace = jobs.Duration(200 * time.Millisecond)
 	j := e.submit(spec, queues.QueueCore)
 	gc := e.waitFile("grandchild", wait)
