@@ -69,8 +69,9 @@ func (c *coalescer) run(ctx context.Context, script *redis.Script, keys []string
 }
 
 // runDurable is run for a call whose writes are acknowledged to someone
-// outside (a submission): with a replica wait configured, its reply is an
-// error unless the replicas hold them.
+// outside (a submission) or acted on outside Redis (a claim, on which a
+// worker starts a process): with a replica wait configured, its reply is
+// an error unless the replicas hold them.
 func (c *coalescer) runDurable(ctx context.Context, script *redis.Script, keys []string, args ...any) *redis.Cmd {
 	return c.call(ctx, &scriptCall{script: script, keys: keys, args: args, durable: true})
 }
@@ -182,8 +183,8 @@ func (c *coalescer) send(batch []*scriptCall) {
 	defer cancel()
 	if c.wait.replicas > 0 && slices.ContainsFunc(batch, func(b *scriptCall) bool { return b.durable }) {
 		// The durable calls go in a pipeline of their own, beside the
-		// others: a claim or a finish must not wait for the replicas of a
-		// submission it happened to travel with.
+		// others: a finish or a beat must not wait for the replicas of a
+		// submission or a claim it happened to travel with.
 		var durable, rest []*scriptCall
 		for _, b := range batch {
 			if b.durable {
@@ -228,8 +229,8 @@ func (c *coalescer) send(batch []*scriptCall) {
 // again in a second pipeline, with its own WAIT, once their scripts are
 // loaded.
 func (c *coalescer) sendWaiting(ctx context.Context, batch []*scriptCall) {
-	// Every durable call is a submission, whose keys are in its namespace's
-	// slot.
+	// Every durable call is a submission or a claim, whose keys are in
+	// its namespace's slot.
 	rdb, err := c.wait.client(ctx, c.rdb, batch[0].keys[0])
 	if err != nil {
 		for _, b := range batch {

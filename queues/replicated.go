@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 )
 
 // Waiting for replicas before a submission is accepted.
@@ -39,12 +41,23 @@ import (
 // On Redis Cluster the pipeline goes to the master of the namespace's
 // slot directly (see replicaWait.client).
 //
-// Only submissions wait: what else a failover loses is repaired without
-// the caller. A lost claim leaves a delivery held that the controller
-// moves on (HeldDeliveries); a lost end or requeue leaves an attempt on
-// record as running on a worker that no longer runs it, which the worker's
-// beats name (Beat.Unrecorded) and the worker records again or requeues
-// (see unrecorded.go). A lost submission is repaired by nothing.
+// Claims wait too. A claim lost in a failover leaves the promoted replica
+// holding the attempt as not yet claimed, and the controller moves its
+// held delivery on (HeldDeliveries): a second worker claims and starts it
+// while the first still runs it, until the first worker's next beat finds
+// the attempt gone and stops it. A job that must run at most once then ran
+// twice for up to a beat. With WaitReplicas a worker starts a job only once
+// the replicas hold its claim (WrapClaim). A claim they do not confirm may
+// still stand on the master; the worker does not start the job, and either
+// asynq's redelivery claims it again (a claim is repeatable) or the
+// worker's beats name the attempt it does not run (Beat.Unrecorded) and
+// it is requeued.
+//
+// Nothing else waits: what else a failover loses is repaired without the
+// caller. A lost end or requeue leaves an attempt on record as running on
+// a worker that no longer runs it, which the worker's beats name and the
+// worker records again or requeues (see unrecorded.go). A lost submission
+// is repaired by nothing.
 
 // DefaultWaitTimeout is how long a pipeline of submissions waits for its
 // replicas when StoreOptions.WaitTimeout is not set.
@@ -59,12 +72,35 @@ type notReplicatedError struct {
 }
 
 func (e *notReplicatedError) Error() string {
+	return "recorded on the Redis master, but " + e.answered() +
+		": resubmit with the same idempotency key, which finds the job if it survived and records it if it did not"
+}
+
+// answered says what the WAIT answered.
+func (e *notReplicatedError) answered() string {
 	got := fmt.Sprintf("%d", e.got)
 	if e.err != nil {
 		got = fmt.Sprintf("an error (%v)", e.err)
 	}
-	return fmt.Sprintf("recorded on the Redis master, but WAIT for %d replicas (redis.wait_replicas) answered %s within %s: "+
-		"resubmit with the same idempotency key, which finds the job if it survived and records it if it did not", e.want, got, e.within)
+	return fmt.Sprintf("WAIT for %d replicas (redis.wait_replicas) answered %s within %s", e.want, got, e.within)
+}
+
+// WrapClaim is Wrap for a claim, which a worker runs through
+// Kernel.RunDurable: a claim the replicas did not confirm is unavailable,
+// and says that the job does not start until it is claimed again, not
+// that anyone should resubmit.
+func WrapClaim(op string, err error) error {
+	var nr *notReplicatedError
+	if errors.As(err, &nr) {
+		return fmt.Errorf("%s: %w: the claim is on the Redis master, but %s: the job does not start here until a redelivery claims it again",
+			op, jobs.ErrUnavailable, nr.answered())
+	}
+	var sm *slotMovedError
+	if errors.As(err, &sm) {
+		return fmt.Errorf("%s: %w: the namespace's slot moved while the claim waited for its replicas (%v): a redelivery claims it again",
+			op, jobs.ErrUnavailable, sm.err)
+	}
+	return wrap(op, err)
 }
 
 // slotMovedError says the namespace's slot moved while a waiting

@@ -220,3 +220,72 @@ func foundAgain(t *testing.T, s *queues.Store, prefix string, items []queues.Bat
 		}
 	}
 }
+
+// TestClaimsWaitForTheirReplica: with WaitReplicas a claim is answered
+// only once the replica holds it, since a worker starts the job on it. With
+// the replica cut off, the claim is refused as unavailable, saying the job
+// does not start; once it is back, the same worker's redelivered claim
+// gets the attempt, on the replica too, and another worker's is stale.
+func TestClaimsWaitForTheirReplica(t *testing.T) {
+	t.Parallel()
+	pair := testenv.RedisWithReplica(t)
+	ctx := context.Background()
+	master := redis.NewClient(&redis.Options{Addr: pair.Master.Addr})
+	replica := redis.NewClient(&redis.Options{Addr: pair.Replica.Addr})
+	t.Cleanup(func() { master.Close(); replica.Close() })
+	s := queues.NewStore(master, queues.StoreOptions{Namespace: "claimwait", WaitReplicas: 1})
+	cut := queues.NewStore(master, queues.StoreOptions{Namespace: "claimwait", WaitReplicas: 1, WaitTimeout: 200 * time.Millisecond})
+	w := queues.WorkerInfo{ID: "w1", Pool: "fixed", Slots: 2, Incarnation: "aaaa"}
+	if _, err := s.Register(ctx, w); err != nil {
+		t.Fatal(err)
+	}
+	onReplica := func(id string) string {
+		v, _ := replica.HGet(ctx, s.Namespace().Job(id), "worker").Result()
+		return v
+	}
+
+	first := claimedBy(t, s, w)
+	if got := onReplica(first.ID); got != w.ID {
+		t.Fatalf("the claim of %s was answered before the replica held it: the replica says worker %q", first.ID, got)
+	}
+
+	sub, err := s.Submit(ctx, spec("claim-cut"), queues.QueueCore)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := replica.Do(ctx, "REPLICAOF", "NO", "ONE").Err(); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 5*time.Second, "the master to see no replica", func() bool {
+		info, _ := master.Info(ctx, "replication").Result()
+		return strings.Contains(info, "connected_slaves:0")
+	})
+	d := queues.Delivery{JobID: sub.Job.ID, Attempt: 1}
+	_, ok, err := cut.ClaimAs(ctx, d, w.ID, w.Incarnation)
+	if ok || !errors.Is(err, jobs.ErrUnavailable) || !strings.Contains(err.Error(), "does not start") {
+		t.Fatalf("a claim no replica confirmed: ok %v, %v; want unavailable, saying the job does not start", ok, err)
+	}
+
+	host, port := pair.MasterAddr()
+	if err := replica.Do(ctx, "REPLICAOF", host, port).Err(); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 20*time.Second, "the replica to catch up", func() bool {
+		info, _ := replica.Info(ctx, "replication").Result()
+		return strings.Contains(info, "master_link_status:up") && pair.MasterSeesReplica() == nil
+	})
+	j, ok, err := s.ClaimAs(ctx, d, w.ID, w.Incarnation)
+	if !ok || err != nil || j.Worker != w.ID || j.State != jobs.StateRunning {
+		t.Fatalf("the redelivered claim: ok %v worker %q state %s %v, want the attempt running on %s", ok, j.Worker, j.State, err, w.ID)
+	}
+	if got := onReplica(sub.Job.ID); got != w.ID {
+		t.Fatalf("the replica says worker %q after the confirmed claim, want %s", got, w.ID)
+	}
+	other := queues.WorkerInfo{ID: "w2", Pool: "fixed", Slots: 2, Incarnation: "bbbb"}
+	if _, err := s.Register(ctx, other); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := s.ClaimAs(ctx, d, other.ID, other.Incarnation); ok || err != nil {
+		t.Fatalf("another worker's claim of the same attempt: ok %v %v, want stale", ok, err)
+	}
+}

@@ -387,12 +387,14 @@ type Claimant struct {
 // ClaimBy is ClaimAs for a claimant that also names its pool.
 func (s *Store) ClaimBy(ctx context.Context, d Delivery, c Claimant) (jobs.Job, bool, error) {
 	now := s.opts.Now().UnixMilli()
-	v, err := s.runScript(ctx, claimScript,
+	// Durable: with StoreOptions.WaitReplicas a job starts only once the
+	// replicas hold its claim (see replicated.go).
+	v, err := s.co.runDurable(ctx, claimScript,
 		[]string{s.ns.Job(d.JobID), s.ns.Outbox(), s.ns.WorkerJobs(c.Worker), s.ns.WorkerTombstone(c.Worker), s.ns.Worker(c.Worker),
 			s.ns.WorkerIncarnation(c.Worker)},
 		d.JobID, d.Attempt, c.Worker, now, c.Incarnation, c.Pool).Result()
 	if err != nil {
-		return jobs.Job{}, false, wrap("queues.Claim", err)
+		return jobs.Job{}, false, WrapClaim("queues.Claim", err)
 	}
 	if v == "fenced" {
 		return jobs.Job{}, false, fmt.Errorf("queues.Claim %s by %s: %w", TaskID(d.JobID, d.Attempt), c.Worker, ErrFenced)

@@ -69,9 +69,11 @@ type RedisConfig struct {
 	// is accepted. A submission not confirmed within WaitTimeout fails as
 	// unavailable, and the client resubmits it under its idempotency key.
 	// In mode cluster the wait is for the replicas of the master that
-	// holds the namespace's slot. It trades availability for that: while fewer replicas than this
-	// answer (after a failover, until a new replica syncs), every
-	// submission fails, so ask for fewer replicas than run.
+	// holds the namespace's slot. Workers' claims wait too, so a failover
+	// cannot hand a running job to a second worker. It trades
+	// availability for that: while fewer replicas than this answer (after
+	// a failover, until a new replica syncs), every submission fails and
+	// no job starts, so ask for fewer replicas than run.
 	WaitReplicas int `yaml:"wait_replicas,omitempty"`
 	// WaitTimeout bounds that wait (default 1s, at most 2s: below the
 	// client's read timeout).

@@ -77,12 +77,14 @@ func (s *Store) ClaimMember(ctx context.Context, d queues.Delivery, n int, worke
 		return jobs.Job{}, false, fmt.Errorf("gangs.ClaimMember %s: member %d of %d", queues.TaskID(d.JobID, d.Attempt), d.Member, n)
 	}
 	ns := s.k.Namespace()
-	v, err := memberClaimScript.Run(ctx, s.k.Redis(),
+	// Durable, as a lone job's claim: a member joins its gang's barrier
+	// only once the replicas hold its claim.
+	v, err := s.k.RunDurable(ctx, memberClaimScript,
 		[]string{ns.Job(d.JobID), ns.Outbox(), ns.WorkerJobs(worker), ns.WorkerTombstone(worker), ns.Worker(worker),
 			ns.WorkerIncarnation(worker)},
 		d.JobID, d.Attempt, worker, s.k.Now().UnixMilli(), incarnation, d.Member, n, coord, ns.WorkerPrefix()).Result()
 	if err != nil {
-		return jobs.Job{}, false, queues.Wrap("gangs.ClaimMember", err)
+		return jobs.Job{}, false, queues.WrapClaim("gangs.ClaimMember", err)
 	}
 	if v == "fenced" {
 		return jobs.Job{}, false, fmt.Errorf("gangs.ClaimMember %s by %s: %w", queues.MemberTaskID(d.JobID, d.Attempt, d.Member), worker, queues.ErrFenced)
