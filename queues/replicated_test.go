@@ -15,6 +15,15 @@ import (
 	"github.com/ballastdev/ballast/queues"
 )
 
+// waitingStores are two stores of namespace ns on master that wait for
+// one replica: s with the default wait, for while the replica answers,
+// and cut with a short one (on the same records), for while it is cut
+// off, which only makes a test quicker.
+func waitingStores(master redis.UniversalClient, ns string) (s, cut *queues.Store) {
+	return queues.NewStore(master, queues.StoreOptions{Namespace: ns, WaitReplicas: 1}),
+		queues.NewStore(master, queues.StoreOptions{Namespace: ns, WaitReplicas: 1, WaitTimeout: 200 * time.Millisecond})
+}
+
 // TestSubmissionsWaitForTheirReplica: with WaitReplicas a submission is
 // answered as recorded only once the replica holds it. With the replica
 // cut off, a lone submission and every job of a batch fail as unavailable,
@@ -24,13 +33,8 @@ func TestSubmissionsWaitForTheirReplica(t *testing.T) {
 	t.Parallel()
 	pair := testenv.RedisWithReplica(t)
 	ctx := context.Background()
-	master := redis.NewClient(&redis.Options{Addr: pair.Master.Addr})
-	replica := redis.NewClient(&redis.Options{Addr: pair.Replica.Addr})
-	t.Cleanup(func() { master.Close(); replica.Close() })
-	// The default wait while the replica answers; a short one (on the same
-	// records) while it is cut off, which only makes the test quicker.
-	s := queues.NewStore(master, queues.StoreOptions{Namespace: "wait", WaitReplicas: 1})
-	cut := queues.NewStore(master, queues.StoreOptions{Namespace: "wait", WaitReplicas: 1, WaitTimeout: 200 * time.Millisecond})
+	master, replica := pair.Clients(t)
+	s, cut := waitingStores(master, "wait")
 
 	onReplica := func(id string) bool {
 		n, err := replica.Exists(ctx, s.Namespace().Job(id)).Result()
@@ -66,24 +70,11 @@ func TestSubmissionsWaitForTheirReplica(t *testing.T) {
 	}
 
 	// Cut the replica off: the master has none.
-	if err := replica.Do(ctx, "REPLICAOF", "NO", "ONE").Err(); err != nil {
-		t.Fatal(err)
-	}
-	testenv.Eventually(t, 5*time.Second, "the master to see no replica", func() bool {
-		info, _ := master.Info(ctx, "replication").Result()
-		return strings.Contains(info, "connected_slaves:0")
-	})
+	pair.CutOff(t)
 	items := refusedUnreplicated(t, cut, "k", 30)
 
 	// The replica back: the same submissions find what the master holds.
-	host, port := pair.MasterAddr()
-	if err := replica.Do(ctx, "REPLICAOF", host, port).Err(); err != nil {
-		t.Fatal(err)
-	}
-	testenv.Eventually(t, 20*time.Second, "the replica to catch up", func() bool {
-		info, _ := replica.Info(ctx, "replication").Result()
-		return strings.Contains(info, "master_link_status:up") && pair.MasterSeesReplica() == nil
-	})
+	pair.Reconnect(t)
 	foundAgain(t, s, "k", items, onReplica)
 	if n, err := master.ZCard(ctx, s.Namespace().JobIndex()).Result(); err != nil || n != int64(22+len(items)) {
 		t.Fatalf("%d jobs recorded (%v), want %d: a resubmission recorded a job twice", n, err, 22+len(items))
@@ -230,11 +221,8 @@ func TestClaimsWaitForTheirReplica(t *testing.T) {
 	t.Parallel()
 	pair := testenv.RedisWithReplica(t)
 	ctx := context.Background()
-	master := redis.NewClient(&redis.Options{Addr: pair.Master.Addr})
-	replica := redis.NewClient(&redis.Options{Addr: pair.Replica.Addr})
-	t.Cleanup(func() { master.Close(); replica.Close() })
-	s := queues.NewStore(master, queues.StoreOptions{Namespace: "claimwait", WaitReplicas: 1})
-	cut := queues.NewStore(master, queues.StoreOptions{Namespace: "claimwait", WaitReplicas: 1, WaitTimeout: 200 * time.Millisecond})
+	master, replica := pair.Clients(t)
+	s, cut := waitingStores(master, "claimwait")
 	w := queues.WorkerInfo{ID: "w1", Pool: "fixed", Slots: 2, Incarnation: "aaaa"}
 	if _, err := s.Register(ctx, w); err != nil {
 		t.Fatal(err)
@@ -253,27 +241,14 @@ func TestClaimsWaitForTheirReplica(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := replica.Do(ctx, "REPLICAOF", "NO", "ONE").Err(); err != nil {
-		t.Fatal(err)
-	}
-	testenv.Eventually(t, 5*time.Second, "the master to see no replica", func() bool {
-		info, _ := master.Info(ctx, "replication").Result()
-		return strings.Contains(info, "connected_slaves:0")
-	})
+	pair.CutOff(t)
 	d := queues.Delivery{JobID: sub.Job.ID, Attempt: 1}
 	_, ok, err := cut.ClaimAs(ctx, d, w.ID, w.Incarnation)
 	if ok || !errors.Is(err, jobs.ErrUnavailable) || !strings.Contains(err.Error(), "does not start") {
 		t.Fatalf("a claim no replica confirmed: ok %v, %v; want unavailable, saying the job does not start", ok, err)
 	}
 
-	host, port := pair.MasterAddr()
-	if err := replica.Do(ctx, "REPLICAOF", host, port).Err(); err != nil {
-		t.Fatal(err)
-	}
-	testenv.Eventually(t, 20*time.Second, "the replica to catch up", func() bool {
-		info, _ := replica.Info(ctx, "replication").Result()
-		return strings.Contains(info, "master_link_status:up") && pair.MasterSeesReplica() == nil
-	})
+	pair.Reconnect(t)
 	j, ok, err := s.ClaimAs(ctx, d, w.ID, w.Incarnation)
 	if !ok || err != nil || j.Worker != w.ID || j.State != jobs.StateRunning {
 		t.Fatalf("the redelivered claim: ok %v worker %q state %s %v, want the attempt running on %s", ok, j.Worker, j.State, err, w.ID)

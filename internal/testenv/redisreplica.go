@@ -1,6 +1,7 @@
 package testenv
 
 import (
+	"context"
 	"fmt"
 	"os/exec"
 	"path/filepath"
@@ -8,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // RedisReplicaPair is a master and one replica of it on loopback ports,
@@ -81,4 +84,48 @@ func (p *RedisReplicaPair) MasterSeesReplica() error {
 		return fmt.Errorf("master %s: no replica online yet", p.Master.Addr)
 	}
 	return nil
+}
+
+// CutOff makes the replica a master of its own (REPLICAOF NO ONE) and
+// waits until the master counts no replica: a WAIT on the master then
+// counts nobody, as after the replica's host died, while both still
+// answer.
+func (p *RedisReplicaPair) CutOff(t testing.TB) {
+	t.Helper()
+	p.replicaOf(t, "NO", "ONE")
+	Eventually(t, 5*time.Second, "the master to see no replica", func() bool {
+		info, _ := replicationInfo(p.Master.Addr)
+		return strings.Contains(info, "connected_slaves:0")
+	})
+}
+
+// Reconnect makes the replica follow the master again and waits until
+// it has caught up and the master counts it online.
+func (p *RedisReplicaPair) Reconnect(t testing.TB) {
+	t.Helper()
+	host, port := p.MasterAddr()
+	p.replicaOf(t, host, port)
+	Eventually(t, 20*time.Second, "the replica to catch up", func() bool {
+		return replicating(p.Replica.Addr) == nil && p.MasterSeesReplica() == nil
+	})
+}
+
+func (p *RedisReplicaPair) replicaOf(t testing.TB, args ...string) {
+	t.Helper()
+	c := redis.NewClient(&redis.Options{Addr: p.Replica.Addr})
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := c.Do(ctx, "REPLICAOF", args[0], args[1]).Err(); err != nil {
+		t.Fatalf("REPLICAOF %s on %s: %v", strings.Join(args, " "), p.Replica.Addr, err)
+	}
+}
+
+// Clients returns a client of the master and one of the replica, closed
+// when the test ends.
+func (p *RedisReplicaPair) Clients(t testing.TB) (master, replica *redis.Client) {
+	master = redis.NewClient(&redis.Options{Addr: p.Master.Addr})
+	replica = redis.NewClient(&redis.Options{Addr: p.Replica.Addr})
+	t.Cleanup(func() { _ = master.Close(); _ = replica.Close() })
+	return master, replica
 }

@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/ballastdev/ballast/internal/testenv"
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/queues"
@@ -23,9 +21,7 @@ func TestMemberClaimsWaitForTheirReplica(t *testing.T) {
 	t.Parallel()
 	pair := testenv.RedisWithReplica(t)
 	ctx := context.Background()
-	master := redis.NewClient(&redis.Options{Addr: pair.Master.Addr})
-	replica := redis.NewClient(&redis.Options{Addr: pair.Replica.Addr})
-	t.Cleanup(func() { master.Close(); replica.Close() })
+	master, replica := pair.Clients(t)
 	s := storeOn(master, queues.StoreOptions{Namespace: "gangwait", WaitReplicas: 1})
 	cut := storeOn(master, queues.StoreOptions{Namespace: "gangwait", WaitReplicas: 1, WaitTimeout: 200 * time.Millisecond})
 	id, ds := placedGang(t, s)
@@ -37,26 +33,13 @@ func TestMemberClaimsWaitForTheirReplica(t *testing.T) {
 	if _, ok, err := s.ClaimMember(ctx, ds[0], 2, "w0", "i0", "h0:1"); !ok || err != nil {
 		t.Fatalf("member 0's claim with the replica up: %v %v", ok, err)
 	}
-	if err := replica.Do(ctx, "REPLICAOF", "NO", "ONE").Err(); err != nil {
-		t.Fatal(err)
-	}
-	testenv.Eventually(t, 5*time.Second, "the master to see no replica", func() bool {
-		info, _ := master.Info(ctx, "replication").Result()
-		return strings.Contains(info, "connected_slaves:0")
-	})
+	pair.CutOff(t)
 	_, ok, err := cut.ClaimMember(ctx, ds[1], 2, "w1", "i1", "")
 	if ok || !errors.Is(err, jobs.ErrUnavailable) || !strings.Contains(err.Error(), "does not start") {
 		t.Fatalf("member 1's claim no replica confirmed: ok %v, %v; want unavailable, saying the job does not start", ok, err)
 	}
 
-	host, port := pair.MasterAddr()
-	if err := replica.Do(ctx, "REPLICAOF", host, port).Err(); err != nil {
-		t.Fatal(err)
-	}
-	testenv.Eventually(t, 20*time.Second, "the replica to catch up", func() bool {
-		info, _ := replica.Info(ctx, "replication").Result()
-		return strings.Contains(info, "master_link_status:up") && pair.MasterSeesReplica() == nil
-	})
+	pair.Reconnect(t)
 	j, ok, err := s.ClaimMember(ctx, ds[1], 2, "w1", "i1", "")
 	if !ok || err != nil || j.State != jobs.StateRunning {
 		t.Fatalf("member 1's claim again: ok %v state %s %v, want the gang running", ok, j.State, err)
