@@ -8,6 +8,7 @@ import (
 	"github.com/ballastdev/ballast/internal/testenv"
 	"github.com/ballastdev/ballast/orchestrator/control/controller"
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
+	"github.com/ballastdev/ballast/queues"
 	"github.com/ballastdev/ballast/queues/redisinfo"
 )
 
@@ -35,6 +36,14 @@ func TestSubmit500OnRedisSentinelThroughFailover(t *testing.T) {
 	var promoted string
 	run := submitThroughFailover(t, p, c, 500, 8, func() time.Duration {
 		old := env.Master.Addr
+		// As in the cluster test: the kill waits until the replica holds
+		// what was accepted. In a clean-clone CI run it did not, and the
+		// 255 jobs accepted last died with the master, which Redis's
+		// asynchronous replication allows and only redis.wait_replicas
+		// prevents; this test checks Ballast's part of a failover.
+		if n, err := waitReplicated(t.Context(), old, queues.NewNamespace(ns).Outbox()); err != nil || n < 1 {
+			t.Logf("the replica had not confirmed the writes before the kill (%d, %v)", n, err)
+		}
 		start := time.Now()
 		env.Master.Kill()
 		now, err := env.WaitPromoted(old, 30*time.Second)
