@@ -36,6 +36,12 @@ type Gap struct {
 	// (sim.PoolUsage.PinnedSlotHours): no rule can empty such a machine,
 	// so this part of the gap closes only with checkpointing.
 	ElasticPinned float64 `json:"elastic_pinned_free_slot_hours"`
+	// ElasticShareRoom is the part of the billed slot-hours left unused
+	// on GPUs that jobs shared (sim.PoolUsage.ShareRoomSlotHours). The
+	// optimum packs the shares running at each instant afresh; jobs
+	// that cannot checkpoint keep the GPU they started on, so shares
+	// that started apart stay apart.
+	ElasticShareRoom float64 `json:"elastic_share_room_slot_hours,omitempty"`
 	// FixedWork is the slot-hours that ran on the quota, OptimumFixed what
 	// the optimum runs there (all demand up to the quota).
 	FixedWork    float64 `json:"fixed_work_slot_hours"`
@@ -68,6 +74,7 @@ func gapOf(l Levels, p Prices, machine, q int, r sim.Result, pools []policy.Pool
 		g.ElasticBilled += u.BilledHours * float64(size)
 		g.ElasticWork += u.SlotHours
 		g.ElasticPinned += u.PinnedSlotHours
+		g.ElasticShareRoom += u.ShareRoomSlotHours
 	}
 	return g
 }
@@ -86,6 +93,10 @@ func (g Gap) line(o Optimum, cost float64) string {
 		if g.ElasticPinned >= 0.5 {
 			s += fmt.Sprintf("; %.0f of the billed slot-hours were free slots on machines kept up by a running job that cannot checkpoint, which no rule can move off its machine",
 				g.ElasticPinned)
+		}
+		if g.ElasticShareRoom >= 0.5 {
+			s += fmt.Sprintf("; %.0f were left unused on GPUs that jobs shared, which the optimum packs afresh at every instant",
+				g.ElasticShareRoom)
 		}
 	}
 	if g.OptimumFixed > 0 {

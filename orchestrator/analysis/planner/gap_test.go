@@ -19,14 +19,14 @@ func TestGapSplitsTheCostOverTheOptimum(t *testing.T) {
 	pools := []policy.Pool{{Name: "od", Kind: policy.PoolOnDemand, SlotsPerWorker: 4, PricePerSlotHour: 2}}
 	r := sim.Result{Pools: []sim.PoolUsage{
 		{Name: "fixed", Kind: policy.PoolFixed, FixedSlots: 2, SlotHours: 5},
-		{Name: "od", Kind: policy.PoolOnDemand, BilledHours: 5, SlotHours: 12, PinnedSlotHours: 3},
+		{Name: "od", Kind: policy.PoolOnDemand, BilledHours: 5, SlotHours: 12, PinnedSlotHours: 3, ShareRoomSlotHours: 1.5},
 	}}
 	g := gapOf(l, prices, 4, 2, r, pools)
 	// Up to the quota: 2 slots for 2 h at level 3 and 1 h at level 10.
 	// Above it: 1 slot rents a 4-slot machine for 2 h, 8 slots two
 	// machines for 1 h. The plan billed 5 machine-hours of 4 slots.
 	want := Gap{FixedSlots: 2, AtQuota: 2*4 + 2*16, ElasticBilled: 20, ElasticWork: 12, OptimumElastic: 16,
-		ElasticPinned: 3, FixedWork: 5, OptimumFixed: 6}
+		ElasticPinned: 3, ElasticShareRoom: 1.5, FixedWork: 5, OptimumFixed: 6}
 	if g != want {
 		t.Fatalf("gap %+v, want %+v", g, want)
 	}
@@ -34,6 +34,7 @@ func TestGapSplitsTheCostOverTheOptimum(t *testing.T) {
 	for _, s := range []string{"quota 2", "would cost 40.00 (1.111x its best)", "the plan 50.00 (1.389x)",
 		"billed 20 slot-hours for 12 of work (60% full) where the optimum rents 16",
 		"3 of the billed slot-hours were free slots on machines kept up by a running job that cannot checkpoint",
+		"2 were left unused on GPUs that jobs shared",
 		"ran 5 slot-hours of the 6"} {
 		if !strings.Contains(line, s) {
 			t.Errorf("line %q lacks %q", line, s)

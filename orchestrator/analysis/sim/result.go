@@ -131,6 +131,12 @@ type PoolUsage struct {
 	// free while a running job that cannot checkpoint kept them up: no
 	// rule can repack such a worker, so it is billed until the job ends.
 	PinnedSlotHours float64 `json:",omitzero"`
+	// ShareRoomSlotHours is the GPU time an elastic pool's workers left
+	// unused on GPUs that jobs shared: a GPU holding shares of 0.4 and
+	// 0.4 is billed whole and leaves 0.2 of it. Part of it is shares that
+	// could not pair up (0.6 and 0.6 need two GPUs), part shares that
+	// ended at different times.
+	ShareRoomSlotHours float64 `json:",omitzero"`
 	// Cost is what the pool cost: a fixed pool's quota × its price × the
 	// span, an elastic pool's billed time.
 	Cost float64

@@ -121,6 +121,7 @@ func (s *sim) workerChanged(wi int32) {
 	}
 	s.ix.PutWorker(s.policyWorker(w))
 	s.notePinned(w)
+	s.noteShareRoom(w)
 	idle := w.busy == 0 && w.state == wsUp && s.pools[w.pool].elastic
 	switch {
 	case idle && w.ipos < 0:

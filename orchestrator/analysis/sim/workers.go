@@ -50,6 +50,10 @@ type worker struct {
 	// which cannot checkpoint keeps up, since pinnedAt (see notePinned).
 	pinnedFree int32
 	pinnedAt   time.Duration
+	// roomFree is the thousandths of a GPU that the slots holding shares
+	// on an elastic worker leave unused, since roomAt (see noteShareRoom).
+	roomFree int32
+	roomAt   time.Duration
 }
 
 // poolState is a pool with its workers and what it has done.
@@ -493,6 +497,8 @@ func (s *sim) bill(w *worker, until time.Duration) {
 	}
 	p.use.PinnedSlotHours += float64(w.pinnedFree) * (until - w.pinnedAt).Hours()
 	w.pinnedFree = 0
+	p.use.ShareRoomSlotHours += float64(w.roomFree) / 1000 * (until - w.roomAt).Hours()
+	w.roomFree = 0
 	start := s.at(w.requested)
 	paid := max(p.PaidUntil(start, s.at(until).Add(-time.Nanosecond)).Sub(start), until-w.requested)
 	p.use.WorkerHours += (until - w.requested).Hours()
@@ -630,6 +636,25 @@ func (s *sim) notePinned(w *worker) {
 		if t := &s.tasks[ti]; t.state == tsRunning && !t.ckpt {
 			w.pinnedFree = w.slots - w.busy
 			return
+		}
+	}
+}
+
+// noteShareRoom counts, for an elastic worker whose jobs just changed,
+// the GPU time its shared slots left unused (what the shares on each fall
+// short of a whole GPU), and starts the next stretch. A slot holding any
+// share is a whole GPU billed: this is what shares that did not fill
+// their GPUs cost, which no rule recovers while they run.
+func (s *sim) noteShareRoom(w *worker) {
+	p := &s.pools[w.pool]
+	if !p.elastic {
+		return
+	}
+	p.use.ShareRoomSlotHours += float64(w.roomFree) / 1000 * (s.now - w.roomAt).Hours()
+	w.roomFree, w.roomAt = 0, s.now
+	for _, used := range w.rooms {
+		if used > 0 {
+			w.roomFree += 1000 - int32(used)
 		}
 	}
 }
