@@ -124,6 +124,11 @@ func TestLiveAndSimulatedFlavorsAgree(t *testing.T) {
 	waits := map[string][]time.Duration{}
 	slotSecs := map[string]float64{}
 	wantSlotSecs := map[string]float64{}
+	// overrun is how much longer than the trace the jobs on each worker
+	// ran live: a process start and exit, which a loaded machine
+	// stretches. A job waits behind the jobs of its own model, so its
+	// live wait may exceed the simulated one by up to that much.
+	overrun := map[string]time.Duration{}
 	for i, id := range ids {
 		j := recs[id]
 		if j.Worker != flavorWorker[i] {
@@ -138,15 +143,18 @@ func TestLiveAndSimulatedFlavorsAgree(t *testing.T) {
 			t.Errorf("job %d ran %s live, shorter than its %s", i, ms(ran), ms(tr.Jobs[i].Duration))
 		}
 		slotSecs[j.Worker] += float64(tr.Jobs[i].Slots) * ran.Seconds()
+		overrun[j.Worker] += max(ran-tr.Jobs[i].Duration, 0)
 		wantSlotSecs[flavorWorker[i]] += float64(tr.Jobs[i].Slots) * tr.Jobs[i].Duration.Seconds()
 	}
 	lc := summarize(all)
 	t.Logf("core wait p50: live %s, simulated %s; max: live %s, simulated %s",
 		ms(lc.p50), ms(res.CoreWait.P50), ms(lc.max), ms(res.CoreWait.Max))
-	checks := []struct {
-		name       string
-		live, simd time.Duration
-	}{{"core wait p50", lc.p50, res.CoreWait.P50}, {"core wait max", lc.max, res.CoreWait.Max}}
+	type check struct {
+		name              string
+		live, simd, slack time.Duration
+	}
+	most := max(overrun["fixed-a100"], overrun["fixed-t4"])
+	checks := []check{{"core wait p50", lc.p50, res.CoreWait.P50, most}, {"core wait max", lc.max, res.CoreWait.Max, most}}
 	for _, worker := range []string{"fixed-a100", "fixed-t4"} {
 		var u sim.PoolUsage
 		for _, p := range res.Pools {
@@ -169,16 +177,14 @@ func TestLiveAndSimulatedFlavorsAgree(t *testing.T) {
 			t.Errorf("pool %s ran %.2f slot-seconds simulated, want %.2f (the trace's jobs on %s; %.2f live)",
 				u.Name, got, wantSlotSecs[worker], worker, slotSecs[worker])
 		}
-		checks = append(checks, struct {
-			name       string
-			live, simd time.Duration
-		}{worker + " p95 wait", nearestP95(live), u.CoreWait.P95})
+		checks = append(checks, check{worker + " p95 wait", nearestP95(live), u.CoreWait.P95, overrun[worker]})
 	}
 	// As TestLiveAndSimulatedRunsAgree: live waits include a poll and the
-	// wake-up after a tick, which a second and a half covers.
+	// wake-up after a tick, which a second and a half covers, and the
+	// live overrun of the jobs they waited behind (measured, not assumed).
 	for _, c := range checks {
-		if d := c.live - c.simd; d < -time.Second || d > 1500*time.Millisecond {
-			t.Errorf("%s: live %s, simulated %s", c.name, c.live, c.simd)
+		if d := c.live - c.simd; d < -time.Second || d > 1500*time.Millisecond+c.slack {
+			t.Errorf("%s: live %s, simulated %s, with %s of live overrun on the worker", c.name, c.live, c.simd, ms(c.slack))
 		}
 	}
 	// The 1-GPU A100 job waited for the A100 machine with a T4 GPU free:
