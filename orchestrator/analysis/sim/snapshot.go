@@ -120,8 +120,7 @@ func (s *sim) workerChanged(wi int32) {
 		return // a spot reclaim's tasks leave a worker already gone
 	}
 	s.ix.PutWorker(s.policyWorker(w))
-	s.notePinned(w)
-	s.noteShareRoom(w)
+	s.noteUnused(w)
 	idle := w.busy == 0 && w.state == wsUp && s.pools[w.pool].elastic
 	switch {
 	case idle && w.ipos < 0:

@@ -46,14 +46,9 @@ type worker struct {
 	gen       uint32
 	state     workerState
 
-	// pinnedFree are the free slots of an elastic worker that a job
-	// which cannot checkpoint keeps up, since pinnedAt (see notePinned).
-	pinnedFree int32
-	pinnedAt   time.Duration
-	// roomFree is the thousandths of a GPU that the slots holding shares
-	// on an elastic worker leave unused, since roomAt (see noteShareRoom).
-	roomFree int32
-	roomAt   time.Duration
+	// unused is what an elastic worker has left unused since its last
+	// change (see noteUnused).
+	unused unused
 }
 
 // poolState is a pool with its workers and what it has done.
@@ -495,10 +490,7 @@ func (s *sim) bill(w *worker, until time.Duration) {
 	if !p.elastic {
 		return
 	}
-	p.use.PinnedSlotHours += float64(w.pinnedFree) * (until - w.pinnedAt).Hours()
-	w.pinnedFree = 0
-	p.use.ShareRoomSlotHours += float64(w.roomFree) / 1000 * (until - w.roomAt).Hours()
-	w.roomFree = 0
+	s.flushUnused(w, until)
 	start := s.at(w.requested)
 	paid := max(p.PaidUntil(start, s.at(until).Add(-time.Nanosecond)).Sub(start), until-w.requested)
 	p.use.WorkerHours += (until - w.requested).Hours()
@@ -614,47 +606,4 @@ func (s *sim) doRefill() {
 		s.fill(wi)
 	}
 	s.refill = s.refill[:0]
-}
-
-// notePinned counts, for an elastic worker whose jobs or state just
-// changed, the slot time it had free while a running job that cannot
-// checkpoint kept it up, and starts the next stretch. No rule can move
-// such a job, so its machine stays billed, free slots and all, until the
-// job ends: the part of an elastic pool's cost that only checkpointing
-// (or a machine of its own size) would save.
-func (s *sim) notePinned(w *worker) {
-	p := &s.pools[w.pool]
-	if !p.elastic {
-		return
-	}
-	p.use.PinnedSlotHours += float64(w.pinnedFree) * (s.now - w.pinnedAt).Hours()
-	w.pinnedFree, w.pinnedAt = 0, s.now
-	if w.busy >= w.slots {
-		return
-	}
-	for _, ti := range w.tasks {
-		if t := &s.tasks[ti]; t.state == tsRunning && !t.ckpt {
-			w.pinnedFree = w.slots - w.busy
-			return
-		}
-	}
-}
-
-// noteShareRoom counts, for an elastic worker whose jobs just changed,
-// the GPU time its shared slots left unused (what the shares on each fall
-// short of a whole GPU), and starts the next stretch. A slot holding any
-// share is a whole GPU billed: this is what shares that did not fill
-// their GPUs cost, which no rule recovers while they run.
-func (s *sim) noteShareRoom(w *worker) {
-	p := &s.pools[w.pool]
-	if !p.elastic {
-		return
-	}
-	p.use.ShareRoomSlotHours += float64(w.roomFree) / 1000 * (s.now - w.roomAt).Hours()
-	w.roomFree, w.roomAt = 0, s.now
-	for _, used := range w.rooms {
-		if used > 0 {
-			w.roomFree += 1000 - int32(used)
-		}
-	}
 }
