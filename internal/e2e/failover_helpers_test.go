@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/ballastdev/ballast/internal/testenv"
 	"github.com/ballastdev/ballast/orchestrator/client"
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
@@ -151,4 +153,15 @@ func submitThroughFailover(t *testing.T, p *plane, c *counter, total, senders in
 	t.Logf("%d accepted (%d tries refused during the failover and retried) in %s, failover %s, all done %s after the first submission; lost %d, ran twice %d",
 		run.accepted, run.refused, submitted.Round(time.Millisecond), run.failover.Round(time.Millisecond), run.completed.Round(time.Millisecond), lost, twice)
 	return run
+}
+
+// waitReplicated writes a marker under key's hash slot on the master at
+// addr and waits (WAIT) until a replica has everything up to it.
+func waitReplicated(ctx context.Context, addr, key string) (int64, error) {
+	c := redis.NewClient(&redis.Options{Addr: addr})
+	defer c.Close()
+	if err := c.Set(ctx, key+":replicated", "1", time.Minute).Err(); err != nil {
+		return 0, err
+	}
+	return c.Wait(ctx, 1, 10*time.Second).Result()
 }

@@ -1,10 +1,7 @@
 package e2e
 
 import (
-	"context"
 	"fmt"
-
-	"github.com/redis/go-redis/v9"
 	"testing"
 	"time"
 
@@ -94,15 +91,4 @@ func TestSubmit500OnRedisClusterThroughFailover(t *testing.T) {
 			t.Fatal(fmt.Errorf("after restarting %s: %w", killed, err))
 		}
 	}
-}
-
-// waitReplicated writes a marker under key's hash slot on the master at
-// addr and waits (WAIT) until a replica has everything up to it.
-func waitReplicated(ctx context.Context, addr, key string) (int64, error) {
-	c := redis.NewClient(&redis.Options{Addr: addr})
-	defer c.Close()
-	if err := c.Set(ctx, key+":replicated", "1", time.Minute).Err(); err != nil {
-		return 0, err
-	}
-	return c.Wait(ctx, 1, 10*time.Second).Result()
 }
