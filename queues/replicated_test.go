@@ -16,11 +16,12 @@ import (
 )
 
 // waitingStores are two stores of namespace ns on master that wait for
-// one replica: s with the default wait, for while the replica answers,
-// and cut with a short one (on the same records), for while it is cut
-// off, which only makes a test quicker.
+// one replica: s with a long wait, for while the replica answers (a
+// loaded machine may be slow to let a stalled one go), and cut with a
+// short one (on the same records), for while it is cut off, which only
+// makes a test quicker.
 func waitingStores(master redis.UniversalClient, ns string) (s, cut *queues.Store) {
-	return queues.NewStore(master, queues.StoreOptions{Namespace: ns, WaitReplicas: 1}),
+	return queues.NewStore(master, queues.StoreOptions{Namespace: ns, WaitReplicas: 1, WaitTimeout: 10 * time.Second}),
 		queues.NewStore(master, queues.StoreOptions{Namespace: ns, WaitReplicas: 1, WaitTimeout: 200 * time.Millisecond})
 }
 
@@ -232,9 +233,21 @@ func TestClaimsWaitForTheirReplica(t *testing.T) {
 		return v
 	}
 
-	first := claimedBy(t, s, w)
-	if got := onReplica(first.ID); got != w.ID {
-		t.Fatalf("the claim of %s was answered before the replica held it: the replica says worker %q", first.ID, got)
+	// With the replica stalled, the claim is answered only once it runs
+	// again, and then the replica holds it.
+	first, err := s.Submit(ctx, spec("claim-first"), queues.QueueCore)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resumed := pair.Stall(t, 300*time.Millisecond)
+	if _, ok, err := s.ClaimAs(ctx, queues.Delivery{JobID: first.Job.ID, Attempt: 1}, w.ID, w.Incarnation); !ok || err != nil {
+		t.Fatalf("the claim with the replica stalled: ok %v %v", ok, err)
+	}
+	if answered, at := time.Now(), <-resumed; answered.Before(at) {
+		t.Fatalf("the claim was answered %s before the stalled replica ran again", at.Sub(answered))
+	}
+	if got := onReplica(first.Job.ID); got != w.ID {
+		t.Fatalf("the replica says worker %q after the claim of %s, want %s", got, first.Job.ID, w.ID)
 	}
 
 	sub, err := s.Submit(ctx, spec("claim-cut"), queues.QueueCore)

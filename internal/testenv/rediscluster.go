@@ -70,6 +70,17 @@ func (n *RedisNode) Kill() {
 	<-exited
 }
 
+// signal sends sig to the node's process group.
+func (n *RedisNode) signal(sig syscall.Signal) error {
+	n.mu.Lock()
+	cmd := n.cmd
+	n.mu.Unlock()
+	if cmd == nil {
+		return fmt.Errorf("redis-server %s was never started", n.Addr)
+	}
+	return syscall.Kill(-cmd.Process.Pid, sig)
+}
+
 // Restart starts a killed node again with its data directory: a cluster
 // node rejoins as a replica of whoever took its slots.
 func (n *RedisNode) Restart() error {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -128,4 +129,26 @@ func (p *RedisReplicaPair) Clients(t testing.TB) (master, replica *redis.Client)
 	replica = redis.NewClient(&redis.Options{Addr: p.Replica.Addr})
 	t.Cleanup(func() { _ = master.Close(); _ = replica.Close() })
 	return master, replica
+}
+
+// Stall stops the replica's process (SIGSTOP) and lets it run again
+// after d, in the background; the channel gets the instant just before
+// it was let go. The master keeps its link and counts the replica, but
+// nothing the master writes meanwhile is acknowledged: a write answered
+// after a WAIT for the replica cannot be answered before that instant.
+func (p *RedisReplicaPair) Stall(t testing.TB, d time.Duration) <-chan time.Time {
+	t.Helper()
+	if err := p.Replica.signal(syscall.SIGSTOP); err != nil {
+		t.Fatalf("stopping replica %s: %v", p.Replica.Addr, err)
+	}
+	resumed := make(chan time.Time, 1)
+	go func() {
+		time.Sleep(d)
+		at := time.Now()
+		_ = p.Replica.signal(syscall.SIGCONT)
+		resumed <- at
+	}()
+	// A test that fails first must not leave the replica stopped.
+	t.Cleanup(func() { _ = p.Replica.signal(syscall.SIGCONT) })
+	return resumed
 }

@@ -22,7 +22,7 @@ func TestMemberClaimsWaitForTheirReplica(t *testing.T) {
 	pair := testenv.RedisWithReplica(t)
 	ctx := context.Background()
 	master, replica := pair.Clients(t)
-	s := storeOn(master, queues.StoreOptions{Namespace: "gangwait", WaitReplicas: 1})
+	s := storeOn(master, queues.StoreOptions{Namespace: "gangwait", WaitReplicas: 1, WaitTimeout: 10 * time.Second})
 	cut := storeOn(master, queues.StoreOptions{Namespace: "gangwait", WaitReplicas: 1, WaitTimeout: 200 * time.Millisecond})
 	id, ds := placedGang(t, s)
 	onReplica := func() string {
@@ -30,8 +30,14 @@ func TestMemberClaimsWaitForTheirReplica(t *testing.T) {
 		return v
 	}
 
+	// With the replica stalled, member 0's claim is answered only once it
+	// runs again.
+	resumed := pair.Stall(t, 300*time.Millisecond)
 	if _, ok, err := s.ClaimMember(ctx, ds[0], 2, "w0", "i0", "h0:1"); !ok || err != nil {
-		t.Fatalf("member 0's claim with the replica up: %v %v", ok, err)
+		t.Fatalf("member 0's claim with the replica stalled: %v %v", ok, err)
+	}
+	if answered, at := time.Now(), <-resumed; answered.Before(at) {
+		t.Fatalf("member 0's claim was answered %s before the stalled replica ran again", at.Sub(answered))
 	}
 	pair.CutOff(t)
 	_, ok, err := cut.ClaimMember(ctx, ds[1], 2, "w1", "i1", "")
