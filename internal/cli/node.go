@@ -331,7 +331,7 @@ func startWorker(ctx context.Context, cfg config.Config, store *queues.Store, pu
 		st.push(func() { _ = ckStore.Close() })
 	}
 	w, err := workers.New(store, workers.Options{ID: ws.id, Pool: pool, Spot: p.Kind == config.PoolSpot, Slots: slots, Queues: qs,
-		CheckpointStore: ckStore, CheckpointOptions: cfg.Checkpoints.Options(),
+		CheckpointStore: ckStore, CheckpointOptions: checkpointOptions(cfg.Checkpoints),
 		PollInterval: cfg.Worker.PollInterval.Std(), Heartbeat: cfg.Worker.Heartbeat.Std(), DrainTimeout: cfg.Worker.DrainTimeout.Std(),
 		WorkerTTL: cfg.Controller.WorkerTTL.Std(), SelfFence: cfg.Worker.SelfFence,
 		LogDir: cfg.Worker.LogDir, CheckpointDir: cfg.Worker.CheckpointDir, LogLines: int64(cfg.Worker.JobLogLines),

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
-	"github.com/ballastdev/ballast/workers/checkpoint"
+	"github.com/ballastdev/ballast/workers/checkpoint/storespec"
 )
 
 // CheckpointsConfig makes checkpoints travel: with a store, each checkpoint
@@ -58,16 +58,11 @@ func (c CheckpointsConfig) withDefaults() CheckpointsConfig {
 	if !c.Enabled() {
 		return c
 	}
-	setDefault(&c.Keep, checkpoint.DefaultKeep)
-	setDefault(&c.ChunkSize, jobs.ByteSize(checkpoint.DefaultChunkSize))
-	setDefault(&c.Concurrency, checkpoint.DefaultConcurrency)
-	setDefault(&c.Grace, jobs.Duration(checkpoint.DefaultGrace))
+	setDefault(&c.Keep, storespec.DefaultKeep)
+	setDefault(&c.ChunkSize, jobs.ByteSize(storespec.DefaultChunkSize))
+	setDefault(&c.Concurrency, storespec.DefaultConcurrency)
+	setDefault(&c.Grace, jobs.Duration(storespec.DefaultGrace))
 	return c
-}
-
-// Options are the store's tuning as workers/checkpoint takes it.
-func (c CheckpointsConfig) Options() checkpoint.Options {
-	return checkpoint.Options{Keep: c.Keep, ChunkSize: int64(c.ChunkSize), Concurrency: c.Concurrency, Grace: c.Grace.Std()}
 }
 
 func (c CheckpointsConfig) validate(ps *problems) {
@@ -81,17 +76,17 @@ func (c CheckpointsConfig) validate(ps *problems) {
 	}
 	if u, err := url.Parse(c.Store); err == nil && u.User != nil {
 		ps.add("checkpoints.store", "the URL holds user information: credentials come from the cloud SDK's usual chain on each worker (environment, shared config files, instance identity), never from the config; remove it")
-	} else if err := checkpoint.ValidateURL(c.Store); err != nil {
+	} else if err := storespec.Validate(c.Store); err != nil {
 		ps.add("checkpoints.store", "%v", err)
 	}
 	if c.Keep < 1 || c.Keep > maxCheckpointKeep {
-		ps.add("checkpoints.keep", "%d is out of range: keep 1 to %d checkpoints per job (default %d; 2 or more lets a restore fall back over a corrupt one)", c.Keep, maxCheckpointKeep, checkpoint.DefaultKeep)
+		ps.add("checkpoints.keep", "%d is out of range: keep 1 to %d checkpoints per job (default %d; 2 or more lets a restore fall back over a corrupt one)", c.Keep, maxCheckpointKeep, storespec.DefaultKeep)
 	}
 	if c.ChunkSize < minCheckpointChunk || c.ChunkSize > maxCheckpointChunk {
 		ps.add("checkpoints.chunk_size", "%s is out of range: use 64KiB to 1GiB (default 8MiB)", c.ChunkSize)
 	}
 	if c.Concurrency < 1 || c.Concurrency > maxCheckpointConcurrency {
-		ps.add("checkpoints.concurrency", "%d is out of range: 1 to %d chunks in flight (default %d)", c.Concurrency, maxCheckpointConcurrency, checkpoint.DefaultConcurrency)
+		ps.add("checkpoints.concurrency", "%d is out of range: 1 to %d chunks in flight (default %d)", c.Concurrency, maxCheckpointConcurrency, storespec.DefaultConcurrency)
 	}
 	if c.Grace.Std() < minCheckpointGrace {
 		ps.add("checkpoints.grace", "%s is too short: an upload may run for half of it, and clock skew between workers and the store eats into it; use at least %s (default 24h)", c.Grace, jobs.Duration(minCheckpointGrace))

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
-	"github.com/ballastdev/ballast/workers/checkpoint"
+	"github.com/ballastdev/ballast/workers/checkpoint/storespec"
 )
 
 // TestCheckpointsAbsent: a config without the section keeps checkpoints
@@ -30,13 +30,9 @@ checkpoints:
 		t.Fatal(err)
 	}
 	want := CheckpointsConfig{Store: "s3://bucket/ballast?region=eu-west-1", Keep: 3, ChunkSize: 8 << 20, Concurrency: 8,
-		Grace: jobs.Duration(checkpoint.DefaultGrace)}
+		Grace: jobs.Duration(storespec.DefaultGrace)}
 	if cfg.Checkpoints != want {
 		t.Errorf("checkpoints = %+v, want %+v", cfg.Checkpoints, want)
-	}
-	o := cfg.Checkpoints.Options()
-	if o.Keep != 3 || o.ChunkSize != 8<<20 || o.Concurrency != 8 || o.Grace != checkpoint.DefaultGrace {
-		t.Errorf("options = %+v", o)
 	}
 }
 

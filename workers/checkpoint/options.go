@@ -1,13 +1,17 @@
 package checkpoint
 
-import "time"
+import (
+	"time"
 
-// Defaults of Options.
+	"github.com/ballastdev/ballast/workers/checkpoint/storespec"
+)
+
+// Defaults of Options: the config's (see storespec).
 const (
-	DefaultKeep        = 3
-	DefaultChunkSize   = 8 << 20
-	DefaultConcurrency = 8
-	DefaultGrace       = 24 * time.Hour
+	DefaultKeep        = storespec.DefaultKeep
+	DefaultChunkSize   = storespec.DefaultChunkSize
+	DefaultConcurrency = storespec.DefaultConcurrency
+	DefaultGrace       = storespec.DefaultGrace
 )
 
 // Options tune saves and restores. The zero value takes the defaults.

@@ -4,15 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"strings"
 
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
-)
 
-// Schemes are the store URL schemes Open accepts.
-var Schemes = []string{"s3", "gs", "azblob", "file"}
+	"github.com/ballastdev/ballast/workers/checkpoint/storespec"
+)
 
 // Store is a bucket (under an optional prefix) holding the checkpoints of
 // many jobs. Every object of a job lives under jobs/<job id>/, so one job's
@@ -48,13 +46,13 @@ type Store struct {
 // beside the objects (no_tmp_dir) unless it says otherwise. Credentials come from each SDK's default
 // chain on the machine that opens the store.
 func Open(ctx context.Context, rawURL string) (*Store, error) {
-	u, prefix, err := parseStoreURL(rawURL)
+	u, prefix, err := storespec.Parse(rawURL)
 	if err != nil {
 		return nil, err
 	}
 	b, err := blob.OpenBucket(ctx, u.String())
 	if err != nil {
-		return nil, fmt.Errorf("checkpoint store %s: %w", redact(u), err)
+		return nil, fmt.Errorf("checkpoint store %s: %w", storespec.Redact(u), err)
 	}
 	if prefix != "" {
 		b = blob.PrefixedBucket(b, prefix)
@@ -71,71 +69,6 @@ func (s *Store) Close() error { return s.b.Close() }
 
 // Bucket is the underlying bucket, for tools that inspect the store.
 func (s *Store) Bucket() *blob.Bucket { return s.b }
-
-// ValidateURL checks a store URL without opening it: a known scheme, a
-// bucket (or a path for file://). The config checks the same rule.
-func ValidateURL(rawURL string) error {
-	_, _, err := parseStoreURL(rawURL)
-	return err
-}
-
-// parseStoreURL splits rawURL into the URL the driver opens and the key
-// prefix taken from its path (file:// keeps its path: it is the directory).
-func parseStoreURL(rawURL string) (*url.URL, string, error) {
-	u, err := url.Parse(rawURL)
-	if err != nil {
-		return nil, "", fmt.Errorf("checkpoint store URL: %w", err)
-	}
-	known := false
-	for _, s := range Schemes {
-		known = known || u.Scheme == s
-	}
-	if !known {
-		return nil, "", fmt.Errorf("checkpoint store URL %q: scheme %q is not one of s3://, gs://, azblob://, file://", redact(u), u.Scheme)
-	}
-	if u.Scheme == "file" {
-		if u.Host != "" || !strings.HasPrefix(u.Path, "/") {
-			return nil, "", fmt.Errorf("checkpoint store URL %q: a file store is file:///absolute/path (three slashes)", redact(u))
-		}
-		// The driver writes a temporary file and renames it into place;
-		// by default in the machine's temporary directory, whose rename
-		// into a store on another filesystem (a shared mount, the usual
-		// place for one) fails. Beside the object the rename stays on
-		// one filesystem, and a crash's leftover is an object Collect
-		// deletes after the grace.
-		out := *u
-		q := out.Query()
-		if q.Get("no_tmp_dir") == "" {
-			q.Set("no_tmp_dir", "true")
-		}
-		out.RawQuery = q.Encode()
-		return &out, "", nil
-	}
-	if u.Host == "" {
-		return nil, "", fmt.Errorf("checkpoint store URL %q: no bucket (write %s://BUCKET/prefix)", redact(u), u.Scheme)
-	}
-	prefix := strings.Trim(u.Path, "/")
-	if prefix != "" {
-		prefix += "/"
-	}
-	out := *u
-	out.Path, out.RawPath = "", ""
-	if u.Scheme == "s3" {
-		q := out.Query()
-		if q.Get("endpoint") != "" && q.Get("use_path_style") == "" && q.Get("s3ForcePathStyle") == "" {
-			q.Set("use_path_style", "true")
-		}
-		out.RawQuery = q.Encode()
-	}
-	return &out, prefix, nil
-}
-
-// redact drops user information from a URL before it reaches an error.
-func redact(u *url.URL) string {
-	c := *u
-	c.User = nil
-	return c.String()
-}
 
 // notFound reports whether err says the object does not exist.
 func notFound(err error) bool { return gcerrors.Code(err) == gcerrors.NotFound }
