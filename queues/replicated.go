@@ -51,7 +51,9 @@ import (
 // still stand on the master; the worker does not start the job, and either
 // asynq's redelivery claims it again (a claim is repeatable) or the
 // worker's beats name the attempt it does not run (Beat.Unrecorded) and
-// it is requeued.
+// it is requeued. A gang member waits as well before it passes its
+// barrier (gangs.Store.Barrier): the gang's start is its last member's
+// claim, on which the other members act too.
 //
 // Nothing else waits: what else a failover loses is repaired without the
 // caller. A lost end or requeue leaves an attempt on record as running on
@@ -83,6 +85,18 @@ func (e *notReplicatedError) answered() string {
 		got = fmt.Sprintf("an error (%v)", e.err)
 	}
 	return fmt.Sprintf("WAIT for %d replicas (redis.wait_replicas) answered %s within %s", e.want, got, e.within)
+}
+
+// NotReplicated reports whether err says that writes are on the master
+// but the replicas asked for did not confirm them, and what the WAIT
+// answered, for callers outside this package to say what it means for
+// them.
+func NotReplicated(err error) (answered string, ok bool) {
+	var nr *notReplicatedError
+	if errors.As(err, &nr) {
+		return nr.answered(), true
+	}
+	return "", false
 }
 
 // WrapClaim is Wrap for a claim, which a worker runs through

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/queues"
 )
@@ -21,11 +23,33 @@ type Barrier struct {
 	Coordinator string
 }
 
+// barrierScript reads what Barrier decides on. A script, not an HMGET, so
+// that it can go through Kernel.RunDurable.
+// KEYS: job.
+var barrierScript = redis.NewScript(`return redis.call("HMGET", KEYS[1], "state", "attempt", "coord")`)
+
 // Barrier reads whether the gang of jobID started at attempt.
+//
+// The read is durable, as a claim is: with a replica wait configured, a
+// gang reads as started only once the replicas hold its start. The start
+// is the last member's claim, which that member does not act on until
+// the replicas confirm it; without the wait here the other members would
+// start on the master's word alone, and a failover that lost the start
+// would leave them running a gang that, on record, never started. A WAIT
+// after a read covers every write the master made before it (see
+// queues/replicated.go), the start among them.
 func (s *Store) Barrier(ctx context.Context, jobID string, attempt int) (Barrier, error) {
-	v, err := s.k.Redis().HMGet(ctx, s.k.Namespace().Job(jobID), "state", "attempt", "coord").Result()
+	r, err := s.k.RunDurable(ctx, barrierScript, []string{s.k.Namespace().Job(jobID)}).Result()
+	if answered, ok := queues.NotReplicated(err); ok {
+		return Barrier{}, fmt.Errorf("gangs.Barrier %s: %w: the record is on the Redis master, but %s: the member does not start until the replicas hold the gang's start",
+			jobID, jobs.ErrUnavailable, answered)
+	}
 	if err != nil {
 		return Barrier{}, queues.Wrap("gangs.Barrier", err)
+	}
+	v, ok := r.([]any)
+	if !ok || len(v) != 3 {
+		return Barrier{}, fmt.Errorf("gangs.Barrier %s: the record read back as %T", jobID, r)
 	}
 	st, _ := v[0].(string)
 	a, _ := v[1].(string)
