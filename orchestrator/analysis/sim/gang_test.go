@@ -104,6 +104,7 @@ func gangTrace(n int, seed uint64) trace.Trace {
 // is ever over capacity and every gang runs on all its members' workers
 // or on none (invariants checks both before every Decide).
 func TestGangsAllOrNothing(t *testing.T) {
+	skipUnderRace(t)
 	tr := gangTrace(2500, 23)
 	fixed := busyOptions()
 	fixed.FixedSlots, fixed.FixedWorkerSlots = 32, 8

@@ -137,10 +137,8 @@ func TestGoldenResults(t *testing.T) {
 	for _, c := range goldenCases() {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			if raceOn && slowUnderRace[c.name] {
-				// The simulator is one goroutine: the race detector finds
-				// nothing in it that the other cases do not exercise.
-				t.Skip("slow under -race; .ci/run runs it without")
+			if slowUnderRace[c.name] {
+				skipUnderRace(t)
 			}
 			r, err := Run(c.tr(t), c.o)
 			if err != nil {

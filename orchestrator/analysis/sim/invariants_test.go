@@ -203,9 +203,10 @@ func canonical(snap policy.Snapshot) policy.Snapshot {
 // with the invariants checked before every Decide, once as it is and once
 // with a third of the one-slot jobs of a shorter one sharing a GPU.
 func TestModelStaysConsistent(t *testing.T) {
+	skipUnderRace(t)
 	plain := benchTrace(4000, 1, 5*time.Minute, 13)
 	// The shared run checks what shares add; a shorter trace does that
-	// and keeps the race run short.
+	// and keeps the run short.
 	shared := benchTrace(1500, 1, 5*time.Minute, 17)
 	for i := range shared.Jobs {
 		if j := &shared.Jobs[i]; i%3 == 0 && j.Slots == 1 && j.Members() == 1 {

@@ -407,6 +407,7 @@ func (c *shareChecker) impairment(s *sim) (bool, time.Duration) {
 // state the run goes through keeps the owner's guarantee and the limits
 // (see shareChecker), through spot reclaims and fixed worker deaths.
 func TestSharesProperties(t *testing.T) {
+	skipUnderRace(t)
 	n := sharesSeeds(t)
 	start := time.Now()
 	decisions, reclaims, spot, rebalanced, failed, deaths, lost := 0, 0, 0, 0, 0, 0, 0
@@ -455,6 +456,7 @@ func TestSharesProperties(t *testing.T) {
 // decayed usage only orders borrowers when something else moves, and a
 // loan's MinRun under rebalancing is a timer the run wakes for.
 func TestSharesSkippedTicksChangeNothing(t *testing.T) {
+	skipUnderRace(t)
 	for seed := range uint64(20) {
 		tr, o := randomShares(seed)
 		skip, every := runWith(t, tr, o, false, false), runWith(t, tr, o, true, false)
