@@ -70,8 +70,9 @@ func (c *coalescer) run(ctx context.Context, script *redis.Script, keys []string
 
 // runDurable is run for a call whose writes are acknowledged to someone
 // outside (a submission) or acted on outside Redis (a claim, on which a
-// worker starts a process): with a replica wait configured, its reply is
-// an error unless the replicas hold them.
+// worker starts a process), or whose read is acted on so (a gang's start):
+// with a replica wait configured, its reply comes with an error unless
+// the replicas hold every write the master made before it.
 func (c *coalescer) runDurable(ctx context.Context, script *redis.Script, keys []string, args ...any) *redis.Cmd {
 	return c.call(ctx, &scriptCall{script: script, keys: keys, args: args, durable: true})
 }
@@ -223,14 +224,14 @@ func (c *coalescer) send(batch []*scriptCall) {
 	}
 }
 
-// sendWaiting is send for durable calls: the pipeline ends with the WAIT,
-// so it counts the replicas of every write before it on the same
-// connection. Calls whose script Redis did not hold are sent
+// sendWaiting is send for durable calls: the pipeline ends with the
+// replication mark and the WAIT, so it counts the replicas of every write
+// the master made before it (see replicaWait.add). Calls whose script Redis did not hold are sent
 // again in a second pipeline, with its own WAIT, once their scripts are
 // loaded.
 func (c *coalescer) sendWaiting(ctx context.Context, batch []*scriptCall) {
-	// Every durable call is a submission or a claim, whose keys are in
-	// its namespace's slot.
+	// Every durable call (a submission, a claim, a gang's barrier) has
+	// its keys in its namespace's slot.
 	rdb, err := c.wait.client(ctx, c.rdb, batch[0].keys[0])
 	if err != nil {
 		for _, b := range batch {

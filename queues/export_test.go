@@ -30,7 +30,7 @@ func (n Namespace) AllKeys() []string {
 	return []string{n.Job("j"), n.JobLog("j"), n.JobMetrics("j"), n.JobIndex(), n.ActiveJobs(), n.Idempotency("k"),
 		n.Outbox(), n.Workers(), n.Worker("w"), n.WorkerJobs("w"), n.WorkerTombstone("w"), n.WorkerIncarnation("w"),
 		n.Leader(), n.Started(), n.series("s"), n.usage(), n.lives(), n.livesEnd(), n.launches(),
-		n.JobPrefix() + "j", n.WorkerPrefix() + "w" + workerJobsSuffix}
+		n.JobPrefix() + "j", n.WorkerPrefix() + "w" + workerJobsSuffix, n.replicationMark()}
 }
 
 // Coalescer exposes the store's coalescer to tests.

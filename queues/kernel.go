@@ -19,9 +19,10 @@ type Kernel interface {
 	// Run runs script coalesced with concurrent calls, as script.Run would.
 	Run(ctx context.Context, script *redis.Script, keys []string, args ...any) *redis.Cmd
 	// RunDurable is Run for writes acknowledged to someone outside or
-	// acted on outside Redis (a claim starts a process): with a replica
-	// wait configured, its reply is an error unless the replicas hold
-	// them.
+	// acted on outside Redis (a claim starts a process), and for reads
+	// acted on so (a gang's start): with a replica wait configured, its
+	// reply comes with an error unless the replicas hold every write the
+	// master made before it.
 	RunDurable(ctx context.Context, script *redis.Script, keys []string, args ...any) *redis.Cmd
 	Now() time.Time
 	// Retention is how long ended records are kept.

@@ -224,6 +224,10 @@ func (n Namespace) KeyPatterns() []string {
 	return []string{n.Prefix() + "*", "asynq:{" + n.name + ".*"}
 }
 
+// replicationMark is the key a pipeline that waits for its replicas
+// writes just before its WAIT (see replicaWait.add).
+func (n Namespace) replicationMark() string { return n.prefix() + "replmark" }
+
 // LegacyPrefix started every key of the namespace before keys carried a
 // hash tag.
 func (n Namespace) LegacyPrefix() string { return n.name + ":" }

@@ -29,10 +29,15 @@ import (
 // closes the common case of a master killed moments after a write.
 //
 // A resubmission that finds its job already recorded writes nothing, and
-// its WAIT still covers the first write, made on another connection:
-// Redis sets a connection's replication offset to the server's after every
-// command, read-only ones too (checked on Redis 7.0 with a paused replica),
-// so WAIT there waits for everything the master wrote before.
+// its WAIT must still cover the first write, made on another connection.
+// WAIT waits for the replication offset the connection reached with its
+// last write, and which commands count differs between versions: Redis
+// 7.0 sets it after every command, read-only ones too, while 7.2 and
+// later move it only for a command that was replicated. So every pipeline
+// that waits writes one key of its namespace (replicationMark) just before
+// its WAIT: the offset is then the master's at that moment, and the
+// replication stream is in order, so the WAIT covers everything the
+// master wrote before, on any connection, on any version.
 //
 // The price is availability: while fewer replicas than asked for answer
 // (after a failover, until a new replica has synced), every submission
@@ -144,18 +149,23 @@ func (w replicaWait) moved(ctx context.Context, rdb redis.UniversalClient, err e
 }
 
 // replicaWait is the WAIT a store's submissions end with; zero replicas
-// means none.
+// means none. mark is the key written before it (replicationMark).
 type replicaWait struct {
 	replicas int
 	timeout  time.Duration
+	mark     string
 }
 
-func newReplicaWait(replicas int, timeout time.Duration) replicaWait {
+func newReplicaWait(replicas int, timeout time.Duration, mark string) replicaWait {
 	if replicas <= 0 {
 		return replicaWait{}
 	}
-	return replicaWait{replicas: replicas, timeout: cmp.Or(timeout, DefaultWaitTimeout)}
+	return replicaWait{replicas: replicas, timeout: cmp.Or(timeout, DefaultWaitTimeout), mark: mark}
 }
+
+// markTTL is how long a replication mark outlives the last pipeline that
+// wrote it: it holds nothing anyone reads, so it only needs not to pile up.
+const markTTL = time.Hour
 
 // client is what a pipeline of submissions that waits is sent on: rdb
 // itself, whose pipeline is one connection, or on a cluster the master of
@@ -181,6 +191,9 @@ func (w replicaWait) add(ctx context.Context, p redis.Pipeliner) *redis.IntCmd {
 	if w.replicas <= 0 {
 		return nil
 	}
+	// A write of the pipeline's own, so that the WAIT covers what the
+	// master wrote before it on any connection (see above).
+	p.Set(ctx, w.mark, "1", markTTL)
 	// WAIT counts in whole milliseconds, and 0 would wait for ever.
 	cmd := redis.NewIntCmd(ctx, "wait", w.replicas, max(w.timeout.Milliseconds(), 1))
 	_ = p.Process(ctx, cmd)

@@ -136,10 +136,11 @@ func NewStore(rdb redis.UniversalClient, opts StoreOptions) *Store {
 	if _, cluster := rdb.(*redis.ClusterClient); cluster {
 		opts.SeparateEnqueue = true
 	}
+	ns := NewNamespace(opts.Namespace)
 	return &Store{
-		co:     &coalescer{rdb: rdb, wait: newReplicaWait(opts.WaitReplicas, opts.WaitTimeout)},
+		co:     &coalescer{rdb: rdb, wait: newReplicaWait(opts.WaitReplicas, opts.WaitTimeout, ns.replicationMark())},
 		rdb:    rdb,
-		ns:     NewNamespace(opts.Namespace),
+		ns:     ns,
 		client: asynq.NewClientFromRedisClient(rdb),
 		insp:   asynq.NewInspectorFromRedisClient(rdb),
 		opts:   opts,
