@@ -21,6 +21,12 @@ type Barrier struct {
 	Moved bool
 	// Coordinator is member 0's address, once started.
 	Coordinator string
+	// Unconfirmed, when not empty, says the gang started on the Redis
+	// master but the replicas asked for (redis.wait_replicas) do not hold
+	// the start yet, and what their WAIT answered. Started is false: the
+	// member waits, and does not give the gang up, since on the master it
+	// runs.
+	Unconfirmed string
 }
 
 // barrierScript reads what Barrier decides on. A script, not an HMGET, so
@@ -35,16 +41,14 @@ var barrierScript = redis.NewScript(`return redis.call("HMGET", KEYS[1], "state"
 // is the last member's claim, which that member does not act on until
 // the replicas confirm it; without the wait here the other members would
 // start on the master's word alone, and a failover that lost the start
-// would leave them running a gang that, on record, never started. A WAIT
-// after a read covers every write the master made before it (see
-// queues/replicated.go), the start among them.
+// would leave them running a gang that, on record, never started. The
+// WAIT covers every write the master made before it, the start among them
+// (see queues/replicated.go).
 func (s *Store) Barrier(ctx context.Context, jobID string, attempt int) (Barrier, error) {
 	r, err := s.k.RunDurable(ctx, barrierScript, []string{s.k.Namespace().Job(jobID)}).Result()
-	if answered, ok := queues.NotReplicated(err); ok {
-		return Barrier{}, fmt.Errorf("gangs.Barrier %s: %w: the record is on the Redis master, but %s: the member does not start until the replicas hold the gang's start",
-			jobID, jobs.ErrUnavailable, answered)
-	}
-	if err != nil {
+	// A WAIT that fell short leaves the read's reply in place.
+	unconfirmed, short := queues.NotReplicated(err)
+	if err != nil && !short {
 		return Barrier{}, queues.Wrap("gangs.Barrier", err)
 	}
 	v, ok := r.([]any)
@@ -55,10 +59,15 @@ func (s *Store) Barrier(ctx context.Context, jobID string, attempt int) (Barrier
 	a, _ := v[1].(string)
 	coord, _ := v[2].(string)
 	if n, _ := strconv.Atoi(a); st == "" || n != attempt || (st != string(jobs.StateQueued) && st != string(jobs.StateRunning)) {
+		// Not acted on beyond giving the member up, which a failover
+		// that lost the move leaves to the gang's redelivery.
 		return Barrier{Moved: true}, nil
 	}
 	c, ok := strings.CutPrefix(coord, strconv.Itoa(attempt)+"|")
 	if st == string(jobs.StateRunning) && ok && c != "" {
+		if short {
+			return Barrier{Unconfirmed: unconfirmed}, nil
+		}
 		return Barrier{Started: true, Coordinator: c}, nil
 	}
 	return Barrier{}, nil

@@ -118,11 +118,24 @@ func (m *Member) claim(ctx context.Context) (bool, error) {
 func (m *Member) await(ctx context.Context) (Started, error) {
 	d, log := m.d, m.who.Log
 	deadline := m.who.Now().Add(m.who.StartTimeout)
-	waitedOn := false
+	waitedOn, unconfirmed := false, false
 	t := time.NewTicker(Poll)
 	defer t.Stop()
 	for {
 		g, err := m.s.Barrier(ctx, d.JobID, d.Attempt)
+		// A failed check changes nothing of what the last one saw.
+		if u := g.Unconfirmed != ""; err == nil && u != unconfirmed {
+			// Each check of an unconfirmed start waits for the replicas
+			// for up to the WAIT's timeout, on a pipeline the worker's
+			// other calls share: ask less often until they hold it.
+			unconfirmed = u
+			t.Reset(Poll)
+			if u {
+				t.Reset(UnconfirmedPoll)
+				log.Warn("gang started on the Redis master, not yet on its replicas: the member starts once they hold the start",
+					"job", d.JobID, "attempt", d.Attempt, "member", d.Member, "wait", g.Unconfirmed)
+			}
+		}
 		switch {
 		case err != nil:
 			log.Warn("gang start check failed", "job", d.JobID, "attempt", d.Attempt, "err", err)
@@ -141,11 +154,15 @@ func (m *Member) await(ctx context.Context) (Started, error) {
 			m.giveUp("")
 			return Started{}, fmt.Errorf("%s: %w", m.key, ErrStale)
 		}
-		if !g.Started && m.who.Draining() {
+		// A gang started on the master only is no longer the member's to
+		// give up: it runs on record, and giving up would leave it
+		// without this member.
+		started := g.Started || unconfirmed
+		if !started && m.who.Draining() {
 			m.giveUp("member's worker draining before the gang started")
 			return Started{}, ErrDraining
 		}
-		if m.who.Now().After(deadline) && !g.Started && ctx.Err() == nil {
+		if m.who.Now().After(deadline) && !started && ctx.Err() == nil {
 			// Members whose live workers still have their deliveries are
 			// coming as slots free: the reservation doing its job (see
 			// Held). Only a definite no ends the wait: a Redis error asks

@@ -36,3 +36,8 @@ const StartTimeout = 30 * time.Second
 
 // Poll is how often a claimed member checks whether its gang started.
 const Poll = 50 * time.Millisecond
+
+// UnconfirmedPoll is how often a member checks a start that is on the
+// Redis master but not yet on the replicas asked for: each check may wait
+// out the WAIT's timeout.
+const UnconfirmedPoll = time.Second
