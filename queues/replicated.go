@@ -56,7 +56,11 @@ import (
 // still stand on the master; the worker does not start the job, and either
 // asynq's redelivery claims it again (a claim is repeatable) or the
 // worker's beats name the attempt it does not run (Beat.Unrecorded) and
-// it is requeued. A gang member waits as well before it passes its
+// it is requeued. A take (Take), which pops deliveries and claims them in
+// one script, waits too; one the replicas do not confirm has no
+// redelivery to come back with, and is settled by the worker's retry
+// under the same token, which is answered with what the first try took.
+// A gang member waits as well before it passes its
 // barrier (gangs.Store.Barrier): the gang's start is its last member's
 // claim, on which the other members act too.
 //

@@ -277,3 +277,63 @@ func TestClaimsWaitForTheirReplica(t *testing.T) {
 		t.Fatalf("another worker's claim of the same attempt: ok %v %v, want stale", ok, err)
 	}
 }
+
+// TestTakesWaitForTheirReplica: with WaitReplicas a take, which pops and
+// claims in one script, is answered only once the replica holds it. With
+// the replica cut off, the take is refused as unavailable, saying what it
+// took does not start; the task is popped, so no redelivery brings the job
+// back, and the worker's retry under the same token, once the replica is
+// back, is answered with it, on the replica too.
+func TestTakesWaitForTheirReplica(t *testing.T) {
+	t.Parallel()
+	pair := testenv.RedisWithReplica(t)
+	ctx := context.Background()
+	master, replica := pair.Clients(t)
+	s, cut := waitingStores(master, "takewait")
+	w := queues.WorkerInfo{ID: "w1", Pool: "fixed", Slots: 2, Incarnation: "aaaa"}
+	if _, err := s.Register(ctx, w); err != nil {
+		t.Fatal(err)
+	}
+	c := queues.Claimant{Worker: w.ID, Incarnation: w.Incarnation, Pool: w.Pool}
+	onReplica := func(id string) string {
+		v, _ := replica.HGet(ctx, s.Namespace().Job(id), "worker").Result()
+		return v
+	}
+	takeOne := func(s *queues.Store, token string, retry bool) (queues.Took, error) {
+		return s.Take(ctx, queues.TakeRequest{Queues: []queues.Queue{queues.QueueCore}, Claimant: c, Max: 1, Token: token, Retry: retry})
+	}
+
+	first, err := s.Submit(ctx, spec("take-first"), queues.QueueCore)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resumed := pair.Stall(t, 300*time.Millisecond)
+	took, err := takeOne(s, "t-stalled", false)
+	if answered, at := time.Now(), <-resumed; answered.Before(at) {
+		t.Fatalf("the take was answered %s before the stalled replica ran again", at.Sub(answered))
+	}
+	if err != nil || len(took.Jobs) != 1 || took.Jobs[0].ID != first.Job.ID {
+		t.Fatalf("the take with the replica stalled: %+v %v; want %s", took, err, first.Job.ID)
+	}
+	if got := onReplica(first.Job.ID); got != w.ID {
+		t.Fatalf("the replica says worker %q after the take of %s, want %s", got, first.Job.ID, w.ID)
+	}
+
+	sub, err := s.Submit(ctx, spec("take-cut"), queues.QueueCore)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pair.CutOff(t)
+	took, err = takeOne(cut, "t-cut", false)
+	if len(took.Jobs) != 0 || !errors.Is(err, jobs.ErrUnavailable) || !strings.Contains(err.Error(), "does not start") {
+		t.Fatalf("a take no replica confirmed: %+v, %v; want nothing, unavailable, saying it does not start", took, err)
+	}
+	pair.Reconnect(t)
+	took, err = takeOne(s, "t-cut", true)
+	if err != nil || len(took.Jobs) != 1 || took.Jobs[0].ID != sub.Job.ID || took.Jobs[0].State != jobs.StateRunning {
+		t.Fatalf("the retry of the take: %+v %v; want %s, running", took, err, sub.Job.ID)
+	}
+	if got := onReplica(sub.Job.ID); got != w.ID {
+		t.Fatalf("the replica says worker %q after the confirmed retry, want %s", got, w.ID)
+	}
+}

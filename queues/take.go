@@ -254,7 +254,17 @@ func (s *Store) Take(ctx context.Context, r TakeRequest) (Took, error) {
 		rooms = strings.Join(rs, ",")
 	}
 	args = append(args, whole, rooms)
-	v, err := s.runScript(ctx, takeScript, keys, args...).Result()
+	// Durable, as a claim is: with a replica wait configured, a worker
+	// starts what it took only once the replicas hold the take. One they
+	// do not confirm stands on the master as the worker's, with its tasks
+	// popped, so no redelivery brings it back: the worker's retry of the
+	// take, under the same token, is answered with it (see takeScript),
+	// and its WAIT covers the first try.
+	v, err := s.co.runDurable(ctx, takeScript, keys, args...).Result()
+	if answered, short := NotReplicated(err); short {
+		return Took{}, fmt.Errorf("queues.Take by %s: %w: the take is on the Redis master, but %s: what it took does not start until a retry of the take, under the same token, is answered with it",
+			c.Worker, jobs.ErrUnavailable, answered)
+	}
 	if err != nil {
 		return Took{}, wrap("queues.Take", err)
 	}
