@@ -36,21 +36,43 @@ var barrierScript = redis.NewScript(`return redis.call("HMGET", KEYS[1], "state"
 
 // Barrier reads whether the gang of jobID started at attempt.
 //
-// The read is durable, as a claim is: with a replica wait configured, a
-// gang reads as started only once the replicas hold its start. The start
-// is the last member's claim, which that member does not act on until
-// the replicas confirm it; without the wait here the other members would
-// start on the master's word alone, and a failover that lost the start
-// would leave them running a gang that, on record, never started. The
-// WAIT covers every write the master made before it, the start among them
-// (see queues/replicated.go).
+// A start it reports is durable, as a claim is: with a replica wait
+// configured, a gang reads as started only once the replicas hold its
+// start. The start is the last member's claim, which that member does not
+// act on until the replicas confirm it; without the wait here the other
+// members would start on the master's word alone, and a failover that
+// lost the start would leave them running a gang that, on record, never
+// started. The WAIT covers every write the master made before it, the
+// start among them (see queues/replicated.go).
+//
+// Only a start is waited for. A member polls its barrier every Poll while
+// the gang assembles, and a read that finds no start is not acted on, so
+// it goes without a WAIT: the replicas' round trip, and in an outage
+// their timeout, is paid once a start is seen, not on every poll.
 func (s *Store) Barrier(ctx context.Context, jobID string, attempt int) (Barrier, error) {
-	r, err := s.k.RunDurable(ctx, barrierScript, []string{s.k.Namespace().Job(jobID)}).Result()
+	keys := []string{s.k.Namespace().Job(jobID)}
+	r, err := s.k.Run(ctx, barrierScript, keys).Result()
+	if err != nil {
+		return Barrier{}, queues.Wrap("gangs.Barrier", err)
+	}
+	b, err := readBarrier(jobID, attempt, r)
+	if err != nil || !b.Started {
+		return b, err
+	}
+	r, err = s.k.RunDurable(ctx, barrierScript, keys).Result()
 	// A WAIT that fell short leaves the read's reply in place.
 	unconfirmed, short := queues.NotReplicated(err)
 	if err != nil && !short {
 		return Barrier{}, queues.Wrap("gangs.Barrier", err)
 	}
+	if b, err = readBarrier(jobID, attempt, r); err == nil && b.Started && short {
+		return Barrier{Unconfirmed: unconfirmed}, nil
+	}
+	return b, err
+}
+
+// readBarrier decodes barrierScript's reply for the member of attempt.
+func readBarrier(jobID string, attempt int, r any) (Barrier, error) {
 	v, ok := r.([]any)
 	if !ok || len(v) != 3 {
 		return Barrier{}, fmt.Errorf("gangs.Barrier %s: the record read back as %T", jobID, r)
@@ -65,9 +87,6 @@ func (s *Store) Barrier(ctx context.Context, jobID string, attempt int) (Barrier
 	}
 	c, ok := strings.CutPrefix(coord, strconv.Itoa(attempt)+"|")
 	if st == string(jobs.StateRunning) && ok && c != "" {
-		if short {
-			return Barrier{Unconfirmed: unconfirmed}, nil
-		}
 		return Barrier{Started: true, Coordinator: c}, nil
 	}
 	return Barrier{}, nil

@@ -129,12 +129,13 @@ func (m *Member) await(ctx context.Context) (Started, error) {
 			// for up to the WAIT's timeout, on a pipeline the worker's
 			// other calls share: ask less often until they hold it.
 			unconfirmed = u
-			t.Reset(Poll)
+			poll := Poll
 			if u {
-				t.Reset(UnconfirmedPoll)
+				poll = UnconfirmedPoll
 				log.Warn("gang started on the Redis master, not yet on its replicas: the member starts once they hold the start",
 					"job", d.JobID, "attempt", d.Attempt, "member", d.Member, "wait", g.Unconfirmed)
 			}
+			t.Reset(poll)
 		}
 		switch {
 		case err != nil:

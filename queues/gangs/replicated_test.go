@@ -110,7 +110,9 @@ func TestBarrierWaitsForAStalledReplica(t *testing.T) {
 // TestBarrierReadsAStartOnTheMasterAloneAsUnconfirmed: with the replica
 // cut off, the last member's claim starts the gang on the master and is
 // refused; member 0's barrier then reads the start as unconfirmed, not
-// started, and once the replica is back as started.
+// started, and once the replica is back as started. Before the start, a
+// poll of the barrier does not wait for the cut-off replica: only a start
+// is acted on.
 func TestBarrierReadsAStartOnTheMasterAloneAsUnconfirmed(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -120,6 +122,14 @@ func TestBarrierReadsAStartOnTheMasterAloneAsUnconfirmed(t *testing.T) {
 		t.Fatalf("member 0's claim: %v %v", ok, err)
 	}
 	pair.CutOff(t)
+	// s waits 10 s for a replica: a poll that waited would take that long.
+	polled := time.Now()
+	if g, err := s.Barrier(ctx, id, ds[0].Attempt); err != nil || g.Started || g.Moved || g.Unconfirmed != "" {
+		t.Fatalf("barrier before the start: %+v, %v; want waiting", g, err)
+	}
+	if took := time.Since(polled); took > 5*time.Second {
+		t.Fatalf("a poll before the start took %s: it waited for the replica, which only a start needs", took)
+	}
 	if _, ok, err := cut.ClaimMember(ctx, ds[1], 2, "w1", "i1", ""); ok || !errors.Is(err, jobs.ErrUnavailable) {
 		t.Fatalf("member 1's claim no replica confirmed: ok %v, %v; want unavailable", ok, err)
 	}
