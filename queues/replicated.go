@@ -113,15 +113,21 @@ func NotReplicated(err error) (answered string, ok bool) {
 // and says that the job does not start until it is claimed again, not
 // that anyone should resubmit.
 func WrapClaim(op string, err error) error {
-	var nr *notReplicatedError
-	if errors.As(err, &nr) {
-		return fmt.Errorf("%s: %w: the claim is on the Redis master, but %s: the job does not start here until a redelivery claims it again",
-			op, jobs.ErrUnavailable, nr.answered())
+	return wrapUnconfirmed(op, "the claim", "the job does not start here until a redelivery claims it again", err)
+}
+
+// wrapUnconfirmed is Wrap for a durable write a worker acts on (what it
+// is, "the claim"): one the replicas did not confirm, or whose slot moved
+// while it waited for them, is unavailable, and its error says what comes
+// of it (then) instead of asking anyone to resubmit.
+func wrapUnconfirmed(op, what, then string, err error) error {
+	if answered, ok := NotReplicated(err); ok {
+		return fmt.Errorf("%s: %w: %s is on the Redis master, but %s: %s", op, jobs.ErrUnavailable, what, answered, then)
 	}
 	var sm *slotMovedError
 	if errors.As(err, &sm) {
-		return fmt.Errorf("%s: %w: the namespace's slot moved while the claim waited for its replicas (%v): a redelivery claims it again",
-			op, jobs.ErrUnavailable, sm.err)
+		return fmt.Errorf("%s: %w: the namespace's slot moved while %s waited for its replicas (%v): %s",
+			op, jobs.ErrUnavailable, what, sm.err, then)
 	}
 	return wrap(op, err)
 }

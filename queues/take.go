@@ -261,12 +261,9 @@ func (s *Store) Take(ctx context.Context, r TakeRequest) (Took, error) {
 	// take, under the same token, is answered with it (see takeScript),
 	// and its WAIT covers the first try.
 	v, err := s.co.runDurable(ctx, takeScript, keys, args...).Result()
-	if answered, short := NotReplicated(err); short {
-		return Took{}, fmt.Errorf("queues.Take by %s: %w: the take is on the Redis master, but %s: what it took does not start until a retry of the take, under the same token, is answered with it",
-			c.Worker, jobs.ErrUnavailable, answered)
-	}
 	if err != nil {
-		return Took{}, wrap("queues.Take", err)
+		return Took{}, wrapUnconfirmed("queues.Take", "the take",
+			"what it took does not start until a retry of the take, under the same token, is answered with it", err)
 	}
 	if v == "fenced" {
 		return Took{}, fmt.Errorf("queues.Take by %s: %w", c.Worker, ErrFenced)
