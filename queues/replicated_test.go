@@ -25,6 +25,27 @@ func waitingStores(master redis.UniversalClient, ns string) (s, cut *queues.Stor
 		queues.NewStore(master, queues.StoreOptions{Namespace: ns, WaitReplicas: 1, WaitTimeout: 200 * time.Millisecond})
 }
 
+// replicatedWorker is a master with one replica, waitingStores of
+// namespace ns on it, and worker w registered there; onReplica reads the
+// worker a job's record names on the replica.
+func replicatedWorker(t *testing.T, ns string) (pair *testenv.RedisReplicaPair, s, cut *queues.Store, w queues.WorkerInfo,
+	onReplica func(id string) string) {
+	t.Helper()
+	ctx := context.Background()
+	pair = testenv.RedisWithReplica(t)
+	master, replica := pair.Clients(t)
+	s, cut = waitingStores(master, ns)
+	w = queues.WorkerInfo{ID: "w1", Pool: "fixed", Slots: 2, Incarnation: "aaaa"}
+	if _, err := s.Register(ctx, w); err != nil {
+		t.Fatal(err)
+	}
+	onReplica = func(id string) string {
+		v, _ := replica.HGet(ctx, s.Namespace().Job(id), "worker").Result()
+		return v
+	}
+	return pair, s, cut, w, onReplica
+}
+
 // TestSubmissionsWaitForTheirReplica: with WaitReplicas a submission is
 // answered as recorded only once the replica holds it. With the replica
 // cut off, a lone submission and every job of a batch fail as unavailable,
@@ -220,18 +241,8 @@ func foundAgain(t *testing.T, s *queues.Store, prefix string, items []queues.Bat
 // gets the attempt, on the replica too, and another worker's is stale.
 func TestClaimsWaitForTheirReplica(t *testing.T) {
 	t.Parallel()
-	pair := testenv.RedisWithReplica(t)
 	ctx := context.Background()
-	master, replica := pair.Clients(t)
-	s, cut := waitingStores(master, "claimwait")
-	w := queues.WorkerInfo{ID: "w1", Pool: "fixed", Slots: 2, Incarnation: "aaaa"}
-	if _, err := s.Register(ctx, w); err != nil {
-		t.Fatal(err)
-	}
-	onReplica := func(id string) string {
-		v, _ := replica.HGet(ctx, s.Namespace().Job(id), "worker").Result()
-		return v
-	}
+	pair, s, cut, w, onReplica := replicatedWorker(t, "claimwait")
 
 	// With the replica stalled, the claim is answered only once it runs
 	// again, and then the replica holds it.
@@ -286,19 +297,9 @@ func TestClaimsWaitForTheirReplica(t *testing.T) {
 // back, is answered with it, on the replica too.
 func TestTakesWaitForTheirReplica(t *testing.T) {
 	t.Parallel()
-	pair := testenv.RedisWithReplica(t)
 	ctx := context.Background()
-	master, replica := pair.Clients(t)
-	s, cut := waitingStores(master, "takewait")
-	w := queues.WorkerInfo{ID: "w1", Pool: "fixed", Slots: 2, Incarnation: "aaaa"}
-	if _, err := s.Register(ctx, w); err != nil {
-		t.Fatal(err)
-	}
+	pair, s, cut, w, onReplica := replicatedWorker(t, "takewait")
 	c := queues.Claimant{Worker: w.ID, Incarnation: w.Incarnation, Pool: w.Pool}
-	onReplica := func(id string) string {
-		v, _ := replica.HGet(ctx, s.Namespace().Job(id), "worker").Result()
-		return v
-	}
 	takeOne := func(s *queues.Store, token string, retry bool) (queues.Took, error) {
 		return s.Take(ctx, queues.TakeRequest{Queues: []queues.Queue{queues.QueueCore}, Claimant: c, Max: 1, Token: token, Retry: retry})
 	}
