@@ -2,6 +2,7 @@ package archtest
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -15,27 +16,14 @@ var cloudSDKs = []string{"gocloud.dev/...", "github.com/aws/...", "github.com/Az
 func linksOutside(files []goFile, dir string, patterns []string) []string {
 	repo, outside := importGraph(files)
 	var found []string
-	seen := map[string]string{dir: ""}
-	queue := []string{dir}
-	for len(queue) > 0 {
-		at := queue[0]
-		queue = queue[1:]
+	walk(repo, dir, func(at string, chain []string) bool {
 		for _, im := range outside[at] {
 			if matches(im, patterns) {
-				path := im
-				for p := at; p != ""; p = seen[p] {
-					path = p + " -> " + path
-				}
-				found = append(found, path)
+				found = append(found, strings.Join(append(chain, im), " -> "))
 			}
 		}
-		for _, im := range repo[at] {
-			if _, ok := seen[im]; !ok {
-				seen[im] = at
-				queue = append(queue, im)
-			}
-		}
-	}
+		return true
+	})
 	slices.Sort(found)
 	return found
 }

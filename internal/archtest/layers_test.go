@@ -141,30 +141,42 @@ func checkLayers(files []goFile, layers []layer, services, command []string) []s
 			continue
 		}
 		// Walk the service's imports, transitively, for the command layer.
-		seen := map[string]string{dir: ""}
-		queue := []string{dir}
-		for len(queue) > 0 {
-			at := queue[0]
-			queue = queue[1:]
-			for _, im := range repo[at] {
-				if _, ok := seen[im]; ok {
-					continue
-				}
-				seen[im] = at
-				if hasPrefixDir(im, command) {
-					path := []string{im}
-					for p := at; p != ""; p = seen[p] {
-						path = append([]string{p}, path...)
-					}
-					problems = append(problems, fmt.Sprintf("service %s depends on the command layer: %s",
-						dir, strings.Join(path, " -> ")))
-					continue
-				}
+		walk(repo, dir, func(at string, chain []string) bool {
+			if !hasPrefixDir(at, command) {
+				return true
+			}
+			problems = append(problems, fmt.Sprintf("service %s depends on the command layer: %s",
+				dir, strings.Join(chain, " -> ")))
+			return false
+		})
+	}
+	return problems
+}
+
+// walk visits the repository folders dir reaches through the import
+// graph repo, dir first, breadth first and each once. visit gets the
+// folder and the chain of folders from dir to it, and says whether to go
+// on through its imports.
+func walk(repo map[string][]string, dir string, visit func(at string, chain []string) bool) {
+	from := map[string]string{dir: ""}
+	queue := []string{dir}
+	for len(queue) > 0 {
+		at := queue[0]
+		queue = queue[1:]
+		var chain []string
+		for p := at; p != ""; p = from[p] {
+			chain = append([]string{p}, chain...)
+		}
+		if !visit(at, chain) {
+			continue
+		}
+		for _, im := range repo[at] {
+			if _, ok := from[im]; !ok {
+				from[im] = at
 				queue = append(queue, im)
 			}
 		}
 	}
-	return problems
 }
 
 func TestLayersImportOnlyWhatTheyMay(t *testing.T) {
