@@ -38,3 +38,30 @@ func TestRepackReleasesAWorkerOfLeftovers(t *testing.T) {
 		t.Errorf("on-demand worker-hours %.2f; want 10 to 10.5 (20 without the repack)", od.WorkerHours)
 	}
 }
+
+// On one-GPU on-demand workers, two 10-hour checkpointable shares of 0.4
+// end up on two GPUs: the first shares its GPU with a 10-minute half that
+// leaves no room for the second. Once the half ends, rule 5 moves one
+// share into the room beside the other and releases its GPU, so the pool
+// pays about 10 hours and a quarter, not 20.
+func TestRepackGathersSharesOnOneGPU(t *testing.T) {
+	share := func(at, d time.Duration, milli int) trace.Job {
+		j := burstJob(at, d, true)
+		j.Share = milli
+		return j
+	}
+	js := []trace.Job{share(0, 10*time.Hour, 400), share(0, 10*time.Minute, 500), share(time.Second, 10*time.Hour, 400)}
+	o := Options{Pools: []policy.Pool{quota(1), onDemand(1, 1)}, CheckpointOverhead: 30 * time.Second}
+	r := runChecked(t, mkTrace(js...), o)
+	od := pool(t, r, "od")
+	if r.Jobs != 3 || r.Unfinished != 0 || r.LostWork != 0 {
+		t.Fatalf("%d done, %d unfinished, %.2f slot-hours lost: want all 3 done, none lost", r.Jobs, r.Unfinished, r.LostWork)
+	}
+	if r.Preemptions.Repack != 1 || od.Launched != 2 {
+		t.Errorf("repacks %d (actions %v), %d launched: want one repack and the two first workers only",
+			r.Preemptions.Repack, r.Actions, od.Launched)
+	}
+	if od.WorkerHours < 10 || od.WorkerHours > 10.6 {
+		t.Errorf("on-demand worker-hours %.2f; want 10 to 10.6 (20 without the repack)", od.WorkerHours)
+	}
+}

@@ -58,11 +58,11 @@ func (s *sim) prepareTick() {
 		s.wakeRelease(w, &s.pools[w.pool].Pool)
 	}
 	for _, wi := range s.live {
-		// Rule 5 repacks a busy worker of a pool of several slots, running
-		// jobs on at most half of them, once its timers allow; until then
+		// Rule 5 repacks a busy worker running jobs on at most half its
+		// slots (shares at their share) once its timers allow; until then
 		// only a change of the model could.
 		w := &s.workers[wi]
-		if p := &s.pools[w.pool]; p.elastic && w.state == wsUp && w.busy > 0 && 2*len(w.tasks) <= int(w.slots) {
+		if p := &s.pools[w.pool]; p.elastic && w.state == wsUp && w.busy > 0 && s.mayRepack(w) {
 			s.wakeRepack(w, &p.Pool)
 		}
 	}
@@ -235,4 +235,21 @@ func (s *sim) timeOrZero(d time.Duration) time.Time {
 		return time.Time{}
 	}
 	return s.at(d)
+}
+
+// mayRepack reports whether rule 5 may repack w's tasks once its timers
+// allow: they hold at most half its slots (shares at their share), or
+// are all shares, which may fit the room beside other workers' shares.
+func (s *sim) mayRepack(w *worker) bool {
+	load, shares := int64(0), true
+	for _, ti := range w.tasks {
+		t := &s.tasks[ti]
+		if t.share > 0 {
+			load += int64(t.share)
+		} else {
+			load += 1000 * int64(t.slots)
+			shares = false
+		}
+	}
+	return shares || 2*load <= 1000*int64(w.slots)
 }

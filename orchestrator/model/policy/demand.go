@@ -19,6 +19,11 @@ type poolDemand struct {
 	// their sum fills (shares, thousandths, rounded up).
 	queued int
 	shares int64
+	// gaps is the room beside the running shares of the pool's workers
+	// that take work (see shareRoom). A queued share counted into one
+	// takes no slot: a GPU worker takes a share into room beside its
+	// others, as a moved share lands.
+	gaps []shareGap
 	// members counts, by slots per member, the members of sized jobs
 	// placed on this pool this tick, and bins the new workers they need:
 	// a sized job only starts where one worker has room for a whole
@@ -159,6 +164,9 @@ func (v *view) measureElastic(launches []Launch) {
 		if w.active() {
 			// Jobs migrating or reclaimed away need no worker here.
 			d.running += v.staying(w)
+			if g := shareRoom(w); g > 0 {
+				d.gaps = append(d.gaps, shareGap{w: w, room: g})
+			}
 		}
 	}
 	for _, d := range v.elastic {
@@ -215,9 +223,35 @@ func (d *poolDemand) addQueued(j *Job) {
 		d.queued++
 		return
 	}
+	if d.intoGap(j) {
+		return
+	}
 	before := wholeOf(d.shares)
 	d.shares += int64(j.Share)
 	d.queued += wholeOf(d.shares) - before
+}
+
+// intoGap counts share j into the gap it fills best (least room left,
+// which keeps the larger gaps for larger shares), and reports whether one
+// had room for it.
+func (d *poolDemand) intoGap(j *Job) bool {
+	best := -1
+	for i, g := range d.gaps {
+		if !g.gone && g.room >= int64(j.Share) && (best < 0 || g.room < d.gaps[best].room) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return false
+	}
+	d.gaps[best].room -= int64(j.Share)
+	d.gaps[best].got = true
+	return true
+}
+
+// gapOf is the index of w's gap, or -1.
+func (d *poolDemand) gapOf(w *workerRec) int {
+	return slices.IndexFunc(d.gaps, func(g shareGap) bool { return g.w == w })
 }
 
 // pickPool returns the pool that will run queued job j, or nil if none

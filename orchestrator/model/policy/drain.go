@@ -44,6 +44,14 @@ func (p *planner) drain() {
 			if d.spare() < free || d.headroom() < free {
 				continue
 			}
+			// A share counted into its gap would have nowhere to go.
+			g := d.gapOf(c.w)
+			if g >= 0 && d.gaps[g].got {
+				continue
+			}
+			if g >= 0 {
+				d.gaps[g].gone = true
+			}
 			d.active--
 			d.draining++
 			d.running -= c.left

@@ -10,14 +10,14 @@ import (
 
 // repack is the part of rule 5 that makes an elastic worker idle so it can
 // be released. An elastic worker is billed for all its slots while any job
-// runs on it, so on pools of several slots per worker, jobs that ended
-// unevenly leave many workers each running a few jobs: a pool of 8-slot
-// workers can pay for 24 slots to run 6 jobs. Work that cannot checkpoint
+// runs on it, so jobs that ended unevenly leave many workers each running
+// a few jobs: a pool of 8-slot workers can pay for 24 slots to run 6 jobs,
+// and two 1-GPU workers each a 0.4 GPU share. Work that cannot checkpoint
 // pins its worker until it ends; checkpointable burst work need not.
 // When every job a worker runs is one-slot checkpointable burst work, and
-// the free slots of the pool's other busy workers hold all of it, the jobs
-// are checkpointed back to burst (Action Repack) and the worker is drained
-// (Action Drain), so rule 5 releases it once they have left.
+// the pool's other busy workers hold all of it, the jobs are checkpointed
+// back to burst (Action Repack) and the worker is drained (Action Drain),
+// so rule 5 releases it once they have left.
 //
 // A move costs the job its work since its last checkpoint, the checkpoint
 // and a new start; it saves the worker's price until the job would have
@@ -44,12 +44,24 @@ import (
 //     is paid saves nothing, and costs its checkpoint.
 //   - A sized job or gang pins its worker: it would go back through rule
 //     8, which counts a sized job on its way to burst as needing a new
-//     worker, so its move would launch one. A GPU share moves, counted as
-//     a whole slot where it goes.
+//     worker, so its move would launch one.
 //   - Every job must land, as rule 3 places it next tick, on free slots of
 //     registered workers: of this pool, within the room counted, or of a
 //     cheaper pool. Never where a worker would launch for it.
-//   - The workers with least to move go first.
+//   - The workers with least to move go first, in thousandths of a slot.
+//
+// GPU shares (Job.Share) are counted at their share, so a worker of one
+// GPU whose shares all checkpoint is repacked too: the shares move into
+// the room beside other workers' shares, and its whole GPU is released.
+// "Half its slots" is then half its GPU-thousandths. A busy worker's
+// shares leave room the policy can count on only where it is sure of it:
+// the policy knows their sum, not which GPU each runs on, but some GPU
+// holding them has at least 1000 less their sum free, so a worker whose
+// shares sum to less than one GPU offers a gap of that size (exact on a
+// worker of one GPU). A worker repacked takes its gap with it, and one a
+// share is counted into stays. A share that fits no gap takes a free
+// slot, packed with the worker's other such shares, as rule 3 counts
+// queued shares.
 //
 // This is not rule 4: nothing moves to or from the fixed quota, so the
 // fixed utilization and the watermarks that keep rule 4 from flapping do
@@ -57,11 +69,18 @@ import (
 // may lend it to the quota.
 func (p *planner) repack() {
 	for _, d := range p.elastic {
-		if d.slots() < 2 || d.bins > 0 || d.launching > 0 {
-			continue
-		}
 		p.repackPool(d)
 	}
+}
+
+// shareGap is the room a worker surely has beside its shares, in
+// thousandths of a GPU. A worker drained this tick takes its gap with it
+// (gone); one that a share was counted into this tick (got) runs it, so
+// is neither drained nor emptied by its own jobs' moves.
+type shareGap struct {
+	w         *workerRec
+	room      int64
+	gone, got bool
 }
 
 // repackPool repacks the workers of one elastic pool.
@@ -70,6 +89,7 @@ func (p *planner) repackPool(d *poolDemand) {
 		w    *workerRec
 		jobs []*Job
 		free int
+		load int64
 	}
 	var cands []cand
 	// room is the free slots of busy workers that take work, less the
@@ -81,29 +101,58 @@ func (p *planner) repackPool(d *poolDemand) {
 		}
 		free := max(p.freeSlots(w), 0)
 		room += free
-		if js, ok := p.repackable(w, d); ok {
-			cands = append(cands, cand{w, js, free})
+		if js, load, ok := p.repackable(w, d); ok {
+			cands = append(cands, cand{w, js, free, load})
 		}
 	}
+	if len(cands) == 0 {
+		return
+	}
+	// The least to move first: the fuller workers then keep their jobs
+	// and take the others' shares.
 	slices.SortFunc(cands, func(a, b cand) int {
-		return cmp.Or(cmp.Compare(len(a.jobs), len(b.jobs)), cmp.Compare(a.w.ID, b.w.ID))
+		return cmp.Or(cmp.Compare(a.load, b.load), cmp.Compare(a.w.ID, b.w.ID))
 	})
+	var slotted []*Job
+	saved := make([]shareGap, len(d.gaps))
 	for _, c := range cands {
-		// The worker's own free slots go with it.
-		left := room - c.free
-		if len(c.jobs) > left {
+		own := d.gapOf(c.w)
+		if own >= 0 && d.gaps[own].got {
 			continue
 		}
-		here, ok := p.replace(d, c.w, c.jobs, left)
+		// The worker's own free slots and gap go with it.
+		left := room - c.free
+		copy(saved, d.gaps)
+		if own >= 0 {
+			d.gaps[own].gone = true
+		}
+		// Largest share first, as a packing that leaves room for the
+		// small ones.
+		byShare := slices.Clone(c.jobs)
+		slices.SortStableFunc(byShare, func(a, b *Job) int { return cmp.Compare(b.Share, a.Share) })
+		slotted = slotted[:0]
+		for _, j := range byShare {
+			if j.Share <= 0 || !d.intoGap(j) {
+				slotted = append(slotted, j)
+			}
+		}
+		// Over half its slots, or while the pool waits for workers, it
+		// goes only if no job needs a free slot.
+		short := d.bins > 0 || d.launching > 0 || 2*c.load > 1000*int64(c.w.Slots)
+		here, ok := 0, slotsOf(slotted) <= left && (!short || len(slotted) == 0)
+		if ok {
+			here, ok = p.replace(d, c.w, slotted, left)
+		}
 		if !ok {
+			copy(d.gaps, saved)
 			continue
 		}
 		room = left - here
 		for _, j := range c.jobs {
 			p.add(Action{
 				Kind: Repack, Job: j.ID, Worker: c.w.ID, Pool: d.pool.Name, Queue: QueueBurst, Rule: 5,
-				Reason: fmt.Sprintf("worker %s runs %d jobs on %d slots, all checkpointable burst work that %d free slots of the pool's other busy workers hold",
-					c.w.ID, len(c.jobs), c.w.Slots, left),
+				Reason: fmt.Sprintf("worker %s runs %d jobs on %d slots, all checkpointable burst work that the free slots and share room of the pool's other busy workers hold",
+					c.w.ID, len(c.jobs), c.w.Slots),
 			}, j)
 		}
 		p.add(Action{
@@ -111,6 +160,37 @@ func (p *planner) repackPool(d *poolDemand) {
 			Reason: fmt.Sprintf("repacked: its %d jobs move to the pool's other workers; released once empty", len(c.jobs)),
 		}, nil)
 	}
+}
+
+// shareRoom is the room w surely has beside its running shares: 1000
+// less their sum when that is under one GPU, else none (see repack).
+// Slots held for placed work, or placed there this tick, may take a free
+// GPU of w's, but never one a share runs on.
+func shareRoom(w *workerRec) int64 {
+	u := w.use
+	if u == nil || u.shared <= 0 || u.shared >= 1000 {
+		return 0
+	}
+	return 1000 - u.shared
+}
+
+// allShares reports whether every job is a share of one GPU.
+func allShares(js []*Job) bool {
+	return !slices.ContainsFunc(js, func(j *Job) bool { return j.Share <= 0 })
+}
+
+// slotsOf is how many free slots the jobs take: one each, shares packed
+// by their sum as rule 3 counts queued ones.
+func slotsOf(js []*Job) int {
+	n, shares := 0, int64(0)
+	for _, j := range js {
+		if j.Share > 0 {
+			shares += int64(j.Share)
+		} else {
+			n++
+		}
+	}
+	return n + wholeOf(shares)
 }
 
 // replace counts w out of pool d and its jobs where rule 3 will place
@@ -132,43 +212,61 @@ func (p *planner) replace(d *poolDemand, w *workerRec, js []*Job, room int) (int
 	here := 0
 	for _, j := range js {
 		e := p.pickPool(j, j.spotEligible(p.cfg.MaxSpotPreemptions))
-		if e == nil || e.spare() <= 0 || (e == d && here == room) {
+		fits := e != nil
+		if fits {
+			// A share packed beside those counted before it takes no
+			// slot of its own, so needs none spare.
+			before, spare := e.queued, e.spare()
+			e.addQueued(j)
+			took := e.queued - before
+			fits = took == 0 || spare > 0
+			if e == d {
+				here += took
+				fits = fits && here <= room
+			}
+		}
+		if !fits {
 			for i, e := range p.elastic {
 				*e = saved[i]
 			}
 			return 0, false
 		}
-		e.addQueued(j)
-		if e == d {
-			here++
-		}
 	}
 	return here, true
 }
 
-// repackable returns the jobs of w when every one may be repacked and the
-// worker's paid time is used up: it then empties by their moves alone.
-func (p *planner) repackable(w *workerRec, d *poolDemand) ([]*Job, bool) {
-	if p.tickSlots(w) != 0 || len(w.jobs) == 0 || 2*len(w.jobs) > w.Slots {
-		return nil, false
+// repackable returns the jobs of w, and what they hold in thousandths of
+// a slot, when every one may be repacked and the worker's paid time is
+// used up: it then empties by their moves alone.
+func (p *planner) repackable(w *workerRec, d *poolDemand) ([]*Job, int64, bool) {
+	if p.tickSlots(w) != 0 || len(w.jobs) == 0 {
+		return nil, 0, false
+	}
+	// At most half its slots, in thousandths of one: shares at their share.
+	load := int64(0)
+	for _, j := range w.jobs {
+		load += j.milliSlots()
+	}
+	if 2*load > 1000*int64(w.Slots) && !allShares(w.jobs) {
+		return nil, 0, false
 	}
 	// Slots held for a placed job: the worker waits to start it.
 	if _, held := p.usedHeld(w); held != 0 {
-		return nil, false
+		return nil, 0, false
 	}
 	left := d.pool.PaidUntil(w.billingStart(), p.now).Sub(p.now)
 	if left > p.cfg.ReleaseMargin {
-		return nil, false
+		return nil, 0, false
 	}
 	for _, j := range w.jobs {
 		// A worker's jobs are running ones; movable leaves out any with a
 		// move in flight.
 		if j.Class != jobs.ClassBurst || !j.Checkpointable || j.sized() || !p.movable(j) {
-			return nil, false
+			return nil, 0, false
 		}
 		if p.now.Sub(j.StartedAt) < d.pool.IdleTTL {
-			return nil, false
+			return nil, 0, false
 		}
 	}
-	return w.jobs, true
+	return w.jobs, load, true
 }

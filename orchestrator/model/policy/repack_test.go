@@ -79,13 +79,92 @@ func TestRepack(t *testing.T) {
 				s.Workers[1].StartedAt = ago(119 * time.Minute)
 				return fixBusy(s)
 			}(), t0, "repack(b1,o1) drain(o1)"},
-		{"workers of one slot are never repacked",
+		{"a whole job fills a worker of one slot: it stays",
 			func() Snapshot {
 				one := od
 				one.SlotsPerWorker = 1
 				a, b := worker("a", "od", 1, 0), worker("b", "od", 1, 0)
 				return snap([]Pool{fixedPool("fx", "eu"), one}, []Worker{fx, a, b}, ck("b1", a))
 			}(), t0, "release(b)"},
+	})
+}
+
+// TestRepackShares covers GPU shares under rule 5: counted at their
+// share, moved into the room beside other workers' shares, on workers of
+// one GPU too.
+func TestRepackShares(t *testing.T) {
+	burst := jobs.ClassBurst
+	one := elasticPool("od", PoolOnDemand, "eu", 1.0)
+	one.SlotsPerWorker = 1
+	four := elasticPool("od", PoolOnDemand, "eu", 1.0)
+	fx := worker("f1", "fx", 10, 8)
+	share := func(id string, w Worker, milli int, ck bool) Job {
+		j := running(id, burst, w, ago(30*time.Minute))
+		j.Share, j.Checkpointable = milli, ck
+		return j
+	}
+	whole := func(id string, w Worker) Job {
+		j := running(id, burst, w, ago(30*time.Minute))
+		j.Checkpointable = false
+		return j
+	}
+	// on builds the snapshot with each worker's Busy the whole GPUs its
+	// jobs fill, as a GPU worker reports it: shares by their sum.
+	on := func(pool Pool, ws []Worker, js ...Job) Snapshot {
+		milli := map[string]int{}
+		for _, j := range js {
+			if j.Share > 0 {
+				milli[j.Worker] += j.Share
+			} else {
+				milli[j.Worker] += 1000
+			}
+		}
+		all := []Worker{fx}
+		for _, w := range ws {
+			w.Busy = (milli[w.ID] + 999) / 1000
+			w.IdleSince = time.Time{}
+			all = append(all, w)
+		}
+		return Snapshot{Config: DefaultConfig(), Pools: []Pool{fixedPool("fx", "eu"), pool}, Workers: all, Jobs: js}
+	}
+	a, b, c, e := worker("a", "od", 1, 0), worker("b", "od", 1, 0), worker("c", "od", 1, 0), worker("e", "od", 1, 0)
+	o1, o2 := worker("o1", "od", 4, 0), worker("o2", "od", 4, 0)
+
+	runCases(t, []planCase{
+		{"a one-GPU worker of checkpointable shares empties into the room beside another's",
+			on(one, []Worker{a, b}, share("s1", a, 300, true), share("s2", a, 200, true), share("p1", b, 400, false)), t0,
+			"repack(s1,a) repack(s2,a) drain(a)"},
+		{"shares filling more than half a GPU move when every one fits a gap: they take no free slot",
+			on(one, []Worker{a, b}, share("s1", a, 300, true), share("s2", a, 300, true), share("p1", b, 100, false)), t0,
+			"repack(s1,a) repack(s2,a) drain(a)"},
+		{"over half its slots, a worker stays if a share would need a free slot",
+			on(four, []Worker{o1, o2}, share("s1", o1, 600, true), share("s2", o1, 600, true), share("s3", o1, 600, true),
+				share("s4", o1, 600, true), whole("n1", o2), share("p1", o2, 400, false)), t0, ""},
+		{"a share that cannot checkpoint pins its GPU",
+			on(one, []Worker{a, b}, share("s1", a, 200, true), share("p0", a, 100, false), share("p1", b, 400, false)), t0, ""},
+		{"every share must fit some gap: one GPU has no free slot for the rest",
+			on(one, []Worker{a, b}, share("s1", a, 300, true), share("s2", a, 100, true), share("p1", b, 700, false)), t0, ""},
+		{"a gap is taken once: the second worker's share finds none left",
+			on(one, []Worker{a, b, c}, share("s1", a, 400, true), share("s2", b, 400, true), share("p1", c, 300, false)), t0,
+			"repack(s1,a) drain(a)"},
+		{"of two workers of checkpointable shares, the emptier moves into the other's gap, which then stays",
+			on(one, []Worker{a, b}, share("s1", a, 400, true), share("s2", b, 300, true)), t0,
+			"repack(s2,b) drain(b)"},
+		{"a share goes where it fills the gap best, which leaves room for the next",
+			// First fit would put s1 beside p1, where s2 then has no room.
+			on(one, []Worker{a, b, c, e}, share("s1", a, 300, true), share("p1", b, 500, false),
+				share("p2", c, 700, false), share("s2", e, 500, true)), t0,
+			"repack(s1,a) drain(a) repack(s2,e) drain(e)"},
+		{"on a worker of several GPUs a share fills the room beside the shares of a full one",
+			on(four, []Worker{o1, o2}, share("s1", o1, 300, true),
+				whole("n1", o2), whole("n2", o2), whole("n3", o2), share("p1", o2, 500, false)), t0,
+			"repack(s1,o1) drain(o1)"},
+		{"shares summing to a GPU or more leave no room the policy is sure of",
+			on(four, []Worker{o1, o2}, share("s1", o1, 300, true),
+				whole("n1", o2), whole("n2", o2), share("p1", o2, 600, false), share("p2", o2, 600, false)), t0, ""},
+		{"a share that fits no gap takes a free slot",
+			on(four, []Worker{o1, o2}, share("s1", o1, 800, true), whole("n1", o2), share("p1", o2, 500, false)), t0,
+			"repack(s1,o1) drain(o1)"},
 	})
 }
 

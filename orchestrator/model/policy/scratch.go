@@ -86,8 +86,9 @@ func (s *scratch) demandFor(p *Pool) *poolDemand {
 		d = &poolDemand{}
 		s.demands[p.Name] = d
 	}
-	m := d.members
+	m, g := d.members, d.gaps
 	clear(m)
-	*d = poolDemand{pool: p, members: m}
+	clear(g)
+	*d = poolDemand{pool: p, members: m, gaps: g[:0]}
 	return d
 }
