@@ -65,3 +65,36 @@ func TestRepackGathersSharesOnOneGPU(t *testing.T) {
 		t.Errorf("on-demand worker-hours %.2f; want 10 to 10.6 (20 without the repack)", od.WorkerHours)
 	}
 }
+
+// On 2-GPU on-demand workers, a checkpointable 0.45 share finds no room
+// beside the shares of the first worker (0.5 and 0.4 on one GPU, 0.9 on
+// the other) and starts a second. Once the 0.4 ends, the first worker's
+// shares still sum past one GPU, so their sum promises no room; the GPU
+// the worker reports shows 0.5 free, and rule 5 moves the share there
+// and releases the second worker.
+func TestRepackFindsRoomGPUByGPU(t *testing.T) {
+	share := func(at, d time.Duration, milli int, ckpt bool) trace.Job {
+		j := burstJob(at, d, ckpt)
+		j.Share = milli
+		return j
+	}
+	js := []trace.Job{
+		share(0, 10*time.Hour, 500, false),
+		share(time.Millisecond, 20*time.Minute, 400, false),
+		share(2*time.Millisecond, 10*time.Hour, 900, false),
+		share(5*time.Minute, 10*time.Hour, 450, true),
+	}
+	o := Options{Pools: []policy.Pool{quota(1), onDemand(1, 2)}, CheckpointOverhead: 30 * time.Second}
+	r := runChecked(t, mkTrace(js...), o)
+	od := pool(t, r, "od")
+	if r.Jobs != 4 || r.Unfinished != 0 || r.LostWork != 0 {
+		t.Fatalf("%d done, %d unfinished, %.2f slot-hours lost: want all 4 done, none lost", r.Jobs, r.Unfinished, r.LostWork)
+	}
+	if r.Preemptions.Repack != 1 || od.Launched != 2 {
+		t.Errorf("repacks %d (actions %v), %d launched: want one repack and the two first workers only",
+			r.Preemptions.Repack, r.Actions, od.Launched)
+	}
+	if od.WorkerHours < 10 || od.WorkerHours > 10.8 {
+		t.Errorf("on-demand worker-hours %.2f; want 10 to 10.8 (20 without the repack)", od.WorkerHours)
+	}
+}

@@ -109,6 +109,13 @@ func (s *sim) policyWorker(w *worker) policy.Worker {
 	if w.busy == 0 {
 		pw.IdleSince = s.at(w.idleSince)
 	}
+	// What shares use of each GPU, as a GPU worker reports it. A new
+	// slice each time: the index keeps the worker it is given.
+	for _, used := range w.rooms {
+		if used > 0 {
+			pw.SharedGPUs = append(pw.SharedGPUs, int(used))
+		}
+	}
 	return pw
 }
 

@@ -268,6 +268,11 @@ func (h *Hybrid) viewWorkers(ws []queues.WorkerInfo, running map[string]int, ins
 			// A worker that reads another place queue, or none, never
 			// starts work placed on it: rule 8 takes such placements back.
 			NoPlacedWork: w.PlaceQueue != string(queues.PlaceQueue(w.ID))}
+		for _, g := range w.GPUs {
+			if g.Share > 0 {
+				pw.SharedGPUs = append(pw.SharedGPUs, g.Share)
+			}
+		}
 		if w.Draining {
 			pw.State = policy.WorkerDraining
 		}

@@ -164,9 +164,7 @@ func (v *view) measureElastic(launches []Launch) {
 		if w.active() {
 			// Jobs migrating or reclaimed away need no worker here.
 			d.running += v.staying(w)
-			if g := shareRoom(w); g > 0 {
-				d.gaps = append(d.gaps, shareGap{w: w, room: g})
-			}
+			d.gaps = appendGaps(d.gaps, w)
 		}
 	}
 	for _, d := range v.elastic {
@@ -249,9 +247,18 @@ func (d *poolDemand) intoGap(j *Job) bool {
 	return true
 }
 
-// gapOf is the index of w's gap, or -1.
-func (d *poolDemand) gapOf(w *workerRec) int {
-	return slices.IndexFunc(d.gaps, func(g shareGap) bool { return g.w == w })
+// gotGap reports whether a share was counted into a gap of w this tick.
+func (d *poolDemand) gotGap(w *workerRec) bool {
+	return slices.ContainsFunc(d.gaps, func(g shareGap) bool { return g.w == w && g.got })
+}
+
+// dropGaps takes w's gaps away: it is drained.
+func (d *poolDemand) dropGaps(w *workerRec) {
+	for i := range d.gaps {
+		if d.gaps[i].w == w {
+			d.gaps[i].gone = true
+		}
+	}
 }
 
 // pickPool returns the pool that will run queued job j, or nil if none

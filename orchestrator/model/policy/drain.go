@@ -45,13 +45,10 @@ func (p *planner) drain() {
 				continue
 			}
 			// A share counted into its gap would have nowhere to go.
-			g := d.gapOf(c.w)
-			if g >= 0 && d.gaps[g].got {
+			if d.gotGap(c.w) {
 				continue
 			}
-			if g >= 0 {
-				d.gaps[g].gone = true
-			}
+			d.dropGaps(c.w)
 			d.active--
 			d.draining++
 			d.running -= c.left

@@ -54,11 +54,9 @@ import (
 // GPU whose shares all checkpoint is repacked too: the shares move into
 // the room beside other workers' shares, and its whole GPU is released.
 // "Half its slots" is then half its GPU-thousandths. A busy worker's
-// shares leave room the policy can count on only where it is sure of it:
-// the policy knows their sum, not which GPU each runs on, but some GPU
-// holding them has at least 1000 less their sum free, so a worker whose
-// shares sum to less than one GPU offers a gap of that size (exact on a
-// worker of one GPU). A worker repacked takes its gap with it, and one a
+// shares leave room the policy counts only where it is sure of it: on
+// each GPU the worker reports shares on, or where its job records alone
+// say there must be some (see appendGaps). A worker repacked takes its gap with it, and one a
 // share is counted into stays. A share that fits no gap takes a free
 // slot, packed with the worker's other such shares, as rule 3 counts
 // queued shares.
@@ -116,16 +114,13 @@ func (p *planner) repackPool(d *poolDemand) {
 	var slotted []*Job
 	saved := make([]shareGap, len(d.gaps))
 	for _, c := range cands {
-		own := d.gapOf(c.w)
-		if own >= 0 && d.gaps[own].got {
+		if d.gotGap(c.w) {
 			continue
 		}
 		// The worker's own free slots and gap go with it.
 		left := room - c.free
 		copy(saved, d.gaps)
-		if own >= 0 {
-			d.gaps[own].gone = true
-		}
+		d.dropGaps(c.w)
 		// Largest share first, as a packing that leaves room for the
 		// small ones.
 		byShare := slices.Clone(c.jobs)
@@ -162,16 +157,36 @@ func (p *planner) repackPool(d *poolDemand) {
 	}
 }
 
-// shareRoom is the room w surely has beside its running shares: 1000
-// less their sum when that is under one GPU, else none (see repack).
-// Slots held for placed work, or placed there this tick, may take a free
-// GPU of w's, but never one a share runs on.
-func shareRoom(w *workerRec) int64 {
+// appendGaps appends the room w has beside its running shares. From
+// the GPUs the worker reports, each with shares on it and room left, when
+// their sum is the job records' (a report a heartbeat old, or from a
+// worker that does not say, is not); else from the records alone, which
+// know the shares' sum but not which GPU each runs on: some GPU holding
+// them has at least 1000 less their sum free, so under one GPU that much
+// is sure, and over it nothing is (see repack). Slots held for placed
+// work, or placed there this tick, may take a free GPU of w's, but never
+// one a share runs on.
+func appendGaps(gaps []shareGap, w *workerRec) []shareGap {
 	u := w.use
-	if u == nil || u.shared <= 0 || u.shared >= 1000 {
-		return 0
+	if u == nil || u.shared <= 0 {
+		return gaps
 	}
-	return 1000 - u.shared
+	sum := int64(0)
+	for _, m := range w.SharedGPUs {
+		sum += int64(m)
+	}
+	if sum == u.shared {
+		for _, m := range w.SharedGPUs {
+			if m > 0 && m < 1000 {
+				gaps = append(gaps, shareGap{w: w, room: int64(1000 - m)})
+			}
+		}
+		return gaps
+	}
+	if u.shared < 1000 {
+		gaps = append(gaps, shareGap{w: w, room: 1000 - u.shared})
+	}
+	return gaps
 }
 
 // allShares reports whether every job is a share of one GPU.

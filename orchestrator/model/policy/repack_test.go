@@ -162,10 +162,33 @@ func TestRepackShares(t *testing.T) {
 		{"shares summing to a GPU or more leave no room the policy is sure of",
 			on(four, []Worker{o1, o2}, share("s1", o1, 300, true),
 				whole("n1", o2), whole("n2", o2), share("p1", o2, 600, false), share("p2", o2, 600, false)), t0, ""},
+		{"the GPUs a worker reports give its room GPU by GPU",
+			// Apart on two GPUs, shares of 0.6 and 0.3 leave 0.4 and 0.7,
+			// and every GPU is busy: their sum alone would promise 0.1.
+			reports(on(four, []Worker{o1, o2}, share("s1", o1, 500, true),
+				whole("n1", o2), whole("n2", o2), share("p1", o2, 600, false), share("p2", o2, 300, false)),
+				"o2", 4, 600, 300), t0,
+			"repack(s1,o1) drain(o1)"},
+		{"a report that disagrees with the job records is set aside for their sum",
+			// A heartbeat old: p2 started since, beside p1.
+			reports(on(four, []Worker{o1, o2}, share("s1", o1, 350, true),
+				whole("n1", o2), whole("n2", o2), whole("n3", o2), share("p1", o2, 600, false), share("p2", o2, 300, false)),
+				"o2", 4, 600), t0, ""},
 		{"a share that fits no gap takes a free slot",
 			on(four, []Worker{o1, o2}, share("s1", o1, 800, true), whole("n1", o2), share("p1", o2, 500, false)), t0,
 			"repack(s1,o1) drain(o1)"},
 	})
+}
+
+// reports sets what worker id reports: the GPUs busy, and what shares
+// use of each GPU they are on.
+func reports(s Snapshot, id string, busy int, gpus ...int) Snapshot {
+	for i := range s.Workers {
+		if s.Workers[i].ID == id {
+			s.Workers[i].Busy, s.Workers[i].SharedGPUs = busy, gpus
+		}
+	}
+	return s
 }
 
 // TestRepackLandsAndReleases follows a repack through the harness: the

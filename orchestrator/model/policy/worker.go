@@ -43,6 +43,12 @@ type Worker struct {
 	// that account them; 0 means not accounted.
 	CPUs   float64
 	Memory int64
+	// SharedGPUs is, on a GPU worker, what running shares use of each GPU
+	// they are on, in thousandths (1 to 999 leaves room); nil when the
+	// worker does not say. Rules 3 and 5 count the room beside shares
+	// from it while it agrees with the job records, else from their sum
+	// (see shareRooms).
+	SharedGPUs []int
 	// StartedAt is when billing started; rule 5 releases relative to it.
 	StartedAt time.Time
 	// LaunchRequestedAt is when the controller asked for the worker; it
