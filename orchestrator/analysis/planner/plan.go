@@ -218,7 +218,7 @@ func Make(tr trace.Trace, o Options) (Plan, error) {
 	wl := DemandLevels(window)
 	wpeak := wl.Peak()
 	clock.expected = 1 + waits + len(sw.Watermarks) + 2*searchBound(max(1, wpeak/8)) +
-		7 + searchBound(max(2, p.Peak/64)) + 3 + searchBound(1)
+		5 + waits + searchBound(max(2, p.Peak/64)) + 3 + searchBound(1)
 	if err := p.search(tune, whole, wl, o, sw); err != nil {
 		return p, err
 	}
@@ -303,13 +303,13 @@ func (p *Plan) search(tune, whole *evaluator, wl Levels, o Options, sw SweepOpti
 	at = Candidate{Strategy: StrategyHybrid, FixedSlots: p.Optimum.FixedSlots, Watermarks: b.Watermarks}
 	cands = append(cands, whole.lift(at))
 	if !o.WithoutCoreOverflow {
-		// With the longest wait and the one the window liked best, not
-		// every wait: a whole-history simulation costs as much as several
-		// window ones. (The evaluator runs a repeated candidate once.)
-		at.CoreOverflow, at.CoreMaxWait = true, waits[0]
-		cands = append(cands, whole.lift(at))
-		if ob, ok := tune.best(func(pt Point) bool { return pt.CoreOverflow }); ok {
-			at.CoreMaxWait = ob.CoreMaxWait
+		// With every wait: the one the window liked best may not hold
+		// over the whole history, where the longest can put core p95 just
+		// over the target at the optimum's quota and the quota search
+		// from there then climbs away from it, while a shorter wait there
+		// is feasible. (The evaluator runs a repeated candidate once.)
+		for _, w := range waits {
+			at.CoreOverflow, at.CoreMaxWait = true, w
 			cands = append(cands, whole.lift(at))
 		}
 	}
