@@ -89,22 +89,31 @@ func (p *planner) repackPool(d *poolDemand) {
 		free int
 		load int64
 	}
+	// Nowhere to land: no free slot on the pool's workers, and no room
+	// beside their shares. Most ticks of a busy pool end here.
+	if d.spare() <= 0 && len(d.gaps) == 0 {
+		return
+	}
 	var cands []cand
-	// room is the free slots of busy workers that take work, less the
-	// slots of work this tick placed on the pool, which takes them first.
-	room := -d.queued
-	for _, w := range p.ix.byPool[d.pool.Name] {
-		if w.State != WorkerUp || p.idle(w) || slices.Contains(p.scr.drained, w) {
-			continue
-		}
-		free := max(p.freeSlots(w), 0)
-		room += free
-		if js, load, ok := p.repackable(w, d); ok {
-			cands = append(cands, cand{w, js, free, load})
+	busy := func(w *workerRec) bool {
+		return w.State == WorkerUp && !p.idle(w) && !slices.Contains(p.scr.drained, w)
+	}
+	ws := p.ix.byPool[d.pool.Name]
+	for _, w := range ws {
+		if js, load, ok := p.repackable(w, d); ok && busy(w) {
+			cands = append(cands, cand{w, js, max(p.freeSlots(w), 0), load})
 		}
 	}
 	if len(cands) == 0 {
 		return
+	}
+	// room is the free slots of busy workers that take work, less the
+	// slots of work this tick placed on the pool, which takes them first.
+	room := -d.queued
+	for _, w := range ws {
+		if busy(w) {
+			room += max(p.freeSlots(w), 0)
+		}
 	}
 	// The least to move first: the fuller workers then keep their jobs
 	// and take the others' shares.
@@ -189,11 +198,6 @@ func appendGaps(gaps []shareGap, w *workerRec) []shareGap {
 	return gaps
 }
 
-// allShares reports whether every job is a share of one GPU.
-func allShares(js []*Job) bool {
-	return !slices.ContainsFunc(js, func(j *Job) bool { return j.Share <= 0 })
-}
-
 // slotsOf is how many free slots the jobs take: one each, shares packed
 // by their sum as rule 3 counts queued ones.
 func slotsOf(js []*Job) int {
@@ -252,20 +256,30 @@ func (p *planner) replace(d *poolDemand, w *workerRec, js []*Job, room int) (int
 
 // repackable returns the jobs of w, and what they hold in thousandths of
 // a slot, when every one may be repacked and the worker's paid time is
-// used up: it then empties by their moves alone.
+// used up: it then empties by their moves alone. The checks of the jobs'
+// kinds come first: they turn most workers away, at least cost.
 func (p *planner) repackable(w *workerRec, d *poolDemand) ([]*Job, int64, bool) {
-	if p.tickSlots(w) != 0 || len(w.jobs) == 0 {
+	if len(w.jobs) == 0 {
 		return nil, 0, false
 	}
-	// At most half its slots, in thousandths of one: shares at their share.
-	load := int64(0)
+	load, shares := int64(0), true
 	for _, j := range w.jobs {
+		if j.Class != jobs.ClassBurst || !j.Checkpointable || j.sized() {
+			return nil, 0, false
+		}
 		load += j.milliSlots()
+		shares = shares && j.Share > 0
 	}
-	if 2*load > 1000*int64(w.Slots) && !allShares(w.jobs) {
+	// At most half its slots, in thousandths of one: shares at their
+	// share. A worker of shares only may fill more (see repack).
+	if 2*load > 1000*int64(w.Slots) && !shares {
 		return nil, 0, false
 	}
-	// Slots held for a placed job: the worker waits to start it.
+	// Slots placed this tick, or held for a placed job: the worker waits
+	// to start it.
+	if p.tickSlots(w) != 0 {
+		return nil, 0, false
+	}
 	if _, held := p.usedHeld(w); held != 0 {
 		return nil, 0, false
 	}
@@ -276,10 +290,7 @@ func (p *planner) repackable(w *workerRec, d *poolDemand) ([]*Job, int64, bool) 
 	for _, j := range w.jobs {
 		// A worker's jobs are running ones; movable leaves out any with a
 		// move in flight.
-		if j.Class != jobs.ClassBurst || !j.Checkpointable || j.sized() || !p.movable(j) {
-			return nil, 0, false
-		}
-		if p.now.Sub(j.StartedAt) < d.pool.IdleTTL {
+		if !p.movable(j) || p.now.Sub(j.StartedAt) < d.pool.IdleTTL {
 			return nil, 0, false
 		}
 	}
