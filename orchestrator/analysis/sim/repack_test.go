@@ -45,25 +45,9 @@ func TestRepackReleasesAWorkerOfLeftovers(t *testing.T) {
 // share into the room beside the other and releases its GPU, so the pool
 // pays about 10 hours and a quarter, not 20.
 func TestRepackGathersSharesOnOneGPU(t *testing.T) {
-	share := func(at, d time.Duration, milli int) trace.Job {
-		j := burstJob(at, d, true)
-		j.Share = milli
-		return j
-	}
-	js := []trace.Job{share(0, 10*time.Hour, 400), share(0, 10*time.Minute, 500), share(time.Second, 10*time.Hour, 400)}
-	o := Options{Pools: []policy.Pool{quota(1), onDemand(1, 1)}, CheckpointOverhead: 30 * time.Second}
-	r := runChecked(t, mkTrace(js...), o)
-	od := pool(t, r, "od")
-	if r.Jobs != 3 || r.Unfinished != 0 || r.LostWork != 0 {
-		t.Fatalf("%d done, %d unfinished, %.2f slot-hours lost: want all 3 done, none lost", r.Jobs, r.Unfinished, r.LostWork)
-	}
-	if r.Preemptions.Repack != 1 || od.Launched != 2 {
-		t.Errorf("repacks %d (actions %v), %d launched: want one repack and the two first workers only",
-			r.Preemptions.Repack, r.Actions, od.Launched)
-	}
-	if od.WorkerHours < 10 || od.WorkerHours > 10.6 {
-		t.Errorf("on-demand worker-hours %.2f; want 10 to 10.6 (20 without the repack)", od.WorkerHours)
-	}
+	js := []trace.Job{shareJob(0, 10*time.Hour, 400, true), shareJob(0, 10*time.Minute, 500, true),
+		shareJob(time.Second, 10*time.Hour, 400, true)}
+	checkOneRepack(t, js, 1, 10.6)
 }
 
 // On 2-GPU on-demand workers, a checkpointable 0.45 share finds no room
@@ -73,28 +57,39 @@ func TestRepackGathersSharesOnOneGPU(t *testing.T) {
 // the worker reports shows 0.5 free, and rule 5 moves the share there
 // and releases the second worker.
 func TestRepackFindsRoomGPUByGPU(t *testing.T) {
-	share := func(at, d time.Duration, milli int, ckpt bool) trace.Job {
-		j := burstJob(at, d, ckpt)
-		j.Share = milli
-		return j
-	}
 	js := []trace.Job{
-		share(0, 10*time.Hour, 500, false),
-		share(time.Millisecond, 20*time.Minute, 400, false),
-		share(2*time.Millisecond, 10*time.Hour, 900, false),
-		share(5*time.Minute, 10*time.Hour, 450, true),
+		shareJob(0, 10*time.Hour, 500, false),
+		shareJob(time.Millisecond, 20*time.Minute, 400, false),
+		shareJob(2*time.Millisecond, 10*time.Hour, 900, false),
+		shareJob(5*time.Minute, 10*time.Hour, 450, true),
 	}
-	o := Options{Pools: []policy.Pool{quota(1), onDemand(1, 2)}, CheckpointOverhead: 30 * time.Second}
+	checkOneRepack(t, js, 2, 10.8)
+}
+
+// shareJob is a burst job of one GPU share.
+func shareJob(at, d time.Duration, milli int, ckpt bool) trace.Job {
+	j := burstJob(at, d, ckpt)
+	j.Share = milli
+	return j
+}
+
+// checkOneRepack runs js on on-demand workers of gpus GPUs, whose work
+// keeps one worker 10 hours: every job must finish, one repack release
+// the second worker, which nothing replaces, and the pool bill 10 to
+// most worker-hours (20 without the repack).
+func checkOneRepack(t *testing.T, js []trace.Job, gpus int, most float64) {
+	t.Helper()
+	o := Options{Pools: []policy.Pool{quota(1), onDemand(1, gpus)}, CheckpointOverhead: 30 * time.Second}
 	r := runChecked(t, mkTrace(js...), o)
 	od := pool(t, r, "od")
-	if r.Jobs != 4 || r.Unfinished != 0 || r.LostWork != 0 {
-		t.Fatalf("%d done, %d unfinished, %.2f slot-hours lost: want all 4 done, none lost", r.Jobs, r.Unfinished, r.LostWork)
+	if r.Jobs != len(js) || r.Unfinished != 0 || r.LostWork != 0 {
+		t.Fatalf("%d done, %d unfinished, %.2f slot-hours lost: want all %d done, none lost", r.Jobs, r.Unfinished, r.LostWork, len(js))
 	}
 	if r.Preemptions.Repack != 1 || od.Launched != 2 {
 		t.Errorf("repacks %d (actions %v), %d launched: want one repack and the two first workers only",
 			r.Preemptions.Repack, r.Actions, od.Launched)
 	}
-	if od.WorkerHours < 10 || od.WorkerHours > 10.8 {
-		t.Errorf("on-demand worker-hours %.2f; want 10 to 10.8 (20 without the repack)", od.WorkerHours)
+	if od.WorkerHours < 10 || od.WorkerHours > most {
+		t.Errorf("on-demand worker-hours %.2f; want 10 to %.1f (20 without the repack)", od.WorkerHours, most)
 	}
 }
