@@ -20,10 +20,12 @@ type poolDemand struct {
 	queued int
 	shares int64
 	// gaps is the room beside the running shares of the pool's workers
-	// that take work (see shareRoom). A queued share counted into one
-	// takes no slot: a GPU worker takes a share into room beside its
-	// others, as a moved share lands.
-	gaps []shareGap
+	// that take work (see appendGaps), and maxGap the most of it on one
+	// GPU. A queued burst share counted into one takes no slot: a GPU
+	// worker takes a share into room beside its others, as a moved share
+	// lands.
+	gaps   []shareGap
+	maxGap int64
 	// members counts, by slots per member, the members of sized jobs
 	// placed on this pool this tick, and bins the new workers they need:
 	// a sized job only starts where one worker has room for a whole
@@ -169,6 +171,9 @@ func (v *view) measureElastic(launches []Launch) {
 	}
 	for _, d := range v.elastic {
 		d.queued += v.ix.queuedOverflow(d.pool.Name)
+		for _, g := range d.gaps {
+			d.maxGap = max(d.maxGap, g.room)
+		}
 	}
 	for _, l := range launches {
 		if d := v.demand[l.Pool]; d != nil && l.Count > 0 {
@@ -214,14 +219,23 @@ func (v *view) heldRoom(w *workerRec, held int) int {
 	return min(held, max(w.Slots-max(w.Busy, used, 0), 0))
 }
 
-// addQueued counts a queued one-slot job placed on the pool: a slot, or a
-// share of one packed with the others.
+// addQueued counts a queued one-slot burst job placed on the pool: a
+// slot, or a share of one in the room beside running shares or packed
+// with the other queued ones.
 func (d *poolDemand) addQueued(j *Job) {
-	if j.Share <= 0 {
-		d.queued++
+	if j.Share > 0 && d.intoGap(j) {
 		return
 	}
-	if d.intoGap(j) {
+	d.addSlots(j)
+}
+
+// addSlots counts a queued one-slot job placed on the pool as the slots
+// it fills: one, or a share of one packed with the other queued ones.
+// Overflowed core work (rule 7) is counted so, every tick alike: from the
+// next tick it is among the pool's queued overflow, counted in slots.
+func (d *poolDemand) addSlots(j *Job) {
+	if j.Share <= 0 {
+		d.queued++
 		return
 	}
 	before := wholeOf(d.shares)
@@ -233,18 +247,44 @@ func (d *poolDemand) addQueued(j *Job) {
 // which keeps the larger gaps for larger shares), and reports whether one
 // had room for it.
 func (d *poolDemand) intoGap(j *Job) bool {
+	i := d.gapFor(j, false)
+	if i < 0 {
+		return false
+	}
+	d.take(i, j)
+	return true
+}
+
+// gapFor is the gap share j fills best, or -1: with fresh, only among
+// those no share was counted into this tick.
+func (d *poolDemand) gapFor(j *Job, fresh bool) int {
+	m := int64(j.Share)
+	if m > d.maxGap {
+		return -1 // most queued shares found no room when they arrived
+	}
 	best := -1
 	for i, g := range d.gaps {
-		if !g.gone && g.room >= int64(j.Share) && (best < 0 || g.room < d.gaps[best].room) {
+		if !g.gone && g.room >= m && !(fresh && g.got) && (best < 0 || g.room < d.gaps[best].room) {
 			best = i
 		}
 	}
-	if best < 0 {
-		return false
+	return best
+}
+
+// take counts share j into gap i.
+func (d *poolDemand) take(i int, j *Job) {
+	g := &d.gaps[i]
+	was := g.room
+	g.room -= int64(j.Share)
+	g.got = true
+	if was == d.maxGap {
+		d.maxGap = 0
+		for _, g := range d.gaps {
+			if !g.gone {
+				d.maxGap = max(d.maxGap, g.room)
+			}
+		}
 	}
-	d.gaps[best].room -= int64(j.Share)
-	d.gaps[best].got = true
-	return true
 }
 
 // gotGap reports whether a share was counted into a gap of w this tick.
@@ -262,17 +302,18 @@ func (d *poolDemand) dropGaps(w *workerRec) {
 }
 
 // pickPool returns the pool that will run queued job j, or nil if none
-// can. Free slots on workers already registered come first, cheapest pool
-// first: every elastic worker takes from the burst queue, so that is where
-// the job will in fact start, and sizing as if it went elsewhere would
-// launch one worker and release another. Otherwise it is the cheapest pool
+// can. Free slots on workers already registered come first, and room
+// beside their shares for a share, cheapest pool first: every elastic
+// worker takes from the burst queue, so that is where the job will in
+// fact start, and sizing as if it went elsewhere would launch one worker
+// and release another. Otherwise it is the cheapest pool
 // with room to grow. Spot pools are only for spot-eligible jobs, and grow
 // only while their launches arrive; a spot-eligible job may still take
 // on-demand capacity when it is cheaper or the only capacity left.
 func (v *view) pickPool(j *Job, spotOK bool) *poolDemand {
 	for _, d := range v.byPrice {
 		// Room too: workers beyond the pool's maximum are surplus, not spare.
-		if v.mayRun(d, j, spotOK) && d.spare() > 0 && d.room() > 0 {
+		if v.mayRun(d, j, spotOK) && (d.spare() > 0 && d.room() > 0 || j.Share > 0 && d.gapFor(j, false) >= 0) {
 			return d
 		}
 	}

@@ -131,7 +131,7 @@ func (p *planner) overflowOne(j *Job, full map[string]bool, queued bool) {
 	if j.sized() {
 		d.addBins(j) // as binOverflow counts it from next tick
 	} else {
-		d.addQueued(j)
+		d.addSlots(j) // as measureElastic counts it from next tick
 	}
 	if queued {
 		p.short -= j.weight()

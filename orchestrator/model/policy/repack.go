@@ -37,29 +37,36 @@ import (
 //     idle worker would swap one billed worker for another, and work
 //     placed on the pool this tick (rule 3) takes free slots first.
 //   - Not while the pool launches workers or sized work waits for new
-//     ones: then the pool has less room than work, and a repacked job
-//     would only take a slot a queued job needs.
+//     ones, unless every job fits the room beside shares: then the pool
+//     has less room than work, and a repacked job would only take a slot
+//     a queued job needs.
 //   - Only once the worker's paid time is used up to ReleaseMargin, as
 //     rule 5 releases an idle worker: a job moved off a worker whose hour
 //     is paid saves nothing, and costs its checkpoint.
 //   - A sized job or gang pins its worker: it would go back through rule
 //     8, which counts a sized job on its way to burst as needing a new
 //     worker, so its move would launch one.
-//   - Every job must land, as rule 3 places it next tick, on free slots of
-//     registered workers: of this pool, within the room counted, or of a
-//     cheaper pool. Never where a worker would launch for it.
+//   - Every job must land, as rule 3 places it next tick, on registered
+//     workers: in the room beside this pool's shares, or on free slots of
+//     this pool, within the room counted, or of a cheaper pool. Never
+//     where a worker would launch for it.
 //   - The workers with least to move go first, in thousandths of a slot.
 //
 // GPU shares (Job.Share) are counted at their share, so a worker of one
 // GPU whose shares all checkpoint is repacked too: the shares move into
 // the room beside other workers' shares, and its whole GPU is released.
-// "Half its slots" is then half its GPU-thousandths. A busy worker's
-// shares leave room the policy counts only where it is sure of it: on
-// each GPU the worker reports shares on, or where its job records alone
-// say there must be some (see appendGaps). A worker repacked takes its gap with it, and one a
-// share is counted into stays. A share that fits no gap takes a free
-// slot, packed with the worker's other such shares, as rule 3 counts
-// queued shares.
+// "Half its slots" is then half its GPU-thousandths, and a worker of
+// shares only may hold more when every share fits such room: it then
+// takes no slot. A busy worker's shares leave room the policy counts only
+// where it is sure of it: on each GPU the worker reports shares on, or
+// where its job records alone say there must be some (see appendGaps).
+// Each moved share counts on a gap of its own, one no queued share was
+// counted into this tick: how shares that come back together pack beside
+// others depends on the order they come back in, which the policy does
+// not know, and one each fits in any order. A worker repacked takes its
+// gaps with it, and one a share is counted into stays. A share that fits
+// no gap takes a free slot, packed with the worker's other such shares,
+// as rule 3 counts queued shares.
 //
 // This is not rule 4: nothing moves to or from the fixed quota, so the
 // fixed utilization and the watermarks that keep rule 4 from flapping do
@@ -122,6 +129,7 @@ func (p *planner) repackPool(d *poolDemand) {
 	})
 	var slotted []*Job
 	saved := make([]shareGap, len(d.gaps))
+	savedMax := d.maxGap
 	for _, c := range cands {
 		if d.gotGap(c.w) {
 			continue
@@ -129,16 +137,26 @@ func (p *planner) repackPool(d *poolDemand) {
 		// The worker's own free slots and gap go with it.
 		left := room - c.free
 		copy(saved, d.gaps)
+		savedMax = d.maxGap
 		d.dropGaps(c.w)
 		// Largest share first, as a packing that leaves room for the
 		// small ones.
 		byShare := slices.Clone(c.jobs)
 		slices.SortStableFunc(byShare, func(a, b *Job) int { return cmp.Compare(b.Share, a.Share) })
+		// One moved share a gap, into none a queued share took: how
+		// moved shares pack beside others then depends on the order they
+		// come back in, which this does not know.
 		slotted = slotted[:0]
 		for _, j := range byShare {
-			if j.Share <= 0 || !d.intoGap(j) {
-				slotted = append(slotted, j)
+			i := -1
+			if j.Share > 0 && p.mayRun(d, j, j.spotEligible(p.cfg.MaxSpotPreemptions)) {
+				i = d.gapFor(j, true)
 			}
+			if i < 0 {
+				slotted = append(slotted, j)
+				continue
+			}
+			d.take(i, j)
 		}
 		// Over half its slots, or while the pool waits for workers, it
 		// goes only if no job needs a free slot.
@@ -149,6 +167,7 @@ func (p *planner) repackPool(d *poolDemand) {
 		}
 		if !ok {
 			copy(d.gaps, saved)
+			d.maxGap = savedMax
 			continue
 		}
 		room = left - here
@@ -168,25 +187,24 @@ func (p *planner) repackPool(d *poolDemand) {
 
 // appendGaps appends the room w has beside its running shares. From
 // the GPUs the worker reports, each with shares on it and room left, when
-// their sum is the job records' (a report a heartbeat old, or from a
-// worker that does not say, is not); else from the records alone, which
-// know the shares' sum but not which GPU each runs on: some GPU holding
-// them has at least 1000 less their sum free, so under one GPU that much
-// is sure, and over it nothing is (see repack). Slots held for placed
-// work, or placed there this tick, may take a free GPU of w's, but never
-// one a share runs on.
+// the report agrees with the job records: its shares sum to theirs (one a
+// heartbeat old does not), it names no more GPUs than the worker has, and
+// the worker counts each of them busy beside the slots of its whole jobs,
+// so a report cannot claim room it does not pay for in slots. Else from
+// the records alone, which know the shares' sum but not which GPU each
+// runs on: some GPU holding them has at least 1000 less their sum free,
+// so under one GPU that much is sure, and over it nothing is (see
+// repack). None while a share leaves (the GPU it frees counts as a free
+// slot until then) or slots are held for a placed job (the worker takes
+// nothing until it starts).
 func appendGaps(gaps []shareGap, w *workerRec) []shareGap {
 	u := w.use
-	if u == nil || u.shared <= 0 {
+	if u == nil || u.shared <= 0 || u.sharedLeaving > 0 || u.held > 0 {
 		return gaps
 	}
-	sum := int64(0)
-	for _, m := range w.SharedGPUs {
-		sum += int64(m)
-	}
-	if sum == u.shared {
+	if reportAgrees(w, u) {
 		for _, m := range w.SharedGPUs {
-			if m > 0 && m < 1000 {
+			if m < 1000 {
 				gaps = append(gaps, shareGap{w: w, room: int64(1000 - m)})
 			}
 		}
@@ -196,6 +214,23 @@ func appendGaps(gaps []shareGap, w *workerRec) []shareGap {
 		gaps = append(gaps, shareGap{w: w, room: 1000 - u.shared})
 	}
 	return gaps
+}
+
+// reportAgrees reports whether what w says its shares use of each GPU
+// agrees with the job records u (see appendGaps).
+func reportAgrees(w *workerRec, u *slotUse) bool {
+	n := len(w.SharedGPUs)
+	if n == 0 || n > w.Slots || w.Busy < u.used+n {
+		return false
+	}
+	sum := int64(0)
+	for _, m := range w.SharedGPUs {
+		if m < 1 || m > 1000 {
+			return false
+		}
+		sum += int64(m)
+	}
+	return sum == u.shared
 }
 
 // slotsOf is how many free slots the jobs take: one each, shares packed
@@ -231,17 +266,16 @@ func (p *planner) replace(d *poolDemand, w *workerRec, js []*Job, room int) (int
 	here := 0
 	for _, j := range js {
 		e := p.pickPool(j, j.spotEligible(p.cfg.MaxSpotPreemptions))
-		fits := e != nil
+		// In slots only: the shares that fit a gap of d are counted
+		// there already, and a gap of another pool is not worth the
+		// bookkeeping of restoring it if a later job fails.
+		fits := e != nil && e.spare() > 0
 		if fits {
-			// A share packed beside those counted before it takes no
-			// slot of its own, so needs none spare.
-			before, spare := e.queued, e.spare()
-			e.addQueued(j)
-			took := e.queued - before
-			fits = took == 0 || spare > 0
+			before := e.queued
+			e.addSlots(j)
 			if e == d {
-				here += took
-				fits = fits && here <= room
+				here += e.queued - before
+				fits = here <= room
 			}
 		}
 		if !fits {

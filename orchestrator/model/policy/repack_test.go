@@ -1,6 +1,8 @@
 package policy
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -109,7 +111,8 @@ func TestRepackShares(t *testing.T) {
 		return j
 	}
 	// on builds the snapshot with each worker's Busy the whole GPUs its
-	// jobs fill, as a GPU worker reports it: shares by their sum.
+	// jobs fill with shares packed by their sum, as on a worker of one
+	// GPU; cases whose shares sit apart on several say so with reports.
 	on := func(pool Pool, ws []Worker, js ...Job) Snapshot {
 		milli := map[string]int{}
 		for _, j := range js {
@@ -131,11 +134,23 @@ func TestRepackShares(t *testing.T) {
 	o1, o2 := worker("o1", "od", 4, 0), worker("o2", "od", 4, 0)
 
 	runCases(t, []planCase{
-		{"a one-GPU worker of checkpointable shares empties into the room beside another's",
-			on(one, []Worker{a, b}, share("s1", a, 300, true), share("s2", a, 200, true), share("p1", b, 400, false)), t0,
+		{"a one-GPU worker of checkpointable shares empties into the room beside others'",
+			on(one, []Worker{a, b, c}, share("s1", a, 300, true), share("s2", a, 200, true), share("p1", b, 400, false),
+				share("p2", c, 500, false)), t0,
 			"repack(s1,a) repack(s2,a) drain(a)"},
+		{"a share counts only on a gap of workers that take it back: spot workers take spot-eligible work",
+			func() Snapshot {
+				sp := one
+				sp.Kind = PoolSpot
+				s1 := share("s1", a, 300, true)
+				s1.Retryable = false // not spot-eligible
+				return on(sp, []Worker{a, b}, s1, share("p1", b, 400, false))
+			}(), t0, ""},
+		{"two moved shares never count on one gap: how they pack depends on the order they come back in",
+			on(one, []Worker{a, b}, share("s1", a, 300, true), share("s2", a, 200, true), share("p1", b, 400, false)), t0, ""},
 		{"shares filling more than half a GPU move when every one fits a gap: they take no free slot",
-			on(one, []Worker{a, b}, share("s1", a, 300, true), share("s2", a, 300, true), share("p1", b, 100, false)), t0,
+			on(one, []Worker{a, b, c}, share("s1", a, 300, true), share("s2", a, 300, true), share("p1", b, 100, false),
+				share("p2", c, 300, false)), t0,
 			"repack(s1,a) repack(s2,a) drain(a)"},
 		{"over half its slots, a worker stays if a share would need a free slot",
 			on(four, []Worker{o1, o2}, share("s1", o1, 600, true), share("s2", o1, 600, true), share("s3", o1, 600, true),
@@ -145,7 +160,7 @@ func TestRepackShares(t *testing.T) {
 		{"every share must fit some gap: one GPU has no free slot for the rest",
 			on(one, []Worker{a, b}, share("s1", a, 300, true), share("s2", a, 100, true), share("p1", b, 700, false)), t0, ""},
 		{"a gap is taken once: the second worker's share finds none left",
-			on(one, []Worker{a, b, c}, share("s1", a, 400, true), share("s2", b, 400, true), share("p1", c, 300, false)), t0,
+			on(one, []Worker{a, b, c}, share("s1", a, 600, true), share("s2", b, 600, true), share("p1", c, 400, false)), t0,
 			"repack(s1,a) drain(a)"},
 		{"of two workers of checkpointable shares, the emptier moves into the other's gap, which then stays",
 			on(one, []Worker{a, b}, share("s1", a, 400, true), share("s2", b, 300, true)), t0,
@@ -178,6 +193,72 @@ func TestRepackShares(t *testing.T) {
 			on(four, []Worker{o1, o2}, share("s1", o1, 800, true), whole("n1", o2), share("p1", o2, 500, false)), t0,
 			"repack(s1,o1) drain(o1)"},
 	})
+}
+
+// TestSharesQueuedIntoGaps covers rule 3's count of queued shares: into
+// the room beside running shares, where no worker launches for them, and
+// only where that room is sure.
+func TestSharesQueuedIntoGaps(t *testing.T) {
+	burst := jobs.ClassBurst
+	one := elasticPool("od", PoolOnDemand, "eu", 1.0)
+	one.SlotsPerWorker = 1
+	spot := elasticPool("sp", PoolSpot, "eu", 0.3)
+	spot.SlotsPerWorker = 1
+	// The quota is above the high watermark: nothing is lent.
+	fx := worker("f1", "fx", 10, 8)
+	a := worker("a", "od", 1, 1)
+	a.IdleSince = time.Time{}
+	pinned := func(id string, milli int) Job {
+		j := running(id, burst, a, ago(30*time.Minute))
+		j.Share, j.Checkpointable = milli, false
+		return j
+	}
+	q := func(id string, milli int) Job {
+		j := queued(id, burst, QueueBurst, ago(time.Minute))
+		j.Share = milli
+		return j
+	}
+	snapOf := func(pools []Pool, js ...Job) Snapshot {
+		return Snapshot{Config: DefaultConfig(), Pools: append([]Pool{fixedPool("fx", "eu")}, pools...), Workers: []Worker{fx, a}, Jobs: js}
+	}
+	leaving := pinned("l1", 400)
+	leaving.Checkpointable, leaving.PendingAction = true, Migrate
+	runCases(t, []planCase{
+		{"a queued share that fits beside a running one launches nothing",
+			snapOf([]Pool{one}, pinned("p1", 400), q("q1", 500)), t0, ""},
+		{"nor on a cheaper pool without workers: the worker with room takes it first",
+			snapOf([]Pool{one, spot}, pinned("p1", 400), q("q1", 500)), t0, ""},
+		{"one too big for the room launches a worker",
+			snapOf([]Pool{one}, pinned("p1", 400), q("q1", 700)), t0, "scale_up(od,1)"},
+		{"a GPU whose share is leaving counts as a free slot, not as room beside it as well",
+			snapOf([]Pool{one}, leaving, queued("q1", burst, QueueBurst, ago(time.Minute)), q("q2", 500)), t0, "scale_up(od,1)"},
+	})
+}
+
+// A worker's report of its GPUs is used only where it pays for the room
+// it claims: naming more GPUs than the worker has, it is set aside, and
+// the plan is the one without it.
+func TestShareReportClaimingMoreGPUsIsSetAside(t *testing.T) {
+	burst := jobs.ClassBurst
+	one := elasticPool("od", PoolOnDemand, "eu", 1.0)
+	one.SlotsPerWorker = 1
+	fx := worker("f1", "fx", 10, 8)
+	a := worker("a", "od", 1, 1)
+	a.IdleSince = time.Time{}
+	p1 := running("p1", burst, a, ago(30*time.Minute))
+	p1.Share, p1.Checkpointable = 600, false
+	js := []Job{p1}
+	for i := range 5 {
+		j := queued(fmt.Sprintf("q%d", i), burst, QueueBurst, ago(time.Minute))
+		j.Share = 800
+		js = append(js, j)
+	}
+	without := Snapshot{Config: DefaultConfig(), Pools: []Pool{fixedPool("fx", "eu"), one}, Workers: []Worker{fx, a}, Jobs: js}
+	forged := reports(without, "a", 1, 100, 100, 100, 100, 100, 100)
+	want, got := summary(Decide(without, t0)), summary(Decide(forged, t0))
+	if got != want || !strings.Contains(want, "scale_up(od,") {
+		t.Fatalf("with a report of six GPUs on a one-GPU worker the plan is %q; want %q, as without it", got, want)
+	}
 }
 
 // reports sets what worker id reports: the GPUs busy, and what shares

@@ -47,7 +47,7 @@ type Worker struct {
 	// they are on, in thousandths (1 to 999 leaves room); nil when the
 	// worker does not say. Rules 3 and 5 count the room beside shares
 	// from it while it agrees with the job records, else from their sum
-	// (see shareRooms).
+	// (see appendGaps).
 	SharedGPUs []int
 	// StartedAt is when billing started; rule 5 releases relative to it.
 	StartedAt time.Time
