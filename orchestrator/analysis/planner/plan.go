@@ -288,8 +288,8 @@ func (p *Plan) search(tune, whole *evaluator, wl Levels, o Options, sw SweepOpti
 
 	// 4. The whole history decides. It sees all fixed, all elastic, the
 	// best window plans, and the window's best watermarks at the whole
-	// history's offline optimum with and without overflow (at the window's
-	// best overflow wait): the window may
+	// history's offline optimum with and without overflow (at every
+	// overflow wait): the window may
 	// be unlike the rest (a busy last fortnight wants a quota the year does
 	// not), so its quota is only a hint.
 	b, _ = tune.best(nil)

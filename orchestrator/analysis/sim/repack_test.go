@@ -40,12 +40,15 @@ func TestRepackReleasesAWorkerOfLeftovers(t *testing.T) {
 }
 
 // On one-GPU on-demand workers, two 10-hour checkpointable shares of 0.4
-// end up on two GPUs: the first shares its GPU with a 10-minute half that
+// end up on two GPUs: the first shares its GPU with a 2-minute half that
 // leaves no room for the second. Once the half ends, rule 5 moves one
 // share into the room beside the other and releases its GPU, so the pool
-// pays about 10 hours and a quarter, not 20.
+// pays about 10 hours and a quarter, not 20. The half ends before the
+// shares have run the pool's idle TTL, and nothing happens after: the
+// simulator must wake when they have (mayRepack), or the move comes too
+// late to save anything.
 func TestRepackGathersSharesOnOneGPU(t *testing.T) {
-	js := []trace.Job{shareJob(0, 10*time.Hour, 400, true), shareJob(0, 10*time.Minute, 500, true),
+	js := []trace.Job{shareJob(0, 10*time.Hour, 400, true), shareJob(0, 2*time.Minute, 500, true),
 		shareJob(time.Second, 10*time.Hour, 400, true)}
 	checkOneRepack(t, js, 1, 10.6)
 }
