@@ -129,7 +129,6 @@ func (p *planner) repackPool(d *poolDemand) {
 	})
 	var slotted []*Job
 	saved := make([]shareGap, len(d.gaps))
-	savedMax := d.maxGap
 	for _, c := range cands {
 		if d.gotGap(c.w) {
 			continue
@@ -137,7 +136,7 @@ func (p *planner) repackPool(d *poolDemand) {
 		// The worker's own free slots and gap go with it.
 		left := room - c.free
 		copy(saved, d.gaps)
-		savedMax = d.maxGap
+		savedMax := d.maxGap
 		d.dropGaps(c.w)
 		// Largest share first, as a packing that leaves room for the
 		// small ones.
