@@ -26,6 +26,10 @@ type poolDemand struct {
 	// lands.
 	gaps   []shareGap
 	maxGap int64
+	// gapsOf is where each worker's gaps lie in gaps, which appendGaps
+	// lays out worker by worker: rules 4 and 5 ask after one worker's
+	// gaps for every worker they weigh.
+	gapsOf map[*workerRec]gapSpan
 	// members counts, by slots per member, the members of sized jobs
 	// placed on this pool this tick, and bins the new workers they need:
 	// a sized job only starts where one worker has room for a whole
@@ -166,7 +170,13 @@ func (v *view) measureElastic(launches []Launch) {
 		if w.active() {
 			// Jobs migrating or reclaimed away need no worker here.
 			d.running += v.staying(w)
-			d.gaps = appendGaps(d.gaps, w)
+			lo := len(d.gaps)
+			if d.gaps = appendGaps(d.gaps, w); len(d.gaps) > lo {
+				if d.gapsOf == nil {
+					d.gapsOf = map[*workerRec]gapSpan{}
+				}
+				d.gapsOf[w] = gapSpan{int32(lo), int32(len(d.gaps))}
+			}
 		}
 	}
 	for _, d := range v.elastic {
@@ -287,17 +297,20 @@ func (d *poolDemand) take(i int, j *Job) {
 	}
 }
 
+// gapSpan is where one worker's gaps lie in poolDemand.gaps.
+type gapSpan struct{ lo, hi int32 }
+
 // gotGap reports whether a share was counted into a gap of w this tick.
 func (d *poolDemand) gotGap(w *workerRec) bool {
-	return slices.ContainsFunc(d.gaps, func(g shareGap) bool { return g.w == w && g.got })
+	sp := d.gapsOf[w]
+	return slices.ContainsFunc(d.gaps[sp.lo:sp.hi], func(g shareGap) bool { return g.got })
 }
 
 // dropGaps takes w's gaps away: it is drained.
 func (d *poolDemand) dropGaps(w *workerRec) {
-	for i := range d.gaps {
-		if d.gaps[i].w == w {
-			d.gaps[i].gone = true
-		}
+	sp := d.gapsOf[w]
+	for i := sp.lo; i < sp.hi; i++ {
+		d.gaps[i].gone = true
 	}
 }
 

@@ -86,9 +86,10 @@ func (s *scratch) demandFor(p *Pool) *poolDemand {
 		d = &poolDemand{}
 		s.demands[p.Name] = d
 	}
-	m, g := d.members, d.gaps
+	m, g, of := d.members, d.gaps, d.gapsOf
 	clear(m)
 	clear(g)
-	*d = poolDemand{pool: p, members: m, gaps: g[:0]}
+	clear(of)
+	*d = poolDemand{pool: p, members: m, gaps: g[:0], gapsOf: of}
 	return d
 }
