@@ -24,6 +24,10 @@ type Kernel interface {
 	// reply comes with an error unless the replicas hold every write the
 	// master made before it.
 	RunDurable(ctx context.Context, script *redis.Script, keys []string, args ...any) *redis.Cmd
+	// WaitsForReplicas reports whether RunDurable waits for replicas
+	// (redis.wait_replicas): without, it is Run, and a read need not be
+	// made again through it.
+	WaitsForReplicas() bool
 	Now() time.Time
 	// Retention is how long ended records are kept.
 	Retention() time.Duration
@@ -40,6 +44,9 @@ func (s *Store) Run(ctx context.Context, script *redis.Script, keys []string, ar
 func (s *Store) RunDurable(ctx context.Context, script *redis.Script, keys []string, args ...any) *redis.Cmd {
 	return s.co.runDurable(ctx, script, keys, args...)
 }
+
+// WaitsForReplicas implements Kernel.
+func (s *Store) WaitsForReplicas() bool { return s.co.wait.replicas > 0 }
 
 // Now implements Kernel: the store's clock (StoreOptions.Now).
 func (s *Store) Now() time.Time { return s.opts.Now() }

@@ -45,10 +45,12 @@ var barrierScript = redis.NewScript(`return redis.call("HMGET", KEYS[1], "state"
 // started. The WAIT covers every write the master made before it, the
 // start among them (see queues/replicated.go).
 //
-// Only a start is waited for. A member polls its barrier every Poll while
-// the gang assembles, and a read that finds no start is not acted on, so
-// it goes without a WAIT: the replicas' round trip, and in an outage
-// their timeout, is paid once a start is seen, not on every poll.
+// Only a start is waited for, and only with a replica wait configured. A
+// member polls its barrier every Poll while the gang assembles, and a
+// read that finds no start is not acted on, so it goes without a WAIT:
+// the replicas' round trip, and in an outage their timeout, is paid once
+// a start is seen, not on every poll; and without replicas to wait for,
+// the first read is the answer.
 func (s *Store) Barrier(ctx context.Context, jobID string, attempt int) (Barrier, error) {
 	keys := []string{s.k.Namespace().Job(jobID)}
 	r, err := s.k.Run(ctx, barrierScript, keys).Result()
@@ -56,7 +58,7 @@ func (s *Store) Barrier(ctx context.Context, jobID string, attempt int) (Barrier
 		return Barrier{}, queues.Wrap("gangs.Barrier", err)
 	}
 	b, err := readBarrier(jobID, attempt, r)
-	if err != nil || !b.Started {
+	if err != nil || !b.Started || !s.k.WaitsForReplicas() {
 		return b, err
 	}
 	r, err = s.k.RunDurable(ctx, barrierScript, keys).Result()
