@@ -16,10 +16,10 @@ var cloudSDKs = []string{"gocloud.dev/...", "github.com/aws/...", "github.com/Az
 func linksOutside(files []goFile, dir string, patterns []string) []string {
 	repo, outside := importGraph(files)
 	var found []string
-	walk(repo, dir, func(at string, chain []string) bool {
+	walk(repo, dir, func(at string, chain func() []string) bool {
 		for _, im := range outside[at] {
 			if matches(im, patterns) {
-				found = append(found, strings.Join(append(chain, im), " -> "))
+				found = append(found, strings.Join(append(chain(), im), " -> "))
 			}
 		}
 		return true

@@ -141,12 +141,12 @@ func checkLayers(files []goFile, layers []layer, services, command []string) []s
 			continue
 		}
 		// Walk the service's imports, transitively, for the command layer.
-		walk(repo, dir, func(at string, chain []string) bool {
+		walk(repo, dir, func(at string, chain func() []string) bool {
 			if !hasPrefixDir(at, command) {
 				return true
 			}
 			problems = append(problems, fmt.Sprintf("service %s depends on the command layer: %s",
-				dir, strings.Join(chain, " -> ")))
+				dir, strings.Join(chain(), " -> ")))
 			return false
 		})
 	}
@@ -155,17 +155,21 @@ func checkLayers(files []goFile, layers []layer, services, command []string) []s
 
 // walk visits the repository folders dir reaches through the import
 // graph repo, dir first, breadth first and each once. visit gets the
-// folder and the chain of folders from dir to it, and says whether to go
-// on through its imports.
-func walk(repo map[string][]string, dir string, visit func(at string, chain []string) bool) {
+// folder and, for a report, the chain of folders from dir to it; it says
+// whether to go on through the folder's imports.
+func walk(repo map[string][]string, dir string, visit func(at string, chain func() []string) bool) {
 	from := map[string]string{dir: ""}
 	queue := []string{dir}
 	for len(queue) > 0 {
 		at := queue[0]
 		queue = queue[1:]
-		var chain []string
-		for p := at; p != ""; p = from[p] {
-			chain = append([]string{p}, chain...)
+		chain := func() []string {
+			var c []string
+			for p := at; p != ""; p = from[p] {
+				c = append(c, p)
+			}
+			slices.Reverse(c)
+			return c
 		}
 		if !visit(at, chain) {
 			continue
