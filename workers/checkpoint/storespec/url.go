@@ -3,6 +3,7 @@ package storespec
 import (
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 )
 
@@ -23,11 +24,7 @@ func Parse(rawURL string) (*url.URL, string, error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("checkpoint store URL: %w", err)
 	}
-	known := false
-	for _, s := range Schemes {
-		known = known || u.Scheme == s
-	}
-	if !known {
+	if !slices.Contains(Schemes, u.Scheme) {
 		return nil, "", fmt.Errorf("checkpoint store URL %q: scheme %q is not one of s3://, gs://, azblob://, file://", Redact(u), u.Scheme)
 	}
 	if u.Scheme == "file" {
