@@ -215,9 +215,17 @@ func TestOnlyUnschedulablePodsStockOut(t *testing.T) {
 		pod.Status.Phase = corev1.PodPending
 		pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: "SchedulingGated"}}
 	})
+	// The informer's own copies, with the new statuses: List also shows
+	// pods only just created, which an hour on the clock forgets if the
+	// cache has not caught up by then.
 	eventually(t, "the statuses in the cache", func() bool {
-		pod, err := p.List(context.Background())
-		return err == nil && len(pod) == 2
+		for _, in := range insts {
+			pod, ok := p.Cached(in.ID)
+			if !ok || pod.Status.Phase != corev1.PodPending || len(pod.Status.Conditions) == 0 {
+				return false
+			}
+		}
+		return true
 	})
 	c.Add(time.Hour)
 	for _, in := range insts {
