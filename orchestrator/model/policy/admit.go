@@ -136,7 +136,7 @@ func (p *planner) unlendForOwners(in []*Job) {
 	}
 	for _, j := range out {
 		ts.used[j.Team] += j.milliSlots() // add takes it off again
-		p.loans -= j.weight()
+		p.loans.sub(j)
 		p.add(Action{Kind: Unlend, Job: j.ID, Queue: QueueBurst, Team: j.Team, Owner: j.Team, Rule: 9,
 			Reason: fmt.Sprintf("team %q's held core work takes its %d-slot share; this loan may not borrow", j.Team, ts.share(j.Team)/1000)}, j)
 	}
@@ -156,7 +156,7 @@ func (p *planner) admitLoans() {
 			continue
 		}
 		ok, _ := p.mayTake(j, false)
-		if !ok || p.coreRoom() < j.weight() {
+		if !ok || p.coreRoomAfter(j) < 0 {
 			teams = teams[1:]
 			continue
 		}
@@ -166,12 +166,16 @@ func (p *planner) admitLoans() {
 	}
 }
 
-// coreRoom is how many fixed slots are free for work admitted to core
-// now: free slots no queued core work takes, nor this tick's lends and
-// migrations. Loans already waiting in the loan queue do not count, as
-// fixed workers take core work first (rule 2 unlends what no longer
-// fits).
-func (p *planner) coreRoom() int { return p.freeFixed - p.coreQueued - p.lent }
+// coreRoomAfter is how many fixed slots are free for work admitted to
+// core once j is admitted too: free slots no queued core work takes
+// (j among it), nor this tick's lends and migrations. A share may fit
+// beside the shares already queued and take no slot. Loans already
+// waiting in the loan queue do not count, as fixed workers take core
+// work first (rule 2 unlends what no longer fits).
+func (p *planner) coreRoomAfter(j *Job) int {
+	core := p.coreQueued.plus(p.lentCore).with(j)
+	return p.freeFixed - core.slots() - p.lent.slots()
+}
 
 // nextLoan moves c to the next held job that may borrow at all
 // (reclaimable, not moved yet, runnable on fixed workers) and returns
@@ -193,7 +197,7 @@ func (p *planner) fixedMayRun(j *Job) bool { return !j.sized() || p.fixedCanRun(
 // admitOne plans the admission of held job j to core; owner is the team
 // whose share it runs in, "" for a loan.
 func (p *planner) admitOne(j *Job, owner, reason string) {
-	p.coreQueued += j.weight()
+	p.coreQueued.add(j)
 	p.add(Action{Kind: Admit, Job: j.ID, Queue: QueueCore, Team: j.Team, Owner: owner, Rule: 9, Reason: reason}, j)
 }
 

@@ -62,11 +62,13 @@ type planner struct {
 	// movedJobs lists them in the order they were moved.
 	moved     map[string]Queue
 	movedJobs []*Job
-	// coreQueued and loans are FixedLoad's counts (slots) after this
-	// tick's moves.
-	coreQueued, loans int
-	// lent counts the slots of lends and migrations this tick.
-	lent int
+	// coreQueued and loans are FixedLoad's counts after this tick's
+	// moves.
+	coreQueued, loans slotCount
+	// lent counts the lends and migrations to loan of this tick,
+	// lentCore its migrations of core work: each packs its shares with
+	// those of the queue it goes to.
+	lent, lentCore slotCount
 	// short is how many queued core slots still cannot start after rule 1;
 	// freedSized the slots rule 1 frees for sized core work.
 	short, freedSized int
@@ -116,7 +118,7 @@ func (p *planner) tickSlots(w *workerRec) int {
 }
 
 func newPlanner(v *view) *planner {
-	p := &planner{view: v, moved: v.scr.moved, movedJobs: v.scr.movedJobs, coreQueued: v.fixed.QueuedCore, loans: v.fixed.Loans,
+	p := &planner{view: v, moved: v.scr.moved, movedJobs: v.scr.movedJobs, coreQueued: v.ix.coreCount(), loans: v.ix.loanCount(),
 		tick: v.scr.tick, placing: v.scr.placing}
 	p.teams = p.teamsOf()
 	p.settleRegime()
@@ -131,7 +133,7 @@ func newPlanner(v *view) *planner {
 // a plan would not be a fixed point of its own outcome.
 func (p *planner) settleRegime() {
 	l := p.fixed
-	l.QueuedCore, l.Loans = p.coreQueued, p.loans
+	l.QueuedCore, l.Loans = p.coreQueued.slots(), p.loans.slots()
 	switch u := l.Committed(); {
 	case u < p.cfg.Low:
 		p.regime = cool
@@ -170,7 +172,7 @@ func (p *planner) movable(j *Job) bool {
 // coreWaits reports whether queued core work exceeds the free fixed slots.
 // Fixed workers take core before loan, so a queued core job that fits is
 // not waiting; one that does not fit is, and nothing may be lent meanwhile.
-func (p *planner) coreWaits() bool { return p.coreQueued > p.freeFixed }
+func (p *planner) coreWaits() bool { return p.coreQueued.slots() > p.freeFixed }
 
 // ceiling is how many fixed slots may be committed under the high
 // watermark, never more than exist. Integer arithmetic keeps 0.7*10 from
@@ -181,7 +183,9 @@ func (p *planner) ceiling() int {
 }
 
 // committed is how many fixed slots are running or spoken for.
-func (p *planner) committed() int { return p.fixed.Busy + p.coreQueued + p.loans + p.lent }
+func (p *planner) committed() int {
+	return p.fixed.Busy + p.coreQueued.plus(p.lentCore).slots() + p.loans.plus(p.lent).slots()
+}
 
 // ratio formats n fixed slots as a utilization.
 func (p *planner) ratio(n int) string {

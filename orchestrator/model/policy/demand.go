@@ -15,8 +15,9 @@ type poolDemand struct {
 	// no new worker, so they are not counted.
 	running int
 	// running and queued are in slots. queued counts the queued jobs
-	// placed on this pool this tick, shares of one GPU as the whole slots
-	// their sum fills (shares, thousandths, rounded up).
+	// placed on this pool this tick and its queued overflow, shares of
+	// one GPU as the whole slots their sum fills (shares, thousandths,
+	// rounded up).
 	queued int
 	shares int64
 	// gaps is the room beside the running shares of the pool's workers
@@ -180,7 +181,13 @@ func (v *view) measureElastic(launches []Launch) {
 		}
 	}
 	for _, d := range v.elastic {
-		d.queued += v.ix.queuedOverflow(d.pool.Name)
+		// Overflowed shares pack with the queued shares rule 3 counts
+		// after them, as addSlots packs those: counted apart, a share
+		// overflowed this tick would count as packed and from the next
+		// tick as a slot of its own.
+		d.queued += v.ix.toOverflow[d.pool.Name]
+		d.shares = v.ix.overflowShares[d.pool.Name]
+		d.queued += wholeOf(d.shares)
 		for _, g := range d.gaps {
 			d.maxGap = max(d.maxGap, g.room)
 		}

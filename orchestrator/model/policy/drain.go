@@ -56,21 +56,30 @@ func (p *planner) drain() {
 			p.add(Action{
 				Kind: Drain, Worker: c.w.ID, Pool: d.pool.Name, Rule: 4,
 				Reason: fmt.Sprintf("fixed utilization with queued work %s < low %.2f; %d jobs left to finish here; %d spare slots stay for %d queued",
-					p.ratio(p.fixed.Busy+p.coreQueued+p.loans), p.cfg.Low, c.left, d.spare(), d.queued),
+					p.ratio(p.fixed.Busy+p.coreQueued.slots()+p.loans.slots()), p.cfg.Low, c.left, d.spare(), d.queued),
 			}, nil)
 		}
 	}
 }
 
 // staying counts the slots on w that stay held there: not migrating or
-// reclaimed, in flight or this tick.
+// reclaimed, in flight or this tick. Shares that stay count as the whole
+// slots their sum fills, as the index counts them on the next tick.
 func (p *planner) staying(w *workerRec) int {
-	u := p.use(w)
+	var u slotUse // the record's own, shares apart
+	if w.use != nil {
+		u = *w.use
+	}
 	n := u.used - u.leaving + u.held + p.tickSlots(w)
+	shared := u.shared - u.sharedLeaving
 	for _, j := range w.jobs {
 		if _, moved := p.moved[j.ID]; moved && j.running() && j.PendingAction == "" {
-			n -= j.slotsOn(w.ID)
+			if j.Share > 0 {
+				shared -= int64(j.Share)
+			} else {
+				n -= j.slotsOn(w.ID)
+			}
 		}
 	}
-	return n
+	return n + wholeOf(shared)
 }

@@ -580,7 +580,9 @@ func (ix *Index) countShare(j *Job, m int64) {
 	case QueueLoan:
 		ix.loanShares += m
 	case QueueOverflow:
-		if !j.running() {
+		// A sized share (one asking for CPUs, say) is counted as the
+		// worker it needs, as other sized overflowed work is.
+		if !j.running() && !j.sized() {
 			if ix.overflowShares[j.Pool] += m; ix.overflowShares[j.Pool] == 0 {
 				delete(ix.overflowShares, j.Pool)
 			}
@@ -588,14 +590,15 @@ func (ix *Index) countShare(j *Job, m int64) {
 	}
 }
 
-// queuedCore, queuedLoans and queuedOverflow are the slots bound for the
-// quota's core and loan queues and for an on-demand pool's overflow, the
-// shares among them as the slots they fill.
+// queuedCore and queuedLoans are the slots bound for the quota's core
+// and loan queues, the shares among them as the slots they fill.
 func (ix *Index) queuedCore() int  { return ix.toCore + wholeOf(ix.coreShares) }
 func (ix *Index) queuedLoans() int { return ix.toLoan + wholeOf(ix.loanShares) }
-func (ix *Index) queuedOverflow(pool string) int {
-	return ix.toOverflow[pool] + wholeOf(ix.overflowShares[pool])
-}
+
+// coreCount and loanCount are queuedCore and queuedLoans before they
+// are read as slots, for rules that move shares in and out of them.
+func (ix *Index) coreCount() slotCount { return slotCount{whole: ix.toCore, milli: ix.coreShares} }
+func (ix *Index) loanCount() slotCount { return slotCount{whole: ix.toLoan, milli: ix.loanShares} }
 
 // wholeOf is the whole slots that thousandths of a GPU fill at the least.
 func wholeOf(milli int64) int { return jobs.WholeGPUs(milli) }

@@ -12,16 +12,17 @@ import (
 // elastic capacity can run them instead of leaving them stuck. The most
 // recently queued loans go first; the oldest keep their place.
 func (p *planner) unlend() {
-	if p.coreQueued <= 0 {
+	core := p.coreQueued.slots()
+	if core <= 0 {
 		return
 	}
 	free := p.freeFixed
-	excess := p.loans - max(free-p.coreQueued, 0)
+	excess := p.loans.slots() - max(free-core, 0)
 	if excess <= 0 {
 		return
 	}
 	reason := fmt.Sprintf("%d core queued ahead of %d loans leave no free fixed slot for %d of them (%d free)",
-		p.coreQueued, p.loans, excess, free)
+		core, p.loans.slots(), excess, free)
 	for j := range merged(true, p.ix.queues(QueueLoan)...) {
 		if excess <= 0 {
 			return
@@ -31,8 +32,9 @@ func (p *planner) unlend() {
 		if !p.movable(j) || j.weight() > excess {
 			continue
 		}
-		excess -= j.weight()
-		p.loans -= j.weight()
+		// A share frees a slot only once the shares left no longer fill
+		// it, so several may go for one slot of excess.
+		excess -= p.loans.sub(j)
 		p.add(Action{Kind: Unlend, Job: j.ID, Queue: QueueBurst, Rule: 2, Reason: reason}, j)
 	}
 }
@@ -72,7 +74,7 @@ func (p *planner) lend() {
 				continue
 			}
 		}
-		p.lent += j.weight()
+		p.lent.add(j)
 		p.add(Action{
 			Kind: Lend, Job: j.ID, Queue: QueueLoan, Rule: 2,
 			Reason: fmt.Sprintf("fixed utilization with queued work %s <= high %.2f, no core waiting",

@@ -66,19 +66,34 @@ func (p *planner) migrate() {
 		}
 		for _, id := range uniqueWorkers(j) {
 			if mw := p.worker[id]; mw != nil && mw.active() {
-				p.demand[mw.Pool].running -= j.slotsOn(id)
+				// A share frees a slot only once the shares left no
+				// longer fill it, as the index counts it from the next
+				// tick (freedOn).
+				d := p.demand[mw.Pool]
+				d.running -= p.freedOn(j, mw)
+				if p.packs(j) {
+					p.tickUse(mw).sharedLeaving += int64(j.Share)
+				}
+				if j.Share > 0 {
+					// A share leaving frees its GPU, which counts as a
+					// free slot from the next tick on, and the room
+					// beside it then counts nowhere (appendGaps).
+					d.dropGaps(mw)
+				}
 			}
 		}
 		w := p.worker[j.Worker]
 		to := QueueLoan
 		if j.Class == jobs.ClassCore {
 			to = QueueCore
+			p.lentCore.add(j)
+		} else {
+			p.lent.add(j)
 		}
-		p.lent += j.weight()
 		p.add(Action{
 			Kind: Migrate, Job: j.ID, Worker: w.ID, Pool: w.Pool, Queue: to, Rule: 4,
 			Reason: fmt.Sprintf("fixed utilization with queued work %s < low %.2f; after the move %s <= high %.2f; leaves %s at %.2f/slot-hour",
-				p.ratio(p.fixed.Busy+p.coreQueued+p.loans), p.cfg.Low, p.ratio(p.committed()), p.cfg.High,
+				p.ratio(p.fixed.Busy+p.coreQueued.slots()+p.loans.slots()), p.cfg.Low, p.ratio(p.committed()), p.cfg.High,
 				w.Pool, p.pools[w.Pool].PricePerSlotHour),
 		}, j)
 	}

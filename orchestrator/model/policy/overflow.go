@@ -70,7 +70,9 @@ func (p *planner) overflowCore(full map[string]bool) {
 	if p.short <= 0 {
 		return
 	}
-	served := p.coreQueued - p.short
+	// The queue's head that fixed slots serve stays; shares in it pack
+	// as the count of queued core work packs them.
+	served, ahead := p.coreQueued.slots()-p.short, slotCount{}
 	// Which pool takes a core job depends on the job only through its
 	// region, and pools only fill up as the loop goes: once no pool may take
 	// a job of some region, none takes a later one, and once no pool has
@@ -83,8 +85,8 @@ func (p *planner) overflowCore(full map[string]bool) {
 		if j.sized() {
 			continue // above
 		}
-		if served > 0 {
-			served -= j.weight()
+		if ahead.with(j).slots() <= served {
+			ahead.add(j)
 			continue
 		}
 		p.overflowOne(j, full, true)
@@ -134,8 +136,7 @@ func (p *planner) overflowOne(j *Job, full map[string]bool, queued bool) {
 		d.addSlots(j) // as measureElastic counts it from next tick
 	}
 	if queued {
-		p.short -= j.weight()
-		p.coreQueued -= j.weight()
+		p.short -= p.coreQueued.sub(j)
 	}
 	p.add(Action{
 		Kind: Overflow, Job: j.ID, Pool: d.pool.Name, Queue: QueueOverflow, Rule: 7,

@@ -349,7 +349,7 @@ func (pl *placer) place(j *Job) {
 		pl.lastIdle, pl.lastIdleSet = sh, true
 		return
 	}
-	if j.Queue == QueueLoan && pl.coreQueued > pl.freeFixed-j.weight() {
+	if !pl.loanFits(j) {
 		// As rule 2 lends: never into slots queued core work needs.
 		return
 	}
@@ -673,11 +673,29 @@ func (pl *placer) moveReservations(keys []queueKey) {
 }
 
 // moveTo is where waiting placed job j fits now, nil if nowhere.
+// loanFits reports whether placing j, when it is a loan, leaves the free
+// fixed slots enough for queued core work and, for a share, for the
+// loans left: a share placed takes a whole slot but may free none of the
+// loans' count, where its sum with the others filled one, and rule 2
+// would unlend another loan on the next tick for it.
+func (pl *placer) loanFits(j *Job) bool {
+	if j.Queue != QueueLoan {
+		return true
+	}
+	free := pl.freeFixed - j.weight()
+	if j.Share == 0 {
+		return pl.coreQueued.slots() <= free
+	}
+	left := pl.loans
+	left.sub(j)
+	return pl.coreQueued.slots()+left.slots() <= free
+}
+
 func (pl *placer) moveTo(j *Job, g placeGroup) []*workerRec {
 	if pl.mostFree(g.target) < j.slots() {
 		return nil
 	}
-	if j.Queue == QueueLoan && pl.coreQueued > pl.freeFixed-j.weight() {
+	if !pl.loanFits(j) {
 		return nil // as place: never into slots queued core work needs
 	}
 	return pl.pick(j, g, false)
@@ -750,9 +768,9 @@ func (pl *placer) commit(j *Job, g placeGroup, ws []*workerRec, reserve bool) {
 	}
 	switch j.Queue {
 	case QueueCore:
-		pl.coreQueued -= j.weight()
+		pl.coreQueued.sub(j)
 	case QueueLoan:
-		pl.loans -= j.weight()
+		pl.loans.sub(j)
 	}
 	pl.maxFree = pl.maxFree[:0]
 	clear(pl.unfit)

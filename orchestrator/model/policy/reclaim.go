@@ -31,7 +31,7 @@ func (p *planner) reclaim() {
 		return
 	}
 	free := p.freeFixed
-	p.short = p.coreQueued - free - p.reclaiming - p.freedSized
+	p.short = p.coreQueued.slots() - free - p.reclaiming - p.freedSized
 	// Sized core jobs rule 8 did not place need their slots on one
 	// worker: reclaimSized took care of them, the fixed-wide count is not
 	// theirs.
@@ -59,7 +59,7 @@ func (p *planner) reclaim() {
 		short -= n
 		p.short -= n
 		p.reclaimOne(j, fmt.Sprintf("%d core queued, %d free fixed slots, %d reclaims in flight; loses %s of work",
-			p.coreQueued, free, p.reclaiming, p.lostWork(j)))
+			p.coreQueued.slots(), free, p.reclaiming, p.lostWork(j)))
 	}
 }
 
@@ -112,13 +112,13 @@ func (p *planner) freedOnFixed(j *Job) int {
 	return n
 }
 
-// freedOn is the whole slots reclaiming j frees on worker w. Under
-// shares (rule 9) a job with a share of a GPU frees only the slots that
-// empty once its share leaves with those already leaving, in flight or
-// this tick: shares pack, so reclaiming one of several on a slot frees
-// nothing, and counting a whole slot would leave the owner waiting for a
-// slot no reclaim frees. With shares off it counts a slot, as it always
-// did, so plans without shares stay as they were.
+// freedOn is the whole slots reclaiming j frees on worker w. A job with
+// a share of a GPU frees only the slots that empty once its share leaves
+// with those already leaving, in flight or this tick: shares pack, so
+// reclaiming one of several on a slot frees nothing. Counting a whole
+// slot would leave core work waiting for a slot no reclaim frees, and the
+// next tick, which counts reclaims in flight so (Index), would reclaim
+// another share for the same slot.
 func (p *planner) freedOn(j *Job, w *workerRec) int { return p.freedAfter(j, w, 0) }
 
 // freedAfter is freedOn once other thousandths of a GPU more on w, of
@@ -140,7 +140,7 @@ func (p *planner) freedAfter(j *Job, w *workerRec, other int64) int {
 
 // packs reports whether freedOn counts j's share of a GPU rather than a
 // slot.
-func (p *planner) packs(j *Job) bool { return p.teams != nil && j.Share > 0 && j.running() }
+func (p *planner) packs(j *Job) bool { return j.Share > 0 && j.running() }
 
 // uniqueWorkers lists the workers j runs on, each once: member 0's first.
 func uniqueWorkers(j *Job) []string {

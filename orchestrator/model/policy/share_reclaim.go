@@ -36,7 +36,7 @@ import (
 func (p *planner) reclaimForOwners() {
 	ts := p.teams
 	free := p.freeFixed
-	p.short = p.coreQueued - free - p.reclaiming - p.freedSized - p.ownerFreed - p.rebalanceFreed
+	p.short = p.coreQueued.slots() - free - p.reclaiming - p.freedSized - p.ownerFreed - p.rebalanceFreed
 	if p.short <= 0 {
 		return
 	}
@@ -291,7 +291,7 @@ func (p *planner) rebalanceFor(j *Job) bool {
 			ok, _ := p.mayTake(j, false)
 			ts.used[x] += vm
 			freed := p.freedOnFixed(v)
-			if !ok || p.coreRoom()+p.rebalanceFreed+freed < j.weight() {
+			if !ok || p.coreRoomAfter(j)+p.rebalanceFreed+freed < 0 {
 				continue
 			}
 			p.owner = y

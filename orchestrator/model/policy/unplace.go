@@ -40,9 +40,9 @@ func (p *planner) unplace() {
 		}
 		switch j.Queue {
 		case QueueCore:
-			p.coreQueued += j.weight()
+			p.coreQueued.add(j)
 		case QueueLoan:
-			p.loans += j.weight()
+			p.loans.add(j)
 		}
 		if j.PendingAction == Unplace {
 			continue
