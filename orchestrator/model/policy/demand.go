@@ -260,6 +260,14 @@ func (d *poolDemand) addSlots(j *Job) {
 	d.queued += wholeOf(d.shares) - before
 }
 
+// packs reports whether share j fits in the slots the pool's queued
+// shares already fill (addSlots), so that it needs no slot of its own.
+// Without it a share would go to the next pool whenever the one before
+// it had just enough free slots for the shares queued ahead.
+func (d *poolDemand) packs(j *Job) bool {
+	return d.shares > 0 && wholeOf(d.shares+int64(j.Share)) == wholeOf(d.shares)
+}
+
 // intoGap counts share j into the gap it fills best (least room left,
 // which keeps the larger gaps for larger shares), and reports whether one
 // had room for it.
@@ -333,7 +341,7 @@ func (d *poolDemand) dropGaps(w *workerRec) {
 func (v *view) pickPool(j *Job, spotOK bool) *poolDemand {
 	for _, d := range v.byPrice {
 		// Room too: workers beyond the pool's maximum are surplus, not spare.
-		if v.mayRun(d, j, spotOK) && (d.spare() > 0 && d.room() > 0 || j.Share > 0 && d.gapFor(j, false) >= 0) {
+		if v.mayRun(d, j, spotOK) && (d.spare() > 0 && d.room() > 0 || j.Share > 0 && (d.gapFor(j, false) >= 0 || d.packs(j))) {
 			return d
 		}
 	}

@@ -37,13 +37,21 @@ func (p *planner) overflowHeld() {
 		return
 	}
 	full := map[string]bool{}
+	sent := len(p.actions)
 	for j := range merged(false, p.ix.queues(QueueHeld)...) {
 		if !p.anyRoom(false) {
-			return
+			break
 		}
 		if isCore(j) {
 			p.overflowOne(j, full, false)
 		}
+	}
+	// A held share sent to a pool leaves room beside it, in the slot it
+	// fills, that a queued core share may pack into (pickPool). Next tick
+	// the core queue is looked at before the held work, and would find
+	// it: look again now.
+	if len(p.actions) > sent {
+		p.overflowCore(map[string]bool{})
 	}
 }
 

@@ -562,6 +562,9 @@ func (pl *placer) take(w *workerRec, j *Job, busy bool) {
 	if d := pl.demand[w.Pool]; d != nil && w.active() {
 		held := pl.use(w).held + t.used - k // before this member
 		d.running += pl.heldRoom(w, held+k) - pl.heldRoom(w, held)
+		// From the next tick w holds slots for j and so offers no room
+		// beside its shares (appendGaps): none this tick either.
+		d.dropGaps(w)
 	}
 }
 

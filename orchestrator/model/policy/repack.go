@@ -170,7 +170,9 @@ func (p *planner) repackPool(d *poolDemand) {
 			continue
 		}
 		room = left - here
-		for _, j := range c.jobs {
+		// By ID: the worker's list is in the order its jobs arrived,
+		// and a plan must not depend on it.
+		for _, j := range slices.SortedFunc(slices.Values(c.jobs), func(a, b *Job) int { return cmp.Compare(a.ID, b.ID) }) {
 			p.add(Action{
 				Kind: Repack, Job: j.ID, Worker: c.w.ID, Pool: d.pool.Name, Queue: QueueBurst, Rule: 5,
 				Reason: fmt.Sprintf("worker %s runs %d jobs on %d slots, all checkpointable burst work that the free slots and share room of the pool's other busy workers hold",
@@ -263,12 +265,41 @@ func (p *planner) replace(d *poolDemand, w *workerRec, js []*Job, room int) (int
 	d.draining++
 	d.running -= p.staying(w)
 	here := 0
+	// The gaps of other pools a share is counted into, as they were, to
+	// put back if a later job finds no place.
+	var gapsBefore map[*poolDemand][]shareGap
+	undo := func() {
+		for i, e := range p.elastic {
+			*e = saved[i]
+		}
+		for e, gs := range gapsBefore {
+			copy(e.gaps, gs)
+		}
+	}
 	for _, j := range js {
 		e := p.pickPool(j, j.spotEligible(p.cfg.MaxSpotPreemptions))
-		// In slots only: the shares that fit a gap of d are counted
-		// there already, and a gap of another pool is not worth the
-		// bookkeeping of restoring it if a later job fails.
-		fits := e != nil && e.spare() > 0
+		// A share fitting room beside another pool's shares goes there,
+		// as rule 3 will count it next tick (addQueued); those that fit
+		// a gap of d are counted there already.
+		if e != nil && e != d && j.Share > 0 && e == p.firstFree(j) {
+			if i := e.gapFor(j, false); i >= 0 {
+				if gapsBefore == nil {
+					gapsBefore = map[*poolDemand][]shareGap{}
+				}
+				if _, ok := gapsBefore[e]; !ok {
+					gapsBefore[e] = slices.Clone(e.gaps)
+				}
+				e.take(i, j)
+				continue
+			}
+		}
+		// A share may also pack beside the shares already counted onto
+		// e's free slots, as pickPool found. A moved job goes back ahead
+		// of the queued work submitted after it, so next tick it may
+		// take the free slots this tick's backlog took here, and push
+		// that work to a pool that launches for it: it must land where
+		// it would before the backlog too.
+		fits := e != nil && (e.spare() > 0 || j.Share > 0 && e.packs(j)) && e == p.firstFree(j)
 		if fits {
 			before := e.queued
 			e.addSlots(j)
@@ -278,13 +309,24 @@ func (p *planner) replace(d *poolDemand, w *workerRec, js []*Job, room int) (int
 			}
 		}
 		if !fits {
-			for i, e := range p.elastic {
-				*e = saved[i]
-			}
+			undo()
 			return 0, false
 		}
 	}
 	return here, true
+}
+
+// firstFree is the pool pickPool's first choice would be for j with none
+// of this tick's queued work counted: the cheapest that may run j with
+// free slots on its registered workers.
+func (p *planner) firstFree(j *Job) *poolDemand {
+	spotOK := j.spotEligible(p.cfg.MaxSpotPreemptions)
+	for _, d := range p.byPrice {
+		if p.mayRun(d, j, spotOK) && d.spare()+d.queued > 0 && d.room()+d.queued > 0 {
+			return d
+		}
+	}
+	return nil
 }
 
 // repackable returns the jobs of w, and what they hold in thousandths of

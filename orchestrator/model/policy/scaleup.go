@@ -15,10 +15,13 @@ import (
 func (p *planner) place() {
 	for j := range p.bound() {
 		// Placing only ever takes room, and without room anywhere
-		// pickPool places nothing: the rest of the backlog would not move
-		// a count.
-		if !p.anyRoom(true) {
-			return
+		// pickPool places nothing but shares into room beside others:
+		// the rest of the backlog would not move a count.
+		if !p.anyRoom(true) && (j.Share == 0 || !p.anyGap()) {
+			if !p.anyGap() {
+				return
+			}
+			continue
 		}
 		spotOK := j.spotEligible(p.cfg.MaxSpotPreemptions)
 		if j.sized() {
@@ -39,6 +42,17 @@ func (p *planner) place() {
 func (p *planner) anyRoom(spotOK bool) bool {
 	for _, d := range p.elastic {
 		if d.room() > 0 && (spotOK || d.pool.Kind != PoolSpot) {
+			return true
+		}
+	}
+	return false
+}
+
+// anyGap reports whether an elastic pool has room beside its shares that
+// a queued share may be counted into (see pickPool).
+func (p *planner) anyGap() bool {
+	for _, d := range p.elastic {
+		if d.maxGap > 0 {
 			return true
 		}
 	}
