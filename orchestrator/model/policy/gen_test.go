@@ -106,6 +106,11 @@ func genSnapshot(t *rapid.T) Snapshot {
 						j.Queue = QueueCore
 					}
 					j.StartedAt = t0.Add(-minutes("run_for", 120))
+					if rapid.IntRange(0, 3).Draw(t, "running_shared") == 0 {
+						// The worker reports the GPU busy: one share to a
+						// GPU here, so its busy count stays one a job.
+						j.Share = rapid.SampledFrom([]int{250, 400, 500, 600, 900}).Draw(t, "running_share")
+					}
 					if j.Checkpointable && rapid.Bool().Draw(t, "checkpointed") {
 						j.LastCheckpointAt = j.StartedAt.Add(minutes("checkpoint_after", 60))
 					}
@@ -141,6 +146,11 @@ func genSnapshot(t *rapid.T) Snapshot {
 			class = jobs.ClassCore
 		}
 		j := newJob(class, jobs.StateQueued)
+		if rapid.IntRange(0, 3).Draw(t, "shared") == 0 {
+			// A share of one GPU: shares pack, so every count of queued
+			// work must add them up as the next tick's index does.
+			j.Share = rapid.SampledFrom([]int{250, 400, 500, 600, 900}).Draw(t, "share")
+		}
 		inFlight := rapid.IntRange(0, 4).Draw(t, "in_flight") == 0
 		switch {
 		case class == jobs.ClassCore && len(onDemand) > 0 && rapid.IntRange(0, 4).Draw(t, "overflowed") == 0:

@@ -92,7 +92,10 @@ func checkSound(t *rapid.T, s Snapshot, p Plan) {
 	moved := map[string]bool{}
 	// repacked counts, by worker, the jobs rule 5 moves off it.
 	repacked := map[string]int{}
-	taken := 0
+	// Lends and migrations go to the loan queue (core migrations to the
+	// core queue), where shares pack with the shares already there: count
+	// them as the next tick will.
+	var lent, lentCore slotCount
 	for _, a := range p.Actions {
 		fail := func(why string) { t.Fatalf("%s: %s\n%s", a, why, p) }
 		if a.Reason == "" || a.Rule < 1 || a.Rule > 7 {
@@ -113,7 +116,7 @@ func checkSound(t *rapid.T, s Snapshot, p Plan) {
 		j, w := job[a.Job], worker[a.Worker]
 		switch a.Kind {
 		case Lend:
-			taken++
+			lent.add(&j)
 			if !j.queued() || j.Class != jobs.ClassBurst || j.Queue != QueueBurst || a.Queue != QueueLoan {
 				fail("lend of a job that is not queued burst work in burst")
 			}
@@ -134,7 +137,11 @@ func checkSound(t *rapid.T, s Snapshot, p Plan) {
 			}
 			repacked[a.Worker]++
 		case Migrate:
-			taken++
+			if j.Class == jobs.ClassCore {
+				lentCore.add(&j)
+			} else {
+				lent.add(&j)
+			}
 			want := map[jobs.Class]Queue{jobs.ClassCore: QueueCore, jobs.ClassBurst: QueueLoan}[j.Class]
 			if !j.running() || !j.Checkpointable || j.Worker != a.Worker || !pool[w.Pool].Kind.Elastic() || a.Queue != want {
 				fail("migration of a job that is not checkpointable elastic work, or to the wrong queue")
@@ -185,11 +192,13 @@ func checkSound(t *rapid.T, s Snapshot, p Plan) {
 			fail("unknown kind")
 		}
 	}
+	ix := IndexOf(s)
+	taken := ix.loanCount().plus(lent).slots() - load.Loans + ix.coreCount().plus(lentCore).slots() - load.QueuedCore
 	if taken > max(load.Free(), 0) {
 		t.Fatalf("lends and migrations take %d fixed slots, %d are free\n%s", taken, load.Free(), p)
 	}
 	ceiling := int(math.Floor(s.Config.High*float64(load.Slots) + 1e-9))
-	if taken > 0 && load.Busy+load.QueuedCore+load.Loans+taken > ceiling {
+	if (lent != slotCount{} || lentCore != slotCount{}) && load.Busy+load.QueuedCore+load.Loans+taken > ceiling {
 		t.Fatalf("plan commits %d+%d+%d+%d fixed slots, more than high allows (%d)\n%s",
 			load.Busy, load.QueuedCore, load.Loans, taken, ceiling, p)
 	}

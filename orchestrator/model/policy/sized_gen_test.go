@@ -37,7 +37,7 @@ func genSizedSnapshot(t *rapid.T) Snapshot {
 		if j.running() {
 			w := worker[j.Worker]
 			if w != nil && used[w.ID]+1 <= w.Slots && rapid.IntRange(0, 3).Draw(t, "wide_running") == 0 {
-				j.Slots = 2
+				j.Slots, j.Share = 2, 0
 				used[w.ID]++
 				w.Busy = max(w.Busy, used[w.ID])
 			}
@@ -48,6 +48,9 @@ func genSizedSnapshot(t *rapid.T) Snapshot {
 		}
 		j.Slots = rapid.SampledFrom([]int{0, 1, 2, 2, 3, 4, 8}).Draw(t, "slots")
 		j.Replicas = rapid.SampledFrom([]int{0, 1, 1, 2, 3}).Draw(t, "replicas")
+		if j.Slots > 1 || j.Replicas > 1 {
+			j.Share = 0 // a share is of one GPU, for one member
+		}
 		if rapid.IntRange(0, 3).Draw(t, "requires") == 0 {
 			j.Requires = map[string]string{"gpu": rapid.SampledFrom([]string{"A", "B"}).Draw(t, "gpu_req")}
 		}

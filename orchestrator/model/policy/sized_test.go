@@ -30,7 +30,7 @@ func TestPropertySizedPlans(t *testing.T) {
 		// commits no more than its worker's slots.
 		applied := Apply(s, p, t0)
 		if p.Count(Lend)+p.Count(Migrate) > 0 {
-			load := Load(applied)
+			load := committedLoad(applied)
 			ceiling := int(math.Floor(s.Config.High*float64(load.Slots) + 1e-9))
 			if load.Busy+load.QueuedCore+load.Loans > ceiling {
 				t.Fatalf("plan commits %d+%d+%d fixed slots, more than high allows (%d)\n%s",
@@ -113,4 +113,41 @@ func seq(n int) []int {
 		out[i] = i
 	}
 	return out
+}
+
+// committedLoad is Load(s) with every take-back in flight counted as the
+// rules count it (see unplace): its held fixed slots free, the job back
+// in its queue. For whole jobs the sum is the same either way; a share
+// packs with the others in its queue, so it may add no slot there.
+func committedLoad(s Snapshot) FixedLoad {
+	l := Load(s)
+	ix := IndexOf(s)
+	core, loans := ix.coreCount(), ix.loanCount()
+	fixed := map[string]bool{}
+	for _, w := range s.Workers {
+		for _, p := range s.Pools {
+			if p.Name == w.Pool && p.Kind == PoolFixed && w.State == WorkerUp {
+				fixed[w.ID] = true
+			}
+		}
+	}
+	for i := range s.Jobs {
+		j := &s.Jobs[i]
+		if j.PendingAction != Unplace {
+			continue
+		}
+		for _, id := range j.Placed {
+			if fixed[id] {
+				l.Busy -= j.slots()
+			}
+		}
+		switch j.Queue {
+		case QueueCore:
+			core.add(j)
+		case QueueLoan:
+			loans.add(j)
+		}
+	}
+	l.QueuedCore, l.Loans = core.slots(), loans.slots()
+	return l
 }
