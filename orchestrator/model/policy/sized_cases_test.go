@@ -17,13 +17,17 @@ func sized(j Job, k, n int) Job {
 
 // runPlaceCases runs table cases compared with placeSummary, so a Place
 // shows its workers.
-func runPlaceCases(t *testing.T, cases []planCase) {
+func runPlaceCases(t *testing.T, cases []planCase) { runSteadyCases(t, cases, placeSummary) }
+
+// runSteadyCases runs table cases at t0, each plan compared by sum, and
+// checks that the plan in flight plans nothing more.
+func runSteadyCases(t *testing.T, cases []planCase, sum func(Plan) string) {
 	t.Helper()
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			mustValid(t, c.s)
 			p := Decide(c.s, t0)
-			if got := placeSummary(p); got != c.want {
+			if got := sum(p); got != c.want {
 				t.Errorf("plan\n got: %s\nwant: %s\n%s", got, c.want, p)
 			}
 			// Whatever the case, the plan in flight plans nothing more.

@@ -32,29 +32,14 @@ func TestSharesCountPackedForTheQuota(t *testing.T) {
 			share("l1", QueueLoan, 600, 4*time.Minute), share("l2", QueueLoan, 600, 3*time.Minute),
 			share("l3", QueueLoan, 300, 2*time.Minute))
 	}
-	for _, c := range []struct {
-		name string
-		s    Snapshot
-		want string
-	}{
+	runSteadyCases(t, []planCase{
 		// Two slots are left under the watermark: 0.4 and 0.4 fill one,
 		// 0.3 starts the second, and lending stops there. Counted as a
 		// slot each, the first two would stop it, and the next tick,
 		// finding them packed in one, would lend 0.3.
-		{"shares are lent as their sum fills the slots under high", lendSnap(), "lend(q1) lend(q2) lend(q3)"},
+		{"shares are lent as their sum fills the slots under high", lendSnap(), t0, "lend(q1) lend(q2) lend(q3)"},
 		// 1.5 GPUs of loans fill 2 slots, one more than the 1 free slot
 		// the queued core job leaves: the newest go until they fill 1.
-		{"loans go back until their packed sum fits", unlendSnap(), "unlend(l3) unlend(l2)"},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			mustValid(t, c.s)
-			p := Decide(c.s, t0)
-			if got := summary(p); got != c.want {
-				t.Fatalf("plan\n got: %s\nwant: %s\n%s", got, c.want, p)
-			}
-			if next := Decide(Apply(c.s, p, t0), t0); !next.Empty() {
-				t.Fatalf("after\n%s\nthe next plan is\n%s", p, next)
-			}
-		})
-	}
+		{"loans go back until their packed sum fits", unlendSnap(), t0, "unlend(l3) unlend(l2)"},
+	}, summary)
 }
