@@ -249,10 +249,14 @@ func slotsOf(js []*Job) int {
 }
 
 // replace counts w out of pool d and its jobs where rule 3 will place
-// them next tick, as it places queued burst work: on the cheapest pool
-// with spare slots on its registered workers. It reports how many land on
-// d, at most room, and whether all land where no worker launches for
-// them; if not, the counts are left as they were.
+// them next tick, as it places queued burst work (pickPool): on the
+// cheapest pool with spare slots on its registered workers, room beside
+// its shares, or room in the slot its queued shares fill. Each must land
+// where it would before this tick's backlog too (firstFree), as it goes
+// back ahead of work queued after it, and the pool left must still hold
+// the work counted on it. It reports how many land on d, at most room,
+// and whether all land where no worker launches for them; if not, the
+// counts are left as they were.
 func (p *planner) replace(d *poolDemand, w *workerRec, js []*Job, room int) (int, bool) {
 	// The copies share the members maps, which nothing here writes.
 	saved := p.scr.saved[:0]
@@ -260,6 +264,7 @@ func (p *planner) replace(d *poolDemand, w *workerRec, js []*Job, room int) (int
 		saved = append(saved, *e)
 	}
 	p.scr.saved = saved
+	headroom := d.headroom()
 	// Draining, it counts against the pool's maximum until it empties.
 	d.active--
 	d.draining++
@@ -312,6 +317,14 @@ func (p *planner) replace(d *poolDemand, w *workerRec, js []*Job, room int) (int
 			undo()
 			return 0, false
 		}
+	}
+	// The drained worker still counts against the pool's maximum: work
+	// counted on d that fit under it must still fit, or next tick it
+	// would go to a pool that launches for it. Even when every job went
+	// into room beside shares, and none was placed above.
+	if d.headroom() < min(headroom, 0) {
+		undo()
+		return 0, false
 	}
 	return here, true
 }

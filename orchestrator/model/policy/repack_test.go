@@ -299,3 +299,29 @@ func TestRepackLandsAndReleases(t *testing.T) {
 		}
 	}
 }
+
+// A worker whose only work is a share that fits beside another worker's
+// share is repacked only if, once drained, its pool still holds the work
+// counted on it: a draining worker counts against the pool's maximum, and
+// the queued job that fit under it would make a cheaper pool launch.
+func TestRepackKeepsThePoolsRoom(t *testing.T) {
+	od := elasticPool("od", PoolOnDemand, "eu", 1.0)
+	od.MaxWorkers = 3
+	od2 := elasticPool("od2", PoolOnDemand, "eu", 2.0)
+	od2.MaxWorkers = 1
+	a, b, c := worker("a", "od", 4, 0), worker("b", "od", 4, 0), worker("c", "od", 4, 0)
+	d := worker("d", "od", 4, 1)
+	d.State = WorkerDraining
+	share := func(id string, w Worker) Job {
+		j := running(id, jobs.ClassBurst, w, ago(time.Hour))
+		j.Share = 250
+		return j
+	}
+	s := snap([]Pool{fixedPool("fx", "eu"), od, od2}, []Worker{worker("f1", "fx", 1, 1), a, b, c, d},
+		share("s1", a), share("s2", b),
+		running("w1", jobs.ClassCore, b, ago(time.Hour)), running("w2", jobs.ClassCore, b, ago(time.Hour)),
+		running("w3", jobs.ClassCore, c, ago(time.Hour)), running("w4", jobs.ClassCore, c, ago(time.Hour)),
+		running("w5", jobs.ClassCore, c, ago(time.Hour)),
+		queued("q", jobs.ClassBurst, QueueBurst, ago(time.Minute)))
+	runSteadyCases(t, []planCase{{"no repack that leaves queued work no room", s, t0, ""}}, summary)
+}
