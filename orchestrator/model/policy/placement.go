@@ -675,18 +675,18 @@ func (pl *placer) moveReservations(keys []queueKey) {
 	}
 }
 
-// moveTo is where waiting placed job j fits now, nil if nowhere.
 // loanFits reports whether placing j, when it is a loan, leaves the free
-// fixed slots enough for queued core work and, for a share, for the
-// loans left: a share placed takes a whole slot but may free none of the
-// loans' count, where its sum with the others filled one, and rule 2
-// would unlend another loan on the next tick for it.
+// fixed slots enough for queued core work and, for a share while core
+// work waits, for the loans left: a share placed takes a whole slot but
+// may free none of the loans' count, where its sum with the others
+// filled one, and rule 2 would unlend another loan on the next tick for
+// it. Without queued core work rule 2 unlends nothing, so the share goes.
 func (pl *placer) loanFits(j *Job) bool {
 	if j.Queue != QueueLoan {
 		return true
 	}
 	free := pl.freeFixed - j.weight()
-	if j.Share == 0 {
+	if j.Share == 0 || pl.coreQueued.slots() == 0 {
 		return pl.coreQueued.slots() <= free
 	}
 	left := pl.loans
@@ -694,6 +694,7 @@ func (pl *placer) loanFits(j *Job) bool {
 	return pl.coreQueued.slots()+left.slots() <= free
 }
 
+// moveTo is where waiting placed job j fits now, nil if nowhere.
 func (pl *placer) moveTo(j *Job, g placeGroup) []*workerRec {
 	if pl.mostFree(g.target) < j.slots() {
 		return nil

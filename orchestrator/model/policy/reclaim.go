@@ -212,19 +212,22 @@ func (p *planner) sizedCoreHead() *Job {
 }
 
 // sizedCoreLeft is the slots of the queued sized core jobs that are still
-// unplaced after rule 8.
+// unplaced after rule 8: what the core count holds for them. A sized
+// share packs there with the others, so it holds a slot only where the
+// packed count falls without it; counted whole, it would hide a one-slot
+// share's need for a slot, and that share would wait for ever.
 func (p *planner) sizedCoreLeft() int {
 	s := p.ix.sized[queueKey{QueueCore, string(jobs.ClassCore)}]
 	if s == nil {
 		return 0
 	}
-	n := 0
+	rest := p.coreQueued
 	for j := range s.all() {
 		if !p.placing[j.ID] {
-			n += j.weight()
+			rest.sub(j)
 		}
 	}
-	return n
+	return p.coreQueued.slots() - rest.slots()
 }
 
 // fitsFixedWorker reports whether fixed workers that may run j have its

@@ -43,3 +43,39 @@ func TestSharesCountPackedForTheQuota(t *testing.T) {
 		{"loans go back until their packed sum fits", unlendSnap(), t0, "unlend(l3) unlend(l2)"},
 	}, summary)
 }
+
+// Shares that also ask for CPUs go through rule 8 and rule 1's sized
+// count; each counts as the slot its share fills there, and no more.
+func TestSizedSharesCountPacked(t *testing.T) {
+	share := func(id string, class jobs.Class, q Queue, milli int, cpus float64, at time.Duration) Job {
+		j := queued(id, class, q, ago(at))
+		j.Share, j.CPUs = milli, cpus
+		return j
+	}
+	// Without queued core work rule 2 unlends nothing, so a sized loan
+	// share takes the free slot even though the loans' packed count
+	// stays: the newer loan share waits.
+	f := worker("f1", "fx", 2, 1)
+	f.CPUs = 4
+	loans := snap([]Pool{fixedPool("fx", "eu")}, []Worker{f},
+		share("s1", jobs.ClassBurst, QueueLoan, 500, 1, 2*time.Minute),
+		share("t1", jobs.ClassBurst, QueueLoan, 500, 0, time.Minute))
+	// Two core shares fill one slot together; the quota is full of
+	// loans, so one loan goes back for the one that fits a fixed worker.
+	// The other asks for more CPUs than any has: counted as a slot of
+	// its own, it hid the first one's need, which then waited for ever.
+	full := worker("f1", "fx", 2, 0)
+	full.CPUs = 4
+	lent := func(id string) Job {
+		j := running(id, jobs.ClassBurst, full, ago(time.Hour))
+		j.Queue = QueueLoan
+		return j
+	}
+	core := snap([]Pool{fixedPool("fx", "eu")}, []Worker{full}, lent("l1"), lent("l2"),
+		share("c1", jobs.ClassCore, QueueCore, 500, 0, 2*time.Minute),
+		share("c2", jobs.ClassCore, QueueCore, 500, 8, time.Minute))
+	runSteadyCases(t, []planCase{
+		{"a sized loan share takes the free slot when no core work waits", loans, t0, "place(s1,f1)"},
+		{"a sized core share counts packed with the others in rule 1", core, t0, "reclaim(l1,f1)"},
+	}, placeSummary)
+}
