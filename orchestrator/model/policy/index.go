@@ -50,7 +50,8 @@ type Index struct {
 	toOverflow     map[string]int
 	// coreShares, loanShares and overflowShares are the same for jobs
 	// that share a GPU, in thousandths of one: they pack, so they count
-	// as their sum rounded up (see queuedCore and the others).
+	// as their sum rounded up (see queuedCore, queuedLoans, and rule 3's
+	// measureElastic for the overflow).
 	coreShares, loanShares int64
 	overflowShares         map[string]int64
 	// use is, by worker ID, the slots (and CPUs and memory) the records

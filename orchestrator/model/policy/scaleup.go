@@ -15,10 +15,12 @@ import (
 func (p *planner) place() {
 	for j := range p.bound() {
 		// Placing only ever takes room, and without room anywhere
-		// pickPool places nothing but shares into room beside others:
-		// the rest of the backlog would not move a count.
-		if !p.anyRoom(true) && (j.Share == 0 || !p.anyGap()) {
-			if !p.anyGap() {
+		// pickPool places nothing but shares, into room beside running
+		// ones or in the slot queued ones fill: the rest of the backlog
+		// would not move a count. While a share may still land, the
+		// other jobs are passed over at the cost of these two checks.
+		if !p.anyRoom(true) && (j.Share == 0 || !p.anyShareRoom()) {
+			if !p.anyShareRoom() {
 				return
 			}
 			continue
@@ -48,11 +50,12 @@ func (p *planner) anyRoom(spotOK bool) bool {
 	return false
 }
 
-// anyGap reports whether an elastic pool has room beside its shares that
-// a queued share may be counted into (see pickPool).
-func (p *planner) anyGap() bool {
+// anyShareRoom reports whether an elastic pool has room a queued share
+// may be counted into without a slot of its own: beside its running
+// shares, or in the slot its queued shares fill in part (see pickPool).
+func (p *planner) anyShareRoom() bool {
 	for _, d := range p.elastic {
-		if d.maxGap > 0 {
+		if d.maxGap > 0 || d.shares%1000 != 0 {
 			return true
 		}
 	}
