@@ -145,8 +145,12 @@ func (p *planner) ownersWaiting(inShare map[string]int64) ([]ownerNeed, int) {
 	avail := p.freeFixed + p.reclaiming + p.freedSized + p.ownerFreed + p.rebalanceFreed
 	var needs []ownerNeed
 	total, ahead := 0, 0
+	// Shares pack as the core count packs them: one takes a slot only
+	// where it opens one beside those before it.
+	var used slotCount
 	for _, j := range list {
-		w, m := j.weight(), j.milliSlots()
+		w, m := used.with(j).slots()-used.slots(), j.milliSlots()
+		used.add(j)
 		in := fill[j.Team]+m <= ts.share(j.Team)
 		if in {
 			fill[j.Team] += m

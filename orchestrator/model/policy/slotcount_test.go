@@ -1,10 +1,12 @@
 package policy
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
+	"github.com/ballastdev/ballast/orchestrator/model/shares"
 )
 
 // Shares bound for the quota count packed, as the index counts them on
@@ -78,4 +80,29 @@ func TestSizedSharesCountPacked(t *testing.T) {
 		{"a sized loan share takes the free slot when no core work waits", loans, t0, "place(s1,f1)"},
 		{"a sized core share counts packed with the others in rule 1", core, t0, "reclaim(l1,f1)"},
 	}, placeSummary)
+}
+
+// Held shares admitted within their team's share need only the slots
+// their sum fills: three 0.3 shares of A take one of B's loans back, not
+// three.
+func TestOwnersHeldSharesReclaimPacked(t *testing.T) {
+	var js []Job
+	for i := range 4 {
+		js = append(js, onFixed(fmt.Sprintf("b%d", i+1), "B", "f1", ago(time.Hour+time.Duration(i)*time.Second), ago(time.Minute)))
+	}
+	for i := range 3 {
+		j := held(fmt.Sprintf("a%d", i+1), "A", ago(time.Minute))
+		j.Share = 300
+		js = append(js, j)
+	}
+	s := shareSnap(1, []shares.Team{team("A", 2), team("B", 2)}, js...)
+	mustValid(t, s)
+	p := Decide(s, t0)
+	wantList(t, "A's admissions", kinds(p, Admit), "a1[A>A]", "a2[A>A]", "a3[A>A]")
+	if got := kinds(p, Reclaim); len(got) != 1 {
+		t.Errorf("reclaims %v, want one: 0.9 of a GPU fills one slot\n%s", got, p)
+	}
+	if next := Decide(Apply(s, p, t0), t0); !next.Empty() {
+		t.Errorf("after\n%s\nthe next plan is\n%s", p, next)
+	}
 }
