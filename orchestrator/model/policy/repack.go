@@ -146,6 +146,7 @@ func (p *planner) repackPool(d *poolDemand) {
 		// moved shares pack beside others then depends on the order they
 		// come back in, which this does not know.
 		slotted = slotted[:0]
+		var need slotCount // the free slots the slotted take, shares packed
 		for _, j := range byShare {
 			i := -1
 			if j.Share > 0 && p.mayRun(d, j, j.spotEligible(p.cfg.MaxSpotPreemptions)) {
@@ -153,6 +154,7 @@ func (p *planner) repackPool(d *poolDemand) {
 			}
 			if i < 0 {
 				slotted = append(slotted, j)
+				need.add(j)
 				continue
 			}
 			d.take(i, j)
@@ -160,7 +162,7 @@ func (p *planner) repackPool(d *poolDemand) {
 		// Over half its slots, or while the pool waits for workers, it
 		// goes only if no job needs a free slot.
 		short := d.bins > 0 || d.launching > 0 || 2*c.load > 1000*int64(c.w.Slots)
-		here, ok := 0, slotsOf(slotted) <= left && (!short || len(slotted) == 0)
+		here, ok := 0, need.slots() <= left && (!short || len(slotted) == 0)
 		if ok {
 			here, ok = p.replace(d, c.w, slotted, left)
 		}
@@ -234,20 +236,6 @@ func reportAgrees(w *workerRec, u *slotUse) bool {
 	return sum == u.shared
 }
 
-// slotsOf is how many free slots the jobs take: one each, shares packed
-// by their sum as rule 3 counts queued ones.
-func slotsOf(js []*Job) int {
-	n, shares := 0, int64(0)
-	for _, j := range js {
-		if j.Share > 0 {
-			shares += int64(j.Share)
-		} else {
-			n++
-		}
-	}
-	return n + wholeOf(shares)
-}
-
 // replace counts w out of pool d and its jobs where rule 3 will place
 // them next tick, as it places queued burst work (pickPool): on the
 // cheapest pool with spare slots on its registered workers, room beside
@@ -283,10 +271,15 @@ func (p *planner) replace(d *poolDemand, w *workerRec, js []*Job, room int) (int
 	}
 	for _, j := range js {
 		e := p.pickPool(j, j.spotEligible(p.cfg.MaxSpotPreemptions))
+		// A moved job goes back ahead of the queued work submitted
+		// after it, so next tick it may take the free slots this tick's
+		// backlog took here, and push that work to a pool that launches
+		// for it: it must land where it would before the backlog too.
+		first := e != nil && e == p.firstFree(j)
 		// A share fitting room beside another pool's shares goes there,
 		// as rule 3 will count it next tick (addQueued); those that fit
 		// a gap of d are counted there already.
-		if e != nil && e != d && j.Share > 0 && e == p.firstFree(j) {
+		if first && e != d && j.Share > 0 {
 			if i := e.gapFor(j, false); i >= 0 {
 				if gapsBefore == nil {
 					gapsBefore = map[*poolDemand][]shareGap{}
@@ -299,12 +292,8 @@ func (p *planner) replace(d *poolDemand, w *workerRec, js []*Job, room int) (int
 			}
 		}
 		// A share may also pack beside the shares already counted onto
-		// e's free slots, as pickPool found. A moved job goes back ahead
-		// of the queued work submitted after it, so next tick it may
-		// take the free slots this tick's backlog took here, and push
-		// that work to a pool that launches for it: it must land where
-		// it would before the backlog too.
-		fits := e != nil && (e.spare() > 0 || j.Share > 0 && e.packs(j)) && e == p.firstFree(j)
+		// e's free slots, as pickPool found.
+		fits := first && (e.spare() > 0 || j.Share > 0 && e.packs(j))
 		if fits {
 			before := e.queued
 			e.addSlots(j)
