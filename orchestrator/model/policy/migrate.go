@@ -73,8 +73,6 @@ func (p *planner) migrate() {
 				d.running -= p.freedOn(j, mw)
 				if p.packs(j) {
 					p.tickUse(mw).sharedLeaving += int64(j.Share)
-				}
-				if j.Share > 0 {
 					// A share leaving frees its GPU, which counts as a
 					// free slot from the next tick on, and the room
 					// beside it then counts nowhere (appendGaps).

@@ -19,11 +19,13 @@ func (p *planner) place() {
 		// ones or in the slot queued ones fill: the rest of the backlog
 		// would not move a count. While a share may still land, the
 		// other jobs are passed over at the cost of these two checks.
-		if !p.anyRoom(true) && (j.Share == 0 || !p.anyShareRoom()) {
+		if !p.anyRoom(true) {
 			if !p.anyShareRoom() {
 				return
 			}
-			continue
+			if j.Share == 0 {
+				continue
+			}
 		}
 		spotOK := j.spotEligible(p.cfg.MaxSpotPreemptions)
 		if j.sized() {
