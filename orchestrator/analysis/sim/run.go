@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -183,10 +182,7 @@ func newSim(tr trace.Trace, o Options) (*sim, error) {
 	}
 	// The order in which a queued burst task looks for a free slot: the
 	// cheapest pool first, as the policy places work.
-	slices.SortStableFunc(s.byPrice, func(a, b int32) int {
-		pa, pb := &s.pools[a], &s.pools[b]
-		return cmp.Or(cmp.Compare(pa.PricePerSlotHour, pb.PricePerSlotHour), cmp.Compare(pa.Name, pb.Name))
-	})
+	slices.SortStableFunc(s.byPrice, func(a, b int32) int { return policy.ComparePools(&s.pools[a].Pool, &s.pools[b].Pool) })
 	s.startQuotas()
 	s.startDeaths()
 	s.teams = newTeamModel(su.cfg)

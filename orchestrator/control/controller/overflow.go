@@ -59,15 +59,18 @@ func (h *Hybrid) overflowPool(j jobs.Job) string {
 		return o.pool
 	}
 	region := j.Spec.Labels[RegionLabel]
-	best := ""
-	var price float64
-	for _, p := range h.Pools {
+	var best *policy.Pool
+	for i := range h.Pools {
+		p := &h.Pools[i]
 		if p.Kind != policy.PoolOnDemand || (region != "" && p.Region != region) || p.SlotsPerWorker <= 0 {
 			continue
 		}
-		if best == "" || p.PricePerSlotHour < price || (p.PricePerSlotHour == price && p.Name < best) {
-			best, price = p.Name, p.PricePerSlotHour
+		if best == nil || policy.ComparePools(p, best) < 0 {
+			best = p
 		}
 	}
-	return best
+	if best == nil {
+		return ""
+	}
+	return best.Name
 }

@@ -148,9 +148,7 @@ func (v *view) measureElastic(launches []Launch) {
 	}
 	slices.SortFunc(v.elastic, func(a, b *poolDemand) int { return cmp.Compare(a.pool.Name, b.pool.Name) })
 	v.byPrice = append(v.byPrice[:0], v.elastic...)
-	slices.SortStableFunc(v.byPrice, func(a, b *poolDemand) int {
-		return cmp.Or(cmp.Compare(a.pool.PricePerSlotHour, b.pool.PricePerSlotHour), cmp.Compare(a.pool.Name, b.pool.Name))
-	})
+	slices.SortStableFunc(v.byPrice, func(a, b *poolDemand) int { return ComparePools(a.pool, b.pool) })
 	for _, w := range v.workers {
 		// w.pool is the index's pool of that name, so it is one of
 		// v.elastic's exactly when v.demand[w.Pool] is set. Comparing
