@@ -337,11 +337,8 @@ func (d *poolDemand) dropGaps(w *workerRec) {
 // only while their launches arrive; a spot-eligible job may still take
 // on-demand capacity when it is cheaper or the only capacity left.
 func (v *view) pickPool(j *Job, spotOK bool) *poolDemand {
-	for _, d := range v.byPrice {
-		// Room too: workers beyond the pool's maximum are surplus, not spare.
-		if v.mayRun(d, j, spotOK) && (d.spare() > 0 && d.room() > 0 || j.Share > 0 && (d.gapFor(j, false) >= 0 || d.packs(j))) {
-			return d
-		}
+	if d := v.takesNow(j, spotOK); d != nil {
+		return d
 	}
 	fallback := false
 	for _, d := range v.byPrice {
@@ -395,6 +392,21 @@ func (v *view) sizedPool(j *Job, spotOK bool) (*poolDemand, bool) {
 		return d, fallback && d.pool.Kind == PoolOnDemand
 	}
 	return nil, false
+}
+
+// takesNow is the first pool of pickPool's order with room for j before
+// any pool is asked to grow: free slots on its registered workers, room
+// beside their shares, or room in the slot its queued shares fill; nil if
+// none. It changes no count, so rules that predict where rule 3 will
+// count a job can ask it.
+func (v *view) takesNow(j *Job, spotOK bool) *poolDemand {
+	for _, d := range v.byPrice {
+		// Room too: workers beyond the pool's maximum are surplus, not spare.
+		if v.mayRun(d, j, spotOK) && (d.spare() > 0 && d.room() > 0 || j.Share > 0 && (d.gapFor(j, false) >= 0 || d.packs(j))) {
+			return d
+		}
+	}
+	return nil
 }
 
 // mayRunSized reports whether pool d may run sized job j at all: as

@@ -149,7 +149,10 @@ func (p *planner) repackPool(d *poolDemand) {
 		var need slotCount // the free slots the slotted take, shares packed
 		for _, j := range byShare {
 			i := -1
-			if j.Share > 0 && p.mayRun(d, j, j.spotEligible(p.cfg.MaxSpotPreemptions)) {
+			// Into a gap of d only if rule 3 will look at d first: a
+			// cheaper pool with room for the share next tick takes it
+			// (replace counts it there, or refuses the move).
+			if j.Share > 0 && p.takesNow(j, j.spotEligible(p.cfg.MaxSpotPreemptions)) == d {
 				i = d.gapFor(j, true)
 			}
 			if i < 0 {

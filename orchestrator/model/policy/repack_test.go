@@ -325,3 +325,31 @@ func TestRepackKeepsThePoolsRoom(t *testing.T) {
 		queued("q", jobs.ClassBurst, QueueBurst, ago(time.Minute)))
 	runSteadyCases(t, []planCase{{"no repack that leaves queued work no room", s, t0, ""}}, summary)
 }
+
+// A share counts into room beside another worker's shares only if rule 3
+// will look at that pool first next tick. Here a cheaper pool is
+// launching a machine for a queued share pinned to its region, and a
+// repacked share would pack beside it there: counted into room on od
+// instead, it left that room looking free the next tick, and a second
+// repack took it then.
+func TestRepackSharesGoWhereRuleThreeLooksFirst(t *testing.T) {
+	cheap := elasticPool("cheap", PoolOnDemand, "us", 0.5)
+	cheap.SlotsPerWorker = 1
+	od := elasticPool("od", PoolOnDemand, "eu", 1.0)
+	od.SlotsPerWorker = 1
+	a, b, c := worker("a", "od", 1, 1), worker("b", "od", 1, 1), worker("c", "od", 1, 1)
+	for _, w := range []*Worker{&a, &b, &c} {
+		w.IdleSince = time.Time{}
+	}
+	share := func(id string, w Worker, ck bool) Job {
+		j := running(id, jobs.ClassBurst, w, ago(time.Hour))
+		j.Share, j.Checkpointable = 250, ck
+		return j
+	}
+	q := queued("q", jobs.ClassBurst, QueueBurst, ago(time.Minute))
+	q.Share, q.Region = 250, "us"
+	s := Snapshot{Config: DefaultConfig(), Pools: []Pool{fixedPool("fx", "eu"), cheap, od},
+		Workers: []Worker{worker("f1", "fx", 1, 1), a, b, c},
+		Jobs:    []Job{share("s1", a, true), share("p1", b, false), share("s3", c, true), q}}
+	runSteadyCases(t, []planCase{{"no repack into room rule 3 passes by", s, t0, "scale_up(cheap,1)"}}, summary)
+}
