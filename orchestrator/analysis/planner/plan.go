@@ -227,6 +227,13 @@ func Make(tr trace.Trace, o Options) (Plan, error) {
 	if p.ShapeAdvice, err = p.adviseShapes(tr, o, sw, clock); err != nil {
 		return p, err
 	}
+	small, err := p.adviseSmallMachines(tr, o, sw, clock)
+	if err != nil {
+		return p, err
+	}
+	if small != nil {
+		p.ShapeAdvice = append(p.ShapeAdvice, *small)
+	}
 	p.Sweep = tune.points()
 	p.History = whole.points()
 	p.Simulations = clock.done
