@@ -339,9 +339,6 @@ func (h *Hybrid) policyJob(j jobs.Job, poolOf map[string]string) policy.Job {
 		QueuedAt: j.QueuedAt, Readmitted: j.Readmitted, StartedAt: j.StartedAt, LastCheckpointAt: j.CheckpointAt,
 		Team: j.Spec.Team, Grace: j.Spec.Grace.Std(), Rebalanced: h.rebalanced[j.ID], NotBefore: j.NotBefore}
 	pj.MaxWait, pj.HasMaxWait = j.Spec.OwnMaxWait(j.QueuedAt, h.Config.CoreMaxWait)
-	if j.State == jobs.StateQueued && q == policy.QueueOverflow {
-		pj.Pool = h.overflowPool(j)
-	}
 	if f, ok := h.inflight[j.ID]; ok {
 		if f.attempt == j.Attempt && j.State == jobs.StateRunning {
 			pj.PendingAction = f.kind
@@ -351,6 +348,10 @@ func (h *Hybrid) policyJob(j jobs.Job, poolOf map[string]string) policy.Job {
 	}
 	pj.Home = elasticHome(j)
 	size(&pj, j)
+	if j.State == jobs.StateQueued && q == policy.QueueOverflow {
+		// After size: the pool must hold the job's shape.
+		pj.Pool = h.overflowPool(j, &pj)
+	}
 	return pj
 }
 

@@ -51,10 +51,12 @@ func (h *Hybrid) overflow(ctx context.Context, a policy.Action, now time.Time) e
 // in the snapshot: the one rule 7 chose, while this controller remembers the
 // move; after a restart (or a move by another leader) the cheapest on-demand
 // pool the job may run in, which is where rule 7 sends work when no pool has
-// a worker with a free slot. It only restates placement for the demand
-// count: any on-demand worker of the job's region may take the job. "" when
-// no on-demand pool fits; the policy then counts it nowhere.
-func (h *Hybrid) overflowPool(j jobs.Job) string {
+// a worker with a free slot: one whose machines hold the job's shape (pj,
+// the policy's record of it), in the policy's order of pools. It only
+// restates placement for the demand count: any on-demand worker of the
+// job's region may take the job. "" when no on-demand pool fits; the
+// policy then counts it nowhere.
+func (h *Hybrid) overflowPool(j jobs.Job, pj *policy.Job) string {
 	if o, ok := h.overflowTo[j.ID]; ok && o.attempt == j.Attempt {
 		return o.pool
 	}
@@ -62,7 +64,7 @@ func (h *Hybrid) overflowPool(j jobs.Job) string {
 	var best *policy.Pool
 	for i := range h.Pools {
 		p := &h.Pools[i]
-		if p.Kind != policy.PoolOnDemand || (region != "" && p.Region != region) || p.SlotsPerWorker <= 0 {
+		if p.Kind != policy.PoolOnDemand || (region != "" && p.Region != region) || p.SlotsPerWorker <= 0 || !policy.PoolHolds(p, pj) {
 			continue
 		}
 		if best == nil || policy.ComparePools(p, best) < 0 {

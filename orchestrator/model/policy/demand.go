@@ -414,8 +414,16 @@ func (v *view) takesNow(j *Job, spotOK bool) *poolDemand {
 // and memory the pool declares, and the labels it requires declared for
 // the pool. What a pool does not declare is checked once workers register.
 func (v *view) mayRunSized(d *poolDemand, j *Job, spotOK bool) bool {
-	return v.mayRun(d, j, spotOK) && d.pool.SlotsPerWorker >= j.slots() && carries(d.pool.Labels, j.Requires) &&
-		!(d.pool.CPUs > 0 && milli(d.pool.CPUs) < j.milliCPU()) && !(d.pool.Memory > 0 && d.pool.Memory < j.Memory)
+	return v.mayRun(d, j, spotOK) && PoolHolds(d.pool, j)
+}
+
+// PoolHolds reports whether one machine of pool p can hold a member of j,
+// as far as the pool's config says: slots per worker, the labels j
+// requires declared for the pool, and the CPUs and memory it declares.
+// What a pool does not declare is checked once its workers register.
+func PoolHolds(p *Pool, j *Job) bool {
+	return p.SlotsPerWorker >= j.slots() && carries(p.Labels, j.Requires) &&
+		!(p.CPUs > 0 && milli(p.CPUs) < j.milliCPU()) && !(p.Memory > 0 && p.Memory < j.Memory)
 }
 
 // mayRun reports whether pool d may run j at all.
