@@ -149,11 +149,15 @@ func (p *planner) repackPool(d *poolDemand) {
 		var need slotCount // the free slots the slotted take, shares packed
 		for _, j := range byShare {
 			i := -1
-			// Into a gap of d only if rule 3 will look at d first: a
-			// cheaper pool with room for the share next tick takes it
-			// (replace counts it there, or refuses the move).
+			// Into a gap of d only if rule 3 will look at d first, after
+			// this tick's backlog and before it (the job goes back ahead
+			// of work queued after it): a cheaper pool with room for the
+			// share next tick takes it. replace then counts it there, or
+			// refuses the move.
 			if j.Share > 0 && p.takesNow(j, j.spotEligible(p.cfg.MaxSpotPreemptions)) == d {
-				i = d.gapFor(j, true)
+				if f := p.firstFree(j); f == nil || ComparePools(f.pool, d.pool) >= 0 {
+					i = d.gapFor(j, true)
+				}
 			}
 			if i < 0 {
 				slotted = append(slotted, j)

@@ -353,3 +353,31 @@ func TestRepackSharesGoWhereRuleThreeLooksFirst(t *testing.T) {
 		Jobs:    []Job{share("s1", a, true), share("p1", b, false), share("s3", c, true), q}}
 	runSteadyCases(t, []planCase{{"no repack into room rule 3 passes by", s, t0, "scale_up(cheap,1)"}}, summary)
 }
+
+// The same, with the cheaper pool's room a free slot that this tick's
+// backlog takes: the repacked share goes back ahead of that backlog, so
+// next tick it would take the slot and push the queued job onto a new
+// machine.
+func TestRepackSharesGoWhereRuleThreeLooksBeforeTheBacklog(t *testing.T) {
+	cheap := elasticPool("cheap", PoolOnDemand, "eu", 0.5)
+	cheap.SlotsPerWorker = 2
+	od := elasticPool("od", PoolOnDemand, "eu", 1.0)
+	od.SlotsPerWorker = 1
+	c1 := worker("c1", "cheap", 2, 1)
+	a, b := worker("a", "od", 1, 1), worker("b", "od", 1, 1)
+	for _, w := range []*Worker{&c1, &a, &b} {
+		w.IdleSince = time.Time{}
+	}
+	share := func(id string, w Worker, ck bool) Job {
+		j := running(id, jobs.ClassBurst, w, ago(time.Hour))
+		j.Share, j.Checkpointable = 250, ck
+		return j
+	}
+	onC1 := running("w1", jobs.ClassBurst, c1, ago(time.Hour))
+	onC1.Checkpointable = false
+	q := queued("q", jobs.ClassBurst, QueueBurst, ago(time.Minute))
+	s := Snapshot{Config: DefaultConfig(), Pools: []Pool{fixedPool("fx", "eu"), cheap, od},
+		Workers: []Worker{worker("f1", "fx", 1, 1), c1, a, b},
+		Jobs:    []Job{onC1, share("s1", a, true), share("p1", b, false), q}}
+	runSteadyCases(t, []planCase{{"no repack into room the backlog's slot comes before", s, t0, ""}}, summary)
+}
