@@ -200,9 +200,10 @@ type Suggestion struct {
 // SuggestedPool is a pool whose machines hold the biggest of shapes, all
 // of one label set: a copy of the cheapest on-demand pool that carries
 // their labels (which core work may overflow to, else the cheapest such
-// spot pool) with size slots per machine, a free name,
-// and enough machines for the biggest gang. False when there is no
-// elastic pool to copy.
+// spot pool) with size slots per machine, a free name, enough machines
+// for the biggest gang, and, when its machines are smaller, as many
+// slots in all as the pool it copies. False when there is no elastic pool
+// to copy.
 func SuggestedPool(pools []policy.Pool, size int, shapes []Shape) (Suggestion, bool) {
 	var req map[string]string
 	if len(shapes) > 0 {
@@ -215,6 +216,10 @@ func SuggestedPool(pools []policy.Pool, size int, shapes []Shape) (Suggestion, b
 	pool := base
 	pool.Name = freePoolName(pools, fmt.Sprintf("%s-%d", base.Name, size))
 	pool.SlotsPerWorker = size
+	if m := machineOf(base); pool.MaxWorkers > 0 && size < m {
+		// Smaller machines: as many slots in all as the pool copied.
+		pool.MaxWorkers = (base.MaxWorkers*m + size - 1) / size
+	}
 	if pool.MaxWorkers > 0 {
 		for _, s := range shapes {
 			if s.Slots <= size {

@@ -3,6 +3,7 @@ package planner
 import (
 	"fmt"
 
+	"github.com/ballastdev/ballast/orchestrator/model/jobs"
 	"github.com/ballastdev/ballast/orchestrator/model/policy"
 	"github.com/ballastdev/ballast/orchestrator/model/trace"
 )
@@ -38,16 +39,20 @@ func (p *Plan) adviseSmallMachines(tr trace.Trace, o Options, sw SweepOptions, c
 	if smallest <= 1 {
 		return nil, nil
 	}
+	base, ok := fixTemplate(o.Sim.Pools)
+	if !ok {
+		return nil, nil
+	}
 	var one, all float64
-	jobs := 0
+	n := 0
 	for _, s := range p.Shapes.All {
 		all += s.SlotHours
 		if s.Slots == 1 && s.Members <= 1 {
-			if len(s.Requires) > 0 {
-				return nil, nil // a pool copied without their labels would not run them
+			if !jobs.Carries(base.Labels, s.Requires) {
+				return nil, nil // the pool copied would not run them
 			}
 			one += s.SlotHours
-			jobs += s.Jobs
+			n += s.Jobs
 		}
 	}
 	if one < all/2 {
@@ -58,11 +63,11 @@ func (p *Plan) adviseSmallMachines(tr trace.Trace, o Options, sw SweepOptions, c
 		return nil, err
 	}
 	a := &ShapeAdvice{
-		Title: fmt.Sprintf("%.0f of the %.0f slot-hours billed on %d-slot on-demand machines were free slots that jobs which cannot checkpoint kept up; %d one-slot jobs hold %.0f%% of the work",
-			g.ElasticPinned, g.ElasticBilled, smallest, jobs, 100*one/all),
+		Title: fmt.Sprintf("%.0f of the %.0f billed elastic slot-hours were free slots that jobs which cannot checkpoint kept up, and no on-demand machine has fewer than %d slots; %d one-slot jobs hold %.0f%% of the work",
+			g.ElasticPinned, g.ElasticBilled, smallest, n, 100*one/all),
 		Action: fmt.Sprintf("add an on-demand pool of 1-slot machines at the same price per slot, if the provider rents them, so one-slot work takes a machine of its own size. Simulated with pools.%s (1 slot per worker, as %s otherwise): %s at %.2f, %s",
 			fix.Pool, fix.From, fix.Best.describe(), fix.Best.Cost, savingWords(fix.Saving)),
-		Jobs: jobs, SlotHours: one, Fix: fix,
+		Jobs: n, SlotHours: one, Fix: fix,
 	}
 	if !fix.Best.Feasible {
 		a.Action += " (" + fix.Best.Why + ")"

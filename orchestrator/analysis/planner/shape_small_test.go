@@ -2,6 +2,7 @@ package planner
 
 import (
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -48,11 +49,12 @@ func TestPlanSuggestsSmallMachinesWhenBigOnesArePinned(t *testing.T) {
 		t.Fatalf("%d pieces of shape advice, want 1: %+v", len(p.ShapeAdvice), p.ShapeAdvice)
 	}
 	a := p.ShapeAdvice[0]
-	if a.Jobs != len(tr.Jobs) || !strings.Contains(a.Title, "on 8-slot on-demand machines were free slots") ||
+	if a.Jobs != len(tr.Jobs) || !strings.Contains(a.Title, "billed elastic slot-hours were free slots") ||
 		!strings.Contains(a.Action, "add an on-demand pool of 1-slot machines") {
 		t.Errorf("advice: %+v", a)
 	}
-	if a.Fix == nil || a.Fix.SlotsPerWorker != 1 || a.Fix.Pool != "ondemand-1" || a.Fix.From != "ondemand" {
+	// As many slots in all as the pool it copies: 500 machines of 8.
+	if a.Fix == nil || a.Fix.SlotsPerWorker != 1 || a.Fix.Pool != "ondemand-1" || a.Fix.From != "ondemand" || a.Fix.MaxWorkers != 4000 {
 		t.Fatalf("the suggested pool: %+v", a.Fix)
 	}
 	if want := 1 - a.Fix.Best.Cost/p.Recommended.Cost; a.Fix.Saving <= 0 || a.Fix.Saving != want {
@@ -60,6 +62,20 @@ func TestPlanSuggestsSmallMachinesWhenBigOnesArePinned(t *testing.T) {
 	}
 	t.Logf("%.0f of %.0f billed slot-hours pinned; with 1-slot machines %.2f against %.2f (%.1f%% less)",
 		p.Gap.ElasticPinned, p.Gap.ElasticBilled, a.Fix.Best.Cost, p.Recommended.Cost, 100*a.Fix.Saving)
+
+	// Jobs that require a label the pool copied carries are advised on
+	// alike.
+	labelled := tr
+	labelled.Jobs = slices.Clone(tr.Jobs)
+	for i := range labelled.Jobs {
+		labelled.Jobs[i].Requires = map[string]string{"gpu_model": "A100"}
+	}
+	lo := o
+	lo.Pools = slices.Clone(o.Pools)
+	lo.Pools[0].Labels = map[string]string{"gpu_model": "A100"}
+	if p, err := Make(labelled, Options{Sim: lo, TuneDays: -1}); err != nil || len(p.ShapeAdvice) != 1 || p.ShapeAdvice[0].Fix == nil {
+		t.Errorf("labelled jobs: %v, advice %+v", err, p.ShapeAdvice)
+	}
 
 	o.Pools[0].SlotsPerWorker = 1
 	p, err = Make(tr, Options{Sim: o, TuneDays: -1})
