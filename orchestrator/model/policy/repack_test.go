@@ -327,57 +327,44 @@ func TestRepackKeepsThePoolsRoom(t *testing.T) {
 }
 
 // A share counts into room beside another worker's shares only if rule 3
-// will look at that pool first next tick. Here a cheaper pool is
-// launching a machine for a queued share pinned to its region, and a
-// repacked share would pack beside it there: counted into room on od
-// instead, it left that room looking free the next tick, and a second
-// repack took it then.
+// will look at that pool first next tick, after this tick's backlog and
+// before it (a repacked job goes back ahead of work queued after it).
+// Counted into room on od where a cheaper pool takes it first, it left
+// that room looking free the next tick, and a second repack took it or
+// the queued job found its slot gone.
 func TestRepackSharesGoWhereRuleThreeLooksFirst(t *testing.T) {
-	cheap := elasticPool("cheap", PoolOnDemand, "us", 0.5)
-	cheap.SlotsPerWorker = 1
 	od := elasticPool("od", PoolOnDemand, "eu", 1.0)
 	od.SlotsPerWorker = 1
-	a, b, c := worker("a", "od", 1, 1), worker("b", "od", 1, 1), worker("c", "od", 1, 1)
-	for _, w := range []*Worker{&a, &b, &c} {
-		w.IdleSince = time.Time{}
+	// snapshot: a cheaper pool of machines of size slots in region, its
+	// up workers ws and od's one-GPU workers a, b and c, each running a
+	// 250-thousandths share, checkpointable on a and c.
+	snapshot := func(region string, size int, ws []Worker, more ...Job) Snapshot {
+		cheap := elasticPool("cheap", PoolOnDemand, region, 0.5)
+		cheap.SlotsPerWorker = size
+		all := []Worker{worker("f1", "fx", 1, 1)}
+		for _, w := range append(ws, worker("a", "od", 1, 1), worker("b", "od", 1, 1), worker("c", "od", 1, 1)) {
+			w.IdleSince = time.Time{}
+			all = append(all, w)
+		}
+		share := func(id, w string, ck bool) Job {
+			j := running(id, jobs.ClassBurst, Worker{ID: w, Pool: "od"}, ago(time.Hour))
+			j.Share, j.Checkpointable = 250, ck
+			return j
+		}
+		return Snapshot{Config: DefaultConfig(), Pools: []Pool{fixedPool("fx", "eu"), cheap, od}, Workers: all,
+			Jobs: append([]Job{share("s1", "a", true), share("p1", "b", false), share("s3", "c", true)}, more...)}
 	}
-	share := func(id string, w Worker, ck bool) Job {
-		j := running(id, jobs.ClassBurst, w, ago(time.Hour))
-		j.Share, j.Checkpointable = 250, ck
-		return j
-	}
-	q := queued("q", jobs.ClassBurst, QueueBurst, ago(time.Minute))
-	q.Share, q.Region = 250, "us"
-	s := Snapshot{Config: DefaultConfig(), Pools: []Pool{fixedPool("fx", "eu"), cheap, od},
-		Workers: []Worker{worker("f1", "fx", 1, 1), a, b, c},
-		Jobs:    []Job{share("s1", a, true), share("p1", b, false), share("s3", c, true), q}}
-	runSteadyCases(t, []planCase{{"no repack into room rule 3 passes by", s, t0, "scale_up(cheap,1)"}}, summary)
-}
-
-// The same, with the cheaper pool's room a free slot that this tick's
-// backlog takes: the repacked share goes back ahead of that backlog, so
-// next tick it would take the slot and push the queued job onto a new
-// machine.
-func TestRepackSharesGoWhereRuleThreeLooksBeforeTheBacklog(t *testing.T) {
-	cheap := elasticPool("cheap", PoolOnDemand, "eu", 0.5)
-	cheap.SlotsPerWorker = 2
-	od := elasticPool("od", PoolOnDemand, "eu", 1.0)
-	od.SlotsPerWorker = 1
+	// A machine launching on the cheap pool for a share pinned to its
+	// region: a moved share would pack beside it there.
+	pinned := queued("q", jobs.ClassBurst, QueueBurst, ago(time.Minute))
+	pinned.Share, pinned.Region = 250, "us"
+	// A free slot on the cheap pool that this tick's backlog takes.
 	c1 := worker("c1", "cheap", 2, 1)
-	a, b := worker("a", "od", 1, 1), worker("b", "od", 1, 1)
-	for _, w := range []*Worker{&c1, &a, &b} {
-		w.IdleSince = time.Time{}
-	}
-	share := func(id string, w Worker, ck bool) Job {
-		j := running(id, jobs.ClassBurst, w, ago(time.Hour))
-		j.Share, j.Checkpointable = 250, ck
-		return j
-	}
 	onC1 := running("w1", jobs.ClassBurst, c1, ago(time.Hour))
 	onC1.Checkpointable = false
-	q := queued("q", jobs.ClassBurst, QueueBurst, ago(time.Minute))
-	s := Snapshot{Config: DefaultConfig(), Pools: []Pool{fixedPool("fx", "eu"), cheap, od},
-		Workers: []Worker{worker("f1", "fx", 1, 1), c1, a, b},
-		Jobs:    []Job{onC1, share("s1", a, true), share("p1", b, false), q}}
-	runSteadyCases(t, []planCase{{"no repack into room the backlog's slot comes before", s, t0, ""}}, summary)
+	runSteadyCases(t, []planCase{
+		{"no repack into room rule 3 passes by", snapshot("us", 1, nil, pinned), t0, "scale_up(cheap,1)"},
+		{"no repack into room the backlog's slot comes before",
+			snapshot("eu", 2, []Worker{c1}, onC1, queued("q", jobs.ClassBurst, QueueBurst, ago(time.Minute))), t0, ""},
+	}, summary)
 }
