@@ -33,3 +33,21 @@ func TestOneSlotWorkOnSmallMachinesAtOnePrice(t *testing.T) {
 		t.Errorf("slot-hours small %.3f, big %.3f: want 6 and 4", s.SlotHours, b.SlotHours)
 	}
 }
+
+// With the 1-slot machines a little dearer a slot, three one-slot jobs
+// still rent them, not an 8-slot machine billed whole for three; eight
+// jobs at once rent the 8-slot one.
+func TestFewJobsRentSmallMachinesALittleDearer(t *testing.T) {
+	big, small := onDemand(2.5, 8), onDemand(2.6, 1)
+	big.Name, small.Name = "big", "small"
+	for _, c := range []struct{ jobs, small, big int }{{3, 3, 0}, {8, 0, 1}} {
+		var js []trace.Job
+		for range c.jobs {
+			js = append(js, burstJob(0, time.Hour, false))
+		}
+		r := runChecked(t, mkTrace(js...), Options{Pools: []policy.Pool{quota(1), big, small}, FixedSlots: 0})
+		if b, s := pool(t, r, "big"), pool(t, r, "small"); s.Launched != c.small || b.Launched != c.big {
+			t.Errorf("%d jobs: launched %d small, %d big; want %d and %d", c.jobs, s.Launched, b.Launched, c.small, c.big)
+		}
+	}
+}

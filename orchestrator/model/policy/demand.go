@@ -332,15 +332,20 @@ func (d *poolDemand) dropGaps(w *workerRec) {
 // beside their shares for a share, cheapest pool first: every elastic
 // worker takes from the burst queue, so that is where the job will in
 // fact start, and sizing as if it went elsewhere would launch one worker
-// and release another. Otherwise it is the cheapest pool
-// with room to grow. Spot pools are only for spot-eligible jobs, and grow
-// only while their launches arrive; a spot-eligible job may still take
-// on-demand capacity when it is cheaper or the only capacity left.
-func (v *view) pickPool(j *Job, spotOK bool) *poolDemand {
+// and release another. Otherwise it is the cheapest pool with room to
+// grow, or another of its kind whose growth costs less for the work
+// (growCost): left is how many jobs this rule's walk has still to place,
+// j included, which a new machine may also take. Spot pools are only for
+// spot-eligible jobs, and grow only while their launches arrive; a
+// spot-eligible job may still take on-demand capacity when it is cheaper
+// or the only capacity left.
+func (v *view) pickPool(j *Job, spotOK bool, left int) *poolDemand {
 	if d := v.takesNow(j, spotOK); d != nil {
 		return d
 	}
-	fallback := false
+	fallback, fell := false, false
+	var best *poolDemand
+	var cost float64
 	for _, d := range v.byPrice {
 		if !v.mayRun(d, j, spotOK) {
 			continue
@@ -349,15 +354,34 @@ func (v *view) pickPool(j *Job, spotOK bool) *poolDemand {
 			fallback = true
 			continue
 		}
-		if d.room() <= 0 {
+		if d.room() <= 0 || best != nil && d.pool.Kind != best.pool.Kind {
 			continue
 		}
-		if fallback && d.pool.Kind == PoolOnDemand {
-			d.fellBack++
+		// Ties keep the pools' order (ComparePools).
+		if c := d.growCost(left); best == nil || c < cost {
+			best, cost, fell = d, c, fallback && d.pool.Kind == PoolOnDemand
 		}
-		return d
 	}
-	return nil
+	if fell {
+		best.fellBack++
+	}
+	return best
+}
+
+// growCost is what one more slot of work on pool d costs an hour, per
+// slot of the work it is for. Nothing while the slots counted on d leave
+// part of a machine free: this tick's count launches that machine anyway.
+// Otherwise a whole new machine, billed for all its slots, spread over
+// the work there is to fill it: the jobs left to place, at most its
+// slots. So one job does not rent an 8-slot machine at 2.5 a slot when a
+// 1-slot one costs 2.6, and eight jobs do. With left at least every
+// pool's machine size this is the price per slot-hour.
+func (d *poolDemand) growCost(left int) float64 {
+	k := d.slots()
+	if (d.running+d.queued)%k != 0 {
+		return 0
+	}
+	return d.pool.PricePerSlotHour * float64(k) / float64(min(k, max(left, 1)))
 }
 
 // pickSized returns the pool that will grow for sized job j, or nil: rule

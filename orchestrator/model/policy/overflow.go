@@ -130,7 +130,12 @@ func (p *planner) overflowOne(j *Job, full map[string]bool, queued bool) {
 	if j.sized() {
 		d = p.pickSized(j, false)
 	} else {
-		d = p.pickPool(j, false)
+		// The core slots still short are the work rule 7 may send on.
+		left := 1
+		if queued {
+			left = p.short
+		}
+		d = p.pickPool(j, false, left)
 	}
 	if d == nil {
 		if !j.sized() {

@@ -10,7 +10,8 @@ import (
 
 // At one price per slot-hour, work goes to the pool of smaller machines
 // it fits, whatever the pools are called: "big" sorts before "small" by
-// name, which used to decide.
+// name, which used to decide. At different prices, a new machine is
+// weighed by what it costs for the work there is to fill it (growCost).
 func TestSmallerMachinesFirstAtOnePrice(t *testing.T) {
 	burst, core := jobs.ClassBurst, jobs.ClassCore
 	fxp, fxw := fixedWith(2, 2) // the quota is full: nothing is lent
@@ -50,7 +51,10 @@ func TestSmallerMachinesFirstAtOnePrice(t *testing.T) {
 	runCases(t, []planCase{
 		{"one-slot work launches small machines", snap(pools, fxw, ones(3)...), t0, "scale_up(small,3)"},
 		{"work too wide for them launches a large one", snap(pools, fxw, wide), t0, "scale_up(big,1)"},
-		{"a cheaper price per slot still comes first", snap(cheaperBig, fxw, ones(3)...), t0, "scale_up(big,1)"},
+		// An 8-slot machine at 2.4 a slot costs 19.2 an hour; three
+		// 1-slot ones at 2.5, 7.5. Eight jobs fill the large one.
+		{"a few jobs rent small machines a little dearer a slot", snap(cheaperBig, fxw, ones(3)...), t0, "scale_up(small,3)"},
+		{"enough jobs to fill one rent the large machine", snap(cheaperBig, fxw, ones(8)...), t0, "scale_up(big,1)"},
 		{"free slots on a running large machine come before a launch",
 			snap(pools, append(append([]Worker(nil), fxw...), bigUp), onBig, plain("q0")), t0, ""},
 		{"overflowed core work launches a small machine", overflowCfg(snap(pools, fxw, late)), t0,

@@ -3,6 +3,7 @@ package policy
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/ballastdev/ballast/orchestrator/model/jobs"
@@ -277,7 +278,9 @@ func (p *planner) replace(d *poolDemand, w *workerRec, js []*Job, room int) (int
 		}
 	}
 	for _, j := range js {
-		e := p.pickPool(j, j.spotEligible(p.cfg.MaxSpotPreemptions))
+		// Where a pool would grow matters not: replace accepts only a
+		// pool with room before the backlog (firstFree).
+		e := p.pickPool(j, j.spotEligible(p.cfg.MaxSpotPreemptions), math.MaxInt)
 		// A moved job goes back ahead of the queued work submitted
 		// after it, so next tick it may take the free slots this tick's
 		// backlog took here, and push that work to a pool that launches

@@ -13,7 +13,9 @@ import (
 // often; the rest, and core work, never touch spot. A job no pool can take
 // is left waiting.
 func (p *planner) place() {
+	left := p.boundCount()
 	for j := range p.bound() {
+		left--
 		// Placing only ever takes room, and without room anywhere
 		// pickPool places nothing but shares, into room beside running
 		// ones or in the slot queued ones fill: the rest of the backlog
@@ -35,7 +37,7 @@ func (p *planner) place() {
 			}
 			continue
 		}
-		if d := p.pickPool(j, spotOK); d != nil {
+		if d := p.pickPool(j, spotOK, left+1); d != nil {
 			d.addQueued(j)
 		}
 	}
@@ -105,6 +107,20 @@ func (p *planner) bound() iter.Seq[*Job] {
 			}
 		}
 	}
+}
+
+// boundCount is how many jobs bound yields at most: the queued burst
+// work and the few jobs on their way there. Placed and sized jobs are
+// among them, so it is an upper bound of the one-slot work rule 3 places,
+// as pickPool needs it: how many jobs a new machine may also take.
+func (p *planner) boundCount() int {
+	n := len(p.ix.redirected) + len(p.movedJobs)
+	for _, set := range p.ix.queues(QueueBurst) {
+		for _, c := range set {
+			n += len(c)
+		}
+	}
+	return n
 }
 
 // scaleUp is the second half of rule 3: a pool that needs more workers

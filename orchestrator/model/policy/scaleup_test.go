@@ -88,7 +88,10 @@ func TestScaleUpRegions(t *testing.T) {
 		return j
 	}
 	runCases(t, []planCase{
-		{"cheapest unless pinned", snap(pools, fxw, job("a", "eu"), job("b", "")), t0, "scale_up(od-eu,1) scale_up(od-us,1)"},
+		{"pinned", snap(pools, fxw, job("a", "eu")), t0, "scale_up(od-eu,1)"},
+		{"cheapest unless pinned", snap(pools, fxw, job("b", "")), t0, "scale_up(od-us,1)"},
+		// A machine of 4 at 1.0 a slot, not that and one at 0.8 (growCost).
+		{"unpinned work shares the machine a pinned job launches", snap(pools, fxw, job("a", "eu"), job("b", "")), t0, "scale_up(od-eu,1)"},
 		{"pinned where no pool is", snap(pools, fxw, job("a", "ap")), t0, ""},
 	})
 	// An on-demand stock-out in the cheaper region: after the fallback time
