@@ -124,12 +124,22 @@ func (p *Plan) adviseGroup(tr trace.Trace, o Options, sw SweepOptions, clock *ru
 		return a, err
 	}
 	a.Fix = fix
-	a.Action += fmt.Sprintf(". Simulated with pools.%s (%d slots per worker, as %s otherwise): %s at %.2f, %s",
-		fix.Pool, fix.SlotsPerWorker, fix.From, fix.Best.describe(), fix.Best.Cost, savingWords(fix.Saving))
-	if !fix.Best.Feasible {
-		a.Action += " (" + fix.Best.Why + ")"
-	}
+	a.Action += ". " + fix.words()
 	return a, nil
+}
+
+// words says what the fix was simulated with and what it came to.
+func (f *ShapeFix) words() string {
+	unit := "slots"
+	if f.SlotsPerWorker == 1 {
+		unit = "slot"
+	}
+	w := fmt.Sprintf("Simulated with pools.%s (%d %s per worker, as %s otherwise): %s at %.2f, %s",
+		f.Pool, f.SlotsPerWorker, unit, f.From, f.Best.describe(), f.Best.Cost, savingWords(f.Saving))
+	if !f.Best.Feasible {
+		w += " (" + f.Best.Why + ")"
+	}
+	return w
 }
 
 // fixedMachine is the biggest machine, in slots, of the fixed pools that

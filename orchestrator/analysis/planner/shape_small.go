@@ -62,15 +62,11 @@ func (p *Plan) adviseSmallMachines(tr trace.Trace, o Options, sw SweepOptions, c
 	if err != nil || fix == nil || fix.Saving <= 0 {
 		return nil, err
 	}
-	a := &ShapeAdvice{
+	return &ShapeAdvice{
 		Title: fmt.Sprintf("%.0f of the %.0f billed elastic slot-hours were free slots that jobs which cannot checkpoint kept up, and no on-demand machine has fewer than %d slots; %d one-slot jobs hold %.0f%% of the work",
 			g.ElasticPinned, g.ElasticBilled, smallest, n, 100*one/all),
-		Action: fmt.Sprintf("add an on-demand pool of 1-slot machines at the same price per slot, if the provider rents them, so one-slot work takes a machine of its own size. Simulated with pools.%s (1 slot per worker, as %s otherwise): %s at %.2f, %s",
-			fix.Pool, fix.From, fix.Best.describe(), fix.Best.Cost, savingWords(fix.Saving)),
+		Action: "add an on-demand pool of 1-slot machines at the same price per slot, if the provider rents them, so one-slot work takes a machine of its own size. " +
+			fix.words(),
 		Jobs: n, SlotHours: one, Fix: fix,
-	}
-	if !fix.Best.Feasible {
-		a.Action += " (" + fix.Best.Why + ")"
-	}
-	return a, nil
+	}, nil
 }

@@ -3,7 +3,6 @@ package planner
 import (
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/ballastdev/ballast/orchestrator/model/policy"
 )
@@ -137,7 +136,7 @@ func (p *Plan) VerdictLine() string {
 	fmt.Fprintf(&b, "%s at %.2f", p.Best.Candidate, r.Cost)
 	fmt.Fprintf(&b, " (%.3fx the offline optimum %.2f at %d slots; %.0f%% below all fixed; p95 waits core %s, burst %s)",
 		r.OfOptimum, r.OfflineOptimumCost, p.Optimum.FixedSlots, 100*r.SavingVsAllFixed,
-		dur(time.Duration(r.CoreWaitP95S*float64(time.Second))), dur(time.Duration(r.BurstWaitP95S*float64(time.Second))))
+		dur(secondsOf(r.CoreWaitP95S)), dur(secondsOf(r.BurstWaitP95S)))
 	b.WriteString(p.poolsPastTarget())
 	if r.Config != "" {
 		fmt.Fprintf(&b, ". Config: %s.", r.Config)
@@ -153,7 +152,7 @@ func (p *Plan) VerdictLine() string {
 
 func (s Summary) describe() string {
 	c := Candidate{Strategy: s.Strategy, FixedSlots: s.FixedSlots, Watermarks: s.Watermarks, CoreOverflow: s.CoreOverflow,
-		CoreMaxWait: time.Duration(s.CoreMaxWaitS * float64(time.Second))}
+		CoreMaxWait: secondsOf(s.CoreMaxWaitS)}
 	return c.String()
 }
 
@@ -168,10 +167,10 @@ func (p *Plan) poolsPastTarget() string {
 	for _, ps := range p.Recommended.Pools {
 		var w []string
 		if ps.CoreWaitP95S > target {
-			w = append(w, "core "+dur(time.Duration(ps.CoreWaitP95S*float64(time.Second))))
+			w = append(w, "core "+dur(secondsOf(ps.CoreWaitP95S)))
 		}
 		if ps.BurstWaitP95S > target {
-			w = append(w, "burst "+dur(time.Duration(ps.BurstWaitP95S*float64(time.Second))))
+			w = append(w, "burst "+dur(secondsOf(ps.BurstWaitP95S)))
 		}
 		if len(w) > 0 {
 			parts = append(parts, fmt.Sprintf("%s (p95 %s)", ps.Pool, strings.Join(w, ", ")))
