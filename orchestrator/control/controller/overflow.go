@@ -64,7 +64,7 @@ func (h *Hybrid) overflowPool(j jobs.Job, pj *policy.Job) string {
 	var best *policy.Pool
 	for i := range h.Pools {
 		p := &h.Pools[i]
-		if p.Kind != policy.PoolOnDemand || (region != "" && p.Region != region) || p.SlotsPerWorker <= 0 || !policy.PoolHolds(p, pj) {
+		if p.Kind != policy.PoolOnDemand || (region != "" && p.Region != region) || !policy.PoolHolds(p, pj) {
 			continue
 		}
 		if best == nil || policy.ComparePools(p, best) < 0 {

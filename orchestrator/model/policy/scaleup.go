@@ -13,7 +13,8 @@ import (
 // often; the rest, and core work, never touch spot. A job no pool can take
 // is left waiting.
 func (p *planner) place() {
-	left := p.boundCount()
+	// left counts down to the jobs still to place, this one included.
+	left := p.boundCount() + 1
 	for j := range p.bound() {
 		left--
 		// Placing only ever takes room, and without room anywhere
@@ -37,7 +38,7 @@ func (p *planner) place() {
 			}
 			continue
 		}
-		if d := p.pickPool(j, spotOK, left+1); d != nil {
+		if d := p.pickPool(j, spotOK, left); d != nil {
 			d.addQueued(j)
 		}
 	}
